@@ -1,0 +1,1 @@
+//! Control plane: protocol, socket server, ipvsadm-compatible client logic.

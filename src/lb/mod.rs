@@ -1,0 +1,6 @@
+//! Sans-IO load-balancing core: services, real servers, schedulers,
+//! connection tables, forwarding (DR, TUN, NAT).
+
+pub mod sched;
+
+pub mod spec;

@@ -1,0 +1,136 @@
+//! The operator's model of services and real servers (ipvsadm's), shared by
+//! the config file, the control protocol and the snapshot builder.
+
+use crate::lb::sched::{SchedFlags, SchedKind};
+use serde::{Deserialize, Serialize};
+use std::net::Ipv4Addr;
+
+/// Transport protocol of a virtual service (`-t` / `-u`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Proto {
+    /// TCP (`-t`).
+    Tcp,
+    /// UDP (`-u`).
+    Udp,
+}
+
+impl Proto {
+    /// IP protocol number.
+    pub fn number(self) -> u8 {
+        match self {
+            Proto::Tcp => crate::net::meta::PROTO_TCP,
+            Proto::Udp => crate::net::meta::PROTO_UDP,
+        }
+    }
+    /// "TCP" / "UDP" as ipvsadm prints it.
+    pub fn upper(self) -> &'static str {
+        match self {
+            Proto::Tcp => "TCP",
+            Proto::Udp => "UDP",
+        }
+    }
+}
+
+/// Forwarding method of a real server (`-g`, `-i`, `-m`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Direct routing (`-g`, "Route").
+    Dr,
+    /// IPIP tunnelling (`-i`, "Tunnel").
+    Tun,
+    /// NAT (`-m`, "Masq").
+    Nat,
+}
+
+impl Method {
+    /// The word ipvsadm prints in the Forward column.
+    pub fn ipvsadm_name(self) -> &'static str {
+        match self {
+            Method::Dr => "Route",
+            Method::Tun => "Tunnel",
+            Method::Nat => "Masq",
+        }
+    }
+}
+
+/// Identity of a virtual service.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ServiceKey {
+    /// TCP or UDP.
+    pub proto: Proto,
+    /// Virtual IP.
+    pub vip: Ipv4Addr,
+    /// Virtual port.
+    pub port: u16,
+}
+
+/// A virtual service as configured.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServiceSpec {
+    /// Identity.
+    pub key: ServiceKey,
+    /// Scheduler (`-s`, default wlc).
+    pub sched: SchedKind,
+    /// Scheduler flags (`-b`).
+    #[serde(default)]
+    pub flags: SchedFlags,
+    /// Persistence timeout in seconds (`-p`), None when not persistent.
+    #[serde(default)]
+    pub persistent: Option<u32>,
+    /// Persistence netmask (`-M`), default 255.255.255.255.
+    #[serde(default = "default_netmask")]
+    pub netmask: Ipv4Addr,
+}
+
+fn default_netmask() -> Ipv4Addr {
+    Ipv4Addr::BROADCAST
+}
+
+/// Identity of a real server within a service.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct DestKey {
+    /// Real server IP.
+    pub addr: Ipv4Addr,
+    /// Real server port (0 = the service's port).
+    pub port: u16,
+}
+
+/// A real server as configured.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DestSpec {
+    /// Identity.
+    pub key: DestKey,
+    /// Forwarding method (default DR).
+    pub method: Method,
+    /// Weight 0..=65535 (0 = quiesced).
+    pub weight: u32,
+    /// Upper connection threshold (`-x`), 0 = none.
+    #[serde(default)]
+    pub upper: u32,
+    /// Lower connection threshold (`-y`), 0 = none.
+    #[serde(default)]
+    pub lower: u32,
+}
+
+/// Connection timeouts in seconds (`ipvsadm --set tcp tcpfin udp`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Timeouts {
+    /// TCP ESTABLISHED.
+    pub tcp: u32,
+    /// TCP FIN_WAIT (after a FIN).
+    pub tcpfin: u32,
+    /// UDP.
+    pub udp: u32,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            tcp: 900,
+            tcpfin: 120,
+            udp: 300,
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! dirigo: an LVS-style Layer-4 director.
+//!
+//! The crate is split so that everything that decides what happens to a
+//! packet is sans-IO and testable without DPDK:
+//!
+//! * [`net`] — wire views, checksums, classify, ARP/ICMP, neighbors, routes.
+//! * [`lb`]  — services, real servers, schedulers, connection tables, xmit.
+//! * [`ctl`] — control-plane protocol, ipvsadm-compatible CLI, config.
+//! * `pmd`   — the only driver: DPDK EAL, mempools, ports, mbuf bursts.
+
+pub mod ctl;
+pub mod lb;
+pub mod net;

@@ -1,0 +1,39 @@
+//! How the core asks "where does a packet to this address leave, and with
+//! which MACs?" — answered by the route table and neighbor snapshot in the
+//! data path, by a fake in tests.
+
+/// Everything needed to put a frame on the wire towards a next hop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NextHop {
+    /// Egress port index.
+    pub port: u16,
+    /// The egress port's MAC (Ethernet source).
+    pub src_mac: [u8; 6],
+    /// The next hop's MAC (Ethernet destination).
+    pub dst_mac: [u8; 6],
+    /// The egress port's primary IPv4 address (host order), used as the
+    /// default tunnel source and for ICMP errors.
+    pub src_ip: u32,
+    /// The egress port's MTU (IP bytes).
+    pub mtu: u16,
+}
+
+/// Outcome of a next-hop lookup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resolve {
+    /// Ready to transmit.
+    Ready(NextHop),
+    /// No route to the destination.
+    NoRoute,
+    /// Route known, neighbor MAC not yet resolved (resolution was requested).
+    Unresolved,
+}
+
+/// Next-hop resolution as the forwarding core needs it.
+pub trait Egress {
+    /// Route `dst` (host order) and resolve the next hop's MAC.
+    fn next_hop(&self, dst: u32) -> Resolve;
+    /// The port whose connected network contains `addr`, if any (DR needs
+    /// the real server on-link).
+    fn on_link(&self, addr: u32) -> Option<u16>;
+}

@@ -1,0 +1,129 @@
+//! What classify learns about an IPv4 packet, handed to the balancing core.
+//!
+//! Addresses are host-order `u32` (`std::net::Ipv4Addr::from(u32)` converts);
+//! ports are host order.
+
+/// IP protocol numbers dirigo knows.
+pub const PROTO_ICMP: u8 = 1;
+/// IPIP (IPv4 in IPv4).
+pub const PROTO_IPIP: u8 = 4;
+/// TCP.
+pub const PROTO_TCP: u8 = 6;
+/// UDP.
+pub const PROTO_UDP: u8 = 17;
+
+/// A connection's 5-tuple as seen in one direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FlowKey {
+    /// Source address.
+    pub src: u32,
+    /// Destination address.
+    pub dst: u32,
+    /// Source port (0 for ICMP).
+    pub sport: u16,
+    /// Destination port (0 for ICMP).
+    pub dport: u16,
+    /// IP protocol.
+    pub proto: u8,
+}
+
+impl FlowKey {
+    /// The same flow seen from the other side.
+    #[inline]
+    pub fn reversed(&self) -> FlowKey {
+        FlowKey {
+            src: self.dst,
+            dst: self.src,
+            sport: self.dport,
+            dport: self.sport,
+            proto: self.proto,
+        }
+    }
+
+    /// A fast, well-mixed 32-bit hash of the tuple (not keyed; the
+    /// connection table adds its own per-table seed).
+    #[inline]
+    pub fn hash(&self, seed: u32) -> u32 {
+        let a = ((self.src as u64) << 32) | self.dst as u64;
+        let b = ((self.sport as u64) << 32) | ((self.dport as u64) << 16) | self.proto as u64;
+        let mut h = a ^ (seed as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h = (h ^ (h >> 32)).wrapping_mul(0xd6e8_feb8_6659_fd93);
+        h ^= b.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h = (h ^ (h >> 32)).wrapping_mul(0xd6e8_feb8_6659_fd93);
+        (h ^ (h >> 32)) as u32
+    }
+}
+
+/// The packet quoted inside an ICMP error message.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IcmpQuote {
+    /// ICMP type of the error (3, 4, 5, 11, 12).
+    pub icmp_type: u8,
+    /// ICMP code.
+    pub code: u8,
+    /// Offset of the quoted IPv4 header from the start of the frame.
+    pub inner_l3_off: u16,
+    /// Offset of the quoted L4 header from the start of the frame.
+    pub inner_l4_off: u16,
+    /// The quoted packet's tuple, exactly as it was sent.
+    pub inner_key: FlowKey,
+}
+
+/// Validated facts about an IPv4 packet (headers bounds-checked, IPv4 header
+/// checksum verified, not a fragment unless stated).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PacketMeta {
+    /// Index of the port the packet arrived on.
+    pub port: u16,
+    /// VLAN id of the single 802.1Q tag, if any.
+    pub vlan: Option<u16>,
+    /// Offset of the IPv4 header (14, or 18 behind one VLAN tag).
+    pub l3_off: u16,
+    /// Offset of the L4 header (l3_off + IHL*4).
+    pub l4_off: u16,
+    /// IPv4 total length (the frame may carry Ethernet padding after it).
+    pub ip_len: u16,
+    /// The 5-tuple (for ICMP: ports are 0, proto is 1).
+    pub key: FlowKey,
+    /// TCP flags byte (0 when not TCP).
+    pub tcp_flags: u8,
+    /// IPv4 TTL.
+    pub ttl: u8,
+    /// IPv4 don't-fragment bit.
+    pub df: bool,
+    /// For ICMP error messages: the quoted packet.
+    pub icmp: Option<IcmpQuote>,
+}
+
+/// TCP flag bits as in the header's flags byte.
+pub mod tcp_flags {
+    /// FIN
+    pub const FIN: u8 = 0x01;
+    /// SYN
+    pub const SYN: u8 = 0x02;
+    /// RST
+    pub const RST: u8 = 0x04;
+    /// PSH
+    pub const PSH: u8 = 0x08;
+    /// ACK
+    pub const ACK: u8 = 0x10;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reversed_twice_is_identity() {
+        let k = FlowKey {
+            src: 1,
+            dst: 2,
+            sport: 3,
+            dport: 4,
+            proto: PROTO_TCP,
+        };
+        assert_eq!(k.reversed().reversed(), k);
+        assert_ne!(k.hash(0), k.reversed().hash(0));
+        assert_ne!(k.hash(0), k.hash(1));
+    }
+}
