@@ -11,3 +11,4 @@
 pub mod ctl;
 pub mod lb;
 pub mod net;
+pub mod pmd;

@@ -1,1 +1,2 @@
 //! Control plane: protocol, socket server, ipvsadm-compatible client logic.
+pub mod config;
