@@ -9,6 +9,8 @@
 //! * `pmd`   — the only driver: DPDK EAL, mempools, ports, mbuf bursts.
 
 pub mod ctl;
+pub mod daemon;
+pub mod dataplane;
 pub mod lb;
 pub mod net;
 pub mod pmd;

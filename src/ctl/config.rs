@@ -194,8 +194,9 @@ pub struct DataplaneConfig {
     /// Use RSS to spread flows over workers when the port supports it.
     #[serde(default = "default_true")]
     pub rss: bool,
-    /// Use TX checksum offload when the port supports it.
-    #[serde(default = "default_true")]
+    /// Ask the port for TX checksum offload (off by default: dirigo fixes
+    /// checksums incrementally in software, which costs a few adds).
+    #[serde(default = "default_false")]
     pub tx_checksum_offload: bool,
 }
 
@@ -207,6 +208,9 @@ fn default_mbufs() -> u32 {
 }
 fn default_mh() -> u32 {
     65537
+}
+fn default_false() -> bool {
+    false
 }
 fn default_true() -> bool {
     true
@@ -221,7 +225,7 @@ impl Default for DataplaneConfig {
             expire_nodest_conn: false,
             mh_table_size: default_mh(),
             rss: true,
-            tx_checksum_offload: true,
+            tx_checksum_offload: false,
         }
     }
 }

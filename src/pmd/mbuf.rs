@@ -59,6 +59,13 @@ impl Mbuf {
         self.m().port
     }
 
+    /// Set the port field (dirigo uses it to tell the worker which port an
+    /// injected packet leaves on).
+    #[inline]
+    pub fn set_port(&mut self, port: u16) {
+        self.m_mut().port = port;
+    }
+
     /// Bytes of headroom in front of the data.
     #[inline]
     pub fn headroom(&self) -> usize {

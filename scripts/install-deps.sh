@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Install everything dirigo builds and tests with on Debian 12, as root.
+# Idempotent and quiet when everything is already there.
+set -euo pipefail
+if [ "$(id -u)" != 0 ]; then
+    echo "install-deps.sh: must run as root (apt-get, hugepages)" >&2
+    exit 1
+fi
+pkgs=(libdpdk-dev dpdk dpdk-dev clang libclang-dev pkg-config build-essential
+      iproute2 iputils-ping socat curl python3 procps kmod)
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "install-deps: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+    for d in "$HOME/.cargo/bin" /usr/local/cargo/bin; do
+        [ -x "$d/cargo" ] && export PATH="$d:$PATH"
+    done
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "install-deps: no Rust toolchain found: install one with rustup (https://rustup.rs), Rust >= 1.75" >&2
+    exit 1
+fi
+pkg-config --atleast-version=22.11 libdpdk || { echo "install-deps: DPDK >= 22.11 not found after install" >&2; exit 1; }
+echo "install-deps: ok (DPDK $(pkg-config --modversion libdpdk), $(cargo --version))"

@@ -1,0 +1,26 @@
+//! The data plane: the per-packet pipeline (sans-IO, generic over
+//! [`PacketBuf`]) and the DPDK worker loop that drives it.
+
+pub mod stats;
+pub mod worker;
+
+use crate::net::buf::PacketBuf;
+
+/// Where one packet goes after the pipeline is done with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Transmit (rewritten in place) on this port index.
+    Tx(u16),
+    /// Free it; the pipeline has counted why.
+    Drop,
+}
+
+/// The per-worker packet pipeline the worker loop drives.
+pub trait Pipeline {
+    /// Called once per loop iteration, before any packet (load snapshots).
+    fn begin_burst(&mut self, now_ns: u64);
+    /// Process one packet received on port index `port`, in place.
+    fn process<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict;
+    /// Periodic work off the per-packet path (expiry, publishing counters).
+    fn housekeeping(&mut self, now_ns: u64);
+}
