@@ -793,3 +793,26 @@ method = "nat"
         assert_eq!(parse_mac("zz:0a:ff:00:01:10"), None);
     }
 }
+
+#[cfg(test)]
+mod example_files {
+    use super::Config;
+
+    #[test]
+    fn shipped_examples_parse() {
+        for f in ["conf/lab.toml", "conf/baremetal.toml"] {
+            let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(f);
+            Config::load(&p).unwrap_or_else(|e| panic!("{f}: {e}"));
+        }
+    }
+
+    #[test]
+    fn config_md_example_parses() {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/CONFIG.md");
+        let md = std::fs::read_to_string(p).unwrap();
+        let start = md.find("```toml\n").expect("toml block") + 8;
+        let end = start + md[start..].find("```").unwrap();
+        let c = Config::parse(&md[start..end], "CONFIG.md").unwrap();
+        assert_eq!(c.services[0].dests.len(), 2);
+    }
+}
