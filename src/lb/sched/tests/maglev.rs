@@ -1,0 +1,1 @@
+//! rr and wrr.
