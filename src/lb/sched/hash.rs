@@ -111,7 +111,7 @@ impl Buckets {
             .fold(0, |g, &w| gcd(g, w as u64));
         let mut turns: Vec<u64> = weights
             .iter()
-            .map(|&w| if g == 0 { 0 } else { w as u64 / g })
+            .map(|&w| (w as u64).checked_div(g).unwrap_or(0))
             .collect();
         let sum: u64 = turns.iter().sum();
         if sum > TAB_SIZE as u64 {

@@ -2,8 +2,8 @@
 //!
 //! The lookup table has a prime number `M` of slots (default 65537). Each
 //! weighted server gets a permutation of the slots from two seeded hashes
-//! of its stable identity (`offset = h1(id) % M`, `skip = h2(id) % (M - 1)
-//! + 1`), and the servers, ordered by identity, take turns claiming the next
+//! of its stable identity (`offset = h1(id) % M`,
+//! `skip = h2(id) % (M - 1) + 1`), and the servers, ordered by identity, take turns claiming the next
 //! free slot of their permutation until the table is full.
 //!
 //! Weights, as in IPVS: a server claims `turns = (weight / gcd) >> shift`

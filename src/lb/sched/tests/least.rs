@@ -40,7 +40,10 @@ fn wlc_compares_by_cross_multiplication() {
     assert_eq!(one(SchedKind::Wlc, &[ld(5, 9, 0), ld(0, 0, 0)]), Some(0));
     // Large values do not overflow.
     let big = u32::MAX;
-    assert_eq!(one(SchedKind::Wlc, &[ld(1, big, big), ld(big, big, big)]), Some(1));
+    assert_eq!(
+        one(SchedKind::Wlc, &[ld(1, big, big), ld(big, big, big)]),
+        Some(1)
+    );
     // Idle servers: all overheads 0, the first.
     assert_eq!(one(SchedKind::Wlc, &[ld(1, 0, 0), ld(9, 0, 0)]), Some(0));
 }
@@ -68,7 +71,10 @@ fn nq_prefers_an_idle_server() {
 
 #[test]
 fn fo_takes_highest_weight_available() {
-    assert_eq!(one(SchedKind::Fo, &[ld(1, 0, 0), ld(5, 9, 9), ld(3, 0, 0)]), Some(1));
+    assert_eq!(
+        one(SchedKind::Fo, &[ld(1, 0, 0), ld(5, 9, 9), ld(3, 0, 0)]),
+        Some(1)
+    );
     assert_eq!(one(SchedKind::Fo, &[ld(5, 0, 0), ld(5, 0, 0)]), Some(0));
     let mut l = [ld(1, 0, 0), ld(5, 0, 0), ld(3, 0, 0)];
     l[1].overloaded = true;
@@ -137,7 +143,10 @@ fn wlc_keeps_active_connections_proportional_to_weights() {
         for (i, &a) in avg.iter().enumerate() {
             let want = total * weights[i] as f64 / wsum as f64;
             let err = (a - want).abs() / want;
-            assert!(err < 0.05, "{weights:?}: {avg:?} server {i} off by {err:.3}");
+            assert!(
+                err < 0.05,
+                "{weights:?}: {avg:?} server {i} off by {err:.3}"
+            );
         }
     }
     // The measure has teeth: lc ignores weights and fails it badly.

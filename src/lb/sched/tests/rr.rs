@@ -73,10 +73,7 @@ fn wrr_uses_gcd_stepping() {
     assert_eq!(prep.wrr_sequence().unwrap(), [2, 1, 2, 0, 1, 2]);
     // 4:3:2 -> cw 4: a; 3: a b; 2: a b c; 1: a b c.
     let prep = Prepared::build(SchedKind::Wrr, SchedFlags::default(), &[4, 3, 2]);
-    assert_eq!(
-        prep.wrr_sequence().unwrap(),
-        [0, 0, 1, 0, 1, 2, 0, 1, 2]
-    );
+    assert_eq!(prep.wrr_sequence().unwrap(), [0, 0, 1, 0, 1, 2, 0, 1, 2]);
     // Equal weights: plain round robin.
     let prep = Prepared::build(SchedKind::Wrr, SchedFlags::default(), &[7, 7, 7]);
     assert_eq!(prep.wrr_sequence().unwrap(), [0, 1, 2]);
