@@ -133,7 +133,7 @@ impl PersistTable {
     /// A table for about `n` templates (25% headroom, rounded up to a power
     /// of two buckets), with a fixed hash seed.
     pub fn with_capacity(n: usize) -> PersistTable {
-        PersistTable::with_capacity_seed(n, 0x7065_7273_6973_74)
+        PersistTable::with_capacity_seed(n, 0x0070_6572_7369_7374)
     }
 
     /// As [`PersistTable::with_capacity`] with a hash seed (use a random
