@@ -307,8 +307,8 @@ impl PersistTable {
     }
 
     /// A connection attached to `(svc, client)` ended: reference - 1, and
-    /// the template lives at least `timeout` from now. Returns whether the
-    /// template still existed.
+    /// the template lives at least `timeout` from now. Returns whether a
+    /// live template was found (an expired one is reclaimed, not revived).
     pub fn detach(&mut self, svc: u32, client: u32, now: u64) -> bool {
         let Some(i) = self.find(svc, client) else {
             return false;
@@ -316,6 +316,12 @@ impl PersistTable {
         let Some(s) = self.slots.get_mut(i) else {
             return false;
         };
+        if s.dead(now) {
+            // Nothing attached and expired: stray detach, do not revive it.
+            self.clear(i);
+            self.stats.expired += 1;
+            return false;
+        }
         s.refs = s.refs.saturating_sub(1);
         s.expires = s.expires.max(now.saturating_add(s.timeout));
         true

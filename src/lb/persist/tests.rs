@@ -190,3 +190,91 @@ fn requested_capacity_fits() {
         assert!(refused * 100 <= n, "n={n}: {refused} refused");
     }
 }
+
+mod model {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Attach(u32, u32, u64),
+        Detach(u32, u32),
+        Remove(u32, u32),
+        RemoveDest(u64),
+        Expire(usize),
+        Lookup(u32, u32),
+        Wait(u64),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (0u32..3, 0u32..6, 0u64..4).prop_map(|(s, c, d)| Op::Attach(s, c, d)),
+            (0u32..3, 0u32..6).prop_map(|(s, c)| Op::Detach(s, c)),
+            (0u32..3, 0u32..6).prop_map(|(s, c)| Op::Remove(s, c)),
+            (0u64..4).prop_map(Op::RemoveDest),
+            (0usize..40).prop_map(Op::Expire),
+            (0u32..3, 0u32..6).prop_map(|(s, c)| Op::Lookup(s, c)),
+            (0u64..15).prop_map(Op::Wait),
+        ]
+    }
+
+    proptest! {
+        /// The table agrees with a plain map model on every lookup.
+        #[test]
+        fn table_matches_model(ops in prop::collection::vec(op(), 1..200)) {
+            const TO: u64 = 10;
+            let mut t = PersistTable::with_capacity(64);
+            // key -> (dest, refs, expires)
+            let mut m: HashMap<(u32, u32), (u64, u32, u64)> = HashMap::new();
+            let mut now = 0u64;
+            let dead = |e: &(u64, u32, u64), now: u64| e.1 == 0 && now >= e.2;
+            for op in ops {
+                match op {
+                    Op::Attach(s, c, d) => {
+                        prop_assert!(t.attach(s, c, d, TO, now).is_ok());
+                        let e = m.entry((s, c)).or_insert((d, 0, 0));
+                        if dead(e, now) {
+                            *e = (d, 0, 0);
+                        }
+                        e.0 = d;
+                        e.1 += 1;
+                        e.2 = e.2.max(now + TO);
+                    }
+                    Op::Detach(s, c) => {
+                        t.detach(s, c, now);
+                        if m.get(&(s, c)).is_some_and(|e| dead(e, now)) {
+                            m.remove(&(s, c));
+                        }
+                        if let Some(e) = m.get_mut(&(s, c)) {
+                            e.1 = e.1.saturating_sub(1);
+                            e.2 = e.2.max(now + TO);
+                        }
+                    }
+                    Op::Remove(s, c) => {
+                        t.remove(s, c);
+                        m.remove(&(s, c));
+                    }
+                    Op::RemoveDest(d) => {
+                        t.remove_dest(d);
+                        m.retain(|_, e| e.0 != d);
+                    }
+                    Op::Expire(b) => {
+                        t.expire(now, b);
+                    }
+                    Op::Lookup(s, c) => {
+                        let want = m.get(&(s, c)).filter(|e| !dead(e, now)).map(|e| e.0);
+                        prop_assert_eq!(t.lookup(s, c, now), want);
+                    }
+                    Op::Wait(d) => now += d,
+                }
+            }
+            for s in 0..3 {
+                for c in 0..6 {
+                    let want = m.get(&(s, c)).filter(|e| !dead(e, now)).map(|e| e.0);
+                    prop_assert_eq!(t.lookup(s, c, now), want);
+                }
+            }
+        }
+    }
+}

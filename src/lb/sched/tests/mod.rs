@@ -124,3 +124,58 @@ fn every_kind_skips_quiesced_and_overloaded() {
         assert_eq!(t[0] + t[3], 4000, "{kind:?} {t:?}");
     }
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn arb_load() -> impl Strategy<Value = DestLoad> {
+        (
+            prop_oneof![Just(0u32), 1u32..10, any::<u32>()],
+            prop_oneof![Just(0u32), any::<u32>()],
+            prop_oneof![Just(0u32), any::<u32>()],
+            prop::bool::weighted(0.2),
+        )
+            .prop_map(|(weight, active, inactive, overloaded)| DestLoad {
+                weight,
+                active,
+                inactive,
+                overloaded,
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Whatever the prepared weights, live loads (even of another
+        /// length), cursor and flow: pick does not panic, and what it
+        /// returns is an available server.
+        #[test]
+        fn pick_returns_only_available_servers(
+            kind in prop::sample::select(SchedKind::ALL.to_vec()),
+            fallback in any::<bool>(),
+            port in any::<bool>(),
+            weights in prop::collection::vec(
+                prop_oneof![Just(0u32), 1u32..5, any::<u32>()], 0..12),
+            l in prop::collection::vec(arb_load(), 0..14),
+            start in any::<u32>(),
+            keys in prop::collection::vec((any::<u32>(), any::<u32>(), any::<u16>()), 1..20),
+            size in prop_oneof![Just(0usize), 1usize..100],
+        ) {
+            let prep = Prepared::build_with(kind, SchedFlags { fallback, port }, &weights, size);
+            let mut cur = Cursor::starting_at(start);
+            let any_available = l.iter().any(DestLoad::available);
+            for (src, dst, sport) in keys {
+                let k = FlowKey { src, dst, sport, dport: 80, proto: 6 };
+                if let Some(i) = pick(&prep, &mut cur, &l, &k) {
+                    prop_assert!(i < l.len());
+                    prop_assert!(l[i].available());
+                } else if matches!(kind, SchedKind::Rr | SchedKind::Lc | SchedKind::Wlc
+                        | SchedKind::Sed | SchedKind::Nq | SchedKind::Fo) {
+                    // Load-driven kinds find any available server.
+                    prop_assert!(!any_available);
+                }
+            }
+        }
+    }
+}
