@@ -8,7 +8,9 @@
 //!   `weight / gcd` consecutive buckets per round. IPVS deals raw weights
 //!   (so weights summing past 256 starve the last servers); here they are
 //!   divided by their gcd first and, if their sum still exceeds 256, scaled
-//!   to 256 (each weighted server keeps at least one bucket);
+//!   to 256 (each weighted server keeps at least one bucket, as long as
+//!   there are at most 256 of them: past that the last ones get none, a
+//!   limit of the 256-bucket design that IPVS shares);
 //! * dh: bucket = `(daddr * 2654435761) & 255`, one bucket per server in
 //!   turn (weights only decide availability, as in IPVS).
 //!

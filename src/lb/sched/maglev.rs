@@ -3,12 +3,13 @@
 //! The lookup table has a prime number `M` of slots (default 65537). Each
 //! weighted server gets a permutation of the slots from two seeded hashes
 //! of its stable identity (`offset = h1(id) % M`,
-//! `skip = h2(id) % (M - 1) + 1`), and the servers, ordered by identity, take turns claiming the next
-//! free slot of their permutation until the table is full.
+//! `skip = h2(id) % (M - 1) + 1`), and the servers, ordered by identity,
+//! take turns claiming the next free slot of their permutation until the
+//! table is full.
 //!
 //! Weights, as in IPVS: a server claims `turns = (weight / gcd) >> shift`
 //! slots per round (at least 1), `shift` keeping the largest turn within
-//! `log2(M) / 2` bits (IPVS's `mh_shift`). In addition each server stops
+//! `ceil(log2(M)) / 2` bits (IPVS's `mh_shift`). In addition each server stops
 //! claiming once it holds its exact share `round(M * weight / total)`
 //! (largest-remainder apportionment), so every server's slot count is
 //! within one slot of its weighted share whatever the weights (IPVS can be
@@ -135,7 +136,9 @@ impl Maglev {
         let weights: Vec<u64> = order.iter().map(|&i| dests[i].1 as u64).collect();
         let g = weights.iter().fold(0, |g, &w| gcd(g, w));
         let max = weights.iter().copied().max().unwrap_or(1) / g;
-        let bits = (usize::BITS - 1 - m.leading_zeros()) / 2;
+        // IPVS: IP_VS_MH_TAB_BITS = CONFIG_IP_VS_MH_TAB_INDEX / 2, the index
+        // being ceil(log2(size)) (12 for 4093, 16 for 65521).
+        let bits = (usize::BITS - (m - 1).leading_zeros()) / 2;
         let fls = u64::BITS - max.leading_zeros();
         let shift = fls.saturating_sub(bits);
         let turns: Vec<usize> = weights

@@ -145,7 +145,7 @@ impl DestLoad {
 }
 
 /// Sentinel for "no server" in prepared tables.
-pub(crate) const NO_DEST: u32 = u32::MAX;
+pub const NO_DEST: u32 = u32::MAX;
 
 /// The algorithm-specific prepared data.
 #[derive(Clone, Debug)]
