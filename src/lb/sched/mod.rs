@@ -8,8 +8,41 @@
 //!   (rr position, ...).
 //!
 //! [`pick`] reads the per-real-server loads the core keeps ([`DestLoad`]).
+//!
+//! The algorithms follow the Linux IPVS schedulers (`ip_vs_*.c`):
+//! * `rr`, `wrr` ([`rr`]): O(1) picks; wrr walks a precomputed copy of the
+//!   interleaved sequence `ip_vs_wrr.c` produces (gcd / max-weight stepping);
+//! * `lc`, `wlc`, `sed`, `nq`, `fo` ([`least`]): one O(n) scan over the live
+//!   loads, IPVS overheads and tie-breaking (first minimum in list order,
+//!   compared by cross-multiplication, never division);
+//! * `sh`, `dh` ([`hash`]): IPVS's 256-bucket tables and hash functions;
+//! * `mh` ([`maglev`]): Maglev with a prime table (default 65537) and
+//!   permutations derived from a stable per-server identity.
+//!
+//! Availability: a server with live weight 0 (quiesced) or `overloaded` is
+//! never picked for a new connection; when none is available [`pick`] returns
+//! `None`. [`pick`] never allocates and never panics, whatever `loads` holds
+//! (a `loads` shorter than the prepared list makes the missing servers
+//! unavailable).
+//!
+//! Table-based schedulers (`wrr`, `sh`, `dh`, `mh`) take the weights given to
+//! the build: a server built with weight 0 owns no slot. To quiesce a server
+//! while keeping its slots (IPVS's `last_weight` behaviour, so re-enabling it
+//! remaps nothing), build with its previous weight and publish its live
+//! weight 0 in [`DestLoad`].
 
 use crate::net::meta::FlowKey;
+
+pub mod hash;
+pub mod least;
+pub mod maglev;
+pub mod rr;
+
+#[cfg(test)]
+mod tests;
+
+pub use hash::stable_id;
+pub use maglev::MH_DEFAULT_TABLE_SIZE;
 
 /// The scheduling algorithms (ipvsadm `-s` names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -111,18 +144,82 @@ impl DestLoad {
     }
 }
 
+/// Sentinel for "no server" in prepared tables.
+pub const NO_DEST: u32 = u32::MAX;
+
+/// The algorithm-specific prepared data.
+#[derive(Clone, Debug)]
+enum Table {
+    /// rr, lc, wlc, sed, nq, fo: nothing precomputed.
+    None,
+    /// wrr: the interleaved sequence.
+    Wrr(rr::WrrTable),
+    /// sh / dh: 256 buckets.
+    Buckets(hash::Buckets),
+    /// mh: the Maglev lookup table.
+    Maglev(maglev::Maglev),
+}
+
 /// Immutable scheduler data built off the fast path.
 #[derive(Clone, Debug)]
 pub struct Prepared {
     kind: SchedKind,
     flags: SchedFlags,
+    len: usize,
+    table: Table,
 }
 
 impl Prepared {
-    /// Build for `weights` (index = real server index in the service).
+    /// Build for `weights` (index = real server index in the service). The
+    /// index doubles as the server identity for `mh`; prefer
+    /// [`Prepared::build_ids`] so that removing a server disturbs only the
+    /// Maglev slots it owned.
     pub fn build(kind: SchedKind, flags: SchedFlags, weights: &[u32]) -> Prepared {
-        let _ = weights;
-        Prepared { kind, flags }
+        Prepared::build_with(kind, flags, weights, MH_DEFAULT_TABLE_SIZE)
+    }
+
+    /// As [`Prepared::build`] with an explicit Maglev table size (rounded up
+    /// to a prime, and to at least the number of weighted servers; 0 means
+    /// [`MH_DEFAULT_TABLE_SIZE`]; ignored by the other kinds).
+    pub fn build_with(
+        kind: SchedKind,
+        flags: SchedFlags,
+        weights: &[u32],
+        mh_table_size: usize,
+    ) -> Prepared {
+        let dests: Vec<(u64, u32)> = weights
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| (i as u64, w))
+            .collect();
+        Prepared::build_ids(kind, flags, &dests, mh_table_size)
+    }
+
+    /// Build from `(stable id, weight)` per real server, in the service's
+    /// list order (index = position, as in `loads`). The id (see
+    /// [`stable_id`]) seeds the Maglev permutation and orders its population,
+    /// so the table depends on the set of servers, not on their positions.
+    /// Other kinds ignore the ids.
+    pub fn build_ids(
+        kind: SchedKind,
+        flags: SchedFlags,
+        dests: &[(u64, u32)],
+        mh_table_size: usize,
+    ) -> Prepared {
+        let weights: Vec<u32> = dests.iter().map(|d| d.1).collect();
+        let table = match kind {
+            SchedKind::Wrr => Table::Wrr(rr::WrrTable::build(&weights)),
+            SchedKind::Sh => Table::Buckets(hash::Buckets::build_sh(&weights)),
+            SchedKind::Dh => Table::Buckets(hash::Buckets::build_dh(&weights)),
+            SchedKind::Mh => Table::Maglev(maglev::Maglev::build(dests, mh_table_size)),
+            _ => Table::None,
+        };
+        Prepared {
+            kind,
+            flags,
+            len: dests.len(),
+            table,
+        }
     }
 
     /// The algorithm.
@@ -134,6 +231,43 @@ impl Prepared {
     pub fn flags(&self) -> SchedFlags {
         self.flags
     }
+
+    /// Number of real servers this was built for.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it was built for no real server at all.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The Maglev lookup table (slot -> server index, `u32::MAX` = none),
+    /// for inspection; `None` for other kinds.
+    pub fn mh_table(&self) -> Option<&[u32]> {
+        match &self.table {
+            Table::Maglev(m) => Some(m.table()),
+            _ => None,
+        }
+    }
+
+    /// The sh/dh bucket table (256 entries, `u32::MAX` = none), for
+    /// inspection; `None` for other kinds.
+    pub fn buckets(&self) -> Option<&[u32]> {
+        match &self.table {
+            Table::Buckets(b) => Some(b.table()),
+            _ => None,
+        }
+    }
+
+    /// One cycle of the wrr sequence (server indexes), for inspection;
+    /// `None` for other kinds.
+    pub fn wrr_sequence(&self) -> Option<&[u32]> {
+        match &self.table {
+            Table::Wrr(t) => Some(t.sequence()),
+            _ => None,
+        }
+    }
 }
 
 /// Per-worker, per-service mutable scheduler state.
@@ -142,20 +276,41 @@ pub struct Cursor {
     pos: u32,
 }
 
+impl Cursor {
+    /// A cursor starting at position `start` (rr: server index, wrr:
+    /// sequence position; reduced modulo the length), so that workers can
+    /// start at different places. `Cursor::default()` starts at 0.
+    pub fn starting_at(start: u32) -> Cursor {
+        Cursor { pos: start }
+    }
+}
+
+/// Whether server `i` may take a new connection (out of range = no).
+#[inline]
+pub(crate) fn available(loads: &[DestLoad], i: usize) -> bool {
+    loads.get(i).is_some_and(DestLoad::available)
+}
+
 /// Pick a real server index for a new connection with tuple `key`, or
 /// `None` when no server can take it. `loads` has one entry per real server,
 /// in the same order as the weights given to [`Prepared::build`].
+///
+/// Never allocates, never panics. Work: O(1) for rr/wrr/sh/dh/mh when the
+/// chosen server is available (bounded fallbacks otherwise), O(n) for
+/// lc/wlc/sed/nq/fo.
 #[inline]
 pub fn pick(prep: &Prepared, cur: &mut Cursor, loads: &[DestLoad], key: &FlowKey) -> Option<usize> {
-    // Placeholder round robin until the full set lands (issue 5).
-    let _ = (prep, key);
-    let n = loads.len();
-    for _ in 0..n {
-        let i = cur.pos as usize % n;
-        cur.pos = cur.pos.wrapping_add(1);
-        if loads[i].available() {
-            return Some(i);
-        }
+    match (&prep.table, prep.kind) {
+        (_, SchedKind::Rr) => rr::pick_rr(&mut cur.pos, loads),
+        (Table::Wrr(t), _) => t.pick(&mut cur.pos, loads),
+        (_, SchedKind::Lc) => least::pick_lc(loads),
+        (_, SchedKind::Wlc) => least::pick_wlc(loads),
+        (_, SchedKind::Sed) => least::pick_sed(loads),
+        (_, SchedKind::Nq) => least::pick_nq(loads),
+        (_, SchedKind::Fo) => least::pick_fo(loads),
+        (Table::Buckets(b), SchedKind::Sh) => b.pick_sh(prep.flags, loads, key),
+        (Table::Buckets(b), SchedKind::Dh) => b.pick_dh(prep.flags, loads, key),
+        (Table::Maglev(m), _) => m.pick(prep.flags, loads, key),
+        _ => None,
     }
-    None
 }

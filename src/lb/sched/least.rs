@@ -1,0 +1,115 @@
+//! Load-based schedulers: lc, wlc, sed, nq (`ip_vs_lc.c`, `ip_vs_wlc.c`,
+//! `ip_vs_sed.c`, `ip_vs_nq.c`) and weighted failover (`ip_vs_fo.c`).
+//!
+//! Each is one scan over the live loads in list order. Ties go to the first
+//! server in list order (a later server replaces the current best only when
+//! strictly better). Weighted comparisons cross-multiply in 128-bit
+//! integers, as IPVS does in 64 bits, never dividing.
+
+use super::DestLoad;
+
+/// IPVS's `ip_vs_dest_conn_overhead`: `active * 256 + inactive`.
+#[inline]
+pub fn conn_overhead(l: &DestLoad) -> u64 {
+    ((l.active as u64) << 8) + l.inactive as u64
+}
+
+/// sed/nq expected delay numerator: `active + 1`.
+#[inline]
+fn sed_overhead(l: &DestLoad) -> u64 {
+    l.active as u64 + 1
+}
+
+/// `a_oh / a_w > b_oh / b_w`, cross-multiplied.
+#[inline]
+fn worse(a_oh: u64, a_w: u32, b_oh: u64, b_w: u32) -> bool {
+    (a_oh as u128) * (b_w as u128) > (b_oh as u128) * (a_w as u128)
+}
+
+/// Least connection: the available server with the smallest
+/// [`conn_overhead`] (weights only matter for availability).
+#[inline]
+pub fn pick_lc(loads: &[DestLoad]) -> Option<usize> {
+    let mut best: Option<(usize, u64)> = None;
+    for (i, l) in loads.iter().enumerate() {
+        if !l.available() {
+            continue;
+        }
+        let oh = conn_overhead(l);
+        if best.map_or(true, |(_, b)| oh < b) {
+            best = Some((i, oh));
+        }
+    }
+    best.map(|b| b.0)
+}
+
+/// Weighted least connection: smallest `overhead / weight`.
+#[inline]
+pub fn pick_weighted(loads: &[DestLoad], overhead: fn(&DestLoad) -> u64) -> Option<usize> {
+    let mut best: Option<(usize, u64, u32)> = None;
+    for (i, l) in loads.iter().enumerate() {
+        if !l.available() {
+            continue;
+        }
+        let oh = overhead(l);
+        match best {
+            None => best = Some((i, oh, l.weight)),
+            Some((_, boh, bw)) => {
+                if worse(boh, bw, oh, l.weight) {
+                    best = Some((i, oh, l.weight));
+                }
+            }
+        }
+    }
+    best.map(|b| b.0)
+}
+
+/// Weighted least connection: smallest `(active * 256 + inactive) / weight`.
+#[inline]
+pub fn pick_wlc(loads: &[DestLoad]) -> Option<usize> {
+    pick_weighted(loads, conn_overhead)
+}
+
+/// Shortest expected delay: smallest `(active + 1) / weight`.
+#[inline]
+pub fn pick_sed(loads: &[DestLoad]) -> Option<usize> {
+    pick_weighted(loads, sed_overhead)
+}
+
+/// Never queue: the first idle available server (no active connection),
+/// otherwise as sed.
+#[inline]
+pub fn pick_nq(loads: &[DestLoad]) -> Option<usize> {
+    let mut best: Option<(usize, u64, u32)> = None;
+    for (i, l) in loads.iter().enumerate() {
+        if !l.available() {
+            continue;
+        }
+        if l.active == 0 {
+            return Some(i);
+        }
+        let oh = sed_overhead(l);
+        match best {
+            None => best = Some((i, oh, l.weight)),
+            Some((_, boh, bw)) => {
+                if worse(boh, bw, oh, l.weight) {
+                    best = Some((i, oh, l.weight));
+                }
+            }
+        }
+    }
+    best.map(|b| b.0)
+}
+
+/// Weighted failover: the available server with the highest weight (first
+/// in list order among equals).
+#[inline]
+pub fn pick_fo(loads: &[DestLoad]) -> Option<usize> {
+    let mut best: Option<(usize, u32)> = None;
+    for (i, l) in loads.iter().enumerate() {
+        if l.available() && best.map_or(true, |(_, w)| l.weight > w) {
+            best = Some((i, l.weight));
+        }
+    }
+    best.map(|b| b.0)
+}
