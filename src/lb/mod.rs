@@ -10,3 +10,6 @@ pub mod state;
 pub mod stats;
 pub mod worker;
 pub mod xmit;
+
+#[cfg(test)]
+pub(crate) mod testutil;
