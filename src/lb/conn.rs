@@ -17,18 +17,20 @@
 //! most 50% of index slots are ever used.
 //!
 //! # Lookup
-//! A key hashes to bucket `b`; it may live in `b` or its buddy `b ^ 1` (the
-//! two share a 128-byte aligned pair, which the adjacent-line prefetcher
-//! loads together). A lookup reads at most those two lines plus the record.
-//! No tombstones are needed: deletions just clear the slot because lookups
-//! always scan both buckets. [`ConnTable::touch`] is the burst "prefetch":
+//! Bucketized cuckoo hashing: a key has two candidate buckets derived from
+//! its 32-bit hash (stored as the slot's signature, so either bucket of a
+//! resident entry can be recomputed). Inserts go to the less loaded bucket,
+//! else one resident entry is displaced to its other bucket (one level,
+//! bounded work). A lookup reads at most two index lines plus the record.
+//! No tombstones: deletions just clear the slot because lookups always scan
+//! both buckets. [`ConnTable::touch`] is the burst "prefetch":
 //! `_mm_prefetch` still needs `unsafe` in Rust 1.95 (target-feature
 //! intrinsic), so instead we issue a plain load of the bucket for every key
 //! of the burst before any lookup, letting the CPU overlap the misses.
 //!
 //! # Full table
-//! When the record pool is exhausted or both buckets are full, the insert
-//! evicts, among the records referenced from the two buckets, an already
+//! When the record pool is exhausted or a key's two buckets are full, the
+//! insert evicts, among the records referenced from those buckets, an already
 //! expired one if any, else the embryonic TCP one (SYN_RECV / SYN_SENT /
 //! SYNACK) that expires first; otherwise the new flow is refused
 //! ([`InsertError::Full`]). ESTABLISHED and other non-embryonic connections
@@ -159,12 +161,13 @@ pub enum InsertError {
     Full,
 }
 
-/// Outcome of a successful insert.
+/// Outcome of an insert.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Inserted {
-    /// The new record's index.
-    pub idx: u32,
-    /// A connection evicted to make room (its counters must be released).
+    /// The new record's index, or why there is none.
+    pub result: Result<u32, InsertError>,
+    /// A connection evicted to make room (its counters must be released),
+    /// possibly even when `result` is an error.
     pub evicted: Option<Conn>,
 }
 
@@ -224,19 +227,20 @@ impl ConnTable {
         key.hash(self.seed)
     }
 
-    /// Load the first bucket of `hash` (a software prefetch, see module docs).
+    /// Load both buckets of `hash` (a software prefetch, see module docs).
     #[inline]
     pub fn touch(&self, hash: u32) {
-        if let Some(b) = self.buckets.get((hash & self.mask) as usize) {
-            std::hint::black_box(b.sig[0]);
+        for b in self.pair(hash) {
+            if let Some(k) = self.buckets.get(b as usize) {
+                std::hint::black_box(k.sig[0]);
+            }
         }
     }
 
     /// Look up `key` whose [`Self::hash`] is `hash`.
     #[inline]
     pub fn lookup_hashed(&self, key: &FlowKey, hash: u32) -> Option<Hit> {
-        let b0 = hash & self.mask;
-        for b in [b0, b0 ^ 1] {
+        for b in self.pair(hash) {
             let bucket = self.buckets.get(b as usize)?;
             for i in 0..SLOTS {
                 let r = bucket.idx[i];
@@ -276,12 +280,62 @@ impl ConnTable {
             .filter(|c| c.flags & F_USED != 0)
     }
 
-    fn free_slot(&self, hash: u32) -> Option<(u32, usize)> {
-        let b0 = hash & self.mask;
-        for b in [b0, b0 ^ 1] {
-            let bucket = self.buckets.get(b as usize)?;
-            if let Some(i) = bucket.idx.iter().position(|r| *r == EMPTY) {
+    /// The two candidate buckets of a hash (distinct).
+    #[inline]
+    fn pair(&self, hash: u32) -> [u32; 2] {
+        let b1 = hash & self.mask;
+        let x = hash.rotate_left(13).wrapping_mul(0x9e37_79b1);
+        let mut b2 = (x ^ (x >> 15)) & self.mask;
+        if b2 == b1 {
+            b2 = b1 ^ 1;
+        }
+        [b1, b2]
+    }
+
+    fn free_in(&self, b: u32) -> Option<usize> {
+        self.buckets
+            .get(b as usize)?
+            .idx
+            .iter()
+            .position(|r| *r == EMPTY)
+    }
+
+    fn used_in(&self, b: u32) -> usize {
+        self.buckets
+            .get(b as usize)
+            .map_or(SLOTS, |k| k.idx.iter().filter(|r| **r != EMPTY).count())
+    }
+
+    /// A free slot for `hash`: in the less loaded of its two buckets, else
+    /// after moving one resident entry of either bucket to its own other
+    /// bucket (one level of cuckoo displacement; bounded work).
+    fn free_slot(&mut self, hash: u32) -> Option<(u32, usize)> {
+        let [b1, b2] = self.pair(hash);
+        let (first, second) = if self.used_in(b2) < self.used_in(b1) {
+            (b2, b1)
+        } else {
+            (b1, b2)
+        };
+        for b in [first, second] {
+            if let Some(i) = self.free_in(b) {
                 return Some((b, i));
+            }
+        }
+        for b in [b1, b2] {
+            for i in 0..SLOTS {
+                let (sig, r) = match self.buckets.get(b as usize) {
+                    Some(k) => (k.sig[i], k.idx[i]),
+                    None => return None,
+                };
+                let [o1, o2] = self.pair(sig);
+                let other = if o1 == b { o2 } else { o1 };
+                if let Some(j) = self.free_in(other) {
+                    let ob = &mut self.buckets[other as usize];
+                    ob.sig[j] = sig;
+                    ob.idx[j] = r;
+                    self.buckets[b as usize].idx[i] = EMPTY;
+                    return Some((b, i));
+                }
             }
         }
         None
@@ -290,8 +344,7 @@ impl ConnTable {
     fn victim(&self, hashes: &[u32], now: u32) -> Option<u32> {
         let mut best: Option<(u32, u32, bool)> = None; // (idx, expires, expired)
         for &h in hashes {
-            let b0 = h & self.mask;
-            for b in [b0, b0 ^ 1] {
+            for b in self.pair(h) {
                 let Some(bucket) = self.buckets.get(b as usize) else {
                     continue;
                 };
@@ -326,57 +379,79 @@ impl ConnTable {
 
     /// Insert `conn` (its `flags` get [`F_USED`]). NAT connections are also
     /// indexed by their reply tuple. `now` is the ms tick (for eviction).
-    pub fn insert(&mut self, mut conn: Conn, now: u32) -> Result<Inserted, InsertError> {
+    /// At most one connection is evicted; it is reported even when the
+    /// insert still fails, so the caller can release its counters.
+    pub fn insert(&mut self, mut conn: Conn, now: u32) -> Inserted {
         conn.flags |= F_USED;
+        let mut evicted = None;
+        let result = self.insert_inner(conn, now, &mut evicted);
+        Inserted { result, evicted }
+    }
+
+    fn insert_inner(
+        &mut self,
+        conn: Conn,
+        now: u32,
+        evicted: &mut Option<Conn>,
+    ) -> Result<u32, InsertError> {
         let h_in = self.hash(&conn.in_key());
         let h_out = if conn.is_nat() {
             Some(self.hash(&conn.out_key()))
         } else {
             None
         };
-        let mut evicted = None;
-        let need_space = |t: &ConnTable| {
-            t.free.is_empty()
-                || t.free_slot(h_in).is_none()
-                || h_out.is_some_and(|h| t.free_slot(h).is_none())
-        };
-        if need_space(self) {
+        if self.free.is_empty() {
             let hs = [h_in, h_out.unwrap_or(h_in)];
-            let hashes = if h_out.is_some() { &hs[..] } else { &hs[..1] };
-            let v = self.victim(hashes, now).ok_or(InsertError::Full)?;
-            evicted = self.remove(v);
-            if need_space(self) {
-                // still no room (pool had room, other bucket full): give up
-                return Err(InsertError::Full);
-            }
+            let v = self.victim(&hs, now).ok_or(InsertError::Full)?;
+            *evicted = self.remove(v);
         }
         let idx = self.free.pop().ok_or(InsertError::Full)?;
-        let (b, i) = self.free_slot(h_in).ok_or(InsertError::Full)?;
-        self.buckets[b as usize].sig[i] = h_in;
-        self.buckets[b as usize].idx[i] = idx;
+        let slot_in = match self.free_slot(h_in) {
+            Some(s) => Ok(s),
+            None => self.evict_for(h_in, now, evicted),
+        };
+        let Ok((b1, i1)) = slot_in else {
+            self.free.push(idx);
+            return Err(InsertError::Full);
+        };
+        self.buckets[b1 as usize].sig[i1] = h_in;
+        self.buckets[b1 as usize].idx[i1] = idx;
         if let Some(h) = h_out {
-            // free_slot checked above; the first insert may have taken the
-            // last slot of a shared bucket, so check again.
-            match self.free_slot(h) {
-                Some((b2, i2)) => {
-                    self.buckets[b2 as usize].sig[i2] = h;
-                    self.buckets[b2 as usize].idx[i2] = idx | REPLY;
-                }
-                None => {
-                    self.buckets[b as usize].idx[i] = EMPTY;
-                    self.free.push(idx);
-                    return Err(InsertError::Full);
-                }
-            }
+            let slot_out = match self.free_slot(h) {
+                Some(s) => Ok(s),
+                None => self.evict_for(h, now, evicted),
+            };
+            let Ok((b2, i2)) = slot_out else {
+                self.unlink(h_in, idx);
+                self.free.push(idx);
+                return Err(InsertError::Full);
+            };
+            self.buckets[b2 as usize].sig[i2] = h;
+            self.buckets[b2 as usize].idx[i2] = idx | REPLY;
         }
         self.recs[idx as usize] = conn;
         self.len += 1;
-        Ok(Inserted { idx, evicted })
+        Ok(idx)
+    }
+
+    /// Both buckets of `hash` full even after displacement: evict an
+    /// evictable entry from them (at most one eviction per insert).
+    fn evict_for(
+        &mut self,
+        hash: u32,
+        now: u32,
+        evicted: &mut Option<Conn>,
+    ) -> Result<(u32, usize), InsertError> {
+        if evicted.is_some() {
+            return Err(InsertError::Full);
+        }
+        let v = self.victim(&[hash], now).ok_or(InsertError::Full)?;
+        *evicted = self.remove(v);
+        self.free_slot(hash).ok_or(InsertError::Full)
     }
 
     fn unlink(&mut self, hash: u32, r: u32) {
-        let b0 = hash & self.mask;
-        for b in [b0, b0 ^ 1] {
+        for b in self.pair(hash) {
             if let Some(bucket) = self.buckets.get_mut(b as usize) {
                 for i in 0..SLOTS {
                     if bucket.idx[i] == r {

@@ -477,11 +477,12 @@ impl LbWorker {
             flags: if d.method == Method::Nat { 0 } else { F_NOOUTPUT },
             method: method_code(d.method),
         };
-        let ins = self.table.insert(conn, now).map_err(|_| LbDrop::TableFull)?;
+        let ins = self.table.insert(conn, now);
         if let Some(ev) = ins.evicted {
             self.release(&ev);
             bump(&self.stats.evicted, 1);
         }
+        let idx = ins.result.map_err(|_| LbDrop::TableFull)?;
         if let Some(t) = self.stats.dests.get(d.id.slot as usize) {
             t.adopt(d.id.gen);
             bump(&t.conns, 1);
@@ -493,7 +494,7 @@ impl LbWorker {
             t.adjust(0, 0, 1);
         }
         self.stats.conns.store(self.table.len() as u64, Relaxed);
-        Ok(ins.idx)
+        Ok(idx)
     }
 
     /// Update state/timer of connection `idx` for this packet and send it.
