@@ -187,7 +187,9 @@ impl ConnTable {
     /// All memory is allocated here.
     pub fn new(capacity: u32, seed: u32) -> ConnTable {
         let cap = capacity.clamp(1, 1 << 30);
-        let nbuckets = ((cap as usize * 4).div_ceil(SLOTS)).next_power_of_two().max(2);
+        let nbuckets = ((cap as usize * 4).div_ceil(SLOTS))
+            .next_power_of_two()
+            .max(2);
         ConnTable {
             recs: vec![Conn::default(); cap as usize],
             free: (0..cap).rev().collect(),
@@ -269,7 +271,9 @@ impl ConnTable {
     /// The record at `idx`.
     #[inline]
     pub fn get(&self, idx: u32) -> Option<&Conn> {
-        self.recs.get(idx as usize).filter(|c| c.flags & F_USED != 0)
+        self.recs
+            .get(idx as usize)
+            .filter(|c| c.flags & F_USED != 0)
     }
 
     /// The record at `idx`, mutable. Do not change its tuples.
@@ -365,7 +369,8 @@ impl ConnTable {
                     let better = match best {
                         None => true,
                         Some((_, e, x)) => {
-                            (expired && !x) || (expired == x && (c.expires.wrapping_sub(e) as i32) < 0)
+                            (expired && !x)
+                                || (expired == x && (c.expires.wrapping_sub(e) as i32) < 0)
                         }
                     };
                     if better {
@@ -487,9 +492,7 @@ impl ConnTable {
         for _ in 0..budget.min(n) {
             let idx = self.cursor;
             self.cursor = if idx + 1 >= n { 0 } else { idx + 1 };
-            let expired = self
-                .get(idx)
-                .is_some_and(|c| tick_reached(now, c.expires));
+            let expired = self.get(idx).is_some_and(|c| tick_reached(now, c.expires));
             if expired {
                 if let Some(c) = self.remove(idx) {
                     f(&c);

@@ -37,20 +37,8 @@ fn insert_lookup_remove_nat_both_keys() {
     let ins = t.insert(c, 0);
     assert_eq!(ins.evicted, None);
     let idx = ins.result.unwrap();
-    assert_eq!(
-        t.lookup(&c.in_key()),
-        Some(Hit {
-            idx,
-            reply: false
-        })
-    );
-    assert_eq!(
-        t.lookup(&c.out_key()),
-        Some(Hit {
-            idx,
-            reply: true
-        })
-    );
+    assert_eq!(t.lookup(&c.in_key()), Some(Hit { idx, reply: false }));
+    assert_eq!(t.lookup(&c.out_key()), Some(Hit { idx, reply: true }));
     let d = conn(2, 0, TcpState::SynRecv, 1000);
     let di = t.insert(d, 0).result.unwrap();
     assert_eq!(t.lookup(&d.out_key()), None, "DR has no reply key");
@@ -67,7 +55,9 @@ fn insert_lookup_remove_nat_both_keys() {
 fn full_table_evicts_only_embryonic() {
     let mut t = ConnTable::new(8, 3);
     for i in 0..8 {
-        t.insert(conn(i, 0, TcpState::Established, 100_000), 0).result.unwrap();
+        t.insert(conn(i, 0, TcpState::Established, 100_000), 0)
+            .result
+            .unwrap();
     }
     // a flood of new flows cannot push established ones out
     for i in 100..200 {
@@ -85,15 +75,25 @@ fn full_table_evicts_only_embryonic() {
     }
     // with embryonic entries present, the new flow replaces one of them
     let mut t = ConnTable::new(1, 3);
-    t.insert(conn(1, 0, TcpState::SynRecv, 60_000), 0).result.unwrap();
+    t.insert(conn(1, 0, TcpState::SynRecv, 60_000), 0)
+        .result
+        .unwrap();
     let ins = t.insert(conn(2, 0, TcpState::None, 2000), 10);
     assert!(ins.result.is_ok());
-    assert_eq!(ins.evicted.map(|c| c.caddr), Some(conn(1, 0, TcpState::None, 0).caddr));
+    assert_eq!(
+        ins.evicted.map(|c| c.caddr),
+        Some(conn(1, 0, TcpState::None, 0).caddr)
+    );
     assert_eq!(t.len(), 1);
     // an expired entry of any state is evicted first
     let mut t = ConnTable::new(1, 3);
-    t.insert(conn(1, 0, TcpState::Established, 5), 0).result.unwrap();
-    assert!(t.insert(conn(2, 0, TcpState::None, 2000), 10).result.is_ok());
+    t.insert(conn(1, 0, TcpState::Established, 5), 0)
+        .result
+        .unwrap();
+    assert!(t
+        .insert(conn(2, 0, TcpState::None, 2000), 10)
+        .result
+        .is_ok());
 }
 
 #[test]
@@ -139,5 +139,9 @@ fn many_conns_fit() {
         t.insert(c, 0).result.unwrap();
     }
     assert_eq!(t.len(), n);
-    assert_eq!(t.insert(conn(1 << 30, 2, TcpState::Established, 1000), 0).result, Err(InsertError::Full));
+    assert_eq!(
+        t.insert(conn(1 << 30, 2, TcpState::Established, 1000), 0)
+            .result,
+        Err(InsertError::Full)
+    );
 }

@@ -113,9 +113,10 @@ impl<K: Eq + Hash + Clone> SlotAllocator<K> {
         }
     }
 
-    /// Make retired slots reusable once every worker has seen `min_epoch_seen`
-    /// >= their retirement epoch and `in_use(slot)` is false (no worker holds
-    /// a connection on it). Returns how many were reclaimed.
+    /// Make retired slots reusable once every worker has processed with a
+    /// snapshot at least as new as their retirement epoch (`min_epoch_seen`)
+    /// and `in_use(slot)` is false (no worker holds a connection on it).
+    /// Returns how many were reclaimed.
     pub fn reclaim(&mut self, min_epoch_seen: u64, mut in_use: impl FnMut(u32) -> bool) -> usize {
         let mut n = 0;
         let mut i = 0;

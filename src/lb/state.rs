@@ -235,19 +235,58 @@ mod tests {
     fn input_table() {
         assert_eq!(
             names(Dir::Input, SYN),
-            ["SYN_RECV", "ESTABLISHED", "ESTABLISHED", "SYN_RECV", "SYN_RECV", "SYN_RECV", "SYN_RECV", "SYN_RECV", "SYN_RECV", "SYN_RECV", "SYN_RECV"]
+            [
+                "SYN_RECV",
+                "ESTABLISHED",
+                "ESTABLISHED",
+                "SYN_RECV",
+                "SYN_RECV",
+                "SYN_RECV",
+                "SYN_RECV",
+                "SYN_RECV",
+                "SYN_RECV",
+                "SYN_RECV",
+                "SYN_RECV"
+            ]
         );
         assert_eq!(
             names(Dir::Input, FIN | ACK),
-            ["CLOSE", "CLOSE_WAIT", "SYN_SENT", "TIME_WAIT", "TIME_WAIT", "TIME_WAIT", "CLOSE", "CLOSE_WAIT", "LAST_ACK", "LISTEN", "TIME_WAIT"]
+            [
+                "CLOSE",
+                "CLOSE_WAIT",
+                "SYN_SENT",
+                "TIME_WAIT",
+                "TIME_WAIT",
+                "TIME_WAIT",
+                "CLOSE",
+                "CLOSE_WAIT",
+                "LAST_ACK",
+                "LISTEN",
+                "TIME_WAIT"
+            ]
         );
         assert_eq!(
             names(Dir::Input, ACK | PSH),
-            ["CLOSE", "ESTABLISHED", "SYN_SENT", "ESTABLISHED", "FIN_WAIT", "TIME_WAIT", "CLOSE", "CLOSE_WAIT", "CLOSE", "LISTEN", "ESTABLISHED"]
+            [
+                "CLOSE",
+                "ESTABLISHED",
+                "SYN_SENT",
+                "ESTABLISHED",
+                "FIN_WAIT",
+                "TIME_WAIT",
+                "CLOSE",
+                "CLOSE_WAIT",
+                "CLOSE",
+                "LISTEN",
+                "ESTABLISHED"
+            ]
         );
         assert_eq!(
             names(Dir::Input, RST | ACK | SYN),
-            ["CLOSE", "CLOSE", "CLOSE", "SYN_RECV", "CLOSE", "CLOSE", "CLOSE", "CLOSE", "LAST_ACK", "LISTEN", "SYN_RECV"]
+            [
+                "CLOSE", "CLOSE", "CLOSE", "SYN_RECV", "CLOSE", "CLOSE", "CLOSE", "CLOSE",
+                "LAST_ACK", "LISTEN", "SYN_RECV"
+            ]
         );
     }
 
@@ -255,19 +294,67 @@ mod tests {
     fn output_table() {
         assert_eq!(
             names(Dir::Output, SYN | ACK),
-            ["SYN_SENT", "ESTABLISHED", "SYN_SENT", "SYN_RECV", "SYN_SENT", "SYN_SENT", "SYN_SENT", "SYN_SENT", "SYN_SENT", "LISTEN", "SYN_RECV"]
+            [
+                "SYN_SENT",
+                "ESTABLISHED",
+                "SYN_SENT",
+                "SYN_RECV",
+                "SYN_SENT",
+                "SYN_SENT",
+                "SYN_SENT",
+                "SYN_SENT",
+                "SYN_SENT",
+                "LISTEN",
+                "SYN_RECV"
+            ]
         );
         assert_eq!(
             names(Dir::Output, FIN),
-            ["TIME_WAIT", "FIN_WAIT", "SYN_SENT", "TIME_WAIT", "FIN_WAIT", "TIME_WAIT", "CLOSE", "TIME_WAIT", "LAST_ACK", "LISTEN", "TIME_WAIT"]
+            [
+                "TIME_WAIT",
+                "FIN_WAIT",
+                "SYN_SENT",
+                "TIME_WAIT",
+                "FIN_WAIT",
+                "TIME_WAIT",
+                "CLOSE",
+                "TIME_WAIT",
+                "LAST_ACK",
+                "LISTEN",
+                "TIME_WAIT"
+            ]
         );
         assert_eq!(
             names(Dir::Output, ACK),
-            ["ESTABLISHED", "ESTABLISHED", "SYN_SENT", "ESTABLISHED", "FIN_WAIT", "TIME_WAIT", "CLOSE", "CLOSE_WAIT", "LAST_ACK", "ESTABLISHED", "ESTABLISHED"]
+            [
+                "ESTABLISHED",
+                "ESTABLISHED",
+                "SYN_SENT",
+                "ESTABLISHED",
+                "FIN_WAIT",
+                "TIME_WAIT",
+                "CLOSE",
+                "CLOSE_WAIT",
+                "LAST_ACK",
+                "ESTABLISHED",
+                "ESTABLISHED"
+            ]
         );
         assert_eq!(
             names(Dir::Output, RST),
-            ["CLOSE", "CLOSE", "SYN_SENT", "CLOSE", "CLOSE", "TIME_WAIT", "CLOSE", "CLOSE", "CLOSE", "CLOSE", "CLOSE"]
+            [
+                "CLOSE",
+                "CLOSE",
+                "SYN_SENT",
+                "CLOSE",
+                "CLOSE",
+                "TIME_WAIT",
+                "CLOSE",
+                "CLOSE",
+                "CLOSE",
+                "CLOSE",
+                "CLOSE"
+            ]
         );
     }
 
@@ -275,19 +362,58 @@ mod tests {
     fn input_only_table() {
         assert_eq!(
             names(Dir::InputOnly, SYN),
-            ["SYN_RECV", "ESTABLISHED", "ESTABLISHED", "SYN_RECV", "SYN_RECV", "SYN_RECV", "SYN_RECV", "SYN_RECV", "SYN_RECV", "SYN_RECV", "SYN_RECV"]
+            [
+                "SYN_RECV",
+                "ESTABLISHED",
+                "ESTABLISHED",
+                "SYN_RECV",
+                "SYN_RECV",
+                "SYN_RECV",
+                "SYN_RECV",
+                "SYN_RECV",
+                "SYN_RECV",
+                "SYN_RECV",
+                "SYN_RECV"
+            ]
         );
         assert_eq!(
             names(Dir::InputOnly, FIN | ACK),
-            ["CLOSE", "FIN_WAIT", "SYN_SENT", "TIME_WAIT", "FIN_WAIT", "TIME_WAIT", "CLOSE", "CLOSE_WAIT", "LAST_ACK", "LISTEN", "TIME_WAIT"]
+            [
+                "CLOSE",
+                "FIN_WAIT",
+                "SYN_SENT",
+                "TIME_WAIT",
+                "FIN_WAIT",
+                "TIME_WAIT",
+                "CLOSE",
+                "CLOSE_WAIT",
+                "LAST_ACK",
+                "LISTEN",
+                "TIME_WAIT"
+            ]
         );
         assert_eq!(
             names(Dir::InputOnly, ACK),
-            ["CLOSE", "ESTABLISHED", "SYN_SENT", "ESTABLISHED", "FIN_WAIT", "TIME_WAIT", "CLOSE", "CLOSE_WAIT", "CLOSE", "LISTEN", "ESTABLISHED"]
+            [
+                "CLOSE",
+                "ESTABLISHED",
+                "SYN_SENT",
+                "ESTABLISHED",
+                "FIN_WAIT",
+                "TIME_WAIT",
+                "CLOSE",
+                "CLOSE_WAIT",
+                "CLOSE",
+                "LISTEN",
+                "ESTABLISHED"
+            ]
         );
         assert_eq!(
             names(Dir::InputOnly, RST),
-            ["CLOSE", "CLOSE", "CLOSE", "SYN_RECV", "CLOSE", "CLOSE", "CLOSE", "CLOSE", "LAST_ACK", "LISTEN", "CLOSE"]
+            [
+                "CLOSE", "CLOSE", "CLOSE", "SYN_RECV", "CLOSE", "CLOSE", "CLOSE", "CLOSE",
+                "LAST_ACK", "LISTEN", "CLOSE"
+            ]
         );
     }
 

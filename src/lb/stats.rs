@@ -140,7 +140,11 @@ pub struct WorkerStats {
 impl WorkerStats {
     /// Counters for `dest_slots` real servers and `svc_slots` services.
     pub fn new(dest_slots: u32, svc_slots: u32) -> WorkerStats {
-        let mk = |n: u32| (0..n).map(|_| Traffic::default()).collect::<Box<[Traffic]>>();
+        let mk = |n: u32| {
+            (0..n)
+                .map(|_| Traffic::default())
+                .collect::<Box<[Traffic]>>()
+        };
         WorkerStats {
             dests: mk(dest_slots),
             services: mk(svc_slots),
@@ -198,7 +202,9 @@ fn read(t: &Traffic) -> (u32, TrafficSnapshot) {
 /// Sum a real server's counters over workers (`id` from the snapshot).
 pub fn sum_dest(workers: &[&WorkerStats], id: crate::lb::ids::SlotId) -> TrafficSnapshot {
     sum_of(
-        workers.iter().map(|w| w.dests.get(id.slot as usize).map(read)),
+        workers
+            .iter()
+            .map(|w| w.dests.get(id.slot as usize).map(read)),
         id.gen,
     )
 }

@@ -134,7 +134,14 @@ pub fn udp_frame(src: [u8; 4], sport: u16, dst: [u8; 4], dport: u16, payload: &[
 }
 
 /// An ICMP error from `src` to `dst` quoting `quoted` (an IP packet).
-pub fn icmp_error(src: [u8; 4], dst: [u8; 4], typ: u8, code: u8, rest: [u8; 4], quoted: &[u8]) -> Vec<u8> {
+pub fn icmp_error(
+    src: [u8; 4],
+    dst: [u8; 4],
+    typ: u8,
+    code: u8,
+    rest: [u8; 4],
+    quoted: &[u8],
+) -> Vec<u8> {
     let b = PacketBuilder::ethernet2(CLIENT_MAC, OUR_MAC)
         .ip(IpHeaders::Ipv4(
             ipv4(src, dst, IpNumber::ICMP, 64, false),
@@ -215,7 +222,11 @@ fn verify_sliced(p: &SlicedPacket) {
         panic!("not ipv4")
     };
     let h = ipv4.header().to_header();
-    assert_eq!(h.calc_header_checksum(), h.header_checksum, "ipv4 header checksum");
+    assert_eq!(
+        h.calc_header_checksum(),
+        h.header_checksum,
+        "ipv4 header checksum"
+    );
     match &p.transport {
         Some(TransportSlice::Tcp(t)) => {
             assert_eq!(
@@ -226,10 +237,7 @@ fn verify_sliced(p: &SlicedPacket) {
         }
         Some(TransportSlice::Udp(u)) => {
             if u.checksum() != 0 {
-                let c = u
-                    .to_header()
-                    .calc_checksum_ipv4(&h, u.payload())
-                    .unwrap();
+                let c = u.to_header().calc_checksum_ipv4(&h, u.payload()).unwrap();
                 assert_eq!(c, u.checksum(), "udp checksum");
             }
         }
@@ -240,7 +248,11 @@ fn verify_sliced(p: &SlicedPacket) {
             let q = i.payload();
             if q.len() >= 20 && q[0] >> 4 == 4 {
                 let ihl = (q[0] & 0xf) as usize * 4;
-                assert_eq!(crate::net::checksum::checksum(&q[..ihl]), 0, "quoted ipv4 checksum");
+                assert_eq!(
+                    crate::net::checksum::checksum(&q[..ihl]),
+                    0,
+                    "quoted ipv4 checksum"
+                );
             }
         }
         _ => {

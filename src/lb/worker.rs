@@ -263,9 +263,7 @@ impl LbWorker {
         if let Some(t) = self.stats.services.get(c.svc as usize) {
             t.adjust(0, 0, -1);
         }
-        self.stats
-            .conns
-            .store(self.table.len() as u64, Relaxed);
+        self.stats.conns.store(self.table.len() as u64, Relaxed);
     }
 
     fn expire_idx(&mut self, idx: u32) {
@@ -376,7 +374,12 @@ impl LbWorker {
         let hit = self.table.lookup_hashed(key, hash);
         if meta.icmp.is_some() {
             return match hit {
-                Some(h) if self.table.get(h.idx).is_some_and(|c| !tick_reached(now, c.expires)) => {
+                Some(h)
+                    if self
+                        .table
+                        .get(h.idx)
+                        .is_some_and(|c| !tick_reached(now, c.expires)) =>
+                {
                     self.icmp(egress, buf, meta, h.idx, h.reply)
                 }
                 _ => LbVerdict::NotForUs,
@@ -421,10 +424,11 @@ impl LbWorker {
     /// return the index of the server the client is bound to, if any.
     #[inline]
     fn persist_pick(&mut self, svc: &Service, key: &FlowKey, now: u32) -> Option<usize> {
+        // Only persistent services (`-p`) have templates; the persistence
+        // module's lookup (and, after scheduling, its template insert) goes
+        // here. Until it lands every connection is scheduled.
+        let _timeout = svc.spec.persistent?;
         let _ = (key, now);
-        if svc.spec.persistent.is_none() {
-            return None;
-        }
         None
     }
 
@@ -456,7 +460,9 @@ impl LbWorker {
                 sched::pick(&svc.prepared, cur, &self.loads, key)
             }
         };
-        let d = picked.and_then(|i| svc.dests.get(i)).ok_or(LbDrop::NoDest)?;
+        let d = picked
+            .and_then(|i| svc.dests.get(i))
+            .ok_or(LbDrop::NoDest)?;
         let init = if key.proto == PROTO_TCP {
             snap.timeouts.tcp(TcpState::None)
         } else {
@@ -474,7 +480,11 @@ impl LbWorker {
             svc: svc.id.slot as u16,
             proto: key.proto,
             state: TcpState::None as u8,
-            flags: if d.method == Method::Nat { 0 } else { F_NOOUTPUT },
+            flags: if d.method == Method::Nat {
+                0
+            } else {
+                F_NOOUTPUT
+            },
             method: method_code(d.method),
         };
         let ins = self.table.insert(conn, now);
@@ -554,7 +564,9 @@ impl LbWorker {
         }
         let res = match (c.method, reply) {
             (0, false) => xmit::dr::dr(buf, c.daddr, egress),
-            (1, false) => xmit::tun::tun(buf, meta, c.daddr, snap.tunnel_src, egress, &mut self.ip_id),
+            (1, false) => {
+                xmit::tun::tun(buf, meta, c.daddr, snap.tunnel_src, egress, &mut self.ip_id)
+            }
             (2, false) => xmit::nat::nat(buf, meta, Side::Dst, c.daddr, c.dport, c.daddr, egress),
             (2, true) => xmit::nat::nat(buf, meta, Side::Src, c.vaddr, c.vport, c.caddr, egress),
             _ => Err(XmitError::Malformed),

@@ -256,18 +256,38 @@ fn weight_zero_quiesces() {
     let s2 = e.snap(2, |b| {
         b.service(svc(Proto::Tcp, 80), vec![a0, b2]);
     });
-    assert_eq!(s2.services()[0].dests[0].id, s.services()[0].dests[0].id, "stable slot");
+    assert_eq!(
+        s2.services()[0].dests[0].id,
+        s.services()[0].dests[0].id,
+        "stable slot"
+    );
     for p in 10..20 {
         let (_, out) = e.send(&s2, &tcp(SYN, p), S);
-        assert_eq!(&out[0..6], &mac_of(RIP2), "no new connection to a weight-0 server");
+        assert_eq!(
+            &out[0..6],
+            &mac_of(RIP2),
+            "no new connection to a weight-0 server"
+        );
     }
     // the existing connection to RIP continues
     let which: Vec<_> = e.w.conns(S).filter(|c| c.client.port() == 1).collect();
     let (v, out) = e.send(&s2, &tcp(ACK, which[0].client.port()), 2 * S);
     assert_eq!(v, LbVerdict::Tx { port: 1 });
-    assert_eq!(&out[0..6], &mac_of(u32::from(*which[0].rs.ip()).to_be_bytes()));
-    assert_eq!(e.load(&s2, 0, 0).0 + e.load(&s2, 0, 1).0, 1, "the ACKed one is active");
-    let total: u64 = (0..2).map(|i| { let (x, y) = e.load(&s2, 0, i); x + y }).sum();
+    assert_eq!(
+        &out[0..6],
+        &mac_of(u32::from(*which[0].rs.ip()).to_be_bytes())
+    );
+    assert_eq!(
+        e.load(&s2, 0, 0).0 + e.load(&s2, 0, 1).0,
+        1,
+        "the ACKed one is active"
+    );
+    let total: u64 = (0..2)
+        .map(|i| {
+            let (x, y) = e.load(&s2, 0, i);
+            x + y
+        })
+        .sum();
     assert_eq!(total, 12);
     // all weights 0: no destination
     let s3 = e.snap(3, |b| {
@@ -288,7 +308,10 @@ fn thresholds_overload_and_clear() {
     });
     assert_eq!(e.send(&s, &tcp(SYN, 1), 0).0, LbVerdict::Tx { port: 1 });
     assert_eq!(e.send(&s, &tcp(SYN, 2), 0).0, LbVerdict::Tx { port: 1 });
-    assert_eq!(e.send(&s, &tcp(SYN, 3), 0).0, LbVerdict::Drop(LbDrop::NoDest));
+    assert_eq!(
+        e.send(&s, &tcp(SYN, 3), 0).0,
+        LbVerdict::Drop(LbDrop::NoDest)
+    );
     e.send(&s, &tcp(ACK, 1), 0);
     e.send(&s, &tcp(ACK, 2), 0);
     assert_eq!(e.load(&s, 0, 0), (2, 0));
@@ -296,10 +319,16 @@ fn thresholds_overload_and_clear() {
     e.send(&s, &tcp(RST, 1), S);
     e.w.expire(20 * S, 1000); // CLOSE lasts 10 s
     assert_eq!(e.load(&s, 0, 0), (1, 0));
-    assert_eq!(e.send(&s, &tcp(SYN, 4), 20 * S).0, LbVerdict::Drop(LbDrop::NoDest));
+    assert_eq!(
+        e.send(&s, &tcp(SYN, 4), 20 * S).0,
+        LbVerdict::Drop(LbDrop::NoDest)
+    );
     e.send(&s, &tcp(RST, 2), 21 * S);
     e.w.expire(40 * S, 1000);
-    assert_eq!(e.send(&s, &tcp(SYN, 5), 40 * S).0, LbVerdict::Tx { port: 1 });
+    assert_eq!(
+        e.send(&s, &tcp(SYN, 5), 40 * S).0,
+        LbVerdict::Tx { port: 1 }
+    );
 }
 
 #[test]
@@ -341,17 +370,31 @@ fn not_a_service_not_for_us_and_drop_reasons() {
     assert_eq!(e.send(&s, &f, 0).0, LbVerdict::Drop(LbDrop::NotAService));
     let f = tcp_frame(CLIENT, 1, [192, 0, 2, 11], 80, SYN, b"", 64, false);
     assert_eq!(e.send(&s, &f, 0).0, LbVerdict::NotForUs);
-    assert_eq!(e.send(&s, &tcp(SYN | RST, 5), 0).0, LbVerdict::Drop(LbDrop::NotTracked));
+    assert_eq!(
+        e.send(&s, &tcp(SYN | RST, 5), 0).0,
+        LbVerdict::Drop(LbDrop::NotTracked)
+    );
     e.eg.unresolved = vec![ip(RIP)];
-    assert_eq!(e.send(&s, &tcp(SYN, 6), 0).0, LbVerdict::Drop(LbDrop::Unresolved));
+    assert_eq!(
+        e.send(&s, &tcp(SYN, 6), 0).0,
+        LbVerdict::Drop(LbDrop::Unresolved)
+    );
     e.eg.unresolved.clear();
     e.eg.noroute = vec![ip(RIP)];
-    assert_eq!(e.send(&s, &tcp(ACK, 6), 0).0, LbVerdict::Drop(LbDrop::NoRoute));
+    assert_eq!(
+        e.send(&s, &tcp(ACK, 6), 0).0,
+        LbVerdict::Drop(LbDrop::NoRoute)
+    );
     let st = e.w.stats();
     let counts: Vec<_> = st.drop_counts().filter(|(_, n)| *n > 0).collect();
     assert_eq!(
         counts,
-        [("not_a_service", 2), ("no_route", 1), ("unresolved", 1), ("not_tracked", 1)]
+        [
+            ("not_a_service", 2),
+            ("no_route", 1),
+            ("unresolved", 1),
+            ("not_tracked", 1)
+        ]
     );
 }
 
@@ -410,7 +453,12 @@ fn removed_real_server_and_expire_nodest_conn() {
         let st = e.w.stats();
         let live = crate::lb::stats::dest_in_use(&[&st], 0);
         assert_eq!(live, !expire);
-        assert_eq!(e.ids.dests.reclaim(2, |slot| crate::lb::stats::dest_in_use(&[&st], slot)), usize::from(expire));
+        assert_eq!(
+            e.ids
+                .dests
+                .reclaim(2, |slot| crate::lb::stats::dest_in_use(&[&st], slot)),
+            usize::from(expire)
+        );
     }
 }
 
@@ -418,7 +466,10 @@ fn removed_real_server_and_expire_nodest_conn() {
 fn syn_reuses_time_wait_connection() {
     let mut e = env(16);
     let s = e.snap(1, |b| {
-        b.service(svc(Proto::Tcp, 80), vec![dest(RIP, 0, Method::Dr, 1), dest(RIP2, 0, Method::Dr, 1)]);
+        b.service(
+            svc(Proto::Tcp, 80),
+            vec![dest(RIP, 0, Method::Dr, 1), dest(RIP2, 0, Method::Dr, 1)],
+        );
     });
     e.send(&s, &tcp(SYN, 1), 0);
     e.send(&s, &tcp(ACK, 1), 0);
@@ -448,7 +499,11 @@ fn burst_equals_single() {
     e.w.process_burst(&s, &eg, &mut bufs, &metas, 0, &mut out);
     assert!(out.iter().all(|v| *v == LbVerdict::Tx { port: 1 }));
     for (b, p) in bufs.iter().zip(100..) {
-        let want = with_eth(tcp_frame(CLIENT, p, RIP, 80, SYN, b"", 63, true), mac_of(RIP), OUR_MAC);
+        let want = with_eth(
+            tcp_frame(CLIENT, p, RIP, 80, SYN, b"", 63, true),
+            mac_of(RIP),
+            OUR_MAC,
+        );
         assert_eq!(b.to_vec(), want);
     }
     assert_eq!(e.w.table().len(), 70);

@@ -52,7 +52,15 @@ fn tun_configured_source_and_padding_trimmed() {
     let m = crate::lb::testutil::meta_of(&f);
     let mut b = VecBuf::new(&f);
     let mut id = 7;
-    tun::tun(&mut b, &m, ip(RIP), Some(ip([10, 0, 0, 99])), &FakeEgress::default(), &mut id).unwrap();
+    tun::tun(
+        &mut b,
+        &m,
+        ip(RIP),
+        Some(ip([10, 0, 0, 99])),
+        &FakeEgress::default(),
+        &mut id,
+    )
+    .unwrap();
     let d = b.to_vec();
     assert_eq!(d.len(), unpadded.len() + 20);
     assert_eq!(&d[26..30], &[10, 0, 0, 99]);
@@ -102,7 +110,16 @@ fn nat_request_and_reply_tcp() {
     let f = tcp_frame(CLIENT, 40000, VIP, 80, ACK | PSH, b"GET /", 64, true);
     let m = crate::lb::testutil::meta_of(&f);
     let mut b = VecBuf::new(&f);
-    let port = nat(&mut b, &m, Side::Dst, ip(RIP), 8080, ip(RIP), &FakeEgress::default()).unwrap();
+    let port = nat(
+        &mut b,
+        &m,
+        Side::Dst,
+        ip(RIP),
+        8080,
+        ip(RIP),
+        &FakeEgress::default(),
+    )
+    .unwrap();
     assert_eq!(port, 1);
     let want = with_eth(
         tcp_frame(CLIENT, 40000, RIP, 8080, ACK | PSH, b"GET /", 63, true),
@@ -115,7 +132,16 @@ fn nat_request_and_reply_tcp() {
     let r = tcp_frame(RIP, 8080, CLIENT, 40000, ACK, b"200 OK", 64, true);
     let m = crate::lb::testutil::meta_of(&r);
     let mut b = VecBuf::new(&r);
-    let port = nat(&mut b, &m, Side::Src, ip(VIP), 80, ip(CLIENT), &FakeEgress::default()).unwrap();
+    let port = nat(
+        &mut b,
+        &m,
+        Side::Src,
+        ip(VIP),
+        80,
+        ip(CLIENT),
+        &FakeEgress::default(),
+    )
+    .unwrap();
     assert_eq!(port, 0);
     let want = with_eth(
         tcp_frame(VIP, 80, CLIENT, 40000, ACK, b"200 OK", 63, true),
@@ -131,8 +157,21 @@ fn nat_udp_checksum_and_zero() {
     let f = udp_frame(CLIENT, 5353, VIP, 53, b"query");
     let m = crate::lb::testutil::meta_of(&f);
     let mut b = VecBuf::new(&f);
-    nat(&mut b, &m, Side::Dst, ip(RIP), 53, ip(RIP), &FakeEgress::default()).unwrap();
-    let mut want = with_eth(udp_frame(CLIENT, 5353, RIP, 53, b"query"), mac_of(RIP), OUR_MAC);
+    nat(
+        &mut b,
+        &m,
+        Side::Dst,
+        ip(RIP),
+        53,
+        ip(RIP),
+        &FakeEgress::default(),
+    )
+    .unwrap();
+    let mut want = with_eth(
+        udp_frame(CLIENT, 5353, RIP, 53, b"query"),
+        mac_of(RIP),
+        OUR_MAC,
+    );
     // udp_frame uses TTL 64; NAT decrements it
     want[22] = 63;
     let c = crate::net::checksum::checksum(&{
@@ -150,7 +189,16 @@ fn nat_udp_checksum_and_zero() {
     z[41] = 0;
     let m = crate::lb::testutil::meta_of(&z);
     let mut b = VecBuf::new(&z);
-    nat(&mut b, &m, Side::Dst, ip(RIP), 53, ip(RIP), &FakeEgress::default()).unwrap();
+    nat(
+        &mut b,
+        &m,
+        Side::Dst,
+        ip(RIP),
+        53,
+        ip(RIP),
+        &FakeEgress::default(),
+    )
+    .unwrap();
     assert_eq!(&b.data()[40..42], &[0, 0], "zero UDP checksum stays zero");
     verify(b.data());
 }
@@ -160,7 +208,15 @@ fn nat_ttl_and_route_errors() {
     let f = tcp_frame(CLIENT, 40000, VIP, 80, ACK, b"", 1, false);
     let m = crate::lb::testutil::meta_of(&f);
     let mut b = VecBuf::new(&f);
-    let e = nat(&mut b, &m, Side::Dst, ip(RIP), 80, ip(RIP), &FakeEgress::default());
+    let e = nat(
+        &mut b,
+        &m,
+        Side::Dst,
+        ip(RIP),
+        80,
+        ip(RIP),
+        &FakeEgress::default(),
+    );
     assert_eq!(e, Err(XmitError::TtlExceeded));
     assert_eq!(b.to_vec(), f);
     let eg = FakeEgress {
@@ -187,7 +243,14 @@ fn nat_icmp_both_directions() {
     assert_eq!(port, 1);
     let inner = tcp_frame(RIP, 8080, CLIENT, 40000, ACK, b"", 64, true);
     let want = with_eth(
-        ttl_minus_one(icmp_error([203, 0, 113, 9], RIP, 3, 3, [0; 4], &inner[14..14 + 28])),
+        ttl_minus_one(icmp_error(
+            [203, 0, 113, 9],
+            RIP,
+            3,
+            3,
+            [0; 4],
+            &inner[14..14 + 28],
+        )),
         mac_of(RIP),
         OUR_MAC,
     );
@@ -204,7 +267,14 @@ fn nat_icmp_both_directions() {
     // outer source becomes the VIP (as IPVS), quoted dst VIP:80
     let translated = tcp_frame(CLIENT, 40000, VIP, 80, ACK, b"", 63, true);
     let want = with_eth(
-        ttl_minus_one(icmp_error(VIP, CLIENT, 3, 3, [0; 4], &translated[14..14 + 28])),
+        ttl_minus_one(icmp_error(
+            VIP,
+            CLIENT,
+            3,
+            3,
+            [0; 4],
+            &translated[14..14 + 28],
+        )),
         GW_MAC,
         OUR_MAC,
     );
