@@ -145,3 +145,41 @@ fn many_conns_fit() {
         Err(InsertError::Full)
     );
 }
+
+proptest::proptest! {
+    /// The table agrees with a model map under random inserts/removes.
+    #[test]
+    fn matches_model(ops in proptest::collection::vec((0u32..40, proptest::prelude::any::<bool>(), 0u8..3), 1..300)) {
+        let mut t = ConnTable::new(32, 5);
+        let mut model: std::collections::HashMap<u32, (u32, u8)> = Default::default();
+        for (id, ins, method) in ops {
+            let c = conn(id, method, TcpState::Established, 1000);
+            if ins {
+                if model.contains_key(&id) { continue; }
+                let r = t.insert(c, 0);
+                proptest::prop_assert_eq!(r.evicted, None);
+                match r.result {
+                    Ok(idx) => { model.insert(id, (idx, method)); }
+                    Err(_) => proptest::prop_assert_eq!(model.len(), 32),
+                }
+            } else if let Some((idx, _)) = model.remove(&id) {
+                proptest::prop_assert!(t.remove(idx).is_some());
+            }
+            proptest::prop_assert_eq!(t.len() as usize, model.len());
+        }
+        for id in 0..40 {
+            let c = conn(id, 2, TcpState::Established, 0);
+            match model.get(&id) {
+                Some((idx, m)) => {
+                    proptest::prop_assert_eq!(t.lookup(&c.in_key()), Some(Hit { idx: *idx, reply: false }));
+                    let want = if *m == 2 { Some(Hit { idx: *idx, reply: true }) } else { None };
+                    proptest::prop_assert_eq!(t.lookup(&c.out_key()), want);
+                }
+                None => {
+                    proptest::prop_assert_eq!(t.lookup(&c.in_key()), None);
+                    proptest::prop_assert_eq!(t.lookup(&c.out_key()), None);
+                }
+            }
+        }
+    }
+}

@@ -8,6 +8,7 @@ pub mod snapshot;
 pub mod spec;
 pub mod state;
 pub mod stats;
+pub mod verdict;
 pub mod worker;
 pub mod xmit;
 

@@ -14,7 +14,7 @@
 
 use crate::lb::ids::{SlotAllocator, SlotId};
 use crate::lb::sched::Prepared;
-use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec, Timeouts};
+use crate::lb::spec::{DestKey, DestSpec, Method, ServiceKey, ServiceSpec, Timeouts};
 use crate::lb::state::TimeoutTable;
 use std::collections::HashSet;
 use std::net::Ipv4Addr;
@@ -30,6 +30,8 @@ pub struct Dest {
     pub addr: u32,
     /// Effective port: the configured one for NAT (0 = the service's);
     /// always the service port for DR and TUN (IPVS ignores it there).
+    /// 0 only for a port-0 service: the connection then keeps the client's
+    /// destination port.
     pub port: u16,
     /// Forwarding method.
     pub method: Method,
@@ -287,6 +289,7 @@ impl<'a> SnapshotBuilder<'a> {
                 h = h.wrapping_add(1);
             }
         }
+        let any_port_zero = services.iter().any(|s| s.spec.key.port == 0);
         let mut vips: Vec<u32> = services.iter().map(|s| u32::from(s.spec.key.vip)).collect();
         vips.sort_unstable();
         vips.dedup();
@@ -297,6 +300,7 @@ impl<'a> SnapshotBuilder<'a> {
             vips,
             dest_by_slot,
             svc_slots: ids.services.capacity(),
+            any_port_zero,
             timeouts: TimeoutTable::new(&self.timeouts),
             raw_timeouts: self.timeouts,
             tunnel_src: self.tunnel_src.map(u32::from),
@@ -335,6 +339,7 @@ pub struct Snapshot {
     vips: Vec<u32>,
     dest_by_slot: Vec<(u32, u32)>,
     svc_slots: u32,
+    any_port_zero: bool,
     /// Connection timeouts.
     pub timeouts: TimeoutTable,
     /// The configured timeouts as given (`ipvsadm -L --timeout`).
@@ -358,9 +363,20 @@ impl Snapshot {
         &self.services
     }
 
-    /// The service for (IP protocol number, VIP, port), with its index.
+    /// The service for (IP protocol number, VIP, port), with its index;
+    /// falls back to the VIP's port-0 ("all ports", persistent) service as
+    /// IPVS does.
     #[inline]
     pub fn service(&self, proto: u8, vip: u32, port: u16) -> Option<(usize, &Service)> {
+        match self.service_exact(proto, vip, port) {
+            Some(s) => Some(s),
+            None if self.any_port_zero && port != 0 => self.service_exact(proto, vip, 0),
+            None => None,
+        }
+    }
+
+    #[inline]
+    fn service_exact(&self, proto: u8, vip: u32, port: u16) -> Option<(usize, &Service)> {
         let mask = self.svc_index.len() - 1;
         let mut h = svc_hash(proto, vip, port) as usize;
         for _ in 0..self.svc_index.len() {
@@ -399,9 +415,8 @@ impl Snapshot {
     pub fn service_slots(&self) -> u32 {
         self.svc_slots
     }
-
-    /// Proto of a service key as the IP number (helper for callers).
-    pub fn proto_number(p: Proto) -> u8 {
-        p.number()
-    }
 }
+
+#[cfg(test)]
+#[path = "snapshot_tests.rs"]
+mod tests;

@@ -49,131 +49,7 @@ use std::net::SocketAddrV4;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-/// Why the core dropped a packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum LbDrop {
-    /// TCP/UDP to a VIP on a port/protocol with no service.
-    NotAService,
-    /// No real server available (none, all weight 0 or overloaded).
-    NoDest,
-    /// Connection table full and nothing evictable.
-    TableFull,
-    /// No route toward the next destination.
-    NoRoute,
-    /// Next hop's MAC not resolved yet.
-    Unresolved,
-    /// Non-SYN TCP segment with no connection.
-    NotTracked,
-    /// Too big for the egress MTU (TUN) and not answered with ICMP.
-    TooBig,
-    /// ICMP fragmentation-needed suppressed by the rate limiter.
-    IcmpRateLimited,
-    /// TTL expired (NAT).
-    TtlExceeded,
-    /// No headroom/tailroom to build the output.
-    NoRoom,
-    /// Metadata does not fit the frame.
-    Malformed,
-    /// The connection's real server was removed (`expire_nodest_conn`).
-    DestRemoved,
-}
-
-impl LbDrop {
-    /// Number of reasons.
-    pub const COUNT: usize = 12;
-    /// All reasons in index order.
-    pub const ALL: [LbDrop; Self::COUNT] = [
-        LbDrop::NotAService,
-        LbDrop::NoDest,
-        LbDrop::TableFull,
-        LbDrop::NoRoute,
-        LbDrop::Unresolved,
-        LbDrop::NotTracked,
-        LbDrop::TooBig,
-        LbDrop::IcmpRateLimited,
-        LbDrop::TtlExceeded,
-        LbDrop::NoRoom,
-        LbDrop::Malformed,
-        LbDrop::DestRemoved,
-    ];
-    /// Index into counter arrays.
-    #[inline]
-    pub fn index(self) -> usize {
-        self as usize
-    }
-    /// Counter name.
-    pub fn name(self) -> &'static str {
-        match self {
-            LbDrop::NotAService => "not_a_service",
-            LbDrop::NoDest => "no_dest",
-            LbDrop::TableFull => "table_full",
-            LbDrop::NoRoute => "no_route",
-            LbDrop::Unresolved => "unresolved",
-            LbDrop::NotTracked => "not_tracked",
-            LbDrop::TooBig => "too_big",
-            LbDrop::IcmpRateLimited => "icmp_rate_limited",
-            LbDrop::TtlExceeded => "ttl_exceeded",
-            LbDrop::NoRoom => "no_room",
-            LbDrop::Malformed => "malformed",
-            LbDrop::DestRemoved => "dest_removed",
-        }
-    }
-}
-
-/// What the caller does with the packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LbVerdict {
-    /// Transmit the (rewritten) frame on `port`.
-    Tx {
-        /// Egress port.
-        port: u16,
-    },
-    /// Drop it (already counted).
-    Drop(LbDrop),
-    /// Not load-balancer traffic: the caller handles it (stack, other).
-    NotForUs,
-}
-
-/// Per-worker configuration.
-#[derive(Clone, Copy, Debug)]
-pub struct LbWorkerConfig {
-    /// Connection table capacity (fixed for the worker's life).
-    pub conn_capacity: u32,
-    /// Hash seed (use a random value per worker).
-    pub seed: u32,
-    /// ICMP fragmentation-needed messages per second.
-    pub icmp_rate: u32,
-    /// ICMP burst.
-    pub icmp_burst: u32,
-}
-
-impl Default for LbWorkerConfig {
-    fn default() -> Self {
-        LbWorkerConfig {
-            conn_capacity: 1 << 20,
-            seed: 0x5eed_1b0d,
-            icmp_rate: 100,
-            icmp_burst: 20,
-        }
-    }
-}
-
-/// One line of `ipvsadm -L -n -c`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ConnInfo {
-    /// TCP or UDP.
-    pub proto: Proto,
-    /// Client address and port.
-    pub client: SocketAddrV4,
-    /// Virtual address and port.
-    pub vip: SocketAddrV4,
-    /// Real server address and port.
-    pub rs: SocketAddrV4,
-    /// State name (`ESTABLISHED`, ..., `UDP` for UDP).
-    pub state: &'static str,
-    /// Seconds until expiry.
-    pub expires_s: u32,
-}
+pub use crate::lb::verdict::{ConnInfo, LbDrop, LbVerdict, LbWorkerConfig};
 
 /// Largest burst [`LbWorker::process_burst`] hashes ahead in one pass.
 pub const BURST: usize = 64;
@@ -380,7 +256,7 @@ impl LbWorker {
                         .get(h.idx)
                         .is_some_and(|c| !tick_reached(now, c.expires)) =>
                 {
-                    self.icmp(egress, buf, meta, h.idx, h.reply)
+                    self.icmp(snap, egress, buf, meta, h.idx, h.reply)
                 }
                 _ => LbVerdict::NotForUs,
             };
@@ -476,7 +352,7 @@ impl LbWorker {
             expires: now.wrapping_add(init),
             cport: key.sport,
             vport: key.dport,
-            dport: d.port,
+            dport: if d.port == 0 { key.dport } else { d.port },
             svc: svc.id.slot as u16,
             proto: key.proto,
             state: TcpState::None as u8,
@@ -615,6 +491,7 @@ impl LbWorker {
     /// Forward or translate an ICMP error quoting connection `idx`.
     fn icmp<B: PacketBuf>(
         &mut self,
+        snap: &Snapshot,
         egress: &impl Egress,
         buf: &mut B,
         meta: &PacketMeta,
@@ -626,7 +503,9 @@ impl LbWorker {
         };
         let res = match (c.method, reply) {
             (0, false) => xmit::dr::dr(buf, c.daddr, egress),
-            (1, false) => xmit::tun::tun(buf, meta, c.daddr, None, egress, &mut self.ip_id),
+            (1, false) => {
+                xmit::tun::tun(buf, meta, c.daddr, snap.tunnel_src, egress, &mut self.ip_id)
+            }
             (2, false) => xmit::nat::nat_icmp(buf, meta, Side::Dst, c.daddr, c.dport, egress),
             (2, true) => xmit::nat::nat_icmp(buf, meta, Side::Src, c.vaddr, c.vport, egress),
             _ => return LbVerdict::NotForUs,
