@@ -129,16 +129,7 @@ impl LbWorker {
 
     /// Release a removed connection's counters.
     fn release(&self, c: &Conn) {
-        if let Some(t) = self.dest_rec(c.dest) {
-            if c.flags & F_ACTIVE != 0 {
-                t.adjust(-1, 0, -1);
-            } else {
-                t.adjust(0, -1, -1);
-            }
-        }
-        if let Some(t) = self.stats.services.get(c.svc as usize) {
-            t.adjust(0, 0, -1);
-        }
+        release_counters(&self.stats, c);
         self.stats.conns.store(self.table.len() as u64, Relaxed);
     }
 
@@ -153,19 +144,10 @@ impl LbWorker {
     /// many connections were removed. Call it regularly from the worker loop.
     pub fn expire(&mut self, now: u64, budget: u32) -> u32 {
         let now = tick_of(now);
-        let stats = self.stats.clone();
-        let n = self.table.sweep(now, budget, |c| {
-            if let Some(t) = stats.dests.get(c.dest as usize) {
-                if c.flags & F_ACTIVE != 0 {
-                    t.adjust(-1, 0, -1);
-                } else {
-                    t.adjust(0, -1, -1);
-                }
-            }
-            if let Some(t) = stats.services.get(c.svc as usize) {
-                t.adjust(0, 0, -1);
-            }
-        });
+        let stats = &self.stats;
+        let n = self
+            .table
+            .sweep(now, budget, |c| release_counters(stats, c));
         bump(&self.stats.expired, n as u64);
         self.stats.conns.store(self.table.len() as u64, Relaxed);
         n
@@ -538,6 +520,21 @@ impl LbWorker {
                 expires_s: left.max(0) as u32 / 1000,
             }
         })
+    }
+}
+
+/// Give back a removed connection's active/inactive/live counts.
+#[inline]
+fn release_counters(stats: &WorkerStats, c: &Conn) {
+    if let Some(t) = stats.dests.get(c.dest as usize) {
+        if c.flags & F_ACTIVE != 0 {
+            t.adjust(-1, 0, -1);
+        } else {
+            t.adjust(0, -1, -1);
+        }
+    }
+    if let Some(t) = stats.services.get(c.svc as usize) {
+        t.adjust(0, 0, -1);
     }
 }
 

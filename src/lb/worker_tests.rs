@@ -511,3 +511,46 @@ fn burst_equals_single() {
     let (v, _) = e.send(&s, &tcp(PSH, 9), 0);
     assert_eq!(v, LbVerdict::Drop(LbDrop::NotTracked));
 }
+
+#[test]
+fn tun_icmp_error_forwarded_encapsulated() {
+    let mut e = env(16);
+    let s = e.snap(1, |b| {
+        b.service(svc(Proto::Tcp, 80), vec![dest(RIP, 0, Method::Tun, 1)]);
+        b.tunnel_src(Some(Ipv4Addr::new(10, 0, 0, 77)));
+    });
+    e.send(&s, &tcp(SYN, 1000), 0);
+    let sent = tcp_frame(VIP, 80, CLIENT, 1000, ACK, b"", 60, true);
+    let err = icmp_error([203, 0, 113, 5], VIP, 11, 0, [0; 4], &sent[14..42]);
+    let (v, out) = e.send(&s, &err, 0);
+    assert_eq!(v, LbVerdict::Tx { port: 1 });
+    assert_eq!(&out[0..6], &mac_of(RIP));
+    assert_eq!(out[23], 4, "IPIP");
+    assert_eq!(&out[26..30], &[10, 0, 0, 77], "configured tunnel source");
+    assert_eq!(&out[30..34], &RIP);
+    assert_eq!(&out[34..], &err[14..], "inner ICMP untouched");
+    verify(&out);
+}
+
+#[test]
+fn vlan_tagged_tun_keeps_tag() {
+    let mut e = env(16);
+    let s = e.snap(1, |b| {
+        b.service(svc(Proto::Tcp, 80), vec![dest(RIP, 0, Method::Tun, 1)]);
+    });
+    let plain = tcp(SYN, 7);
+    let mut tagged = plain[..12].to_vec();
+    tagged.extend_from_slice(&[0x81, 0x00, 0x00, 0x05]);
+    tagged.extend_from_slice(&plain[12..]);
+    let mut m = meta_of(&plain);
+    m.vlan = Some(5);
+    m.l3_off += 4;
+    m.l4_off += 4;
+    let mut b = VecBuf::new(&tagged);
+    let v = e.w.process(&s, &e.eg, &mut b, &m, 0);
+    assert_eq!(v, LbVerdict::Tx { port: 1 });
+    let out = b.to_vec();
+    assert_eq!(&out[12..18], &[0x81, 0x00, 0x00, 0x05, 0x08, 0x00]);
+    assert_eq!(out[18], 0x45);
+    assert_eq!(&out[38..], &plain[14..]);
+}
