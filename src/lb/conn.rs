@@ -42,8 +42,8 @@
 //! comparisons use wrapping differences, so timeouts must stay below 2^31 ms
 //! ([`crate::lb::state::MAX_TIMEOUT_S`]). Expiry is amortized:
 //! [`ConnTable::sweep`] examines `budget` records from a rotating cursor per
-//! call, and a lookup that finds an expired record reports it so the caller
-//! can expire it at once (counts stay exact however slow the sweep is).
+//! call, and the worker checks the expiry of every record a lookup finds and
+//! expires it at once (counts stay exact however slow the sweep is).
 
 use crate::net::meta::FlowKey;
 
