@@ -1,7 +1,29 @@
 //! Sans-IO load-balancing core: services, real servers, schedulers,
 //! connection tables, forwarding (DR, TUN, NAT).
+//!
+//! * [`spec`] — the operator's model (ipvsadm's services and real servers).
+//! * [`snapshot`] — the immutable, validated configuration workers read;
+//!   [`ids`] gives services and real servers stable slots across snapshots.
+//! * [`worker`] — the per-lcore driver ([`worker::LbWorker`]): lookup,
+//!   scheduling, state, forwarding, expiry; [`verdict`] its outputs.
+//! * [`conn`] — the preallocated per-lcore connection table.
+//! * [`state`] — IPVS TCP state tables and timeouts.
+//! * [`xmit`] — in-place DR / TUN / NAT rewriting and ICMP generation.
+//! * [`stats`] — per-lcore counters the control thread reads without locks.
+//! * [`sched`] — schedulers.
+//! * [`persist`] — persistence templates (`-p`, `-M`).
 
+pub mod conn;
+pub mod ids;
 pub mod persist;
 pub mod sched;
-
+pub mod snapshot;
 pub mod spec;
+pub mod state;
+pub mod stats;
+pub mod verdict;
+pub mod worker;
+pub mod xmit;
+
+#[cfg(test)]
+pub(crate) mod testutil;

@@ -1,0 +1,514 @@
+//! The per-lcore connection table: preallocated, never allocates after
+//! [`ConnTable::new`], one 32-byte [`Conn`] record per connection plus a
+//! bucketized open-addressing index.
+//!
+//! # Layout and memory per connection
+//! * Records: `capacity` × 32 bytes (`#[repr(C, align(32))]`, two per cache
+//!   line, never straddling one), plus a 4-byte free-list entry each.
+//! * Index: buckets of 8 slots, each bucket one 64-byte cache line holding 8
+//!   32-bit signatures and 8 32-bit record references (bit 31 = the NAT reply
+//!   direction). The index has `4 × capacity` slots rounded up to a power of
+//!   two, i.e. 32 bytes per connection when `capacity` is a power of two.
+//!
+//! So a tracked connection costs 32 (record) + 32 (index share) = 64 bytes,
+//! plus 4 bytes of free list (68 with it; counted exactly: 68 bytes/conn for
+//! a power-of-two capacity). A DR/TUN connection uses one index slot, a NAT
+//! connection two (request tuple client→VIP and reply tuple RIP→client); at
+//! most 50% of index slots are ever used.
+//!
+//! # Lookup
+//! Bucketized cuckoo hashing: a key has two candidate buckets derived from
+//! its 32-bit hash (stored as the slot's signature, so either bucket of a
+//! resident entry can be recomputed). Inserts go to the less loaded bucket,
+//! else one resident entry is displaced to its other bucket (one level,
+//! bounded work). A lookup reads at most two index lines plus the record.
+//! No tombstones: deletions just clear the slot because lookups always scan
+//! both buckets. [`ConnTable::touch`] is the burst "prefetch":
+//! `_mm_prefetch` still needs `unsafe` in Rust 1.95 (target-feature
+//! intrinsic), so instead we issue a plain load of the bucket for every key
+//! of the burst before any lookup, letting the CPU overlap the misses.
+//!
+//! # Full table
+//! When the record pool is exhausted or a key's two buckets are full, the
+//! insert evicts, among the records referenced from those buckets, an already
+//! expired one if any, else the embryonic TCP one (SYN_RECV / SYN_SENT /
+//! SYNACK) that expires first; otherwise the new flow is refused
+//! ([`InsertError::Full`]). ESTABLISHED and other non-embryonic connections
+//! are never evicted, so a SYN flood cannot push out real traffic. The
+//! caller counts evictions and refusals.
+//!
+//! # Clock and expiry
+//! Times are a wrapping `u32` millisecond tick (`now_ns / 1_000_000`);
+//! comparisons use wrapping differences, so timeouts must stay below 2^31 ms
+//! ([`crate::lb::state::MAX_TIMEOUT_S`]). Expiry is amortized:
+//! [`ConnTable::sweep`] examines `budget` records from a rotating cursor per
+//! call, and the worker checks the expiry of every record a lookup finds and
+//! expires it at once (counts stay exact however slow the sweep is).
+
+use crate::net::meta::FlowKey;
+
+/// One tracked connection (32 bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C, align(32))]
+pub struct Conn {
+    /// Client address.
+    pub caddr: u32,
+    /// Virtual address.
+    pub vaddr: u32,
+    /// Real server address.
+    pub daddr: u32,
+    /// Real server slot ([`crate::lb::ids::SlotId::slot`]).
+    pub dest: u32,
+    /// Expiry time (ms tick).
+    pub expires: u32,
+    /// Client port.
+    pub cport: u16,
+    /// Virtual port.
+    pub vport: u16,
+    /// Real server port.
+    pub dport: u16,
+    /// Service slot.
+    pub svc: u16,
+    /// IP protocol.
+    pub proto: u8,
+    /// [`crate::lb::state::TcpState`] as u8 (NONE for UDP).
+    pub state: u8,
+    /// `F_*` flags.
+    pub flags: u8,
+    /// Forwarding method: 0 DR, 1 TUN, 2 NAT.
+    pub method: u8,
+}
+
+/// Record in use.
+pub const F_USED: u8 = 1;
+/// No reply seen yet (IPVS `IP_VS_CONN_F_NOOUTPUT`): judge input with the
+/// input-only table.
+pub const F_NOOUTPUT: u8 = 2;
+/// Counted as active (ESTABLISHED) in the real server's counters.
+pub const F_ACTIVE: u8 = 4;
+
+impl Conn {
+    /// The client → VIP tuple.
+    #[inline]
+    pub fn in_key(&self) -> FlowKey {
+        FlowKey {
+            src: self.caddr,
+            dst: self.vaddr,
+            sport: self.cport,
+            dport: self.vport,
+            proto: self.proto,
+        }
+    }
+    /// The RS → client tuple (NAT replies).
+    #[inline]
+    pub fn out_key(&self) -> FlowKey {
+        FlowKey {
+            src: self.daddr,
+            dst: self.caddr,
+            sport: self.dport,
+            dport: self.cport,
+            proto: self.proto,
+        }
+    }
+    /// Whether this is a NAT connection (indexed by both tuples).
+    #[inline]
+    pub fn is_nat(&self) -> bool {
+        self.method == 2
+    }
+}
+
+/// True when `t` is at or after `deadline` (wrapping ms ticks).
+#[inline]
+pub fn tick_reached(t: u32, deadline: u32) -> bool {
+    (t.wrapping_sub(deadline) as i32) >= 0
+}
+
+/// Nanoseconds to the table's millisecond tick.
+#[inline]
+pub fn tick_of(now_ns: u64) -> u32 {
+    (now_ns / 1_000_000) as u32
+}
+
+const SLOTS: usize = 8;
+const EMPTY: u32 = u32::MAX;
+const REPLY: u32 = 1 << 31;
+
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Bucket {
+    sig: [u32; SLOTS],
+    idx: [u32; SLOTS],
+}
+
+const EMPTY_BUCKET: Bucket = Bucket {
+    sig: [0; SLOTS],
+    idx: [EMPTY; SLOTS],
+};
+
+/// A lookup hit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hit {
+    /// Record index.
+    pub idx: u32,
+    /// Matched by the reply (RS → client) tuple.
+    pub reply: bool,
+}
+
+/// Why an insert failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InsertError {
+    /// No free record or index slot and nothing evictable.
+    Full,
+}
+
+/// Outcome of an insert.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Inserted {
+    /// The new record's index, or why there is none.
+    pub result: Result<u32, InsertError>,
+    /// A connection evicted to make room (its counters must be released),
+    /// possibly even when `result` is an error.
+    pub evicted: Option<Conn>,
+}
+
+/// The per-lcore connection table (see the module docs).
+pub struct ConnTable {
+    recs: Vec<Conn>,
+    free: Vec<u32>,
+    buckets: Vec<Bucket>,
+    mask: u32,
+    seed: u32,
+    cursor: u32,
+    len: u32,
+}
+
+impl ConnTable {
+    /// A table for `capacity` connections (1 ..= 2^30), hashing with `seed`.
+    /// All memory is allocated here.
+    pub fn new(capacity: u32, seed: u32) -> ConnTable {
+        let cap = capacity.clamp(1, 1 << 30);
+        let nbuckets = ((cap as usize * 4).div_ceil(SLOTS))
+            .next_power_of_two()
+            .max(2);
+        ConnTable {
+            recs: vec![Conn::default(); cap as usize],
+            free: (0..cap).rev().collect(),
+            buckets: vec![EMPTY_BUCKET; nbuckets],
+            mask: (nbuckets - 1) as u32,
+            seed,
+            cursor: 0,
+            len: 0,
+        }
+    }
+
+    /// Connections in the table.
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Maximum connections.
+    pub fn capacity(&self) -> u32 {
+        self.recs.len() as u32
+    }
+
+    /// Bytes allocated for records, free list and index.
+    pub fn memory_bytes(&self) -> usize {
+        self.recs.len() * std::mem::size_of::<Conn>()
+            + self.free.capacity() * 4
+            + self.buckets.len() * std::mem::size_of::<Bucket>()
+    }
+
+    /// The hash of `key` for this table.
+    #[inline]
+    pub fn hash(&self, key: &FlowKey) -> u32 {
+        key.hash(self.seed)
+    }
+
+    /// Load both buckets of `hash` (a software prefetch, see module docs).
+    #[inline]
+    pub fn touch(&self, hash: u32) {
+        for b in self.pair(hash) {
+            if let Some(k) = self.buckets.get(b as usize) {
+                std::hint::black_box(k.sig[0]);
+            }
+        }
+    }
+
+    /// Look up `key` whose [`Self::hash`] is `hash`.
+    #[inline]
+    pub fn lookup_hashed(&self, key: &FlowKey, hash: u32) -> Option<Hit> {
+        for b in self.pair(hash) {
+            let bucket = self.buckets.get(b as usize)?;
+            for i in 0..SLOTS {
+                let r = bucket.idx[i];
+                if r == EMPTY || bucket.sig[i] != hash {
+                    continue;
+                }
+                let reply = r & REPLY != 0;
+                let idx = r & !REPLY;
+                if let Some(c) = self.recs.get(idx as usize) {
+                    let k = if reply { c.out_key() } else { c.in_key() };
+                    if k == *key {
+                        return Some(Hit { idx, reply });
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Look up `key`.
+    #[inline]
+    pub fn lookup(&self, key: &FlowKey) -> Option<Hit> {
+        self.lookup_hashed(key, self.hash(key))
+    }
+
+    /// The record at `idx`.
+    #[inline]
+    pub fn get(&self, idx: u32) -> Option<&Conn> {
+        self.recs
+            .get(idx as usize)
+            .filter(|c| c.flags & F_USED != 0)
+    }
+
+    /// The record at `idx`, mutable. Do not change its tuples.
+    #[inline]
+    pub fn get_mut(&mut self, idx: u32) -> Option<&mut Conn> {
+        self.recs
+            .get_mut(idx as usize)
+            .filter(|c| c.flags & F_USED != 0)
+    }
+
+    /// The two candidate buckets of a hash (distinct).
+    #[inline]
+    fn pair(&self, hash: u32) -> [u32; 2] {
+        let b1 = hash & self.mask;
+        let x = hash.rotate_left(13).wrapping_mul(0x9e37_79b1);
+        let mut b2 = (x ^ (x >> 15)) & self.mask;
+        if b2 == b1 {
+            b2 = b1 ^ 1;
+        }
+        [b1, b2]
+    }
+
+    fn free_in(&self, b: u32) -> Option<usize> {
+        self.buckets
+            .get(b as usize)?
+            .idx
+            .iter()
+            .position(|r| *r == EMPTY)
+    }
+
+    fn used_in(&self, b: u32) -> usize {
+        self.buckets
+            .get(b as usize)
+            .map_or(SLOTS, |k| k.idx.iter().filter(|r| **r != EMPTY).count())
+    }
+
+    /// A free slot for `hash`: in the less loaded of its two buckets, else
+    /// after moving one resident entry of either bucket to its own other
+    /// bucket (one level of cuckoo displacement; bounded work).
+    fn free_slot(&mut self, hash: u32) -> Option<(u32, usize)> {
+        let [b1, b2] = self.pair(hash);
+        let (first, second) = if self.used_in(b2) < self.used_in(b1) {
+            (b2, b1)
+        } else {
+            (b1, b2)
+        };
+        for b in [first, second] {
+            if let Some(i) = self.free_in(b) {
+                return Some((b, i));
+            }
+        }
+        for b in [b1, b2] {
+            for i in 0..SLOTS {
+                let (sig, r) = match self.buckets.get(b as usize) {
+                    Some(k) => (k.sig[i], k.idx[i]),
+                    None => return None,
+                };
+                let [o1, o2] = self.pair(sig);
+                let other = if o1 == b { o2 } else { o1 };
+                if let Some(j) = self.free_in(other) {
+                    let ob = &mut self.buckets[other as usize];
+                    ob.sig[j] = sig;
+                    ob.idx[j] = r;
+                    self.buckets[b as usize].idx[i] = EMPTY;
+                    return Some((b, i));
+                }
+            }
+        }
+        None
+    }
+
+    fn victim(&self, hashes: &[u32], now: u32) -> Option<u32> {
+        let mut best: Option<(u32, u32, bool)> = None; // (idx, expires, expired)
+        for &h in hashes {
+            for b in self.pair(h) {
+                let Some(bucket) = self.buckets.get(b as usize) else {
+                    continue;
+                };
+                for &r in &bucket.idx {
+                    if r == EMPTY {
+                        continue;
+                    }
+                    let idx = r & !REPLY;
+                    let Some(c) = self.recs.get(idx as usize) else {
+                        continue;
+                    };
+                    let expired = tick_reached(now, c.expires);
+                    let embryonic = c.proto == crate::net::meta::PROTO_TCP
+                        && crate::lb::state::TcpState::from_u8(c.state).is_embryonic();
+                    if !expired && !embryonic {
+                        continue;
+                    }
+                    let better = match best {
+                        None => true,
+                        Some((_, e, x)) => {
+                            (expired && !x)
+                                || (expired == x && (c.expires.wrapping_sub(e) as i32) < 0)
+                        }
+                    };
+                    if better {
+                        best = Some((idx, c.expires, expired));
+                    }
+                }
+            }
+        }
+        best.map(|b| b.0)
+    }
+
+    /// Insert `conn` (its `flags` get [`F_USED`]). NAT connections are also
+    /// indexed by their reply tuple. `now` is the ms tick (for eviction).
+    /// At most one connection is evicted; it is reported even when the
+    /// insert still fails, so the caller can release its counters.
+    pub fn insert(&mut self, mut conn: Conn, now: u32) -> Inserted {
+        conn.flags |= F_USED;
+        let mut evicted = None;
+        let result = self.insert_inner(conn, now, &mut evicted);
+        Inserted { result, evicted }
+    }
+
+    fn insert_inner(
+        &mut self,
+        conn: Conn,
+        now: u32,
+        evicted: &mut Option<Conn>,
+    ) -> Result<u32, InsertError> {
+        let h_in = self.hash(&conn.in_key());
+        let h_out = if conn.is_nat() {
+            Some(self.hash(&conn.out_key()))
+        } else {
+            None
+        };
+        if self.free.is_empty() {
+            let hs = [h_in, h_out.unwrap_or(h_in)];
+            let v = self.victim(&hs, now).ok_or(InsertError::Full)?;
+            *evicted = self.remove(v);
+        }
+        let idx = self.free.pop().ok_or(InsertError::Full)?;
+        let slot_in = match self.free_slot(h_in) {
+            Some(s) => Ok(s),
+            None => self.evict_for(h_in, now, evicted),
+        };
+        let Ok((b1, i1)) = slot_in else {
+            self.free.push(idx);
+            return Err(InsertError::Full);
+        };
+        self.buckets[b1 as usize].sig[i1] = h_in;
+        self.buckets[b1 as usize].idx[i1] = idx;
+        if let Some(h) = h_out {
+            let slot_out = match self.free_slot(h) {
+                Some(s) => Ok(s),
+                None => self.evict_for(h, now, evicted),
+            };
+            let Ok((b2, i2)) = slot_out else {
+                self.unlink(h_in, idx);
+                self.free.push(idx);
+                return Err(InsertError::Full);
+            };
+            self.buckets[b2 as usize].sig[i2] = h;
+            self.buckets[b2 as usize].idx[i2] = idx | REPLY;
+        }
+        self.recs[idx as usize] = conn;
+        self.len += 1;
+        Ok(idx)
+    }
+
+    /// Both buckets of `hash` full even after displacement: evict an
+    /// evictable entry from them (at most one eviction per insert).
+    fn evict_for(
+        &mut self,
+        hash: u32,
+        now: u32,
+        evicted: &mut Option<Conn>,
+    ) -> Result<(u32, usize), InsertError> {
+        if evicted.is_some() {
+            return Err(InsertError::Full);
+        }
+        let v = self.victim(&[hash], now).ok_or(InsertError::Full)?;
+        *evicted = self.remove(v);
+        self.free_slot(hash).ok_or(InsertError::Full)
+    }
+
+    fn unlink(&mut self, hash: u32, r: u32) {
+        for b in self.pair(hash) {
+            if let Some(bucket) = self.buckets.get_mut(b as usize) {
+                for i in 0..SLOTS {
+                    if bucket.idx[i] == r {
+                        bucket.idx[i] = EMPTY;
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Remove the record at `idx`, returning it (None if not in use).
+    pub fn remove(&mut self, idx: u32) -> Option<Conn> {
+        let c = *self.get(idx)?;
+        let h = self.hash(&c.in_key());
+        self.unlink(h, idx);
+        if c.is_nat() {
+            let h = self.hash(&c.out_key());
+            self.unlink(h, idx | REPLY);
+        }
+        self.recs[idx as usize].flags = 0;
+        self.free.push(idx);
+        self.len -= 1;
+        Some(c)
+    }
+
+    /// Examine up to `budget` records from the rotating cursor and remove
+    /// those expired at `now` (ms tick), calling `f` with each. Returns the
+    /// number removed.
+    pub fn sweep(&mut self, now: u32, budget: u32, mut f: impl FnMut(&Conn)) -> u32 {
+        let n = self.recs.len() as u32;
+        let mut removed = 0;
+        for _ in 0..budget.min(n) {
+            let idx = self.cursor;
+            self.cursor = if idx + 1 >= n { 0 } else { idx + 1 };
+            let expired = self.get(idx).is_some_and(|c| tick_reached(now, c.expires));
+            if expired {
+                if let Some(c) = self.remove(idx) {
+                    f(&c);
+                    removed += 1;
+                }
+            }
+        }
+        removed
+    }
+
+    /// Every connection in use (for listings; not for the fast path).
+    pub fn iter(&self) -> impl Iterator<Item = &Conn> + '_ {
+        self.recs.iter().filter(|c| c.flags & F_USED != 0)
+    }
+}
+
+#[cfg(test)]
+#[path = "conn_tests.rs"]
+mod tests;

@@ -1,0 +1,185 @@
+use super::*;
+use crate::lb::state::TcpState;
+use crate::net::meta::{PROTO_TCP, PROTO_UDP};
+
+fn conn(i: u32, method: u8, state: TcpState, expires: u32) -> Conn {
+    Conn {
+        caddr: 0xc633_6400u32.wrapping_add(i),
+        vaddr: 0xc000_020a,
+        daddr: 0x0a00_0015,
+        dest: 0,
+        expires,
+        cport: 10000 + (i % 50000) as u16,
+        vport: 80,
+        dport: 8080,
+        svc: 0,
+        proto: PROTO_TCP,
+        state: state as u8,
+        flags: 0,
+        method,
+    }
+}
+
+#[test]
+fn layout() {
+    assert_eq!(std::mem::size_of::<Conn>(), 32);
+    assert_eq!(std::mem::align_of::<Conn>(), 32);
+    assert_eq!(std::mem::size_of::<Bucket>(), 64);
+    let t = ConnTable::new(1 << 12, 1);
+    // 32 B record + 32 B index + 4 B free list per connection
+    assert_eq!(t.memory_bytes(), (1 << 12) * 68);
+}
+
+#[test]
+fn insert_lookup_remove_nat_both_keys() {
+    let mut t = ConnTable::new(64, 7);
+    let c = conn(1, 2, TcpState::SynRecv, 1000);
+    let ins = t.insert(c, 0);
+    assert_eq!(ins.evicted, None);
+    let idx = ins.result.unwrap();
+    assert_eq!(t.lookup(&c.in_key()), Some(Hit { idx, reply: false }));
+    assert_eq!(t.lookup(&c.out_key()), Some(Hit { idx, reply: true }));
+    let d = conn(2, 0, TcpState::SynRecv, 1000);
+    let di = t.insert(d, 0).result.unwrap();
+    assert_eq!(t.lookup(&d.out_key()), None, "DR has no reply key");
+    assert_eq!(t.len(), 2);
+    assert_eq!(t.remove(idx).map(|x| x.caddr), Some(c.caddr));
+    assert_eq!(t.lookup(&c.in_key()), None);
+    assert_eq!(t.lookup(&c.out_key()), None);
+    assert!(t.lookup(&d.in_key()).is_some_and(|h| h.idx == di));
+    assert_eq!(t.remove(idx), None);
+    assert_eq!(t.len(), 1);
+}
+
+#[test]
+fn full_table_evicts_only_embryonic() {
+    let mut t = ConnTable::new(8, 3);
+    for i in 0..8 {
+        t.insert(conn(i, 0, TcpState::Established, 100_000), 0)
+            .result
+            .unwrap();
+    }
+    // a flood of new flows cannot push established ones out
+    for i in 100..200 {
+        assert_eq!(
+            t.insert(conn(i, 0, TcpState::None, 2000), 10),
+            Inserted {
+                result: Err(InsertError::Full),
+                evicted: None
+            }
+        );
+    }
+    assert_eq!(t.len(), 8);
+    for i in 0..8 {
+        assert!(t.lookup(&conn(i, 0, TcpState::None, 0).in_key()).is_some());
+    }
+    // with embryonic entries present, the new flow replaces one of them
+    let mut t = ConnTable::new(1, 3);
+    t.insert(conn(1, 0, TcpState::SynRecv, 60_000), 0)
+        .result
+        .unwrap();
+    let ins = t.insert(conn(2, 0, TcpState::None, 2000), 10);
+    assert!(ins.result.is_ok());
+    assert_eq!(
+        ins.evicted.map(|c| c.caddr),
+        Some(conn(1, 0, TcpState::None, 0).caddr)
+    );
+    assert_eq!(t.len(), 1);
+    // an expired entry of any state is evicted first
+    let mut t = ConnTable::new(1, 3);
+    t.insert(conn(1, 0, TcpState::Established, 5), 0)
+        .result
+        .unwrap();
+    assert!(t
+        .insert(conn(2, 0, TcpState::None, 2000), 10)
+        .result
+        .is_ok());
+}
+
+#[test]
+fn udp_is_never_embryonic() {
+    let mut t = ConnTable::new(1, 3);
+    let mut u = conn(1, 0, TcpState::None, 300_000);
+    u.proto = PROTO_UDP;
+    t.insert(u, 0).result.unwrap();
+    assert_eq!(
+        t.insert(conn(2, 0, TcpState::None, 2000), 10).result,
+        Err(InsertError::Full)
+    );
+}
+
+#[test]
+fn sweep_is_incremental_and_wraps_time() {
+    let mut t = ConnTable::new(16, 9);
+    let base = u32::MAX - 500; // the ms tick wraps during the test
+    for i in 0..10 {
+        t.insert(conn(i, 2, TcpState::Close, base.wrapping_add(1000)), base)
+            .result
+            .unwrap();
+    }
+    let mut seen = 0;
+    assert_eq!(t.sweep(base.wrapping_add(999), 16, |_| seen += 1), 0);
+    let now = base.wrapping_add(1000);
+    assert_eq!(t.sweep(now, 4, |_| seen += 1), 4, "budget bounds the work");
+    assert_eq!(t.sweep(now, 4, |_| seen += 1), 4);
+    assert_eq!(t.sweep(now, 100, |_| seen += 1), 2);
+    assert_eq!(seen, 10);
+    assert!(t.is_empty());
+    assert_eq!(t.lookup(&conn(3, 0, TcpState::None, 0).out_key()), None);
+}
+
+#[test]
+fn many_conns_fit() {
+    let n = 1 << 14;
+    let mut t = ConnTable::new(n, 11);
+    for i in 0..n {
+        let mut c = conn(i, 2, TcpState::Established, 1000);
+        c.cport = (i & 0xffff) as u16;
+        c.caddr = 0x0b00_0000 + (i >> 4);
+        t.insert(c, 0).result.unwrap();
+    }
+    assert_eq!(t.len(), n);
+    assert_eq!(
+        t.insert(conn(1 << 30, 2, TcpState::Established, 1000), 0)
+            .result,
+        Err(InsertError::Full)
+    );
+}
+
+proptest::proptest! {
+    /// The table agrees with a model map under random inserts/removes.
+    #[test]
+    fn matches_model(ops in proptest::collection::vec((0u32..40, proptest::prelude::any::<bool>(), 0u8..3), 1..300)) {
+        let mut t = ConnTable::new(32, 5);
+        let mut model: std::collections::HashMap<u32, (u32, u8)> = Default::default();
+        for (id, ins, method) in ops {
+            let c = conn(id, method, TcpState::Established, 1000);
+            if ins {
+                if model.contains_key(&id) { continue; }
+                let r = t.insert(c, 0);
+                proptest::prop_assert_eq!(r.evicted, None);
+                match r.result {
+                    Ok(idx) => { model.insert(id, (idx, method)); }
+                    Err(_) => proptest::prop_assert_eq!(model.len(), 32),
+                }
+            } else if let Some((idx, _)) = model.remove(&id) {
+                proptest::prop_assert!(t.remove(idx).is_some());
+            }
+            proptest::prop_assert_eq!(t.len() as usize, model.len());
+        }
+        for id in 0..40 {
+            let c = conn(id, 2, TcpState::Established, 0);
+            match model.get(&id) {
+                Some((idx, m)) => {
+                    proptest::prop_assert_eq!(t.lookup(&c.in_key()), Some(Hit { idx: *idx, reply: false }));
+                    let want = if *m == 2 { Some(Hit { idx: *idx, reply: true }) } else { None };
+                    proptest::prop_assert_eq!(t.lookup(&c.out_key()), want);
+                }
+                None => {
+                    proptest::prop_assert_eq!(t.lookup(&c.in_key()), None);
+                    proptest::prop_assert_eq!(t.lookup(&c.out_key()), None);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,422 @@
+//! The immutable configuration a worker forwards with.
+//!
+//! The control thread builds a [`Snapshot`] from [`ServiceSpec`]s and
+//! [`DestSpec`]s with a [`SnapshotBuilder`] (validating everything), and the
+//! integrator publishes it through `arc-swap`; workers load it once per
+//! burst. Services and real servers carry stable [`SlotId`]s assigned by the
+//! long-lived [`LbIds`] (see [`crate::lb::ids`] for the reuse rule), so
+//! connections and counters survive edits.
+//!
+//! Lookups on the fast path ([`Snapshot::service`], [`Snapshot::is_vip`],
+//! [`Snapshot::dest_by_slot`]) never allocate: services sit in a small
+//! open-addressing table, VIPs in a sorted array, real servers in a
+//! slot-indexed array.
+
+use crate::lb::ids::{SlotAllocator, SlotId};
+use crate::lb::sched::Prepared;
+use crate::lb::spec::{DestKey, DestSpec, Method, ServiceKey, ServiceSpec, Timeouts};
+use crate::lb::state::TimeoutTable;
+use std::collections::HashSet;
+use std::net::Ipv4Addr;
+
+/// A real server as a worker sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dest {
+    /// Stable identity (index into per-lcore counters).
+    pub id: SlotId,
+    /// As configured.
+    pub key: DestKey,
+    /// Real server address, host order.
+    pub addr: u32,
+    /// Effective port: the configured one for NAT (0 = the service's);
+    /// always the service port for DR and TUN (IPVS ignores it there).
+    /// 0 only for a port-0 service: the connection then keeps the client's
+    /// destination port.
+    pub port: u16,
+    /// Forwarding method.
+    pub method: Method,
+    /// Weight (0 = quiesced).
+    pub weight: u32,
+    /// Upper threshold as applied by one worker (0 = none).
+    pub upper: u32,
+    /// Lower threshold as applied by one worker (0 = none).
+    pub lower: u32,
+}
+
+/// A virtual service and its real servers.
+#[derive(Clone, Debug)]
+pub struct Service {
+    /// Stable identity (index into per-lcore counters).
+    pub id: SlotId,
+    /// As configured.
+    pub spec: ServiceSpec,
+    /// Real servers, in the order given to [`Prepared::build`].
+    pub dests: Vec<Dest>,
+    /// Scheduler data for these servers.
+    pub prepared: Prepared,
+}
+
+/// The two slot allocators the control thread keeps for the daemon's life.
+#[derive(Clone, Debug)]
+pub struct LbIds {
+    /// Service slots (size of per-lcore service counter arrays).
+    pub services: SlotAllocator<ServiceKey>,
+    /// Real server slots (size of per-lcore real-server counter arrays).
+    pub dests: SlotAllocator<(ServiceKey, DestKey)>,
+}
+
+impl LbIds {
+    /// Allocators for at most `max_services` services (<= 65536) and
+    /// `max_dests` real servers in total.
+    pub fn new(max_services: u32, max_dests: u32) -> LbIds {
+        LbIds {
+            services: SlotAllocator::new(max_services.min(1 << 16)),
+            dests: SlotAllocator::new(max_dests),
+        }
+    }
+}
+
+/// Why a configuration was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    /// The same (proto, VIP, port) twice.
+    #[error("duplicate service {0:?}")]
+    DuplicateService(ServiceKey),
+    /// The same real server twice in one service.
+    #[error("duplicate real server {1:?} in service {0:?}")]
+    DuplicateDest(ServiceKey, DestKey),
+    /// Weight above 65535.
+    #[error("weight {2} of {1:?} in {0:?} exceeds 65535")]
+    WeightTooLarge(ServiceKey, DestKey, u32),
+    /// Lower threshold above the upper one (IPVS: -ERANGE).
+    #[error("lower threshold {3} above upper threshold {2} for {1:?} in {0:?}")]
+    ThresholdOrder(ServiceKey, DestKey, u32, u32),
+    /// A DR real server not on a connected network.
+    #[error("DR real server {1:?} in {0:?} is not on a connected network")]
+    NotOnLink(ServiceKey, DestKey),
+    /// Port 0 on a service that is not persistent.
+    #[error("service {0:?}: port 0 requires persistence")]
+    PortZero(ServiceKey),
+    /// VIP or RIP 0.0.0.0 / broadcast / multicast.
+    #[error("invalid address {0} ({1})")]
+    BadAddress(Ipv4Addr, &'static str),
+    /// More services than the workers' counter arrays hold.
+    #[error("too many services (max {0})")]
+    TooManyServices(u32),
+    /// More real servers than the workers' counter arrays hold.
+    #[error("too many real servers (max {0})")]
+    TooManyDests(u32),
+}
+
+/// Builds and validates a [`Snapshot`].
+pub struct SnapshotBuilder<'a> {
+    services: Vec<(ServiceSpec, Vec<DestSpec>)>,
+    timeouts: Timeouts,
+    tunnel_src: Option<Ipv4Addr>,
+    expire_nodest_conn: bool,
+    threshold_divisor: u32,
+    on_link: Option<&'a dyn Fn(u32) -> bool>,
+}
+
+impl Default for SnapshotBuilder<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'a> SnapshotBuilder<'a> {
+    /// An empty configuration with default timeouts.
+    pub fn new() -> Self {
+        SnapshotBuilder {
+            services: Vec::new(),
+            timeouts: Timeouts::default(),
+            tunnel_src: None,
+            expire_nodest_conn: false,
+            threshold_divisor: 1,
+            on_link: None,
+        }
+    }
+
+    /// Add a service with its real servers.
+    pub fn service(&mut self, spec: ServiceSpec, dests: Vec<DestSpec>) -> &mut Self {
+        self.services.push((spec, dests));
+        self
+    }
+
+    /// `ipvsadm --set tcp tcpfin udp`.
+    pub fn timeouts(&mut self, t: Timeouts) -> &mut Self {
+        self.timeouts = t;
+        self
+    }
+
+    /// Outer source address for TUN (default: the egress port's address).
+    pub fn tunnel_src(&mut self, a: Option<Ipv4Addr>) -> &mut Self {
+        self.tunnel_src = a;
+        self
+    }
+
+    /// IPVS `expire_nodest_conn` sysctl: when a real server is removed,
+    /// true drops its connections' packets and expires the connection at
+    /// its next packet; false (default) keeps forwarding them to it.
+    pub fn expire_nodest_conn(&mut self, on: bool) -> &mut Self {
+        self.expire_nodest_conn = on;
+        self
+    }
+
+    /// Connection thresholds are enforced per worker on its own counts;
+    /// with `n` workers each applies `ceil(threshold / n)`. Default 1.
+    pub fn threshold_divisor(&mut self, n: u32) -> &mut Self {
+        self.threshold_divisor = n.max(1);
+        self
+    }
+
+    /// The DR on-link check (the integrator passes
+    /// `&|a| egress.on_link(a).is_some()`); without it DR servers are not
+    /// checked.
+    pub fn on_link(&mut self, f: &'a dyn Fn(u32) -> bool) -> &mut Self {
+        self.on_link = Some(f);
+        self
+    }
+
+    fn validate(&self, ids: &LbIds) -> Result<(), BuildError> {
+        let mut seen = HashSet::new();
+        let mut all_dests = Vec::new();
+        for (spec, dests) in &self.services {
+            let k = spec.key;
+            if !seen.insert(k) {
+                return Err(BuildError::DuplicateService(k));
+            }
+            check_addr(k.vip)?;
+            if k.port == 0 && spec.persistent.is_none() {
+                return Err(BuildError::PortZero(k));
+            }
+            let mut ds = HashSet::new();
+            for d in dests {
+                if !ds.insert(d.key) {
+                    return Err(BuildError::DuplicateDest(k, d.key));
+                }
+                check_addr(d.key.addr)?;
+                if d.weight > 65535 {
+                    return Err(BuildError::WeightTooLarge(k, d.key, d.weight));
+                }
+                if d.lower > d.upper {
+                    return Err(BuildError::ThresholdOrder(k, d.key, d.upper, d.lower));
+                }
+                if d.method == Method::Dr {
+                    if let Some(f) = self.on_link {
+                        if !f(u32::from(d.key.addr)) {
+                            return Err(BuildError::NotOnLink(k, d.key));
+                        }
+                    }
+                }
+                all_dests.push((k, d.key));
+            }
+        }
+        if ids.services.missing(seen.iter()) > ids.services.available() {
+            return Err(BuildError::TooManyServices(ids.services.capacity()));
+        }
+        if ids.dests.missing(all_dests.iter()) > ids.dests.available() {
+            return Err(BuildError::TooManyDests(ids.dests.capacity()));
+        }
+        Ok(())
+    }
+
+    /// Validate, assign slots, retire the slots of removed services and
+    /// real servers at `epoch`, and build. On error nothing changes in `ids`.
+    pub fn build(&self, ids: &mut LbIds, epoch: u64) -> Result<Snapshot, BuildError> {
+        self.validate(ids)?;
+        let div = self.threshold_divisor;
+        let per_worker = |t: u32| if t == 0 { 0 } else { t.div_ceil(div) };
+        let mut services = Vec::with_capacity(self.services.len());
+        let mut dest_by_slot = vec![(u32::MAX, u32::MAX); ids.dests.capacity() as usize];
+        for (si, (spec, dspecs)) in self.services.iter().enumerate() {
+            let k = spec.key;
+            let id = ids
+                .services
+                .assign(&k)
+                .ok_or(BuildError::TooManyServices(ids.services.capacity()))?;
+            let mut dests = Vec::with_capacity(dspecs.len());
+            for (di, d) in dspecs.iter().enumerate() {
+                let did = ids
+                    .dests
+                    .assign(&(k, d.key))
+                    .ok_or(BuildError::TooManyDests(ids.dests.capacity()))?;
+                let port = match d.method {
+                    Method::Nat if d.key.port != 0 => d.key.port,
+                    _ => k.port,
+                };
+                if let Some(e) = dest_by_slot.get_mut(did.slot as usize) {
+                    *e = (si as u32, di as u32);
+                }
+                dests.push(Dest {
+                    id: did,
+                    key: d.key,
+                    addr: u32::from(d.key.addr),
+                    port,
+                    method: d.method,
+                    weight: d.weight,
+                    upper: per_worker(d.upper),
+                    lower: per_worker(d.lower),
+                });
+            }
+            let weights: Vec<u32> = dests.iter().map(|d| d.weight).collect();
+            services.push(Service {
+                id,
+                spec: spec.clone(),
+                prepared: Prepared::build(spec.sched, spec.flags, &weights),
+                dests,
+            });
+        }
+        let svc_keys: HashSet<ServiceKey> = services.iter().map(|s| s.spec.key).collect();
+        let dest_keys: HashSet<(ServiceKey, DestKey)> = services
+            .iter()
+            .flat_map(|s| s.dests.iter().map(move |d| (s.spec.key, d.key)))
+            .collect();
+        ids.services.retire_except(epoch, |k| svc_keys.contains(k));
+        ids.dests.retire_except(epoch, |k| dest_keys.contains(k));
+
+        let tsize = (services.len() * 2).next_power_of_two().max(8);
+        let mut svc_index = vec![u32::MAX; tsize];
+        for (i, s) in services.iter().enumerate() {
+            let k = &s.spec.key;
+            let mut h = svc_hash(k.proto.number(), u32::from(k.vip), k.port) as usize;
+            loop {
+                let slot = &mut svc_index[h & (tsize - 1)];
+                if *slot == u32::MAX {
+                    *slot = i as u32;
+                    break;
+                }
+                h = h.wrapping_add(1);
+            }
+        }
+        let any_port_zero = services.iter().any(|s| s.spec.key.port == 0);
+        let mut vips: Vec<u32> = services.iter().map(|s| u32::from(s.spec.key.vip)).collect();
+        vips.sort_unstable();
+        vips.dedup();
+        Ok(Snapshot {
+            epoch,
+            services,
+            svc_index,
+            vips,
+            dest_by_slot,
+            svc_slots: ids.services.capacity(),
+            any_port_zero,
+            timeouts: TimeoutTable::new(&self.timeouts),
+            raw_timeouts: self.timeouts,
+            tunnel_src: self.tunnel_src.map(u32::from),
+            expire_nodest_conn: self.expire_nodest_conn,
+        })
+    }
+}
+
+fn check_addr(a: Ipv4Addr) -> Result<(), BuildError> {
+    if a.is_unspecified() {
+        return Err(BuildError::BadAddress(a, "unspecified"));
+    }
+    if a.is_broadcast() {
+        return Err(BuildError::BadAddress(a, "broadcast"));
+    }
+    if a.is_multicast() {
+        return Err(BuildError::BadAddress(a, "multicast"));
+    }
+    Ok(())
+}
+
+#[inline]
+fn svc_hash(proto: u8, vip: u32, port: u16) -> u32 {
+    let x = ((vip as u64) << 24) ^ ((port as u64) << 8) ^ proto as u64;
+    let h = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (h >> 32) as u32
+}
+
+/// Immutable forwarding configuration (see the module docs).
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// Monotonic version given by the control thread.
+    pub epoch: u64,
+    services: Vec<Service>,
+    svc_index: Vec<u32>,
+    vips: Vec<u32>,
+    dest_by_slot: Vec<(u32, u32)>,
+    svc_slots: u32,
+    any_port_zero: bool,
+    /// Connection timeouts.
+    pub timeouts: TimeoutTable,
+    /// The configured timeouts as given (`ipvsadm -L --timeout`).
+    pub raw_timeouts: Timeouts,
+    /// TUN outer source (host order); None = the egress port's address.
+    pub tunnel_src: Option<u32>,
+    /// IPVS `expire_nodest_conn`.
+    pub expire_nodest_conn: bool,
+}
+
+impl Snapshot {
+    /// An empty snapshot (no services) for `ids`' capacities.
+    pub fn empty(ids: &LbIds) -> Snapshot {
+        SnapshotBuilder::new()
+            .build(&mut ids.clone(), 0)
+            .unwrap_or_else(|_| unreachable!("an empty configuration always builds"))
+    }
+
+    /// All services, in configuration order.
+    pub fn services(&self) -> &[Service] {
+        &self.services
+    }
+
+    /// The service for (IP protocol number, VIP, port), with its index;
+    /// falls back to the VIP's port-0 ("all ports", persistent) service as
+    /// IPVS does.
+    #[inline]
+    pub fn service(&self, proto: u8, vip: u32, port: u16) -> Option<(usize, &Service)> {
+        match self.service_exact(proto, vip, port) {
+            Some(s) => Some(s),
+            None if self.any_port_zero && port != 0 => self.service_exact(proto, vip, 0),
+            None => None,
+        }
+    }
+
+    #[inline]
+    fn service_exact(&self, proto: u8, vip: u32, port: u16) -> Option<(usize, &Service)> {
+        let mask = self.svc_index.len() - 1;
+        let mut h = svc_hash(proto, vip, port) as usize;
+        for _ in 0..self.svc_index.len() {
+            let i = *self.svc_index.get(h & mask)?;
+            let s = self.services.get(i as usize)?;
+            let k = &s.spec.key;
+            if k.proto.number() == proto && u32::from(k.vip) == vip && k.port == port {
+                return Some((i as usize, s));
+            }
+            h = h.wrapping_add(1);
+        }
+        None
+    }
+
+    /// Whether `addr` is the VIP of any service.
+    #[inline]
+    pub fn is_vip(&self, addr: u32) -> bool {
+        self.vips.binary_search(&addr).is_ok()
+    }
+
+    /// The current service and real server holding real-server slot `slot`
+    /// (None when that real server has been removed).
+    #[inline]
+    pub fn dest_by_slot(&self, slot: u32) -> Option<(&Service, &Dest)> {
+        let (si, di) = *self.dest_by_slot.get(slot as usize)?;
+        let s = self.services.get(si as usize)?;
+        Some((s, s.dests.get(di as usize)?))
+    }
+
+    /// Size of the real-server counter arrays.
+    pub fn dest_slots(&self) -> u32 {
+        self.dest_by_slot.len() as u32
+    }
+
+    /// Size of the service counter arrays.
+    pub fn service_slots(&self) -> u32 {
+        self.svc_slots
+    }
+}
+
+#[cfg(test)]
+#[path = "snapshot_tests.rs"]
+mod tests;

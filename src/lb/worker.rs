@@ -1,0 +1,592 @@
+//! The per-lcore driver: one [`LbWorker`] per worker lcore owns a
+//! connection table, scheduler cursors, counters and an ICMP rate limiter;
+//! nothing in it is shared-writable.
+//!
+//! Per packet ([`LbWorker::process`]):
+//! 1. ICMP errors quoting a tracked connection are forwarded (DR/TUN: to
+//!    its RS) or translated (NAT, both directions); untracked ones and every
+//!    other ICMP are [`LbVerdict::NotForUs`] (the stack answers echo).
+//! 2. A TCP/UDP packet matching a connection (client→VIP tuple, or for NAT
+//!    the RS→client tuple) updates its state and timer and is forwarded.
+//!    A connection found expired is expired on the spot (and the packet
+//!    treated as new). A SYN hitting a TIME_WAIT/CLOSE connection expires
+//!    it and schedules anew (IPVS `conn_reuse_mode` 1).
+//! 3. Otherwise, for a service: TCP needs a SYN without RST (IPVS without
+//!    sloppy_tcp) else [`LbDrop::NotTracked`]; the persistence hook is asked
+//!    first, then [`crate::lb::sched::pick`] with the live per-RS loads of
+//!    this lcore (weight 0 and overloaded servers are never picked; existing
+//!    connections to them continue). The connection is inserted and the
+//!    packet forwarded.
+//! 4. TCP/UDP to a VIP on another port: [`LbDrop::NotAService`]; anything
+//!    else: [`LbVerdict::NotForUs`].
+//!
+//! Removed real servers: connections keep their RIP/port/method, so they
+//! continue to be forwarded unless the snapshot's `expire_nodest_conn` is
+//! set, in which case the next packet of such a connection is dropped
+//! ([`LbDrop::DestRemoved`]) and the connection expired (IPVS semantics).
+//!
+//! Thresholds (IPVS): a server is marked overloaded when its
+//! active+inactive count reaches `upper`; the mark is cleared when the count
+//! drops below `lower` (or below 3/4 of `upper` when `lower` is 0). Counts
+//! and thresholds are this lcore's (see `SnapshotBuilder::threshold_divisor`);
+//! the mark is re-evaluated when the server is considered for a new
+//! connection rather than at each connection's end.
+//!
+//! Time: `now` is nanoseconds from any monotonic origin (injected, so tests
+//! control it); the table keeps millisecond ticks.
+
+use crate::lb::conn::{tick_of, tick_reached, Conn, ConnTable, F_ACTIVE, F_NOOUTPUT};
+use crate::lb::sched::{self, Cursor, DestLoad};
+use crate::lb::snapshot::{Service, Snapshot};
+use crate::lb::spec::{Method, Proto};
+use crate::lb::state::{tcp_next, Dir, TcpState};
+use crate::lb::stats::{bump, Traffic, WorkerStats};
+use crate::lb::xmit::{self, nat::Side, TokenBucket, XmitError};
+use crate::net::buf::PacketBuf;
+use crate::net::egress::Egress;
+use crate::net::meta::{tcp_flags, FlowKey, PacketMeta, PROTO_TCP, PROTO_UDP};
+use std::net::SocketAddrV4;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+pub use crate::lb::verdict::{ConnInfo, LbDrop, LbVerdict, LbWorkerConfig};
+
+/// Largest burst [`LbWorker::process_burst`] hashes ahead in one pass.
+pub const BURST: usize = 64;
+
+/// The per-lcore load-balancing state machine (see the module docs).
+pub struct LbWorker {
+    table: ConnTable,
+    stats: Arc<WorkerStats>,
+    cursors: Vec<Cursor>,
+    loads: Vec<DestLoad>,
+    ip_id: u16,
+    icmp_limit: TokenBucket,
+}
+
+fn method_code(m: Method) -> u8 {
+    match m {
+        Method::Dr => 0,
+        Method::Tun => 1,
+        Method::Nat => 2,
+    }
+}
+
+/// The key a packet is looked up by (ICMP errors: the quoted tuple reversed).
+#[inline]
+pub fn lookup_key(meta: &PacketMeta) -> FlowKey {
+    match meta.icmp {
+        Some(q) => q.inner_key.reversed(),
+        None => meta.key,
+    }
+}
+
+impl LbWorker {
+    /// A worker whose counters cover `dest_slots` real-server and
+    /// `svc_slots` service slots (the [`crate::lb::snapshot::LbIds`]
+    /// capacities). All memory is allocated here.
+    pub fn new(cfg: &LbWorkerConfig, dest_slots: u32, svc_slots: u32) -> LbWorker {
+        LbWorker {
+            table: ConnTable::new(cfg.conn_capacity, cfg.seed),
+            stats: Arc::new(WorkerStats::new(dest_slots, svc_slots)),
+            cursors: vec![Cursor::default(); svc_slots as usize],
+            loads: Vec::with_capacity(dest_slots as usize),
+            ip_id: (cfg.seed >> 16) as u16,
+            icmp_limit: TokenBucket::new(cfg.icmp_rate, cfg.icmp_burst),
+        }
+    }
+
+    /// The counters, to hand to the control thread.
+    pub fn stats(&self) -> Arc<WorkerStats> {
+        self.stats.clone()
+    }
+
+    /// The connection table (read-only).
+    pub fn table(&self) -> &ConnTable {
+        &self.table
+    }
+
+    #[inline]
+    fn drop(&self, why: LbDrop) -> LbVerdict {
+        bump(&self.stats.drops[why.index()], 1);
+        LbVerdict::Drop(why)
+    }
+
+    fn xmit_drop(&mut self, e: XmitError) -> LbVerdict {
+        self.drop(match e {
+            XmitError::NoRoute => LbDrop::NoRoute,
+            XmitError::Unresolved => LbDrop::Unresolved,
+            XmitError::TooBig | XmitError::NeedFrag { .. } => LbDrop::TooBig,
+            XmitError::TtlExceeded => LbDrop::TtlExceeded,
+            XmitError::NoRoom => LbDrop::NoRoom,
+            XmitError::Malformed => LbDrop::Malformed,
+        })
+    }
+
+    fn dest_rec(&self, slot: u32) -> Option<&Traffic> {
+        self.stats.dests.get(slot as usize)
+    }
+
+    /// Release a removed connection's counters.
+    fn release(&self, c: &Conn) {
+        release_counters(&self.stats, c);
+        self.stats.conns.store(self.table.len() as u64, Relaxed);
+    }
+
+    fn expire_idx(&mut self, idx: u32) {
+        if let Some(c) = self.table.remove(idx) {
+            self.release(&c);
+            bump(&self.stats.expired, 1);
+        }
+    }
+
+    /// Expire up to `budget` examined entries (amortized sweep); returns how
+    /// many connections were removed. Call it regularly from the worker loop.
+    pub fn expire(&mut self, now: u64, budget: u32) -> u32 {
+        let now = tick_of(now);
+        let stats = &self.stats;
+        let n = self
+            .table
+            .sweep(now, budget, |c| release_counters(stats, c));
+        bump(&self.stats.expired, n as u64);
+        self.stats.conns.store(self.table.len() as u64, Relaxed);
+        n
+    }
+
+    /// Process one packet (see the module docs).
+    pub fn process<B: PacketBuf>(
+        &mut self,
+        snap: &Snapshot,
+        egress: &impl Egress,
+        buf: &mut B,
+        meta: &PacketMeta,
+        now: u64,
+    ) -> LbVerdict {
+        self.see_epoch(snap);
+        let key = lookup_key(meta);
+        let h = self.table.hash(&key);
+        self.process_hashed(snap, egress, buf, meta, now, &key, h)
+    }
+
+    /// Process a burst: hash every packet's key and touch its bucket first,
+    /// then handle each. Verdicts go to `out` (same index); the shortest of
+    /// the three slices bounds the work.
+    pub fn process_burst<B: PacketBuf>(
+        &mut self,
+        snap: &Snapshot,
+        egress: &impl Egress,
+        bufs: &mut [B],
+        metas: &[PacketMeta],
+        now: u64,
+        out: &mut [LbVerdict],
+    ) {
+        self.see_epoch(snap);
+        let n = bufs.len().min(metas.len()).min(out.len());
+        let mut start = 0;
+        while start < n {
+            let end = (start + BURST).min(n);
+            let mut keys = [FlowKey::default(); BURST];
+            let mut hashes = [0u32; BURST];
+            for i in start..end {
+                keys[i - start] = lookup_key(&metas[i]);
+                hashes[i - start] = self.table.hash(&keys[i - start]);
+                self.table.touch(hashes[i - start]);
+            }
+            for i in start..end {
+                out[i] = self.process_hashed(
+                    snap,
+                    egress,
+                    &mut bufs[i],
+                    &metas[i],
+                    now,
+                    &keys[i - start],
+                    hashes[i - start],
+                );
+            }
+            start = end;
+        }
+    }
+
+    #[inline]
+    fn see_epoch(&self, snap: &Snapshot) {
+        if self.stats.epoch_seen.load(Relaxed) != snap.epoch {
+            self.stats.epoch_seen.store(snap.epoch, Relaxed);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn process_hashed<B: PacketBuf>(
+        &mut self,
+        snap: &Snapshot,
+        egress: &impl Egress,
+        buf: &mut B,
+        meta: &PacketMeta,
+        now_ns: u64,
+        key: &FlowKey,
+        hash: u32,
+    ) -> LbVerdict {
+        let now = tick_of(now_ns);
+        if key.proto != PROTO_TCP && key.proto != PROTO_UDP {
+            return LbVerdict::NotForUs;
+        }
+        let hit = self.table.lookup_hashed(key, hash);
+        if meta.icmp.is_some() {
+            return match hit {
+                Some(h)
+                    if self
+                        .table
+                        .get(h.idx)
+                        .is_some_and(|c| !tick_reached(now, c.expires)) =>
+                {
+                    self.icmp(snap, egress, buf, meta, h.idx, h.reply)
+                }
+                _ => LbVerdict::NotForUs,
+            };
+        }
+        if let Some(h) = hit {
+            let (expired, reuse) = match self.table.get(h.idx) {
+                Some(c) => (
+                    tick_reached(now, c.expires),
+                    !h.reply && is_new_syn(meta) && reusable(c),
+                ),
+                None => (true, false),
+            };
+            if expired || reuse {
+                self.expire_idx(h.idx);
+                if h.reply {
+                    return LbVerdict::NotForUs;
+                }
+            } else {
+                return self.forward(snap, egress, buf, meta, now, now_ns, h.idx, h.reply);
+            }
+        }
+        let Some((_, svc)) = snap.service(key.proto, key.dst, key.dport) else {
+            return if snap.is_vip(key.dst) {
+                self.drop(LbDrop::NotAService)
+            } else {
+                LbVerdict::NotForUs
+            };
+        };
+        if key.proto == PROTO_TCP
+            && (meta.tcp_flags & tcp_flags::SYN == 0 || meta.tcp_flags & tcp_flags::RST != 0)
+        {
+            return self.drop(LbDrop::NotTracked);
+        }
+        match self.new_conn(snap, svc, key, now) {
+            Ok(idx) => self.forward(snap, egress, buf, meta, now, now_ns, idx, false),
+            Err(why) => self.drop(why),
+        }
+    }
+
+    /// Where a persistence template lookup goes (`-p`, src/lb/persist.rs):
+    /// return the index of the server the client is bound to, if any.
+    #[inline]
+    fn persist_pick(&mut self, svc: &Service, key: &FlowKey, now: u32) -> Option<usize> {
+        // Only persistent services (`-p`) have templates; the persistence
+        // module's lookup (and, after scheduling, its template insert) goes
+        // here. Until it lands every connection is scheduled.
+        let _timeout = svc.spec.persistent?;
+        let _ = (key, now);
+        None
+    }
+
+    fn new_conn(
+        &mut self,
+        snap: &Snapshot,
+        svc: &Service,
+        key: &FlowKey,
+        now: u32,
+    ) -> Result<u32, LbDrop> {
+        let picked = match self.persist_pick(svc, key, now) {
+            Some(i) => Some(i),
+            None => {
+                self.loads.clear();
+                for d in &svc.dests {
+                    let load = match self.stats.dests.get(d.id.slot as usize) {
+                        Some(t) => dest_load(t, d.weight, d.upper, d.lower),
+                        None => DestLoad::default(),
+                    };
+                    if self.loads.len() == self.loads.capacity() {
+                        break; // never reallocate on the fast path
+                    }
+                    self.loads.push(load);
+                }
+                let cur = self
+                    .cursors
+                    .get_mut(svc.id.slot as usize)
+                    .ok_or(LbDrop::NoDest)?;
+                sched::pick(&svc.prepared, cur, &self.loads, key)
+            }
+        };
+        let d = picked
+            .and_then(|i| svc.dests.get(i))
+            .ok_or(LbDrop::NoDest)?;
+        let init = if key.proto == PROTO_TCP {
+            snap.timeouts.tcp(TcpState::None)
+        } else {
+            snap.timeouts.udp_ms
+        };
+        let conn = Conn {
+            caddr: key.src,
+            vaddr: key.dst,
+            daddr: d.addr,
+            dest: d.id.slot,
+            expires: now.wrapping_add(init),
+            cport: key.sport,
+            vport: key.dport,
+            dport: if d.port == 0 { key.dport } else { d.port },
+            svc: svc.id.slot as u16,
+            proto: key.proto,
+            state: TcpState::None as u8,
+            flags: if d.method == Method::Nat {
+                0
+            } else {
+                F_NOOUTPUT
+            },
+            method: method_code(d.method),
+        };
+        let ins = self.table.insert(conn, now);
+        if let Some(ev) = ins.evicted {
+            self.release(&ev);
+            bump(&self.stats.evicted, 1);
+        }
+        let idx = ins.result.map_err(|_| LbDrop::TableFull)?;
+        if let Some(t) = self.stats.dests.get(d.id.slot as usize) {
+            t.adopt(d.id.gen);
+            bump(&t.conns, 1);
+            t.adjust(0, 1, 1);
+        }
+        if let Some(t) = self.stats.services.get(svc.id.slot as usize) {
+            t.adopt(svc.id.gen);
+            bump(&t.conns, 1);
+            t.adjust(0, 0, 1);
+        }
+        self.stats.conns.store(self.table.len() as u64, Relaxed);
+        Ok(idx)
+    }
+
+    /// Update state/timer of connection `idx` for this packet and send it.
+    #[allow(clippy::too_many_arguments)]
+    fn forward<B: PacketBuf>(
+        &mut self,
+        snap: &Snapshot,
+        egress: &impl Egress,
+        buf: &mut B,
+        meta: &PacketMeta,
+        now: u32,
+        now_ns: u64,
+        idx: u32,
+        reply: bool,
+    ) -> LbVerdict {
+        let Some(c) = self.table.get(idx).copied() else {
+            return self.drop(LbDrop::Malformed);
+        };
+        if snap.expire_nodest_conn && snap.dest_by_slot(c.dest).is_none() {
+            self.expire_idx(idx);
+            return self.drop(LbDrop::DestRemoved);
+        }
+        // state machine and timer
+        let mut flags = c.flags;
+        let timeout = if c.proto == PROTO_TCP {
+            let dir = if reply {
+                flags &= !F_NOOUTPUT;
+                Dir::Output
+            } else if flags & F_NOOUTPUT != 0 {
+                Dir::InputOnly
+            } else {
+                Dir::Input
+            };
+            let new = tcp_next(TcpState::from_u8(c.state), dir, meta.tcp_flags);
+            let was_active = flags & F_ACTIVE != 0;
+            if new.is_active() != was_active {
+                if let Some(t) = self.dest_rec(c.dest) {
+                    if was_active {
+                        t.adjust(-1, 1, 0);
+                    } else {
+                        t.adjust(1, -1, 0);
+                    }
+                }
+                flags ^= F_ACTIVE;
+            }
+            if let Some(m) = self.table.get_mut(idx) {
+                m.state = new as u8;
+            }
+            snap.timeouts.tcp(new)
+        } else {
+            flags &= !F_NOOUTPUT;
+            snap.timeouts.udp_ms
+        };
+        if let Some(m) = self.table.get_mut(idx) {
+            m.flags = flags;
+            m.expires = now.wrapping_add(timeout);
+        }
+        let res = match (c.method, reply) {
+            (0, false) => xmit::dr::dr(buf, c.daddr, egress),
+            (1, false) => {
+                xmit::tun::tun(buf, meta, c.daddr, snap.tunnel_src, egress, &mut self.ip_id)
+            }
+            (2, false) => xmit::nat::nat(buf, meta, Side::Dst, c.daddr, c.dport, c.daddr, egress),
+            (2, true) => xmit::nat::nat(buf, meta, Side::Src, c.vaddr, c.vport, c.caddr, egress),
+            _ => Err(XmitError::Malformed),
+        };
+        self.finish(res, &c, reply, meta, buf, egress, now_ns)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn finish<B: PacketBuf>(
+        &mut self,
+        res: Result<u16, XmitError>,
+        c: &Conn,
+        reply: bool,
+        meta: &PacketMeta,
+        buf: &mut B,
+        egress: &impl Egress,
+        now_ns: u64,
+    ) -> LbVerdict {
+        match res {
+            Ok(port) => {
+                let bytes = meta.ip_len as u64;
+                if let Some(t) = self.dest_rec(c.dest) {
+                    t.packet(reply, bytes);
+                }
+                if let Some(t) = self.stats.services.get(c.svc as usize) {
+                    t.packet(reply, bytes);
+                }
+                LbVerdict::Tx { port }
+            }
+            Err(XmitError::NeedFrag { mtu }) if meta.icmp.is_none() => {
+                if !self.icmp_limit.allow(now_ns) {
+                    return self.drop(LbDrop::IcmpRateLimited);
+                }
+                match xmit::icmp::frag_needed(buf, meta, mtu, egress, &mut self.ip_id) {
+                    Ok(port) => {
+                        bump(&self.stats.icmp_frag_sent, 1);
+                        LbVerdict::Tx { port }
+                    }
+                    Err(e) => self.xmit_drop(e),
+                }
+            }
+            Err(e) => self.xmit_drop(e),
+        }
+    }
+
+    /// Forward or translate an ICMP error quoting connection `idx`.
+    fn icmp<B: PacketBuf>(
+        &mut self,
+        snap: &Snapshot,
+        egress: &impl Egress,
+        buf: &mut B,
+        meta: &PacketMeta,
+        idx: u32,
+        reply: bool,
+    ) -> LbVerdict {
+        let Some(c) = self.table.get(idx).copied() else {
+            return LbVerdict::NotForUs;
+        };
+        let res = match (c.method, reply) {
+            (0, false) => xmit::dr::dr(buf, c.daddr, egress),
+            (1, false) => {
+                xmit::tun::tun(buf, meta, c.daddr, snap.tunnel_src, egress, &mut self.ip_id)
+            }
+            (2, false) => xmit::nat::nat_icmp(buf, meta, Side::Dst, c.daddr, c.dport, egress),
+            (2, true) => xmit::nat::nat_icmp(buf, meta, Side::Src, c.vaddr, c.vport, egress),
+            _ => return LbVerdict::NotForUs,
+        };
+        self.finish(res, &c, reply, meta, buf, egress, 0)
+    }
+
+    /// Connections for `ipvsadm -L -n -c`, at time `now` (ns). Iterating
+    /// scans the whole table: call it when the control side asks, between
+    /// bursts (collecting into a `Vec` allocates, off the fast path).
+    pub fn conns(&self, now: u64) -> impl Iterator<Item = ConnInfo> + '_ {
+        let now = tick_of(now);
+        self.table.iter().map(move |c| {
+            let left = c.expires.wrapping_sub(now) as i32;
+            let sa = |a: u32, p: u16| SocketAddrV4::new(a.into(), p);
+            ConnInfo {
+                proto: if c.proto == PROTO_TCP {
+                    Proto::Tcp
+                } else {
+                    Proto::Udp
+                },
+                client: sa(c.caddr, c.cport),
+                vip: sa(c.vaddr, c.vport),
+                rs: sa(c.daddr, c.dport),
+                state: if c.proto == PROTO_TCP {
+                    TcpState::from_u8(c.state).name()
+                } else {
+                    "UDP"
+                },
+                expires_s: left.max(0) as u32 / 1000,
+            }
+        })
+    }
+}
+
+/// Give back a removed connection's active/inactive/live counts.
+#[inline]
+fn release_counters(stats: &WorkerStats, c: &Conn) {
+    if let Some(t) = stats.dests.get(c.dest as usize) {
+        if c.flags & F_ACTIVE != 0 {
+            t.adjust(-1, 0, -1);
+        } else {
+            t.adjust(0, -1, -1);
+        }
+    }
+    if let Some(t) = stats.services.get(c.svc as usize) {
+        t.adjust(0, 0, -1);
+    }
+}
+
+/// A TCP SYN that starts a new connection (SYN without ACK, FIN, RST).
+#[inline]
+fn is_new_syn(meta: &PacketMeta) -> bool {
+    meta.key.proto == PROTO_TCP
+        && meta.tcp_flags & (tcp_flags::SYN | tcp_flags::ACK | tcp_flags::FIN | tcp_flags::RST)
+            == tcp_flags::SYN
+}
+
+/// IPVS `is_new_conn_expected` (conn_reuse_mode 1): TIME_WAIT or CLOSE.
+#[inline]
+fn reusable(c: &Conn) -> bool {
+    c.proto == PROTO_TCP
+        && matches!(
+            TcpState::from_u8(c.state),
+            TcpState::TimeWait | TcpState::Close
+        )
+}
+
+/// The scheduler's view of one real server, updating the overload mark.
+#[inline]
+fn dest_load(t: &Traffic, weight: u32, upper: u32, lower: u32) -> DestLoad {
+    let active = t.active.load(Relaxed);
+    let inactive = t.inactive.load(Relaxed);
+    let total = active as u64 + inactive as u64;
+    let mut over = t.overloaded.load(Relaxed) != 0;
+    if over {
+        let clear = if lower != 0 {
+            total < lower as u64
+        } else if upper != 0 {
+            total * 4 < upper as u64 * 3
+        } else {
+            true
+        };
+        if clear {
+            over = false;
+            t.overloaded.store(0, Relaxed);
+        }
+    } else if upper != 0 && total >= upper as u64 {
+        over = true;
+        t.overloaded.store(1, Relaxed);
+    }
+    DestLoad {
+        weight,
+        active,
+        inactive,
+        overloaded: over,
+    }
+}
+
+#[cfg(test)]
+#[path = "worker_tests.rs"]
+mod tests;

@@ -1,0 +1,152 @@
+//! Forwarding: rewrite a packet in place for DR, TUN or NAT.
+//!
+//! Every function takes the frame (a [`PacketBuf`]) and the
+//! [`crate::net::meta::PacketMeta`] classify produced, checks every offset
+//! it touches, and returns the egress port or an [`XmitError`]. Nothing here
+//! allocates. A VLAN tag on the incoming frame is left in place (the egress
+//! side owns VLAN policy).
+//!
+//! TTL: like IPVS, DR and TUN do not decrement the TTL (the packet is
+//! "delivered locally" and re-sent; the TUN outer TTL copies the inner);
+//! NAT decrements it in both directions (IPVS NAT traffic is routed by
+//! `ip_forward`), and a packet arriving with TTL <= 1 is dropped with
+//! [`XmitError::TtlExceeded`] (no ICMP time-exceeded is generated).
+
+pub mod dr;
+pub mod icmp;
+pub mod nat;
+pub mod tun;
+
+#[cfg(test)]
+mod tests;
+
+use crate::net::buf::PacketBuf;
+use crate::net::egress::{Egress, NextHop, Resolve};
+
+/// Why a packet could not be forwarded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XmitError {
+    /// No route to the next destination.
+    NoRoute,
+    /// Neighbor MAC not yet resolved.
+    Unresolved,
+    /// Encapsulated packet exceeds the egress MTU and may be fragmented —
+    /// dirigo does not fragment, so it is dropped.
+    TooBig,
+    /// Encapsulated packet exceeds the egress MTU with DF set: the caller
+    /// should answer with ICMP fragmentation-needed for `mtu` (the value to
+    /// quote, i.e. egress MTU − 20).
+    NeedFrag {
+        /// Next-hop MTU to report.
+        mtu: u16,
+    },
+    /// TTL would reach 0 (NAT).
+    TtlExceeded,
+    /// Not enough headroom/tailroom in the buffer.
+    NoRoom,
+    /// Offsets in the metadata do not fit the frame.
+    Malformed,
+}
+
+/// Resolve the next hop toward `dst`.
+#[inline]
+pub fn next_hop(egress: &impl Egress, dst: u32) -> Result<NextHop, XmitError> {
+    match egress.next_hop(dst) {
+        Resolve::Ready(nh) => Ok(nh),
+        Resolve::NoRoute => Err(XmitError::NoRoute),
+        Resolve::Unresolved => Err(XmitError::Unresolved),
+    }
+}
+
+/// Write the Ethernet addresses for `nh`.
+#[inline]
+pub fn set_eth(d: &mut [u8], nh: &NextHop) -> Result<(), XmitError> {
+    let h = d.get_mut(0..12).ok_or(XmitError::Malformed)?;
+    h[0..6].copy_from_slice(&nh.dst_mac);
+    h[6..12].copy_from_slice(&nh.src_mac);
+    Ok(())
+}
+
+/// Read a big-endian u16 at `off`.
+#[inline]
+pub fn rd16(d: &[u8], off: usize) -> Result<u16, XmitError> {
+    match d.get(off..off + 2) {
+        Some(b) => Ok(u16::from_be_bytes([b[0], b[1]])),
+        None => Err(XmitError::Malformed),
+    }
+}
+
+/// Write a big-endian u16 at `off`.
+#[inline]
+pub fn wr16(d: &mut [u8], off: usize, v: u16) -> Result<(), XmitError> {
+    let b = d.get_mut(off..off + 2).ok_or(XmitError::Malformed)?;
+    b.copy_from_slice(&v.to_be_bytes());
+    Ok(())
+}
+
+/// Read a big-endian u32 at `off`.
+#[inline]
+pub fn rd32(d: &[u8], off: usize) -> Result<u32, XmitError> {
+    match d.get(off..off + 4) {
+        Some(b) => Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]])),
+        None => Err(XmitError::Malformed),
+    }
+}
+
+/// Write a big-endian u32 at `off`.
+#[inline]
+pub fn wr32(d: &mut [u8], off: usize, v: u32) -> Result<(), XmitError> {
+    let b = d.get_mut(off..off + 4).ok_or(XmitError::Malformed)?;
+    b.copy_from_slice(&v.to_be_bytes());
+    Ok(())
+}
+
+/// Drop Ethernet padding beyond the IP packet.
+#[inline]
+pub fn trim_padding<B: PacketBuf>(buf: &mut B, l3: usize, ip_len: usize) -> Result<(), XmitError> {
+    let end = l3 + ip_len;
+    if buf.len() < end {
+        return Err(XmitError::Malformed);
+    }
+    if buf.len() > end && !buf.trim_to(end) {
+        return Err(XmitError::Malformed);
+    }
+    Ok(())
+}
+
+/// A token bucket (per lcore) limiting generated ICMP errors.
+#[derive(Clone, Copy, Debug)]
+pub struct TokenBucket {
+    interval_ns: u64,
+    max_credit_ns: u64,
+    credit_ns: u64,
+    last_ns: u64,
+}
+
+impl TokenBucket {
+    /// `rate` tokens per second, at most `burst` at once (starts full).
+    pub fn new(rate: u32, burst: u32) -> TokenBucket {
+        let interval_ns = 1_000_000_000 / rate.max(1) as u64;
+        let max_credit_ns = interval_ns * burst.max(1) as u64;
+        TokenBucket {
+            interval_ns,
+            max_credit_ns,
+            credit_ns: max_credit_ns,
+            last_ns: 0,
+        }
+    }
+
+    /// Take a token at `now_ns` if one is available.
+    #[inline]
+    pub fn allow(&mut self, now_ns: u64) -> bool {
+        let dt = now_ns.saturating_sub(self.last_ns);
+        self.last_ns = self.last_ns.max(now_ns);
+        self.credit_ns = self.credit_ns.saturating_add(dt).min(self.max_credit_ns);
+        if self.credit_ns >= self.interval_ns {
+            self.credit_ns -= self.interval_ns;
+            true
+        } else {
+            false
+        }
+    }
+}
