@@ -6,6 +6,7 @@
 
 pub mod args;
 pub mod format;
+pub mod run;
 
 use crate::ctl::proto::{BatchCmd, CtlError, ErrCode, ListOpts, Request};
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
