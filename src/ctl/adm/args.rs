@@ -294,7 +294,12 @@ fn resolve(host: &str) -> Option<Ipv4Addr> {
     if let Ok(a) = host.parse::<Ipv4Addr>() {
         return Some(a);
     }
-    if host.is_empty() || host.starts_with('[') {
+    // Dotted digits that are not an address are an error, not a name to
+    // look up (no DNS round trip for a typo).
+    if host.is_empty()
+        || host.starts_with('[')
+        || host.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+    {
         return None;
     }
     (host, 0u16)
