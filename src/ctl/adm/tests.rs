@@ -618,7 +618,7 @@ fn largenum_boundaries() {
     assert_eq!(format::largenum(1_000_000_000, false), "    1000M");
     assert_eq!(format::largenum(99_999_999_999, false), "   99999M");
     assert_eq!(format::largenum(100_000_000_000, false), "     100G");
-    assert_eq!(format::largenum(99_999_999_999_999, false), "    99999G");
+    assert_eq!(format::largenum(99_999_999_999_999, false), "   99999G");
     assert_eq!(format::largenum(100_000_000_000_000, false), "     100T");
     for n in [0u64, 7, 99_999_999, 1 << 40, u64::MAX] {
         assert_eq!(format::largenum(n, false).len(), 9, "{n}");
