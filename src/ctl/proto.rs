@@ -216,7 +216,7 @@ pub enum Request {
     /// Get connection timeouts (`-L --timeout`). Answer: [`Response::Timeouts`].
     GetTimeouts,
     /// Apply a list of mutations atomically (`-R`): either all apply or none
-    /// does; the error names the failing index in its message.
+    /// does; on failure the error's `at` is the failing command's index.
     RestoreBatch {
         /// The commands, in order.
         cmds: Vec<BatchCmd>,
@@ -376,6 +376,9 @@ pub struct CtlError {
     pub code: ErrCode,
     /// Human-readable detail.
     pub msg: String,
+    /// For `restore_batch`: the 0-based index of the command that failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<u32>,
 }
 
 impl fmt::Display for CtlError {
@@ -392,7 +395,13 @@ impl CtlError {
         CtlError {
             code,
             msg: msg.into(),
+            at: None,
         }
+    }
+    /// The same error, marked as raised by batch command `index`.
+    pub fn at(mut self, index: usize) -> Self {
+        self.at = Some(index as u32);
+        self
     }
     /// `service_exists`, worded as ipvsadm.
     pub fn service_exists() -> Self {

@@ -245,9 +245,9 @@ pub fn split_line(line: &str) -> Vec<String> {
     words
 }
 
-/// Parse ipvsadm-save text (as `-R` reads it) into one batch. Every
-/// non-empty line must be a mutating command; errors name the line.
-pub fn parse_restore(text: &str) -> Result<Vec<BatchCmd>, AdmError> {
+/// Parse ipvsadm-save text (as `-R` reads it) into `(line number,
+/// command)` pairs. Every non-empty line must be a mutating command.
+pub fn parse_restore_lines(text: &str) -> Result<Vec<(usize, Command)>, AdmError> {
     let mut cmds = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let mut words = split_line(line);
@@ -257,12 +257,24 @@ pub fn parse_restore(text: &str) -> Result<Vec<BatchCmd>, AdmError> {
         words.insert(0, "dirigoadm".into());
         let cmd = args::parse(&words)
             .map_err(|e| AdmError::usage(format!("line {}: {}", n + 1, e.msg)))?;
-        let b = cmd.to_batch().ok_or_else(|| {
-            AdmError::usage(format!("line {}: not a rule: {}", n + 1, line.trim()))
-        })?;
-        cmds.push(b);
+        if cmd.to_batch().is_none() {
+            return Err(AdmError::usage(format!(
+                "line {}: not a rule: {}",
+                n + 1,
+                line.trim()
+            )));
+        }
+        cmds.push((n + 1, cmd));
     }
     Ok(cmds)
+}
+
+/// Parse ipvsadm-save text (as `-R` reads it) into one batch.
+pub fn parse_restore(text: &str) -> Result<Vec<BatchCmd>, AdmError> {
+    Ok(parse_restore_lines(text)?
+        .iter()
+        .filter_map(|(_, c)| c.to_batch())
+        .collect())
 }
 
 #[cfg(test)]

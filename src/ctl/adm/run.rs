@@ -1,6 +1,6 @@
 //! dirigoadm's driver: parse, talk to the daemon, print.
 
-use super::{args, error_message, format, parse_restore, split_socket, AdmError, Command};
+use super::{args, error_message, format, parse_restore_lines, split_socket, AdmError, Command};
 use crate::ctl::client::{socket_path, Client, ClientError};
 use crate::ctl::proto::{ListOpts, Request, Response};
 use std::io::{Read, Write};
@@ -84,9 +84,19 @@ pub fn execute(
             input
                 .read_to_string(&mut text)
                 .map_err(|e| AdmError::runtime(format!("reading stdin: {e}")))?;
-            let cmds = parse_restore(&text)?;
-            call(client, cmd, Request::RestoreBatch { cmds })?;
-            Ok(String::new())
+            let lines = parse_restore_lines(&text)?;
+            let cmds = lines.iter().filter_map(|(_, c)| c.to_batch()).collect();
+            match client.call(Request::RestoreBatch { cmds }) {
+                Ok(_) => Ok(String::new()),
+                Err(ClientError::Server(se)) => {
+                    let at = se.at.and_then(|i| lines.get(i as usize));
+                    Err(AdmError::runtime(match at {
+                        Some((line, c)) => format!("line {line}: {}", error_message(c, &se)),
+                        None => error_message(cmd, &se),
+                    }))
+                }
+                Err(e) => Err(AdmError::runtime(e.to_string())),
+            }
         }
         other => {
             let req = other
