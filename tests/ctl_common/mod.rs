@@ -290,7 +290,7 @@ impl Handler for Mock {
                 Ok(Response::Done)
             }
             Request::NeighFlush { port } => {
-                st.neigh.retain(|n| port.map_or(false, |p| p != n.port));
+                st.neigh.retain(|n| port.is_some_and(|p| p != n.port));
                 Ok(Response::Done)
             }
             Request::Lcores => Ok(Response::Lcores(vec![LcoreInfo {

@@ -208,7 +208,10 @@ fn check(cmd: O, seen: &[O]) -> Result<(), AdmError> {
 }
 
 /// Split `argv[1..]` into (option, value) pairs and positional words.
-fn tokenize(args: &[String]) -> Result<(Vec<(O, Option<String>)>, Vec<String>), AdmError> {
+/// Options with their values, and positional words.
+type Tokens = (Vec<(O, Option<String>)>, Vec<String>);
+
+fn tokenize(args: &[String]) -> Result<Tokens, AdmError> {
     let mut opts = Vec::new();
     let mut pos = Vec::new();
     let mut i = 1;

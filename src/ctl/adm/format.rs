@@ -83,7 +83,7 @@ fn sorted_services<'a>(list: &'a ServiceList, o: &ListCmd) -> Vec<&'a ServiceInf
     v
 }
 
-fn sorted_dests<'a>(s: &'a ServiceInfo, nosort: bool) -> Vec<&'a DestInfo> {
+fn sorted_dests(s: &ServiceInfo, nosort: bool) -> Vec<&DestInfo> {
     let mut v: Vec<&DestInfo> = s.dests.iter().collect();
     if !nosort {
         v.sort_by_key(|d| d.spec.key);
