@@ -144,7 +144,8 @@ impl Server {
         workers: &mut Vec<thread::JoinHandle<()>>,
     ) {
         let _ = stream.set_nonblocking(false);
-        let _ = stream.set_write_timeout(Some(self.cfg.idle_timeout.max(POLL)));
+        let write_timeout = self.cfg.idle_timeout.clamp(POLL, Duration::from_secs(10));
+        let _ = stream.set_write_timeout(Some(write_timeout));
         if active.load(Ordering::SeqCst) >= self.cfg.max_clients {
             let mut s = stream;
             let err = CtlError::new(ErrCode::Busy, "too many control clients");

@@ -278,4 +278,6 @@ pub fn parse_restore(text: &str) -> Result<Vec<BatchCmd>, AdmError> {
 }
 
 #[cfg(test)]
-mod tests;
+mod tests_args;
+#[cfg(test)]
+mod tests_format;
