@@ -258,6 +258,22 @@ fn bind_mode_stale_socket_and_shutdown() {
     assert!(Server::bind(ServerConfig::new(&f), Arc::new(Mock::default())).is_err());
     assert!(f.exists());
 
+    // Mode and group as configured (our own group: no privilege needed).
+    use std::os::unix::fs::MetadataExt;
+    let gid = std::fs::metadata(dir.path()).unwrap().gid();
+    let gpath = dir.path().join("g/ctl.sock");
+    let mut cfg = ServerConfig::new(&gpath);
+    cfg.mode = 0o660;
+    cfg.group = Some(gid);
+    let g = Server::bind(cfg, Arc::new(Mock::default())).unwrap();
+    let md = std::fs::metadata(&gpath).unwrap();
+    assert_eq!((md.permissions().mode() & 0o777, md.gid()), (0o660, gid));
+    let leftovers: Vec<_> = std::fs::read_dir(gpath.parent().unwrap())
+        .unwrap()
+        .collect();
+    assert_eq!(leftovers.len(), 1, "no temporary socket left behind");
+    drop(g);
+
     let stop = server.stop_handle();
     let t = thread::spawn(move || server.run());
     // A connected, silent client must not delay shutdown much.

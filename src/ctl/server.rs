@@ -87,10 +87,21 @@ impl Server {
             }
         }
         remove_stale(&cfg.path)?;
-        let listener = UnixListener::bind(&cfg.path)?;
-        std::fs::set_permissions(&cfg.path, std::fs::Permissions::from_mode(cfg.mode))?;
-        if let Some(gid) = cfg.group {
-            std::os::unix::fs::chown(&cfg.path, None, Some(gid))?;
+        // Bind under a temporary name, fix mode and group, then rename into
+        // place: the socket never appears at its public path with the
+        // umask's permissions.
+        let tmp = tmp_path(&cfg.path);
+        let _ = std::fs::remove_file(&tmp);
+        let listener = UnixListener::bind(&tmp)?;
+        let placed = std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(cfg.mode))
+            .and_then(|_| match cfg.group {
+                Some(gid) => std::os::unix::fs::chown(&tmp, None, Some(gid)),
+                None => Ok(()),
+            })
+            .and_then(|_| std::fs::rename(&tmp, &cfg.path));
+        if let Err(e) = placed {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
         }
         listener.set_nonblocking(true)?;
         Ok(Server {
@@ -187,6 +198,14 @@ fn is_transient(e: &io::Error) -> bool {
             | Some(libc::ENOMEM)
             | Some(libc::ECONNABORTED)
     )
+}
+
+fn tmp_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "ctl.sock".into());
+    path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
 }
 
 fn remove_stale(path: &Path) -> io::Result<()> {
