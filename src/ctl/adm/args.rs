@@ -315,15 +315,49 @@ fn resolve(host: &str) -> Option<Ipv4Addr> {
 }
 
 /// `host[:port]` as ipvsadm's `parse_service`; the port is None if absent.
-pub fn parse_addr_port(s: &str) -> Option<(Ipv4Addr, Option<u16>)> {
+/// The port may be a number or a service name from `/etc/services`.
+pub fn parse_addr_port(s: &str, proto: Proto) -> Option<(Ipv4Addr, Option<u16>)> {
     if s.is_empty() || s.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     let (host, port) = match s.rsplit_once(':') {
-        Some((h, p)) => (h, Some(number(p, 0, 65535)? as u16)),
+        Some((h, p)) => {
+            let port = match number(p, 0, 65535) {
+                Some(n) => n as u16,
+                None => port_by_name(p, proto)?,
+            };
+            (h, Some(port))
+        }
         None => (s, None),
     };
     Some((resolve(host)?, port))
+}
+
+/// Look a service name up in `/etc/services`.
+fn port_by_name(name: &str, proto: Proto) -> Option<u16> {
+    let text = std::fs::read_to_string("/etc/services").ok()?;
+    lookup_service(&text, name, proto)
+}
+
+/// Find `name` (or an alias) for `proto` in `/etc/services`-format text.
+pub fn lookup_service(text: &str, name: &str, proto: Proto) -> Option<u16> {
+    if name.is_empty() {
+        return None;
+    }
+    let want = match proto {
+        Proto::Tcp => "tcp",
+        Proto::Udp => "udp",
+    };
+    text.lines().find_map(|line| {
+        let line = line.split('#').next().unwrap_or("");
+        let mut words = line.split_whitespace();
+        let first = words.next()?;
+        let (port, p) = words.next()?.split_once('/')?;
+        if p != want || (first != name && !words.any(|w| w == name)) {
+            return None;
+        }
+        port.parse().ok()
+    })
 }
 
 fn parse_sched_flags(sched: SchedKind, arg: &str) -> Result<SchedFlags, AdmError> {
@@ -369,7 +403,7 @@ pub fn parse(args: &[String]) -> Result<Command, AdmError> {
     let mut flags_arg: Option<String> = None;
     let mut persistent: Option<u32> = None;
     let mut netmask = Ipv4Addr::BROADCAST;
-    let mut real: Option<(Ipv4Addr, Option<u16>)> = None;
+    let mut real_arg: Option<String> = None;
     let mut method = Method::Dr;
     let mut weight = 1u32;
     let (mut upper, mut lower) = (0u32, 0u32);
@@ -410,7 +444,7 @@ pub fn parse(args: &[String]) -> Result<Command, AdmError> {
         match o {
             O::Tcp | O::Udp => {
                 let proto = if o == O::Tcp { Proto::Tcp } else { Proto::Udp };
-                let (a, p) = parse_addr_port(&v).ok_or_else(|| {
+                let (a, p) = parse_addr_port(&v, proto).ok_or_else(|| {
                     AdmError::usage("illegal virtual server address[:port] specified")
                 })?;
                 svc = Some((proto, a, p));
@@ -434,11 +468,7 @@ pub fn parse(args: &[String]) -> Result<Command, AdmError> {
                     AdmError::usage("illegal virtual server persistent mask specified")
                 })?
             }
-            O::Real => {
-                real = Some(parse_addr_port(&v).ok_or_else(|| {
-                    AdmError::usage("illegal real server address[:port] specified")
-                })?)
-            }
+            O::Real => real_arg = Some(v),
             O::Masq => method = Method::Nat,
             O::Ipip => method = Method::Tun,
             O::Gate => method = Method::Dr,
@@ -484,6 +514,16 @@ pub fn parse(args: &[String]) -> Result<Command, AdmError> {
     }
     check(cmd, &seen)?;
 
+    let real =
+        match &real_arg {
+            Some(r) => {
+                let proto = svc.map_or(Proto::Tcp, |s| s.0);
+                Some(parse_addr_port(r, proto).ok_or_else(|| {
+                    AdmError::usage("illegal real server address[:port] specified")
+                })?)
+            }
+            None => None,
+        };
     let key = svc.map(|(proto, vip, port)| ServiceKey {
         proto,
         vip,

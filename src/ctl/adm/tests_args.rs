@@ -1,6 +1,6 @@
 //! Argument parsing tests (ipvsadm syntax, checks and wording).
 
-use super::args::{parse, parse_addr_port};
+use super::args::{lookup_service, parse, parse_addr_port};
 use super::*;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::spec::{Method, Proto};
@@ -253,6 +253,19 @@ fn dest_commands() {
 }
 
 #[test]
+fn real_server_before_service() {
+    let u = ServiceKey {
+        proto: Proto::Udp,
+        vip: Ipv4Addr::new(1, 2, 3, 4),
+        port: 53,
+    };
+    assert_eq!(
+        p("-a -r 5.6.7.8:5353 -m -u 1.2.3.4:53").unwrap(),
+        Command::AddDest(u, dest([5, 6, 7, 8], 5353, Method::Nat, 1))
+    );
+}
+
+#[test]
 fn dest_errors() {
     assert_eq!(
         err("-a -t 1.2.3.4:80 -r 5.6.7.8 -w 65536"),
@@ -399,21 +412,33 @@ fn list_zero_set_save_restore() {
 #[test]
 fn addr_port_parsing() {
     assert_eq!(
-        parse_addr_port("1.2.3.4:80"),
+        parse_addr_port("1.2.3.4:80", Proto::Tcp),
         Some((Ipv4Addr::new(1, 2, 3, 4), Some(80)))
     );
     assert_eq!(
-        parse_addr_port("1.2.3.4"),
+        parse_addr_port("1.2.3.4", Proto::Tcp),
         Some((Ipv4Addr::new(1, 2, 3, 4), None))
     );
     assert_eq!(
-        parse_addr_port("localhost:1"),
+        parse_addr_port("localhost:1", Proto::Tcp),
         Some((Ipv4Addr::LOCALHOST, Some(1)))
     );
-    assert_eq!(parse_addr_port("1.2.3.4:"), None);
-    assert_eq!(parse_addr_port("1.2.3.4:x"), None);
-    assert_eq!(parse_addr_port("1234"), None);
-    assert_eq!(parse_addr_port(""), None);
+    assert_eq!(parse_addr_port("1.2.3.4:", Proto::Udp), None);
+    assert_eq!(parse_addr_port("1.2.3.4:x", Proto::Udp), None);
+    assert_eq!(parse_addr_port("1234", Proto::Udp), None);
+    assert_eq!(parse_addr_port("", Proto::Udp), None);
+}
+
+#[test]
+fn service_names() {
+    let db = "# comment\nhttp\t\t80/tcp\t\twww # WorldWideWeb\nhttp 80/udp\ndomain 53/udp\nkerberos 88/tcp kerberos5 krb5\n";
+    assert_eq!(lookup_service(db, "http", Proto::Tcp), Some(80));
+    assert_eq!(lookup_service(db, "www", Proto::Tcp), Some(80));
+    assert_eq!(lookup_service(db, "domain", Proto::Udp), Some(53));
+    assert_eq!(lookup_service(db, "domain", Proto::Tcp), None);
+    assert_eq!(lookup_service(db, "krb5", Proto::Tcp), Some(88));
+    assert_eq!(lookup_service(db, "WorldWideWeb", Proto::Tcp), None);
+    assert_eq!(lookup_service(db, "", Proto::Tcp), None);
 }
 
 #[test]
