@@ -2,7 +2,7 @@
 //! out of the binary so they are unit-testable.
 //!
 //! * [`args`] — `argv` → [`Command`] (ipvsadm 1.31 syntax and checks);
-//! * [`format`] — listings in ipvsadm's exact layouts, `-S` rules.
+//! * [`format`](mod@format) — listings in ipvsadm's exact layouts, `-S` rules.
 
 pub mod args;
 pub mod format;
