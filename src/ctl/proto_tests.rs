@@ -171,3 +171,38 @@ fn parse_errors_are_classified() {
         .unwrap_err();
     assert_eq!((e.0, e.1.code), (6, ErrCode::UnknownRequest));
 }
+
+#[test]
+fn optional_fields_default() {
+    let e = parse_request_line(br#"{"v":1,"id":1,"req":{"op":"list"}}"#).unwrap();
+    assert_eq!(e.req, Request::List(ListOpts::default()));
+    let e = parse_request_line(br#"{"v":1,"id":1,"req":{"op":"zero"}}"#).unwrap();
+    assert_eq!(e.req, Request::Zero { service: None });
+    let e = parse_request_line(br#"{"v":1,"id":1,"req":{"op":"ports"}}"#).unwrap();
+    assert_eq!(e.req, Request::Ports { xstats: false });
+    // A service spec without the optional fields gets ipvsadm's defaults.
+    let e = parse_request_line(
+        br#"{"v":1,"id":2,"req":{"op":"add_service","service":{"key":{"proto":"udp","vip":"1.2.3.4","port":53},"sched":"rr"}}}"#,
+    )
+    .unwrap();
+    match e.req {
+        Request::AddService { service } => {
+            assert_eq!(service.persistent, None);
+            assert_eq!(service.netmask, Ipv4Addr::BROADCAST);
+            assert_eq!(service.flags, SchedFlags::default());
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn batch_error_index_on_the_wire() {
+    let env = ResponseEnvelope::new(1, Err(CtlError::no_dest().at(3)));
+    let s = serde_json::to_string(&env).unwrap();
+    assert_eq!(
+        s,
+        r#"{"v":1,"id":1,"err":{"code":"no_dest","msg":"No such destination","at":3}}"#
+    );
+    let back: ResponseEnvelope = serde_json::from_str(&s).unwrap();
+    assert_eq!(back.into_result().unwrap_err().at, Some(3));
+}
