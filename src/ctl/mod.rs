@@ -1,2 +1,18 @@
 //! Control plane: protocol, socket server, ipvsadm-compatible client logic.
+//!
+//! * [`proto`] — request/response envelopes, [`proto::Request`],
+//!   [`proto::Response`], error codes;
+//! * [`view`] — listing payload types the daemon fills;
+//! * [`server`] — the Unix socket server and the [`server::Handler`] trait;
+//! * [`client`] — [`client::Client`] and socket discovery;
+//! * [`adm`] — dirigoadm's ipvsadm-compatible parsing and formatting;
+//! * [`table`] — dirigoctl's human tables;
+//! * [`config`] — the daemon's TOML configuration file.
+
+pub mod adm;
+pub mod client;
 pub mod config;
+pub mod proto;
+pub mod server;
+pub mod table;
+pub mod view;

@@ -1,0 +1,206 @@
+//! dirigoctl: ports, addresses, routes, neighbors, lcores, drops, reload and
+//! version of a running dirigo. `--json` prints the daemon's raw response.
+
+use clap::{Args, Parser, Subcommand};
+use dirigo::ctl::client::{socket_path, Client, ClientError};
+use dirigo::ctl::proto::{Request, Response, ResponseEnvelope};
+use dirigo::ctl::table;
+use dirigo::ctl::view::MacAddr;
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "dirigoctl",
+    version,
+    about = "Inspect and manage a running dirigo"
+)]
+struct Cli {
+    /// Control socket (else $DIRIGO_SOCKET, else /run/dirigo/ctl.sock).
+    #[arg(long, global = true)]
+    socket: Option<PathBuf>,
+    /// Print the daemon's raw JSON response instead of a table.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Ports: link state and counters.
+    Ports {
+        /// Also show extended (driver) counters.
+        #[arg(long, short = 'x')]
+        xstats: bool,
+    },
+    /// Port addresses.
+    Addr {
+        #[command(subcommand)]
+        op: AddrOp,
+    },
+    /// Routes.
+    Route {
+        #[command(subcommand)]
+        op: RouteOp,
+    },
+    /// Neighbor (ARP) table.
+    Neigh {
+        #[command(subcommand)]
+        op: NeighOp,
+    },
+    /// Per-lcore counters.
+    Lcores,
+    /// Drop reasons and counts.
+    Drops,
+    /// Re-read the configuration file.
+    Reload,
+    /// Client and daemon versions.
+    Version,
+}
+
+#[derive(Subcommand)]
+enum AddrOp {
+    /// List addresses.
+    List,
+    /// Add ADDR/PREFIX to a port.
+    Add(AddrArgs),
+    /// Remove an address from a port.
+    Del(AddrArgs),
+}
+
+#[derive(Args)]
+struct AddrArgs {
+    /// Address with prefix length (10.0.0.1/24); /32 if absent.
+    addr: String,
+    /// Port id.
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+}
+
+#[derive(Subcommand)]
+enum RouteOp {
+    /// List routes.
+    List,
+}
+
+#[derive(Subcommand)]
+enum NeighOp {
+    /// List neighbors.
+    List,
+    /// Add a static entry.
+    Add {
+        /// IPv4 address.
+        addr: Ipv4Addr,
+        /// MAC address (aa:bb:cc:dd:ee:ff).
+        mac: MacAddr,
+        /// Port id.
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+    },
+    /// Flush dynamic entries.
+    Flush {
+        /// Only this port.
+        #[arg(long)]
+        port: Option<u16>,
+    },
+}
+
+fn parse_cidr(s: &str) -> Result<(Ipv4Addr, u8), String> {
+    let (a, p) = match s.split_once('/') {
+        Some((a, p)) => (
+            a,
+            p.parse::<u8>()
+                .map_err(|_| format!("bad prefix length in '{s}'"))?,
+        ),
+        None => (s, 32),
+    };
+    if p > 32 {
+        return Err(format!("bad prefix length in '{s}'"));
+    }
+    let addr = a.parse().map_err(|_| format!("bad address '{a}'"))?;
+    Ok((addr, p))
+}
+
+fn request(cmd: &Cmd) -> Result<Request, String> {
+    Ok(match cmd {
+        Cmd::Ports { xstats } => Request::Ports { xstats: *xstats },
+        Cmd::Addr { op: AddrOp::List } => Request::Addresses,
+        Cmd::Addr { op: AddrOp::Add(a) } => {
+            let (addr, prefix_len) = parse_cidr(&a.addr)?;
+            Request::AddrAdd {
+                port: a.port,
+                addr,
+                prefix_len,
+            }
+        }
+        Cmd::Addr { op: AddrOp::Del(a) } => {
+            let (addr, _) = parse_cidr(&a.addr)?;
+            Request::AddrDel { port: a.port, addr }
+        }
+        Cmd::Route { op: RouteOp::List } => Request::Routes,
+        Cmd::Neigh { op: NeighOp::List } => Request::Neighbors,
+        Cmd::Neigh {
+            op: NeighOp::Add { addr, mac, port },
+        } => Request::NeighAdd {
+            port: *port,
+            addr: *addr,
+            mac: *mac,
+        },
+        Cmd::Neigh {
+            op: NeighOp::Flush { port },
+        } => Request::NeighFlush { port: *port },
+        Cmd::Lcores => Request::Lcores,
+        Cmd::Drops => Request::Drops,
+        Cmd::Reload => Request::Reload,
+        Cmd::Version => Request::Version,
+    })
+}
+
+fn render(resp: Response) -> String {
+    match resp {
+        Response::Done => String::new(),
+        Response::Ports(p) => table::ports(&p),
+        Response::Addresses(a) => table::addresses(&a),
+        Response::Routes(r) => table::routes(&r),
+        Response::Neighbors(n) => table::neighbors(&n),
+        Response::Lcores(l) => table::lcores(&l),
+        Response::Drops(d) => table::drops(&d),
+        Response::Version(v) => table::version(&v),
+        other => format!("{other:?}\n"),
+    }
+}
+
+fn run(cli: Cli) -> Result<(), String> {
+    let req = request(&cli.cmd)?;
+    let path = socket_path(cli.socket.as_deref());
+    let mut client =
+        Client::connect(&path).map_err(|e| format!("cannot connect to dirigo: {e}"))?;
+    if cli.json {
+        let line = client.call_raw(req).map_err(|e| e.to_string())?;
+        println!("{line}");
+        let env: ResponseEnvelope =
+            serde_json::from_str(&line).map_err(|e| format!("bad response from daemon: {e}"))?;
+        return env.into_result().map(|_| ()).map_err(|e| e.msg);
+    }
+    match client.call(req) {
+        Ok(resp) => {
+            print!("{}", render(resp));
+            Ok(())
+        }
+        Err(ClientError::Server(e)) => Err(e.msg),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("dirigoctl: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

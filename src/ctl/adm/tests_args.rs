@@ -1,0 +1,458 @@
+//! Argument parsing tests (ipvsadm syntax, checks and wording).
+
+use super::args::{lookup_service, parse, parse_addr_port};
+use super::*;
+use crate::lb::sched::{SchedFlags, SchedKind};
+use crate::lb::spec::{Method, Proto};
+use std::net::Ipv4Addr;
+
+fn argv(s: &str) -> Vec<String> {
+    std::iter::once("ipvsadm".to_string())
+        .chain(s.split_whitespace().map(String::from))
+        .collect()
+}
+
+fn p(s: &str) -> Result<Command, AdmError> {
+    parse(&argv(s))
+}
+
+fn err(s: &str) -> String {
+    let e = p(s).unwrap_err();
+    assert_eq!(e.exit, 2, "{s}");
+    e.msg
+}
+
+fn tkey(a: [u8; 4], port: u16) -> ServiceKey {
+    ServiceKey {
+        proto: Proto::Tcp,
+        vip: Ipv4Addr::from(a),
+        port,
+    }
+}
+
+fn svc(key: ServiceKey, sched: SchedKind, persistent: Option<u32>) -> ServiceSpec {
+    ServiceSpec {
+        key,
+        sched,
+        flags: SchedFlags::default(),
+        persistent,
+        netmask: Ipv4Addr::BROADCAST,
+    }
+}
+
+fn dest(a: [u8; 4], port: u16, method: Method, weight: u32) -> DestSpec {
+    DestSpec {
+        key: DestKey {
+            addr: Ipv4Addr::from(a),
+            port,
+        },
+        method,
+        weight,
+        upper: 0,
+        lower: 0,
+    }
+}
+
+#[test]
+fn add_service_defaults_and_options() {
+    let k = tkey([10, 0, 0, 100], 80);
+    assert_eq!(
+        p("-A -t 10.0.0.100:80").unwrap(),
+        Command::AddService(svc(k, SchedKind::Wlc, None))
+    );
+    assert_eq!(
+        p("-A -t 10.0.0.100:80 -s rr -p").unwrap(),
+        Command::AddService(svc(k, SchedKind::Rr, Some(300)))
+    );
+    assert_eq!(
+        p("--add-service --tcp-service 10.0.0.100:80 --scheduler sed --persistent 600").unwrap(),
+        Command::AddService(svc(k, SchedKind::Sed, Some(600)))
+    );
+    assert_eq!(
+        p("-A -t10.0.0.100:80 -swrr --persistent=60").unwrap(),
+        Command::AddService(svc(k, SchedKind::Wrr, Some(60)))
+    );
+    let mut s = svc(k, SchedKind::Sh, Some(300));
+    s.flags = SchedFlags {
+        fallback: true,
+        port: true,
+    };
+    s.netmask = Ipv4Addr::new(255, 255, 255, 0);
+    assert_eq!(
+        p("-A -t 10.0.0.100:80 -s sh -b sh-fallback,sh-port -p -M 255.255.255.0").unwrap(),
+        Command::AddService(s)
+    );
+    let mut s = svc(k, SchedKind::Mh, None);
+    s.flags = SchedFlags {
+        fallback: true,
+        port: false,
+    };
+    assert_eq!(
+        p("-E -t 10.0.0.100:80 -s mh --sched-flags mh-fallback").unwrap(),
+        Command::EditService(s)
+    );
+    let u = ServiceKey {
+        proto: Proto::Udp,
+        vip: Ipv4Addr::new(10, 0, 0, 1),
+        port: 53,
+    };
+    assert_eq!(
+        p("--edit-service --udp-service 10.0.0.1:53 -s dh").unwrap(),
+        Command::EditService(svc(u, SchedKind::Dh, None))
+    );
+    for s in [
+        "rr", "wrr", "lc", "wlc", "sed", "nq", "sh", "dh", "mh", "fo",
+    ] {
+        match p(&format!("-A -t 1.2.3.4:1 -s {s}")).unwrap() {
+            Command::AddService(spec) => assert_eq!(spec.sched.name(), s),
+            other => panic!("{other:?}"),
+        }
+    }
+    // Port 0 is fine for a persistent service.
+    assert_eq!(
+        p("-A -t 10.0.0.100 -p 10").unwrap(),
+        Command::AddService(svc(tkey([10, 0, 0, 100], 0), SchedKind::Wlc, Some(10)))
+    );
+    assert_eq!(p("-D -t 10.0.0.100:80").unwrap(), Command::DelService(k));
+    assert_eq!(
+        p("--delete-service -t 10.0.0.100:80").unwrap(),
+        Command::DelService(k)
+    );
+    assert_eq!(p("-C").unwrap(), Command::Clear);
+    assert_eq!(p("--clear").unwrap(), Command::Clear);
+}
+
+#[test]
+fn service_errors() {
+    assert_eq!(err("-A -t 10.0.0.100:80 -s bogus"), "Scheduler not found");
+    assert_eq!(
+        err("-A -t 10.0.0.100"),
+        "Zero port specified for non-persistent service"
+    );
+    assert_eq!(
+        err("-A -t 80"),
+        "illegal virtual server address[:port] specified"
+    );
+    assert_eq!(
+        err("-A -t 10.0.0.300:80"),
+        "illegal virtual server address[:port] specified"
+    );
+    assert_eq!(
+        err("-A -t 10.0.0.1:65536"),
+        "illegal virtual server address[:port] specified"
+    );
+    assert_eq!(
+        err("-A -t 10.0.0.1:80 -p 0"),
+        "invalid timeout value `0' specified"
+    );
+    assert_eq!(
+        err("-A -t 10.0.0.1:80 -p 2678401"),
+        "invalid timeout value `2678401' specified"
+    );
+    assert_eq!(
+        err("-A -t 10.0.0.1:80 -p -M 1.2.3"),
+        "illegal virtual server persistent mask specified"
+    );
+    assert_eq!(
+        err("-A -t 10.0.0.1:80 -b sh-port"),
+        "incompatible scheduler flag `sh-port'"
+    );
+    assert_eq!(
+        err("-A -t 10.0.0.1:80 -s sh -b sh-x"),
+        "invalid scheduler flag `sh-x'"
+    );
+    assert_eq!(
+        err("-A -s rr"),
+        "You need to supply the 'service-address' option for the 'add-service' command"
+    );
+    assert_eq!(
+        err("-A -t 1.2.3.4:80 -w 3"),
+        "Illegal 'weight' option with the 'add-service' command"
+    );
+    assert_eq!(
+        err("-D -t 1.2.3.4:80 -s rr"),
+        "Illegal 'scheduler' option with the 'delete-service' command"
+    );
+    assert_eq!(err("-A -E -t 1.2.3.4:80"), "multiple commands specified");
+    assert_eq!(
+        err("-A -t 1.2.3.4:80 -u 1.2.3.4:80"),
+        "multiple 'service-address' options specified"
+    );
+    assert_eq!(err("-A -t 1.2.3.4:80 extra"), "unexpected argument extra");
+    assert!(err("-A -t").contains("missing argument"));
+    assert_eq!(err("-A -t 1.2.3.4:80 -q"), "invalid option `-q'");
+    assert_eq!(err("--bogus"), "invalid option `--bogus'");
+    assert_eq!(
+        err("-C -t 1.2.3.4:80"),
+        "Illegal 'service-address' option with the 'flush' command"
+    );
+    assert!(err("-t 1.2.3.4:80").contains("--help"));
+}
+
+#[test]
+fn dest_commands() {
+    let k = tkey([10, 0, 0, 100], 80);
+    assert_eq!(
+        p("-a -t 10.0.0.100:80 -r 172.16.0.11").unwrap(),
+        Command::AddDest(k, dest([172, 16, 0, 11], 80, Method::Dr, 1))
+    );
+    // DR and TUN force the service port; NAT keeps the given one.
+    assert_eq!(
+        p("-a -t 10.0.0.100:80 -r 172.16.0.11:8080 -g").unwrap(),
+        Command::AddDest(k, dest([172, 16, 0, 11], 80, Method::Dr, 1))
+    );
+    assert_eq!(
+        p("-a -t 10.0.0.100:80 -r 172.16.0.11:8080 -i -w 5").unwrap(),
+        Command::AddDest(k, dest([172, 16, 0, 11], 80, Method::Tun, 5))
+    );
+    assert_eq!(
+        p("--add-server --tcp-service 10.0.0.100:80 --real-server 172.16.0.11:8080 --masquerading --weight 0").unwrap(),
+        Command::AddDest(k, dest([172, 16, 0, 11], 8080, Method::Nat, 0))
+    );
+    assert_eq!(
+        p("-a -t 10.0.0.100:80 -r 172.16.0.11 -m").unwrap(),
+        Command::AddDest(k, dest([172, 16, 0, 11], 80, Method::Nat, 1))
+    );
+    assert_eq!(
+        p("-a -t 10.0.0.100:80 -r 172.16.0.11 --ipip --gatewaying")
+            .unwrap_err()
+            .msg,
+        "multiple 'forwarding-method' options specified"
+    );
+    let mut d = dest([172, 16, 0, 11], 80, Method::Dr, 65535);
+    d.upper = 100;
+    d.lower = 50;
+    assert_eq!(
+        p("-e -t 10.0.0.100:80 -r 172.16.0.11 -w 65535 -x 100 -y 50").unwrap(),
+        Command::EditDest(k, d.clone())
+    );
+    assert_eq!(
+        p("--edit-server -t 10.0.0.100:80 -r 172.16.0.11 --weight 65535 --u-threshold 100 --l-threshold 50").unwrap(),
+        Command::EditDest(k, d)
+    );
+    assert_eq!(
+        p("-d -t 10.0.0.100:80 -r 172.16.0.11").unwrap(),
+        Command::DelDest(
+            k,
+            DestKey {
+                addr: Ipv4Addr::new(172, 16, 0, 11),
+                port: 80
+            }
+        )
+    );
+    assert_eq!(
+        p("--delete-server -t 10.0.0.100:80 -r 172.16.0.11:80").unwrap(),
+        Command::DelDest(
+            k,
+            DestKey {
+                addr: Ipv4Addr::new(172, 16, 0, 11),
+                port: 80
+            }
+        )
+    );
+}
+
+#[test]
+fn real_server_before_service() {
+    let u = ServiceKey {
+        proto: Proto::Udp,
+        vip: Ipv4Addr::new(1, 2, 3, 4),
+        port: 53,
+    };
+    assert_eq!(
+        p("-a -r 5.6.7.8:5353 -m -u 1.2.3.4:53").unwrap(),
+        Command::AddDest(u, dest([5, 6, 7, 8], 5353, Method::Nat, 1))
+    );
+}
+
+#[test]
+fn dest_errors() {
+    assert_eq!(
+        err("-a -t 1.2.3.4:80 -r 5.6.7.8 -w 65536"),
+        "illegal weight specified"
+    );
+    assert_eq!(
+        err("-a -t 1.2.3.4:80 -r 5.6.7.8 -w -1"),
+        "illegal weight specified"
+    );
+    assert_eq!(
+        err("-a -t 1.2.3.4:80 -r 5.6.7.8 -w abc"),
+        "illegal weight specified"
+    );
+    assert_eq!(
+        err("-a -t 1.2.3.4:80 -r 5.6.7.8 -x 2147483648"),
+        "illegal u_threshold specified"
+    );
+    assert_eq!(
+        err("-a -t 1.2.3.4:80 -r 5.6.7.8 -y z"),
+        "illegal l_threshold specified"
+    );
+    assert_eq!(
+        err("-a -t 1.2.3.4:80 -r 5.6.7"),
+        "illegal real server address[:port] specified"
+    );
+    assert_eq!(
+        err("-a -t 1.2.3.4:80"),
+        "You need to supply the 'real-server' option for the 'add-server' command"
+    );
+    assert_eq!(
+        err("-a -r 5.6.7.8"),
+        "You need to supply the 'service-address' option for the 'add-server' command"
+    );
+    assert_eq!(
+        err("-d -t 1.2.3.4:80 -r 5.6.7.8 -w 2"),
+        "Illegal 'weight' option with the 'delete-server' command"
+    );
+    assert_eq!(
+        err("-a -t 1.2.3.4:80 -r 5.6.7.8 -s rr"),
+        "Illegal 'scheduler' option with the 'add-server' command"
+    );
+}
+
+#[test]
+fn list_zero_set_save_restore() {
+    assert_eq!(p("").unwrap(), Command::List(ListCmd::default()));
+    let ln = ListCmd {
+        numeric: true,
+        ..Default::default()
+    };
+    assert_eq!(p("-L -n").unwrap(), Command::List(ln));
+    assert_eq!(p("-Ln").unwrap(), Command::List(ln));
+    assert_eq!(p("-ln").unwrap(), Command::List(ln));
+    assert_eq!(p("--list --numeric").unwrap(), Command::List(ln));
+    let all = ListCmd {
+        numeric: true,
+        stats: true,
+        exact: true,
+        nosort: true,
+        ..Default::default()
+    };
+    assert_eq!(
+        p("-L -n --stats --exact --nosort --sort").unwrap(),
+        Command::List(all)
+    );
+    let r = ListCmd {
+        rate: true,
+        ..Default::default()
+    };
+    assert_eq!(p("-L --rate").unwrap(), Command::List(r));
+    let c = ListCmd {
+        numeric: true,
+        conns: true,
+        ..Default::default()
+    };
+    assert_eq!(p("-Lnc").unwrap(), Command::List(c));
+    assert_eq!(p("-L -n --connection").unwrap(), Command::List(c));
+    let t = ListCmd {
+        timeout: true,
+        ..Default::default()
+    };
+    assert_eq!(p("-L --timeout").unwrap(), Command::List(t));
+    let th = ListCmd {
+        thresholds: true,
+        ..Default::default()
+    };
+    assert_eq!(p("-L --thresholds").unwrap(), Command::List(th));
+    let one = ListCmd {
+        service: Some(tkey([1, 2, 3, 4], 80)),
+        numeric: true,
+        ..Default::default()
+    };
+    assert_eq!(p("-L -n -t 1.2.3.4:80").unwrap(), Command::List(one));
+    assert_eq!(
+        err("-L -c --stats"),
+        "options conflicts in the list command"
+    );
+    assert_eq!(
+        err("-L -c --timeout"),
+        "The option 'timeout' conflicts with the 'connection' option in the 'list' command"
+    );
+    assert_eq!(
+        err("-L -w 1"),
+        "Illegal 'weight' option with the 'list' command"
+    );
+
+    assert_eq!(p("-Z").unwrap(), Command::Zero(None));
+    assert_eq!(
+        p("--zero -t 1.2.3.4:80").unwrap(),
+        Command::Zero(Some(tkey([1, 2, 3, 4], 80)))
+    );
+    assert_eq!(
+        p("--set 900 120 300").unwrap(),
+        Command::SetTimeouts(Timeouts {
+            tcp: 900,
+            tcpfin: 120,
+            udp: 300
+        })
+    );
+    assert_eq!(
+        p("--set 0 0 5").unwrap(),
+        Command::SetTimeouts(Timeouts {
+            tcp: 0,
+            tcpfin: 0,
+            udp: 5
+        })
+    );
+    assert_eq!(err("--set 1 2"), "--set option requires 3 timeout values");
+    assert_eq!(err("--set 1 2 x"), "invalid timeout value `x' specified");
+    assert_eq!(err("--set 1 2 3 4"), "unexpected argument 4");
+    assert_eq!(p("-S").unwrap(), Command::Save { numeric: false });
+    assert_eq!(p("-S -n").unwrap(), Command::Save { numeric: true });
+    assert_eq!(p("--save").unwrap(), Command::Save { numeric: false });
+    assert_eq!(
+        err("-S -c"),
+        "Illegal 'connection' option with the 'save' command"
+    );
+    assert_eq!(p("-R").unwrap(), Command::Restore);
+    assert_eq!(p("--restore").unwrap(), Command::Restore);
+    assert_eq!(p("-h").unwrap(), Command::Help);
+    assert_eq!(p("--version").unwrap(), Command::Version);
+}
+
+#[test]
+fn addr_port_parsing() {
+    assert_eq!(
+        parse_addr_port("1.2.3.4:80", Proto::Tcp),
+        Some((Ipv4Addr::new(1, 2, 3, 4), Some(80)))
+    );
+    assert_eq!(
+        parse_addr_port("1.2.3.4", Proto::Tcp),
+        Some((Ipv4Addr::new(1, 2, 3, 4), None))
+    );
+    assert_eq!(
+        parse_addr_port("localhost:1", Proto::Tcp),
+        Some((Ipv4Addr::LOCALHOST, Some(1)))
+    );
+    assert_eq!(parse_addr_port("1.2.3.4:", Proto::Udp), None);
+    assert_eq!(parse_addr_port("1.2.3.4:x", Proto::Udp), None);
+    assert_eq!(parse_addr_port("1234", Proto::Udp), None);
+    assert_eq!(parse_addr_port("", Proto::Udp), None);
+}
+
+#[test]
+fn service_names() {
+    let db = "# comment\nhttp\t\t80/tcp\t\twww # WorldWideWeb\nhttp 80/udp\ndomain 53/udp\nkerberos 88/tcp kerberos5 krb5\n";
+    assert_eq!(lookup_service(db, "http", Proto::Tcp), Some(80));
+    assert_eq!(lookup_service(db, "www", Proto::Tcp), Some(80));
+    assert_eq!(lookup_service(db, "domain", Proto::Udp), Some(53));
+    assert_eq!(lookup_service(db, "domain", Proto::Tcp), None);
+    assert_eq!(lookup_service(db, "krb5", Proto::Tcp), Some(88));
+    assert_eq!(lookup_service(db, "WorldWideWeb", Proto::Tcp), None);
+    assert_eq!(lookup_service(db, "", Proto::Tcp), None);
+}
+
+#[test]
+fn socket_option_and_line_split() {
+    let (s, rest) = split_socket(&argv("--socket /tmp/x.sock -L -n")).unwrap();
+    assert_eq!(s, Some(std::path::PathBuf::from("/tmp/x.sock")));
+    assert_eq!(rest, argv("-L -n"));
+    let (s, _) = split_socket(&argv("-L --socket=/a")).unwrap();
+    assert_eq!(s, Some(std::path::PathBuf::from("/a")));
+    assert!(split_socket(&argv("-L --socket")).is_err());
+    assert_eq!(
+        split_line("  -A -t 1.2.3.4:80  # comment"),
+        vec!["-A", "-t", "1.2.3.4:80"]
+    );
+    assert_eq!(split_line("# only"), Vec::<String>::new());
+    assert_eq!(split_line("-s \"r r\" 'x'"), vec!["-s", "r r", "x"]);
+}

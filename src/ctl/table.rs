@@ -1,0 +1,131 @@
+//! dirigoctl's human-readable tables.
+
+use crate::ctl::view::{
+    AddrInfo, DropCount, LcoreInfo, NeighInfo, PortInfo, RouteInfo, VersionInfo,
+};
+use std::fmt::Write;
+
+/// `dirigoctl ports`.
+pub fn ports(ports: &[PortInfo]) -> String {
+    let mut out = format!(
+        "{:<4} {:<12} {:<17} {:<5} {:>7} {:>5} {:>14} {:>14} {:>16} {:>16} {:>10} {:>10} {:>10} {:>10}\n",
+        "PORT", "NAME", "MAC", "LINK", "SPEED", "MTU", "RX-PKTS", "TX-PKTS", "RX-BYTES", "TX-BYTES",
+        "RX-MISSED", "RX-ERRS", "TX-ERRS", "RX-NOMBUF"
+    );
+    for p in ports {
+        let c = &p.counters;
+        let link = if p.link_up { "up" } else { "down" };
+        let speed = if p.speed_mbps >= 1000 {
+            format!("{}G", p.speed_mbps / 1000)
+        } else {
+            format!("{}M", p.speed_mbps)
+        };
+        let _ = writeln!(
+            out,
+            "{:<4} {:<12} {:<17} {:<5} {:>7} {:>5} {:>14} {:>14} {:>16} {:>16} {:>10} {:>10} {:>10} {:>10}",
+            p.id, p.name, p.mac.to_string(), link, speed, p.mtu, c.ipackets, c.opackets, c.ibytes,
+            c.obytes, c.imissed, c.ierrors, c.oerrors, c.rx_nombuf
+        );
+        for x in &p.xstats {
+            let _ = writeln!(out, "     {:<40} {:>20}", x.name, x.value);
+        }
+    }
+    out
+}
+
+/// `dirigoctl addr list`.
+pub fn addresses(addrs: &[AddrInfo]) -> String {
+    let mut out = format!("{:<4} {}\n", "PORT", "ADDRESS");
+    for a in addrs {
+        let _ = writeln!(out, "{:<4} {}/{}", a.port, a.addr, a.prefix_len);
+    }
+    out
+}
+
+/// `dirigoctl route list`.
+pub fn routes(routes: &[RouteInfo]) -> String {
+    let mut out = format!(
+        "{:<18} {:<15} {:<4} {}\n",
+        "DESTINATION", "GATEWAY", "PORT", "SOURCE"
+    );
+    for r in routes {
+        let gw = r
+            .gateway
+            .map(|g| g.to_string())
+            .unwrap_or_else(|| "-".into());
+        let src = r.src.map(|g| g.to_string()).unwrap_or_else(|| "-".into());
+        let dst = format!("{}/{}", r.dst, r.prefix_len);
+        let _ = writeln!(out, "{dst:<18} {gw:<15} {:<4} {src}", r.port);
+    }
+    out
+}
+
+/// `dirigoctl neigh list`.
+pub fn neighbors(n: &[NeighInfo]) -> String {
+    let mut out = format!(
+        "{:<15} {:<17} {:<4} {:<10} {}\n",
+        "ADDRESS", "MAC", "PORT", "STATE", "AGE"
+    );
+    for e in n {
+        let mac = e.mac.map(|m| m.to_string()).unwrap_or_else(|| "-".into());
+        let age = e
+            .age_secs
+            .map(|a| format!("{a}s"))
+            .unwrap_or_else(|| "-".into());
+        let _ = writeln!(
+            out,
+            "{:<15} {mac:<17} {:<4} {:<10} {age}",
+            e.addr.to_string(),
+            e.port,
+            e.state
+        );
+    }
+    out
+}
+
+/// `dirigoctl lcores`.
+pub fn lcores(l: &[LcoreInfo]) -> String {
+    let mut out = format!(
+        "{:<5} {:<7} {:<16} {:>14} {:>14} {:>12} {:>10} {:>14}\n",
+        "LCORE", "ROLE", "QUEUES", "RX-PKTS", "TX-PKTS", "DROPPED", "CONNS", "CONNS-CREATED"
+    );
+    for c in l {
+        let q = if c.queues.is_empty() {
+            "-".to_string()
+        } else {
+            c.queues.join(",")
+        };
+        let _ = writeln!(
+            out,
+            "{:<5} {:<7} {:<16} {:>14} {:>14} {:>12} {:>10} {:>14}",
+            c.lcore, c.role, q, c.rx_packets, c.tx_packets, c.dropped, c.conns, c.conns_created
+        );
+        for x in &c.extra {
+            let _ = writeln!(out, "      {:<40} {:>20}", x.name, x.value);
+        }
+    }
+    out
+}
+
+/// `dirigoctl drops`.
+pub fn drops(d: &[DropCount]) -> String {
+    let mut out = format!("{:<32} {:>20}\n", "REASON", "COUNT");
+    for e in d {
+        let _ = writeln!(out, "{:<32} {:>20}", e.reason, e.count);
+    }
+    out
+}
+
+/// `dirigoctl version` (client and daemon).
+pub fn version(v: &VersionInfo) -> String {
+    format!(
+        "dirigoctl {}\ndirigo {} (control protocol v{}{})\n",
+        env!("CARGO_PKG_VERSION"),
+        v.version,
+        v.proto,
+        v.dpdk
+            .as_ref()
+            .map(|d| format!(", DPDK {d}"))
+            .unwrap_or_default()
+    )
+}

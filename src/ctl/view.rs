@@ -1,0 +1,292 @@
+//! Response payload types: what listings carry. The daemon fills them from
+//! its snapshots and counters; the clients only format them.
+
+use crate::lb::spec::{DestSpec, Proto, ServiceSpec};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::str::FromStr;
+
+/// Cumulative counters of a service or real server (ipvsadm `--stats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stats {
+    /// Connections scheduled.
+    pub conns: u64,
+    /// Packets client → server.
+    pub inpkts: u64,
+    /// Packets server → client (NAT only; 0 for DR/TUN).
+    pub outpkts: u64,
+    /// Bytes client → server.
+    pub inbytes: u64,
+    /// Bytes server → client.
+    pub outbytes: u64,
+}
+
+/// Rates over the last estimation interval (ipvsadm `--rate`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rate {
+    /// Connections per second.
+    pub cps: u64,
+    /// Packets per second in.
+    pub inpps: u64,
+    /// Packets per second out.
+    pub outpps: u64,
+    /// Bytes per second in.
+    pub inbps: u64,
+    /// Bytes per second out.
+    pub outbps: u64,
+}
+
+/// A real server in a listing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DestInfo {
+    /// Configuration.
+    pub spec: DestSpec,
+    /// Connections in TCP ESTABLISHED (ipvsadm ActiveConn).
+    pub active: u32,
+    /// Other connections (ipvsadm InActConn).
+    pub inactive: u32,
+    /// Persistence templates pointing at it (ipvsadm PersistConn).
+    #[serde(default)]
+    pub persist: u32,
+    /// Counters (zero unless asked for).
+    #[serde(default)]
+    pub stats: Stats,
+    /// Rates (zero unless asked for).
+    #[serde(default)]
+    pub rate: Rate,
+}
+
+/// A virtual service in a listing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServiceInfo {
+    /// Configuration.
+    pub spec: ServiceSpec,
+    /// Counters (zero unless asked for).
+    #[serde(default)]
+    pub stats: Stats,
+    /// Rates (zero unless asked for).
+    #[serde(default)]
+    pub rate: Rate,
+    /// Real servers.
+    pub dests: Vec<DestInfo>,
+}
+
+/// The answer to a service listing.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServiceList {
+    /// Connection table size (printed as ipvsadm's `size=`).
+    pub conn_tab_size: u32,
+    /// Services.
+    pub services: Vec<ServiceInfo>,
+}
+
+/// A connection entry (ipvsadm `-L -c`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConnInfo {
+    /// TCP or UDP.
+    pub proto: Proto,
+    /// Client address.
+    pub client: SocketAddrV4,
+    /// Virtual address.
+    pub vaddr: SocketAddrV4,
+    /// Real server address.
+    pub dest: SocketAddrV4,
+    /// State name as IPVS prints it (`ESTABLISHED`, `FIN_WAIT`, `UDP`, ...).
+    pub state: String,
+    /// Seconds until expiry.
+    pub expire_secs: u32,
+}
+
+/// A MAC address, serialized as `"aa:bb:cc:dd:ee:ff"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MacAddr(pub [u8; 6]);
+
+impl fmt::Display for MacAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = self.0;
+        write!(
+            f,
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            m[0], m[1], m[2], m[3], m[4], m[5]
+        )
+    }
+}
+
+impl FromStr for MacAddr {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let mut out = [0u8; 6];
+        let mut n = 0;
+        for part in s.split([':', '-']) {
+            if n == 6 || part.is_empty() || part.len() > 2 {
+                return Err(format!("invalid MAC address '{s}'"));
+            }
+            out[n] =
+                u8::from_str_radix(part, 16).map_err(|_| format!("invalid MAC address '{s}'"))?;
+            n += 1;
+        }
+        if n != 6 {
+            return Err(format!("invalid MAC address '{s}'"));
+        }
+        Ok(MacAddr(out))
+    }
+}
+
+impl Serialize for MacAddr {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for MacAddr {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A named counter (extended stats, per-lcore extras).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamedCounter {
+    /// Name.
+    pub name: String,
+    /// Value.
+    pub value: u64,
+}
+
+/// Basic port counters (rte_eth_stats).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortCounters {
+    /// Received packets.
+    pub ipackets: u64,
+    /// Transmitted packets.
+    pub opackets: u64,
+    /// Received bytes.
+    pub ibytes: u64,
+    /// Transmitted bytes.
+    pub obytes: u64,
+    /// Packets dropped by the NIC (no RX descriptor).
+    pub imissed: u64,
+    /// Receive errors.
+    pub ierrors: u64,
+    /// Transmit errors.
+    pub oerrors: u64,
+    /// RX mbuf allocation failures.
+    pub rx_nombuf: u64,
+}
+
+/// A port (NIC or vdev).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortInfo {
+    /// DPDK port id.
+    pub id: u16,
+    /// Name (device or config name).
+    pub name: String,
+    /// MAC address.
+    pub mac: MacAddr,
+    /// Link up.
+    pub link_up: bool,
+    /// Speed in Mbit/s (0 = unknown).
+    pub speed_mbps: u32,
+    /// Full duplex.
+    pub full_duplex: bool,
+    /// MTU.
+    pub mtu: u16,
+    /// Counters.
+    pub counters: PortCounters,
+    /// Extended counters (empty unless asked for).
+    #[serde(default)]
+    pub xstats: Vec<NamedCounter>,
+}
+
+/// An address configured on a port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AddrInfo {
+    /// Port id.
+    pub port: u16,
+    /// Address.
+    pub addr: Ipv4Addr,
+    /// Prefix length of the connected network.
+    pub prefix_len: u8,
+}
+
+/// A route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouteInfo {
+    /// Destination network.
+    pub dst: Ipv4Addr,
+    /// Prefix length.
+    pub prefix_len: u8,
+    /// Gateway; None for a connected route.
+    #[serde(default)]
+    pub gateway: Option<Ipv4Addr>,
+    /// Egress port.
+    pub port: u16,
+    /// Preferred source address.
+    #[serde(default)]
+    pub src: Option<Ipv4Addr>,
+}
+
+/// A neighbor (ARP) entry.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NeighInfo {
+    /// Port id.
+    pub port: u16,
+    /// IPv4 address.
+    pub addr: Ipv4Addr,
+    /// MAC (None while incomplete).
+    #[serde(default)]
+    pub mac: Option<MacAddr>,
+    /// State: `static`, `reachable`, `stale`, `incomplete`, `failed`.
+    pub state: String,
+    /// Seconds since last confirmed (None for static).
+    #[serde(default)]
+    pub age_secs: Option<u32>,
+}
+
+/// Counters of one lcore.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LcoreInfo {
+    /// Lcore id.
+    pub lcore: u32,
+    /// Role: `main`, `worker`.
+    pub role: String,
+    /// `port:queue` pairs it polls.
+    #[serde(default)]
+    pub queues: Vec<String>,
+    /// Packets received.
+    pub rx_packets: u64,
+    /// Packets transmitted.
+    pub tx_packets: u64,
+    /// Packets dropped.
+    pub dropped: u64,
+    /// Connections in its table now.
+    pub conns: u64,
+    /// Connections created since start.
+    pub conns_created: u64,
+    /// Other counters.
+    #[serde(default)]
+    pub extra: Vec<NamedCounter>,
+}
+
+/// A drop reason and how often it happened.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DropCount {
+    /// Reason name (`no_service`, `bad_checksum`, ...).
+    pub reason: String,
+    /// Count since start.
+    pub count: u64,
+}
+
+/// Daemon version information.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VersionInfo {
+    /// The daemon's crate version.
+    pub version: String,
+    /// Control protocol version.
+    pub proto: u32,
+    /// DPDK version string, when known.
+    #[serde(default)]
+    pub dpdk: Option<String>,
+}

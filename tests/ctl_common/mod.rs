@@ -1,0 +1,369 @@
+//! A small but real in-memory Handler for the control-plane tests: the
+//! ipvsadm semantics (duplicates, unknown service/dest, ranges, atomic
+//! batches) without the balancing core.
+#![allow(dead_code)]
+
+use dirigo::ctl::proto::{BatchCmd, CtlError, ErrCode, Request, Response};
+use dirigo::ctl::server::{Handler, Server, ServerConfig, StopHandle};
+use dirigo::ctl::view::*;
+use dirigo::lb::spec::{DestSpec, ServiceKey, ServiceSpec, Timeouts};
+use std::collections::BTreeMap;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+#[derive(Clone, Default)]
+pub struct State {
+    pub services: BTreeMap<ServiceKey, (ServiceSpec, Vec<DestSpec>)>,
+    pub timeouts: Timeouts,
+    pub addrs: Vec<AddrInfo>,
+    pub neigh: Vec<NeighInfo>,
+    pub zeroed: u32,
+}
+
+#[derive(Default)]
+pub struct Mock {
+    pub state: Mutex<State>,
+}
+
+fn apply(st: &mut State, cmd: BatchCmd) -> Result<(), CtlError> {
+    match cmd {
+        BatchCmd::AddService { service } => {
+            if st.services.contains_key(&service.key) {
+                return Err(CtlError::service_exists());
+            }
+            if service.key.port == 0 && service.persistent.is_none() {
+                return Err(CtlError::invalid("zero port for a non-persistent service"));
+            }
+            st.services.insert(service.key, (service, Vec::new()));
+        }
+        BatchCmd::EditService { service } => {
+            let e = st
+                .services
+                .get_mut(&service.key)
+                .ok_or_else(CtlError::no_service)?;
+            e.0 = service;
+        }
+        BatchCmd::DelService { key } => {
+            st.services.remove(&key).ok_or_else(CtlError::no_service)?;
+        }
+        BatchCmd::Clear => st.services.clear(),
+        BatchCmd::AddDest { service, dest } => {
+            let e = st
+                .services
+                .get_mut(&service)
+                .ok_or_else(CtlError::no_service)?;
+            if dest.weight > 65535 {
+                return Err(CtlError::invalid("Illegal weight specified"));
+            }
+            if e.1.iter().any(|d| d.key == dest.key) {
+                return Err(CtlError::dest_exists());
+            }
+            e.1.push(dest);
+        }
+        BatchCmd::EditDest { service, dest } => {
+            let e = st
+                .services
+                .get_mut(&service)
+                .ok_or_else(CtlError::no_service)?;
+            if dest.weight > 65535 {
+                return Err(CtlError::invalid("Illegal weight specified"));
+            }
+            let d =
+                e.1.iter_mut()
+                    .find(|d| d.key == dest.key)
+                    .ok_or_else(CtlError::no_dest)?;
+            *d = dest;
+        }
+        BatchCmd::DelDest { service, dest } => {
+            let e = st
+                .services
+                .get_mut(&service)
+                .ok_or_else(CtlError::no_service)?;
+            let n = e.1.len();
+            e.1.retain(|d| d.key != dest);
+            if e.1.len() == n {
+                return Err(CtlError::no_dest());
+            }
+        }
+        BatchCmd::SetTimeouts { timeouts: t } => {
+            if t.tcp != 0 {
+                st.timeouts.tcp = t.tcp;
+            }
+            if t.tcpfin != 0 {
+                st.timeouts.tcpfin = t.tcpfin;
+            }
+            if t.udp != 0 {
+                st.timeouts.udp = t.udp;
+            }
+        }
+        BatchCmd::Zero { service } => {
+            if let Some(k) = service {
+                if !st.services.contains_key(&k) {
+                    return Err(CtlError::no_service());
+                }
+            }
+            st.zeroed += 1;
+        }
+    }
+    Ok(())
+}
+
+fn dest_info(d: &DestSpec, stats: bool) -> DestInfo {
+    DestInfo {
+        spec: d.clone(),
+        active: d.weight,
+        inactive: 1,
+        persist: 0,
+        stats: if stats {
+            Stats {
+                conns: 10,
+                inpkts: 200,
+                outpkts: 0,
+                inbytes: 300_000_000,
+                outbytes: 0,
+            }
+        } else {
+            Stats::default()
+        },
+        rate: Rate::default(),
+    }
+}
+
+impl Handler for Mock {
+    fn handle(&self, req: Request) -> Result<Response, CtlError> {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let batch = |c: BatchCmd, st: &mut State| apply(st, c).map(|_| Response::Done);
+        match req {
+            Request::AddService { service } => batch(BatchCmd::AddService { service }, &mut st),
+            Request::EditService { service } => batch(BatchCmd::EditService { service }, &mut st),
+            Request::DelService { key } => batch(BatchCmd::DelService { key }, &mut st),
+            Request::Clear => batch(BatchCmd::Clear, &mut st),
+            Request::AddDest { service, dest } => {
+                batch(BatchCmd::AddDest { service, dest }, &mut st)
+            }
+            Request::EditDest { service, dest } => {
+                batch(BatchCmd::EditDest { service, dest }, &mut st)
+            }
+            Request::DelDest { service, dest } => {
+                batch(BatchCmd::DelDest { service, dest }, &mut st)
+            }
+            Request::Zero { service } => batch(BatchCmd::Zero { service }, &mut st),
+            Request::SetTimeouts { timeouts } => batch(BatchCmd::SetTimeouts { timeouts }, &mut st),
+            Request::GetTimeouts => Ok(Response::Timeouts(st.timeouts)),
+            Request::RestoreBatch { cmds } => {
+                let mut tmp = st.clone();
+                for (i, c) in cmds.into_iter().enumerate() {
+                    apply(&mut tmp, c).map_err(|e| e.at(i))?;
+                }
+                *st = tmp;
+                Ok(Response::Done)
+            }
+            Request::List(o) => {
+                if let Some(k) = o.service {
+                    if !st.services.contains_key(&k) {
+                        return Err(CtlError::no_service());
+                    }
+                }
+                let services = st
+                    .services
+                    .values()
+                    .filter(|(s, _)| o.service.map_or(true, |k| k == s.key))
+                    .map(|(s, d)| ServiceInfo {
+                        spec: s.clone(),
+                        stats: if o.stats {
+                            Stats {
+                                conns: 10,
+                                ..Default::default()
+                            }
+                        } else {
+                            Stats::default()
+                        },
+                        rate: Rate::default(),
+                        dests: d.iter().map(|d| dest_info(d, o.stats)).collect(),
+                    })
+                    .collect();
+                Ok(Response::Services(ServiceList {
+                    conn_tab_size: 4096,
+                    services,
+                }))
+            }
+            Request::ListConns { .. } => {
+                let mut v = Vec::new();
+                for (s, ds) in st.services.values() {
+                    for (i, d) in ds.iter().enumerate() {
+                        let port = if d.key.port == 0 {
+                            s.key.port
+                        } else {
+                            d.key.port
+                        };
+                        v.push(ConnInfo {
+                            proto: s.key.proto,
+                            client: SocketAddrV4::new(
+                                Ipv4Addr::new(192, 0, 2, 1),
+                                40000 + i as u16,
+                            ),
+                            vaddr: SocketAddrV4::new(s.key.vip, s.key.port),
+                            dest: SocketAddrV4::new(d.key.addr, port),
+                            state: "ESTABLISHED".into(),
+                            expire_secs: 61,
+                        });
+                    }
+                }
+                Ok(Response::Conns(v))
+            }
+            Request::Ports { xstats } => Ok(Response::Ports(vec![PortInfo {
+                id: 0,
+                name: "net_tap0".into(),
+                mac: MacAddr([2, 0, 0, 0, 0, 1]),
+                link_up: true,
+                speed_mbps: 10000,
+                full_duplex: true,
+                mtu: 1500,
+                counters: PortCounters {
+                    ipackets: 1234,
+                    opackets: 1200,
+                    ..Default::default()
+                },
+                xstats: if xstats {
+                    vec![NamedCounter {
+                        name: "rx_good_packets".into(),
+                        value: 1234,
+                    }]
+                } else {
+                    vec![]
+                },
+            }])),
+            Request::Addresses => Ok(Response::Addresses(st.addrs.clone())),
+            Request::AddrAdd {
+                port,
+                addr,
+                prefix_len,
+            } => {
+                if port == 999 {
+                    panic!("mock handler panics on port 999");
+                }
+                if port > 0 {
+                    return Err(CtlError::new(ErrCode::NotFound, format!("no port {port}")));
+                }
+                if st.addrs.iter().any(|a| a.addr == addr) {
+                    return Err(CtlError::new(
+                        ErrCode::Exists,
+                        format!("{addr} already configured"),
+                    ));
+                }
+                st.addrs.push(AddrInfo {
+                    port,
+                    addr,
+                    prefix_len,
+                });
+                Ok(Response::Done)
+            }
+            Request::AddrDel { port, addr } => {
+                let n = st.addrs.len();
+                st.addrs.retain(|a| !(a.addr == addr && a.port == port));
+                if st.addrs.len() == n {
+                    return Err(CtlError::new(
+                        ErrCode::NotFound,
+                        format!("{addr} not configured"),
+                    ));
+                }
+                Ok(Response::Done)
+            }
+            Request::Routes => Ok(Response::Routes(vec![RouteInfo {
+                dst: Ipv4Addr::UNSPECIFIED,
+                prefix_len: 0,
+                gateway: Some(Ipv4Addr::new(10, 0, 0, 254)),
+                port: 0,
+                src: None,
+            }])),
+            Request::Neighbors => Ok(Response::Neighbors(st.neigh.clone())),
+            Request::NeighAdd { port, addr, mac } => {
+                st.neigh.push(NeighInfo {
+                    port,
+                    addr,
+                    mac: Some(mac),
+                    state: "static".into(),
+                    age_secs: None,
+                });
+                Ok(Response::Done)
+            }
+            Request::NeighFlush { port } => {
+                st.neigh.retain(|n| port.is_some_and(|p| p != n.port));
+                Ok(Response::Done)
+            }
+            Request::Lcores => Ok(Response::Lcores(vec![LcoreInfo {
+                lcore: 1,
+                role: "worker".into(),
+                queues: vec!["0:0".into()],
+                rx_packets: 5,
+                tx_packets: 4,
+                dropped: 1,
+                conns: 2,
+                conns_created: 3,
+                extra: vec![],
+            }])),
+            Request::Drops => Ok(Response::Drops(vec![DropCount {
+                reason: "no_service".into(),
+                count: 42,
+            }])),
+            Request::Reload => Ok(Response::Done),
+            Request::Version => Ok(Response::Version(VersionInfo {
+                version: "0.1.0-mock".into(),
+                proto: 1,
+                dpdk: Some("22.11".into()),
+            })),
+        }
+    }
+}
+
+pub struct Running {
+    pub path: PathBuf,
+    pub stop: StopHandle,
+    pub thread: Option<JoinHandle<std::io::Result<()>>>,
+    pub mock: Arc<Mock>,
+    pub _dir: tempfile::TempDir,
+}
+
+impl Running {
+    pub fn shutdown(mut self) -> std::io::Result<()> {
+        self.stop.stop();
+        self.thread
+            .take()
+            .unwrap()
+            .join()
+            .expect("server thread panicked")
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.stop();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+pub fn start_with(f: impl FnOnce(&mut ServerConfig)) -> Running {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run/dirigo/ctl.sock");
+    let mut cfg = ServerConfig::new(&path);
+    f(&mut cfg);
+    let mock = Arc::new(Mock::default());
+    let server = Server::bind(cfg, mock.clone()).unwrap();
+    let stop = server.stop_handle();
+    let thread = std::thread::spawn(move || server.run());
+    Running {
+        path,
+        stop,
+        thread: Some(thread),
+        mock,
+        _dir: dir,
+    }
+}
+
+pub fn start() -> Running {
+    start_with(|_| {})
+}
