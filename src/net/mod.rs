@@ -4,3 +4,4 @@ pub mod buf;
 pub mod checksum;
 pub mod egress;
 pub mod meta;
+pub mod wire;
