@@ -2,6 +2,7 @@
 
 pub mod buf;
 pub mod checksum;
+pub mod classify;
 pub mod egress;
 pub mod meta;
 pub mod wire;
