@@ -1,5 +1,6 @@
 //! Sans-IO network layer: packet bytes in, decisions out. Never calls DPDK.
 
+pub mod addr;
 pub mod buf;
 pub mod checksum;
 pub mod classify;
