@@ -6,4 +6,5 @@ pub mod checksum;
 pub mod classify;
 pub mod egress;
 pub mod meta;
+pub mod route;
 pub mod wire;
