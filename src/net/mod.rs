@@ -6,5 +6,6 @@ pub mod checksum;
 pub mod classify;
 pub mod egress;
 pub mod meta;
+pub mod neigh;
 pub mod route;
 pub mod wire;
