@@ -1,6 +1,7 @@
 //! Sans-IO network layer: packet bytes in, decisions out. Never calls DPDK.
 
 pub mod addr;
+pub mod arp;
 pub mod buf;
 pub mod checksum;
 pub mod classify;
