@@ -1,0 +1,184 @@
+//! ICMP echo responder (in place) and a token-bucket rate limiter for the
+//! ICMP errors dirigo generates.
+
+use crate::net::addr::OwnAddrs;
+use crate::net::checksum;
+use crate::net::meta::{PacketMeta, PROTO_ICMP};
+use crate::net::wire::{ethernet, icmp, ipv4, mac_is_group};
+
+/// TTL of the echo replies dirigo sends.
+pub const REPLY_TTL: u8 = 64;
+
+/// Why an ICMP packet was not answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IcmpIgnore {
+    /// Headers do not match the meta (not ICMP, truncated).
+    Malformed,
+    /// Not an echo request (echo replies, errors and other types are left
+    /// to the caller).
+    NotEchoRequest,
+    /// Destination is not one of our addresses or VIPs.
+    NotForUs,
+    /// Sent to a group MAC (broadcast/multicast ping).
+    NotUnicast,
+    /// ICMP checksum wrong.
+    BadChecksum,
+}
+
+impl IcmpIgnore {
+    /// Every reason, in `index()` order.
+    pub const ALL: [IcmpIgnore; 5] = [
+        IcmpIgnore::Malformed,
+        IcmpIgnore::NotEchoRequest,
+        IcmpIgnore::NotForUs,
+        IcmpIgnore::NotUnicast,
+        IcmpIgnore::BadChecksum,
+    ];
+    /// Number of reasons.
+    pub const COUNT: usize = Self::ALL.len();
+    /// Dense index in `0..COUNT`.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    /// A stable snake_case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            IcmpIgnore::Malformed => "icmp_malformed",
+            IcmpIgnore::NotEchoRequest => "icmp_not_echo_request",
+            IcmpIgnore::NotForUs => "icmp_not_for_us",
+            IcmpIgnore::NotUnicast => "icmp_not_unicast",
+            IcmpIgnore::BadChecksum => "icmp_bad_checksum",
+        }
+    }
+}
+
+/// Outcome of [`echo_input`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IcmpAction {
+    /// The frame now holds the echo reply: transmit it on the receiving port.
+    Reply,
+    /// Not answered; frame unchanged.
+    Ignore(IcmpIgnore),
+}
+
+/// Answer an ICMP echo request addressed to one of `addrs`' addresses or
+/// VIPs by rewriting `frame` in place: MACs swapped, IPs swapped, TTL 64,
+/// type 0, both checksums fixed (IP options and Ethernet padding are kept).
+/// `meta` is what [`crate::net::classify::classify`] returned for the
+/// frame. Never panics, never allocates; the work is one checksum pass over
+/// the ICMP message.
+pub fn echo_input(frame: &mut [u8], meta: &PacketMeta, addrs: &OwnAddrs) -> IcmpAction {
+    match echo_inner(frame, meta, addrs) {
+        Ok(()) => IcmpAction::Reply,
+        Err(r) => IcmpAction::Ignore(r),
+    }
+}
+
+fn echo_inner(frame: &mut [u8], meta: &PacketMeta, addrs: &OwnAddrs) -> Result<(), IcmpIgnore> {
+    let l3 = meta.l3_off as usize;
+    let l3_end = l3 + meta.ip_len as usize;
+    let l4 = meta.l4_off as usize;
+    if meta.key.proto != PROTO_ICMP {
+        return Err(IcmpIgnore::Malformed);
+    }
+    {
+        let eth = ethernet::Frame::new_checked(&*frame).map_err(|_| IcmpIgnore::Malformed)?;
+        if eth.header_len() != l3 {
+            return Err(IcmpIgnore::Malformed);
+        }
+        if mac_is_group(eth.dst()) {
+            return Err(IcmpIgnore::NotUnicast);
+        }
+    }
+    let ip_bytes = frame.get(l3..l3_end).ok_or(IcmpIgnore::Malformed)?;
+    let ip = ipv4::Packet::new_checked(ip_bytes).map_err(|_| IcmpIgnore::Malformed)?;
+    if l3 + ip.header_len() != l4 || ip.protocol() != PROTO_ICMP {
+        return Err(IcmpIgnore::Malformed);
+    }
+    let msg = icmp::Packet::new_checked(ip.payload()).map_err(|_| IcmpIgnore::Malformed)?;
+    if msg.msg_type() != icmp::msg_type::ECHO_REQUEST {
+        return Err(IcmpIgnore::NotEchoRequest);
+    }
+    let (src, dst) = (ip.src(), ip.dst());
+    if !addrs.is_local(dst) {
+        return Err(IcmpIgnore::NotForUs);
+    }
+    if !msg.verify_checksum() {
+        return Err(IcmpIgnore::BadChecksum);
+    }
+
+    // ICMP: type 8 -> 0, incremental checksum over the type/code word.
+    let code = msg.code();
+    let old_check = msg.checksum();
+    let icmp_bytes = frame.get_mut(l4..l3_end).ok_or(IcmpIgnore::Malformed)?;
+    let mut m = icmp::Packet::new_unchecked(icmp_bytes);
+    m.set_msg_type(icmp::msg_type::ECHO_REPLY);
+    m.set_checksum(checksum::update16(
+        old_check,
+        u16::from_be_bytes([icmp::msg_type::ECHO_REQUEST, code]),
+        u16::from_be_bytes([icmp::msg_type::ECHO_REPLY, code]),
+    ));
+
+    let ip_bytes = frame.get_mut(l3..l3_end).ok_or(IcmpIgnore::Malformed)?;
+    let mut ip = ipv4::Packet::new_unchecked(ip_bytes);
+    ip.set_src(dst);
+    ip.set_dst(src);
+    ip.set_ttl(REPLY_TTL);
+    ip.fill_checksum();
+
+    ethernet::Frame::new_unchecked(frame).swap_macs();
+    Ok(())
+}
+
+/// A token bucket: `rate` tokens per second, holding at most `burst`.
+/// Time is the caller's monotonic clock in nanoseconds; no allocation,
+/// integer arithmetic only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateLimiter {
+    /// Tokens added per second.
+    rate: u64,
+    /// Capacity in nano-tokens (`burst * 1e9`).
+    cap: u64,
+    /// Current fill in nano-tokens (1 token = 1e9).
+    level: u64,
+    /// Time of the last refill.
+    last_ns: u64,
+}
+
+const NANO: u64 = 1_000_000_000;
+
+impl RateLimiter {
+    /// A bucket allowing `rate_per_sec` on average and bursts of `burst`;
+    /// it starts full.
+    pub fn new(rate_per_sec: u32, burst: u32) -> Self {
+        let cap = burst as u64 * NANO;
+        RateLimiter {
+            rate: rate_per_sec as u64,
+            cap,
+            level: cap,
+            last_ns: 0,
+        }
+    }
+
+    /// Take one token if there is one at `now_ns`.
+    pub fn allow(&mut self, now_ns: u64) -> bool {
+        let elapsed = now_ns.saturating_sub(self.last_ns);
+        if now_ns > self.last_ns {
+            self.last_ns = now_ns;
+        }
+        self.level = self
+            .level
+            .saturating_add(elapsed.saturating_mul(self.rate))
+            .min(self.cap);
+        if self.level >= NANO {
+            self.level -= NANO;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "icmp_tests.rs"]
+mod tests;
