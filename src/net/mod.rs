@@ -10,4 +10,5 @@ pub mod icmp;
 pub mod meta;
 pub mod neigh;
 pub mod route;
+pub mod view;
 pub mod wire;
