@@ -2,6 +2,7 @@
 //! ICMP errors dirigo generates.
 
 use crate::net::addr::OwnAddrs;
+use crate::net::buf::PacketBuf;
 use crate::net::checksum;
 use crate::net::meta::{PacketMeta, PROTO_ICMP};
 use crate::net::wire::{ethernet, icmp, ipv4, mac_is_group};
@@ -128,6 +129,88 @@ fn echo_inner(frame: &mut [u8], meta: &PacketMeta, addrs: &OwnAddrs) -> Result<(
 
     ethernet::Frame::new_unchecked(frame).swap_macs();
     Ok(())
+}
+
+/// Longest ICMP error dirigo emits (IP bytes), per RFC 1812 4.3.2.3.
+pub const ERROR_MAX_IP_LEN: usize = 576;
+/// Bytes an ICMP error adds in front of the quoted packet (IPv4 + ICMP header).
+pub const ERROR_OVERHEAD: usize = ipv4::MIN_HEADER_LEN + icmp::HEADER_LEN;
+
+/// Turn the received packet in `buf` (classified as `meta`) into an ICMP
+/// error about it, in place: 28 bytes are prepended from headroom, the
+/// Ethernet header (and VLAN tag) moves to the front with its MACs swapped,
+/// then a new IPv4 header from `src_ip` to the packet's source (TTL 64,
+/// TOS 0xc0), the ICMP header (`icmp_type`, `code`, the 4 bytes `rest`,
+/// e.g. the next-hop MTU for "fragmentation needed"), and the original IP
+/// packet, trimmed so the error is at most [`ERROR_MAX_IP_LEN`] IP bytes.
+///
+/// Returns false, leaving `buf` unchanged, when the meta does not match
+/// the buffer, headroom is short, or the packet is itself an ICMP error
+/// (never answer an error with an error). Rate limiting
+/// ([`RateLimiter`]) is the caller's. Never allocates.
+pub fn error_in_place<B: PacketBuf + ?Sized>(
+    buf: &mut B,
+    meta: &PacketMeta,
+    icmp_type: u8,
+    code: u8,
+    rest: u32,
+    src_ip: u32,
+) -> bool {
+    let l3 = meta.l3_off as usize;
+    let ip_len = meta.ip_len as usize;
+    {
+        let data = buf.data();
+        let Ok(eth) = ethernet::Frame::new_checked(data) else {
+            return false;
+        };
+        if eth.header_len() != l3 {
+            return false;
+        }
+        let Some(ip_bytes) = data.get(l3..l3 + ip_len) else {
+            return false;
+        };
+        let Ok(ip) = ipv4::Packet::new_checked(ip_bytes) else {
+            return false;
+        };
+        if ip.protocol() == PROTO_ICMP {
+            let t = ip.payload().first().copied().unwrap_or(0);
+            if icmp::msg_type::is_error(t) {
+                return false;
+            }
+        }
+    }
+    if !buf.prepend(ERROR_OVERHEAD) {
+        return false;
+    }
+    let quote_len = ip_len.min(ERROR_MAX_IP_LEN - ERROR_OVERHEAD);
+    let total = ERROR_OVERHEAD + quote_len;
+    // The prepend cannot have moved data: the trim only shortens.
+    let _ = buf.trim_to(l3 + total);
+    let data = buf.data_mut();
+    if data.len() < l3 + total {
+        return false; // unreachable: checked above
+    }
+    data.copy_within(ERROR_OVERHEAD..ERROR_OVERHEAD + l3, 0);
+    let orig_src = ipv4::Packet::new_unchecked(&data[l3 + ERROR_OVERHEAD..]).src();
+    ethernet::Frame::new_unchecked(&mut data[..l3]).swap_macs();
+    let (ip_part, icmp_part) = data[l3..l3 + total].split_at_mut(ipv4::MIN_HEADER_LEN);
+    let mut ip = ipv4::Packet::new_unchecked(ip_part);
+    ip.set_version_and_header_len(ipv4::MIN_HEADER_LEN);
+    ip.set_dscp_ecn(0xc0);
+    ip.set_total_len(total as u16);
+    ip.set_ident(0);
+    ip.set_flags_frag(0);
+    ip.set_ttl(REPLY_TTL);
+    ip.set_protocol(PROTO_ICMP);
+    ip.set_src(src_ip);
+    ip.set_dst(orig_src);
+    ip.fill_checksum();
+    let mut m = icmp::Packet::new_unchecked(icmp_part);
+    m.set_msg_type(icmp_type);
+    m.set_code(code);
+    m.set_rest(rest);
+    m.fill_checksum();
+    true
 }
 
 /// A token bucket: `rate` tokens per second, holding at most `burst`.

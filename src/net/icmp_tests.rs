@@ -180,3 +180,96 @@ proptest::proptest! {
         let _ = echo_input(&mut f, &m, &addrs());
     }
 }
+
+fn tcp_frame(payload_len: usize, vlan: bool) -> Vec<u8> {
+    let mut v = Vec::new();
+    let payload = vec![0x5a; payload_len];
+    let b = PacketBuilder::ethernet2(CLIENT_MAC, OUR_MAC);
+    if vlan {
+        b.single_vlan(etherparse::VlanId::try_new(9).unwrap())
+            .ipv4(CLIENT, VIP, 50)
+            .tcp(40000, 80, 1, 1000)
+            .write(&mut v, &payload)
+            .unwrap();
+    } else {
+        b.ipv4(CLIENT, VIP, 50)
+            .tcp(40000, 80, 1, 1000)
+            .write(&mut v, &payload)
+            .unwrap();
+    }
+    v
+}
+
+#[test]
+fn frag_needed_error_in_place() {
+    use crate::net::buf::VecBuf;
+    for (plen, vlan) in [(10usize, false), (1400, true)] {
+        let orig = tcp_frame(plen, vlan);
+        let m = meta_of(&orig);
+        let mut b = VecBuf::new(&orig);
+        let src = u32::from_be_bytes(PORT_IP);
+        assert!(error_in_place(&mut b, &m, 3, 4, 1480, src));
+        let f = b.to_vec();
+        let l3 = m.l3_off as usize;
+        let ip_len = (m.ip_len as usize).min(576 - 28);
+        assert_eq!(f.len(), l3 + 28 + ip_len);
+        // etherparse reads the result
+        let p = SlicedPacket::from_ethernet(&f).unwrap();
+        let Some(etherparse::LinkHeader::Ethernet2(eth)) = p.link.unwrap().to_header() else {
+            panic!()
+        };
+        assert_eq!((eth.source, eth.destination), (OUR_MAC, CLIENT_MAC));
+        assert_eq!(p.vlan.is_some(), vlan);
+        let Some(NetSlice::Ipv4(ip)) = p.net else {
+            panic!()
+        };
+        let h = ip.header().to_header();
+        assert_eq!((h.source, h.destination), (PORT_IP, CLIENT));
+        assert_eq!(h.total_len as usize, 28 + ip_len);
+        assert_eq!(h.header_checksum, h.calc_header_checksum());
+        assert_eq!(h.protocol, etherparse::IpNumber::ICMP);
+        let Some(TransportSlice::Icmpv4(icmp)) = p.transport else {
+            panic!()
+        };
+        match icmp.icmp_type() {
+            Icmpv4Type::DestinationUnreachable(
+                etherparse::icmpv4::DestUnreachableHeader::FragmentationNeeded { next_hop_mtu },
+            ) => assert_eq!(next_hop_mtu, 1480),
+            t => panic!("{t:?}"),
+        }
+        assert_eq!(icmp.payload(), &orig[l3..l3 + ip_len]);
+        let want = icmp.header().icmp_type.calc_checksum(icmp.payload());
+        assert_eq!(icmp.checksum(), want);
+        // and our classify sees the quote
+        let q = meta_of(&f).icmp.unwrap();
+        assert_eq!(q.inner_key, m.key);
+        assert_eq!(q.inner_l3_off as usize, l3 + 28);
+    }
+}
+
+#[test]
+fn no_error_about_an_error_or_without_headroom() {
+    use crate::net::buf::VecBuf;
+    let mut v = Vec::new();
+    PacketBuilder::ethernet2(CLIENT_MAC, OUR_MAC)
+        .ipv4(CLIENT, VIP, 50)
+        .icmpv4(Icmpv4Type::TimeExceeded(
+            etherparse::icmpv4::TimeExceededCode::TtlExceededInTransit,
+        ))
+        .write(&mut v, &[0x45; 28])
+        .unwrap();
+    let m = meta_of(&v);
+    let mut b = VecBuf::new(&v);
+    assert!(!error_in_place(&mut b, &m, 3, 1, 0, 1));
+    assert_eq!(b.to_vec(), v);
+    let orig = tcp_frame(10, false);
+    let m = meta_of(&orig);
+    let mut b = VecBuf::with_room(&orig, 27, 0);
+    assert!(!error_in_place(&mut b, &m, 3, 1, 0, 1));
+    assert_eq!(b.to_vec(), orig);
+    let mut bad = m;
+    bad.ip_len += 1;
+    let mut b = VecBuf::new(&orig);
+    assert!(!error_in_place(&mut b, &bad, 3, 1, 0, 1));
+    assert_eq!(b.to_vec(), orig);
+}
