@@ -5,6 +5,11 @@
 //! quoted header of an ICMP error), never allocates and never panics on any
 //! input. It verifies the IPv4 header checksum but not TCP/UDP checksums
 //! (a director passes those through unchanged or updates them incrementally).
+//!
+//! TTL: only TTL 0 is dropped here ([`NetDrop::TtlExpired`]). A packet with
+//! TTL 1 addressed to one of our addresses or VIPs is valid (the last hop of
+//! a traceroute, a `ping -t 1` from the same segment) and LVS forwarding does
+//! not decrement TTL; a path that does decrement checks `meta.ttl <= 1`.
 
 use crate::net::meta::{FlowKey, IcmpQuote, PacketMeta, PROTO_ICMP, PROTO_TCP, PROTO_UDP};
 use crate::net::wire::{self, arp, ethernet, icmp, ipv4, tcp, udp, WireError};
