@@ -1,0 +1,302 @@
+//! dirigo's own addresses: each port's IPv4 addresses with prefix lengths
+//! (from config) and the set of service VIPs.
+//!
+//! Built by the control thread, read by workers (lookups never allocate:
+//! a short scan of port addresses and a binary search over sorted VIPs).
+
+use std::fmt;
+use std::net::Ipv4Addr;
+
+/// An IPv4 address with a prefix length, e.g. `10.0.0.1/24`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Ipv4Cidr {
+    /// Address (host order); for a route prefix, bits past `len` are zero.
+    pub addr: u32,
+    /// Prefix length, 0..=32.
+    pub len: u8,
+}
+
+impl Ipv4Cidr {
+    /// A CIDR; `None` when `len > 32`.
+    pub fn new(addr: u32, len: u8) -> Option<Self> {
+        (len <= 32).then_some(Ipv4Cidr { addr, len })
+    }
+
+    /// Netmask for `len` (host order).
+    #[inline]
+    pub fn mask_of(len: u8) -> u32 {
+        match len {
+            0 => 0,
+            l if l >= 32 => u32::MAX,
+            l => u32::MAX << (32 - l),
+        }
+    }
+
+    /// Netmask (host order).
+    #[inline]
+    pub fn mask(&self) -> u32 {
+        Self::mask_of(self.len)
+    }
+
+    /// Network address (host bits cleared).
+    #[inline]
+    pub fn network(&self) -> u32 {
+        self.addr & self.mask()
+    }
+
+    /// The same prefix with host bits cleared.
+    pub fn to_network(&self) -> Ipv4Cidr {
+        Ipv4Cidr {
+            addr: self.network(),
+            len: self.len,
+        }
+    }
+
+    /// True when `ip` is inside the prefix.
+    #[inline]
+    pub fn contains(&self, ip: u32) -> bool {
+        ip & self.mask() == self.network()
+    }
+}
+
+impl fmt::Display for Ipv4Cidr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", Ipv4Addr::from(self.addr), self.len)
+    }
+}
+
+impl std::str::FromStr for Ipv4Cidr {
+    type Err = AddrError;
+    /// Parse `a.b.c.d/len` (or a bare address as /32).
+    fn from_str(s: &str) -> Result<Self, AddrError> {
+        let (a, l) = match s.split_once('/') {
+            Some((a, l)) => (a, l.parse::<u8>().map_err(|_| AddrError::Parse)?),
+            None => (s, 32),
+        };
+        let a: Ipv4Addr = a.parse().map_err(|_| AddrError::Parse)?;
+        Ipv4Cidr::new(u32::from(a), l).ok_or(AddrError::Parse)
+    }
+}
+
+/// Errors building an [`OwnAddrs`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AddrError {
+    /// Not `a.b.c.d[/len]` with len <= 32.
+    #[error("not an IPv4 address with prefix length")]
+    Parse,
+    /// The address is already configured (on some port).
+    #[error("address {0} configured twice")]
+    Duplicate(Ipv4Addr),
+    /// Not a usable unicast host address.
+    #[error("address {0} is not a unicast host address")]
+    NotUnicast(Ipv4Addr),
+}
+
+/// One address configured on a port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IfAddr {
+    /// Port index.
+    pub port: u16,
+    /// Address and prefix length (the connected network is `cidr.to_network()`).
+    pub cidr: Ipv4Cidr,
+}
+
+/// Own addresses: per-port addresses and service VIPs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OwnAddrs {
+    ifaddrs: Vec<IfAddr>,
+    vips: Vec<u32>,
+}
+
+impl OwnAddrs {
+    /// No addresses.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add an address to `port`. The first address added to a port is its
+    /// primary address.
+    pub fn add_port_addr(&mut self, port: u16, cidr: Ipv4Cidr) -> Result<(), AddrError> {
+        let ip = Ipv4Addr::from(cidr.addr);
+        if crate::net::classify::is_martian_src(cidr.addr) {
+            return Err(AddrError::NotUnicast(ip));
+        }
+        if self.is_port_addr(cidr.addr) {
+            return Err(AddrError::Duplicate(ip));
+        }
+        self.ifaddrs.push(IfAddr { port, cidr });
+        Ok(())
+    }
+
+    /// Add a service VIP (adding one twice is harmless: VIPs are a set,
+    /// several services share one VIP).
+    pub fn add_vip(&mut self, vip: u32) {
+        if let Err(i) = self.vips.binary_search(&vip) {
+            self.vips.insert(i, vip);
+        }
+    }
+
+    /// Replace the VIP set.
+    pub fn set_vips<I: IntoIterator<Item = u32>>(&mut self, vips: I) {
+        self.vips = vips.into_iter().collect();
+        self.vips.sort_unstable();
+        self.vips.dedup();
+    }
+
+    /// Remove a VIP.
+    pub fn remove_vip(&mut self, vip: u32) {
+        if let Ok(i) = self.vips.binary_search(&vip) {
+            self.vips.remove(i);
+        }
+    }
+
+    /// True when `ip` is one of our port addresses or a VIP.
+    #[inline]
+    pub fn is_local(&self, ip: u32) -> bool {
+        self.is_port_addr(ip) || self.is_vip(ip)
+    }
+
+    /// True when `ip` is configured on a port.
+    #[inline]
+    pub fn is_port_addr(&self, ip: u32) -> bool {
+        self.ifaddrs.iter().any(|a| a.cidr.addr == ip)
+    }
+
+    /// True when `ip` is a service VIP.
+    #[inline]
+    pub fn is_vip(&self, ip: u32) -> bool {
+        self.vips.binary_search(&ip).is_ok()
+    }
+
+    /// The port `ip` is configured on (None for VIPs and foreign addresses).
+    #[inline]
+    pub fn port_of(&self, ip: u32) -> Option<u16> {
+        self.ifaddrs
+            .iter()
+            .find(|a| a.cidr.addr == ip)
+            .map(|a| a.port)
+    }
+
+    /// The port's primary (first configured) address.
+    #[inline]
+    pub fn primary(&self, port: u16) -> Option<u32> {
+        self.ifaddrs
+            .iter()
+            .find(|a| a.port == port)
+            .map(|a| a.cidr.addr)
+    }
+
+    /// The address on `port` whose connected network contains `ip`, else
+    /// the primary address: the right source for an ARP request to `ip`.
+    pub fn source_for(&self, port: u16, ip: u32) -> Option<u32> {
+        self.ifaddrs
+            .iter()
+            .filter(|a| a.port == port && a.cidr.contains(ip))
+            .max_by_key(|a| a.cidr.len)
+            .map(|a| a.cidr.addr)
+            .or_else(|| self.primary(port))
+    }
+
+    /// The port whose connected network contains `ip` (longest prefix wins).
+    #[inline]
+    pub fn on_link(&self, ip: u32) -> Option<u16> {
+        let mut best: Option<(u8, u16)> = None;
+        for a in &self.ifaddrs {
+            if a.cidr.contains(ip) && best.map_or(true, |(l, _)| a.cidr.len > l) {
+                best = Some((a.cidr.len, a.port));
+            }
+        }
+        best.map(|(_, p)| p)
+    }
+
+    /// Connected networks: `(port, network prefix)` for every port address.
+    pub fn connected(&self) -> impl Iterator<Item = (u16, Ipv4Cidr)> + '_ {
+        self.ifaddrs.iter().map(|a| (a.port, a.cidr.to_network()))
+    }
+
+    /// Every configured port address.
+    pub fn port_addrs(&self) -> &[IfAddr] {
+        &self.ifaddrs
+    }
+
+    /// Every VIP, sorted.
+    pub fn vips(&self) -> &[u32] {
+        &self.vips
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> u32 {
+        u32::from(s.parse::<Ipv4Addr>().unwrap())
+    }
+
+    fn sample() -> OwnAddrs {
+        let mut a = OwnAddrs::new();
+        a.add_port_addr(0, "10.0.0.1/24".parse().unwrap()).unwrap();
+        a.add_port_addr(0, "10.0.1.1/16".parse().unwrap()).unwrap();
+        a.add_port_addr(1, "192.168.5.9/30".parse().unwrap())
+            .unwrap();
+        a.set_vips([ip("203.0.113.10"), ip("203.0.113.1"), ip("203.0.113.10")]);
+        a
+    }
+
+    #[test]
+    fn cidr() {
+        let c: Ipv4Cidr = "10.1.2.3/8".parse().unwrap();
+        assert_eq!(c.mask(), 0xff00_0000);
+        assert_eq!(c.network(), 0x0a00_0000);
+        assert!(c.contains(ip("10.255.0.1")));
+        assert!(!c.contains(ip("11.0.0.1")));
+        assert_eq!(c.to_string(), "10.1.2.3/8");
+        assert_eq!(Ipv4Cidr::mask_of(0), 0);
+        assert_eq!(Ipv4Cidr::mask_of(32), u32::MAX);
+        assert!(Ipv4Cidr::new(0, 0).unwrap().contains(ip("1.2.3.4")));
+        assert_eq!("1.2.3.4".parse::<Ipv4Cidr>().unwrap().len, 32);
+        assert_eq!("1.2.3.4/33".parse::<Ipv4Cidr>(), Err(AddrError::Parse));
+        assert_eq!("1.2.3/3".parse::<Ipv4Cidr>(), Err(AddrError::Parse));
+    }
+
+    #[test]
+    fn lookups() {
+        let a = sample();
+        assert!(a.is_local(ip("10.0.0.1")));
+        assert!(a.is_local(ip("203.0.113.1")));
+        assert!(!a.is_local(ip("10.0.0.2")));
+        assert!(a.is_vip(ip("203.0.113.10")) && !a.is_port_addr(ip("203.0.113.10")));
+        assert_eq!(a.vips(), &[ip("203.0.113.1"), ip("203.0.113.10")]);
+        assert_eq!(a.port_of(ip("192.168.5.9")), Some(1));
+        assert_eq!(a.port_of(ip("203.0.113.1")), None);
+        assert_eq!(a.primary(0), Some(ip("10.0.0.1")));
+        assert_eq!(a.primary(1), Some(ip("192.168.5.9")));
+        assert_eq!(a.primary(2), None);
+        assert_eq!(a.on_link(ip("10.0.0.77")), Some(0));
+        assert_eq!(a.on_link(ip("192.168.5.10")), Some(1));
+        assert_eq!(a.on_link(ip("192.168.5.12")), None);
+        assert_eq!(a.source_for(0, ip("10.0.200.3")), Some(ip("10.0.1.1")));
+        assert_eq!(a.source_for(0, ip("10.0.0.3")), Some(ip("10.0.0.1")));
+        let c: Vec<_> = a.connected().collect();
+        assert_eq!(c[1], (0, "10.0.0.0/16".parse().unwrap()));
+        assert_eq!(c[2], (1, "192.168.5.8/30".parse().unwrap()));
+    }
+
+    #[test]
+    fn errors_and_vip_edits() {
+        let mut a = sample();
+        assert_eq!(
+            a.add_port_addr(1, "10.0.0.1/24".parse().unwrap()),
+            Err(AddrError::Duplicate(Ipv4Addr::new(10, 0, 0, 1)))
+        );
+        assert!(matches!(
+            a.add_port_addr(1, "224.0.0.1/4".parse().unwrap()),
+            Err(AddrError::NotUnicast(_))
+        ));
+        a.add_vip(ip("1.1.1.1"));
+        a.add_vip(ip("1.1.1.1"));
+        assert_eq!(a.vips().len(), 3);
+        a.remove_vip(ip("203.0.113.1"));
+        assert!(!a.is_local(ip("203.0.113.1")));
+    }
+}

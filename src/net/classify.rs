@@ -1,0 +1,281 @@
+//! First look at a received frame: ARP, a validated IPv4 packet, or a drop
+//! with a countable reason.
+//!
+//! [`classify`] reads at most the Ethernet, IPv4 and L4 headers (plus the
+//! quoted header of an ICMP error), never allocates and never panics on any
+//! input. It verifies the IPv4 header checksum but not TCP/UDP checksums
+//! (a director passes those through unchanged or updates them incrementally).
+//!
+//! TTL: only TTL 0 is dropped here ([`NetDrop::TtlExpired`]). A packet with
+//! TTL 1 addressed to one of our addresses or VIPs is valid (the last hop of
+//! a traceroute, a `ping -t 1` from the same segment) and LVS forwarding does
+//! not decrement TTL; a path that does decrement checks `meta.ttl <= 1`.
+
+use crate::net::meta::{FlowKey, IcmpQuote, PacketMeta, PROTO_ICMP, PROTO_TCP, PROTO_UDP};
+use crate::net::wire::{self, arp, ethernet, icmp, ipv4, tcp, udp, WireError};
+
+/// Why classify dropped a frame. One counter per variant: keep a
+/// `[u64; NetDrop::COUNT]` and bump `counters[reason.index()]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NetDrop {
+    /// Frame shorter than the Ethernet/VLAN/IPv4 header it announces.
+    Truncated,
+    /// EtherType neither IPv4, ARP, IPv6 nor one 802.1Q tag.
+    UnknownEthertype,
+    /// IPv6 (not supported).
+    Ipv6,
+    /// More than one VLAN tag (QinQ or stacked 802.1Q).
+    StackedVlan,
+    /// Ethernet source is a group (multicast/broadcast) MAC.
+    BadSrcMac,
+    /// ARP that is not Ethernet/IPv4, or shorter than 28 bytes.
+    BadArp,
+    /// IPv4 version field is not 4.
+    BadVersion,
+    /// IPv4 IHL below 5.
+    BadIhl,
+    /// IPv4 header checksum wrong.
+    BadIpChecksum,
+    /// IPv4 total length below the header length or beyond the frame.
+    BadTotalLen,
+    /// An IPv4 fragment (MF set or offset non-zero); not reassembled.
+    Fragment,
+    /// TTL is 0.
+    TtlExpired,
+    /// Source address is multicast, broadcast, 0.0.0.0, loopback or class E.
+    MartianSrc,
+    /// Destination is multicast, broadcast, 0.0.0.0 or loopback.
+    NotUnicastDst,
+    /// IP protocol other than TCP, UDP and ICMP.
+    UnsupportedProto,
+    /// L4 header inconsistent (TCP data offset < 5, UDP length < 8).
+    BadL4Header,
+    /// IP payload shorter than the L4 header (or UDP length beyond it).
+    L4Truncated,
+}
+
+impl NetDrop {
+    /// Every reason, in `index()` order.
+    pub const ALL: [NetDrop; 17] = [
+        NetDrop::Truncated,
+        NetDrop::UnknownEthertype,
+        NetDrop::Ipv6,
+        NetDrop::StackedVlan,
+        NetDrop::BadSrcMac,
+        NetDrop::BadArp,
+        NetDrop::BadVersion,
+        NetDrop::BadIhl,
+        NetDrop::BadIpChecksum,
+        NetDrop::BadTotalLen,
+        NetDrop::Fragment,
+        NetDrop::TtlExpired,
+        NetDrop::MartianSrc,
+        NetDrop::NotUnicastDst,
+        NetDrop::UnsupportedProto,
+        NetDrop::BadL4Header,
+        NetDrop::L4Truncated,
+    ];
+
+    /// Number of reasons (length of a counter array).
+    pub const COUNT: usize = Self::ALL.len();
+
+    /// Dense index in `0..COUNT`.
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// A stable snake_case name for counters and logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            NetDrop::Truncated => "truncated",
+            NetDrop::UnknownEthertype => "unknown_ethertype",
+            NetDrop::Ipv6 => "ipv6",
+            NetDrop::StackedVlan => "stacked_vlan",
+            NetDrop::BadSrcMac => "bad_src_mac",
+            NetDrop::BadArp => "bad_arp",
+            NetDrop::BadVersion => "bad_version",
+            NetDrop::BadIhl => "bad_ihl",
+            NetDrop::BadIpChecksum => "bad_ip_checksum",
+            NetDrop::BadTotalLen => "bad_total_len",
+            NetDrop::Fragment => "fragment",
+            NetDrop::TtlExpired => "ttl_expired",
+            NetDrop::MartianSrc => "martian_src",
+            NetDrop::NotUnicastDst => "not_unicast_dst",
+            NetDrop::UnsupportedProto => "unsupported_proto",
+            NetDrop::BadL4Header => "bad_l4_header",
+            NetDrop::L4Truncated => "l4_truncated",
+        }
+    }
+}
+
+/// What a frame is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Classified {
+    /// An Ethernet/IPv4 ARP packet (28 bytes validated) at `arp_off`.
+    Arp {
+        /// Offset of the ARP header (14, or 18 behind a VLAN tag).
+        arp_off: u16,
+        /// VLAN id of the tag, if any.
+        vlan: Option<u16>,
+    },
+    /// A validated unicast IPv4 TCP/UDP/ICMP packet.
+    Ipv4(PacketMeta),
+    /// Dropped, with the reason.
+    Drop(NetDrop),
+}
+
+/// True for a source address no host may use: 0.0.0.0/8, 127.0.0.0/8,
+/// 224.0.0.0/4 (multicast) and 240.0.0.0/4 (class E, incl. broadcast).
+#[inline]
+pub fn is_martian_src(a: u32) -> bool {
+    let o = a >> 24;
+    o == 0 || o == 127 || o >= 224
+}
+
+/// True for a destination that is not a unicast host address:
+/// 0.0.0.0/8, 127.0.0.0/8, multicast, class E and broadcast.
+#[inline]
+pub fn is_not_unicast_dst(a: u32) -> bool {
+    is_martian_src(a)
+}
+
+/// Classify one received frame from `port`.
+pub fn classify(frame: &[u8], port: u16) -> Classified {
+    match classify_inner(frame, port) {
+        Ok(c) => c,
+        Err(d) => Classified::Drop(d),
+    }
+}
+
+fn classify_inner(frame: &[u8], port: u16) -> Result<Classified, NetDrop> {
+    let eth = ethernet::Frame::new_checked(frame).map_err(|_| NetDrop::Truncated)?;
+    if wire::mac_is_group(eth.src()) {
+        return Err(NetDrop::BadSrcMac);
+    }
+    let vlan = eth.vlan();
+    let l3_off = eth.header_len();
+    match eth.ethertype() {
+        ethernet::ethertype::IPV4 => {}
+        ethernet::ethertype::ARP => {
+            arp::Packet::new_checked(eth.payload()).map_err(|_| NetDrop::BadArp)?;
+            return Ok(Classified::Arp {
+                arp_off: l3_off as u16,
+                vlan,
+            });
+        }
+        ethernet::ethertype::IPV6 => return Err(NetDrop::Ipv6),
+        ethernet::ethertype::VLAN | ethernet::ethertype::QINQ => return Err(NetDrop::StackedVlan),
+        _ => return Err(NetDrop::UnknownEthertype),
+    }
+    let ip = ipv4::Packet::new_checked(eth.payload()).map_err(|e| match e {
+        WireError::BadVersion => NetDrop::BadVersion,
+        WireError::BadHeaderLen => NetDrop::BadIhl,
+        WireError::BadTotalLen => NetDrop::BadTotalLen,
+        _ => NetDrop::Truncated,
+    })?;
+    if !ip.verify_checksum() {
+        return Err(NetDrop::BadIpChecksum);
+    }
+    if ip.is_fragment() {
+        return Err(NetDrop::Fragment);
+    }
+    if ip.ttl() == 0 {
+        return Err(NetDrop::TtlExpired);
+    }
+    let (src, dst) = (ip.src(), ip.dst());
+    if is_martian_src(src) {
+        return Err(NetDrop::MartianSrc);
+    }
+    if is_not_unicast_dst(dst) {
+        return Err(NetDrop::NotUnicastDst);
+    }
+    let l4_off = l3_off + ip.header_len();
+    let proto = ip.protocol();
+    let payload = ip.payload();
+    let mut meta = PacketMeta {
+        port,
+        vlan,
+        l3_off: l3_off as u16,
+        l4_off: l4_off as u16,
+        ip_len: ip.total_len(),
+        key: FlowKey {
+            src,
+            dst,
+            sport: 0,
+            dport: 0,
+            proto,
+        },
+        tcp_flags: 0,
+        ttl: ip.ttl(),
+        df: ip.dont_frag(),
+        icmp: None,
+    };
+    match proto {
+        PROTO_TCP => {
+            let t = tcp::Packet::new_checked(payload).map_err(l4_err)?;
+            meta.key.sport = t.src_port();
+            meta.key.dport = t.dst_port();
+            meta.tcp_flags = t.flags();
+        }
+        PROTO_UDP => {
+            let u = udp::Packet::new_checked(payload).map_err(l4_err)?;
+            meta.key.sport = u.src_port();
+            meta.key.dport = u.dst_port();
+        }
+        PROTO_ICMP => {
+            let i = icmp::Packet::new_checked(payload).map_err(l4_err)?;
+            if icmp::msg_type::is_error(i.msg_type()) {
+                meta.icmp = quote(&i, l4_off + icmp::HEADER_LEN);
+            }
+        }
+        _ => return Err(NetDrop::UnsupportedProto),
+    }
+    Ok(Classified::Ipv4(meta))
+}
+
+fn l4_err(e: WireError) -> NetDrop {
+    match e {
+        WireError::Truncated => NetDrop::L4Truncated,
+        _ => NetDrop::BadL4Header,
+    }
+}
+
+/// The quoted packet of an ICMP error, when it holds a plausible IPv4
+/// header (version 4, IHL >= 5) and at least 8 bytes after it. The quoted
+/// total length and checksum are not checked: routers may quote packets
+/// they already changed, and the quote is usually cut short.
+fn quote(i: &icmp::Packet<&[u8]>, inner_l3_off: usize) -> Option<IcmpQuote> {
+    let q = i.data();
+    let ip = ipv4::Packet::new_unchecked(q);
+    let hl = ip.header_len();
+    if q.len() < ipv4::MIN_HEADER_LEN || ip.version() != 4 || hl < ipv4::MIN_HEADER_LEN {
+        return None;
+    }
+    let l4 = q.get(hl..hl + 8)?;
+    let proto = ip.protocol();
+    let (sport, dport) = match proto {
+        PROTO_TCP | PROTO_UDP => (
+            u16::from_be_bytes([l4[0], l4[1]]),
+            u16::from_be_bytes([l4[2], l4[3]]),
+        ),
+        _ => (0, 0),
+    };
+    Some(IcmpQuote {
+        icmp_type: i.msg_type(),
+        code: i.code(),
+        inner_l3_off: inner_l3_off as u16,
+        inner_l4_off: (inner_l3_off + hl) as u16,
+        inner_key: FlowKey {
+            src: ip.src(),
+            dst: ip.dst(),
+            sport,
+            dport,
+            proto,
+        },
+    })
+}
+
+#[cfg(test)]
+#[path = "classify_tests.rs"]
+mod tests;

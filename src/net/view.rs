@@ -1,0 +1,243 @@
+//! [`NetView`]: the immutable picture of the network a worker forwards with
+//! — port MACs/MTUs, own addresses, routes and the neighbor snapshot — and
+//! its [`Egress`] implementation.
+//!
+//! The control thread builds one and publishes it (e.g. as
+//! `arc_swap::ArcSwap<NetView>`); workers load it once per burst. Each part
+//! sits behind its own `Arc`, so publishing a new neighbor snapshot
+//! ([`NetView::with_neigh`]) copies four pointers, not tables. Queries never
+//! allocate.
+
+use crate::net::addr::OwnAddrs;
+use crate::net::egress::{Egress, NextHop, Resolve};
+use crate::net::neigh::NeighSnapshot;
+use crate::net::route::{RouteHit, RouteTable};
+use std::sync::Arc;
+
+/// Static facts about one port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortInfo {
+    /// The port's MAC.
+    pub mac: [u8; 6],
+    /// The port's MTU (IP bytes).
+    pub mtu: u16,
+}
+
+/// Routes + neighbors + ports + own addresses, immutable.
+#[derive(Clone, Debug, Default)]
+pub struct NetView {
+    ports: Arc<[PortInfo]>,
+    addrs: Arc<OwnAddrs>,
+    routes: Arc<RouteTable>,
+    neigh: Arc<NeighSnapshot>,
+}
+
+impl NetView {
+    /// Assemble a view. `ports[i]` describes port index `i`.
+    pub fn new(
+        ports: Arc<[PortInfo]>,
+        addrs: Arc<OwnAddrs>,
+        routes: Arc<RouteTable>,
+        neigh: Arc<NeighSnapshot>,
+    ) -> Self {
+        NetView {
+            ports,
+            addrs,
+            routes,
+            neigh,
+        }
+    }
+
+    /// The same view with a new neighbor snapshot.
+    pub fn with_neigh(&self, neigh: Arc<NeighSnapshot>) -> Self {
+        NetView {
+            neigh,
+            ..self.clone()
+        }
+    }
+
+    /// The same view with new addresses and routes (VIP or address change).
+    pub fn with_addrs_routes(&self, addrs: Arc<OwnAddrs>, routes: Arc<RouteTable>) -> Self {
+        NetView {
+            addrs,
+            routes,
+            ..self.clone()
+        }
+    }
+
+    /// Port facts, if the port exists.
+    #[inline]
+    pub fn port(&self, port: u16) -> Option<&PortInfo> {
+        self.ports.get(port as usize)
+    }
+
+    /// All ports.
+    pub fn ports(&self) -> &[PortInfo] {
+        &self.ports
+    }
+
+    /// Own addresses and VIPs.
+    #[inline]
+    pub fn addrs(&self) -> &OwnAddrs {
+        &self.addrs
+    }
+
+    /// The route table.
+    #[inline]
+    pub fn routes(&self) -> &RouteTable {
+        &self.routes
+    }
+
+    /// The neighbor snapshot.
+    #[inline]
+    pub fn neigh(&self) -> &NeighSnapshot {
+        &self.neigh
+    }
+
+    /// The route for `dst`.
+    #[inline]
+    pub fn route(&self, dst: u32) -> Option<RouteHit> {
+        self.routes.lookup(dst)
+    }
+
+    /// What to ask the control thread to resolve when [`Egress::next_hop`]
+    /// says `Unresolved`: `(next-hop IP, port)`.
+    #[inline]
+    pub fn resolve_target(&self, dst: u32) -> Option<(u32, u16)> {
+        self.route(dst).map(|h| (h.next_hop_ip(dst), h.port))
+    }
+}
+
+impl Egress for NetView {
+    /// Route lookup, then the gateway (or `dst` when on-link) in the
+    /// neighbor snapshot. `Unresolved` when the neighbor is unknown or was
+    /// learned on another port; the caller requests resolution (see
+    /// [`NetView::resolve_target`]): a `&self` view cannot. `NoRoute` also
+    /// when the route points at a port the view does not know.
+    #[inline]
+    fn next_hop(&self, dst: u32) -> Resolve {
+        let Some(hit) = self.routes.lookup(dst) else {
+            return Resolve::NoRoute;
+        };
+        let Some(port) = self.port(hit.port) else {
+            return Resolve::NoRoute;
+        };
+        match self.neigh.lookup(hit.next_hop_ip(dst)) {
+            Some((mac, p)) if p == hit.port => Resolve::Ready(NextHop {
+                port: hit.port,
+                src_mac: port.mac,
+                dst_mac: mac,
+                src_ip: self.addrs.primary(hit.port).unwrap_or(0),
+                mtu: port.mtu,
+            }),
+            _ => Resolve::Unresolved,
+        }
+    }
+
+    #[inline]
+    fn on_link(&self, addr: u32) -> Option<u16> {
+        self.addrs.on_link(addr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::addr::Ipv4Cidr;
+    use crate::net::neigh::{NeighConfig, NeighTable};
+    use crate::net::route::StaticRoute;
+    use std::net::Ipv4Addr;
+
+    fn ip(s: &str) -> u32 {
+        u32::from(s.parse::<Ipv4Addr>().unwrap())
+    }
+
+    const M0: [u8; 6] = [2, 0, 0, 0, 0, 0xa0];
+    const M1: [u8; 6] = [2, 0, 0, 0, 0, 0xa1];
+    const RS: [u8; 6] = [2, 0, 0, 0, 0, 0x55];
+    const GW: [u8; 6] = [2, 0, 0, 0, 0, 0x99];
+
+    fn view() -> NetView {
+        let mut a = OwnAddrs::new();
+        a.add_port_addr(0, "10.0.0.1/24".parse::<Ipv4Cidr>().unwrap())
+            .unwrap();
+        a.add_port_addr(1, "192.168.1.1/24".parse::<Ipv4Cidr>().unwrap())
+            .unwrap();
+        let routes = RouteTable::new(
+            &a,
+            &[StaticRoute {
+                prefix: "0.0.0.0/0".parse().unwrap(),
+                via: Some(ip("192.168.1.254")),
+                port: None,
+            }],
+        )
+        .unwrap();
+        let mut n = NeighTable::new(NeighConfig::default());
+        n.learn(ip("10.0.0.5"), RS, 0, 0, true);
+        n.learn(ip("10.0.0.6"), RS, 1, 0, true); // learned on the wrong port
+        NetView::new(
+            Arc::from(vec![
+                PortInfo { mac: M0, mtu: 1500 },
+                PortInfo { mac: M1, mtu: 9000 },
+            ]),
+            Arc::new(a),
+            Arc::new(routes),
+            Arc::new(n.snapshot()),
+        )
+    }
+
+    #[test]
+    fn next_hop_on_link_and_via_gateway() {
+        let v = view();
+        assert_eq!(
+            v.next_hop(ip("10.0.0.5")),
+            Resolve::Ready(NextHop {
+                port: 0,
+                src_mac: M0,
+                dst_mac: RS,
+                src_ip: ip("10.0.0.1"),
+                mtu: 1500
+            })
+        );
+        assert_eq!(v.next_hop(ip("10.0.0.6")), Resolve::Unresolved);
+        assert_eq!(v.next_hop(ip("8.8.8.8")), Resolve::Unresolved);
+        assert_eq!(
+            v.resolve_target(ip("8.8.8.8")),
+            Some((ip("192.168.1.254"), 1))
+        );
+        let mut n = NeighTable::new(NeighConfig::default());
+        n.learn(ip("192.168.1.254"), GW, 1, 0, true);
+        let v2 = v.with_neigh(Arc::new(n.snapshot()));
+        assert_eq!(
+            v2.next_hop(ip("8.8.8.8")),
+            Resolve::Ready(NextHop {
+                port: 1,
+                src_mac: M1,
+                dst_mac: GW,
+                src_ip: ip("192.168.1.1"),
+                mtu: 9000
+            })
+        );
+        // the old view is untouched
+        assert_eq!(v.next_hop(ip("8.8.8.8")), Resolve::Unresolved);
+    }
+
+    #[test]
+    fn no_route_and_on_link() {
+        let mut a = OwnAddrs::new();
+        a.add_port_addr(0, "10.0.0.1/24".parse::<Ipv4Cidr>().unwrap())
+            .unwrap();
+        let r = RouteTable::new(&a, &[]).unwrap();
+        let v = NetView::default().with_addrs_routes(Arc::new(a), Arc::new(r));
+        // route exists but the view has no port 0
+        assert_eq!(v.next_hop(ip("10.0.0.9")), Resolve::NoRoute);
+        assert_eq!(v.next_hop(ip("11.0.0.9")), Resolve::NoRoute);
+        assert_eq!(v.resolve_target(ip("11.0.0.9")), None);
+        let v = view();
+        assert_eq!(v.on_link(ip("192.168.1.77")), Some(1));
+        assert_eq!(v.on_link(ip("8.8.8.8")), None);
+        assert!(v.addrs().is_local(ip("10.0.0.1")));
+        assert_eq!(v.port(1).unwrap().mtu, 9000);
+        assert!(v.port(2).is_none());
+    }
+}

@@ -1,0 +1,188 @@
+//! ARP for Ethernet/IPv4 (RFC 826), 28 bytes.
+
+use super::{be16, be32, mac_at, put16, put32, put_mac, WireError};
+
+/// Byte ranges of the ARP packet.
+pub mod field {
+    use core::ops::Range;
+    /// Hardware type (1 = Ethernet).
+    pub const HTYPE: Range<usize> = 0..2;
+    /// Protocol type (0x0800 = IPv4).
+    pub const PTYPE: Range<usize> = 2..4;
+    /// Hardware address length (6).
+    pub const HLEN: usize = 4;
+    /// Protocol address length (4).
+    pub const PLEN: usize = 5;
+    /// Operation (1 request, 2 reply).
+    pub const OPER: Range<usize> = 6..8;
+    /// Sender hardware address.
+    pub const SHA: Range<usize> = 8..14;
+    /// Sender protocol address.
+    pub const SPA: Range<usize> = 14..18;
+    /// Target hardware address.
+    pub const THA: Range<usize> = 18..24;
+    /// Target protocol address.
+    pub const TPA: Range<usize> = 24..28;
+}
+
+/// Length of an Ethernet/IPv4 ARP packet.
+pub const PACKET_LEN: usize = 28;
+/// Operation: request.
+pub const OP_REQUEST: u16 = 1;
+/// Operation: reply.
+pub const OP_REPLY: u16 = 2;
+
+/// A view of an ARP packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packet<T> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> Packet<T> {
+    /// Wrap without checks.
+    pub fn new_unchecked(buffer: T) -> Self {
+        Packet { buffer }
+    }
+
+    /// Wrap after checking length (28 bytes) and that the packet is
+    /// Ethernet/IPv4 (htype 1, ptype 0x0800, hlen 6, plen 4).
+    pub fn new_checked(buffer: T) -> Result<Self, WireError> {
+        let p = Packet { buffer };
+        p.check()?;
+        Ok(p)
+    }
+
+    /// The checks `new_checked` makes.
+    pub fn check(&self) -> Result<(), WireError> {
+        let b = self.buffer.as_ref();
+        if b.len() < PACKET_LEN {
+            return Err(WireError::Truncated);
+        }
+        if self.hardware_type() != 1
+            || self.protocol_type() != 0x0800
+            || b[field::HLEN] != 6
+            || b[field::PLEN] != 4
+        {
+            return Err(WireError::Unsupported);
+        }
+        Ok(())
+    }
+
+    /// The wrapped buffer.
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+
+    /// Hardware type.
+    pub fn hardware_type(&self) -> u16 {
+        be16(self.buffer.as_ref(), field::HTYPE.start)
+    }
+    /// Protocol type.
+    pub fn protocol_type(&self) -> u16 {
+        be16(self.buffer.as_ref(), field::PTYPE.start)
+    }
+    /// Operation.
+    pub fn operation(&self) -> u16 {
+        be16(self.buffer.as_ref(), field::OPER.start)
+    }
+    /// Sender MAC.
+    pub fn sender_mac(&self) -> [u8; 6] {
+        mac_at(self.buffer.as_ref(), field::SHA.start)
+    }
+    /// Sender IPv4 (host order).
+    pub fn sender_ip(&self) -> u32 {
+        be32(self.buffer.as_ref(), field::SPA.start)
+    }
+    /// Target MAC.
+    pub fn target_mac(&self) -> [u8; 6] {
+        mac_at(self.buffer.as_ref(), field::THA.start)
+    }
+    /// Target IPv4 (host order).
+    pub fn target_ip(&self) -> u32 {
+        be32(self.buffer.as_ref(), field::TPA.start)
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
+    /// Write the fixed Ethernet/IPv4 fields (htype, ptype, hlen, plen).
+    pub fn set_ethernet_ipv4(&mut self) {
+        let b = self.buffer.as_mut();
+        put16(b, field::HTYPE.start, 1);
+        put16(b, field::PTYPE.start, 0x0800);
+        if let Some(x) = b.get_mut(field::HLEN) {
+            *x = 6;
+        }
+        if let Some(x) = b.get_mut(field::PLEN) {
+            *x = 4;
+        }
+    }
+    /// Set the operation.
+    pub fn set_operation(&mut self, op: u16) {
+        put16(self.buffer.as_mut(), field::OPER.start, op)
+    }
+    /// Set the sender MAC.
+    pub fn set_sender_mac(&mut self, m: [u8; 6]) {
+        put_mac(self.buffer.as_mut(), field::SHA.start, m)
+    }
+    /// Set the sender IPv4 (host order).
+    pub fn set_sender_ip(&mut self, ip: u32) {
+        put32(self.buffer.as_mut(), field::SPA.start, ip)
+    }
+    /// Set the target MAC.
+    pub fn set_target_mac(&mut self, m: [u8; 6]) {
+        put_mac(self.buffer.as_mut(), field::THA.start, m)
+    }
+    /// Set the target IPv4 (host order).
+    pub fn set_target_ip(&mut self, ip: u32) {
+        put32(self.buffer.as_mut(), field::TPA.start, ip)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // who-has 10.0.0.1 tell 10.0.0.2
+    const REQ: [u8; 28] = [
+        0, 1, 8, 0, 6, 4, 0, 1, 0x02, 0, 0, 0, 0, 2, 10, 0, 0, 2, 0, 0, 0, 0, 0, 0, 10, 0, 0, 1,
+    ];
+
+    #[test]
+    fn parse() {
+        let p = Packet::new_checked(&REQ[..]).unwrap();
+        assert_eq!(p.operation(), OP_REQUEST);
+        assert_eq!(p.sender_mac(), [2, 0, 0, 0, 0, 2]);
+        assert_eq!(p.sender_ip(), 0x0a00_0002);
+        assert_eq!(p.target_mac(), [0; 6]);
+        assert_eq!(p.target_ip(), 0x0a00_0001);
+    }
+
+    #[test]
+    fn rejects() {
+        assert_eq!(
+            Packet::new_checked(&REQ[..27]).unwrap_err(),
+            WireError::Truncated
+        );
+        for i in [1usize, 2, 4, 5] {
+            let mut b = REQ;
+            b[i] ^= 0x10;
+            assert_eq!(
+                Packet::new_checked(&b[..]).unwrap_err(),
+                WireError::Unsupported
+            );
+        }
+    }
+
+    #[test]
+    fn emit_matches_literal() {
+        let mut b = [0u8; 28];
+        let mut p = Packet::new_unchecked(&mut b[..]);
+        p.set_ethernet_ipv4();
+        p.set_operation(OP_REQUEST);
+        p.set_sender_mac([2, 0, 0, 0, 0, 2]);
+        p.set_sender_ip(0x0a00_0002);
+        p.set_target_mac([0; 6]);
+        p.set_target_ip(0x0a00_0001);
+        assert_eq!(b, REQ);
+    }
+}
