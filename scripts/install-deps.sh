@@ -24,7 +24,7 @@ if ! command -v cargo >/dev/null 2>&1; then
     done
 fi
 if ! command -v cargo >/dev/null 2>&1; then
-    echo "install-deps: no Rust toolchain found: install one with rustup (https://rustup.rs), Rust >= 1.75" >&2
+    echo "install-deps: no Rust toolchain found: install one with rustup (https://rustup.rs), Rust >= 1.85" >&2
     exit 1
 fi
 pkg-config --atleast-version=22.11 libdpdk || { echo "install-deps: DPDK >= 22.11 not found after install" >&2; exit 1; }

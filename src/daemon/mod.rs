@@ -1,18 +1,35 @@
 //! The `dirigo` daemon: config -> EAL -> ports -> workers + control thread,
 //! until SIGINT/SIGTERM; then workers joined, ports stopped, counters printed.
 
+pub mod control;
+pub mod handler;
+
 use crate::ctl::config::Config;
+use crate::ctl::server::{Handler, Server, ServerConfig};
+use crate::dataplane::pipeline::{counter_names, Dirigo, N_COUNTERS};
+use crate::dataplane::shared::{Event, Shared, WorkerShared};
 use crate::dataplane::stats::PublishedCounters;
 use crate::dataplane::worker::{self, WorkerIo};
-use crate::dataplane::{Pipeline, Verdict};
+use crate::lb::snapshot::{LbIds, Snapshot};
+use crate::lb::worker::{LbWorker, LbWorkerConfig};
+use crate::net::addr::Ipv4Cidr;
 use crate::net::buf::PacketBuf;
+use crate::net::neigh::{NeighConfig, NeighTable, ResolveAction};
+use crate::net::route::{RouteTable, StaticRoute};
+use crate::net::view::{NetView, PortInfo};
 use crate::pmd::eal::Eal;
 use crate::pmd::lcore::{self, TscClock};
 use crate::pmd::mempool::Mempool;
 use crate::pmd::port::{Port, PortSetup};
 use crate::pmd::ring::MbufRing;
+use arc_swap::ArcSwap;
+use control::{ControlState, LbSettings};
+use crossbeam_queue::ArrayQueue;
+use handler::Ctl;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// A start-up or run-time failure, printed as one line.
@@ -57,23 +74,6 @@ pub struct RunningPort {
     pub rss: bool,
     /// TX checksum offload enabled.
     pub tx_csum: bool,
-}
-
-/// A pipeline that counts and drops everything (used until the stack and
-/// balancing core are wired in, and by `--dry-run` style tests).
-#[derive(Debug, Default)]
-pub struct DropAll {
-    /// Packets seen.
-    pub seen: u64,
-}
-
-impl Pipeline for DropAll {
-    fn begin_burst(&mut self, _now_ns: u64) {}
-    fn process<B: PacketBuf>(&mut self, _buf: &mut B, _port: u16, _now_ns: u64) -> Verdict {
-        self.seen += 1;
-        Verdict::Drop
-    }
-    fn housekeeping(&mut self, _now_ns: u64) {}
 }
 
 /// Start EAL and the ports described by `cfg`.
@@ -125,6 +125,105 @@ fn mac_str(m: &[u8; 6]) -> String {
     )
 }
 
+/// Monotonic nanoseconds for the control thread (neighbor aging).
+pub fn now_ns() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as u64
+}
+
+/// Allocate an mbuf holding `frame` (padded to 60 bytes) for `port` and
+/// queue it for worker 0 to transmit. Counted as lost when the pool or the
+/// ring is full.
+fn inject(pool: &Mempool, ring: &MbufRing, port: u16, frame: &[u8]) -> bool {
+    let Some(mut m) = pool.alloc() else {
+        return false;
+    };
+    let len = frame.len().max(60);
+    if !m.append(len) {
+        return false;
+    }
+    let d = m.data_mut();
+    d[..frame.len()].copy_from_slice(frame);
+    d[frame.len()..].fill(0);
+    m.set_port(port);
+    ring.enqueue(m).is_ok()
+}
+
+/// Build the initial control state and snapshots from the config.
+fn initial_state(
+    cfg: &Config,
+    ports: &[RunningPort],
+    workers: u32,
+) -> Result<(ControlState, NetView, Snapshot), DaemonError> {
+    let mut port_addrs = Vec::new();
+    for (i, p) in cfg.ports.iter().enumerate() {
+        for c in &p.addresses {
+            let cidr = Ipv4Cidr::new(u32::from(c.addr), c.len)
+                .ok_or_else(|| DaemonError::Other(format!("port '{}': bad address {c}", p.name)))?;
+            port_addrs.push((i as u16, cidr));
+        }
+    }
+    let static_routes: Vec<StaticRoute> = cfg
+        .routes
+        .iter()
+        .map(|r| StaticRoute {
+            prefix: Ipv4Cidr::new(u32::from(r.prefix.addr), r.prefix.len)
+                .expect("validated prefix")
+                .to_network(),
+            via: Some(u32::from(r.via)),
+            port: r.port.map(|p| p as u16),
+        })
+        .collect();
+    let mut neigh = NeighTable::new(NeighConfig::default());
+    for n in &cfg.neighbors {
+        neigh
+            .add_static(u32::from(n.ip), n.mac, n.port as u16)
+            .map_err(|e| DaemonError::Other(format!("neighbor {}: {e}", n.ip)))?;
+    }
+    let st = ControlState {
+        services: Vec::new(),
+        timeouts: cfg.timeouts,
+        ids: LbIds::new(4096, 65536),
+        epoch: 0,
+        port_addrs,
+        static_routes,
+        neigh,
+        settings: LbSettings {
+            tunnel_source: cfg.dataplane.tunnel_source,
+            expire_nodest_conn: cfg.dataplane.expire_nodest_conn,
+            workers,
+            mh_table_size: cfg.dataplane.mh_table_size,
+        },
+        pending_garp: Vec::new(),
+    };
+    let services: Vec<_> = cfg
+        .services
+        .iter()
+        .map(|s| (s.spec.clone(), s.dests.clone()))
+        .collect();
+    let addrs = st.own_addrs(&services);
+    let routes = RouteTable::new(&addrs, &st.static_routes)
+        .map_err(|e| DaemonError::Other(format!("routes: {e}")))?;
+    let pinfo: Vec<PortInfo> = ports
+        .iter()
+        .map(|p| PortInfo {
+            mac: p.mac,
+            mtu: p.mtu,
+        })
+        .collect();
+    let view = NetView::new(
+        pinfo.into(),
+        Arc::new(addrs),
+        Arc::new(routes),
+        Arc::new(st.neigh.snapshot()),
+    );
+    let empty = Snapshot::empty(&st.ids);
+    Ok((st, view, empty))
+}
+
 /// Run the daemon until a signal. `stop` may also be set by the caller.
 pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     let eal = Eal::init(&cfg.eal.args).map_err(DaemonError::Eal)?;
@@ -148,44 +247,112 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
             if p.tx_csum { "on" } else { "off" }
         );
     }
-    let inject = MbufRing::new("dirigo-inject", 1024, false, true)?;
+    let inject_ring = MbufRing::new("dirigo-inject", 1024, false, true)?;
     let port_ids: Vec<u16> = ports.iter().map(|p| p.port.id()).collect();
-    let io_stats: Vec<PublishedCounters> = (0..workers)
-        .map(|_| PublishedCounters::new(3 * ports.len()))
-        .collect();
+
+    let (state, view, empty) = initial_state(&cfg, &ports, workers as u32)?;
+    let mut lbs: Vec<Option<LbWorker>> = Vec::new();
+    let mut wshared = Vec::new();
+    for (i, &l) in lcores.iter().enumerate() {
+        let lb = LbWorker::new(
+            &LbWorkerConfig {
+                conn_capacity: cfg.dataplane.connections_per_worker,
+                seed: 0x5eed_0000 ^ (i as u32).wrapping_mul(0x9e37_79b9) ^ (now_ns() as u32),
+                ..LbWorkerConfig::default()
+            },
+            state.ids.dests.capacity(),
+            state.ids.services.capacity(),
+        );
+        wshared.push(WorkerShared {
+            lb: lb.stats(),
+            counters: PublishedCounters::new(N_COUNTERS),
+            io: PublishedCounters::new(3 * ports.len()),
+            conn_requests: ArrayQueue::new(4),
+            lcore: l,
+        });
+        lbs.push(Some(lb));
+    }
+    let shared = Arc::new(Shared {
+        net: Arc::new(ArcSwap::from_pointee(view)),
+        lb: Arc::new(ArcSwap::from_pointee(empty)),
+        events: ArrayQueue::new(8192),
+        workers: wshared,
+        stop: Arc::clone(&stop),
+    });
+    let ctl = Arc::new(Ctl {
+        state: Mutex::new(state),
+        shared: Arc::clone(&shared),
+        ports: ports.clone(),
+        config_path: cfg.path.clone(),
+        conn_tab_size: cfg.dataplane.connections_per_worker,
+        zero: Mutex::new(HashMap::new()),
+        rates: Mutex::new(HashMap::new()),
+    });
+    // Start-up services, validated like any other change.
+    {
+        let mut st = ctl.state.lock().unwrap_or_else(|p| p.into_inner());
+        let services: Vec<_> = cfg
+            .services
+            .iter()
+            .map(|s| (s.spec.clone(), s.dests.clone()))
+            .collect();
+        let t = st.timeouts;
+        st.commit(&shared, services, t)
+            .map_err(|e| DaemonError::Other(format!("config services: {}", e.msg)))?;
+        st.pending_garp.clear();
+    }
+    let mut scfg = ServerConfig::new(&cfg.control.socket);
+    if let Some(g) = &cfg.control.group {
+        scfg.group = Some(group_id(g)?);
+        scfg.mode = 0o660;
+    }
+    let server = Server::bind(scfg, Arc::clone(&ctl) as Arc<dyn Handler>)
+        .map_err(|e| DaemonError::Other(format!("control socket {}: {e}", cfg.control.socket)))?;
+    let server_stop = server.stop_handle();
+    let server_thread = std::thread::Builder::new()
+        .name("dirigo-ctl".into())
+        .spawn(move || server.run())
+        .map_err(|e| DaemonError::Other(format!("control thread: {e}")))?;
+
     let clock = TscClock::new();
+    let lbs = Mutex::new(lbs);
     eprintln!(
-        "dirigo: {} worker(s) on lcore(s) {:?}; running (SIGINT/SIGTERM to stop)",
-        workers, lcores
+        "dirigo: {} worker(s) on lcore(s) {:?}; control socket {}; running (SIGINT/SIGTERM to stop)",
+        workers, lcores, cfg.control.socket
     );
 
     let worker_fn = |index: usize, _lcore: u32| {
+        let lb = lbs.lock().unwrap_or_else(|p| p.into_inner())[index]
+            .take()
+            .expect("one LbWorker per worker");
+        let mut pipe = Dirigo::new(&shared, index, lb);
         let io = WorkerIo {
             ports: &port_ids,
             queue: index as u16,
-            inject: if index == 0 { Some(&inject) } else { None },
+            inject: if index == 0 { Some(&inject_ring) } else { None },
             stop: &stop,
             housekeeping_ns: 1_000_000,
-            published: &io_stats[index],
+            published: &shared.workers[index].io,
         };
-        let mut pipe = DropAll::default();
         worker::run(&mut pipe, &io, &clock);
     };
-    lcore::run_workers(&lcores, &worker_fn, || {
-        while !stop.load(Ordering::Relaxed) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    })?;
+    let ctl2 = Arc::clone(&ctl);
+    let res = lcore::run_workers(&lcores, &worker_fn, || {
+        control_loop(&ctl2, &pool, &inject_ring, &stop);
+    });
+    server_stop.stop();
+    let _ = server_thread.join();
+    res?;
 
     eprintln!("dirigo: stopping");
     for (i, p) in ports.iter().enumerate() {
         let _ = p.port.stop();
         let s = p.port.stats();
         let (mut rx, mut tx, mut full) = (0u64, 0u64, 0u64);
-        for w in &io_stats {
-            rx += w.get(3 * i);
-            tx += w.get(3 * i + 1);
-            full += w.get(3 * i + 2);
+        for w in &shared.workers {
+            rx += w.io.get(3 * i);
+            tx += w.io.get(3 * i + 1);
+            full += w.io.get(3 * i + 2);
         }
         println!(
             "port {} ({}): rx {} pkts {} bytes, tx {} pkts {} bytes, missed {}, rx-errors {}, tx-errors {}, rx-nombuf {}; workers: rx {} tx {} tx-full {}",
@@ -193,7 +360,116 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
         );
         p.port.close();
     }
-    drop(inject);
+    let names = counter_names();
+    let mut line = String::new();
+    for (i, n) in names.iter().enumerate() {
+        let v: u64 = shared.workers.iter().map(|w| w.counters.get(i)).sum();
+        if v > 0 {
+            line.push_str(&format!(" {n}={v}"));
+        }
+    }
+    println!("pipeline:{line}");
+    drop(inject_ring);
     drop(eal);
     Ok(())
+}
+
+fn group_id(name: &str) -> Result<u32, DaemonError> {
+    if let Ok(n) = name.parse::<u32>() {
+        return Ok(n);
+    }
+    let text = std::fs::read_to_string("/etc/group").unwrap_or_default();
+    text.lines()
+        .find_map(|l| {
+            let mut f = l.split(':');
+            (f.next() == Some(name)).then(|| f.nth(1).and_then(|g| g.parse().ok()))?
+        })
+        .ok_or_else(|| DaemonError::Other(format!("control group '{name}' not found")))
+}
+
+/// The main lcore's loop: worker events, ARP resolution and aging,
+/// gratuitous ARP, rate estimation, slot reclaim.
+fn control_loop(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, stop: &AtomicBool) {
+    let mut buf = [0u8; 64];
+    let mut probes = Vec::new();
+    let mut last_est = std::time::Instant::now();
+    // Gratuitous ARP for every own address and VIP at start.
+    {
+        let st = ctl.state.lock().unwrap_or_else(|p| p.into_inner());
+        let addrs = st.own_addrs(&st.services);
+        for (p, _) in ctl.ports.iter().enumerate() {
+            let mac = ctl.ports[p].mac;
+            for a in addrs
+                .port_addrs()
+                .iter()
+                .map(|a| a.cidr.addr)
+                .chain(addrs.vips().iter().copied())
+            {
+                if let Some(n) = crate::net::arp::build_gratuitous(&mut buf, mac, a) {
+                    inject(pool, ring, p as u16, &buf[..n]);
+                }
+            }
+        }
+    }
+    while !stop.load(Ordering::Relaxed) {
+        let now = now_ns();
+        let mut st = ctl.state.lock().unwrap_or_else(|p| p.into_inner());
+        let net = ctl.shared.net.load_full();
+        let mut sends: Vec<(u16, u32)> = Vec::new();
+        while let Some(ev) = ctl.shared.events.pop() {
+            match ev {
+                Event::Learn {
+                    ip,
+                    mac,
+                    port,
+                    create,
+                } => {
+                    st.neigh.learn(ip, mac, port, now, create);
+                }
+                Event::Resolve { ip, port } => {
+                    if let ResolveAction::SendRequest { port } = st.neigh.resolve(ip, port, now) {
+                        sends.push((port, ip));
+                    }
+                }
+            }
+        }
+        probes.clear();
+        st.neigh.tick(now, &mut probes);
+        sends.extend(probes.iter().map(|p| (p.port, p.ip)));
+        for (port, ip) in sends {
+            let (Some(pi), Some(src)) = (net.port(port), net.addrs().source_for(port, ip)) else {
+                continue;
+            };
+            if let Some(n) = crate::net::arp::build_request(&mut buf, pi.mac, src, ip) {
+                inject(pool, ring, port, &buf[..n]);
+            }
+        }
+        st.publish_neigh(&ctl.shared);
+        let garp: Vec<u32> = std::mem::take(&mut st.pending_garp);
+        for a in garp {
+            for (p, rp) in ctl.ports.iter().enumerate() {
+                if let Some(n) = crate::net::arp::build_gratuitous(&mut buf, rp.mac, a) {
+                    inject(pool, ring, p as u16, &buf[..n]);
+                }
+            }
+        }
+        // Free slots of removed services/real servers once no worker can
+        // still use them.
+        let ws: Vec<&crate::lb::stats::WorkerStats> =
+            ctl.shared.workers.iter().map(|w| &*w.lb).collect();
+        let min_epoch = crate::lb::stats::min_epoch_seen(&ws);
+        st.ids
+            .dests
+            .reclaim(min_epoch, |s| crate::lb::stats::dest_in_use(&ws, s));
+        st.ids
+            .services
+            .reclaim(min_epoch, |s| crate::lb::stats::service_in_use(&ws, s));
+        drop(st);
+        let el = last_est.elapsed();
+        if el >= Duration::from_secs(2) {
+            ctl.estimate(el.as_secs_f64());
+            last_est = std::time::Instant::now();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }

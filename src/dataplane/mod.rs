@@ -1,6 +1,8 @@
 //! The data plane: the per-packet pipeline (sans-IO, generic over
 //! [`PacketBuf`]) and the DPDK worker loop that drives it.
 
+pub mod pipeline;
+pub mod shared;
 pub mod stats;
 pub mod worker;
 

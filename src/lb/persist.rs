@@ -298,7 +298,7 @@ impl PersistTable {
                 }
             }
             if let Some(f) = free {
-                if best.map_or(true, |b| used < b.0) {
+                if best.is_none_or(|b| used < b.0) {
                     best = Some((used, f));
                 }
             }

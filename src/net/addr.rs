@@ -202,7 +202,7 @@ impl OwnAddrs {
     pub fn on_link(&self, ip: u32) -> Option<u16> {
         let mut best: Option<(u8, u16)> = None;
         for a in &self.ifaddrs {
-            if a.cidr.contains(ip) && best.map_or(true, |(l, _)| a.cidr.len > l) {
+            if a.cidr.contains(ip) && best.is_none_or(|(l, _)| a.cidr.len > l) {
                 best = Some((a.cidr.len, a.port));
             }
         }

@@ -169,7 +169,7 @@ impl Handler for Mock {
                 let services = st
                     .services
                     .values()
-                    .filter(|(s, _)| o.service.map_or(true, |k| k == s.key))
+                    .filter(|(s, _)| o.service.is_none_or(|k| k == s.key))
                     .map(|(s, d)| ServiceInfo {
                         spec: s.clone(),
                         stats: if o.stats {

@@ -36,7 +36,7 @@ pub fn pick_lc(loads: &[DestLoad]) -> Option<usize> {
             continue;
         }
         let oh = conn_overhead(l);
-        if best.map_or(true, |(_, b)| oh < b) {
+        if best.is_none_or(|(_, b)| oh < b) {
             best = Some((i, oh));
         }
     }
@@ -107,7 +107,7 @@ pub fn pick_nq(loads: &[DestLoad]) -> Option<usize> {
 pub fn pick_fo(loads: &[DestLoad]) -> Option<usize> {
     let mut best: Option<(usize, u32)> = None;
     for (i, l) in loads.iter().enumerate() {
-        if l.available() && best.map_or(true, |(_, w)| l.weight > w) {
+        if l.available() && best.is_none_or(|(_, w)| l.weight > w) {
             best = Some((i, l.weight));
         }
     }

@@ -168,7 +168,7 @@ impl WrrTable {
             let k = occ.partition_point(|&x| (x as usize) < p);
             let at = occ.get(k).copied().unwrap_or(first) as usize;
             let dist = (at + len - p) % len;
-            if best.map_or(true, |b| dist < b.0) {
+            if best.is_none_or(|b| dist < b.0) {
                 best = Some((dist, at, s));
             }
         }

@@ -1,0 +1,238 @@
+//! The control thread's state: the configured services, addresses, routes
+//! and neighbors, and how a change becomes a new snapshot for the workers.
+//!
+//! Every change is applied to a copy, validated by building the new
+//! snapshot, and only then committed and published (arc-swap store): an
+//! invalid request changes nothing, and a valid one never pauses a worker.
+
+use crate::ctl::proto::{BatchCmd, CtlError, ErrCode};
+use crate::dataplane::shared::Shared;
+use crate::lb::snapshot::{BuildError, LbIds, Snapshot, SnapshotBuilder};
+use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
+use crate::net::addr::{Ipv4Cidr, OwnAddrs};
+use crate::net::neigh::NeighTable;
+use crate::net::route::{RouteTable, StaticRoute};
+use crate::net::view::NetView;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+/// The services as the operator configured them, in order.
+pub type ServiceTable = Vec<(ServiceSpec, Vec<DestSpec>)>;
+
+/// Data-plane settings the snapshot builder needs.
+#[derive(Debug, Clone)]
+pub struct LbSettings {
+    /// Outer source for IPIP.
+    pub tunnel_source: Option<std::net::Ipv4Addr>,
+    /// IPVS expire_nodest_conn.
+    pub expire_nodest_conn: bool,
+    /// Number of workers (thresholds are split between them).
+    pub workers: u32,
+    /// Maglev table size.
+    pub mh_table_size: u32,
+}
+
+/// Everything the control thread owns (behind one mutex; never touched by
+/// a worker).
+pub struct ControlState {
+    /// Services and their real servers.
+    pub services: ServiceTable,
+    /// Timeouts.
+    pub timeouts: Timeouts,
+    /// Stable slots.
+    pub ids: LbIds,
+    /// Epoch of the published snapshot.
+    pub epoch: u64,
+    /// Port addresses (VIPs are derived from services).
+    pub port_addrs: Vec<(u16, Ipv4Cidr)>,
+    /// Static routes.
+    pub static_routes: Vec<StaticRoute>,
+    /// Neighbor table.
+    pub neigh: NeighTable,
+    /// Settings.
+    pub settings: LbSettings,
+    /// Addresses that want a gratuitous ARP (new VIPs, new addresses).
+    pub pending_garp: Vec<u32>,
+}
+
+/// Map a snapshot build error to the protocol's error.
+pub fn build_error(e: BuildError) -> CtlError {
+    match e {
+        BuildError::DuplicateService(_) => CtlError::service_exists(),
+        BuildError::DuplicateDest(..) => CtlError::dest_exists(),
+        BuildError::TooManyServices(_) | BuildError::TooManyDests(_) => {
+            CtlError::new(ErrCode::NoMemory, e.to_string())
+        }
+        other => CtlError::invalid(other.to_string()),
+    }
+}
+
+impl ControlState {
+    /// Own addresses for `services` (port addresses + their VIPs).
+    pub fn own_addrs(&self, services: &ServiceTable) -> OwnAddrs {
+        let mut a = OwnAddrs::new();
+        for (p, c) in &self.port_addrs {
+            let _ = a.add_port_addr(*p, *c);
+        }
+        a.set_vips(services.iter().map(|(s, _)| u32::from(s.key.vip)));
+        a
+    }
+
+    /// Build (and so validate) a snapshot for `services` and `timeouts`
+    /// without committing anything.
+    fn build(
+        &mut self,
+        services: &ServiceTable,
+        timeouts: Timeouts,
+        epoch: u64,
+    ) -> Result<Snapshot, CtlError> {
+        let addrs = self.own_addrs(services);
+        let on_link = |a: u32| addrs.on_link(a).is_some();
+        let mut b = SnapshotBuilder::new();
+        b.timeouts(timeouts)
+            .tunnel_src(self.settings.tunnel_source)
+            .expire_nodest_conn(self.settings.expire_nodest_conn)
+            .threshold_divisor(self.settings.workers.max(1))
+            .on_link(&on_link);
+        for (s, d) in services {
+            b.service(s.clone(), d.clone());
+        }
+        // Build on a copy of the ids so a failure leaves them untouched.
+        let mut ids = self.ids.clone();
+        let snap = b.build(&mut ids, epoch).map_err(build_error)?;
+        self.ids = ids;
+        Ok(snap)
+    }
+
+    /// Validate and commit a new service table / timeouts, publishing the
+    /// snapshot (and new addresses when the VIP set changed).
+    pub fn commit(
+        &mut self,
+        shared: &Shared,
+        services: ServiceTable,
+        timeouts: Timeouts,
+    ) -> Result<(), CtlError> {
+        let epoch = self.epoch + 1;
+        let snap = self.build(&services, timeouts, epoch)?;
+        let old_vips: HashSet<u32> = self
+            .services
+            .iter()
+            .map(|(s, _)| u32::from(s.key.vip))
+            .collect();
+        let new_vips: HashSet<u32> = services.iter().map(|(s, _)| u32::from(s.key.vip)).collect();
+        self.services = services;
+        self.timeouts = timeouts;
+        self.epoch = epoch;
+        if old_vips != new_vips {
+            // Addresses first: a worker that sees the new service also
+            // answers ARP and ping for its VIP.
+            self.publish_net(shared)?;
+            for v in new_vips.difference(&old_vips) {
+                self.pending_garp.push(*v);
+            }
+        }
+        shared.lb.store(Arc::new(snap));
+        Ok(())
+    }
+
+    /// Rebuild and publish addresses and routes (neighbors kept).
+    pub fn publish_net(&mut self, shared: &Shared) -> Result<(), CtlError> {
+        let addrs = self.own_addrs(&self.services);
+        let routes = RouteTable::new(&addrs, &self.static_routes)
+            .map_err(|e| CtlError::invalid(e.to_string()))?;
+        let cur = shared.net.load();
+        shared.net.store(Arc::new(
+            cur.with_addrs_routes(Arc::new(addrs), Arc::new(routes)),
+        ));
+        Ok(())
+    }
+
+    /// Publish the neighbor table if it changed.
+    pub fn publish_neigh(&mut self, shared: &Shared) {
+        if self.neigh.take_changed() {
+            let cur = shared.net.load();
+            let v: NetView = cur.with_neigh(Arc::new(self.neigh.snapshot()));
+            shared.net.store(Arc::new(v));
+        }
+    }
+}
+
+fn find_service(t: &ServiceTable, k: &ServiceKey) -> Option<usize> {
+    t.iter().position(|(s, _)| s.key == *k)
+}
+
+fn dest_pos(d: &[DestSpec], svc: &ServiceSpec, k: &DestKey) -> Option<usize> {
+    let want = normalize(svc, *k);
+    d.iter().position(|x| normalize(svc, x.key) == want)
+}
+
+/// Port 0 on a real server means the service's port.
+fn normalize(svc: &ServiceSpec, mut k: DestKey) -> DestKey {
+    if k.port == 0 {
+        k.port = svc.key.port;
+    }
+    k
+}
+
+/// Apply one mutation to a copy of the table (no validation beyond
+/// existence; the snapshot build validates the rest).
+pub fn apply(
+    t: &mut ServiceTable,
+    timeouts: &mut Timeouts,
+    cmd: &BatchCmd,
+) -> Result<(), CtlError> {
+    match cmd {
+        BatchCmd::AddService { service } => {
+            if find_service(t, &service.key).is_some() {
+                return Err(CtlError::service_exists());
+            }
+            t.push((service.clone(), Vec::new()));
+        }
+        BatchCmd::EditService { service } => {
+            let i = find_service(t, &service.key).ok_or_else(CtlError::no_service)?;
+            t[i].0 = service.clone();
+        }
+        BatchCmd::DelService { key } => {
+            let i = find_service(t, key).ok_or_else(CtlError::no_service)?;
+            t.remove(i);
+        }
+        BatchCmd::Clear => t.clear(),
+        BatchCmd::AddDest { service, dest } => {
+            let i = find_service(t, service).ok_or_else(CtlError::no_service)?;
+            let (spec, dests) = &mut t[i];
+            if dest_pos(dests, spec, &dest.key).is_some() {
+                return Err(CtlError::dest_exists());
+            }
+            let mut d = dest.clone();
+            d.key = normalize(spec, d.key);
+            dests.push(d);
+        }
+        BatchCmd::EditDest { service, dest } => {
+            let i = find_service(t, service).ok_or_else(CtlError::no_service)?;
+            let (spec, dests) = &mut t[i];
+            let j = dest_pos(dests, spec, &dest.key).ok_or_else(CtlError::no_dest)?;
+            let mut d = dest.clone();
+            d.key = normalize(spec, d.key);
+            dests[j] = d;
+        }
+        BatchCmd::DelDest { service, dest } => {
+            let i = find_service(t, service).ok_or_else(CtlError::no_service)?;
+            let (spec, dests) = &mut t[i];
+            let j = dest_pos(dests, spec, dest).ok_or_else(CtlError::no_dest)?;
+            dests.remove(j);
+        }
+        BatchCmd::SetTimeouts { timeouts: n } => {
+            if n.tcp != 0 {
+                timeouts.tcp = n.tcp;
+            }
+            if n.tcpfin != 0 {
+                timeouts.tcpfin = n.tcpfin;
+            }
+            if n.udp != 0 {
+                timeouts.udp = n.udp;
+            }
+        }
+        BatchCmd::Zero { .. } => {}
+    }
+    Ok(())
+}

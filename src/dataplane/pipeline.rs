@@ -1,0 +1,254 @@
+//! The per-packet pipeline (sans-IO): classify -> ARP / balancing core /
+//! ICMP echo -> a verdict. Generic over [`PacketBuf`], so the same code runs
+//! on DPDK mbufs in the workers and on `VecBuf`s in tests and benchmarks.
+//!
+//! Order for an IPv4 packet: the balancing core first (it owns VIP traffic,
+//! NAT replies and ICMP errors about its connections); what it returns as
+//! not-for-us is answered by the stack when it is an echo request to one of
+//! our addresses or VIPs, and counted and dropped otherwise.
+
+use crate::dataplane::shared::{Event, Shared};
+use crate::dataplane::{Pipeline, Verdict};
+use crate::lb::snapshot::Snapshot;
+use crate::lb::worker::{LbVerdict, LbWorker};
+use crate::net::arp::{arp_input, ArpAction, ArpIgnore};
+use crate::net::buf::PacketBuf;
+use crate::net::classify::{classify, Classified, NetDrop};
+use crate::net::egress::{Egress, Resolve};
+use crate::net::icmp::{echo_input, IcmpAction, IcmpIgnore};
+use crate::net::meta::{PacketMeta, PROTO_ICMP};
+use crate::net::view::NetView;
+use arc_swap::cache::Cache;
+use arc_swap::ArcSwap;
+use std::sync::Arc;
+
+/// Pipeline counter slots (beyond the per-reason arrays).
+#[derive(Clone, Copy, Debug)]
+#[repr(usize)]
+enum C {
+    ArpReplied,
+    ArpLearned,
+    EchoReplied,
+    LocalOther,
+    NotForUs,
+    EventsLost,
+    Forwarded,
+    LbDropped,
+}
+const C_FIXED: usize = 8;
+const NET_BASE: usize = C_FIXED;
+const ARP_BASE: usize = NET_BASE + NetDrop::COUNT;
+const ICMP_BASE: usize = ARP_BASE + ArpIgnore::COUNT;
+/// Number of pipeline counters.
+pub const N_COUNTERS: usize = ICMP_BASE + IcmpIgnore::COUNT;
+
+/// Names of the pipeline counters, by index.
+pub fn counter_names() -> Vec<String> {
+    let mut v: Vec<String> = [
+        "arp_replied",
+        "arp_learned",
+        "echo_replied",
+        "local_other",
+        "not_for_us",
+        "events_lost",
+        "forwarded",
+        "lb_dropped",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.extend(NetDrop::ALL.iter().map(|d| d.name().to_string()));
+    v.extend(ArpIgnore::ALL.iter().map(|d| d.name().to_string()));
+    v.extend(IcmpIgnore::ALL.iter().map(|d| d.name().to_string()));
+    v
+}
+
+/// Names of the counters that are drops (for `dirigoctl drops`).
+pub fn is_drop_counter(i: usize) -> bool {
+    i == C::LocalOther as usize
+        || i == C::NotForUs as usize
+        || i == C::EventsLost as usize
+        || (NET_BASE..N_COUNTERS).contains(&i)
+}
+
+/// The [`Egress`] the core sees: the net view, plus a resolution request to
+/// the control thread whenever a next hop is unresolved.
+struct RequestingEgress<'a> {
+    view: &'a NetView,
+    shared: &'a Shared,
+}
+
+impl Egress for RequestingEgress<'_> {
+    #[inline]
+    fn next_hop(&self, dst: u32) -> Resolve {
+        let r = self.view.next_hop(dst);
+        if r == Resolve::Unresolved {
+            if let Some((ip, port)) = self.view.resolve_target(dst) {
+                // A full queue only delays resolution (the next packet asks again).
+                let _ = self.shared.events.push(Event::Resolve { ip, port });
+            }
+        }
+        r
+    }
+    #[inline]
+    fn on_link(&self, addr: u32) -> Option<u16> {
+        self.view.on_link(addr)
+    }
+}
+
+/// One worker's pipeline.
+pub struct Dirigo {
+    shared: Arc<Shared>,
+    index: usize,
+    lb: LbWorker,
+    net_cache: Cache<Arc<ArcSwap<NetView>>, Arc<NetView>>,
+    lb_cache: Cache<Arc<ArcSwap<Snapshot>>, Arc<Snapshot>>,
+    net: Arc<NetView>,
+    snap: Arc<Snapshot>,
+    counters: [u64; N_COUNTERS],
+    expire_budget: u32,
+}
+
+impl Dirigo {
+    /// The pipeline of worker `index`, owning `lb`.
+    pub fn new(shared: &Arc<Shared>, index: usize, lb: LbWorker) -> Dirigo {
+        let mut net_cache = Cache::new(Arc::clone(&shared.net));
+        let mut lb_cache = Cache::new(Arc::clone(&shared.lb));
+        let net = Arc::clone(net_cache.load());
+        let snap = Arc::clone(lb_cache.load());
+        Dirigo {
+            shared: Arc::clone(shared),
+            index,
+            lb,
+            net_cache,
+            lb_cache,
+            net,
+            snap,
+            counters: [0; N_COUNTERS],
+            expire_budget: 4096,
+        }
+    }
+
+    #[inline]
+    fn ipv4<B: PacketBuf>(
+        &mut self,
+        buf: &mut B,
+        meta: &PacketMeta,
+        port: u16,
+        now: u64,
+    ) -> Verdict {
+        let eg = RequestingEgress {
+            view: &self.net,
+            shared: &self.shared,
+        };
+        match self.lb.process(&self.snap, &eg, buf, meta, now) {
+            LbVerdict::Tx { port } => {
+                self.counters[C::Forwarded as usize] += 1;
+                Verdict::Tx(port)
+            }
+            LbVerdict::Drop(_) => {
+                // the core counted the reason
+                self.counters[C::LbDropped as usize] += 1;
+                Verdict::Drop
+            }
+            LbVerdict::NotForUs => {
+                let addrs = self.net.addrs();
+                if !addrs.is_local(meta.key.dst) {
+                    self.counters[C::NotForUs as usize] += 1;
+                    return Verdict::Drop;
+                }
+                if meta.key.proto == PROTO_ICMP && meta.icmp.is_none() {
+                    match echo_input(buf.data_mut(), meta, addrs) {
+                        IcmpAction::Reply => {
+                            self.counters[C::EchoReplied as usize] += 1;
+                            return Verdict::Tx(port);
+                        }
+                        IcmpAction::Ignore(r) => {
+                            self.counters[ICMP_BASE + r.index()] += 1;
+                            return Verdict::Drop;
+                        }
+                    }
+                }
+                self.counters[C::LocalOther as usize] += 1;
+                Verdict::Drop
+            }
+        }
+    }
+
+    fn learn(&mut self, ip: u32, mac: [u8; 6], port: u16, create: bool) {
+        self.counters[C::ArpLearned as usize] += 1;
+        if self
+            .shared
+            .events
+            .push(Event::Learn {
+                ip,
+                mac,
+                port,
+                create,
+            })
+            .is_err()
+        {
+            self.counters[C::EventsLost as usize] += 1;
+        }
+    }
+}
+
+impl Pipeline for Dirigo {
+    #[inline]
+    fn begin_burst(&mut self, _now_ns: u64) {
+        // Cache::load is a generation check; the Arc clone happens only when
+        // the control thread published something new.
+        let n = self.net_cache.load();
+        if !Arc::ptr_eq(n, &self.net) {
+            self.net = Arc::clone(n);
+        }
+        let s = self.lb_cache.load();
+        if !Arc::ptr_eq(s, &self.snap) {
+            self.snap = Arc::clone(s);
+        }
+    }
+
+    #[inline]
+    fn process<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
+        match classify(buf.data(), port) {
+            Classified::Ipv4(meta) => self.ipv4(buf, &meta, port, now_ns),
+            Classified::Drop(d) => {
+                self.counters[NET_BASE + d.index()] += 1;
+                Verdict::Drop
+            }
+            Classified::Arp { .. } => {
+                let Some(pi) = self.net.port(port) else {
+                    return Verdict::Drop;
+                };
+                let mac = pi.mac;
+                match arp_input(buf.data_mut(), mac, self.net.addrs()) {
+                    ArpAction::Reply { learn } => {
+                        if let Some(s) = learn {
+                            self.learn(s.ip, s.mac, port, true);
+                        }
+                        self.counters[C::ArpReplied as usize] += 1;
+                        Verdict::Tx(port)
+                    }
+                    ArpAction::Learn { sender, create } => {
+                        self.learn(sender.ip, sender.mac, port, create);
+                        Verdict::Drop
+                    }
+                    ArpAction::Ignore(r) => {
+                        self.counters[ARP_BASE + r.index()] += 1;
+                        Verdict::Drop
+                    }
+                }
+            }
+        }
+    }
+
+    fn housekeeping(&mut self, now_ns: u64) {
+        self.lb.expire(now_ns, self.expire_budget);
+        let w = &self.shared.workers[self.index];
+        w.counters.publish(&self.counters);
+        while let Some(req) = w.conn_requests.pop() {
+            let list: Vec<_> = self.lb.conns(now_ns).take(req.limit).collect();
+            let _ = req.reply.try_send(list);
+        }
+    }
+}
