@@ -70,6 +70,9 @@ pub use persistence::{template_dest, template_dest_id, template_svc, F_PERSIST};
 #[path = "worker_persist.rs"]
 mod persistence;
 use persistence::{detach_conn, PersistCfg};
+#[path = "worker_load.rs"]
+mod load;
+use load::{dest_load, release_counters};
 
 /// Largest burst [`LbWorker::process_burst`] hashes ahead in one pass.
 pub const BURST: usize = 64;
@@ -568,21 +571,6 @@ impl LbWorker {
     }
 }
 
-/// Give back a removed connection's active/inactive/live counts.
-#[inline]
-fn release_counters(stats: &WorkerStats, c: &Conn) {
-    if let Some(t) = stats.dests.get(c.dest as usize) {
-        if c.flags & F_ACTIVE != 0 {
-            t.adjust(-1, 0, -1);
-        } else {
-            t.adjust(0, -1, -1);
-        }
-    }
-    if let Some(t) = stats.services.get(c.svc as usize) {
-        t.adjust(0, 0, -1);
-    }
-}
-
 /// A TCP SYN that starts a new connection (SYN without ACK, FIN, RST).
 #[inline]
 fn is_new_syn(meta: &PacketMeta) -> bool {
@@ -601,37 +589,10 @@ fn reusable(c: &Conn) -> bool {
         )
 }
 
-/// The scheduler's view of one real server, updating the overload mark.
-#[inline]
-fn dest_load(t: &Traffic, weight: u32, upper: u32, lower: u32) -> DestLoad {
-    let active = t.active.load(Relaxed);
-    let inactive = t.inactive.load(Relaxed);
-    let total = active as u64 + inactive as u64;
-    let mut over = t.overloaded.load(Relaxed) != 0;
-    if over {
-        let clear = if lower != 0 {
-            total < lower as u64
-        } else if upper != 0 {
-            total * 4 < upper as u64 * 3
-        } else {
-            true
-        };
-        if clear {
-            over = false;
-            t.overloaded.store(0, Relaxed);
-        }
-    } else if upper != 0 && total >= upper as u64 {
-        over = true;
-        t.overloaded.store(1, Relaxed);
-    }
-    DestLoad {
-        weight,
-        active,
-        inactive,
-        overloaded: over,
-    }
-}
-
 #[cfg(test)]
 #[path = "worker_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "worker_persist_tests.rs"]
+mod persist_tests;
