@@ -54,9 +54,13 @@ struct Env {
 }
 
 fn env(persist_capacity: u32) -> Env {
+    env_conns(1024, persist_capacity)
+}
+
+fn env_conns(conn_capacity: u32, persist_capacity: u32) -> Env {
     let ids = LbIds::new(16, 64);
     let cfg = LbWorkerConfig {
-        conn_capacity: 1024,
+        conn_capacity,
         persist_capacity,
         ..LbWorkerConfig::default()
     };
@@ -320,4 +324,18 @@ fn netmask_change_drops_templates_and_old_connections_do_not_detach_new_ones() {
     assert_eq!(e.w.expire(12 * S, u32::MAX), 1);
     assert_eq!(e.template(&s2, key).unwrap().refs, 1);
     assert_eq!(e.udp(&s2, X, 1001, 13 * S), B, "X now shares Y's network");
+}
+
+#[test]
+fn evicted_connection_detaches() {
+    let mut e = env_conns(1, 0);
+    let s = e.snap(1, svc(Proto::Tcp, Some(30), HOST), &[(A, 1), (B, 1)]);
+    assert_eq!(e.syn(&s, X, 1000, 0), A);
+    assert_eq!(e.template(&s, ip(X)).unwrap().refs, 1);
+    // The table holds one connection: Y's SYN evicts X's embryonic one.
+    assert_eq!(e.syn(&s, Y, 1000, 5 * S), B);
+    assert_eq!(e.w.stats().evicted.load(Relaxed), 1);
+    let t = e.template(&s, ip(X)).unwrap();
+    assert_eq!((t.refs, t.expires), (0, 35 * S));
+    assert_eq!(e.template(&s, ip(Y)).unwrap().refs, 1);
 }
