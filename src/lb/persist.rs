@@ -35,9 +35,12 @@
 //! with the 25% headroom [`PersistTable::with_capacity`] adds, inserts start
 //! failing only near the requested count.
 //!
-//! Per-lcore caveat: with one table per worker, persistence holds only for
-//! connections that reach the same worker; RSS must spread persistent
-//! services by source address only (or the integrator must share templates).
+//! Per lcore: each worker owns its table (`LbWorker` holds one), so
+//! persistence holds across the connections that reach the same worker.
+//! The integrator makes all connections of one client address land on the
+//! same worker (RSS / steering by source address only for persistent
+//! services; with `-M` coarser than /32, by the masked source address, or
+//! clients of one network may be bound per worker).
 //!
 //! [`remove_dest`]: PersistTable::remove_dest
 

@@ -13,7 +13,7 @@
 //! slot-indexed array.
 
 use crate::lb::ids::{SlotAllocator, SlotId};
-use crate::lb::sched::Prepared;
+use crate::lb::sched::{stable_id, Prepared};
 use crate::lb::spec::{DestKey, DestSpec, Method, ServiceKey, ServiceSpec, Timeouts};
 use crate::lb::state::TimeoutTable;
 use std::collections::HashSet;
@@ -50,7 +50,7 @@ pub struct Service {
     pub id: SlotId,
     /// As configured.
     pub spec: ServiceSpec,
-    /// Real servers, in the order given to [`Prepared::build`].
+    /// Real servers, in the order given to [`Prepared::build_ids`].
     pub dests: Vec<Dest>,
     /// Scheduler data for these servers.
     pub prepared: Prepared,
@@ -115,6 +115,7 @@ pub struct SnapshotBuilder<'a> {
     tunnel_src: Option<Ipv4Addr>,
     expire_nodest_conn: bool,
     threshold_divisor: u32,
+    mh_table_size: usize,
     on_link: Option<&'a dyn Fn(u32) -> bool>,
 }
 
@@ -133,6 +134,7 @@ impl<'a> SnapshotBuilder<'a> {
             tunnel_src: None,
             expire_nodest_conn: false,
             threshold_divisor: 1,
+            mh_table_size: 0,
             on_link: None,
         }
     }
@@ -167,6 +169,13 @@ impl<'a> SnapshotBuilder<'a> {
     /// with `n` workers each applies `ceil(threshold / n)`. Default 1.
     pub fn threshold_divisor(&mut self, n: u32) -> &mut Self {
         self.threshold_divisor = n.max(1);
+        self
+    }
+
+    /// Maglev (`mh`) lookup table size, rounded up to a prime (0, the
+    /// default, means [`crate::lb::sched::MH_DEFAULT_TABLE_SIZE`]).
+    pub fn mh_table_size(&mut self, n: usize) -> &mut Self {
+        self.mh_table_size = n;
         self
     }
 
@@ -259,11 +268,22 @@ impl<'a> SnapshotBuilder<'a> {
                     lower: per_worker(d.lower),
                 });
             }
-            let weights: Vec<u32> = dests.iter().map(|d| d.weight).collect();
+            // Stable identities (address, configured port): the Maglev table
+            // then depends on the set of servers, not on their positions, so
+            // removing one moves only the clients it served.
+            let ids_weights: Vec<(u64, u32)> = dests
+                .iter()
+                .map(|d| (stable_id(d.addr, d.key.port), d.weight))
+                .collect();
             services.push(Service {
                 id,
                 spec: spec.clone(),
-                prepared: Prepared::build(spec.sched, spec.flags, &weights),
+                prepared: Prepared::build_ids(
+                    spec.sched,
+                    spec.flags,
+                    &ids_weights,
+                    self.mh_table_size,
+                ),
                 dests,
             });
         }

@@ -217,3 +217,79 @@ fn slots_stable_across_edits_and_thresholds_divided() {
     assert!(s2.dest_by_slot(s1.services()[0].dests[1].id.slot).is_none());
     assert_eq!(ids.dests.retired(), 1);
 }
+
+/// The Maglev table of the first service, as real-server addresses.
+fn mh_by_addr(s: &Snapshot) -> Vec<Option<Ipv4Addr>> {
+    let svc = &s.services()[0];
+    svc.prepared
+        .mh_table()
+        .expect("an mh service")
+        .iter()
+        .map(|&i| svc.dests.get(i as usize).map(|d| d.key.addr))
+        .collect()
+}
+
+fn mh_snapshot(ids: &mut LbIds, epoch: u64, last_octets: &[u8]) -> Snapshot {
+    let mut k = svc(Proto::Tcp, V, 80);
+    k.sched = SchedKind::Mh;
+    let mut b = SnapshotBuilder::new();
+    b.mh_table_size(250);
+    b.service(
+        k,
+        last_octets
+            .iter()
+            .map(|&o| dest([10, 0, 0, o], 0, Method::Dr, 1))
+            .collect(),
+    );
+    b.build(ids, epoch).unwrap()
+}
+
+#[test]
+fn maglev_built_from_stable_ids() {
+    let mut ids = LbIds::new(4, 16);
+    let s1 = mh_snapshot(&mut ids, 1, &[2, 3, 4, 5]);
+    let t1 = mh_by_addr(&s1);
+    assert_eq!(t1.len(), 251, "250 rounded up to a prime");
+    // Exactly the table of the stable ids, whatever the list order.
+    let want: Vec<(u64, u32)> = [2u8, 3, 4, 5]
+        .iter()
+        .map(|&o| {
+            (
+                crate::lb::sched::stable_id(u32::from_be_bytes([10, 0, 0, o]), 0),
+                1,
+            )
+        })
+        .collect();
+    let p = Prepared::build_ids(SchedKind::Mh, SchedFlags::default(), &want, 250);
+    assert_eq!(s1.services()[0].prepared.mh_table(), p.mh_table());
+    let reordered = mh_by_addr(&mh_snapshot(&mut ids, 2, &[5, 3, 2, 4]));
+    assert_eq!(reordered, t1, "positions in the list do not matter");
+    // Removing the first server moves (almost) only the clients it served.
+    let removed = Some(Ipv4Addr::new(10, 0, 0, 2));
+    let t3 = mh_by_addr(&mh_snapshot(&mut ids, 3, &[3, 4, 5]));
+    let kept = t1.iter().filter(|o| **o != removed).count();
+    let moved = t1
+        .iter()
+        .zip(&t3)
+        .filter(|(a, b)| **a != removed && a != b)
+        .count();
+    assert!(t3.iter().all(|o| o.is_some() && *o != removed));
+    assert!(moved * 10 < kept, "{moved} of {kept} slots moved");
+    // By list index (the former build) most slots would move.
+    let by_index = |n: usize| {
+        Prepared::build_with(SchedKind::Mh, SchedFlags::default(), &vec![1; n], 250)
+            .mh_table()
+            .unwrap()
+            .to_vec()
+    };
+    let (i4, i3) = (by_index(4), by_index(3));
+    let idx_moved = i4
+        .iter()
+        .zip(&i3)
+        .filter(|(a, b)| **a != 0 && **a - 1 != **b)
+        .count();
+    assert!(
+        idx_moved > moved,
+        "index ids moved {idx_moved}, stable {moved}"
+    );
+}

@@ -101,6 +101,9 @@ pub struct LbWorkerConfig {
     pub icmp_rate: u32,
     /// ICMP burst.
     pub icmp_burst: u32,
+    /// Persistence template capacity (`-p` services); 0 = automatic:
+    /// `conn_capacity / 4`, at least 1024.
+    pub persist_capacity: u32,
 }
 
 impl Default for LbWorkerConfig {
@@ -110,6 +113,7 @@ impl Default for LbWorkerConfig {
             seed: 0x5eed_1b0d,
             icmp_rate: 100,
             icmp_burst: 20,
+            persist_capacity: 0,
         }
     }
 }

@@ -12,9 +12,10 @@
 //!    treated as new). A SYN hitting a TIME_WAIT/CLOSE connection expires
 //!    it and schedules anew (IPVS `conn_reuse_mode` 1).
 //! 3. Otherwise, for a service: TCP needs a SYN without RST (IPVS without
-//!    sloppy_tcp) else [`LbDrop::NotTracked`]; the persistence hook is asked
-//!    first, then [`crate::lb::sched::pick`] with the live per-RS loads of
-//!    this lcore (weight 0 and overloaded servers are never picked; existing
+//!    sloppy_tcp) else [`LbDrop::NotTracked`]. A persistent service (`-p`)
+//!    first asks its template for the client (see below); otherwise
+//!    [`crate::lb::sched::pick`] chooses with the live per-RS loads of this
+//!    lcore (weight 0 and overloaded servers are never picked; existing
 //!    connections to them continue). The connection is inserted and the
 //!    packet forwarded.
 //! 4. TCP/UDP to a VIP on another port: [`LbDrop::NotAService`]; anything
@@ -32,10 +33,24 @@
 //! the mark is re-evaluated when the server is considered for a new
 //! connection rather than at each connection's end.
 //!
+//! Persistence (`-p TIMEOUT [-M NETMASK]`, IPVS templates): each worker
+//! owns a [`PersistTable`] keyed by (service, client address & netmask).
+//! A template sends a new connection of its client to the same real server
+//! as long as that server is still in the service and not overloaded — a
+//! quiesced (weight 0) server keeps its persistent clients; a removed one
+//! loses them. Every connection created on a persistent service attaches
+//! to the template, which never expires while connections are attached and
+//! outlives the last one by the persistence timeout. A full template table
+//! schedules without persistence ([`crate::lb::persist::PersistStats::full`]).
+//! Templates are per worker: the integrator must steer all packets of one
+//! client address (for `-M`, of one masked network) to the same worker.
+//! Details in `worker_persist.rs`.
+//!
 //! Time: `now` is nanoseconds from any monotonic origin (injected, so tests
 //! control it); the table keeps millisecond ticks.
 
 use crate::lb::conn::{tick_of, tick_reached, Conn, ConnTable, F_ACTIVE, F_NOOUTPUT};
+use crate::lb::persist::{PersistStats, PersistTable};
 use crate::lb::sched::{self, Cursor, DestLoad};
 use crate::lb::snapshot::{Service, Snapshot};
 use crate::lb::spec::{Method, Proto};
@@ -50,6 +65,14 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 pub use crate::lb::verdict::{ConnInfo, LbDrop, LbVerdict, LbWorkerConfig};
+pub use persistence::{template_dest, template_dest_id, template_svc, F_PERSIST};
+
+#[path = "worker_persist.rs"]
+mod persistence;
+use persistence::{detach_conn, PersistCfg};
+#[path = "worker_load.rs"]
+mod load;
+use load::{dest_load, release_counters};
 
 /// Largest burst [`LbWorker::process_burst`] hashes ahead in one pass.
 pub const BURST: usize = 64;
@@ -62,6 +85,9 @@ pub struct LbWorker {
     loads: Vec<DestLoad>,
     ip_id: u16,
     icmp_limit: TokenBucket,
+    persist: PersistTable,
+    pcfg: Vec<PersistCfg>,
+    persist_epoch: Option<u64>,
 }
 
 fn method_code(m: Method) -> u8 {
@@ -86,6 +112,10 @@ impl LbWorker {
     /// `svc_slots` service slots (the [`crate::lb::snapshot::LbIds`]
     /// capacities). All memory is allocated here.
     pub fn new(cfg: &LbWorkerConfig, dest_slots: u32, svc_slots: u32) -> LbWorker {
+        let persist_cap = match cfg.persist_capacity {
+            0 => (cfg.conn_capacity / 4).max(1024),
+            n => n,
+        };
         LbWorker {
             table: ConnTable::new(cfg.conn_capacity, cfg.seed),
             stats: Arc::new(WorkerStats::new(dest_slots, svc_slots)),
@@ -93,6 +123,12 @@ impl LbWorker {
             loads: Vec::with_capacity(dest_slots as usize),
             ip_id: (cfg.seed >> 16) as u16,
             icmp_limit: TokenBucket::new(cfg.icmp_rate, cfg.icmp_burst),
+            persist: PersistTable::with_capacity_seed(
+                persist_cap as usize,
+                (cfg.seed as u64) << 32 | 0x7065_7273,
+            ),
+            pcfg: vec![PersistCfg::default(); svc_slots as usize],
+            persist_epoch: None,
         }
     }
 
@@ -104,6 +140,18 @@ impl LbWorker {
     /// The connection table (read-only).
     pub fn table(&self) -> &ConnTable {
         &self.table
+    }
+
+    /// The persistence templates (read-only; for listings). Keys and
+    /// values are encoded by [`template_svc`] and [`template_dest`].
+    pub fn persist(&self) -> &PersistTable {
+        &self.persist
+    }
+
+    /// The persistence counters (`full`: connections scheduled without
+    /// persistence because the template table was full).
+    pub fn persist_stats(&self) -> PersistStats {
+        self.persist.stats()
     }
 
     #[inline]
@@ -127,27 +175,38 @@ impl LbWorker {
         self.stats.dests.get(slot as usize)
     }
 
-    /// Release a removed connection's counters.
-    fn release(&self, c: &Conn) {
+    /// A connection left the table: release its counters and detach it
+    /// from its persistence template.
+    fn release(&mut self, c: &Conn, now_ns: u64) {
         release_counters(&self.stats, c);
+        detach_conn(&mut self.persist, &self.pcfg, c, now_ns);
         self.stats.conns.store(self.table.len() as u64, Relaxed);
     }
 
-    fn expire_idx(&mut self, idx: u32) {
+    fn expire_idx(&mut self, idx: u32, now_ns: u64) {
         if let Some(c) = self.table.remove(idx) {
-            self.release(&c);
+            self.release(&c, now_ns);
             bump(&self.stats.expired, 1);
         }
     }
 
-    /// Expire up to `budget` examined entries (amortized sweep); returns how
-    /// many connections were removed. Call it regularly from the worker loop.
-    pub fn expire(&mut self, now: u64, budget: u32) -> u32 {
-        let now = tick_of(now);
-        let stats = &self.stats;
-        let n = self
-            .table
-            .sweep(now, budget, |c| release_counters(stats, c));
+    /// Expire up to `budget` examined entries (amortized sweep) and up to
+    /// `budget` persistence template entries; returns how many connections
+    /// were removed. Call it regularly from the worker loop.
+    pub fn expire(&mut self, now_ns: u64, budget: u32) -> u32 {
+        let now = tick_of(now_ns);
+        let LbWorker {
+            table,
+            stats,
+            persist,
+            pcfg,
+            ..
+        } = self;
+        let n = table.sweep(now, budget, |c| {
+            release_counters(stats, c);
+            detach_conn(persist, pcfg, c, now_ns);
+        });
+        persist.expire(now_ns, budget as usize);
         bump(&self.stats.expired, n as u64);
         self.stats.conns.store(self.table.len() as u64, Relaxed);
         n
@@ -208,7 +267,8 @@ impl LbWorker {
     }
 
     #[inline]
-    fn see_epoch(&self, snap: &Snapshot) {
+    fn see_epoch(&mut self, snap: &Snapshot) {
+        self.persist_sync_all(snap);
         if self.stats.epoch_seen.load(Relaxed) != snap.epoch {
             self.stats.epoch_seen.store(snap.epoch, Relaxed);
         }
@@ -252,7 +312,7 @@ impl LbWorker {
                 None => (true, false),
             };
             if expired || reuse {
-                self.expire_idx(h.idx);
+                self.expire_idx(h.idx, now_ns);
                 if h.reply {
                     return LbVerdict::NotForUs;
                 }
@@ -272,22 +332,10 @@ impl LbWorker {
         {
             return self.drop(LbDrop::NotTracked);
         }
-        match self.new_conn(snap, svc, key, now) {
+        match self.new_conn(snap, svc, key, now, now_ns) {
             Ok(idx) => self.forward(snap, egress, buf, meta, now, now_ns, idx, false),
             Err(why) => self.drop(why),
         }
-    }
-
-    /// Where a persistence template lookup goes (`-p`, src/lb/persist.rs):
-    /// return the index of the server the client is bound to, if any.
-    #[inline]
-    fn persist_pick(&mut self, svc: &Service, key: &FlowKey, now: u32) -> Option<usize> {
-        // Only persistent services (`-p`) have templates; the persistence
-        // module's lookup (and, after scheduling, its template insert) goes
-        // here. Until it lands every connection is scheduled.
-        let _timeout = svc.spec.persistent?;
-        let _ = (key, now);
-        None
     }
 
     fn new_conn(
@@ -296,9 +344,10 @@ impl LbWorker {
         svc: &Service,
         key: &FlowKey,
         now: u32,
+        now_ns: u64,
     ) -> Result<u32, LbDrop> {
-        let picked = match self.persist_pick(svc, key, now) {
-            Some(i) => Some(i),
+        let d = match self.persist_pick(snap, svc, key.src, now_ns) {
+            Some(d) => Some(d),
             None => {
                 self.loads.clear();
                 for d in &svc.dests {
@@ -315,12 +364,10 @@ impl LbWorker {
                     .cursors
                     .get_mut(svc.id.slot as usize)
                     .ok_or(LbDrop::NoDest)?;
-                sched::pick(&svc.prepared, cur, &self.loads, key)
+                sched::pick(&svc.prepared, cur, &self.loads, key).and_then(|i| svc.dests.get(i))
             }
         };
-        let d = picked
-            .and_then(|i| svc.dests.get(i))
-            .ok_or(LbDrop::NoDest)?;
+        let d = d.ok_or(LbDrop::NoDest)?;
         let init = if key.proto == PROTO_TCP {
             snap.timeouts.tcp(TcpState::None)
         } else {
@@ -347,10 +394,11 @@ impl LbWorker {
         };
         let ins = self.table.insert(conn, now);
         if let Some(ev) = ins.evicted {
-            self.release(&ev);
+            self.release(&ev, now_ns);
             bump(&self.stats.evicted, 1);
         }
         let idx = ins.result.map_err(|_| LbDrop::TableFull)?;
+        self.persist_attach(svc, key.src, d, idx, now_ns);
         if let Some(t) = self.stats.dests.get(d.id.slot as usize) {
             t.adopt(d.id.gen);
             bump(&t.conns, 1);
@@ -382,7 +430,7 @@ impl LbWorker {
             return self.drop(LbDrop::Malformed);
         };
         if snap.expire_nodest_conn && snap.dest_by_slot(c.dest).is_none() {
-            self.expire_idx(idx);
+            self.expire_idx(idx, now_ns);
             return self.drop(LbDrop::DestRemoved);
         }
         // state machine and timer
@@ -523,21 +571,6 @@ impl LbWorker {
     }
 }
 
-/// Give back a removed connection's active/inactive/live counts.
-#[inline]
-fn release_counters(stats: &WorkerStats, c: &Conn) {
-    if let Some(t) = stats.dests.get(c.dest as usize) {
-        if c.flags & F_ACTIVE != 0 {
-            t.adjust(-1, 0, -1);
-        } else {
-            t.adjust(0, -1, -1);
-        }
-    }
-    if let Some(t) = stats.services.get(c.svc as usize) {
-        t.adjust(0, 0, -1);
-    }
-}
-
 /// A TCP SYN that starts a new connection (SYN without ACK, FIN, RST).
 #[inline]
 fn is_new_syn(meta: &PacketMeta) -> bool {
@@ -556,37 +589,10 @@ fn reusable(c: &Conn) -> bool {
         )
 }
 
-/// The scheduler's view of one real server, updating the overload mark.
-#[inline]
-fn dest_load(t: &Traffic, weight: u32, upper: u32, lower: u32) -> DestLoad {
-    let active = t.active.load(Relaxed);
-    let inactive = t.inactive.load(Relaxed);
-    let total = active as u64 + inactive as u64;
-    let mut over = t.overloaded.load(Relaxed) != 0;
-    if over {
-        let clear = if lower != 0 {
-            total < lower as u64
-        } else if upper != 0 {
-            total * 4 < upper as u64 * 3
-        } else {
-            true
-        };
-        if clear {
-            over = false;
-            t.overloaded.store(0, Relaxed);
-        }
-    } else if upper != 0 && total >= upper as u64 {
-        over = true;
-        t.overloaded.store(1, Relaxed);
-    }
-    DestLoad {
-        weight,
-        active,
-        inactive,
-        overloaded: over,
-    }
-}
-
 #[cfg(test)]
 #[path = "worker_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "worker_persist_tests.rs"]
+mod persist_tests;

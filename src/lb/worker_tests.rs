@@ -50,6 +50,7 @@ fn env(cap: u32) -> Env {
         seed: 42,
         icmp_rate: 1,
         icmp_burst: 2,
+        persist_capacity: 0,
     };
     let w = LbWorker::new(&cfg, ids.dests.capacity(), ids.services.capacity());
     Env {
