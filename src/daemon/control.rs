@@ -93,7 +93,7 @@ impl ControlState {
             .tunnel_src(self.settings.tunnel_source)
             .expire_nodest_conn(self.settings.expire_nodest_conn)
             .threshold_divisor(self.settings.workers.max(1))
-            .mh_table_size(self.settings.mh_table_size)
+            .mh_table_size(self.settings.mh_table_size as usize)
             .on_link(&on_link);
         for (s, d) in services {
             b.service(s.clone(), d.clone());
