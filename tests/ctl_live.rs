@@ -1,0 +1,390 @@
+//! The control plane against a running dirigo: every dirigoadm and
+//! dirigoctl command on the real daemon, errors that change nothing, a
+//! save -> clear -> restore round trip, and abuse of the socket.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+struct Live {
+    d: Option<common::Daemon>,
+    sock: String,
+}
+
+impl Live {
+    fn start(name: &str) -> Live {
+        let dir = common::scratch(name);
+        let sock = dir.join("ctl.sock").display().to_string();
+        let cfg = format!(
+            r#"
+[eal]
+args = ["-l", "0-1", "--in-memory", "--no-pci", "--no-telemetry", "--file-prefix", "dg-{name}",
+        "--vdev=net_null0,no-rx=1", "--vdev=net_null1,no-rx=1"]
+[control]
+socket = "{sock}"
+[dataplane]
+connections_per_worker = 65536
+mbufs = 4095
+[[port]]
+name = "wan"
+device = "net_null0"
+addresses = ["10.0.0.1/24"]
+[[port]]
+name = "lan"
+device = "net_null1"
+addresses = ["172.16.0.1/24"]
+[[route]]
+prefix = "0.0.0.0/0"
+via = "10.0.0.254"
+"#
+        );
+        let d = common::Daemon::start(&dir, &cfg);
+        Live { d: Some(d), sock }
+    }
+
+    fn adm(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
+            .arg("--socket")
+            .arg(&self.sock)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn adm_ok(&self, args: &[&str]) -> String {
+        let o = self.adm(args);
+        assert!(
+            o.status.success(),
+            "dirigoadm {args:?} failed: {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    fn adm_err(&self, args: &[&str], want: &str) {
+        let before = self.adm_ok(&["-S", "-n"]);
+        let o = self.adm(args);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(!o.status.success(), "dirigoadm {args:?} should fail");
+        assert!(
+            err.contains(want),
+            "dirigoadm {args:?}: want '{want}' in '{err}'"
+        );
+        assert_eq!(
+            self.adm_ok(&["-S", "-n"]),
+            before,
+            "{args:?} changed the table"
+        );
+    }
+
+    fn ctl(&self, args: &[&str]) -> String {
+        let o = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+            .arg("--socket")
+            .arg(&self.sock)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "dirigoctl {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        if let Some(d) = self.d.take() {
+            if !std::thread::panicking() {
+                d.stop();
+            }
+        }
+    }
+}
+
+#[test]
+fn dirigoadm_drives_the_real_daemon() {
+    if !common::privileged("ctl_live") {
+        return;
+    }
+    let l = Live::start("ctl-live");
+    l.adm_ok(&["-A", "-t", "10.0.0.100:80", "-s", "wrr"]);
+    l.adm_ok(&[
+        "-a",
+        "-t",
+        "10.0.0.100:80",
+        "-r",
+        "172.16.0.11",
+        "-g",
+        "-w",
+        "1",
+    ]);
+    l.adm_ok(&[
+        "-a",
+        "-t",
+        "10.0.0.100:80",
+        "-r",
+        "172.16.0.12",
+        "-g",
+        "-w",
+        "2",
+    ]);
+    l.adm_ok(&[
+        "-a",
+        "-t",
+        "10.0.0.100:80",
+        "-r",
+        "172.16.0.13:8080",
+        "-m",
+        "-w",
+        "3",
+    ]);
+    l.adm_ok(&["-A", "-u", "10.0.0.100:53", "-s", "sh", "-b", "sh-port"]);
+    l.adm_ok(&["-a", "-u", "10.0.0.100:53", "-r", "192.0.2.7", "-i"]);
+    l.adm_ok(&[
+        "-A",
+        "-t",
+        "10.0.0.101:443",
+        "-p",
+        "600",
+        "-M",
+        "255.255.255.0",
+    ]);
+    let list = l.adm_ok(&["-L", "-n"]);
+    let want = "\
+IP Virtual Server version 1.2.1 (size=65536)
+Prot LocalAddress:Port Scheduler Flags
+  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn
+TCP  10.0.0.100:80 wrr
+  -> 172.16.0.11:80               Route   1      0          0         
+  -> 172.16.0.12:80               Route   2      0          0         
+  -> 172.16.0.13:8080             Masq    3      0          0         
+TCP  10.0.0.101:443 wlc persistent 600 mask 255.255.255.0
+UDP  10.0.0.100:53 sh (sh-port)
+  -> 192.0.2.7:53                 Tunnel  1      0          0         
+";
+    assert_eq!(list, want);
+
+    // Errors, each changing nothing.
+    l.adm_err(&["-A", "-t", "10.0.0.100:80"], "exists");
+    l.adm_err(
+        &["-a", "-t", "10.0.0.199:80", "-r", "172.16.0.11"],
+        "Service not defined",
+    );
+    l.adm_err(
+        &["-a", "-t", "10.0.0.100:80", "-r", "172.16.0.11"],
+        "Destination already exists",
+    );
+    l.adm_err(
+        &[
+            "-a",
+            "-t",
+            "10.0.0.100:80",
+            "-r",
+            "172.16.0.14",
+            "-w",
+            "70000",
+        ],
+        "weight",
+    );
+    l.adm_err(&["-a", "-t", "10.0.0.100:80", "-r", "172.16.0.300"], "");
+    l.adm_err(
+        &["-A", "-t", "10.0.0.102:80", "-s", "bogus"],
+        "Scheduler not found",
+    );
+    l.adm_err(
+        &["-a", "-t", "10.0.0.100:80", "-r", "198.51.100.5", "-g"],
+        "connected network",
+    );
+    l.adm_err(
+        &["-d", "-t", "10.0.0.100:80", "-r", "172.16.0.99"],
+        "No such destination",
+    );
+    l.adm_err(&["-D", "-t", "10.0.0.199:80"], "No such service");
+
+    // Edit, quiesce, delete.
+    l.adm_ok(&[
+        "-e",
+        "-t",
+        "10.0.0.100:80",
+        "-r",
+        "172.16.0.11",
+        "-g",
+        "-w",
+        "0",
+    ]);
+    l.adm_ok(&["-E", "-t", "10.0.0.100:80", "-s", "rr"]);
+    l.adm_ok(&["-d", "-t", "10.0.0.100:80", "-r", "172.16.0.12"]);
+    let list = l.adm_ok(&["-L", "-n", "-t", "10.0.0.100:80"]);
+    assert!(list.contains("TCP  10.0.0.100:80 rr"), "{list}");
+    assert!(
+        list.contains("172.16.0.11:80               Route   0"),
+        "{list}"
+    );
+    assert!(!list.contains("172.16.0.12"), "{list}");
+
+    // Timeouts.
+    l.adm_ok(&["--set", "1000", "100", "200"]);
+    assert_eq!(
+        l.adm_ok(&["-L", "--timeout"]).trim(),
+        "Timeout (tcp tcpfin udp): 1000 100 200"
+    );
+    l.adm_ok(&["--set", "0", "0", "250"]);
+    assert_eq!(
+        l.adm_ok(&["-L", "--timeout"]).trim(),
+        "Timeout (tcp tcpfin udp): 1000 100 250"
+    );
+
+    // Listings with stats and rates, connections, zero.
+    let st = l.adm_ok(&["-L", "-n", "--stats"]);
+    assert!(
+        st.contains("Conns   InPkts  OutPkts  InBytes OutBytes"),
+        "{st}"
+    );
+    let rt = l.adm_ok(&["-L", "-n", "--rate"]);
+    assert!(
+        rt.contains("CPS    InPPS   OutPPS    InBPS   OutBPS"),
+        "{rt}"
+    );
+    let c = l.adm_ok(&["-L", "-n", "-c"]);
+    assert!(c.starts_with("IPVS connection entries"), "{c}");
+    l.adm_ok(&["-Z"]);
+    l.adm_ok(&["-Z", "-t", "10.0.0.100:80"]);
+
+    // Save -> clear -> restore reproduces the same table.
+    let saved = l.adm_ok(&["-S", "-n"]);
+    assert!(saved.contains("-A -t 10.0.0.100:80 -s rr"), "{saved}");
+    l.adm_ok(&["-C"]);
+    assert_eq!(l.adm_ok(&["-S", "-n"]), "");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
+        .args(["--socket", &l.sock, "-R"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(saved.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(l.adm_ok(&["-S", "-n"]), saved);
+    // A restore with one bad line applies nothing.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
+        .args(["--socket", &l.sock, "-R"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"-A -t 10.0.0.150:80 -s rr\n-a -t 10.0.0.151:80 -r 172.16.0.5 -g\n")
+        .unwrap();
+    assert!(!child.wait().unwrap().success());
+    assert_eq!(l.adm_ok(&["-S", "-n"]), saved);
+}
+
+#[test]
+fn dirigoctl_drives_the_real_daemon() {
+    if !common::privileged("ctl_live dirigoctl") {
+        return;
+    }
+    let l = Live::start("ctl-live2");
+    let ports = l.ctl(&["ports"]);
+    assert!(ports.contains("wan") && ports.contains("lan"), "{ports}");
+    let pj: serde_json::Value = serde_json::from_str(&l.ctl(&["ports", "--json"])).unwrap();
+    assert!(pj.to_string().contains("\"name\":\"lan\""), "{pj}");
+    let routes = l.ctl(&["route", "list"]);
+    assert!(
+        routes.contains("0.0.0.0") && routes.contains("10.0.0.254"),
+        "{routes}"
+    );
+    assert!(routes.contains("172.16.0.0"), "{routes}");
+    l.ctl(&["addr", "add", "--port", "1", "172.16.1.1/24"]);
+    let a = l.ctl(&["addr", "list"]);
+    assert!(a.contains("172.16.1.1"), "{a}");
+    assert!(l.ctl(&["route", "list"]).contains("172.16.1.0"));
+    l.ctl(&["addr", "del", "--port", "1", "172.16.1.1"]);
+    assert!(!l.ctl(&["addr", "list"]).contains("172.16.1.1"));
+    l.ctl(&[
+        "neigh",
+        "add",
+        "--port",
+        "1",
+        "172.16.0.50",
+        "02:00:00:00:00:50",
+    ]);
+    let n = l.ctl(&["neigh", "list"]);
+    assert!(
+        n.contains("172.16.0.50") && n.contains("02:00:00:00:00:50"),
+        "{n}"
+    );
+    assert!(n.contains("static"), "{n}");
+    l.ctl(&["neigh", "flush"]);
+    assert!(
+        l.ctl(&["neigh", "list"]).contains("172.16.0.50"),
+        "static entries survive a flush"
+    );
+    let lc = l.ctl(&["lcores", "--json"]);
+    assert!(lc.contains("\"role\":\"worker\""), "{lc}");
+    let dr = l.ctl(&["drops", "--json"]);
+    assert!(
+        dr.contains("lb_not_a_service") || dr.contains("bad_ip_checksum"),
+        "{dr}"
+    );
+    let v = l.ctl(&["version"]);
+    assert!(v.contains(env!("CARGO_PKG_VERSION")), "{v}");
+    // Reload applies the config file's (empty) service list.
+    Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
+        .args(["--socket", &l.sock, "-A", "-t", "10.0.0.100:80"])
+        .status()
+        .unwrap();
+    l.ctl(&["reload"]);
+    let o = Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
+        .args(["--socket", &l.sock, "-S", "-n"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "");
+}
+
+#[test]
+fn socket_abuse_leaves_the_daemon_answering() {
+    if !common::privileged("ctl_live abuse") {
+        return;
+    }
+    let l = Live::start("ctl-live3");
+    let mut handles = Vec::new();
+    for i in 0..24 {
+        let sock = l.sock.clone();
+        handles.push(std::thread::spawn(move || {
+            let Ok(mut s) = UnixStream::connect(&sock) else {
+                return;
+            };
+            s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+            let junk: Vec<u8> = match i % 6 {
+                0 => b"{\"v\":1,\"id\":1,\"req\":{\"op\":\"add_ser".to_vec(),
+                1 => (0..5000).map(|k| (k * 7 + i) as u8).collect(),
+                2 => vec![b'x'; 2 << 20],
+                3 => b"{\"v\":99,\"id\":1,\"req\":{\"op\":\"version\"}}\n".to_vec(),
+                4 => b"not json at all\n\n\n".to_vec(),
+                _ => Vec::new(), // half-open: connect and say nothing
+            };
+            let _ = s.write_all(&junk);
+            let mut buf = [0u8; 256];
+            let _ = s.read(&mut buf);
+        }));
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    // Still answering, and correctly.
+    l.adm_ok(&["-A", "-t", "10.0.0.100:80", "-s", "rr"]);
+    assert!(l.adm_ok(&["-L", "-n"]).contains("TCP  10.0.0.100:80 rr"));
+}
