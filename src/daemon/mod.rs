@@ -74,6 +74,8 @@ pub struct RunningPort {
     pub rss: bool,
     /// TX checksum offload enabled.
     pub tx_csum: bool,
+    /// RX queues configured.
+    pub rx_queues: u16,
 }
 
 /// Start EAL and the ports described by `cfg`.
@@ -89,8 +91,13 @@ pub fn start_ports(
             err,
         };
         let port = Port::by_name(&pc.device).map_err(perr)?;
+        // A device with fewer RX queues than workers (net_pcap, net_tap
+        // without enough queues) is polled by the first workers only; the
+        // owner of each flow is then reached through the steering rings.
+        let caps = port.caps().map_err(perr)?;
+        let rxq = workers.min(caps.max_rx_queues.max(1));
         let setup = PortSetup {
-            rx_queues: workers,
+            rx_queues: rxq,
             tx_queues: workers,
             rx_desc: pc.rx_desc,
             tx_desc: pc.tx_desc,
@@ -106,6 +113,7 @@ pub fn start_ports(
         let mac = port.mac().map_err(perr)?;
         let mtu = port.mtu().unwrap_or(1500);
         out.push(RunningPort {
+            rx_queues: rxq,
             name: pc.name.clone(),
             device: pc.device.clone(),
             port,
@@ -238,17 +246,31 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     let ports = start_ports(&cfg, workers, &pool)?;
     for p in &ports {
         eprintln!(
-            "dirigo: port {} ({}) up: mac {} mtu {} rss {} tx-csum-offload {}",
+            "dirigo: port {} ({}) up: mac {} mtu {} rx-queues {} rss {} tx-csum-offload {}",
             p.name,
             p.device,
             mac_str(&p.mac),
             p.mtu,
+            p.rx_queues,
             if p.rss { "on" } else { "off" },
             if p.tx_csum { "on" } else { "off" }
         );
     }
     let inject_ring = MbufRing::new("dirigo-inject", 1024, false, true)?;
     let port_ids: Vec<u16> = ports.iter().map(|p| p.port.id()).collect();
+    let rx_queues: Vec<u16> = ports.iter().map(|p| p.rx_queues).collect();
+    let mut steer = Vec::new();
+    if workers > 1 {
+        for i in 0..workers {
+            steer.push(MbufRing::new(
+                &format!("dirigo-steer{i}"),
+                4096,
+                false,
+                true,
+            )?);
+        }
+    }
+    let steer_lost = std::sync::atomic::AtomicU64::new(0);
 
     let (state, view, empty) = initial_state(&cfg, &ports, workers as u32)?;
     let mut lbs: Vec<Option<LbWorker>> = Vec::new();
@@ -333,6 +355,9 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
             stop: &stop,
             housekeeping_ns: 1_000_000,
             published: &shared.workers[index].io,
+            rx_queues: &rx_queues,
+            steer: &steer,
+            steer_lost: &steer_lost,
         };
         worker::run(&mut pipe, &io, &clock);
     };
@@ -368,7 +393,10 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
             line.push_str(&format!(" {n}={v}"));
         }
     }
-    println!("pipeline:{line}");
+    println!(
+        "pipeline:{line} steer_lost={}",
+        steer_lost.load(Ordering::Relaxed)
+    );
     drop(inject_ring);
     drop(eal);
     Ok(())

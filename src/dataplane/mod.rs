@@ -15,6 +15,8 @@ pub enum Verdict {
     Tx(u16),
     /// Free it; the pipeline has counted why.
     Drop,
+    /// Another worker owns this packet's connection: hand it over.
+    Steer(u16),
 }
 
 /// The per-worker packet pipeline the worker loop drives.
@@ -23,6 +25,10 @@ pub trait Pipeline {
     fn begin_burst(&mut self, now_ns: u64);
     /// Process one packet received on port index `port`, in place.
     fn process<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict;
+    /// Process a packet another worker handed over: never steered again.
+    fn process_steered<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
+        self.process(buf, port, now_ns)
+    }
     /// Periodic work off the per-packet path (expiry, publishing counters).
     fn housekeeping(&mut self, now_ns: u64);
 }

@@ -34,8 +34,10 @@ enum C {
     EventsLost,
     Forwarded,
     LbDropped,
+    SteeredOut,
+    SteeredIn,
 }
-const C_FIXED: usize = 8;
+const C_FIXED: usize = 10;
 const NET_BASE: usize = C_FIXED;
 const ARP_BASE: usize = NET_BASE + NetDrop::COUNT;
 const ICMP_BASE: usize = ARP_BASE + ArpIgnore::COUNT;
@@ -53,6 +55,8 @@ pub fn counter_names() -> Vec<String> {
         "events_lost",
         "forwarded",
         "lb_dropped",
+        "steered_out",
+        "steered_in",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -107,6 +111,40 @@ pub struct Dirigo {
     snap: Arc<Snapshot>,
     counters: [u64; N_COUNTERS],
     expire_budget: u32,
+    workers: u32,
+    steer_mask: u32,
+}
+
+/// The worker that owns connections of client address `client` among
+/// `workers` (same answer on every worker: requests and NAT replies of a
+/// connection, and all connections of a persistent client, meet there).
+#[inline]
+pub fn owner_of(client: u32, mask: u32, workers: u32) -> u32 {
+    let h = ((client & mask) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (((h >> 32) * workers as u64) >> 32) as u32
+}
+
+/// The client side of a packet: the source when it goes to a VIP, else the
+/// destination (a NAT reply from a real server). ICMP errors use the
+/// connection they quote.
+#[inline]
+fn client_of(snap: &Snapshot, meta: &PacketMeta) -> u32 {
+    let k = crate::lb::worker::lookup_key(meta);
+    if snap.is_vip(k.dst) {
+        k.src
+    } else {
+        k.dst
+    }
+}
+
+/// The widest persistence netmask of the snapshot's services: steering by
+/// it keeps all of one persistent client's connections on one worker.
+fn steer_mask(snap: &Snapshot) -> u32 {
+    snap.services()
+        .iter()
+        .filter(|s| s.spec.persistent.is_some())
+        .map(|s| u32::from(s.spec.netmask))
+        .fold(u32::MAX, |a, m| a & m)
 }
 
 impl Dirigo {
@@ -116,6 +154,7 @@ impl Dirigo {
         let mut lb_cache = Cache::new(Arc::clone(&shared.lb));
         let net = Arc::clone(net_cache.load());
         let snap = Arc::clone(lb_cache.load());
+        let steer_mask = steer_mask(&snap);
         Dirigo {
             shared: Arc::clone(shared),
             index,
@@ -126,6 +165,8 @@ impl Dirigo {
             snap,
             counters: [0; N_COUNTERS],
             expire_budget: 4096,
+            workers: shared.workers.len().max(1) as u32,
+            steer_mask,
         }
     }
 
@@ -175,6 +216,59 @@ impl Dirigo {
         }
     }
 
+    #[inline]
+    fn process_inner<B: PacketBuf>(
+        &mut self,
+        buf: &mut B,
+        port: u16,
+        now_ns: u64,
+        steered: bool,
+    ) -> Verdict {
+        match classify(buf.data(), port) {
+            Classified::Ipv4(meta) => {
+                if self.workers > 1 && !steered {
+                    let owner =
+                        owner_of(client_of(&self.snap, &meta), self.steer_mask, self.workers);
+                    if owner as usize != self.index {
+                        self.counters[C::SteeredOut as usize] += 1;
+                        return Verdict::Steer(owner as u16);
+                    }
+                }
+                self.ipv4(buf, &meta, port, now_ns)
+            }
+            Classified::Drop(d) => {
+                self.counters[NET_BASE + d.index()] += 1;
+                Verdict::Drop
+            }
+            Classified::Arp { .. } => self.arp(buf, port),
+        }
+    }
+
+    #[inline]
+    fn arp<B: PacketBuf>(&mut self, buf: &mut B, port: u16) -> Verdict {
+        let Some(pi) = self.net.port(port) else {
+            return Verdict::Drop;
+        };
+        let mac = pi.mac;
+        match arp_input(buf.data_mut(), mac, self.net.addrs()) {
+            ArpAction::Reply { learn } => {
+                if let Some(s) = learn {
+                    self.learn(s.ip, s.mac, port, true);
+                }
+                self.counters[C::ArpReplied as usize] += 1;
+                Verdict::Tx(port)
+            }
+            ArpAction::Learn { sender, create } => {
+                self.learn(sender.ip, sender.mac, port, create);
+                Verdict::Drop
+            }
+            ArpAction::Ignore(r) => {
+                self.counters[ARP_BASE + r.index()] += 1;
+                Verdict::Drop
+            }
+        }
+    }
+
     fn learn(&mut self, ip: u32, mac: [u8; 6], port: u16, create: bool) {
         self.counters[C::ArpLearned as usize] += 1;
         if self
@@ -205,41 +299,19 @@ impl Pipeline for Dirigo {
         let s = self.lb_cache.load();
         if !Arc::ptr_eq(s, &self.snap) {
             self.snap = Arc::clone(s);
+            self.steer_mask = steer_mask(&self.snap);
         }
     }
 
     #[inline]
     fn process<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
-        match classify(buf.data(), port) {
-            Classified::Ipv4(meta) => self.ipv4(buf, &meta, port, now_ns),
-            Classified::Drop(d) => {
-                self.counters[NET_BASE + d.index()] += 1;
-                Verdict::Drop
-            }
-            Classified::Arp { .. } => {
-                let Some(pi) = self.net.port(port) else {
-                    return Verdict::Drop;
-                };
-                let mac = pi.mac;
-                match arp_input(buf.data_mut(), mac, self.net.addrs()) {
-                    ArpAction::Reply { learn } => {
-                        if let Some(s) = learn {
-                            self.learn(s.ip, s.mac, port, true);
-                        }
-                        self.counters[C::ArpReplied as usize] += 1;
-                        Verdict::Tx(port)
-                    }
-                    ArpAction::Learn { sender, create } => {
-                        self.learn(sender.ip, sender.mac, port, create);
-                        Verdict::Drop
-                    }
-                    ArpAction::Ignore(r) => {
-                        self.counters[ARP_BASE + r.index()] += 1;
-                        Verdict::Drop
-                    }
-                }
-            }
-        }
+        self.process_inner(buf, port, now_ns, false)
+    }
+
+    #[inline]
+    fn process_steered<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
+        self.counters[C::SteeredIn as usize] += 1;
+        self.process_inner(buf, port, now_ns, true)
     }
 
     fn housekeeping(&mut self, now_ns: u64) {

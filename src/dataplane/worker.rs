@@ -9,7 +9,7 @@ use super::stats::PublishedCounters;
 use super::{Pipeline, Verdict};
 use crate::net::buf::PacketBuf;
 use crate::pmd::lcore::TscClock;
-use crate::pmd::mbuf::Burst;
+use crate::pmd::mbuf::{Burst, Mbuf};
 use crate::pmd::ring::MbufRing;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -41,6 +41,47 @@ pub struct WorkerIo<'a> {
     pub housekeeping_ns: u64,
     /// Where the I/O counters are published: 3 per port (rx, tx, tx_full).
     pub published: &'a PublishedCounters,
+    /// RX queues each port has (a worker whose queue index is beyond polls
+    /// nothing there).
+    pub rx_queues: &'a [u16],
+    /// Every worker's steering ring, by worker index (packets another worker
+    /// owns are handed over here); empty with one worker.
+    pub steer: &'a [MbufRing],
+    /// Packets lost because the owner's steering ring was full.
+    pub steer_lost: &'a std::sync::atomic::AtomicU64,
+}
+
+/// Send `m` where the verdict says.
+#[inline]
+fn dispatch(
+    v: Verdict,
+    m: Mbuf,
+    io: &WorkerIo<'_>,
+    tx: &mut [Burst],
+    counters: &mut [IoCounters],
+    steer_lost: &mut u64,
+) {
+    match v {
+        Verdict::Tx(out) => {
+            let o = out as usize;
+            if o >= tx.len() {
+                return; // freed: a pipeline bug guard
+            }
+            if tx[o].is_full() {
+                flush(&mut tx[o], io.ports[o], io.queue, &mut counters[o]);
+            }
+            let _ = tx[o].push(m);
+        }
+        Verdict::Drop => {}
+        Verdict::Steer(w) => match io.steer.get(w as usize) {
+            Some(r) => {
+                if r.enqueue(m).is_err() {
+                    *steer_lost += 1;
+                }
+            }
+            None => *steer_lost += 1,
+        },
+    }
 }
 
 /// Run the loop until `io.stop` is set. Returns the I/O counters.
@@ -55,6 +96,13 @@ pub fn run<P: Pipeline>(
     let mut rx = Burst::new();
     let mut next_hk = 0u64;
     let mut iter: u32 = 0;
+    let mut steer_lost = 0u64;
+    // DPDK port id -> dirigo port index, for packets handed over by rings.
+    let mut index_of = [u16::MAX; 256];
+    for (i, &pid) in io.ports.iter().enumerate().take(nports) {
+        index_of[pid as usize & 0xff] = i as u16;
+    }
+    let my_ring = io.steer.get(io.queue as usize);
     loop {
         // Checking the flag every 64 iterations keeps the shared cache line
         // out of the loop's way.
@@ -65,24 +113,42 @@ pub fn run<P: Pipeline>(
         let now = clock.now_ns();
         pipe.begin_burst(now);
         for p in 0..nports {
+            if io.queue >= io.rx_queues.get(p).copied().unwrap_or(1) {
+                continue;
+            }
             let n = rx.rx(io.ports[p], io.queue);
             if n == 0 {
                 continue;
             }
             counters[p].rx += n as u64;
             for mut m in rx.drain() {
-                match pipe.process(&mut m, p as u16, now) {
-                    Verdict::Tx(out) => {
-                        let o = out as usize;
-                        if o >= nports {
-                            continue; // dropped (freed) — pipeline bug guard
-                        }
-                        if tx[o].is_full() {
-                            flush(&mut tx[o], io.ports[o], io.queue, &mut counters[o]);
-                        }
-                        let _ = tx[o].push(m);
+                let v = pipe.process(&mut m, p as u16, now);
+                dispatch(
+                    v,
+                    m,
+                    io,
+                    &mut tx[..nports],
+                    &mut counters[..nports],
+                    &mut steer_lost,
+                );
+            }
+        }
+        if let Some(ring) = my_ring {
+            if ring.dequeue(&mut rx) > 0 {
+                for mut m in rx.drain() {
+                    let p = index_of[m.port() as usize & 0xff];
+                    if p as usize >= nports {
+                        continue;
                     }
-                    Verdict::Drop => {}
+                    let v = pipe.process_steered(&mut m, p, now);
+                    dispatch(
+                        v,
+                        m,
+                        io,
+                        &mut tx[..nports],
+                        &mut counters[..nports],
+                        &mut steer_lost,
+                    );
                 }
             }
         }
@@ -105,6 +171,11 @@ pub fn run<P: Pipeline>(
             flush(&mut tx[o], io.ports[o], io.queue, &mut counters[o]);
         }
         if now >= next_hk {
+            if steer_lost > 0 {
+                io.steer_lost
+                    .fetch_add(steer_lost, std::sync::atomic::Ordering::Relaxed);
+                steer_lost = 0;
+            }
             pipe.housekeeping(now);
             publish(io.published, &counters[..nports]);
             next_hk = now + io.housekeeping_ns;
