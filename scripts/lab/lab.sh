@@ -72,6 +72,17 @@ lab__net24() {
     printf '%s' "${BASH_REMATCH[1]}"
 }
 
+# Set VAR to DEFAULT unless the user gave it a value. A value this function
+# derived earlier (e.g. from another LAB_PREFIX) is re-derived, so a script can
+# switch LAB_PREFIX between calls.
+lab__default() {
+    local var=$1 def=$2 mark=LAB__D_$1
+    if [[ -z ${!var:-} || ${!var} == "${!mark:-}" ]]; then
+        printf -v "$var" '%s' "$def"
+        printf -v "$mark" '%s' "$def"
+    fi
+}
+
 # Compute every name and address from the environment. Called by every entry point.
 lab_config() {
     LAB_PREFIX=${LAB_PREFIX:-dgl}
@@ -83,16 +94,16 @@ lab_config() {
     c=$(lab__net24 "$LAB_CLIENT_NET" LAB_CLIENT_NET) || exit 1
     s=$(lab__net24 "$LAB_SERVER_NET" LAB_SERVER_NET) || exit 1
     r=$(lab__net24 "$LAB_RETURN_NET" LAB_RETURN_NET) || exit 1
-    LAB_VIP=${LAB_VIP:-$c.100}
+    lab__default LAB_VIP "$c.100"
     LAB_NRS=${LAB_NRS:-3}
     [[ $LAB_NRS =~ ^[1-9]$ ]] || lab__die "LAB_NRS must be 1..9"
     LAB_HTTP_PORT=${LAB_HTTP_PORT:-80}
     LAB_UDP_PORT=${LAB_UDP_PORT:-5353}
     LAB_BLOB_SIZE=${LAB_BLOB_SIZE:-4194304}
     LAB_PYTHON=${LAB_PYTHON:-python3}
-    LAB_STATE_DIR=${LAB_STATE_DIR:-/run/dirigo-lab/$LAB_PREFIX}
-    LAB_WAN_IF=${LAB_WAN_IF:-$LAB_PREFIX-wan}
-    LAB_LAN_IF=${LAB_LAN_IF:-$LAB_PREFIX-lan}
+    lab__default LAB_STATE_DIR "/run/dirigo-lab/$LAB_PREFIX"
+    lab__default LAB_WAN_IF "$LAB_PREFIX-wan"
+    lab__default LAB_LAN_IF "$LAB_PREFIX-lan"
 
     LAB_NS_CLIENT=$LAB_PREFIX-client
     LAB_NS_SRV=$LAB_PREFIX-srv
