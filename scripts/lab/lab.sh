@@ -25,6 +25,8 @@
 #   LAB_STATE_DIR   (default /run/dirigo-lab/P): pid files, logs, mode
 #   LAB_PYTHON      (default python3)
 #   LAB_WAN_IF / LAB_LAN_IF  default tap names for attach
+#   LAB_TAP_MAC_REWRITE  1 (default): attach gives the taps' kernel sides their
+#                   own MACs (LAB_CLIENT_MAC, LAB_LANPORT_MAC); 0: leave them
 #
 # Library use (in a test script run as root):
 #   source scripts/lab/lab.sh
@@ -114,6 +116,9 @@ lab_config() {
     LAB_ROUTER_LAN_IP=$s.254
     LAB_ROUTER_RET_IP=$r.1
     LAB_CLIENT_RET_IP=$r.2
+    # kernel-side MACs of the taps after attach: 02:00:<client ip>, 02:01:<server net>.0
+    LAB_CLIENT_MAC=$(printf '02:00:%02x:%02x:%02x:%02x' ${LAB_CLIENT_IP//./ })
+    LAB_LANPORT_MAC=$(printf '02:01:%02x:%02x:%02x:00' ${s//./ })
     LAB_CLIENT_PLEN=$c.0/24
     LAB_SERVER_PLEN=$s.0/24
     LAB_RS_IPS=()
@@ -336,6 +341,14 @@ lab_attach() {
     lab__x ip link set dev "$wan" netns "$cl"
     lab__x ip link set dev "$lan" netns "$srv"
     [[ -n ${LAB_WAN_MTU:-} ]] && lab__x ip -n "$cl" link set dev "$wan" mtu "$LAB_WAN_MTU"
+    # net_tap gives the kernel side of a tap the SAME MAC as the DPDK port.
+    # Two stations with one MAC breaks the LAN side (br0 keeps a port's own MAC
+    # as a local fdb entry and would swallow frames meant for dirigo), so the
+    # kernel sides get their own MACs; dirigo keeps its port MACs.
+    if [[ ${LAB_TAP_MAC_REWRITE:-1} == 1 ]]; then
+        lab__x ip -n "$cl" link set dev "$wan" address "$LAB_CLIENT_MAC"
+        lab__x ip -n "$srv" link set dev "$lan" address "$LAB_LANPORT_MAC"
+    fi
     lab__x ip -n "$cl" addr add "$LAB_CLIENT_IP/24" dev "$wan"
     lab__x ip -n "$cl" link set dev "$wan" up
     lab__sysctl "$cl" "net.ipv4.conf.$wan.rp_filter" 0
@@ -417,7 +430,7 @@ lab_env() {
     for v in LAB_PREFIX LAB_CLIENT_NET LAB_SERVER_NET LAB_RETURN_NET LAB_VIP LAB_NRS \
         LAB_HTTP_PORT LAB_UDP_PORT LAB_BLOB_SIZE LAB_STATE_DIR LAB_WAN_IF LAB_LAN_IF \
         LAB_NS_CLIENT LAB_NS_SRV LAB_NS_DIR LAB_CLIENT_IP LAB_DIRIGO_WAN_IP LAB_DIRIGO_LAN_IP \
-        LAB_ROUTER_LAN_IP LAB_ROUTER_RET_IP LAB_CLIENT_RET_IP; do
+        LAB_ROUTER_LAN_IP LAB_ROUTER_RET_IP LAB_CLIENT_RET_IP LAB_CLIENT_MAC LAB_LANPORT_MAC; do
         printf 'export %s=%q\n' "$v" "${!v}"
     done
     printf 'export LAB_RS_IPS=%q\n' "${LAB_RS_IPS[*]}"
