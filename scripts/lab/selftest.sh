@@ -7,7 +7,9 @@
 #   SELFTEST_MODES="dr" scripts/lab/selftest.sh
 #
 # Uses prefixes dlst (main), dlsa/dlsb (two labs side by side), dlsk (signal
-# teardown), dlsr (rollback); a lab left over from an aborted run is removed first.
+# teardown), dlsr (rollback), dlsp (real net_tap ports from dpdk-testpmd, when
+# installed; SELFTEST_TESTPMD=0 skips, =1 requires); a lab left over from an
+# aborted run is removed first.
 
 set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,7 +23,7 @@ LAB_PYTHON=${LAB_PYTHON:-python3}
 SUP=$LAB_SUPPORT
 MODES=${SELFTEST_MODES:-dr tun nat}
 LIMIT=${SELFTEST_TIMEOUT:-300}
-ALL_PREFIXES="dlst dlsa dlsb dlsk dlsr"
+ALL_PREFIXES="dlst dlsa dlsb dlsk dlsr dlsp"
 TMP=$(mktemp -d /tmp/dirigo-lab-selftest.XXXXXX)
 PASS=0
 FAIL=0
@@ -101,7 +103,7 @@ snapshot() {
 check_gone() { # PREFIX LABEL
     local p=$1
     expect "$2: no namespaces left" "" "$(ip netns list | awk '{print $1}' | grep -E "^$p-" | tr '\n' ' ')"
-    expect "$2: no stand-in veths left" "" "$(ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E "^$p-(wan|lan)$" | tr '\n' ' ')"
+    expect "$2: no stand-in veths left" "" "$(ip -o link show type veth | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -E "^$p-(wan|lan)$" | tr '\n' ' ')"
     expect "$2: state dir removed" "absent" "$([[ -e /run/dirigo-lab/$p ]] && echo present || echo absent)"
 }
 
@@ -264,6 +266,69 @@ expect "signal test: lab came up" "yes" "$([[ -e $TMP/k-ready ]] && ip netns lis
 kill -TERM "$kpid"
 wait "$kpid"
 check_gone dlsk "SIGTERM teardown"
+
+# real DPDK net_tap ports (dpdk-testpmd, io forwarding WAN<->LAN) in place of dirigo
+run_testpmd() {
+    echo "== real net_tap ports (dpdk-testpmd io forwarding), prefix dlsp"
+    local p=dlsp tp sp ymac i rp out
+    export LAB_PREFIX=$p
+    lab_config
+    if ! (lab_up dr) >/dev/null 2>&1; then
+        fail "testpmd: lab up"
+        return
+    fi
+    # bounded: testpmd leaves when its stdin closes (sleep) or timeout hits
+    sleep 30 </dev/null 2>/dev/null | timeout 40 dpdk-testpmd --no-huge -m 512 --no-pci --file-prefix="lab-$p" -l 0-1 \
+        --vdev="net_tap0,iface=$p-wan" --vdev="net_tap1,iface=$p-lan" -- \
+        --forward-mode=io --auto-start --no-mlockall --total-num-mbufs=4096 >"$TMP/testpmd.log" 2>&1 &
+    tp=$!               # timeout (testpmd's parent)
+    sp=$(jobs -p %%)    # the sleep feeding testpmd's stdin
+    for ((i = 0; i < 100; i++)); do ip link show "$p-lan" >/dev/null 2>&1 && break; sleep 0.1; done
+    ymac=$(cat "/sys/class/net/$p-lan/address" 2>/dev/null)
+    check "testpmd: attach real taps" lab_attach "$p-wan" "$p-lan"
+    ((FAIL)) && sed 's/^/      testpmd| /' "$TMP/testpmd.log" | tail -15
+    expect "testpmd: WAN tap kernel MAC rewritten" "$LAB_CLIENT_MAC" "$(ip netns exec "$p-client" cat "/sys/class/net/$p-wan/address")"
+    out=$(in_ns client "$LAB_PYTHON" "$SUP/arp_probe.py" "$p-wan" "${LAB_RS_IPS[0]}" --sender-ip "$LAB_CLIENT_IP")
+    expect_re "testpmd: ARP client->rs1 through both taps" "^reply ${LAB_RS_IPS[0]} is-at " "$out"
+    rm -f "$TMP/eth-ready"
+    in_ns client "$LAB_PYTHON" "$SUP/eth_probe.py" recv "$p-wan" tag42 --timeout 3 --ready-file "$TMP/eth-ready" >"$TMP/eth.out" 2>&1 &
+    rp=$!
+    for ((i = 0; i < 50; i++)); do [[ -e $TMP/eth-ready ]] && break; sleep 0.1; done
+    in_ns rs1 "$LAB_PYTHON" "$SUP/eth_probe.py" send eth0 "$ymac" tag42
+    wait "$rp"
+    expect_re "testpmd: frame rs1 -> DPDK LAN port MAC ($ymac) crosses br0 into the tap" "^got tag42 .*dst=$ymac" "$(cat "$TMP/eth.out")"
+    check "testpmd: lab_down" lab_down
+    check_gone "$p" "testpmd"
+    expect "testpmd: taps handed back to this namespace, testpmd alive" "yes yes yes" \
+        "$(ip link show "$p-wan" >/dev/null 2>&1 && echo yes) $(ip link show "$p-lan" >/dev/null 2>&1 && echo yes) $(kill -0 "$tp" 2>/dev/null && echo yes)"
+    # testpmd exits when its stdin reaches EOF: end the sleep feeding it
+    [[ $sp =~ ^[0-9]+$ ]] && kill -TERM "$sp" 2>/dev/null
+    for ((i = 0; i < 50; i++)); do kill -0 "$tp" 2>/dev/null || break; sleep 0.1; done
+    kill -TERM "$tp" 2>/dev/null
+    wait "$tp" 2>/dev/null
+    expect "testpmd: taps gone with testpmd" "" "$(ip -o link show | grep -oE "$p-(wan|lan)" | tr '\n' ' ')"
+    export LAB_PREFIX=dlst
+    lab_config
+}
+if [[ ${SELFTEST_TESTPMD:-auto} != 0 ]] && command -v dpdk-testpmd >/dev/null; then
+    (
+        run_testpmd
+        echo "$PASS $FAIL" >"$TMP/counts"
+        printf '%s\n' "${FAILED[@]}" >"$TMP/failed"
+    )
+    if [[ -f $TMP/counts ]]; then
+        read -r PASS FAIL <"$TMP/counts"
+        mapfile -t FAILED < <(grep -v '^$' "$TMP/failed")
+        rm -f "$TMP/counts" "$TMP/failed"
+    else
+        fail "testpmd section aborted"
+    fi
+    (LAB_PREFIX=dlsp lab_down)
+elif [[ ${SELFTEST_TESTPMD:-auto} == 1 ]]; then
+    fail "testpmd: dpdk-testpmd not installed"
+else
+    echo "(skipping real net_tap check: dpdk-testpmd not installed or SELFTEST_TESTPMD=0)"
+fi
 
 # two labs side by side
 echo "== two labs side by side (dlsa, dlsb)"
