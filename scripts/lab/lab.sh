@@ -179,7 +179,16 @@ lab__spawn() {
         --log "$st/$name.log" --pid-file "$st/$name.pid" --ready-file "$st/$name.ready" \
         </dev/null >>"$st/$name.log" 2>&1 &
     echo "$!" >"$st/$name.spawn"
-    lab__wait_file "$st/$name.ready" 10 "$name ready" || return 1
+    [[ ${LAB__NOWAIT:-0} == 1 ]] || lab__wait_ready "$name"
+}
+
+lab__wait_ready() { lab__wait_file "$LAB_STATE_DIR/$1.ready" 15 "$1 ready"; }
+
+# True while PID runs (a zombie waiting for a slow reaper counts as gone).
+lab__alive() {
+    local st
+    st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+    [[ -n $st && ${st:0:1} != Z ]]
 }
 
 # Stop one spawned program by its recorded pid (TERM, then KILL after 3 s).
@@ -193,10 +202,10 @@ lab__stop() {
         if [[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$LAB_SUPPORT/"; then
             kill -TERM "$pid" 2>/dev/null
             for ((i = 0; i < 30; i++)); do
-                kill -0 "$pid" 2>/dev/null || break
+                lab__alive "$pid" || break
                 sleep 0.1
             done
-            kill -KILL "$pid" 2>/dev/null
+            lab__alive "$pid" && kill -KILL "$pid" 2>/dev/null
         fi
     done
     rm -f "$LAB_STATE_DIR/$name".{pid,spawn,ready}
@@ -245,8 +254,12 @@ lab_up() {
         lab__x ip -n "$srv" link set "rs$i" up
         lab__x ip -n "$ns" addr add "${LAB_RS_IPS[i - 1]}/24" dev eth0
         lab__x ip -n "$ns" link set eth0 up
-        lab__spawn "$ns" "rs$i-http" rs_server.py --name "rs$i" --port "$LAB_HTTP_PORT" --blob-size "$LAB_BLOB_SIZE"
-        lab__spawn "$ns" "rs$i-udp" udp_echo.py --name "rs$i" --port "$LAB_UDP_PORT"
+        LAB__NOWAIT=1 lab__spawn "$ns" "rs$i-http" rs_server.py --name "rs$i" --port "$LAB_HTTP_PORT" --blob-size "$LAB_BLOB_SIZE"
+        LAB__NOWAIT=1 lab__spawn "$ns" "rs$i-udp" udp_echo.py --name "rs$i" --port "$LAB_UDP_PORT"
+    done
+    for ((i = 1; i <= LAB_NRS; i++)); do
+        lab__wait_ready "rs$i-http"
+        lab__wait_ready "rs$i-udp"
     done
     lab_mode "$mode"
     lab__log "phase 1 done; start dirigo, then: lab.sh attach $LAB_WAN_IF $LAB_LAN_IF"
@@ -453,7 +466,7 @@ lab_status() {
             [[ -e $f ]] || continue
             name=${f##*/}
             pid=$(<"$f")
-            if kill -0 "$pid" 2>/dev/null; then echo "proc ${name%.pid} pid $pid alive"; else echo "proc ${name%.pid} pid $pid DEAD"; fi
+            if lab__alive "$pid"; then echo "proc ${name%.pid} pid $pid alive"; else echo "proc ${name%.pid} pid $pid DEAD"; fi
         done
     fi
 }

@@ -191,6 +191,19 @@ run_mode() {
             local names=""
             for i in 1 2 3 4 5 6 7 8; do names+=$(http client "http://$vip:$LAB_HTTP_PORT/")" "; done
             echo "      (tun: 8 connections landed on: $names)"
+            # mode "all": DR+TUN+NAT on the same RS set; VIP replies still use the return path
+            if (lab_mode all) >/dev/null 2>&1; then pass "all: switch real servers to mode all"; else fail "all: switch real servers to mode all"; fi
+            expect "all: rs1 default via dirigo, VIP-sourced via router (table 100)" \
+                "default via $LAB_DIRIGO_LAN_IP dev eth0|default via $LAB_ROUTER_LAN_IP dev eth0|from $vip lookup 100" \
+                "$(ip -n "$LAB_PREFIX-rs1" route show default | sed 's/ *$//')|$(ip -n "$LAB_PREFIX-rs1" route show table 100 | sed 's/ *$//')|$(ip -n "$LAB_PREFIX-rs1" rule show | grep -o "from $vip lookup 100")"
+            before=$(rx ret0)
+            out=$(http client "http://$vip:$LAB_HTTP_PORT/blob" | sha256sum | cut -d' ' -f1)
+            expect "all: /blob via VIP (TUN) sha256" "$blob_sha_expected" "$out"
+            after=$(rx ret0)
+            expect_re "all: VIP replies still on ret0 ($((after - before)) bytes)" '^ok$' "$( ((after - before >= LAB_BLOB_SIZE)) && echo ok)"
+            out=$(in_ns srv "$LAB_PYTHON" "$SUP/udp_probe.py" "${LAB_RS_IPS[1]}" "$LAB_UDP_PORT" --payload q)
+            expect "all: RIP-sourced replies still work on the LAN" "reply=rs2:q from=${LAB_RS_IPS[1]}:$LAB_UDP_PORT iface=br0" "$out"
+            check "all: decapsulators running after mode switch" test -s "$LAB_STATE_DIR/rs3-decap.ready"
         fi
         ;;
     nat)
@@ -222,7 +235,7 @@ run_mode() {
     check "$mode: lab_down" lab_down
     check_gone "$LAB_PREFIX" "$mode"
     local alive=""
-    for p in $pids; do kill -0 "$p" 2>/dev/null && alive+="$p "; done
+    for p in $pids; do lab__alive "$p" && alive+="$p "; done
     expect "$mode: lab processes stopped" "" "$alive"
     expect "$mode: root namespace back to baseline" "$BASELINE" "$(snapshot)"
 }

@@ -2,8 +2,8 @@
 """ARP who-has probe for the dirigo lab (stdlib only, AF_PACKET, needs root).
 
 Usage: arp_probe.py IFACE TARGET_IP [--sender-ip IP] [--timeout S]
-Broadcasts one ARP request for TARGET_IP on IFACE and prints every reply
-("reply <ip> is-at <mac>") seen within the timeout.  Exit status: 0 when at
+Broadcasts one ARP request for TARGET_IP on IFACE and prints the first reply
+("reply <ip> is-at <mac>"; with --all every reply within the timeout).  Exit status: 0 when at
 least one reply came, 1 when none did (use it to prove a DR/TUN real server
 does NOT answer ARP for the VIP, and that it does answer for its own RIP).
 """
@@ -23,6 +23,7 @@ def main():
     ap.add_argument("target")
     ap.add_argument("--sender-ip", default="0.0.0.0")
     ap.add_argument("--timeout", type=float, default=1.0)
+    ap.add_argument("--all", action="store_true", help="keep listening for more replies until the timeout")
     args = ap.parse_args()
 
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ARP))
@@ -51,6 +52,8 @@ def main():
         if op == 2 and pkt[28:32] == tip:
             replies += 1
             print(f"reply {args.target} is-at {pkt[22:28].hex(':')}")
+            if not args.all:
+                break
     if not replies:
         print(f"no reply for {args.target} on {args.iface}")
     sys.exit(0 if replies else 1)
