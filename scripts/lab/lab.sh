@@ -5,6 +5,7 @@
 #                           (MODE = dr | tun | nat | all)
 #   lab.sh attach [WAN LAN] phase 2: move dirigo's taps (default $P-wan/$P-lan)
 #                           from this namespace into the lab and configure them
+#   lab.sh detach           undo attach (taps back here, if they still exist)
 #   lab.sh mode MODE        reconfigure the real servers for another mode
 #   lab.sh standin          TEST ONLY: create a stand-in director instead of dirigo
 #   lab.sh down             remove everything (idempotent)
@@ -22,6 +23,8 @@
 #   LAB_NRS         number of real servers (default 3, max 9)
 #   LAB_HTTP_PORT   (80)  LAB_UDP_PORT (5353)  LAB_BLOB_SIZE (4194304 bytes)
 #   LAB_WAN_MTU     MTU set on the WAN tap in the client namespace (default: leave)
+#   LAB_LAN_MTU     MTU of the server LAN: RS veths and the LAN tap (default: leave,
+#                   1500); e.g. 1600 lets TUN outer packets of 1520 bytes through
 #   LAB_STATE_DIR   (default /run/dirigo-lab/P): pid files, logs, mode
 #   LAB_PYTHON      (default python3)
 #   LAB_WAN_IF / LAB_LAN_IF  default tap names for attach
@@ -123,10 +126,13 @@ lab_config() {
     LAB_SERVER_PLEN=$s.0/24
     LAB_RS_IPS=()
     LAB_RS_NS=()
+    LAB_RS_MACS=()
     local i
     for ((i = 1; i <= LAB_NRS; i++)); do
         LAB_RS_IPS+=("$s.$((10 + i))")
         LAB_RS_NS+=("$LAB_PREFIX-rs$i")
+        # RS eth0 MAC: 02:02:<rip>, e.g. 02:02:0a:62:00:0b for 10.98.0.11
+        LAB_RS_MACS+=("$(printf '02:02:%02x:%02x:%02x:%02x' ${s//./ } $((10 + i)))")
     done
 }
 
@@ -252,6 +258,11 @@ lab_up() {
         lab__x ip link add eth0 netns "$ns" type veth peer name "rs$i" netns "$srv"
         lab__x ip -n "$srv" link set "rs$i" master br0
         lab__x ip -n "$srv" link set "rs$i" up
+        lab__x ip -n "$ns" link set eth0 address "${LAB_RS_MACS[i - 1]}"
+        if [[ -n ${LAB_LAN_MTU:-} ]]; then
+            lab__x ip -n "$ns" link set eth0 mtu "$LAB_LAN_MTU"
+            lab__x ip -n "$srv" link set "rs$i" mtu "$LAB_LAN_MTU"
+        fi
         lab__x ip -n "$ns" addr add "${LAB_RS_IPS[i - 1]}/24" dev eth0
         lab__x ip -n "$ns" link set eth0 up
         LAB__NOWAIT=1 lab__spawn "$ns" "rs$i-http" rs_server.py --name "rs$i" --port "$LAB_HTTP_PORT" --blob-size "$LAB_BLOB_SIZE"
@@ -366,6 +377,7 @@ lab_attach() {
     lab__x ip -n "$cl" link set dev "$wan" up
     lab__sysctl "$cl" "net.ipv4.conf.$wan.rp_filter" 0
     lab__sysctl "$cl" net.ipv4.conf.ret0.rp_filter 0
+    [[ -n ${LAB_LAN_MTU:-} ]] && lab__x ip -n "$srv" link set dev "$lan" mtu "$LAB_LAN_MTU"
     lab__x ip -n "$srv" link set dev "$lan" master br0
     lab__x ip -n "$srv" link set dev "$lan" up
     if [[ -f $LAB_STATE_DIR/standin ]]; then
@@ -374,6 +386,21 @@ lab_attach() {
         lab_standin_post_attach
     fi
     lab__log "attached: $wan -> $cl ($LAB_CLIENT_IP/24), $lan -> $srv:br0"
+}
+
+# Undo phase 2: hand the taps back to this namespace if they still exist (a
+# tap whose dirigo exited is already gone). After a dirigo restart: lab_detach,
+# start dirigo, lab_attach again.
+lab_detach() {
+    lab_config
+    local wan lan
+    [[ -f $LAB_STATE_DIR/attached ]] || return 0
+    read -r wan lan <"$LAB_STATE_DIR/attached"
+    ip -n "$LAB_NS_CLIENT" link set dev "$wan" netns $$ 2>/dev/null
+    ip -n "$LAB_NS_SRV" link set dev "$lan" nomaster 2>/dev/null
+    ip -n "$LAB_NS_SRV" link set dev "$lan" netns $$ 2>/dev/null
+    rm -f "$LAB_STATE_DIR/attached"
+    return 0
 }
 
 # ---------------------------------------------------------------- teardown
@@ -397,12 +424,7 @@ lab_down() {
     fi
     # 2. give dirigo's taps back to this namespace (deleting a namespace would
     #    destroy a tap that dirigo still holds)
-    if [[ -f $LAB_STATE_DIR/attached ]]; then
-        read -r wan lan <"$LAB_STATE_DIR/attached"
-        ip -n "$LAB_NS_CLIENT" link set dev "$wan" netns $$ 2>/dev/null
-        ip -n "$LAB_NS_SRV" link set dev "$lan" nomaster 2>/dev/null
-        ip -n "$LAB_NS_SRV" link set dev "$lan" netns $$ 2>/dev/null
-    fi
+    lab_detach
     # 3. anything still running inside our namespaces, then the namespaces
     #    (their veths and bridges go with them)
     local left=0
@@ -448,6 +470,7 @@ lab_env() {
     done
     printf 'export LAB_RS_IPS=%q\n' "${LAB_RS_IPS[*]}"
     printf 'export LAB_RS_NS=%q\n' "${LAB_RS_NS[*]}"
+    printf 'export LAB_RS_MACS=%q\n' "${LAB_RS_MACS[*]}"
 }
 
 lab_status() {
@@ -497,6 +520,7 @@ lab_main() {
         lab_trap_clear
         ;;
     attach) lab_attach "$@" ;;
+    detach) lab_detach ;;
     mode) lab_mode "$@" ;;
     standin)
         # shellcheck source=standin.sh

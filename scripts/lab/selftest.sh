@@ -142,7 +142,8 @@ run_mode() {
         expect "$mode: rs$i HTTP / on $rip" "rs$i" "$(http srv "http://$rip:$LAB_HTTP_PORT/")"
         out=$(in_ns srv "$LAB_PYTHON" "$SUP/udp_probe.py" "$rip" "$LAB_UDP_PORT" --payload hello)
         expect "$mode: rs$i UDP echo on $rip" "reply=rs$i:hello from=$rip:$LAB_UDP_PORT iface=br0" "$out"
-        check "$mode: rs$i answers ARP for its RIP" in_ns srv "$LAB_PYTHON" "$SUP/arp_probe.py" br0 "$rip" --sender-ip "$LAB_ROUTER_LAN_IP"
+        out=$(in_ns srv "$LAB_PYTHON" "$SUP/arp_probe.py" br0 "$rip" --sender-ip "$LAB_ROUTER_LAN_IP")
+        expect "$mode: rs$i answers ARP for its RIP with its fixed MAC" "reply $rip is-at ${LAB_RS_MACS[i - 1]}" "$out"
     done
     out=$(http srv -D "$TMP/h" "http://${LAB_RS_IPS[0]}:$LAB_HTTP_PORT/blob" | sha256sum | cut -d' ' -f1)
     expect "$mode: rs1 /blob sha256 (direct)" "$blob_sha_expected" "$out"
@@ -310,6 +311,12 @@ run_testpmd() {
     in_ns rs1 "$LAB_PYTHON" "$SUP/eth_probe.py" send eth0 "$ymac" tag42
     wait "$rp"
     expect_re "testpmd: frame rs1 -> DPDK LAN port MAC ($ymac) crosses br0 into the tap" "^got tag42 .*dst=$ymac" "$(cat "$TMP/eth.out")"
+    check "testpmd: detach" lab_detach
+    expect "testpmd: taps back here after detach" "yes yes" \
+        "$(ip link show "$p-wan" >/dev/null 2>&1 && echo yes) $(ip link show "$p-lan" >/dev/null 2>&1 && echo yes)"
+    check "testpmd: re-attach" lab_attach "$p-wan" "$p-lan"
+    out=$(in_ns client "$LAB_PYTHON" "$SUP/arp_probe.py" "$p-wan" "${LAB_RS_IPS[1]}" --sender-ip "$LAB_CLIENT_IP")
+    expect "testpmd: ARP client->rs2 after re-attach" "reply ${LAB_RS_IPS[1]} is-at ${LAB_RS_MACS[1]}" "$out"
     check "testpmd: lab_down" lab_down
     check_gone "$p" "testpmd"
     expect "testpmd: taps handed back to this namespace, testpmd alive" "yes yes yes" \
