@@ -18,6 +18,7 @@ import subprocess
 import sys
 import zlib
 
+sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import labutil  # noqa: E402
 

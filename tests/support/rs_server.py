@@ -25,6 +25,7 @@ import sys
 import threading
 import urllib.parse
 
+sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import labutil  # noqa: E402
 

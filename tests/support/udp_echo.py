@@ -16,6 +16,7 @@ import socket
 import struct
 import sys
 
+sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import labutil  # noqa: E402
 
