@@ -122,6 +122,7 @@ lab_config() {
     # kernel-side MACs of the taps after attach: 02:00:<client ip>, 02:01:<server net>.0
     LAB_CLIENT_MAC=$(printf '02:00:%02x:%02x:%02x:%02x' ${LAB_CLIENT_IP//./ })
     LAB_LANPORT_MAC=$(printf '02:01:%02x:%02x:%02x:00' ${s//./ })
+    LAB_ROUTER_MAC=$(printf '02:01:%02x:%02x:%02x:fe' ${s//./ })   # br0 (10.98.0.254)
     LAB_CLIENT_PLEN=$c.0/24
     LAB_SERVER_PLEN=$s.0/24
     LAB_RS_IPS=()
@@ -241,7 +242,7 @@ lab_up() {
     lab__add_ns "$cl"
     lab__add_ns "$srv"
     # the switch: bridge br0, plus the return-path router on the same namespace
-    lab__x ip -n "$srv" link add br0 type bridge
+    lab__x ip -n "$srv" link add br0 address "$LAB_ROUTER_MAC" type bridge
     lab__x ip -n "$srv" link set br0 up
     lab__x ip -n "$srv" addr add "$LAB_ROUTER_LAN_IP/24" dev br0
     # return path: client ret0 <-> srv ret (routed, not bridged)
@@ -465,7 +466,7 @@ lab_env() {
     for v in LAB_PREFIX LAB_CLIENT_NET LAB_SERVER_NET LAB_RETURN_NET LAB_VIP LAB_NRS \
         LAB_HTTP_PORT LAB_UDP_PORT LAB_BLOB_SIZE LAB_STATE_DIR LAB_WAN_IF LAB_LAN_IF \
         LAB_NS_CLIENT LAB_NS_SRV LAB_NS_DIR LAB_CLIENT_IP LAB_DIRIGO_WAN_IP LAB_DIRIGO_LAN_IP \
-        LAB_ROUTER_LAN_IP LAB_ROUTER_RET_IP LAB_CLIENT_RET_IP LAB_CLIENT_MAC LAB_LANPORT_MAC; do
+        LAB_ROUTER_LAN_IP LAB_ROUTER_RET_IP LAB_CLIENT_RET_IP LAB_CLIENT_MAC LAB_LANPORT_MAC LAB_ROUTER_MAC; do
         printf 'export %s=%q\n' "$v" "${!v}"
     done
     printf 'export LAB_RS_IPS=%q\n' "${LAB_RS_IPS[*]}"
