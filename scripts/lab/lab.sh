@@ -141,7 +141,7 @@ lab_config() {
 lab_in() {
     local who=$1
     shift
-    ip netns exec "$LAB_PREFIX-$who" "$@"
+    ip netns exec "${LAB_PREFIX:-dgl}-$who" "$@"
 }
 
 lab__sysctl() { # NS key value
@@ -189,7 +189,22 @@ lab__spawn() {
     [[ ${LAB__NOWAIT:-0} == 1 ]] || lab__wait_ready "$name"
 }
 
-lab__wait_ready() { lab__wait_file "$LAB_STATE_DIR/$1.ready" 15 "$1 ready"; }
+# Wait for NAME's ready file; fail fast (with its log) when it died.
+lab__wait_ready() {
+    local name=$1 st=$LAB_STATE_DIR i pid
+    pid=$(cat "$st/$name.spawn" 2>/dev/null)
+    for ((i = 0; i < 150; i++)); do
+        [[ -s $st/$name.ready ]] && return 0
+        if ! lab__alive "$pid"; then
+            sleep 0.1
+            [[ -s $st/$name.ready ]] && return 0
+            tail -5 "$st/$name.log" >&2 2>/dev/null
+            lab__die "$name exited before it was ready (log: $st/$name.log)"
+        fi
+        sleep 0.1
+    done
+    lab__die "timeout waiting for $name to be ready ($st/$name.ready)"
+}
 
 # True while PID runs (a zombie waiting for a slow reaper counts as gone).
 lab__alive() {
