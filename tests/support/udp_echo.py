@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""UDP echo-with-identity server for the dirigo lab (stdlib only).
+
+Every datagram with payload P is answered with "<name>:" + P, sent FROM the
+address the datagram was sent TO (IP_PKTINFO), so a real server that holds the
+VIP on lo (DR) or on a TUN device (TUN) replies with source = VIP.
+
+Usage: udp_echo.py --name rs1 [--bind 0.0.0.0] [--port 5353]
+                   [--log FILE] [--pid-file FILE] [--ready-file FILE]
+Exits cleanly on SIGTERM/SIGINT (removes pid/ready files).
+"""
+
+import argparse
+import os
+import socket
+import struct
+import sys
+
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import labutil  # noqa: E402
+
+IP_PKTINFO = getattr(socket, "IP_PKTINFO", 8)
+PKTINFO_LEN = struct.calcsize("i4s4s")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--bind", default="0.0.0.0")
+    ap.add_argument("--port", type=int, default=5353)
+    ap.add_argument("--log")
+    ap.add_argument("--pid-file")
+    ap.add_argument("--ready-file")
+    args = ap.parse_args()
+
+    log = labutil.Log(args.log, f"udp_echo:{args.name}")
+    labutil.on_sigterm_exit()
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.setsockopt(socket.IPPROTO_IP, IP_PKTINFO, 1)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+    s.bind((args.bind, args.port))
+    if args.pid_file:
+        labutil.write_file_atomic(args.pid_file, f"{os.getpid()}\n")
+    log(f"listening on udp {args.bind}:{args.port}")
+    if args.ready_file:
+        labutil.write_file_atomic(args.ready_file, f"{os.getpid()}\n")
+    prefix = f"{args.name}:".encode()
+    count = 0
+    code = 0
+    try:
+        while True:
+            data, anc, _flags, peer = s.recvmsg(65535, socket.CMSG_SPACE(PKTINFO_LEN))
+            reply_anc = []
+            for level, typ, cdata in anc:
+                if level == socket.IPPROTO_IP and typ == IP_PKTINFO and len(cdata) >= PKTINFO_LEN:
+                    _ifindex, _spec, dst = struct.unpack("i4s4s", cdata[:PKTINFO_LEN])
+                    # Reply from the address the request was sent to; ifindex 0
+                    # lets the routing table choose the way out.
+                    reply_anc = [(socket.IPPROTO_IP, IP_PKTINFO, struct.pack("i4s4s", 0, dst, b"\0" * 4))]
+            try:
+                s.sendmsg([prefix + data], reply_anc, 0, peer)
+            except OSError as e:
+                log(f"send to {peer} failed: {e}")
+            count += 1
+            if count <= 5 or count % 1000 == 0:
+                dst_s = socket.inet_ntoa(reply_anc[0][2][4:8]) if reply_anc else "?"
+                log(f"echo #{count} {peer[0]}:{peer[1]} -> {dst_s}:{args.port} len={len(data)}")
+    except SystemExit as e:
+        code = 0 if e.code in (128 + 15, 128 + 2) else e.code
+    finally:
+        s.close()
+        labutil.remove_quiet(args.ready_file)
+        labutil.remove_quiet(args.pid_file)
+        log(f"stopped after {count} datagrams")
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
