@@ -32,3 +32,6 @@ pub trait Pipeline {
     /// Periodic work off the per-packet path (expiry, publishing counters).
     fn housekeeping(&mut self, now_ns: u64);
 }
+
+#[cfg(test)]
+mod pipeline_tests;

@@ -1,0 +1,267 @@
+//! Two workers' pipelines sharing one control state: NAT requests and
+//! replies arriving at different workers meet at the owner, are translated
+//! once and tracked once; ARP and ping are answered by whoever receives them.
+
+use super::pipeline::{owner_of, Dirigo};
+use super::shared::{Shared, WorkerShared};
+use super::stats::PublishedCounters;
+use super::{Pipeline, Verdict};
+use crate::lb::sched::{SchedFlags, SchedKind};
+use crate::lb::snapshot::{LbIds, SnapshotBuilder};
+use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
+use crate::lb::testutil::{tcp_frame, verify};
+use crate::lb::worker::{LbWorker, LbWorkerConfig};
+use crate::net::addr::{Ipv4Cidr, OwnAddrs};
+use crate::net::buf::{PacketBuf, VecBuf};
+use crate::net::meta::tcp_flags::{ACK, SYN};
+use crate::net::neigh::{NeighConfig, NeighTable};
+use crate::net::route::RouteTable;
+use crate::net::view::{NetView, PortInfo};
+use arc_swap::ArcSwap;
+use crossbeam_queue::ArrayQueue;
+use std::net::Ipv4Addr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+const VIP: [u8; 4] = [10, 0, 0, 100];
+const RS: [u8; 4] = [172, 16, 0, 11];
+
+fn setup(workers: usize) -> (Arc<Shared>, Vec<Dirigo>) {
+    let mut addrs = OwnAddrs::new();
+    addrs
+        .add_port_addr(
+            0,
+            Ipv4Cidr::new(u32::from_be_bytes([10, 0, 0, 1]), 24).unwrap(),
+        )
+        .unwrap();
+    addrs
+        .add_port_addr(
+            1,
+            Ipv4Cidr::new(u32::from_be_bytes([172, 16, 0, 1]), 24).unwrap(),
+        )
+        .unwrap();
+    addrs.add_vip(u32::from_be_bytes(VIP));
+    let routes = RouteTable::new(&addrs, &[]).unwrap();
+    let mut neigh = NeighTable::new(NeighConfig::default());
+    neigh
+        .add_static(u32::from_be_bytes(RS), [2, 0, 0, 0, 0, 0x11], 1)
+        .unwrap();
+    for c in 2..=255u8 {
+        neigh
+            .add_static(u32::from_be_bytes([10, 0, 0, c]), [2, 0, 0, 0, 1, c], 0)
+            .unwrap();
+    }
+    let ports: Arc<[PortInfo]> = vec![
+        PortInfo {
+            mac: [2, 0xd1, 0, 0, 0, 1],
+            mtu: 1500,
+        },
+        PortInfo {
+            mac: [2, 0xd1, 0, 0, 0, 2],
+            mtu: 1500,
+        },
+    ]
+    .into();
+    let view = NetView::new(
+        ports,
+        Arc::new(addrs.clone()),
+        Arc::new(routes),
+        Arc::new(neigh.snapshot()),
+    );
+    let mut ids = LbIds::new(16, 64);
+    let on_link = |a: u32| addrs.on_link(a).is_some();
+    let mut b = SnapshotBuilder::new();
+    b.on_link(&on_link).service(
+        ServiceSpec {
+            key: ServiceKey {
+                proto: Proto::Tcp,
+                vip: Ipv4Addr::from(VIP),
+                port: 80,
+            },
+            sched: SchedKind::Rr,
+            flags: SchedFlags::default(),
+            persistent: None,
+            netmask: Ipv4Addr::BROADCAST,
+        },
+        vec![DestSpec {
+            key: DestKey {
+                addr: Ipv4Addr::from(RS),
+                port: 8080,
+            },
+            method: Method::Nat,
+            weight: 1,
+            upper: 0,
+            lower: 0,
+        }],
+    );
+    let snap = b.build(&mut ids, 1).unwrap();
+    let mut lbs = Vec::new();
+    let mut ws = Vec::new();
+    for i in 0..workers {
+        let lb = LbWorker::new(
+            &LbWorkerConfig {
+                conn_capacity: 4096,
+                seed: i as u32,
+                ..Default::default()
+            },
+            64,
+            16,
+        );
+        ws.push(WorkerShared {
+            lb: lb.stats(),
+            counters: PublishedCounters::new(super::pipeline::N_COUNTERS),
+            io: PublishedCounters::new(6),
+            conn_requests: ArrayQueue::new(2),
+            lcore: i as u32 + 1,
+        });
+        lbs.push(lb);
+    }
+    let shared = Arc::new(Shared {
+        net: Arc::new(ArcSwap::from_pointee(view)),
+        lb: Arc::new(ArcSwap::from_pointee(snap)),
+        events: ArrayQueue::new(64),
+        workers: ws,
+        stop: Arc::new(AtomicBool::new(false)),
+    });
+    let pipes = lbs
+        .into_iter()
+        .enumerate()
+        .map(|(i, lb)| {
+            let mut p = Dirigo::new(&shared, i, lb);
+            p.begin_burst(0);
+            p
+        })
+        .collect();
+    (shared, pipes)
+}
+
+/// Run a packet arriving at worker `at`; follow a steer to the owner.
+/// Returns (verdict, worker that handled it).
+fn run(pipes: &mut [Dirigo], at: usize, buf: &mut VecBuf, port: u16) -> (Verdict, usize) {
+    match pipes[at].process(buf, port, 1_000_000) {
+        Verdict::Steer(w) => {
+            let w = w as usize;
+            let v = pipes[w].process_steered(buf, port, 1_000_000);
+            assert!(!matches!(v, Verdict::Steer(_)), "steered twice");
+            (v, w)
+        }
+        v => (v, at),
+    }
+}
+
+#[test]
+fn owner_is_stable_and_spread() {
+    let mut n = [0u32; 2];
+    for c in 0..1000u32 {
+        let o = owner_of(0x0a00_0000 + c, u32::MAX, 2);
+        assert_eq!(o, owner_of(0x0a00_0000 + c, u32::MAX, 2));
+        n[o as usize] += 1;
+    }
+    assert!(n[0] > 400 && n[1] > 400, "{n:?}");
+    assert_eq!(owner_of(12345, u32::MAX, 1), 0);
+    // a /24 netmask keeps a client network on one worker
+    let o = owner_of(0x0a00_0001, 0xffff_ff00, 2);
+    assert!((0..=255).all(|c| owner_of(0x0a00_0000 + c, 0xffff_ff00, 2) == o));
+}
+
+#[test]
+fn nat_requests_and_replies_on_different_workers_meet_at_the_owner() {
+    let (shared, mut pipes) = setup(2);
+    let mut owners = [0usize; 2];
+    for c in 2..=41u8 {
+        let client = [10, 0, 0, c];
+        let sport = 40000 + c as u16;
+        // The request arrives at worker (c % 2), the reply at the other one.
+        let req_at = (c % 2) as usize;
+        let mut syn = VecBuf::new(&tcp_frame(client, sport, VIP, 80, SYN, b"", 64, true));
+        let (v, owner) = run(&mut pipes, req_at, &mut syn, 0);
+        assert_eq!(v, Verdict::Tx(1), "request of client {c}");
+        owners[owner] += 1;
+        let out = syn.to_vec();
+        verify(&out);
+        assert_eq!(&out[30..34], &RS, "dst rewritten to the RS");
+        assert_eq!(u16::from_be_bytes([out[36], out[37]]), 8080);
+
+        let mut reply = VecBuf::new(&tcp_frame(
+            RS,
+            8080,
+            client,
+            sport,
+            SYN | ACK,
+            b"",
+            64,
+            true,
+        ));
+        let (v, rowner) = run(&mut pipes, 1 - req_at, &mut reply, 1);
+        assert_eq!(v, Verdict::Tx(0), "reply of client {c}");
+        assert_eq!(rowner, owner, "reply handled by the request's owner");
+        let out = reply.to_vec();
+        verify(&out);
+        assert_eq!(&out[26..30], &VIP, "src rewritten to the VIP");
+        assert_eq!(u16::from_be_bytes([out[34], out[35]]), 80);
+    }
+    assert!(
+        owners[0] > 5 && owners[1] > 5,
+        "both workers own flows: {owners:?}"
+    );
+    // Every connection tracked exactly once over both workers, every
+    // packet counted once.
+    let conns: u64 = shared
+        .workers
+        .iter()
+        .map(|w| w.lb.conns.load(Ordering::Relaxed))
+        .sum();
+    assert_eq!(conns, 40);
+    let pkts_in: u64 = shared
+        .workers
+        .iter()
+        .map(|w| {
+            w.lb.services[..]
+                .iter()
+                .map(|s| s.pkts_in.load(Ordering::Relaxed))
+                .sum::<u64>()
+        })
+        .sum();
+    let pkts_out: u64 = shared
+        .workers
+        .iter()
+        .map(|w| {
+            w.lb.services[..]
+                .iter()
+                .map(|s| s.pkts_out.load(Ordering::Relaxed))
+                .sum::<u64>()
+        })
+        .sum();
+    assert_eq!((pkts_in, pkts_out), (40, 40));
+}
+
+#[test]
+fn arp_and_ping_answered_locally_and_drops_counted() {
+    let (shared, mut pipes) = setup(2);
+    // ICMP echo to the VIP, built with etherparse.
+    let b = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 1, 7], [2, 0xd1, 0, 0, 0, 1])
+        .ipv4([10, 0, 0, 7], VIP, 64)
+        .icmpv4_echo_request(1, 1);
+    let mut v = Vec::new();
+    b.write(&mut v, b"ping").unwrap();
+    let mut buf = VecBuf::new(&v);
+    let (verdict, _) = run(&mut pipes, 0, &mut buf, 0);
+    assert_eq!(verdict, Verdict::Tx(0));
+    let p = etherparse::SlicedPacket::from_ethernet(buf.data()).unwrap();
+    match p.transport {
+        Some(etherparse::TransportSlice::Icmpv4(i)) => {
+            assert!(matches!(
+                i.icmp_type(),
+                etherparse::Icmpv4Type::EchoReply(_)
+            ))
+        }
+        other => panic!("{other:?}"),
+    }
+    // Garbage is dropped and counted, never steered.
+    let mut junk = VecBuf::new(&[0x02u8; 10]);
+    assert_eq!(pipes[1].process(&mut junk, 0, 0), Verdict::Drop);
+    pipes[1].housekeeping(0);
+    let names = super::pipeline::counter_names();
+    let trunc = names.iter().position(|n| n == "truncated").unwrap();
+    assert_eq!(shared.workers[1].counters.get(trunc), 1);
+}
