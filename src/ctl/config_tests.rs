@@ -1,0 +1,152 @@
+//! Tests of the config parser: the documented example, every class of error, shipped files.
+
+use super::*;
+
+const ISSUE_EXAMPLE: &str = r#"
+[eal]
+args = ["-l", "0-1", "--in-memory", "--file-prefix", "dirigo-lab", "--no-pci",
+    "--vdev=net_tap0,iface=dg-wan", "--vdev=net_tap1,iface=dg-lan"]
+
+[control]
+socket = "/run/dirigo/ctl.sock"
+
+[[port]]
+name = "wan"
+device = "net_tap0"          # DPDK device name (vdev name or PCI address)
+addresses = ["10.0.0.1/24"]
+
+[[port]]
+name = "lan"
+device = "net_tap1"
+addresses = ["172.16.0.1/24"]
+
+[[route]]                    # optional
+prefix = "0.0.0.0/0"
+via = "10.0.0.254"
+"#;
+
+fn err(text: &str) -> String {
+    Config::parse(text, "t.toml").unwrap_err().to_string()
+}
+
+#[test]
+fn accepts_the_documented_example() {
+    let c = Config::parse(ISSUE_EXAMPLE, "t.toml").unwrap();
+    assert_eq!(c.ports.len(), 2);
+    assert_eq!(c.ports[1].addresses[0].to_string(), "172.16.0.1/24");
+    assert_eq!(c.routes[0].port, Some(0));
+    assert_eq!(c.eal.args[0], "-l");
+    assert_eq!(c.timeouts, Timeouts::default());
+}
+
+#[test]
+fn unknown_key() {
+    let t = ISSUE_EXAMPLE.replace("name = \"wan\"", "name = \"wan\"\nspeed = 10");
+    let e = err(&t);
+    assert!(e.contains("unknown field `speed`"), "{e}");
+}
+
+#[test]
+fn missing_port() {
+    let e = err("[eal]\nargs = []\n");
+    assert!(e.contains("no [[port]]"), "{e}");
+    let t = ISSUE_EXAMPLE.to_string()
+        + "[[neighbor]]\nip = \"10.0.0.9\"\nmac = \"02:00:00:00:00:01\"\nport = \"dmz\"\n";
+    assert!(err(&t).contains("unknown port 'dmz'"));
+}
+
+#[test]
+fn bad_cidr() {
+    let t = ISSUE_EXAMPLE.replace("10.0.0.1/24", "10.0.0.1/33");
+    assert!(err(&t).contains("prefix length '33'"), "{}", err(&t));
+    let t = ISSUE_EXAMPLE.replace("10.0.0.1/24", "10.0.0.300/24");
+    assert!(err(&t).contains("not an IPv4 address"));
+    let t = ISSUE_EXAMPLE.replace("10.0.0.1/24", "10.0.0.1");
+    assert!(err(&t).contains("ADDRESS/PREFIXLEN"));
+}
+
+#[test]
+fn duplicate_port_name() {
+    let t = ISSUE_EXAMPLE.replace("name = \"lan\"", "name = \"wan\"");
+    assert!(err(&t).contains("duplicate port name 'wan'"));
+}
+
+#[test]
+fn unreadable_file() {
+    let e = Config::load("/nonexistent/dirigo.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("cannot read config /nonexistent/dirigo.toml"),
+        "{e}"
+    );
+}
+
+#[test]
+fn gateway_off_link() {
+    let t = ISSUE_EXAMPLE.replace("via = \"10.0.0.254\"", "via = \"192.0.2.1\"");
+    assert!(err(&t).contains("not on any port's network"));
+}
+
+#[test]
+fn services() {
+    let t = ISSUE_EXAMPLE.to_string()
+        + r#"
+[[service]]
+protocol = "tcp"
+address = "10.0.0.100:80"
+scheduler = "wrr"
+persistent = 300
+
+[[service.real_server]]
+address = "172.16.0.11"
+weight = 2
+
+[[service.real_server]]
+address = "172.16.0.12:8080"
+method = "nat"
+"#;
+    let c = Config::parse(&t, "t").unwrap();
+    let s = &c.services[0];
+    assert_eq!(s.spec.sched, SchedKind::Wrr);
+    assert_eq!(s.spec.persistent, Some(300));
+    assert_eq!(s.dests[0].key.port, 80);
+    assert_eq!(s.dests[0].method, Method::Dr);
+    assert_eq!(s.dests[1].key.port, 8080);
+    let bad = t.replace("wrr", "nope");
+    assert!(err(&bad).contains("unknown scheduler 'nope'"));
+    let bad = t.replace("weight = 2", "weight = 70000");
+    assert!(err(&bad).contains("weight 70000"));
+    let bad = t.replace("method = \"nat\"", "method = \"dr\"");
+    assert!(err(&bad).contains("only NAT can change the port"));
+}
+
+#[test]
+fn macs() {
+    assert_eq!(parse_mac("02:0a:ff:00:01:10"), Some([2, 10, 255, 0, 1, 16]));
+    assert_eq!(parse_mac("02:0a:ff:00:01"), None);
+    assert_eq!(parse_mac("02:0a:ff:00:01:10:11"), None);
+    assert_eq!(parse_mac("zz:0a:ff:00:01:10"), None);
+}
+
+mod example_files {
+    use super::Config;
+
+    #[test]
+    fn shipped_examples_parse() {
+        for f in ["conf/lab.toml", "conf/baremetal.toml"] {
+            let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(f);
+            Config::load(&p).unwrap_or_else(|e| panic!("{f}: {e}"));
+        }
+    }
+
+    #[test]
+    fn config_md_example_parses() {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/CONFIG.md");
+        let md = std::fs::read_to_string(p).unwrap();
+        let start = md.find("```toml\n").expect("toml block") + 8;
+        let end = start + md[start..].find("```").unwrap();
+        let c = Config::parse(&md[start..end], "CONFIG.md").unwrap();
+        assert_eq!(c.services[0].dests.len(), 2);
+    }
+}
