@@ -8,9 +8,9 @@
 //! our addresses or VIPs, and counted and dropped otherwise.
 
 use crate::dataplane::shared::{Event, Shared};
-use crate::dataplane::{Pipeline, Verdict};
+use crate::dataplane::{HoldEvent, Pipeline, Verdict};
 use crate::lb::snapshot::Snapshot;
-use crate::lb::worker::{LbVerdict, LbWorker};
+use crate::lb::worker::{LbDrop, LbVerdict, LbWorker};
 use crate::net::arp::{arp_input, ArpAction, ArpIgnore};
 use crate::net::buf::PacketBuf;
 use crate::net::classify::{classify, Classified, NetDrop};
@@ -36,8 +36,12 @@ enum C {
     LbDropped,
     SteeredOut,
     SteeredIn,
+    Held,
+    HeldReleased,
+    HeldOverflow,
+    HeldExpired,
 }
-const C_FIXED: usize = 10;
+const C_FIXED: usize = 14;
 const NET_BASE: usize = C_FIXED;
 const ARP_BASE: usize = NET_BASE + NetDrop::COUNT;
 const ICMP_BASE: usize = ARP_BASE + ArpIgnore::COUNT;
@@ -57,6 +61,10 @@ pub fn counter_names() -> Vec<String> {
         "lb_dropped",
         "steered_out",
         "steered_in",
+        "held",
+        "held_released",
+        "held_overflow",
+        "held_expired",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -70,6 +78,8 @@ pub fn counter_names() -> Vec<String> {
 /// Names of the counters that are drops (for `dirigoctl drops`).
 pub fn is_drop_counter(i: usize) -> bool {
     i == C::LocalOther as usize
+        || i == C::HeldOverflow as usize
+        || i == C::HeldExpired as usize
         || i == C::NotForUs as usize
         || i == C::EventsLost as usize
         || (NET_BASE..N_COUNTERS).contains(&i)
@@ -80,6 +90,8 @@ pub fn is_drop_counter(i: usize) -> bool {
 struct RequestingEgress<'a> {
     view: &'a NetView,
     shared: &'a Shared,
+    /// The last next hop found unresolved.
+    pending: std::cell::Cell<u32>,
 }
 
 impl Egress for RequestingEgress<'_> {
@@ -88,6 +100,7 @@ impl Egress for RequestingEgress<'_> {
         let r = self.view.next_hop(dst);
         if r == Resolve::Unresolved {
             if let Some((ip, port)) = self.view.resolve_target(dst) {
+                self.pending.set(ip);
                 // A full queue only delays resolution (the next packet asks again).
                 let _ = self.shared.events.push(Event::Resolve { ip, port });
             }
@@ -181,11 +194,16 @@ impl Dirigo {
         let eg = RequestingEgress {
             view: &self.net,
             shared: &self.shared,
+            pending: std::cell::Cell::new(0),
         };
         match self.lb.process(&self.snap, &eg, buf, meta, now) {
             LbVerdict::Tx { port } => {
                 self.counters[C::Forwarded as usize] += 1;
                 Verdict::Tx(port)
+            }
+            LbVerdict::Drop(LbDrop::Unresolved) if eg.pending.get() != 0 => {
+                // the core counted it as unresolved; the worker holds it
+                Verdict::Hold(eg.pending.get())
             }
             LbVerdict::Drop(_) => {
                 // the core counted the reason
@@ -312,6 +330,24 @@ impl Pipeline for Dirigo {
     fn process_steered<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
         self.counters[C::SteeredIn as usize] += 1;
         self.process_inner(buf, port, now_ns, true)
+    }
+
+    fn resolved(&mut self, ip: u32) -> bool {
+        let n = self.net_cache.load();
+        if !Arc::ptr_eq(n, &self.net) {
+            self.net = Arc::clone(n);
+        }
+        self.net.neigh().lookup(ip).is_some()
+    }
+
+    fn note_hold(&mut self, ev: HoldEvent) {
+        let c = match ev {
+            HoldEvent::Held => C::Held,
+            HoldEvent::Released => C::HeldReleased,
+            HoldEvent::Overflow => C::HeldOverflow,
+            HoldEvent::Expired => C::HeldExpired,
+        };
+        self.counters[c as usize] += 1;
     }
 
     fn housekeeping(&mut self, now_ns: u64) {

@@ -6,7 +6,7 @@
 //! ring, since the control thread owns no TX queue.
 
 use super::stats::PublishedCounters;
-use super::{Pipeline, Verdict};
+use super::{HoldEvent, Pipeline, Verdict};
 use crate::net::buf::PacketBuf;
 use crate::pmd::lcore::TscClock;
 use crate::pmd::mbuf::{Burst, Mbuf};
@@ -51,8 +51,60 @@ pub struct WorkerIo<'a> {
     pub steer_lost: &'a std::sync::atomic::AtomicU64,
 }
 
-/// Send `m` where the verdict says.
+/// Packets held while their next hop resolves: at most [`HOLD_SLOTS`] per
+/// worker and [`HOLD_PER_NEIGHBOR`] per next hop, for at most [`HOLD_NS`].
+pub const HOLD_SLOTS: usize = 64;
+/// Held packets per unresolved next hop.
+pub const HOLD_PER_NEIGHBOR: usize = 4;
+/// How long a packet waits for its neighbor (ARP retries every second).
+pub const HOLD_NS: u64 = 3_000_000_000;
+
+struct Held {
+    m: Mbuf,
+    ip: u32,
+    port: u16,
+    deadline: u64,
+}
+
+/// A fixed array of held packets (no allocation).
+struct HoldArea {
+    slots: [Option<Held>; HOLD_SLOTS],
+    n: usize,
+}
+
+impl HoldArea {
+    fn new() -> Self {
+        HoldArea {
+            slots: std::array::from_fn(|_| None),
+            n: 0,
+        }
+    }
+
+    fn hold(&mut self, m: Mbuf, ip: u32, port: u16, now: u64) -> HoldEvent {
+        if self.n >= HOLD_SLOTS {
+            return HoldEvent::Overflow;
+        }
+        let same = self.slots.iter().flatten().filter(|h| h.ip == ip).count();
+        if same >= HOLD_PER_NEIGHBOR {
+            return HoldEvent::Overflow;
+        }
+        if let Some(slot) = self.slots.iter_mut().find(|s| s.is_none()) {
+            *slot = Some(Held {
+                m,
+                ip,
+                port,
+                deadline: now + HOLD_NS,
+            });
+            self.n += 1;
+            return HoldEvent::Held;
+        }
+        HoldEvent::Overflow
+    }
+}
+
+/// Send `m` where the verdict says; returns a hold event to count.
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn dispatch(
     v: Verdict,
     m: Mbuf,
@@ -60,12 +112,16 @@ fn dispatch(
     tx: &mut [Burst],
     counters: &mut [IoCounters],
     steer_lost: &mut u64,
-) {
+    hold: &mut HoldArea,
+    port: u16,
+    now: u64,
+) -> Option<HoldEvent> {
     match v {
+        Verdict::Hold(ip) => return Some(hold.hold(m, ip, port, now)),
         Verdict::Tx(out) => {
             let o = out as usize;
             if o >= tx.len() {
-                return; // freed: a pipeline bug guard
+                return None; // freed: a pipeline bug guard
             }
             if tx[o].is_full() {
                 flush(&mut tx[o], io.ports[o], io.queue, &mut counters[o]);
@@ -81,6 +137,47 @@ fn dispatch(
             }
             None => *steer_lost += 1,
         },
+    }
+    None
+}
+
+/// Release held packets whose neighbor is now known; drop expired ones.
+#[allow(clippy::too_many_arguments)]
+fn release<P: Pipeline>(
+    pipe: &mut P,
+    hold: &mut HoldArea,
+    io: &WorkerIo<'_>,
+    tx: &mut [Burst],
+    counters: &mut [IoCounters],
+    steer_lost: &mut u64,
+    now: u64,
+) {
+    for i in 0..HOLD_SLOTS {
+        let Some(h) = hold.slots[i].as_ref() else {
+            continue;
+        };
+        let ready = pipe.resolved(h.ip);
+        if !ready && now < h.deadline {
+            continue;
+        }
+        let Some(mut h) = hold.slots[i].take() else {
+            continue;
+        };
+        hold.n -= 1;
+        if !ready {
+            pipe.note_hold(HoldEvent::Expired);
+            continue; // freed
+        }
+        pipe.note_hold(HoldEvent::Released);
+        let v = match pipe.process(&mut h.m, h.port, now) {
+            Verdict::Hold(_) => {
+                pipe.note_hold(HoldEvent::Expired);
+                continue;
+            }
+            v => v,
+        };
+        let mut none = HoldArea::new();
+        let _ = dispatch(v, h.m, io, tx, counters, steer_lost, &mut none, h.port, now);
     }
 }
 
@@ -103,6 +200,7 @@ pub fn run<P: Pipeline>(
         index_of[pid as usize & 0xff] = i as u16;
     }
     let my_ring = io.steer.get(io.queue as usize);
+    let mut hold = HoldArea::new();
     loop {
         // Checking the flag every 64 iterations keeps the shared cache line
         // out of the loop's way.
@@ -123,14 +221,19 @@ pub fn run<P: Pipeline>(
             counters[p].rx += n as u64;
             for mut m in rx.drain() {
                 let v = pipe.process(&mut m, p as u16, now);
-                dispatch(
+                if let Some(e) = dispatch(
                     v,
                     m,
                     io,
                     &mut tx[..nports],
                     &mut counters[..nports],
                     &mut steer_lost,
-                );
+                    &mut hold,
+                    p as u16,
+                    now,
+                ) {
+                    pipe.note_hold(e);
+                }
             }
         }
         if let Some(ring) = my_ring {
@@ -141,14 +244,19 @@ pub fn run<P: Pipeline>(
                         continue;
                     }
                     let v = pipe.process_steered(&mut m, p, now);
-                    dispatch(
+                    if let Some(e) = dispatch(
                         v,
                         m,
                         io,
                         &mut tx[..nports],
                         &mut counters[..nports],
                         &mut steer_lost,
-                    );
+                        &mut hold,
+                        p,
+                        now,
+                    ) {
+                        pipe.note_hold(e);
+                    }
                 }
             }
         }
@@ -171,6 +279,17 @@ pub fn run<P: Pipeline>(
             flush(&mut tx[o], io.ports[o], io.queue, &mut counters[o]);
         }
         if now >= next_hk {
+            if hold.n > 0 {
+                release(
+                    pipe,
+                    &mut hold,
+                    io,
+                    &mut tx[..nports],
+                    &mut counters[..nports],
+                    &mut steer_lost,
+                    now,
+                );
+            }
             if steer_lost > 0 {
                 io.steer_lost
                     .fetch_add(steer_lost, std::sync::atomic::Ordering::Relaxed);
