@@ -126,7 +126,10 @@ method = "nat"
            r=$(echo hello | ip netns exec dgs-c timeout 2 socat -T 1 - UDP4:10.77.0.100:7); \
            [ \"$r\" = hello ] && echo ok$i && break; done",
     );
-    assert!(ok && out.contains("ok1"), "UDP through NAT, first try: {out}");
+    assert!(
+        ok && out.contains("ok1"),
+        "UDP through NAT, first try: {out}"
+    );
     let n = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
         .args(["--socket", &sock, "neigh", "list"])
         .output()

@@ -41,6 +41,19 @@ pub trait Pipeline {
     fn begin_burst(&mut self, now_ns: u64);
     /// Process one packet received on port index `port`, in place.
     fn process<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict;
+    /// Process a burst received on port index `port`: `out[i]` is the
+    /// verdict for `bufs[i]`. The default processes packet by packet.
+    fn process_burst<B: PacketBuf>(
+        &mut self,
+        bufs: &mut [B],
+        port: u16,
+        now_ns: u64,
+        out: &mut [Verdict],
+    ) {
+        for (b, o) in bufs.iter_mut().zip(out.iter_mut()) {
+            *o = self.process(b, port, now_ns);
+        }
+    }
     /// Process a packet another worker handed over: never steered again.
     fn process_steered<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
         self.process(buf, port, now_ns)

@@ -45,6 +45,8 @@ const C_FIXED: usize = 14;
 const NET_BASE: usize = C_FIXED;
 const ARP_BASE: usize = NET_BASE + NetDrop::COUNT;
 const ICMP_BASE: usize = ARP_BASE + ArpIgnore::COUNT;
+/// Largest burst the pipeline's burst path takes.
+pub const BURST_MAX: usize = 64;
 /// Number of pipeline counters.
 pub const N_COUNTERS: usize = ICMP_BASE + IcmpIgnore::COUNT;
 
@@ -196,14 +198,31 @@ impl Dirigo {
             shared: &self.shared,
             pending: std::cell::Cell::new(0),
         };
-        match self.lb.process(&self.snap, &eg, buf, meta, now) {
+        let v = self.lb.process(&self.snap, &eg, buf, meta, now);
+        let pending = eg.pending.get();
+        self.map_lb(v, pending, buf, meta, port)
+    }
+
+    /// Turn the core's verdict into the worker's (stack fallback for what
+    /// is not the core's).
+    #[inline]
+    fn map_lb<B: PacketBuf>(
+        &mut self,
+        v: LbVerdict,
+        pending: u32,
+        buf: &mut B,
+        meta: &PacketMeta,
+        port: u16,
+    ) -> Verdict {
+        match v {
             LbVerdict::Tx { port } => {
                 self.counters[C::Forwarded as usize] += 1;
                 Verdict::Tx(port)
             }
-            LbVerdict::Drop(LbDrop::Unresolved) if eg.pending.get() != 0 => {
+            LbVerdict::Drop(LbDrop::Unresolved) => {
                 // the core counted it as unresolved; the worker holds it
-                Verdict::Hold(eg.pending.get())
+                // (`pending` is a hint: 0 = retry at the next tick)
+                Verdict::Hold(pending)
             }
             LbVerdict::Drop(_) => {
                 // the core counted the reason
@@ -324,6 +343,71 @@ impl Pipeline for Dirigo {
     #[inline]
     fn process<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
         self.process_inner(buf, port, now_ns, false)
+    }
+
+    /// The burst path: classify all, then hand the whole burst to the core
+    /// (which hashes every key and touches their buckets before any lookup).
+    /// A burst with anything but IPv4 this worker owns goes packet by packet.
+    fn process_burst<B: PacketBuf>(
+        &mut self,
+        bufs: &mut [B],
+        port: u16,
+        now_ns: u64,
+        out: &mut [Verdict],
+    ) {
+        let n = bufs.len().min(out.len()).min(BURST_MAX);
+        let mut metas = [PacketMeta::default(); BURST_MAX];
+        let mut simple = true;
+        for i in 0..n {
+            match classify(bufs[i].data(), port) {
+                Classified::Ipv4(m) => {
+                    if self.workers > 1 {
+                        let owner =
+                            owner_of(client_of(&self.snap, &m), self.steer_mask, self.workers);
+                        if owner as usize != self.index {
+                            simple = false;
+                            break;
+                        }
+                    }
+                    metas[i] = m;
+                }
+                _ => {
+                    simple = false;
+                    break;
+                }
+            }
+        }
+        if !simple {
+            for i in 0..n {
+                out[i] = self.process_inner(&mut bufs[i], port, now_ns, false);
+            }
+            return;
+        }
+        let eg = RequestingEgress {
+            view: &self.net,
+            shared: &self.shared,
+            pending: std::cell::Cell::new(0),
+        };
+        let mut lbv = [LbVerdict::NotForUs; BURST_MAX];
+        self.lb.process_burst(
+            &self.snap,
+            &eg,
+            &mut bufs[..n],
+            &metas[..n],
+            now_ns,
+            &mut lbv[..n],
+        );
+        // With several unresolved packets in one burst only the last next
+        // hop is known; a held packet's hint is then 0 (retry every tick).
+        let pending = eg.pending.get();
+        let unresolved = lbv[..n]
+            .iter()
+            .filter(|v| matches!(v, LbVerdict::Drop(LbDrop::Unresolved)))
+            .count();
+        let hint = if unresolved == 1 { pending } else { 0 };
+        for i in 0..n {
+            out[i] = self.map_lb(lbv[i], hint, &mut bufs[i], &metas[i], port);
+        }
     }
 
     #[inline]

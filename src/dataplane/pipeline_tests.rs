@@ -265,3 +265,40 @@ fn arp_and_ping_answered_locally_and_drops_counted() {
     let trunc = names.iter().position(|n| n == "truncated").unwrap();
     assert_eq!(shared.workers[1].counters.get(trunc), 1);
 }
+
+#[test]
+fn burst_path_equals_packet_path() {
+    let (_s1, mut one) = setup(1);
+    let (_s2, mut other) = setup(1);
+    let mut frames = Vec::new();
+    for c in 2..=40u8 {
+        frames.push(tcp_frame(
+            [10, 0, 0, c],
+            1000 + c as u16,
+            VIP,
+            80,
+            SYN,
+            b"",
+            64,
+            true,
+        ));
+    }
+    // a mixed burst (with an ARP-less junk frame) and a pure one
+    let mut mixed = frames.clone();
+    mixed.insert(5, vec![0x02; 10]);
+    for burst in [frames, mixed] {
+        let mut a: Vec<VecBuf> = burst.iter().map(|f| VecBuf::new(f)).collect();
+        let mut b: Vec<VecBuf> = burst.iter().map(|f| VecBuf::new(f)).collect();
+        let mut va = vec![Verdict::Drop; a.len()];
+        one[0].process_burst(&mut a, 0, 5_000_000, &mut va);
+        let vb: Vec<Verdict> = b
+            .iter_mut()
+            .map(|x| other[0].process(x, 0, 5_000_000))
+            .collect();
+        assert_eq!(va, vb);
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.data(), y.data());
+        }
+        assert!(va.iter().filter(|v| **v == Verdict::Tx(1)).count() >= 39);
+    }
+}

@@ -9,7 +9,7 @@ use super::stats::PublishedCounters;
 use super::{HoldEvent, Pipeline, Verdict};
 use crate::net::buf::PacketBuf;
 use crate::pmd::lcore::TscClock;
-use crate::pmd::mbuf::{Burst, Mbuf};
+use crate::pmd::mbuf::{Burst, Mbuf, BURST};
 use crate::pmd::ring::MbufRing;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -156,7 +156,7 @@ fn release<P: Pipeline>(
         let Some(h) = hold.slots[i].as_ref() else {
             continue;
         };
-        let ready = pipe.resolved(h.ip);
+        let ready = h.ip == 0 || pipe.resolved(h.ip);
         if !ready && now < h.deadline {
             continue;
         }
@@ -168,14 +168,21 @@ fn release<P: Pipeline>(
             pipe.note_hold(HoldEvent::Expired);
             continue; // freed
         }
-        pipe.note_hold(HoldEvent::Released);
         let v = match pipe.process(&mut h.m, h.port, now) {
+            Verdict::Hold(ip) if now < h.deadline => {
+                // still waiting: back in its slot with its first deadline
+                h.ip = ip;
+                hold.slots[i] = Some(h);
+                hold.n += 1;
+                continue;
+            }
             Verdict::Hold(_) => {
                 pipe.note_hold(HoldEvent::Expired);
                 continue;
             }
             v => v,
         };
+        pipe.note_hold(HoldEvent::Released);
         let mut none = HoldArea::new();
         let _ = dispatch(v, h.m, io, tx, counters, steer_lost, &mut none, h.port, now);
     }
@@ -219,8 +226,9 @@ pub fn run<P: Pipeline>(
                 continue;
             }
             counters[p].rx += n as u64;
-            for mut m in rx.drain() {
-                let v = pipe.process(&mut m, p as u16, now);
+            let mut verdicts = [Verdict::Drop; BURST];
+            pipe.process_burst(rx.as_mut_slice(), p as u16, now, &mut verdicts[..n]);
+            for (m, v) in rx.drain().zip(verdicts) {
                 if let Some(e) = dispatch(
                     v,
                     m,
