@@ -1,0 +1,943 @@
+//! The real `dirigo` binary on DPDK virtual devices: net_pcap fixtures in,
+//! net_pcap captures out, real EAL and real mbufs through the whole worker
+//! path (rx burst -> classify -> core -> xmit -> tx burst), one test per
+//! forwarding mode plus the local stack (ARP, ping) and garbage input.
+//!
+//! Port 0 "wan" = `net_pcap0,rx_pcap=WAN_IN,tx_pcap=WAN_OUT`, port 1 "lan" =
+//! `net_pcap1,rx_pcap=LAN_IN,tx_pcap=LAN_OUT`. Next hops are static
+//! `[[neighbor]]` entries, so no ARP resolution happens. Every expected
+//! frame is built independently with etherparse and compared byte for byte;
+//! checksums are recomputed with etherparse.
+//!
+//! Every daemon gets one worker (`-l 0-1`): the worker polls port 0 before
+//! port 1 in each loop iteration, so whatever is in the first burst of
+//! WAN_IN is processed before anything in LAN_IN (the NAT test relies on
+//! this, see there). The tests run one daemon at a time (they share the one
+//! worker core of this machine).
+
+mod common;
+
+use etherparse::{
+    icmpv4::DestUnreachableHeader, Icmpv4Header, Icmpv4Type, IpNumber, Ipv4Header, Ipv4HeaderSlice,
+    NetSlice, SlicedPacket, TcpHeader, TransportSlice,
+};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// One daemon at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+type Mac = [u8; 6];
+type Ip = [u8; 4];
+
+/// net_pcap's MACs are fixed per vdev index (`02:70:63:61:70:0N`); the
+/// fixtures address dirigo with them, and every run checks that `dirigoctl
+/// ports` reports exactly these.
+const WAN_MAC: Mac = [0x02, 0x70, 0x63, 0x61, 0x70, 0x00];
+const LAN_MAC: Mac = [0x02, 0x70, 0x63, 0x61, 0x70, 0x01];
+/// The client-side router (default gateway of dirigo).
+const GW_MAC: Mac = [0x02, 0x00, 0x00, 0x00, 0xfe, 0x01];
+const WAN_IP: Ip = [10, 0, 0, 1];
+const LAN_IP: Ip = [172, 16, 0, 1];
+const VIP: Ip = [10, 0, 0, 100];
+const RS1: Ip = [172, 16, 0, 11];
+const RS2: Ip = [172, 16, 0, 12];
+const RS1_MAC: Mac = [0x02, 0x00, 0x00, 0x00, 0x00, 0x11];
+const RS2_MAC: Mac = [0x02, 0x00, 0x00, 0x00, 0x00, 0x12];
+const ETH_IPV4: u16 = 0x0800;
+const ETH_ARP: u16 = 0x0806;
+
+// ---------------------------------------------------------------- fixtures
+
+fn eth(dst: Mac, src: Mac, ethertype: u16, payload: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(14 + payload.len());
+    v.extend_from_slice(&dst);
+    v.extend_from_slice(&src);
+    v.extend_from_slice(&ethertype.to_be_bytes());
+    v.extend_from_slice(payload);
+    v
+}
+
+/// A TCP segment description; `ip_tcp` builds the IPv4 packet.
+#[derive(Clone)]
+struct Seg {
+    src: Ip,
+    dst: Ip,
+    sport: u16,
+    dport: u16,
+    syn: bool,
+    ack: bool,
+    seq: u32,
+    ttl: u8,
+    id: u16,
+    df: bool,
+    payload: Vec<u8>,
+}
+
+fn seg(src: Ip, dst: Ip, sport: u16, dport: u16) -> Seg {
+    Seg {
+        src,
+        dst,
+        sport,
+        dport,
+        syn: true,
+        ack: false,
+        seq: 1000,
+        ttl: 61,
+        id: 0x1234,
+        df: true,
+        payload: Vec::new(),
+    }
+}
+
+/// IPv4 + TCP with correct checksums (etherparse).
+fn ip_tcp(s: &Seg) -> Vec<u8> {
+    let mut t = TcpHeader::new(s.sport, s.dport, s.seq, 64240);
+    t.syn = s.syn;
+    if s.ack {
+        t.ack = true;
+        t.psh = !s.payload.is_empty();
+        t.acknowledgment_number = 0x0bad_cafe;
+    }
+    let mut ip = Ipv4Header::new(
+        (t.header_len() + s.payload.len()) as u16,
+        s.ttl,
+        IpNumber::TCP,
+        s.src,
+        s.dst,
+    )
+    .unwrap();
+    ip.identification = s.id;
+    ip.dont_fragment = s.df;
+    t.checksum = t.calc_checksum_ipv4(&ip, &s.payload).unwrap();
+    let mut v = Vec::new();
+    ip.write(&mut v).unwrap();
+    t.write(&mut v).unwrap();
+    v.extend_from_slice(&s.payload);
+    v
+}
+
+/// An Ethernet/IPv4 ARP packet.
+fn arp(op: u16, sha: Mac, spa: Ip, tha: Mac, tpa: Ip) -> Vec<u8> {
+    let mut a = vec![0, 1, 0x08, 0, 6, 4];
+    a.extend_from_slice(&op.to_be_bytes());
+    a.extend_from_slice(&sha);
+    a.extend_from_slice(&spa);
+    a.extend_from_slice(&tha);
+    a.extend_from_slice(&tpa);
+    a
+}
+
+/// IPv4 + ICMP echo request (or reply) with correct checksums.
+fn ip_echo(src: Ip, dst: Ip, ttl: u8, reply: bool, id: u16, seq: u16, data: &[u8]) -> Vec<u8> {
+    let ty = if reply {
+        Icmpv4Type::EchoReply(etherparse::IcmpEchoHeader { id, seq })
+    } else {
+        Icmpv4Type::EchoRequest(etherparse::IcmpEchoHeader { id, seq })
+    };
+    let icmp = Icmpv4Header::with_checksum(ty, data);
+    let mut ip = Ipv4Header::new(
+        (icmp.header_len() + data.len()) as u16,
+        ttl,
+        IpNumber::ICMP,
+        src,
+        dst,
+    )
+    .unwrap();
+    ip.identification = 77;
+    let mut v = Vec::new();
+    ip.write(&mut v).unwrap();
+    icmp.write(&mut v).unwrap();
+    v.extend_from_slice(data);
+    v
+}
+
+// ------------------------------------------------------------ pcap + daemon
+
+fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
+    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = PcapWriter::with_header(f, PcapHeader::default()).unwrap();
+    for (i, fr) in frames.iter().enumerate() {
+        w.write_packet(&PcapPacket::new(
+            Duration::from_micros(i as u64),
+            fr.len() as u32,
+            fr,
+        ))
+        .unwrap();
+    }
+}
+
+fn read_pcap(path: &Path) -> Vec<Vec<u8>> {
+    let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    let mut r = pcap_file::pcap::PcapReader::new(f).unwrap();
+    let mut out = Vec::new();
+    while let Some(p) = r.next_packet() {
+        out.push(p.unwrap().data.into_owned());
+    }
+    out
+}
+
+/// `dirigoctl --socket S ARGS --json`: the response's `data`.
+fn ctl(sock: &Path, args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+        .arg("--socket")
+        .arg(sock)
+        .arg("--json")
+        .args(args)
+        .output()
+        .expect("run dirigoctl");
+    assert!(
+        out.status.success(),
+        "dirigoctl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("dirigoctl json");
+    v["ok"]["data"].clone()
+}
+
+/// What one daemon run produced.
+struct Run {
+    wan_out: Vec<Vec<u8>>,
+    lan_out: Vec<Vec<u8>>,
+    /// Gratuitous ARPs dirigo sent at start (removed from the outs).
+    garps: usize,
+    /// `dirigoctl drops`: reason -> count (taken after all rx was processed).
+    drops: HashMap<String, u64>,
+    /// `dirigoctl ports`, by port name.
+    ports: HashMap<String, Value>,
+    /// Daemon output (stderr + stdout).
+    log: String,
+}
+
+impl Run {
+    fn drop_count(&self, reason: &str) -> u64 {
+        *self
+            .drops
+            .get(reason)
+            .unwrap_or_else(|| panic!("no drop reason '{reason}' in {:?}", self.drops))
+    }
+}
+
+/// Start dirigo on `wan_in`/`lan_in` with `extra` appended to the config,
+/// wait until its worker has taken every fixture packet, stop it and read
+/// the out pcaps.
+fn run(name: &str, extra: &str, wan_in: &[Vec<u8>], lan_in: &[Vec<u8>]) -> Run {
+    run_with(name, extra, wan_in, lan_in, |_| {})
+}
+
+/// [`run`], calling `during(socket)` after the packets were processed and
+/// before the daemon is stopped.
+fn run_with(
+    name: &str,
+    extra: &str,
+    wan_in: &[Vec<u8>],
+    lan_in: &[Vec<u8>],
+    during: impl FnOnce(&Path),
+) -> Run {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = common::scratch(&format!("vdev-{name}"));
+    let p = |f: &str| -> PathBuf { dir.join(f) };
+    write_pcap(&p("wan_in.pcap"), wan_in);
+    write_pcap(&p("lan_in.pcap"), lan_in);
+    let sock = PathBuf::from(format!("/tmp/dg-vdev-{name}.sock"));
+    let cfg = format!(
+        r#"
+[eal]
+args = ["-l", "0-1", "--in-memory", "--no-pci", "--no-telemetry", "--file-prefix", "dg-vdev-{name}",
+        "--vdev=net_pcap0,rx_pcap={wi},tx_pcap={wo}",
+        "--vdev=net_pcap1,rx_pcap={li},tx_pcap={lo}"]
+
+[control]
+socket = "{sock}"
+
+[dataplane]
+connections_per_worker = 65536
+mbufs = 4095
+
+[[port]]
+name = "wan"
+device = "net_pcap0"
+addresses = ["10.0.0.1/24"]
+
+[[port]]
+name = "lan"
+device = "net_pcap1"
+addresses = ["172.16.0.1/24"]
+
+[[route]]
+prefix = "0.0.0.0/0"
+via = "10.0.0.254"
+
+[[neighbor]]
+ip = "10.0.0.254"
+mac = "02:00:00:00:fe:01"
+port = "wan"
+
+[[neighbor]]
+ip = "172.16.0.11"
+mac = "02:00:00:00:00:11"
+port = "lan"
+
+[[neighbor]]
+ip = "172.16.0.12"
+mac = "02:00:00:00:00:12"
+port = "lan"
+{extra}
+"#,
+        wi = p("wan_in.pcap").display(),
+        wo = p("wan_out.pcap").display(),
+        li = p("lan_in.pcap").display(),
+        lo = p("lan_out.pcap").display(),
+        sock = sock.display(),
+    );
+    let d = common::Daemon::start(&dir, &cfg);
+    let want = (wan_in.len() + lan_in.len()) as u64;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    // Worker counters are published after the burst's tx flush, so once
+    // they show every fixture packet received, everything has been sent.
+    loop {
+        let l = ctl(&sock, &["lcores"]);
+        let rx: u64 = l
+            .as_array()
+            .expect("lcores array")
+            .iter()
+            .map(|w| w["rx_packets"].as_u64().unwrap())
+            .sum();
+        if rx == want {
+            break;
+        }
+        assert!(rx < want, "worker rx {rx} > fixture packets {want}");
+        assert!(
+            Instant::now() < deadline,
+            "worker rx {rx} of {want} after 15 s:\n{}",
+            d.output()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let drops: HashMap<String, u64> = ctl(&sock, &["drops"])
+        .as_array()
+        .expect("drops array")
+        .iter()
+        .map(|x| {
+            (
+                x["reason"].as_str().unwrap().to_string(),
+                x["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let ports: HashMap<String, Value> = ctl(&sock, &["ports"])
+        .as_array()
+        .expect("ports array")
+        .iter()
+        .map(|x| (x["name"].as_str().unwrap().to_string(), x.clone()))
+        .collect();
+    assert_eq!(ports["wan"]["mac"], "02:70:63:61:70:00", "wan MAC");
+    assert_eq!(ports["lan"]["mac"], "02:70:63:61:70:01", "lan MAC");
+    during(&sock);
+    let log = d.stop();
+    let (wan_out, g1) = strip_garps(read_pcap(&p("wan_out.pcap")), WAN_MAC);
+    let (lan_out, g2) = strip_garps(read_pcap(&p("lan_out.pcap")), LAN_MAC);
+    Run {
+        wan_out,
+        lan_out,
+        garps: g1 + g2,
+        drops,
+        ports,
+        log,
+    }
+}
+
+/// Remove the gratuitous ARPs (sender IP == target IP) dirigo announces at
+/// start, checking each is a well-formed broadcast from the port's MAC.
+fn strip_garps(frames: Vec<Vec<u8>>, port_mac: Mac) -> (Vec<Vec<u8>>, usize) {
+    let mut n = 0;
+    let rest = frames
+        .into_iter()
+        .filter(|f| {
+            let garp =
+                f.len() >= 42 && f[12..14] == ETH_ARP.to_be_bytes() && f[28..32] == f[38..42];
+            if garp {
+                n += 1;
+                assert_eq!(f[0..6], [0xff; 6], "GARP dst");
+                assert_eq!(f[6..12], port_mac, "GARP src");
+                assert_eq!(f[22..28], port_mac, "GARP sender MAC");
+            }
+            !garp
+        })
+        .collect();
+    (rest, n)
+}
+
+// --------------------------------------------------------------- checks
+
+/// The IPv4 header of an Ethernet frame, with its checksum verified.
+fn ipv4_checked(frame: &[u8]) -> Ipv4Header {
+    let p = SlicedPacket::from_ethernet(frame).expect("etherparse parses the frame");
+    let Some(NetSlice::Ipv4(ip)) = p.net else {
+        panic!("not IPv4: {frame:02x?}");
+    };
+    let h = ip.header().to_header();
+    assert_eq!(
+        h.header_checksum,
+        h.calc_header_checksum(),
+        "IPv4 header checksum"
+    );
+    h
+}
+
+/// Verify the TCP checksum of an Ethernet/IPv4/TCP frame.
+fn tcp_checked(frame: &[u8]) -> TcpHeader {
+    let ip = ipv4_checked(frame);
+    let p = SlicedPacket::from_ethernet(frame).unwrap();
+    let Some(TransportSlice::Tcp(t)) = p.transport else {
+        panic!("not TCP: {frame:02x?}");
+    };
+    let h = t.to_header();
+    assert_eq!(
+        h.checksum,
+        h.calc_checksum_ipv4(&ip, t.payload()).unwrap(),
+        "TCP checksum"
+    );
+    h
+}
+
+fn rules(service: &str, method: &str, rss: &[(&str, Option<u16>)]) -> String {
+    let mut s =
+        format!("\n[[service]]\nprotocol = \"tcp\"\naddress = \"{service}\"\nscheduler = \"rr\"\n");
+    for (a, port) in rss {
+        let addr = match port {
+            Some(p) => format!("{a}:{p}"),
+            None => a.to_string(),
+        };
+        s += &format!("\n[[service.real_server]]\naddress = \"{addr}\"\nmethod = \"{method}\"\n");
+    }
+    s
+}
+
+fn client(i: u8) -> Ip {
+    [198, 51, 100, 10 + i]
+}
+
+/// SYN, then ACK, then ACK+data from each of `flows` clients to VIP:80, in
+/// three rounds (all SYNs, all ACKs, all data), as IP packets, with the flow
+/// index of each.
+fn three_rounds(flows: u8) -> Vec<(usize, Vec<u8>)> {
+    let mut v = Vec::new();
+    for round in 0..3u32 {
+        for f in 0..flows {
+            let mut s = seg(client(f), VIP, 40000 + f as u16, 80);
+            s.id = 0x100 * (f as u16 + 1) + round as u16;
+            s.ttl = 60 + f;
+            s.seq = 1000 + round;
+            if round > 0 {
+                s.syn = false;
+                s.ack = true;
+            }
+            if round == 2 {
+                s.payload = format!("GET /{f} HTTP/1.0\r\n\r\n").into_bytes();
+            }
+            v.push((f as usize, ip_tcp(&s)));
+        }
+    }
+    v
+}
+
+fn rs_mac(rip: Ip) -> Mac {
+    if rip == RS1 {
+        RS1_MAC
+    } else {
+        RS2_MAC
+    }
+}
+
+/// Flows alternate real servers, and each flow sticks to one: returns the
+/// RS of each flow.
+fn check_rr(flow_of_out: &[(usize, Ip)], flows: usize) -> Vec<Ip> {
+    let mut rs: Vec<Option<Ip>> = vec![None; flows];
+    for &(f, r) in flow_of_out {
+        match rs[f] {
+            None => rs[f] = Some(r),
+            Some(prev) => assert_eq!(prev, r, "flow {f} changed real server"),
+        }
+    }
+    let rs: Vec<Ip> = rs
+        .into_iter()
+        .map(|r| r.expect("every flow forwarded"))
+        .collect();
+    for w in rs.windows(2) {
+        assert_ne!(w[0], w[1], "rr: consecutive flows must alternate: {rs:?}");
+    }
+    assert!(rs.contains(&RS1) && rs.contains(&RS2), "{rs:?}");
+    rs
+}
+
+// ---------------------------------------------------------------- tests
+
+#[test]
+fn dr_rewrites_only_the_macs() {
+    if !common::privileged("vdev DR") {
+        return;
+    }
+    let pkts = three_rounds(4);
+    let wan: Vec<Vec<u8>> = pkts
+        .iter()
+        .map(|(_, p)| eth(WAN_MAC, GW_MAC, ETH_IPV4, p))
+        .collect();
+    let r = run_with(
+        "dr",
+        &rules(
+            "10.0.0.100:80",
+            "dr",
+            &[("172.16.0.11", None), ("172.16.0.12", None)],
+        ),
+        &wan,
+        &[],
+        |sock| {
+            let l = ctl(sock, &["lcores"]);
+            let w = &l[0];
+            assert_eq!(
+                (w["conns"].as_u64(), w["conns_created"].as_u64()),
+                (Some(4), Some(4)),
+                "{l}"
+            );
+        },
+    );
+    assert!(
+        r.wan_out.is_empty(),
+        "nothing back on the wan: {:02x?}",
+        r.wan_out
+    );
+    assert_eq!(
+        r.lan_out.len(),
+        pkts.len(),
+        "every packet forwarded:\n{}",
+        r.log
+    );
+    let mut seen = Vec::new();
+    for ((f, ip), out) in pkts.iter().zip(&r.lan_out) {
+        let dst: Mac = out[0..6].try_into().unwrap();
+        let rip = if dst == RS1_MAC {
+            RS1
+        } else {
+            assert_eq!(dst, RS2_MAC, "dst MAC is a real server's");
+            RS2
+        };
+        seen.push((*f, rip));
+        // exactly: Ethernet to the RS from dirigo's lan port, IP untouched
+        assert_eq!(*out, eth(rs_mac(rip), LAN_MAC, ETH_IPV4, ip), "flow {f}");
+        tcp_checked(out);
+    }
+    check_rr(&seen, 4);
+    assert!(r.garps > 0, "start-up gratuitous ARP");
+}
+
+#[test]
+fn tun_encapsulates_and_answers_frag_needed() {
+    if !common::privileged("vdev TUN") {
+        return;
+    }
+    let mut pkts = three_rounds(4);
+    // Flow 4: a SYN (tunnelled), then 1500-byte IP packets that cannot get
+    // 20 more bytes on the 1500-MTU lan: with DF -> ICMP frag-needed back to
+    // the client; without DF -> dropped (dirigo does not fragment).
+    let mut syn = seg(client(4), VIP, 40004, 80);
+    syn.id = 0x500;
+    pkts.push((4, ip_tcp(&syn)));
+    let mut big = syn.clone();
+    big.syn = false;
+    big.ack = true;
+    big.id = 0x501;
+    big.payload = (0..1460u32).map(|i| i as u8).collect();
+    let big_df = ip_tcp(&big);
+    assert_eq!(big_df.len(), 1500);
+    big.df = false;
+    big.id = 0x502;
+    let big_nodf = ip_tcp(&big);
+    let mut wan: Vec<Vec<u8>> = pkts
+        .iter()
+        .map(|(_, p)| eth(WAN_MAC, GW_MAC, ETH_IPV4, p))
+        .collect();
+    wan.push(eth(WAN_MAC, GW_MAC, ETH_IPV4, &big_df));
+    wan.push(eth(WAN_MAC, GW_MAC, ETH_IPV4, &big_nodf));
+    let r = run(
+        "tun",
+        &rules(
+            "10.0.0.100:80",
+            "tun",
+            &[("172.16.0.11", None), ("172.16.0.12", None)],
+        ),
+        &wan,
+        &[],
+    );
+    assert_eq!(r.ports["lan"]["mtu"], 1500, "lan MTU");
+    assert_eq!(r.lan_out.len(), pkts.len(), "tunnelled packets:\n{}", r.log);
+    let mut seen = Vec::new();
+    let mut ids = Vec::new();
+    for ((f, inner), out) in pkts.iter().zip(&r.lan_out) {
+        let outer = ipv4_checked(out);
+        let rip = outer.destination;
+        seen.push((*f, rip));
+        ids.push(outer.identification);
+        // independent outer header: proto 4, src = lan primary address,
+        // dst = RIP, TTL and DF copied from the inner header
+        let ih = Ipv4HeaderSlice::from_slice(inner).unwrap().to_header();
+        let mut want = Ipv4Header::new(
+            inner.len() as u16,
+            ih.time_to_live,
+            IpNumber::IPV4,
+            LAN_IP,
+            rip,
+        )
+        .unwrap();
+        want.dont_fragment = ih.dont_fragment;
+        want.identification = outer.identification; // dirigo's counter
+        let mut exp = Vec::new();
+        want.write(&mut exp).unwrap();
+        exp.extend_from_slice(inner);
+        assert_eq!(*out, eth(rs_mac(rip), LAN_MAC, ETH_IPV4, &exp), "flow {f}");
+    }
+    let rs = check_rr(&seen, 5);
+    assert_eq!(rs.len(), 5);
+    // The outer IDs are distinct (a counter), so reassembly never mixes them.
+    let mut u = ids.clone();
+    u.sort_unstable();
+    u.dedup();
+    assert_eq!(u.len(), ids.len(), "outer IP ids {ids:?}");
+
+    // Frag-needed: exactly one frame back on the wan, to the gateway.
+    assert_eq!(r.wan_out.len(), 1, "frag-needed only: {:02x?}", r.wan_out);
+    let icmp = &r.wan_out[0];
+    let ip = ipv4_checked(icmp);
+    let sp = SlicedPacket::from_ethernet(icmp).unwrap();
+    let Some(TransportSlice::Icmpv4(m)) = sp.transport else {
+        panic!("not ICMP: {icmp:02x?}");
+    };
+    assert_eq!(
+        m.icmp_type(),
+        Icmpv4Type::DestinationUnreachable(DestUnreachableHeader::FragmentationNeeded {
+            next_hop_mtu: 1480
+        })
+    );
+    assert_eq!(
+        m.checksum(),
+        m.icmp_type().calc_checksum(m.payload()),
+        "ICMP checksum"
+    );
+    // quoted: the original IP header + 8 bytes of TCP
+    assert_eq!(m.payload(), &big_df[..28]);
+    let q = Ipv4HeaderSlice::from_slice(m.payload()).expect("quoted header parses");
+    assert_eq!(q.source(), client(4));
+    assert_eq!(q.destination(), VIP);
+    // exact frame: VIP -> client, TTL 64, routed via the gateway
+    let mut want = Ipv4Header::new(8 + 28, 64, IpNumber::ICMP, VIP, client(4)).unwrap();
+    want.dont_fragment = false;
+    want.identification = ip.identification;
+    let ih = Icmpv4Header::with_checksum(
+        Icmpv4Type::DestinationUnreachable(DestUnreachableHeader::FragmentationNeeded {
+            next_hop_mtu: 1480,
+        }),
+        &big_df[..28],
+    );
+    let mut exp = Vec::new();
+    want.write(&mut exp).unwrap();
+    ih.write(&mut exp).unwrap();
+    exp.extend_from_slice(&big_df[..28]);
+    assert_eq!(*icmp, eth(GW_MAC, WAN_MAC, ETH_IPV4, &exp));
+    // the non-DF one was dropped and counted
+    assert_eq!(r.drop_count("lb_too_big"), 1, "{:?}", r.drops);
+}
+
+#[test]
+fn nat_rewrites_both_directions() {
+    if !common::privileged("vdev NAT") {
+        return;
+    }
+    // Request (SYN) and the client's next segment come in on the wan; the
+    // RS's SYN-ACK comes in on the lan. Ordering: with one worker, every
+    // loop iteration polls port 0 (wan) before port 1 (lan), and the first
+    // wan burst holds both wan packets, so the connection exists before the
+    // reply is looked up. (The pcaps are read at start; a second daemon
+    // run would lose the connection.)
+    let cip = client(0);
+    let mut req = seg(cip, VIP, 40000, 80);
+    req.ttl = 60;
+    let mut req2 = req.clone();
+    req2.syn = false;
+    req2.ack = true;
+    req2.seq = 1001;
+    req2.id = 0x1235;
+    req2.payload = b"GET / HTTP/1.0\r\n\r\n".to_vec();
+    let mut rep = seg(RS1, cip, 8080, 40000);
+    rep.ack = true; // SYN-ACK
+    rep.seq = 5000;
+    rep.ttl = 64;
+    rep.id = 0x4321;
+    let wan = vec![
+        eth(WAN_MAC, GW_MAC, ETH_IPV4, &ip_tcp(&req)),
+        eth(WAN_MAC, GW_MAC, ETH_IPV4, &ip_tcp(&req2)),
+    ];
+    let lan = vec![eth(LAN_MAC, RS1_MAC, ETH_IPV4, &ip_tcp(&rep))];
+    let r = run(
+        "nat",
+        &rules("10.0.0.100:80", "nat", &[("172.16.0.11", Some(8080))]),
+        &wan,
+        &lan,
+    );
+    // requests: dst VIP:80 -> RIP:8080, TTL - 1, checksums recomputed
+    assert_eq!(r.lan_out.len(), 2, "requests on the lan:\n{}", r.log);
+    for (s, out) in [req, req2].iter().zip(&r.lan_out) {
+        let mut w = s.clone();
+        w.dst = RS1;
+        w.dport = 8080;
+        w.ttl -= 1;
+        assert_eq!(*out, eth(RS1_MAC, LAN_MAC, ETH_IPV4, &ip_tcp(&w)));
+        let t = tcp_checked(out);
+        assert_eq!(t.destination_port, 8080);
+        assert_eq!(ipv4_checked(out).destination, RS1);
+    }
+    // reply: src RIP:8080 -> VIP:80, out on the wan toward the gateway
+    assert_eq!(r.wan_out.len(), 1, "reply on the wan:\n{}", r.log);
+    let mut w = rep.clone();
+    w.src = VIP;
+    w.sport = 80;
+    w.ttl -= 1;
+    let out = &r.wan_out[0];
+    assert_eq!(*out, eth(GW_MAC, WAN_MAC, ETH_IPV4, &ip_tcp(&w)));
+    let t = tcp_checked(out);
+    assert_eq!((t.source_port, t.syn, t.ack), (80, true, true));
+    assert_eq!(ipv4_checked(out).source, VIP);
+}
+
+#[test]
+fn arp_and_ping_are_answered() {
+    if !common::privileged("vdev ARP/ping") {
+        return;
+    }
+    let cip: Ip = [10, 0, 0, 50];
+    let cmac: Mac = [0x02, 0, 0, 0, 0, 0x50];
+    let data: Vec<u8> = (0..32u8).collect();
+    let wan = vec![
+        eth([0xff; 6], cmac, ETH_ARP, &arp(1, cmac, cip, [0; 6], WAN_IP)),
+        eth([0xff; 6], cmac, ETH_ARP, &arp(1, cmac, cip, [0; 6], VIP)),
+        // not ours: no reply
+        eth(
+            [0xff; 6],
+            cmac,
+            ETH_ARP,
+            &arp(1, cmac, cip, [0; 6], [10, 0, 0, 77]),
+        ),
+        eth(
+            WAN_MAC,
+            cmac,
+            ETH_IPV4,
+            &ip_echo(cip, VIP, 64, false, 0x77, 1, &data),
+        ),
+        eth(
+            WAN_MAC,
+            cmac,
+            ETH_IPV4,
+            &ip_echo(cip, WAN_IP, 64, false, 0x77, 2, &data),
+        ),
+    ];
+    let r = run_with(
+        "arp",
+        &rules("10.0.0.100:80", "dr", &[("172.16.0.11", None)]),
+        &wan,
+        &[],
+        |sock| {
+            // The requester is learned (worker -> event -> control thread).
+            let deadline = Instant::now() + Duration::from_secs(5);
+            loop {
+                let n = ctl(sock, &["neigh", "list"]);
+                let hit = n
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|e| e["addr"] == "10.0.0.50")
+                    .cloned();
+                if let Some(e) = hit {
+                    assert_eq!(e["mac"], "02:00:00:00:00:50", "{e}");
+                    assert_eq!(e["port"], 0, "{e}");
+                    break;
+                }
+                assert!(Instant::now() < deadline, "10.0.0.50 not learned: {n}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        },
+    );
+    assert!(r.lan_out.is_empty(), "{:02x?}", r.lan_out);
+    assert_eq!(r.wan_out.len(), 4, "2 ARP + 2 echo replies:\n{}", r.log);
+    for (out, ip) in r.wan_out[..2].iter().zip([WAN_IP, VIP]) {
+        assert_eq!(
+            *out,
+            eth(cmac, WAN_MAC, ETH_ARP, &arp(2, WAN_MAC, ip, cmac, cip))
+        );
+    }
+    for (out, (ip, seq)) in r.wan_out[2..].iter().zip([(VIP, 1), (WAN_IP, 2)]) {
+        let h = ipv4_checked(out);
+        let sp = SlicedPacket::from_ethernet(out).unwrap();
+        let Some(TransportSlice::Icmpv4(m)) = sp.transport else {
+            panic!("not ICMP: {out:02x?}");
+        };
+        assert_eq!(
+            m.checksum(),
+            m.icmp_type().calc_checksum(m.payload()),
+            "ICMP checksum"
+        );
+        assert_eq!(
+            *out,
+            eth(
+                cmac,
+                WAN_MAC,
+                ETH_IPV4,
+                &ip_echo(ip, cip, 64, true, 0x77, seq, &data)
+            )
+        );
+        assert_eq!(h.identification, 77, "the reply keeps the request's IP id");
+    }
+    // the ARP for a foreign address is ignored, not answered
+    assert_eq!(
+        r.garps,
+        2 * 3,
+        "GARP for 10.0.0.1, 172.16.0.1, the VIP on each port"
+    );
+}
+
+#[test]
+fn garbage_is_counted_and_dropped() {
+    if !common::privileged("vdev garbage") {
+        return;
+    }
+    let good = ip_tcp(&seg(client(0), VIP, 40000, 80));
+    let frame = |ip: &[u8]| eth(WAN_MAC, GW_MAC, ETH_IPV4, ip);
+    let mut bad_csum = good.clone();
+    bad_csum[10] ^= 0x5a;
+    let mut ttl0 = good.clone();
+    ttl0[8] = 0;
+    fix_ip_csum(&mut ttl0);
+    let mut frag = good.clone();
+    frag[6] = 0x20; // MF
+    fix_ip_csum(&mut frag);
+    let mut v6 = vec![0x60, 0, 0, 0, 0, 8, 17, 64];
+    v6.extend_from_slice(&[0u8; 40]);
+    let mut frames: Vec<(Option<&str>, Vec<u8>)> = vec![
+        (Some("truncated"), vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]),
+        (Some("truncated"), frame(&good[..10])),
+        (Some("bad_ip_checksum"), frame(&bad_csum)),
+        (Some("bad_ip_checksum"), frame(&bad_csum)),
+        (Some("ipv6"), eth(WAN_MAC, GW_MAC, 0x86dd, &v6)),
+        (Some("ttl_expired"), frame(&ttl0)),
+        (Some("fragment"), frame(&frag)),
+        (
+            Some("bad_src_mac"),
+            eth(WAN_MAC, [0xff; 6], ETH_IPV4, &good),
+        ),
+        (
+            Some("unknown_ethertype"),
+            eth(WAN_MAC, GW_MAC, 0x88b5, &good),
+        ),
+        (
+            Some("l4_truncated"),
+            frame(&{
+                let mut t = good[..24].to_vec();
+                t[2..4].copy_from_slice(&24u16.to_be_bytes());
+                fix_ip_csum(&mut t);
+                t
+            }),
+        ),
+        // TCP ACK for no connection, and a port that is not a service
+        (
+            Some("lb_not_tracked"),
+            frame(&ip_tcp(&Seg {
+                syn: false,
+                ack: true,
+                ..seg(client(1), VIP, 40001, 80)
+            })),
+        ),
+        (
+            Some("lb_not_a_service"),
+            frame(&ip_tcp(&seg(client(1), VIP, 40001, 81))),
+        ),
+        // to nobody we know
+        (
+            Some("not_for_us"),
+            frame(&ip_tcp(&seg(client(1), [10, 0, 0, 99], 40001, 80))),
+        ),
+    ];
+    // deterministic random frames (LCG), with a unicast source MAC so each
+    // fails somewhere past the Ethernet header
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for i in 0..40 {
+        let n = 14 + (i * 37) % 200;
+        let mut f: Vec<u8> = (0..n)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (x >> 56) as u8
+            })
+            .collect();
+        f[6] &= 0xfe;
+        if i % 2 == 0 {
+            f[12..14].copy_from_slice(&ETH_IPV4.to_be_bytes()); // random "IPv4"
+        }
+        frames.push((None, f));
+    }
+    // alive and still processing after all that: one echo to the VIP
+    let echo = eth(
+        WAN_MAC,
+        GW_MAC,
+        ETH_IPV4,
+        &ip_echo(client(0), VIP, 64, false, 9, 9, b"alive"),
+    );
+    let mut wan: Vec<Vec<u8>> = frames.iter().map(|(_, f)| f.clone()).collect();
+    wan.push(echo);
+    let r = run(
+        "garbage",
+        &rules("10.0.0.100:80", "dr", &[("172.16.0.11", None)]),
+        &wan,
+        &[],
+    );
+    assert!(
+        r.lan_out.is_empty(),
+        "nothing forwarded: {:02x?}",
+        r.lan_out
+    );
+    assert_eq!(
+        r.wan_out.len(),
+        1,
+        "only the echo reply: {:02x?}",
+        r.wan_out
+    );
+    let h = ipv4_checked(&r.wan_out[0]);
+    assert_eq!((h.source, h.destination), (VIP, client(0)));
+    let mut want: HashMap<&str, u64> = HashMap::new();
+    for (reason, _) in &frames {
+        if let Some(n) = reason {
+            *want.entry(n).or_default() += 1;
+        }
+    }
+    for (reason, n) in &want {
+        assert!(
+            r.drop_count(reason) >= *n,
+            "{reason}: want >= {n}, drops {:?}",
+            r.drops
+        );
+    }
+    // every garbage frame is counted under exactly one reason
+    let total: u64 = r.drops.values().sum();
+    assert_eq!(total, frames.len() as u64, "drops {:?}", r.drops);
+    assert!(r.log.contains("dirigo: stopping"), "{}", r.log);
+}
+
+fn fix_ip_csum(ip: &mut [u8]) {
+    ip[10] = 0;
+    ip[11] = 0;
+    let h = Ipv4HeaderSlice::from_slice(&ip[..20]).unwrap().to_header();
+    ip[10..12].copy_from_slice(&h.calc_header_checksum().to_be_bytes());
+}
