@@ -574,16 +574,8 @@ fn garbage_is_counted_and_dropped() {
 /// because the ports are promiscuous, e.g. flooded by a switch, or dirigo's
 /// own DR output looped back by a hub/bridge) must not be processed: the
 /// Linux stack and IPVS drop `PACKET_OTHERHOST` frames.
-///
-/// DIRIGO BUG (see the report): the ports are promiscuous
-/// (src/daemon/mod.rs `promiscuous: true` in start_ports) and neither
-/// classify (src/net/classify.rs) nor the pipeline checks the Ethernet
-/// destination, so all three frames are processed: the SYN and the looped
-/// DR frame are forwarded to the RS (a forwarding loop on a flooding L2
-/// segment), and the echo reply leaves with the other host's MAC as its
-/// source (MACs swapped). Enable this test once fixed.
+/// dirigo counts them as `other_host` and drops them.
 #[test]
-#[ignore = "dirigo bug: frames for other hosts' MACs are processed (promiscuous ports, no dst MAC check)"]
 fn frames_for_other_macs_are_not_forwarded() {
     if !common::privileged("vdev other-host MAC") {
         return;
@@ -622,4 +614,5 @@ fn frames_for_other_macs_are_not_forwarded() {
         r.wan_out,
         r.lan_out
     );
+    assert_eq!(r.drop_count("other_host"), 3);
 }

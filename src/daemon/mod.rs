@@ -103,7 +103,7 @@ pub fn start_ports(
             tx_desc: pc.tx_desc,
             rss: cfg.dataplane.rss,
             tx_csum: cfg.dataplane.tx_checksum_offload,
-            promiscuous: true,
+            promiscuous: false,
         };
         let (rss, tx_csum) = port.configure(&setup, pool).map_err(perr)?;
         if let Some(m) = pc.mtu {

@@ -40,8 +40,9 @@ enum C {
     HeldReleased,
     HeldOverflow,
     HeldExpired,
+    OtherHost,
 }
-const C_FIXED: usize = 14;
+const C_FIXED: usize = 15;
 const NET_BASE: usize = C_FIXED;
 const ARP_BASE: usize = NET_BASE + NetDrop::COUNT;
 const ICMP_BASE: usize = ARP_BASE + ArpIgnore::COUNT;
@@ -67,6 +68,7 @@ pub fn counter_names() -> Vec<String> {
         "held_released",
         "held_overflow",
         "held_expired",
+        "other_host",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -82,6 +84,7 @@ pub fn is_drop_counter(i: usize) -> bool {
     i == C::LocalOther as usize
         || i == C::HeldOverflow as usize
         || i == C::HeldExpired as usize
+        || i == C::OtherHost as usize
         || i == C::NotForUs as usize
         || i == C::EventsLost as usize
         || (NET_BASE..N_COUNTERS).contains(&i)
@@ -253,6 +256,25 @@ impl Dirigo {
         }
     }
 
+    /// Whether a frame is addressed to this port: its MAC, or a group
+    /// (broadcast/multicast) address. Frames for other hosts (a promiscuous
+    /// port, a flooding switch, our own DR output looping back) are not
+    /// ours to forward or answer, as in Linux ("other host").
+    #[inline]
+    fn for_us(&self, frame: &[u8], port: u16) -> bool {
+        if frame.len() < 14 {
+            return true; // classify counts it as truncated
+        }
+        let dst = &frame[0..6];
+        if dst[0] & 1 != 0 {
+            return true;
+        }
+        match self.net.port(port) {
+            Some(p) => dst == p.mac,
+            None => false,
+        }
+    }
+
     #[inline]
     fn process_inner<B: PacketBuf>(
         &mut self,
@@ -261,6 +283,10 @@ impl Dirigo {
         now_ns: u64,
         steered: bool,
     ) -> Verdict {
+        if !self.for_us(buf.data(), port) {
+            self.counters[C::OtherHost as usize] += 1;
+            return Verdict::Drop;
+        }
         match classify(buf.data(), port) {
             Classified::Ipv4(meta) => {
                 if self.workers > 1 && !steered {
@@ -359,6 +385,10 @@ impl Pipeline for Dirigo {
         let mut metas = [PacketMeta::default(); BURST_MAX];
         let mut simple = true;
         for i in 0..n {
+            if !self.for_us(bufs[i].data(), port) {
+                simple = false;
+                break;
+            }
             match classify(bufs[i].data(), port) {
                 Classified::Ipv4(m) => {
                     if self.workers > 1 {

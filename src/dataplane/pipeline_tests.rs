@@ -9,7 +9,7 @@ use super::{Pipeline, Verdict};
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::snapshot::{LbIds, SnapshotBuilder};
 use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
-use crate::lb::testutil::{tcp_frame, verify};
+use crate::lb::testutil::{tcp_frame, verify, OUR_MAC};
 use crate::lb::worker::{LbWorker, LbWorkerConfig};
 use crate::net::addr::{Ipv4Cidr, OwnAddrs};
 use crate::net::buf::{PacketBuf, VecBuf};
@@ -53,11 +53,11 @@ fn setup(workers: usize) -> (Arc<Shared>, Vec<Dirigo>) {
     }
     let ports: Arc<[PortInfo]> = vec![
         PortInfo {
-            mac: [2, 0xd1, 0, 0, 0, 1],
+            mac: OUR_MAC,
             mtu: 1500,
         },
         PortInfo {
-            mac: [2, 0xd1, 0, 0, 0, 2],
+            mac: OUR_MAC,
             mtu: 1500,
         },
     ]
@@ -239,7 +239,7 @@ fn nat_requests_and_replies_on_different_workers_meet_at_the_owner() {
 fn arp_and_ping_answered_locally_and_drops_counted() {
     let (shared, mut pipes) = setup(2);
     // ICMP echo to the VIP, built with etherparse.
-    let b = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 1, 7], [2, 0xd1, 0, 0, 0, 1])
+    let b = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 1, 7], OUR_MAC)
         .ipv4([10, 0, 0, 7], VIP, 64)
         .icmpv4_echo_request(1, 1);
     let mut v = Vec::new();
@@ -257,11 +257,20 @@ fn arp_and_ping_answered_locally_and_drops_counted() {
         }
         other => panic!("{other:?}"),
     }
+    // A frame for another host's MAC is not ours to answer.
+    let mut other = v.clone();
+    other[0..6].copy_from_slice(&[2, 0, 0, 0, 0x77, 0x77]);
+    let mut ob = VecBuf::new(&other);
+    assert_eq!(pipes[0].process(&mut ob, 0, 0), Verdict::Drop);
+    assert_eq!(ob.data(), &other[..], "untouched");
+    pipes[0].housekeeping(0);
+    let names = super::pipeline::counter_names();
+    let oh = names.iter().position(|n| n == "other_host").unwrap();
+    assert_eq!(shared.workers[0].counters.get(oh), 1);
     // Garbage is dropped and counted, never steered.
     let mut junk = VecBuf::new(&[0x02u8; 10]);
     assert_eq!(pipes[1].process(&mut junk, 0, 0), Verdict::Drop);
     pipes[1].housekeeping(0);
-    let names = super::pipeline::counter_names();
     let trunc = names.iter().position(|n| n == "truncated").unwrap();
     assert_eq!(shared.workers[1].counters.get(trunc), 1);
 }
