@@ -4,6 +4,7 @@ use super::{rip, rs_index, support, Lab, CLIENT, VIP};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::Read;
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 /// dirigoadm's method flag for a method name.
@@ -44,19 +45,32 @@ fn sha256_file(lab: &Lab, path: &str) -> String {
     out.split_whitespace().next().unwrap().to_string()
 }
 
-/// Upload `size` bytes (POST /upload): the real server's sha256 and length
-/// must equal the client's. Returns the server that answered.
-pub fn upload(lab: &Lab, size: usize, seed: u64, tag: &str) -> String {
+/// Start `curl` uploading `size` pattern bytes (POST /upload) in the client
+/// namespace; returns the child and the sha256 the server must report.
+pub fn spawn_upload(lab: &Lab, size: usize, seed: u64, tag: &str, rate: Option<&str>) -> (Child, String) {
     let path = lab.dir.join(format!("up-{tag}.bin"));
     std::fs::write(&path, pattern(size, seed)).unwrap();
     let p = path.display().to_string();
     let want = sha256_file(lab, &p);
     let url = format!("http://{VIP}/upload");
     let data = format!("@{p}");
-    let out = lab.client(&[
-        "curl", "-sS", "-m", "60", "-H", "Expect:", "-H",
-        "Content-Type: application/octet-stream", "--data-binary", &data, &url,
-    ]);
+    let mut cmd = vec![
+        "curl", "-sS", "-m", "90", "-H", "Expect:", "-H",
+        "Content-Type: application/octet-stream", "--data-binary", &data,
+    ];
+    if let Some(r) = rate {
+        cmd.extend_from_slice(&["--limit-rate", r]);
+    }
+    cmd.push(&url);
+    (lab.client_spawn(&cmd), want)
+}
+
+/// Wait for an upload: the real server's sha256 and length must equal the
+/// client's. Returns the server that answered.
+pub fn finish_upload(child: Child, want: &str, size: usize, tag: &str) -> String {
+    let o = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "upload {tag}: {} {}", o.status, String::from_utf8_lossy(&o.stderr));
     let f: Vec<&str> = out.split_whitespace().collect();
     assert_eq!(f.len(), 3, "upload answer: {out:?}");
     assert_eq!(f[1], want, "upload {tag}: sha256 at the real server");
@@ -64,9 +78,14 @@ pub fn upload(lab: &Lab, size: usize, seed: u64, tag: &str) -> String {
     f[0].to_string()
 }
 
-/// Download `size` bytes (GET /blob): the file's sha256 must equal the
-/// X-Sha256 header and labutil's independent value. Returns the server.
-pub fn download(lab: &Lab, size: usize, tag: &str, rate: Option<&str>) -> String {
+/// Upload `size` bytes and check them (see [`finish_upload`]).
+pub fn upload(lab: &Lab, size: usize, seed: u64, tag: &str) -> String {
+    let (c, want) = spawn_upload(lab, size, seed, tag, None);
+    finish_upload(c, &want, size, tag)
+}
+
+/// Start `curl` downloading `size` bytes (GET /blob) in the client namespace.
+pub fn spawn_download(lab: &Lab, size: usize, tag: &str, rate: Option<&str>) -> Child {
     let body = lab.dir.join(format!("down-{tag}.bin")).display().to_string();
     let hdr = lab.dir.join(format!("down-{tag}.hdr")).display().to_string();
     let url = format!("http://{VIP}/blob?size={size}");
@@ -75,7 +94,16 @@ pub fn download(lab: &Lab, size: usize, tag: &str, rate: Option<&str>) -> String
         cmd.extend_from_slice(&["--limit-rate", r]);
     }
     cmd.push(&url);
-    lab.client(&cmd);
+    lab.client_spawn(&cmd)
+}
+
+/// Wait for a download: the file's sha256 must equal the X-Sha256 header
+/// and labutil's independent value. Returns the server.
+pub fn finish_download(lab: &Lab, child: Child, size: usize, tag: &str) -> String {
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "download {tag}: {} {}", o.status, String::from_utf8_lossy(&o.stderr));
+    let body = lab.dir.join(format!("down-{tag}.bin")).display().to_string();
+    let hdr = lab.dir.join(format!("down-{tag}.hdr"));
     let headers = std::fs::read_to_string(&hdr).unwrap();
     let field = |k: &str| {
         headers
@@ -94,10 +122,16 @@ pub fn download(lab: &Lab, size: usize, tag: &str, rate: Option<&str>) -> String
     field("X-Server")
 }
 
+/// Download `size` bytes and check them (see [`finish_download`]).
+pub fn download(lab: &Lab, size: usize, tag: &str) -> String {
+    let c = spawn_download(lab, size, tag, None);
+    finish_download(lab, c, size, tag)
+}
+
 /// 2 MB each way through the VIP, checksummed.
 pub fn transfer(lab: &Lab, tag: &str) {
     let a = upload(lab, 2 << 20, 7, tag);
-    let b = download(lab, 2 << 20, tag, None);
+    let b = download(lab, 2 << 20, tag);
     eprintln!("{tag}: 2 MiB up via {a}, 2 MiB down via {b}: checksums ok");
 }
 
