@@ -65,10 +65,16 @@ fn lab_tun_with_pmtu() {
     // full-size segments with DF (Linux's default PMTU discovery) upstream
     let rs = upload(&lab, 2 << 20, 11, "pmtu");
     let route = lab.client(&["ip", "route", "get", VIP]);
-    assert!(route.contains("mtu 1480"), "client learnt no path MTU 1480: {route}");
+    assert!(
+        route.contains("mtu 1480"),
+        "client learnt no path MTU 1480: {route}"
+    );
     let unreach = client_snmp(&lab, "Icmp", "InDestUnreachs") - unreach0;
     assert!(unreach >= 1, "client got no ICMP destination unreachable");
-    eprintln!("tun pmtu: upload via {rs} ok; {unreach} frag-needed; route: {}", route.trim());
+    eprintln!(
+        "tun pmtu: upload via {rs} ok; {unreach} frag-needed; route: {}",
+        route.trim()
+    );
     // NOTE: dirigo counts the frag-needed it sends (WorkerStats::icmp_frag_sent)
     // but no control command reports it yet; the client's counters prove it.
     common_checks(&lab, "tun", "ret0", "FIN_WAIT");
@@ -86,6 +92,9 @@ fn lab_nat() {
     common_checks(&lab, "nat", "dgtn-wan", "TIME_WAIT");
     // the real server saw the real client address, and dirigo's NAT replies
     let who = lab.client(&["curl", "-sS", "-m", "5", &format!("http://{VIP}/whoami")]);
-    assert!(who.contains("local=10.98.0.1") && who.contains("peer=10.99.0.2:"), "{who}");
+    assert!(
+        who.contains("local=10.98.0.1") && who.contains("peer=10.99.0.2:"),
+        "{who}"
+    );
     lab.finish();
 }

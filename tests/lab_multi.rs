@@ -12,7 +12,8 @@ use std::time::Instant;
 
 /// Client addresses .2 .. .10: the worker that owns a flow is a hash of the
 /// client address, so several addresses are needed to use both workers.
-const SRCS: &str = "10.99.0.2,10.99.0.3,10.99.0.4,10.99.0.5,10.99.0.6,10.99.0.7,10.99.0.8,10.99.0.9,10.99.0.10";
+const SRCS: &str =
+    "10.99.0.2,10.99.0.3,10.99.0.4,10.99.0.5,10.99.0.6,10.99.0.7,10.99.0.8,10.99.0.9,10.99.0.10";
 
 /// 36 connections from 9 client addresses over rs1..rs3 with rr. Each worker
 /// rotates on its own, so a server gets 12 +- 2 (one per worker).
@@ -23,11 +24,17 @@ fn spread_multi(lab: &Lab, tag: &str) {
     eprintln!("{tag}: 36 connections: {c:?}; per-worker new connections {before:?} -> {after:?}");
     for n in 1..=3 {
         let got = c.get(&format!("rs{n}")).copied().unwrap_or(0) as i64;
-        assert!((got - 12).abs() <= 2, "{tag}: rs{n} got {got}, want 12 +- 2: {c:?}");
+        assert!(
+            (got - 12).abs() <= 2,
+            "{tag}: rs{n} got {got}, want 12 +- 2: {c:?}"
+        );
     }
     assert_eq!(after.len(), 2, "two workers: {after:?}");
     for (w, (a, b)) in after.iter().zip(&before).enumerate() {
-        assert!(a > b, "{tag}: worker {w} created no connection ({before:?} -> {after:?})");
+        assert!(
+            a > b,
+            "{tag}: worker {w} created no connection ({before:?} -> {after:?})"
+        );
     }
 }
 
@@ -57,7 +64,16 @@ fn lab_two_workers_dr_then_nat() {
     // services' real servers switch to masquerading
     lab.mode("nat");
     for n in 1..=3 {
-        lab.adm(&["-e", "-t", &format!("{VIP}:80"), "-r", &rip(n), "-m", "-w", "1"]);
+        lab.adm(&[
+            "-e",
+            "-t",
+            &format!("{VIP}:80"),
+            "-r",
+            &rip(n),
+            "-m",
+            "-w",
+            "1",
+        ]);
     }
     let l = lab.adm(&["-L", "-n"]);
     assert_eq!(l.matches("Masq").count(), 3, "{l}");
@@ -106,16 +122,19 @@ fn lab_thousand_changes_keep_connections() {
         env: &[],
     });
     spread_rr(&lab); // resolves rs1..rs3
-    // How long will the changes take? Time a few control round trips, then
-    // size two rate-limited transfers (1 MiB/s down, 512 KiB/s up) to last
-    // well beyond that.
+                     // How long will the changes take? Time a few control round trips, then
+                     // size two rate-limited transfers (1 MiB/s down, 512 KiB/s up) to last
+                     // well beyond that.
     let t = Instant::now();
     for _ in 0..10 {
         lab.adm(&["-L", "-n"]);
     }
     let per_call = t.elapsed().as_secs_f64() / 10.0;
     let secs = (1.4 * (500.0 + 20.0) * per_call + 4.0).ceil() as usize;
-    eprintln!("control round trip {:.1} ms: transfers sized for {secs} s", per_call * 1e3);
+    eprintln!(
+        "control round trip {:.1} ms: transfers sized for {secs} s",
+        per_call * 1e3
+    );
     let (down_len, up_len) = (secs << 20, secs << 19);
     let held = Held::start(&lab, 6, "0.05", "changes");
     let down = spawn_download(&lab, down_len, "chg", Some("1M"));

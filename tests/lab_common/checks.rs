@@ -47,7 +47,13 @@ fn sha256_file(lab: &Lab, path: &str) -> String {
 
 /// Start `curl` uploading `size` pattern bytes (POST /upload) in the client
 /// namespace; returns the child and the sha256 the server must report.
-pub fn spawn_upload(lab: &Lab, size: usize, seed: u64, tag: &str, rate: Option<&str>) -> (Child, String) {
+pub fn spawn_upload(
+    lab: &Lab,
+    size: usize,
+    seed: u64,
+    tag: &str,
+    rate: Option<&str>,
+) -> (Child, String) {
     let path = lab.dir.join(format!("up-{tag}.bin"));
     std::fs::write(&path, pattern(size, seed)).unwrap();
     let p = path.display().to_string();
@@ -55,8 +61,16 @@ pub fn spawn_upload(lab: &Lab, size: usize, seed: u64, tag: &str, rate: Option<&
     let url = format!("http://{VIP}/upload");
     let data = format!("@{p}");
     let mut cmd = vec![
-        "curl", "-sS", "-m", "90", "-H", "Expect:", "-H",
-        "Content-Type: application/octet-stream", "--data-binary", &data,
+        "curl",
+        "-sS",
+        "-m",
+        "90",
+        "-H",
+        "Expect:",
+        "-H",
+        "Content-Type: application/octet-stream",
+        "--data-binary",
+        &data,
     ];
     if let Some(r) = rate {
         cmd.extend_from_slice(&["--limit-rate", r]);
@@ -70,7 +84,12 @@ pub fn spawn_upload(lab: &Lab, size: usize, seed: u64, tag: &str, rate: Option<&
 pub fn finish_upload(child: Child, want: &str, size: usize, tag: &str) -> String {
     let o = child.wait_with_output().unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "upload {tag}: {} {}", o.status, String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "upload {tag}: {} {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
     let f: Vec<&str> = out.split_whitespace().collect();
     assert_eq!(f.len(), 3, "upload answer: {out:?}");
     assert_eq!(f[1], want, "upload {tag}: sha256 at the real server");
@@ -86,8 +105,16 @@ pub fn upload(lab: &Lab, size: usize, seed: u64, tag: &str) -> String {
 
 /// Start `curl` downloading `size` bytes (GET /blob) in the client namespace.
 pub fn spawn_download(lab: &Lab, size: usize, tag: &str, rate: Option<&str>) -> Child {
-    let body = lab.dir.join(format!("down-{tag}.bin")).display().to_string();
-    let hdr = lab.dir.join(format!("down-{tag}.hdr")).display().to_string();
+    let body = lab
+        .dir
+        .join(format!("down-{tag}.bin"))
+        .display()
+        .to_string();
+    let hdr = lab
+        .dir
+        .join(format!("down-{tag}.hdr"))
+        .display()
+        .to_string();
     let url = format!("http://{VIP}/blob?size={size}");
     let mut cmd = vec!["curl", "-sS", "-m", "90", "-D", &hdr, "-o", &body];
     if let Some(r) = rate {
@@ -101,8 +128,17 @@ pub fn spawn_download(lab: &Lab, size: usize, tag: &str, rate: Option<&str>) -> 
 /// and labutil's independent value. Returns the server.
 pub fn finish_download(lab: &Lab, child: Child, size: usize, tag: &str) -> String {
     let o = child.wait_with_output().unwrap();
-    assert!(o.status.success(), "download {tag}: {} {}", o.status, String::from_utf8_lossy(&o.stderr));
-    let body = lab.dir.join(format!("down-{tag}.bin")).display().to_string();
+    assert!(
+        o.status.success(),
+        "download {tag}: {} {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let body = lab
+        .dir
+        .join(format!("down-{tag}.bin"))
+        .display()
+        .to_string();
     let hdr = lab.dir.join(format!("down-{tag}.hdr"));
     let headers = std::fs::read_to_string(&hdr).unwrap();
     let field = |k: &str| {
@@ -114,10 +150,19 @@ pub fn finish_download(lab: &Lab, child: Child, size: usize, tag: &str) -> Strin
             })
             .unwrap_or_else(|| panic!("no {k} in {headers}"))
     };
-    assert_eq!(std::fs::metadata(&body).unwrap().len(), size as u64, "download {tag}: length");
+    assert_eq!(
+        std::fs::metadata(&body).unwrap().len(),
+        size as u64,
+        "download {tag}: length"
+    );
     let got = sha256_file(lab, &body);
     assert_eq!(got, field("X-Sha256"), "download {tag}: sha256");
-    let indep = lab.client(&["python3", &support("labutil.py"), "blob-sha256", &size.to_string()]);
+    let indep = lab.client(&[
+        "python3",
+        &support("labutil.py"),
+        "blob-sha256",
+        &size.to_string(),
+    ]);
     assert_eq!(got, indep.trim(), "download {tag}: labutil's sha256");
     field("X-Server")
 }
@@ -141,8 +186,15 @@ pub fn transfer(lab: &Lab, tag: &str) {
 pub fn udp(lab: &Lab, iface: &str) {
     let port = "5353";
     let out = lab.client(&[
-        "python3", &support("udp_probe.py"), VIP, port, "--count", "6", "--json",
-        "--payload", "hello",
+        "python3",
+        &support("udp_probe.py"),
+        VIP,
+        port,
+        "--count",
+        "6",
+        "--json",
+        "--payload",
+        "hello",
     ]);
     let mut names = Vec::new();
     for (i, line) in out.lines().enumerate() {
@@ -172,7 +224,14 @@ pub struct ConnAnswer {
 /// `n` TCP connections open at once, then GET /whoami on each.
 pub fn conns(lab: &Lab, n: usize, src: Option<&str>) -> Vec<ConnAnswer> {
     let ns = n.to_string();
-    let mut cmd = vec!["python3".to_string(), support("lab_client.py"), "conns".into(), VIP.into(), "80".into(), ns];
+    let mut cmd = vec![
+        "python3".to_string(),
+        support("lab_client.py"),
+        "conns".into(),
+        VIP.into(),
+        "80".into(),
+        ns,
+    ];
     if let Some(s) = src {
         cmd.extend(["--src".to_string(), s.to_string()]);
     }
@@ -223,7 +282,16 @@ pub fn spread_rr(lab: &Lab) {
 
 /// Set a real server's weight.
 pub fn weight(lab: &Lab, method: &str, n: usize, w: u32) {
-    lab.adm(&["-e", "-t", &svc(), "-r", &rip(n), flag(method), "-w", &w.to_string()]);
+    lab.adm(&[
+        "-e",
+        "-t",
+        &svc(),
+        "-r",
+        &rip(n),
+        flag(method),
+        "-w",
+        &w.to_string(),
+    ]);
 }
 
 /// wrr with weights 1:2:3 over 60 concurrent connections: 10/20/30.
@@ -239,7 +307,11 @@ pub fn spread_wrr(lab: &Lab, method: &str) {
     eprintln!("wrr 1:2:3 over 60: {c:?}");
     for n in 1..=3usize {
         let got = c.get(&format!("rs{n}")).copied().unwrap_or(0) as i64;
-        assert!((got - 10 * n as i64).abs() <= 2, "wrr: rs{n} got {got}, want {} +-2: {c:?}", 10 * n);
+        assert!(
+            (got - 10 * n as i64).abs() <= 2,
+            "wrr: rs{n} got {got}, want {} +-2: {c:?}",
+            10 * n
+        );
     }
     lab.adm(&["-E", "-t", &svc(), "-s", "rr"]);
     for n in 1..=3 {
@@ -287,7 +359,9 @@ pub fn entries(lab: &Lab) -> Vec<Entry> {
 /// The entry for the client port `lport` (client address [`CLIENT`]).
 pub fn entry_for(lab: &Lab, lport: u16) -> Option<Entry> {
     let src = format!("{CLIENT}:{lport}");
-    entries(lab).into_iter().find(|e| e.proto == "TCP" && e.src == src)
+    entries(lab)
+        .into_iter()
+        .find(|e| e.proto == "TCP" && e.src == src)
 }
 
 /// Connections held open by lab_client.py hold.
@@ -307,10 +381,26 @@ impl Held {
         let _ = std::fs::remove_file(&stop);
         let (r, s) = (ready.display().to_string(), stop.display().to_string());
         let child = lab.client_spawn(&[
-            "python3", &support("lab_client.py"), "hold", VIP, "80", &n.to_string(),
-            "--ready-file", &r, "--stop-file", &s, "--interval", interval, "--timeout", "3",
+            "python3",
+            &support("lab_client.py"),
+            "hold",
+            VIP,
+            "80",
+            &n.to_string(),
+            "--ready-file",
+            &r,
+            "--stop-file",
+            &s,
+            "--interval",
+            interval,
+            "--timeout",
+            "3",
         ]);
-        let mut h = Held { child, stop, conns: Vec::new() };
+        let mut h = Held {
+            child,
+            stop,
+            conns: Vec::new(),
+        };
         let end = Instant::now() + Duration::from_secs(20);
         while !ready.exists() {
             if let Ok(Some(st)) = h.child.try_wait() {
@@ -321,10 +411,16 @@ impl Held {
             assert!(Instant::now() < end, "hold: connections not ready in 20 s");
             std::thread::sleep(Duration::from_millis(50));
         }
-        let v: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&ready).unwrap()).unwrap();
+        let v: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(&ready).unwrap()).unwrap();
         h.conns = v
             .iter()
-            .map(|c| (c["lport"].as_u64().unwrap() as u16, c["name"].as_str().unwrap().to_string()))
+            .map(|c| {
+                (
+                    c["lport"].as_u64().unwrap() as u16,
+                    c["name"].as_str().unwrap().to_string(),
+                )
+            })
             .collect();
         h
     }
@@ -333,13 +429,23 @@ impl Held {
     pub fn stop(mut self) -> Vec<(u16, String, u64, u64, Vec<String>)> {
         std::fs::write(&self.stop, b"stop").unwrap();
         let mut out = String::new();
-        self.child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
         let st = self.child.wait().unwrap();
         assert!(st.success(), "hold: {st} {out}");
         out.lines()
             .map(|l| {
                 let v: Value = serde_json::from_str(l).unwrap();
-                let names = v["names"].as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect();
+                let names = v["names"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_str().unwrap().to_string())
+                    .collect();
                 (
                     v["lport"].as_u64().unwrap() as u16,
                     v["name"].as_str().unwrap().to_string(),
@@ -366,6 +472,7 @@ impl Drop for Held {
 ///   the held connection to rs2 keeps answering;
 /// * rs3 removed (`-d`): 12 new connections all go to rs1;
 /// * after the held connections close, their entries show `closed_state`.
+///
 /// Restores rs2 weight 1 and rs3.
 pub fn weight0_removed_listing(lab: &Lab, method: &str, closed_state: &str) {
     let held = Held::start(lab, 3, "0.2", method);
@@ -374,7 +481,11 @@ pub fn weight0_removed_listing(lab: &Lab, method: &str, closed_state: &str) {
     for (lport, name) in &held.conns {
         let e = entry_for(lab, *lport).unwrap_or_else(|| panic!("no entry for held :{lport}"));
         assert_eq!(e.state, "ESTABLISHED", "held {name}: {e:?}");
-        assert_eq!(e.dst, format!("{}:80", rip(rs_index(name))), "held {name}: {e:?}");
+        assert_eq!(
+            e.dst,
+            format!("{}:80", rip(rs_index(name))),
+            "held {name}: {e:?}"
+        );
         assert_eq!(e.vip, format!("{VIP}:80"));
     }
     weight(lab, method, 2, 0);
@@ -387,13 +498,24 @@ pub fn weight0_removed_listing(lab: &Lab, method: &str, closed_state: &str) {
     assert_eq!(entry_for(lab, rs2_port).unwrap().state, "ESTABLISHED");
     lab.adm(&["-d", "-t", &svc(), "-r", &rip(3)]);
     let c = count(conns(lab, 12, None).into_iter().map(|a| a.name));
-    assert_eq!(c.get("rs1"), Some(&12), "removed rs3 / weight-0 rs2 got new connections: {c:?}");
+    assert_eq!(
+        c.get("rs1"),
+        Some(&12),
+        "removed rs3 / weight-0 rs2 got new connections: {c:?}"
+    );
     let res = held.stop();
     for (lport, name, rounds, fails, seen) in &res {
         eprintln!("held :{lport} {name}: {rounds} rounds, {fails} fails, {seen:?}");
         if name != "rs3" {
-            // rs3 was removed: its packets are dropped (expire_nodest_conn off)
-            assert_eq!((*fails, seen.as_slice()), (0, [name.clone()].as_slice()), "held {name}");
+            // Not asserted for rs3, whose server was removed: docs/CONFIG.md
+            // (and IPVS with expire_nodest_conn=0) say its packets are
+            // dropped, but src/lb/worker.rs keeps forwarding them (the held
+            // connection to rs3 keeps answering). Reported as a dirigo bug.
+            assert_eq!(
+                (*fails, seen.as_slice()),
+                (0, [name.clone()].as_slice()),
+                "held {name}"
+            );
             assert!(*rounds >= 4, "held {name}: only {rounds} rounds");
         }
     }
@@ -414,9 +536,15 @@ pub fn persistence(lab: &Lab) {
     let l = lab.adm(&["-L", "-n", "-t", &svc()]);
     assert!(l.contains("persistent 60"), "{l}");
     let names: Vec<String> = conns(lab, 8, None).into_iter().map(|a| a.name).collect();
-    assert!(names.iter().all(|n| n == &names[0]), "persistence: {names:?}");
+    assert!(
+        names.iter().all(|n| n == &names[0]),
+        "persistence: {names:?}"
+    );
     let again: Vec<String> = conns(lab, 4, None).into_iter().map(|a| a.name).collect();
-    assert!(again.iter().all(|n| n == &names[0]), "persistence (2nd batch): {again:?}");
+    assert!(
+        again.iter().all(|n| n == &names[0]),
+        "persistence (2nd batch): {again:?}"
+    );
     lab.adm(&["-E", "-t", &svc(), "-s", "rr"]);
     let names: Vec<String> = conns(lab, 6, None).into_iter().map(|a| a.name).collect();
     assert_round_robin(&names, 3);
@@ -437,10 +565,16 @@ pub fn worker_conns(lab: &Lab) -> Vec<u64> {
 /// A counter from `/proc/net/snmp` in the client namespace (e.g. Icmp InDestUnreachs).
 pub fn client_snmp(lab: &Lab, group: &str, field: &str) -> u64 {
     let s = lab.client(&["cat", "/proc/net/snmp"]);
-    let rows: Vec<&str> = s.lines().filter(|l| l.starts_with(&format!("{group}:"))).collect();
+    let rows: Vec<&str> = s
+        .lines()
+        .filter(|l| l.starts_with(&format!("{group}:")))
+        .collect();
     assert!(rows.len() >= 2, "{s}");
     let names: Vec<&str> = rows[0].split_whitespace().collect();
     let vals: Vec<&str> = rows[1].split_whitespace().collect();
-    let i = names.iter().position(|n| *n == field).unwrap_or_else(|| panic!("no {field}"));
+    let i = names
+        .iter()
+        .position(|n| *n == field)
+        .unwrap_or_else(|| panic!("no {field}"));
     vals[i].parse().unwrap()
 }

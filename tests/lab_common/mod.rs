@@ -71,7 +71,11 @@ fn repo() -> PathBuf {
 
 /// Path of a support program.
 pub fn support(name: &str) -> String {
-    repo().join("tests/support").join(name).display().to_string()
+    repo()
+        .join("tests/support")
+        .join(name)
+        .display()
+        .to_string()
 }
 
 fn text(o: &Output) -> String {
@@ -93,7 +97,10 @@ impl Lab {
         let mut env: Vec<(String, String)> = vec![
             ("LAB_PREFIX".into(), spec.prefix.into()),
             ("LAB_NRS".into(), spec.nrs.to_string()),
-            ("LAB_STATE_DIR".into(), format!("/run/dirigo-lab/{}", spec.prefix)),
+            (
+                "LAB_STATE_DIR".into(),
+                format!("/run/dirigo-lab/{}", spec.prefix),
+            ),
         ];
         env.extend(spec.env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         let mut lab = Lab {
@@ -237,11 +244,17 @@ scheduler = "rr"
             .expect("spawn dirigoadm");
         let mut stdin = c.stdin.take().unwrap();
         if let Some(s) = input {
-            stdin.write_all(s.as_bytes()).expect("write dirigoadm stdin");
+            stdin
+                .write_all(s.as_bytes())
+                .expect("write dirigoadm stdin");
         }
         drop(stdin);
         let o = c.wait_with_output().unwrap();
-        assert!(o.status.success(), "dirigoadm {args:?} failed: {}", text(&o));
+        assert!(
+            o.status.success(),
+            "dirigoadm {args:?} failed: {}",
+            text(&o)
+        );
         String::from_utf8_lossy(&o.stdout).into_owned()
     }
 
@@ -295,7 +308,10 @@ impl Drop for Lab {
                 );
             }
             let st = self.lab_sh(&["status"]);
-            eprintln!("--- lab status ---\n{}", String::from_utf8_lossy(&st.stdout));
+            eprintln!(
+                "--- lab status ---\n{}",
+                String::from_utf8_lossy(&st.stdout)
+            );
         }
         // Taps back first (deleting a namespace would destroy a live tap),
         // then the namespaces and programs, then dirigo.
