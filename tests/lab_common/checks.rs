@@ -197,6 +197,7 @@ pub fn udp(lab: &Lab, iface: &str) {
         "hello",
     ]);
     let mut names = Vec::new();
+    let mut ports = Vec::new();
     for (i, line) in out.lines().enumerate() {
         let v: Value = serde_json::from_str(line).unwrap();
         let reply = v["reply"].as_str().unwrap_or_else(|| panic!("udp: {out}"));
@@ -205,8 +206,28 @@ pub fn udp(lab: &Lab, iface: &str) {
         assert_eq!(v["from"], format!("{VIP}:{port}"), "udp reply source");
         assert_eq!(v["iface"], iface, "udp reply arrival interface");
         names.push(name.to_string());
+        let lport = v["local"]
+            .as_str()
+            .unwrap()
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .to_string();
+        ports.push((lport, name.to_string()));
     }
     assert_round_robin(&names, 3);
+    // each probe is a UDP entry in `-L -n -c`, with its real server
+    let table = entries(lab);
+    for (lport, name) in &ports {
+        let src = format!("{CLIENT}:{lport}");
+        let e = table
+            .iter()
+            .find(|e| e.proto == "UDP" && e.src == src)
+            .unwrap_or_else(|| panic!("no UDP entry for {src}: {table:?}"));
+        assert_eq!(e.state, "UDP", "{e:?}");
+        assert_eq!(e.vip, format!("{VIP}:{port}"), "{e:?}");
+        assert_eq!(e.dst, format!("{}:{port}", rip(rs_index(name))), "{e:?}");
+    }
     eprintln!("udp: {names:?}");
 }
 
