@@ -111,7 +111,9 @@ impl Lab {
             daemon: None,
             t0: Instant::now(),
         };
-        // A lab left behind by an aborted run of this same test (our prefix only).
+        // A lab left behind by an aborted (killed) run of this same test:
+        // its dirigo (found by our exact config path) and our prefix only.
+        stop_stale_daemon(&lab.dir.join("dirigo.toml"));
         lab.lab_sh(&["down"]);
         lab.lab_ok(&["up", spec.mode]);
         let cfg = lab.config(spec);
@@ -294,6 +296,51 @@ scheduler = "rr"
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+}
+
+/// Stop a dirigo left running by a killed test run: the process whose
+/// command line is exactly `... --config PATH` for this test's config.
+fn stop_stale_daemon(config: &std::path::Path) {
+    let want = config.display().to_string();
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for e in rd.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+        let exe_ok = args.first().is_some_and(|a| a.ends_with(b"/dirigo"));
+        let cfg_ok = args
+            .windows(2)
+            .any(|w| w[0] == b"--config" && w[1] == want.as_bytes());
+        if exe_ok && cfg_ok {
+            eprintln!("stopping a stale dirigo (pid {pid}) from an aborted run");
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(pid.to_string())
+                .status();
+            let end = Instant::now() + Duration::from_secs(10);
+            while alive(pid) && Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = Command::new("kill")
+                .arg("-KILL")
+                .arg(pid.to_string())
+                .status();
+        }
+    }
+}
+
+/// Whether `pid` runs (a zombie counts as gone).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(") ").map(|(_, r)| !r.starts_with('Z')))
+        .unwrap_or(false)
 }
 
 impl Drop for Lab {
