@@ -1,0 +1,100 @@
+//! The netns lab, end to end: unmodified kernel TCP/UDP clients and servers
+//! talking through a real dirigo in DR, TUN and NAT (issue 7). One test per
+//! mode runs every check of that mode on one lab + daemon:
+//! ping the VIP; 2 MiB up and 2 MiB down, checksummed; UDP request/response;
+//! rr (exact rotation) and wrr 1:2:3 over concurrent connections; weight 0
+//! and removal with a held connection; `-L -n -c` states and real servers;
+//! persistence. TUN also proves path-MTU discovery through the tunnel.
+//! Needs root and hugepages (skips outside CI, fails in CI).
+
+mod common;
+mod lab_common;
+
+use lab_common::checks::*;
+use lab_common::{Lab, LabSpec, SERIAL, VIP};
+
+/// The checks shared by every mode.
+fn common_checks(lab: &Lab, method: &str, reply_iface: &str, closed_state: &str) {
+    ping(lab);
+    spread_rr(lab);
+    transfer(lab, method);
+    // after spread_rr: dirigo drops a datagram to a not-yet-resolved real
+    // server (no ARP pending queue), and UDP does not retransmit
+    udp(lab, reply_iface);
+    spread_wrr(lab, method);
+    weight0_removed_listing(lab, method, closed_state);
+    persistence(lab);
+}
+
+fn start(name: &str, prefix: &str, mode: &str) -> Lab {
+    Lab::start(&LabSpec {
+        name,
+        prefix,
+        mode,
+        method: mode,
+        cores: &["-l", "0-1"],
+        nrs: 3,
+        env: &[],
+    })
+}
+
+#[test]
+fn lab_dr() {
+    if !common::privileged("lab DR") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = start("lab_dr", "dgtd", "dr");
+    // DR/TUN see only the client's half: the client's FIN moves the entry to
+    // FIN_WAIT and nothing later changes it (IPVS input-only table).
+    common_checks(&lab, "dr", "ret0", "FIN_WAIT");
+    lab.finish();
+}
+
+#[test]
+fn lab_tun_with_pmtu() {
+    if !common::privileged("lab TUN") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // LAN MTU 1500 (lab and dirigo defaults), client WAN MTU 1500: a full
+    // 1500-byte segment becomes a 1520-byte IPIP packet that does not fit.
+    let lab = start("lab_tun", "dgtt", "tun");
+    let unreach0 = client_snmp(&lab, "Icmp", "InDestUnreachs");
+    lab.client(&["ip", "route", "flush", "cache"]);
+    // full-size segments with DF (Linux's default PMTU discovery) upstream
+    let rs = upload(&lab, 2 << 20, 11, "pmtu");
+    let route = lab.client(&["ip", "route", "get", VIP]);
+    assert!(
+        route.contains("mtu 1480"),
+        "client learnt no path MTU 1480: {route}"
+    );
+    let unreach = client_snmp(&lab, "Icmp", "InDestUnreachs") - unreach0;
+    assert!(unreach >= 1, "client got no ICMP destination unreachable");
+    eprintln!(
+        "tun pmtu: upload via {rs} ok; {unreach} frag-needed; route: {}",
+        route.trim()
+    );
+    // NOTE: dirigo counts the frag-needed it sends (WorkerStats::icmp_frag_sent)
+    // but no control command reports it yet; the client's counters prove it.
+    common_checks(&lab, "tun", "ret0", "FIN_WAIT");
+    lab.finish();
+}
+
+#[test]
+fn lab_nat() {
+    if !common::privileged("lab NAT") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = start("lab_nat", "dgtn", "nat");
+    // NAT sees both halves: client FIN, server FIN, last ACK -> TIME_WAIT.
+    common_checks(&lab, "nat", "dgtn-wan", "TIME_WAIT");
+    // the real server saw the real client address, and dirigo's NAT replies
+    let who = lab.client(&["curl", "-sS", "-m", "5", &format!("http://{VIP}/whoami")]);
+    assert!(
+        who.contains("local=10.98.0.1") && who.contains("peer=10.99.0.2:"),
+        "{who}"
+    );
+    lab.finish();
+}

@@ -1,0 +1,371 @@
+//! The netns lab from Rust: `scripts/lab/lab.sh` builds the namespaces, a
+//! real `dirigo` runs on two net_tap ports, and the checks drive kernel
+//! TCP/UDP clients in the client namespace. [`Lab`] tears everything down
+//! when dropped (success, failure or panic).
+#![allow(dead_code)]
+
+pub mod checks;
+
+use crate::common;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The lab tests of one binary run one at a time: every dirigo busy-polls a
+/// CPU and the machine may have only two.
+pub static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The virtual IP of every lab service.
+pub const VIP: &str = "10.99.0.100";
+/// The client's address on the WAN side.
+pub const CLIENT: &str = "10.99.0.2";
+
+/// Address of real server `n` (1-based): 10.98.0.(10+n).
+pub fn rip(n: usize) -> String {
+    format!("10.98.0.{}", 10 + n)
+}
+
+/// `rsN` -> N.
+pub fn rs_index(name: &str) -> usize {
+    name.strip_prefix("rs")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("not a real server name: {name:?}"))
+}
+
+/// How a lab is built.
+pub struct LabSpec<'a> {
+    /// Test name: scratch dir and EAL file prefix.
+    pub name: &'a str,
+    /// LAB_PREFIX (short; tap names are PREFIX-wan / PREFIX-lan).
+    pub prefix: &'a str,
+    /// lab.sh mode: dr, tun, nat.
+    pub mode: &'a str,
+    /// dirigo method for the start-up real servers: dr, tun, nat.
+    pub method: &'a str,
+    /// EAL core arguments, e.g. `["-l", "0-1"]`.
+    pub cores: &'a [&'a str],
+    /// Number of real-server namespaces (LAB_NRS).
+    pub nrs: usize,
+    /// Extra environment for lab.sh (LAB_LAN_MTU, ...).
+    pub env: &'a [(&'a str, &'a str)],
+}
+
+/// A running lab + dirigo. Dropping it stops dirigo and removes the lab.
+pub struct Lab {
+    /// LAB_PREFIX.
+    pub prefix: String,
+    /// Scratch directory (files shared with the namespaces).
+    pub dir: PathBuf,
+    /// Control socket.
+    pub sock: String,
+    env: Vec<(String, String)>,
+    daemon: Option<common::Daemon>,
+    /// When the lab was started.
+    pub t0: Instant,
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Path of a support program.
+pub fn support(name: &str) -> String {
+    repo()
+        .join("tests/support")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+impl Lab {
+    /// Build the lab (phase 1), start dirigo with the lab's services for
+    /// `spec.method` (TCP VIP:80 rr and UDP VIP:5353 rr over rs1..rs3),
+    /// attach its taps.
+    pub fn start(spec: &LabSpec) -> Lab {
+        let dir = common::scratch(spec.name);
+        let sock = dir.join("ctl.sock").display().to_string();
+        let mut env: Vec<(String, String)> = vec![
+            ("LAB_PREFIX".into(), spec.prefix.into()),
+            ("LAB_NRS".into(), spec.nrs.to_string()),
+            (
+                "LAB_STATE_DIR".into(),
+                format!("/run/dirigo-lab/{}", spec.prefix),
+            ),
+        ];
+        env.extend(spec.env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        let mut lab = Lab {
+            prefix: spec.prefix.into(),
+            dir,
+            sock,
+            env,
+            daemon: None,
+            t0: Instant::now(),
+        };
+        // A lab left behind by an aborted (killed) run of this same test:
+        // its dirigo (found by our exact config path) and our prefix only.
+        stop_stale_daemon(&lab.dir.join("dirigo.toml"));
+        lab.lab_sh(&["down"]);
+        lab.lab_ok(&["up", spec.mode]);
+        let cfg = lab.config(spec);
+        lab.daemon = Some(common::Daemon::start(&lab.dir, &cfg));
+        lab.lab_ok(&["attach"]);
+        eprintln!(
+            "lab {}: up in {:.1} s",
+            spec.prefix,
+            lab.t0.elapsed().as_secs_f64()
+        );
+        lab
+    }
+
+    fn config(&self, spec: &LabSpec) -> String {
+        let p = &self.prefix;
+        let cores = spec
+            .cores
+            .iter()
+            .map(|c| format!("{c:?}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut rs = String::new();
+        for i in 1..=3 {
+            rs += &format!(
+                "[[service.real_server]]\naddress = \"{}\"\nmethod = \"{}\"\n",
+                rip(i),
+                spec.method
+            );
+        }
+        format!(
+            r#"
+[eal]
+args = [{cores}, "--in-memory", "--file-prefix", "dg-{name}", "--no-pci", "--no-telemetry",
+        "--vdev=net_tap0,iface={p}-wan", "--vdev=net_tap1,iface={p}-lan"]
+[control]
+socket = "{sock}"
+[dataplane]
+connections_per_worker = 65536
+mbufs = 8191
+[[port]]
+name = "wan"
+device = "net_tap0"
+addresses = ["10.99.0.1/24"]
+[[port]]
+name = "lan"
+device = "net_tap1"
+addresses = ["10.98.0.1/24"]
+[[service]]
+protocol = "tcp"
+address = "{VIP}:80"
+scheduler = "rr"
+{rs}
+[[service]]
+protocol = "udp"
+address = "{VIP}:5353"
+scheduler = "rr"
+{rs}"#,
+            name = spec.name,
+            sock = self.sock,
+        )
+    }
+
+    fn lab_cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(repo().join("scripts/lab/lab.sh"));
+        c.args(args).stdin(Stdio::null());
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        c
+    }
+
+    /// Run `lab.sh ARGS` (any outcome).
+    pub fn lab_sh(&self, args: &[&str]) -> Output {
+        self.lab_cmd(args).output().expect("run lab.sh")
+    }
+
+    /// Run `lab.sh ARGS`; panic unless it succeeds; its stdout.
+    pub fn lab_ok(&self, args: &[&str]) -> String {
+        let o = self.lab_sh(args);
+        assert!(o.status.success(), "lab.sh {args:?} failed: {}", text(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Run a command in namespace `who` (client, srv, rsN); any outcome.
+    pub fn exec(&self, who: &str, cmd: &[&str]) -> Output {
+        let mut a = vec!["exec", who];
+        a.extend_from_slice(cmd);
+        self.lab_sh(&a)
+    }
+
+    /// Run a command in the client namespace; panic unless it succeeds; stdout.
+    pub fn client(&self, cmd: &[&str]) -> String {
+        let o = self.exec("client", cmd);
+        assert!(o.status.success(), "client {cmd:?} failed: {}", text(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Start a command in the client namespace in the background.
+    pub fn client_spawn(&self, cmd: &[&str]) -> Child {
+        let mut a = vec!["exec", "client"];
+        a.extend_from_slice(cmd);
+        self.lab_cmd(&a)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn in client namespace")
+    }
+
+    /// Reconfigure the real servers (`lab.sh mode`).
+    pub fn mode(&self, mode: &str) {
+        self.lab_ok(&["mode", mode]);
+    }
+
+    /// `dirigoadm --socket S ARGS`; panic unless it succeeds; stdout.
+    pub fn adm(&self, args: &[&str]) -> String {
+        self.adm_stdin(args, None)
+    }
+
+    /// `dirigoadm` with `input` on stdin (for `-R`).
+    pub fn adm_stdin(&self, args: &[&str], input: Option<&str>) -> String {
+        use std::io::Write;
+        let mut c = Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
+            .arg("--socket")
+            .arg(&self.sock)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn dirigoadm");
+        let mut stdin = c.stdin.take().unwrap();
+        if let Some(s) = input {
+            stdin
+                .write_all(s.as_bytes())
+                .expect("write dirigoadm stdin");
+        }
+        drop(stdin);
+        let o = c.wait_with_output().unwrap();
+        assert!(
+            o.status.success(),
+            "dirigoadm {args:?} failed: {}",
+            text(&o)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// `dirigoctl --json ARGS` parsed; the response's `ok.data`.
+    pub fn ctl_json(&self, args: &[&str]) -> serde_json::Value {
+        let o = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+            .arg("--socket")
+            .arg(&self.sock)
+            .arg("--json")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "dirigoctl {args:?}: {}", text(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("dirigoctl json");
+        v["ok"]["data"].clone()
+    }
+
+    /// Stop dirigo (it must exit cleanly) and remove the lab.
+    pub fn finish(mut self) {
+        self.lab_sh(&["detach"]);
+        let d = self.daemon.take().expect("daemon");
+        let out = d.stop();
+        assert!(!out.contains("panicked"), "dirigo panicked:\n{out}");
+        eprintln!(
+            "lab {}: done in {:.1} s",
+            self.prefix,
+            self.t0.elapsed().as_secs_f64()
+        );
+        // Drop removes the lab.
+    }
+
+    /// Wait until `f` holds (polling), or panic with `what`.
+    pub fn wait_for(&self, what: &str, secs: u64, mut f: impl FnMut() -> bool) {
+        let end = Instant::now() + Duration::from_secs(secs);
+        while !f() {
+            assert!(Instant::now() < end, "timeout waiting for {what}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// Stop a dirigo left running by a killed test run: the process whose
+/// command line is exactly `... --config PATH` for this test's config.
+fn stop_stale_daemon(config: &std::path::Path) {
+    let want = config.display().to_string();
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for e in rd.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+        let exe_ok = args.first().is_some_and(|a| a.ends_with(b"/dirigo"));
+        let cfg_ok = args
+            .windows(2)
+            .any(|w| w[0] == b"--config" && w[1] == want.as_bytes());
+        if exe_ok && cfg_ok {
+            eprintln!("stopping a stale dirigo (pid {pid}) from an aborted run");
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(pid.to_string())
+                .status();
+            let end = Instant::now() + Duration::from_secs(10);
+            while alive(pid) && Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = Command::new("kill")
+                .arg("-KILL")
+                .arg(pid.to_string())
+                .status();
+        }
+    }
+}
+
+/// Whether `pid` runs (a zombie counts as gone).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(") ").map(|(_, r)| !r.starts_with('Z')))
+        .unwrap_or(false)
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            if let Some(d) = &self.daemon {
+                let out = d.output();
+                let tail: Vec<&str> = out.lines().rev().take(40).collect();
+                eprintln!(
+                    "--- dirigo output (last 40 lines) ---\n{}",
+                    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                );
+            }
+            let st = self.lab_sh(&["status"]);
+            eprintln!(
+                "--- lab status ---\n{}",
+                String::from_utf8_lossy(&st.stdout)
+            );
+        }
+        // Taps back first (deleting a namespace would destroy a live tap),
+        // then the namespaces and programs, then dirigo.
+        let o = self.lab_sh(&["down"]);
+        if !o.status.success() {
+            eprintln!("lab.sh down failed: {}", text(&o));
+        }
+        drop(self.daemon.take());
+    }
+}
