@@ -75,8 +75,17 @@ fn lab_tun_with_pmtu() {
         "tun pmtu: upload via {rs} ok; {unreach} frag-needed; route: {}",
         route.trim()
     );
-    // NOTE: dirigo counts the frag-needed it sends (WorkerStats::icmp_frag_sent)
-    // but no control command reports it yet; the client's counters prove it.
+    // dirigo's own count of the frag-needed messages it sent
+    let lc = lab.ctl_json(&["lcores"]);
+    let sent: u64 = lc
+        .as_array()
+        .expect("lcores list")
+        .iter()
+        .flat_map(|l| l["extra"].as_array().cloned().unwrap_or_default())
+        .filter(|c| c["name"] == "icmp_frag_needed_sent")
+        .map(|c| c["value"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(sent >= 1, "dirigo reports no frag-needed sent: {lc}");
     common_checks(&lab, "tun", "ret0", "FIN_WAIT");
     lab.finish();
 }

@@ -401,6 +401,18 @@ impl Ctl {
                                 name: n.clone(),
                                 value: v,
                             })
+                            .chain(
+                                [
+                                    ("conns_evicted", &w.lb.evicted),
+                                    ("conns_expired", &w.lb.expired),
+                                    ("icmp_frag_needed_sent", &w.lb.icmp_frag_sent),
+                                ]
+                                .into_iter()
+                                .map(|(n, a)| NamedCounter {
+                                    name: n.into(),
+                                    value: a.load(std::sync::atomic::Ordering::Relaxed),
+                                }),
+                            )
                             .collect(),
                     }
                 })

@@ -527,18 +527,16 @@ pub fn weight0_removed_listing(lab: &Lab, method: &str, closed_state: &str) {
     let res = held.stop();
     for (lport, name, rounds, fails, seen) in &res {
         eprintln!("held :{lport} {name}: {rounds} rounds, {fails} fails, {seen:?}");
-        if name != "rs3" {
-            // Not asserted for rs3, whose server was removed: docs/CONFIG.md
-            // (and IPVS with expire_nodest_conn=0) say its packets are
-            // dropped, but src/lb/worker.rs keeps forwarding them (the held
-            // connection to rs3 keeps answering). Reported as a dirigo bug.
-            assert_eq!(
-                (*fails, seen.as_slice()),
-                (0, [name.clone()].as_slice()),
-                "held {name}"
-            );
-            assert!(*rounds >= 4, "held {name}: only {rounds} rounds");
-        }
+        // Every held connection keeps working: rs2 was quiesced (weight 0)
+        // and rs3 removed; with expire_nodest_conn = false (the default)
+        // dirigo keeps forwarding a removed server's established
+        // connections until they end or expire (docs/CONFIG.md).
+        assert_eq!(
+            (*fails, seen.as_slice()),
+            (0, [name.clone()].as_slice()),
+            "held {name}"
+        );
+        assert!(*rounds >= 4, "held {name}: only {rounds} rounds");
     }
     std::thread::sleep(Duration::from_millis(500));
     for (lport, name, ..) in res.iter().filter(|r| r.1 != "rs3") {
