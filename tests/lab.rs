@@ -107,3 +107,52 @@ fn lab_nat() {
     );
     lab.finish();
 }
+
+/// Connection thresholds (`-x`): a real server at its upper threshold takes
+/// no new connections (IPVS's overload flag) while its existing ones keep
+/// working; the others take the new ones.
+#[test]
+fn lab_threshold() {
+    if !common::privileged("lab threshold") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = start("lab_threshold", "dgth", "dr");
+    let svc = format!("{VIP}:80");
+    lab.adm(&[
+        "-e",
+        "-t",
+        &svc,
+        "-r",
+        &lab_common::rip(1),
+        "-g",
+        "-w",
+        "1",
+        "-x",
+        "2",
+    ]);
+    let listing = lab.adm(&["-L", "-n", "--thresholds"]);
+    assert!(listing.contains("2 "), "threshold not listed: {listing}");
+    // six held connections: rr gives rs1 two, which reaches its threshold
+    let held = Held::start(&lab, 6, "0.2", "thr");
+    let per = count(held.conns.iter().map(|c| c.1.clone()));
+    assert_eq!(per.get("rs1"), Some(&2), "{per:?}");
+    let c = conns(&lab, 12, None);
+    let per_new = count(c.iter().map(|a| a.name.clone()));
+    assert_eq!(
+        per_new.get("rs1"),
+        None,
+        "rs1 over its threshold got new connections: {per_new:?}"
+    );
+    assert_eq!(per_new.get("rs2"), Some(&6), "{per_new:?}");
+    assert_eq!(per_new.get("rs3"), Some(&6), "{per_new:?}");
+    for (lport, name, rounds, fails, seen) in held.stop() {
+        assert_eq!(
+            (fails, seen.as_slice()),
+            (0, [name.clone()].as_slice()),
+            "held :{lport}"
+        );
+        assert!(rounds >= 2, "held :{lport} {name}: {rounds} rounds");
+    }
+    lab.finish();
+}
