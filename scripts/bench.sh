@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Full benchmark (issue 9): release build, 3 runs of testpmd + dirigo
+# (DR/TUN/NAT x 1k/100k/1M flows, new connections) + the sans-IO
+# micro-benchmark; rewrites BENCHMARKS.md and docs/bench.png, appends a
+# perf profile of the micro-benchmark. Run as root from the repo root:
+#   sudo scripts/bench.sh [RUNS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-3}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target}
+# the 1M-flow pcap (2M packets) is preloaded into the mbuf pool: ~1 GB
+scripts/setup-hugepages.sh 1536
+cargo build --release --bin dirigo --bin dirigo-bench
+bin="$CARGO_TARGET_DIR/release"
+data=$(mktemp -d /tmp/dirigo-bench-out.XXXX)
+"$bin/dirigo-bench" --runs "$runs" --dirigo "$bin/dirigo" \
+    --markdown BENCHMARKS.md --csv docs/bench.csv | tee "$data/summary.txt"
+if python3 -c 'import matplotlib' 2>/dev/null; then
+    python3 scripts/bench-plot.py docs/bench.csv docs/bench.png
+elif /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+    /usr/bin/python3 scripts/bench-plot.py docs/bench.csv docs/bench.png
+else
+    echo "bench.sh: no matplotlib (apt-get install python3-matplotlib): chart not drawn" >&2
+fi
+# where the core's time goes: perf on the sans-IO micro-benchmark at 1M flows
+if command -v perf >/dev/null; then
+    for m in dr nat; do
+        perf record -q -g -o "$data/perf-$m.data" -- \
+            "$bin/dirigo-bench" micro --method $m --flows 1000000 --seconds 3 >/dev/null 2>&1 || true
+        {
+            echo
+            echo "## Profile: sans-IO core, ${m^^} 1M flows (perf, self time, top 15)"
+            echo
+            echo '```'
+            echo "perf record -g -- dirigo-bench micro --method $m --flows 1000000 --seconds 3"
+            perf report -i "$data/perf-$m.data" --stdio --no-children --sort symbol 2>/dev/null \
+                | grep -E '^ +[0-9]+\.[0-9]+%' | head -15
+            echo '```'
+        } >> BENCHMARKS.md
+    done
+fi
+echo "bench.sh: BENCHMARKS.md and docs/bench.png rewritten (raw output in $data)"
