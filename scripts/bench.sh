@@ -13,6 +13,10 @@ scripts/setup-hugepages.sh 1536
 cargo build --release --bin dirigo --bin dirigo-bench
 bin="$CARGO_TARGET_DIR/release"
 data=$(mktemp -d /tmp/dirigo-bench-out.XXXX)
+# keep the hand-written analysis (between the notes markers) across runs
+if [ -f BENCHMARKS.md ]; then
+    sed -n '/^<!-- notes:begin -->$/,/^<!-- notes:end -->$/p' BENCHMARKS.md > "$data/notes.md"
+fi
 "$bin/dirigo-bench" --runs "$runs" --dirigo "$bin/dirigo" \
     --markdown BENCHMARKS.md --csv docs/bench.csv | tee "$data/summary.txt"
 if python3 -c 'import matplotlib' 2>/dev/null; then
@@ -22,21 +26,28 @@ elif /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
 else
     echo "bench.sh: no matplotlib (apt-get install python3-matplotlib): chart not drawn" >&2
 fi
-# where the core's time goes: perf on the sans-IO micro-benchmark at 1M flows
+# where the core's time goes: perf on the sans-IO micro-benchmark
+profile() { # title, micro arguments...
+    local title=$1; shift
+    perf record -q -g -o "$data/perf.data" -- "$bin/dirigo-bench" micro "$@" >/dev/null 2>&1 || return 0
+    {
+        echo
+        echo "## Profile: sans-IO core, $title (perf, self time, top 12)"
+        echo
+        echo '```'
+        echo "perf record -g -- dirigo-bench micro $*"
+        perf report -i "$data/perf.data" --stdio --no-children --sort symbol 2>/dev/null \
+            | grep -E '^ +[0-9]+\.[0-9]+%' | sed -n '1,12p' | sed 's/ *- *- *$//'
+        echo '```'
+    } >> BENCHMARKS.md
+}
 if command -v perf >/dev/null; then
-    for m in dr nat; do
-        perf record -q -g -o "$data/perf-$m.data" -- \
-            "$bin/dirigo-bench" micro --method $m --flows 1000000 --seconds 3 >/dev/null 2>&1 || true
-        {
-            echo
-            echo "## Profile: sans-IO core, ${m^^} 1M flows (perf, self time, top 15)"
-            echo
-            echo '```'
-            echo "perf record -g -- dirigo-bench micro --method $m --flows 1000000 --seconds 3"
-            perf report -i "$data/perf-$m.data" --stdio --no-children --sort symbol 2>/dev/null \
-                | grep -E '^ +[0-9]+\.[0-9]+%' | head -15
-            echo '```'
-        } >> BENCHMARKS.md
-    done
+    profile "DR 1k flows" --method dr --flows 1000 --seconds 2
+    profile "DR 1M flows" --method dr --flows 1000000 --seconds 2
+    profile "NAT 1M flows" --method nat --flows 1000000 --seconds 2
+    profile "new connections" --newconn --seconds 2
+fi
+if [ -s "$data/notes.md" ]; then
+    { echo; cat "$data/notes.md"; } >> BENCHMARKS.md
 fi
 echo "bench.sh: BENCHMARKS.md and docs/bench.png rewritten (raw output in $data)"

@@ -99,6 +99,46 @@ mod tests {
     }
 
     #[test]
+    fn pcap_holds_syns_then_acks_with_valid_checksums() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.pcap");
+        assert_eq!(write_pcap(&p, 3, false).unwrap(), 6);
+        let mut r = pcap_file::pcap::PcapReader::new(std::fs::File::open(&p).unwrap()).unwrap();
+        let mut seen = Vec::new();
+        while let Some(pkt) = r.next_packet() {
+            let pkt = pkt.unwrap();
+            assert_eq!(pkt.data.len(), 60);
+            let sp = etherparse::SlicedPacket::from_ethernet(&pkt.data).unwrap();
+            let Some(etherparse::NetSlice::Ipv4(ip)) = &sp.net else {
+                panic!("not IPv4")
+            };
+            assert_eq!(ip.header().destination(), [192, 168, 100, 100]);
+            let Some(etherparse::TransportSlice::Tcp(t)) = &sp.transport else {
+                panic!("not TCP")
+            };
+            assert_eq!(t.destination_port(), 80);
+            let src = ip.header().source();
+            let want = t
+                .to_header()
+                .calc_checksum_ipv4_raw(src, [192, 168, 100, 100], t.payload())
+                .unwrap();
+            assert_eq!(t.checksum(), want);
+            seen.push((src, t.source_port(), t.syn(), t.ack()));
+        }
+        let flows: Vec<_> = (0..3)
+            .map(|i| {
+                let (a, p) = flow(i);
+                (a.to_be_bytes(), p)
+            })
+            .collect();
+        for (i, s) in seen.iter().enumerate() {
+            assert_eq!((s.0, s.1), flows[i % 3]);
+            assert_eq!((s.2, s.3), (i < 3, i >= 3), "packet {i}");
+        }
+        assert_eq!(write_pcap(&p, 4, true).unwrap(), 4);
+    }
+
+    #[test]
     fn frame_checksums() {
         let f = tcp_frame(0x0a01_0203, 4000, 0x02, 7);
         assert_eq!(checksum::checksum(&f[14..34]), 0);

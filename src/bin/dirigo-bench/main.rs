@@ -59,6 +59,9 @@ enum Cmd {
         /// Only this many flows.
         #[arg(long)]
         flows: Option<u32>,
+        /// Only the new-connection case.
+        #[arg(long)]
+        newconn: bool,
     },
 }
 
@@ -327,6 +330,7 @@ fn main() {
         seconds,
         method,
         flows,
+        newconn,
     }) = &cli.cmd
     {
         let mut plan = plan;
@@ -336,6 +340,10 @@ fn main() {
             "nat" => Method::Nat,
             _ => Method::Dr,
         });
+        if *newconn {
+            plan.methods = vec![Method::Dr];
+            plan.sizes.clear();
+        }
         run_micro(&plan, &mut agg, only, *flows);
         print!("{}", report::micro_table(&plan, &agg));
         return;

@@ -213,7 +213,7 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
          preloads the whole pcap into the pool and copies every packet into a fresh mbuf on rx, so the ceiling depends on the \
          pcap size: each dirigo scenario is compared with testpmd macswap on **the same pcap** in the same run.");
     let _ = writeln!(s, "* Traffic: TCP to VIP 192.168.100.100:80 from 10.0.0.0/8 clients. Established scenarios: the pcap holds one SYN \
-         per flow, then one ACK per flow ({} flows: {} ); it is replayed forever, so after the first pass every packet hits a \
+         per flow, then one ACK per flow ({} flow counts: {}); it is replayed forever, so after the first pass every packet hits a \
          tracked connection (replayed SYNs on ESTABLISHED connections stay ESTABLISHED). New-connection scenario: {} distinct \
          SYNs with `connections_per_worker = {}`: every replayed SYN finds its old entry evicted and creates a new connection \
          (the table stays full of embryonic SYN_RECV entries, each insert evicting one).", sizes.len(), sizes.join(", "), plan.newconn_flows, plan.newconn_capacity);
