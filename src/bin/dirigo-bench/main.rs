@@ -237,7 +237,9 @@ fn one_run(
     // testpmd: io on the smallest pcap, macswap on every pcap
     let first = &files[0];
     let mut tp = vec![("io", first)];
-    for f in files {
+    // (quick: macswap on the smallest pcap only; new connections compare with it)
+    let n_macswap = if plan.quick { 1 } else { files.len() };
+    for f in &files[..n_macswap] {
         tp.push(("macswap", f));
     }
     for (mode, (label, path, n)) in tp {
@@ -298,11 +300,12 @@ fn one_run(
         measure: plan.measure,
     };
     let r = dut::run(&c, &tag("newconn"))?;
-    let base = agg
-        .values("testpmd|macswap newconn|mpps")
-        .last()
-        .copied()
-        .unwrap_or(f64::NAN);
+    let nc_base = if plan.quick {
+        format!("testpmd|macswap {}|mpps", files[0].0)
+    } else {
+        "testpmd|macswap newconn|mpps".to_string()
+    };
+    let base = agg.values(&nc_base).last().copied().unwrap_or(f64::NAN);
     agg.push("dirigo|newconn|mpps", r.mpps);
     agg.push("dirigo|newconn|ratio", r.mpps / base);
     agg.push("dirigo|newconn|tracked", r.tracked as f64);
