@@ -47,6 +47,31 @@ if command -v perf >/dev/null; then
     profile "NAT 1M flows" --method nat --flows 1000000 --seconds 2
     profile "new connections" --newconn --seconds 2
 fi
+# and on the running daemon (the configs dirigo-bench left in its workdir)
+profile_daemon() { # scenario tag, e.g. DR-1k
+    local cfg=/tmp/dirigo-bench/r1-$1.toml log="$data/dirigo-$1.log" pid i
+    [ -f "$cfg" ] || return 0
+    "$bin/dirigo" --config "$cfg" > "$log" 2>&1 &
+    pid=$!
+    for i in $(seq 1 120); do grep -q 'running (SIG' "$log" && break; sleep 0.5; done
+    sleep 2
+    perf record -q -g -o "$data/perf-dg.data" -p "$pid" -- sleep 3 >/dev/null 2>&1 || true
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" || true
+    {
+        echo
+        echo "## Profile: the dirigo daemon, $1 (perf record -p, self time, top 12)"
+        echo
+        echo '```'
+        perf report -i "$data/perf-dg.data" --stdio --no-children --sort symbol 2>/dev/null \
+            | grep -E '^ +[0-9]+\.[0-9]+%' | sed -n '1,12p' | sed 's/ *- *- *$//'
+        echo '```'
+    } >> BENCHMARKS.md
+}
+if command -v perf >/dev/null; then
+    profile_daemon DR-1k
+    profile_daemon DR-1M
+fi
 if [ -s "$data/notes.md" ]; then
     { echo; cat "$data/notes.md"; } >> BENCHMARKS.md
 fi
