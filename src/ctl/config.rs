@@ -181,6 +181,11 @@ pub struct DataplaneConfig {
     /// Mbufs in the packet pool.
     #[serde(default = "default_mbufs")]
     pub mbufs: u32,
+    /// Bytes of each mbuf's data room including the 128-byte headroom
+    /// (DPDK `data_room_size`; default 2176 = `RTE_MBUF_DEFAULT_BUF_SIZE`).
+    /// Smaller rooms let a large pool (e.g. a preloaded pcap) fit in memory.
+    #[serde(default = "default_data_room")]
+    pub mbuf_data_room: u16,
     /// Outer source address for IPIP (default: the egress port's address).
     #[serde(default)]
     pub tunnel_source: Option<Ipv4Addr>,
@@ -206,6 +211,9 @@ fn default_conns() -> u32 {
 fn default_mbufs() -> u32 {
     16383
 }
+fn default_data_room() -> u16 {
+    2176
+}
 fn default_mh() -> u32 {
     65537
 }
@@ -221,6 +229,7 @@ impl Default for DataplaneConfig {
         DataplaneConfig {
             connections_per_worker: default_conns(),
             mbufs: default_mbufs(),
+            mbuf_data_room: default_data_room(),
             tunnel_source: None,
             expire_nodest_conn: false,
             mh_table_size: default_mh(),
@@ -533,6 +542,11 @@ impl Config {
         }
         if d.mbufs < 1024 {
             return Err(bad("dataplane.mbufs must be at least 1024".into()));
+        }
+        if d.mbuf_data_room < 256 {
+            return Err(bad(
+                "dataplane.mbuf_data_room must be at least 256 (128 headroom + data)".into(),
+            ));
         }
         if !is_prime(d.mh_table_size) {
             return Err(bad(format!(

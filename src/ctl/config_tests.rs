@@ -40,6 +40,22 @@ fn accepts_the_documented_example() {
 }
 
 #[test]
+fn mbuf_data_room() {
+    let c = Config::parse(ISSUE_EXAMPLE, "t.toml").unwrap();
+    assert_eq!(c.dataplane.mbuf_data_room, 2176);
+    let t = ISSUE_EXAMPLE.to_string() + "[dataplane]\nmbuf_data_room = 256\n";
+    assert_eq!(
+        Config::parse(&t, "t.toml")
+            .unwrap()
+            .dataplane
+            .mbuf_data_room,
+        256
+    );
+    let t = ISSUE_EXAMPLE.to_string() + "[dataplane]\nmbuf_data_room = 200\n";
+    assert!(err(&t).contains("mbuf_data_room must be at least 256"));
+}
+
+#[test]
 fn unknown_key() {
     let t = ISSUE_EXAMPLE.replace("name = \"wan\"", "name = \"wan\"\nspeed = 10");
     let e = err(&t);

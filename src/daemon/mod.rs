@@ -242,7 +242,12 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
         ));
     }
     let workers = lcores.len() as u16;
-    let pool = Mempool::new("dirigo-pkt", cfg.dataplane.mbufs, 256)?;
+    let pool = Mempool::with_data_room(
+        "dirigo-pkt",
+        cfg.dataplane.mbufs,
+        256,
+        cfg.dataplane.mbuf_data_room,
+    )?;
     let ports = start_ports(&cfg, workers, &pool)?;
     for p in &ports {
         eprintln!(

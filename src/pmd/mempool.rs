@@ -20,6 +20,12 @@ impl Mempool {
     /// Create a pool of `n` mbufs with a per-lcore cache of `cache` and the
     /// default data room (2048 + headroom).
     pub fn new(name: &str, n: u32, cache: u32) -> Result<Mempool> {
+        Mempool::with_data_room(name, n, cache, dpdk_sys::RTE_MBUF_DEFAULT_BUF_SIZE as u16)
+    }
+
+    /// Create a pool of `n` mbufs whose data room (headroom included) is
+    /// `data_room` bytes.
+    pub fn with_data_room(name: &str, n: u32, cache: u32, data_room: u16) -> Result<Mempool> {
         let cname = CString::new(name).map_err(|_| DpdkError {
             what: "mempool create".into(),
             reason: "name contains NUL".into(),
@@ -27,14 +33,7 @@ impl Mempool {
         // SAFETY: cname is a valid C string; the other arguments are plain
         // values. SOCKET_ID_ANY = -1.
         let p = unsafe {
-            dpdk_sys::rte_pktmbuf_pool_create(
-                cname.as_ptr(),
-                n,
-                cache,
-                0,
-                dpdk_sys::RTE_MBUF_DEFAULT_BUF_SIZE as u16,
-                -1,
-            )
+            dpdk_sys::rte_pktmbuf_pool_create(cname.as_ptr(), n, cache, 0, data_room, -1)
         };
         NonNull::new(p)
             .map(|raw| Mempool { raw })

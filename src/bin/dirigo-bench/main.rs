@@ -1,0 +1,389 @@
+//! dirigo-bench: dirigo beside dpdk-testpmd on the same virtual devices.
+//!
+//! `dirigo-bench` runs, per run: testpmd (io, macswap) on net_pcap
+//! (`infinite_rx=1`) -> net_null, the real `dirigo` daemon on the same
+//! devices for DR/TUN/NAT established traffic and a new-connection workload,
+//! and the sans-IO micro-benchmark; then prints the medians. `--markdown`
+//! writes BENCHMARKS.md, `--csv` the chart data. `dirigo-bench micro` runs
+//! only the micro-benchmark. See BENCHMARKS.md.
+
+mod agg;
+mod dut;
+mod gen;
+mod micro;
+mod report;
+mod testpmd;
+
+use agg::Agg;
+use clap::{Parser, Subcommand};
+use dirigo::lb::conn::ConnTable;
+use dirigo::lb::spec::Method;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+#[command(name = "dirigo-bench", about = "dirigo beside dpdk-testpmd")]
+struct Cli {
+    /// Smoke mode: tiny sizes, a few seconds per step.
+    #[arg(long)]
+    quick: bool,
+    /// Runs of everything (median and spread are over runs).
+    #[arg(long, default_value_t = 1)]
+    runs: usize,
+    /// Scratch directory (pcaps, configs, sockets).
+    #[arg(long, default_value = "/tmp/dirigo-bench")]
+    workdir: PathBuf,
+    /// The dirigo binary (default: next to this one).
+    #[arg(long)]
+    dirigo: Option<PathBuf>,
+    /// Write BENCHMARKS.md (the numbers part) here.
+    #[arg(long)]
+    markdown: Option<PathBuf>,
+    /// Write the chart data (scenario, testpmd macswap, dirigo Mpps) here.
+    #[arg(long)]
+    csv: Option<PathBuf>,
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Only the sans-IO micro-benchmark (no EAL, no root needed).
+    Micro {
+        /// Seconds per case.
+        #[arg(long, default_value_t = 1.0)]
+        seconds: f64,
+        /// Only this method (dr, tun, nat).
+        #[arg(long)]
+        method: Option<String>,
+        /// Only this many flows.
+        #[arg(long)]
+        flows: Option<u32>,
+        /// Only the new-connection case.
+        #[arg(long)]
+        newconn: bool,
+    },
+}
+
+/// Sizes and times of one benchmark invocation.
+pub struct Plan {
+    /// (label, flows) of the established scenarios.
+    pub sizes: Vec<(&'static str, u32)>,
+    /// Methods of the established scenarios.
+    pub methods: Vec<Method>,
+    /// Distinct SYNs in the new-connection pcap.
+    pub newconn_flows: u32,
+    /// Table capacity in the new-connection scenario.
+    pub newconn_capacity: u32,
+    /// Table capacity in the established scenarios.
+    pub capacity: u32,
+    /// testpmd seconds per run (preload included).
+    pub testpmd_s: u64,
+    /// Daemon warm-up before the first sample.
+    pub warmup: Duration,
+    /// Between the two samples.
+    pub measure: Duration,
+    /// Micro-benchmark time per case.
+    pub micro: Duration,
+    /// Whether quick.
+    pub quick: bool,
+}
+
+impl Plan {
+    fn new(quick: bool) -> Plan {
+        if quick {
+            Plan {
+                sizes: vec![("1k", 1000)],
+                methods: vec![Method::Dr, Method::Nat],
+                newconn_flows: 20_000,
+                newconn_capacity: 1024,
+                capacity: 4096,
+                testpmd_s: 5,
+                warmup: Duration::from_millis(1000),
+                measure: Duration::from_millis(1000),
+                micro: Duration::from_millis(100),
+                quick,
+            }
+        } else {
+            Plan {
+                sizes: vec![("1k", 1000), ("100k", 100_000), ("1M", 1_000_000)],
+                methods: vec![Method::Dr, Method::Tun, Method::Nat],
+                newconn_flows: 1_000_000,
+                newconn_capacity: 65536,
+                capacity: 1 << 20,
+                testpmd_s: 8,
+                warmup: Duration::from_millis(2000),
+                measure: Duration::from_millis(3000),
+                micro: Duration::from_millis(700),
+                quick,
+            }
+        }
+    }
+}
+
+/// Short name of a method.
+pub fn mname(m: Method) -> &'static str {
+    match m {
+        Method::Dr => "DR",
+        Method::Tun => "TUN",
+        Method::Nat => "NAT",
+    }
+}
+
+fn pcap_path(dir: &Path, label: &str) -> PathBuf {
+    dir.join(format!("bench-{label}.pcap"))
+}
+
+/// Generate (or reuse) the pcaps; returns (label, path, packets).
+fn pcaps(plan: &Plan, dir: &Path) -> Result<Vec<(String, PathBuf, u64)>, String> {
+    let mut v = Vec::new();
+    let mut make = |label: String, flows: u32, syn_only: bool| -> Result<(), String> {
+        let p = pcap_path(dir, &label);
+        let t = Instant::now();
+        let n =
+            gen::write_pcap(&p, flows, syn_only).map_err(|e| format!("{}: {e}", p.display()))?;
+        eprintln!(
+            "dirigo-bench: wrote {} ({n} packets, {:.1} s)",
+            p.display(),
+            t.elapsed().as_secs_f64()
+        );
+        v.push((label, p, n));
+        Ok(())
+    };
+    for &(label, flows) in &plan.sizes {
+        make(label.to_string(), flows, false)?;
+    }
+    make("newconn".to_string(), plan.newconn_flows, true)?;
+    Ok(v)
+}
+
+fn run_micro(plan: &Plan, agg: &mut Agg, only: Option<Method>, only_flows: Option<u32>) {
+    for &m in &plan.methods {
+        if only.is_some_and(|o| o != m) {
+            continue;
+        }
+        for &(label, flows) in &plan.sizes {
+            if only_flows.is_some_and(|f| f != flows) {
+                continue;
+            }
+            for burst_api in [false, true] {
+                let case = micro::Case {
+                    method: m,
+                    flows,
+                    workload: micro::Workload::Established,
+                    capacity: plan.capacity,
+                    burst_api,
+                };
+                let r = micro::run(case, plan.micro);
+                let k = format!(
+                    "micro|{} {label}|{}",
+                    mname(m),
+                    if burst_api { "burst" } else { "pkt" }
+                );
+                record_micro(agg, &k, &r);
+                eprintln!(
+                    "micro {k}: {:.2} Mpps, {:.1} ns/pkt, p50/p99/p99.9 {}/{}/{} ns, tracked {}",
+                    r.mpps, r.ns_per_pkt, r.p50, r.p99, r.p999, r.tracked
+                );
+            }
+        }
+    }
+    if only_flows.is_none() && (only.is_none() || only == Some(Method::Dr)) {
+        for burst_api in [false, true] {
+            let case = micro::Case {
+                method: Method::Dr,
+                flows: plan.newconn_flows,
+                workload: micro::Workload::NewConn,
+                capacity: plan.newconn_capacity,
+                burst_api,
+            };
+            let r = micro::run(case, plan.micro);
+            let k = format!("micro|newconn|{}", if burst_api { "burst" } else { "pkt" });
+            record_micro(agg, &k, &r);
+            eprintln!(
+                "micro {k}: {:.2} Mpps, {:.2} Mconn/s, tracked {}",
+                r.mpps, r.mconn_s, r.tracked
+            );
+        }
+    }
+}
+
+fn record_micro(agg: &mut Agg, k: &str, r: &micro::MicroResult) {
+    agg.push(&format!("{k}|mpps"), r.mpps);
+    agg.push(&format!("{k}|ns"), r.ns_per_pkt);
+    agg.push(&format!("{k}|p50"), r.p50);
+    agg.push(&format!("{k}|p99"), r.p99);
+    agg.push(&format!("{k}|p999"), r.p999);
+    agg.push(&format!("{k}|tracked"), r.tracked as f64);
+    agg.push(&format!("{k}|mconn"), r.mconn_s);
+    agg.push(&format!("{k}|fwd"), r.fwd_ratio);
+    agg.push(&format!("{k}|bytes"), r.table_bytes as f64);
+}
+
+fn one_run(
+    plan: &Plan,
+    run: usize,
+    dir: &Path,
+    bin: &Path,
+    files: &[(String, PathBuf, u64)],
+    agg: &mut Agg,
+) -> Result<(), String> {
+    let find = |l: &str| {
+        files
+            .iter()
+            .find(|f| f.0 == l)
+            .ok_or(format!("no pcap {l}"))
+    };
+    // testpmd: io on the smallest pcap, macswap on every pcap
+    let first = &files[0];
+    let mut tp = vec![("io", first)];
+    // (quick: macswap on the smallest pcap only; new connections compare with it)
+    let n_macswap = if plan.quick { 1 } else { files.len() };
+    for f in &files[..n_macswap] {
+        tp.push(("macswap", f));
+    }
+    for (mode, (label, path, n)) in tp {
+        let prefix = format!("dg-bench-tp-{}", std::process::id());
+        let mpps = testpmd::run(
+            mode,
+            &path.display().to_string(),
+            plan.testpmd_s,
+            n + 32768,
+            &prefix,
+        )?;
+        eprintln!("run {run}: testpmd {mode} {label}: {mpps:.2} Mpps");
+        agg.push(&format!("testpmd|{mode} {label}|mpps"), mpps);
+    }
+    let tag = |s: &str| format!("r{run}-{s}");
+    for &m in &plan.methods {
+        for &(label, _) in &plan.sizes {
+            let (_, path, n) = find(label)?;
+            let c = dut::DutCase {
+                bin,
+                pcap: path,
+                pcap_pkts: *n,
+                method: m,
+                capacity: plan.capacity,
+                dir,
+                warmup: plan.warmup,
+                measure: plan.measure,
+            };
+            let r = dut::run(&c, &tag(&format!("{}-{label}", mname(m))))?;
+            let k = format!("dirigo|{} {label}", mname(m));
+            let base = agg
+                .values(&format!("testpmd|macswap {label}|mpps"))
+                .last()
+                .copied()
+                .unwrap_or(f64::NAN);
+            agg.push(&format!("{k}|mpps"), r.mpps);
+            agg.push(&format!("{k}|ratio"), r.mpps / base);
+            agg.push(&format!("{k}|tracked"), r.tracked as f64);
+            agg.push(&format!("{k}|rx"), r.rx_mpps);
+            eprintln!(
+                "run {run}: dirigo {} {label}: {:.2} Mpps ({:.2}x macswap), tracked {}",
+                mname(m),
+                r.mpps,
+                r.mpps / base,
+                r.tracked
+            );
+        }
+    }
+    let (_, path, n) = find("newconn")?;
+    let c = dut::DutCase {
+        bin,
+        pcap: path,
+        pcap_pkts: *n,
+        method: Method::Dr,
+        capacity: plan.newconn_capacity,
+        dir,
+        warmup: plan.warmup,
+        measure: plan.measure,
+    };
+    let r = dut::run(&c, &tag("newconn"))?;
+    let nc_base = if plan.quick {
+        format!("testpmd|macswap {}|mpps", files[0].0)
+    } else {
+        "testpmd|macswap newconn|mpps".to_string()
+    };
+    let base = agg.values(&nc_base).last().copied().unwrap_or(f64::NAN);
+    agg.push("dirigo|newconn|mpps", r.mpps);
+    agg.push("dirigo|newconn|ratio", r.mpps / base);
+    agg.push("dirigo|newconn|tracked", r.tracked as f64);
+    agg.push("dirigo|newconn|mconn", r.mconn_s);
+    eprintln!(
+        "run {run}: dirigo newconn: {:.2} Mpps, {:.2} Mconn/s, tracked {}",
+        r.mpps, r.mconn_s, r.tracked
+    );
+    run_micro(plan, agg, None, None);
+    Ok(())
+}
+
+fn default_dirigo() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("dirigo")))
+        .unwrap_or_else(|| PathBuf::from("dirigo"))
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let plan = Plan::new(cli.quick);
+    let mut agg = Agg::default();
+    if let Some(Cmd::Micro {
+        seconds,
+        method,
+        flows,
+        newconn,
+    }) = &cli.cmd
+    {
+        let mut plan = plan;
+        plan.micro = Duration::from_secs_f64(*seconds);
+        let only = method.as_deref().map(|m| match m {
+            "tun" => Method::Tun,
+            "nat" => Method::Nat,
+            _ => Method::Dr,
+        });
+        if *newconn {
+            plan.methods = vec![Method::Dr];
+            plan.sizes.clear();
+        }
+        run_micro(&plan, &mut agg, only, *flows);
+        print!("{}", report::micro_table(&plan, &agg));
+        return;
+    }
+    let bin = cli.dirigo.clone().unwrap_or_else(default_dirigo);
+    let started = Instant::now();
+    let res = (|| -> Result<(), String> {
+        std::fs::create_dir_all(&cli.workdir)
+            .map_err(|e| format!("{}: {e}", cli.workdir.display()))?;
+        let files = pcaps(&plan, &cli.workdir)?;
+        for run in 1..=cli.runs.max(1) {
+            one_run(&plan, run, &cli.workdir, &bin, &files, &mut agg)?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = res {
+        eprintln!("dirigo-bench: {e}");
+        std::process::exit(1);
+    }
+    let conn_bytes = ConnTable::new(plan.capacity, 1).memory_bytes() as f64;
+    let info = report::Info {
+        runs: cli.runs.max(1),
+        elapsed_s: started.elapsed().as_secs_f64(),
+        table_bytes: conn_bytes,
+        capacity: plan.capacity,
+    };
+    print!("{}", report::summary(&plan, &agg, &info));
+    if let Some(p) = &cli.markdown {
+        if let Err(e) = std::fs::write(p, report::markdown(&plan, &agg, &info)) {
+            eprintln!("dirigo-bench: {}: {e}", p.display());
+            std::process::exit(1);
+        }
+    }
+    if let Some(p) = &cli.csv {
+        if let Err(e) = std::fs::write(p, report::csv(&plan, &agg)) {
+            eprintln!("dirigo-bench: {}: {e}", p.display());
+            std::process::exit(1);
+        }
+    }
+}
