@@ -82,11 +82,16 @@ fn main() {
         .generate_comments(false)
         .prepend_enum_name(false);
 
-    let bindings = match builder.generate() {
-        Ok(b) => b,
-        Err(e) => fail(&format!(
+    // bindgen panics (rather than erring) when it cannot load libclang.
+    let generated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| builder.generate()));
+    let bindings = match generated {
+        Ok(Ok(b)) => b,
+        Ok(Err(e)) => fail(&format!(
             "bindgen could not generate DPDK bindings ({e}): install libclang with `apt-get install clang libclang-dev`"
         )),
+        Err(_) => fail(
+            "bindgen could not load libclang: install it with `apt-get install clang libclang-dev`",
+        ),
     };
     let out = PathBuf::from(env::var("OUT_DIR").expect("OUT_DIR"));
     if let Err(e) = bindings.write_to_file(out.join("bindings.rs")) {
