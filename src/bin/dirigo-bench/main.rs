@@ -267,6 +267,7 @@ fn one_run(
                 dir,
                 warmup: plan.warmup,
                 measure: plan.measure,
+                workers: 1,
             };
             let r = dut::run(&c, &tag(&format!("{}-{label}", mname(m))))?;
             let k = format!("dirigo|{} {label}", mname(m));
@@ -288,6 +289,40 @@ fn one_run(
             );
         }
     }
+    // DR with two workers (1k and 100k flows; 1M would need two preloaded
+    // copies of a 2M-packet pcap): both wan queues replay the pcap and each
+    // worker hands the flows the other owns over its steering ring.
+    let two_w: Vec<&str> = plan.sizes.iter().take(2).map(|s| s.0).collect();
+    for label in two_w {
+        let (_, path, n) = find(label)?;
+        let c = dut::DutCase {
+            bin,
+            pcap: path,
+            pcap_pkts: *n,
+            method: Method::Dr,
+            capacity: plan.capacity,
+            dir,
+            warmup: plan.warmup,
+            measure: plan.measure,
+            workers: 2,
+        };
+        let r = dut::run(&c, &tag(&format!("dr2w-{label}")))?;
+        let k = format!("dirigo|DR-2w {label}");
+        let base = agg
+            .values(&format!("testpmd|macswap {label}|mpps"))
+            .last()
+            .copied()
+            .unwrap_or(f64::NAN);
+        agg.push(&format!("{k}|mpps"), r.mpps);
+        agg.push(&format!("{k}|ratio"), r.mpps / base);
+        agg.push(&format!("{k}|tracked"), r.tracked as f64);
+        eprintln!(
+            "run {run}: dirigo DR 2 workers {label}: {:.2} Mpps ({:.2}x macswap), tracked {}",
+            r.mpps,
+            r.mpps / base,
+            r.tracked
+        );
+    }
     let (_, path, n) = find("newconn")?;
     let c = dut::DutCase {
         bin,
@@ -298,6 +333,7 @@ fn one_run(
         dir,
         warmup: plan.warmup,
         measure: plan.measure,
+        workers: 1,
     };
     let r = dut::run(&c, &tag("newconn"))?;
     let nc_base = if plan.quick {

@@ -313,6 +313,37 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
         }
         let _ = writeln!(s);
     }
+    let _ = writeln!(s, "## dirigo by worker count (DR)\n");
+    let _ = writeln!(
+        s,
+        "Two workers: the wan net_pcap gets two queues (two `rx_pcap` copies of the same pcap, each \
+         replayed forever, and two `tx_pcap=/dev/null`), one per worker; a worker hands every flow \
+         the other owns (owner = hash of the client address) over the owner's steering ring, so \
+         about half of all packets take the software hand-over of issue 8. On this 2-core machine: \
+         `--lcores 0@0,1@1,2@0` (worker 1 shares CPU 0 with the control thread, which sleeps 5 ms \
+         between rounds). 1M flows are not run with two workers (two preloaded copies of a \
+         2M-packet pcap do not fit the hugepages).\n"
+    );
+    let _ = writeln!(s, "| flows | 1 worker Mpps | 2 workers Mpps | spread | 2 / 1 | 2 workers x macswap | flows tracked (2 workers) |\n|---|---|---|---|---|---|---|");
+    for (l, _) in &plan.sizes {
+        let k2 = format!("dirigo|DR-2w {l}");
+        if a.values(&format!("{k2}|mpps")).is_empty() {
+            continue;
+        }
+        let one = a.med(&format!("dirigo|DR {l}|mpps"));
+        let two = a.med(&format!("{k2}|mpps"));
+        let _ = writeln!(
+            s,
+            "| {l} | {} | {} | {:.1}% | {} | {} | {} |",
+            f2(one),
+            f2(two),
+            a.spread_pct(&format!("{k2}|mpps")),
+            f2(two / one),
+            f2(a.med(&format!("{k2}|ratio"))),
+            f0(a.med(&format!("{k2}|tracked")))
+        );
+    }
+    let _ = writeln!(s);
     let _ = writeln!(
         s,
         "## dirigo, new connections (every packet a new SYN, DR, one worker)\n"
