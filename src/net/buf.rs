@@ -37,6 +37,8 @@ pub struct VecBuf {
     buf: Vec<u8>,
     head: usize,
     tail: usize,
+    /// Headroom given at construction (restored by [`VecBuf::load`]).
+    room: usize,
 }
 
 impl VecBuf {
@@ -57,7 +59,18 @@ impl VecBuf {
             buf,
             head: headroom,
             tail: headroom + bytes.len(),
+            room: headroom,
         }
+    }
+
+    /// Replace the contents with `bytes` (truncated to the room there is),
+    /// restoring the original headroom, without allocating: one buffer can
+    /// carry many packets (benchmarks).
+    pub fn load(&mut self, bytes: &[u8]) {
+        let n = bytes.len().min(self.buf.len() - self.room);
+        self.head = self.room;
+        self.tail = self.room + n;
+        self.buf[self.head..self.tail].copy_from_slice(&bytes[..n]);
     }
 
     /// Bytes of headroom left.
@@ -128,5 +141,10 @@ mod tests {
         assert!(b.trim_to(2));
         assert_eq!(b.data(), &[1, 2]);
         assert!(!b.trim_to(3));
+        b.load(&[7, 8, 9]);
+        assert_eq!(b.data(), &[7, 8, 9]);
+        assert_eq!(b.headroom(), 2);
+        b.load(&[1; 10]);
+        assert_eq!(b.len(), 5, "truncated to the buffer");
     }
 }

@@ -8,7 +8,7 @@ use dirigo::lb::sched::{SchedFlags, SchedKind};
 use dirigo::lb::snapshot::{LbIds, Snapshot, SnapshotBuilder};
 use dirigo::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
 use dirigo::lb::worker::{LbVerdict, LbWorker, LbWorkerConfig};
-use dirigo::net::buf::PacketBuf;
+use dirigo::net::buf::{PacketBuf, VecBuf};
 use dirigo::net::classify::{classify, Classified};
 use dirigo::net::egress::{Egress, NextHop, Resolve};
 use dirigo::net::meta::PacketMeta;
@@ -33,70 +33,6 @@ pub fn rs_mac(a: u32) -> [u8; 6] {
 /// Address of real server `i` (0-based).
 pub fn rs_addr(i: u8) -> u32 {
     LAN_NET | (11 + i as u32)
-}
-
-/// A fixed-size packet buffer (no heap, reloadable): 128 bytes of
-/// headroom like an mbuf, 128 bytes of data room.
-pub struct BenchBuf {
-    buf: [u8; 256],
-    head: usize,
-    tail: usize,
-}
-
-impl BenchBuf {
-    const HEADROOM: usize = 128;
-    fn new() -> BenchBuf {
-        BenchBuf {
-            buf: [0; 256],
-            head: Self::HEADROOM,
-            tail: Self::HEADROOM,
-        }
-    }
-    /// Replace the contents with `frame` (at most 128 bytes).
-    #[inline]
-    fn load(&mut self, frame: &[u8]) {
-        let n = frame.len().min(self.buf.len() - Self::HEADROOM);
-        self.head = Self::HEADROOM;
-        self.tail = Self::HEADROOM + n;
-        self.buf[self.head..self.tail].copy_from_slice(&frame[..n]);
-    }
-}
-
-impl PacketBuf for BenchBuf {
-    fn data(&self) -> &[u8] {
-        &self.buf[self.head..self.tail]
-    }
-    fn data_mut(&mut self) -> &mut [u8] {
-        &mut self.buf[self.head..self.tail]
-    }
-    fn prepend(&mut self, n: usize) -> bool {
-        if n > self.head {
-            return false;
-        }
-        self.head -= n;
-        true
-    }
-    fn adj(&mut self, n: usize) -> bool {
-        if n > self.tail - self.head {
-            return false;
-        }
-        self.head += n;
-        true
-    }
-    fn trim_to(&mut self, len: usize) -> bool {
-        if len > self.tail - self.head {
-            return false;
-        }
-        self.tail = self.head + len;
-        true
-    }
-    fn append(&mut self, n: usize) -> bool {
-        if self.tail + n > self.buf.len() {
-            return false;
-        }
-        self.tail += n;
-        true
-    }
 }
 
 /// Routes like the benchmark daemon config: the lan /24 on port 1 (RS MACs
@@ -222,7 +158,7 @@ fn frames(flows: u32, flags: u8) -> Vec<[u8; 60]> {
 struct Runner {
     w: LbWorker,
     snap: Snapshot,
-    bufs: Vec<BenchBuf>,
+    bufs: Vec<VecBuf>,
     metas: [PacketMeta; BURST],
     out: [LbVerdict; BURST],
     burst_api: bool,
@@ -291,7 +227,9 @@ pub fn run(case: Case, time: Duration) -> MicroResult {
     let mut r = Runner {
         w,
         snap,
-        bufs: (0..BURST).map(|_| BenchBuf::new()).collect(),
+        bufs: (0..BURST)
+            .map(|_| VecBuf::with_room(&[], 128, 128))
+            .collect(),
         metas: [PacketMeta::default(); BURST],
         out: [LbVerdict::NotForUs; BURST],
         burst_api: case.burst_api,
