@@ -239,6 +239,25 @@ impl ConnTable {
         }
     }
 
+    /// Second stage of the burst "prefetch": once [`Self::touch`] has
+    /// brought a key's buckets in, load the records whose signature matches,
+    /// so that the record misses of a whole burst overlap too.
+    #[inline]
+    pub fn touch_records(&self, hash: u32) {
+        for b in self.pair(hash) {
+            if let Some(bucket) = self.buckets.get(b as usize) {
+                for i in 0..SLOTS {
+                    let r = bucket.idx[i];
+                    if r != EMPTY && bucket.sig[i] == hash {
+                        if let Some(c) = self.recs.get((r & !REPLY) as usize) {
+                            std::hint::black_box(c.expires);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Look up `key` whose [`Self::hash`] is `hash`.
     #[inline]
     pub fn lookup_hashed(&self, key: &FlowKey, hash: u32) -> Option<Hit> {

@@ -251,6 +251,9 @@ impl LbWorker {
                 hashes[i - start] = self.table.hash(&keys[i - start]);
                 self.table.touch(hashes[i - start]);
             }
+            for h in &hashes[..end - start] {
+                self.table.touch_records(*h);
+            }
             for i in start..end {
                 out[i] = self.process_hashed(
                     snap,
