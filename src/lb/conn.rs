@@ -4,15 +4,16 @@
 //!
 //! # Layout and memory per connection
 //! * Records: `capacity` × 32 bytes (`#[repr(C, align(32))]`, two per cache
-//!   line, never straddling one), plus a 4-byte free-list entry each.
+//!   line, never straddling one); the free list is threaded through the
+//!   free records themselves (their `caddr` holds the next free index).
 //! * Index: buckets of 8 slots, each bucket one 64-byte cache line holding 8
 //!   32-bit signatures and 8 32-bit record references (bit 31 = the NAT reply
 //!   direction). The index has `4 × capacity` slots rounded up to a power of
 //!   two, i.e. 32 bytes per connection when `capacity` is a power of two.
 //!
-//! So a tracked connection costs 32 (record) + 32 (index share) = 64 bytes,
-//! plus 4 bytes of free list (68 with it; counted exactly: 68 bytes/conn for
-//! a power-of-two capacity). A DR/TUN connection uses one index slot, a NAT
+//! So a tracked connection costs 32 (record) + 32 (index share) = 64 bytes
+//! (counted exactly by [`ConnTable::memory_bytes`] for a power-of-two
+//! capacity). A DR/TUN connection uses one index slot, a NAT
 //! connection two (request tuple client→VIP and reply tuple RIP→client); at
 //! most 50% of index slots are ever used.
 //!
@@ -81,6 +82,8 @@ pub struct Conn {
 
 /// Record in use.
 pub const F_USED: u8 = 1;
+/// End of the free-record list.
+const NO_FREE: u32 = u32::MAX;
 /// No reply seen yet (IPVS `IP_VS_CONN_F_NOOUTPUT`): judge input with the
 /// input-only table.
 pub const F_NOOUTPUT: u8 = 2;
@@ -174,7 +177,9 @@ pub struct Inserted {
 /// The per-lcore connection table (see the module docs).
 pub struct ConnTable {
     recs: Vec<Conn>,
-    free: Vec<u32>,
+    /// Head of the free-record list, threaded through the free records'
+    /// `caddr` fields (no separate array: 64 bytes per connection in all).
+    free_head: u32,
     buckets: Vec<Bucket>,
     mask: u32,
     seed: u32,
@@ -190,9 +195,17 @@ impl ConnTable {
         let nbuckets = ((cap as usize * 4).div_ceil(SLOTS))
             .next_power_of_two()
             .max(2);
+        let mut recs = vec![Conn::default(); cap as usize];
+        for (i, r) in recs.iter_mut().enumerate() {
+            r.caddr = if i + 1 < cap as usize {
+                i as u32 + 1
+            } else {
+                NO_FREE
+            };
+        }
         ConnTable {
-            recs: vec![Conn::default(); cap as usize],
-            free: (0..cap).rev().collect(),
+            recs,
+            free_head: 0,
             buckets: vec![EMPTY_BUCKET; nbuckets],
             mask: (nbuckets - 1) as u32,
             seed,
@@ -216,11 +229,30 @@ impl ConnTable {
         self.recs.len() as u32
     }
 
-    /// Bytes allocated for records, free list and index.
+    /// Bytes allocated for records and index (the free list lives inside
+    /// the free records).
     pub fn memory_bytes(&self) -> usize {
         self.recs.len() * std::mem::size_of::<Conn>()
-            + self.free.capacity() * 4
             + self.buckets.len() * std::mem::size_of::<Bucket>()
+    }
+
+    /// Take a free record off the list.
+    #[inline]
+    fn pop_free(&mut self) -> Option<u32> {
+        let idx = self.free_head;
+        let next = self.recs.get(idx as usize)?.caddr;
+        self.free_head = next;
+        Some(idx)
+    }
+
+    /// Put a record (not in use) back on the free list.
+    #[inline]
+    fn push_free(&mut self, idx: u32) {
+        if let Some(r) = self.recs.get_mut(idx as usize) {
+            r.flags = 0;
+            r.caddr = self.free_head;
+            self.free_head = idx;
+        }
     }
 
     /// The hash of `key` for this table.
@@ -424,18 +456,18 @@ impl ConnTable {
         } else {
             None
         };
-        if self.free.is_empty() {
+        if self.free_head == NO_FREE {
             let hs = [h_in, h_out.unwrap_or(h_in)];
             let v = self.victim(&hs, now).ok_or(InsertError::Full)?;
             *evicted = self.remove(v);
         }
-        let idx = self.free.pop().ok_or(InsertError::Full)?;
+        let idx = self.pop_free().ok_or(InsertError::Full)?;
         let slot_in = match self.free_slot(h_in) {
             Some(s) => Ok(s),
             None => self.evict_for(h_in, now, evicted),
         };
         let Ok((b1, i1)) = slot_in else {
-            self.free.push(idx);
+            self.push_free(idx);
             return Err(InsertError::Full);
         };
         self.buckets[b1 as usize].sig[i1] = h_in;
@@ -447,7 +479,7 @@ impl ConnTable {
             };
             let Ok((b2, i2)) = slot_out else {
                 self.unlink(h_in, idx);
-                self.free.push(idx);
+                self.push_free(idx);
                 return Err(InsertError::Full);
             };
             self.buckets[b2 as usize].sig[i2] = h;
@@ -496,8 +528,7 @@ impl ConnTable {
             let h = self.hash(&c.out_key());
             self.unlink(h, idx | REPLY);
         }
-        self.recs[idx as usize].flags = 0;
-        self.free.push(idx);
+        self.push_free(idx);
         self.len -= 1;
         Some(c)
     }

@@ -266,7 +266,7 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
         }
     }
     let _ = writeln!(s, "\nTable memory counted: `ConnTable::memory_bytes()` = the record array ({} x 32 B), the bucketized index \
-        (4 slots per connection, 8 per 64-byte bucket = 32 B per connection) and the 4-byte free list, for a table of {} \
+        (4 slots per connection, 8 per 64-byte bucket = 32 B per connection; the free list lives in the free records), for a table of {} \
         connections ({:.0} bytes). Not counted: per-real-server counters and persistence templates (not used here).\n", info.capacity, info.capacity, info.table_bytes);
     let _ = writeln!(s, "## testpmd (the ceiling of this I/O path)\n");
     let _ = writeln!(
