@@ -281,3 +281,5 @@ pub fn parse_restore(text: &str) -> Result<Vec<BatchCmd>, AdmError> {
 mod tests_args;
 #[cfg(test)]
 mod tests_format;
+#[cfg(test)]
+mod tests_util;

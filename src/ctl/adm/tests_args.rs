@@ -1,6 +1,7 @@
 //! Argument parsing tests (ipvsadm syntax, checks and wording).
 
 use super::args::{lookup_service, parse, parse_addr_port};
+use super::tests_util::{dest, svc, tkey};
 use super::*;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::spec::{Method, Proto};
@@ -20,37 +21,6 @@ fn err(s: &str) -> String {
     let e = p(s).unwrap_err();
     assert_eq!(e.exit, 2, "{s}");
     e.msg
-}
-
-fn tkey(a: [u8; 4], port: u16) -> ServiceKey {
-    ServiceKey {
-        proto: Proto::Tcp,
-        vip: Ipv4Addr::from(a),
-        port,
-    }
-}
-
-fn svc(key: ServiceKey, sched: SchedKind, persistent: Option<u32>) -> ServiceSpec {
-    ServiceSpec {
-        key,
-        sched,
-        flags: SchedFlags::default(),
-        persistent,
-        netmask: Ipv4Addr::BROADCAST,
-    }
-}
-
-fn dest(a: [u8; 4], port: u16, method: Method, weight: u32) -> DestSpec {
-    DestSpec {
-        key: DestKey {
-            addr: Ipv4Addr::from(a),
-            port,
-        },
-        method,
-        weight,
-        upper: 0,
-        lower: 0,
-    }
 }
 
 #[test]

@@ -1,41 +1,11 @@
 //! Output format tests against ipvsadm's layouts, save/restore round trip.
 
+use super::tests_util::{dest, svc, tkey};
 use super::*;
 use crate::ctl::view::{ConnInfo, DestInfo, Rate, ServiceInfo, ServiceList, Stats};
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::spec::{Method, Proto};
 use std::net::{Ipv4Addr, SocketAddrV4};
-
-fn tkey(a: [u8; 4], port: u16) -> ServiceKey {
-    ServiceKey {
-        proto: Proto::Tcp,
-        vip: Ipv4Addr::from(a),
-        port,
-    }
-}
-
-fn svc(key: ServiceKey, sched: SchedKind, persistent: Option<u32>) -> ServiceSpec {
-    ServiceSpec {
-        key,
-        sched,
-        flags: SchedFlags::default(),
-        persistent,
-        netmask: Ipv4Addr::BROADCAST,
-    }
-}
-
-fn dest(a: [u8; 4], port: u16, method: Method, weight: u32) -> DestSpec {
-    DestSpec {
-        key: DestKey {
-            addr: Ipv4Addr::from(a),
-            port,
-        },
-        method,
-        weight,
-        upper: 0,
-        lower: 0,
-    }
-}
 
 fn sample() -> ServiceList {
     let k1 = tkey([10, 0, 0, 100], 80);
