@@ -4,57 +4,28 @@
 //! steering ring), counted once, and no connection tracked twice.
 
 mod common;
+#[path = "vdev_modes/harness.rs"]
+#[allow(dead_code)]
+mod harness;
 #[path = "vdev_modes/packets.rs"]
 #[allow(dead_code)]
 mod packets;
 
-use packets::{eth, ip_udp, ipv4_checked, udp_checked, Mac, ETH_IPV4};
+use harness::{read_pcap, write_pcap, GW_MAC, LAN_MAC, RS1 as RS, RS1_MAC as RS_MAC, VIP, WAN_MAC};
+use packets::{eth, ip_udp, ipv4_checked, udp_checked, ETH_IPV4};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-const WAN_MAC: Mac = [0x02, 0x70, 0x63, 0x61, 0x70, 0x00];
-const LAN_MAC: Mac = [0x02, 0x70, 0x63, 0x61, 0x70, 0x01];
-const GW_MAC: Mac = [0x02, 0, 0, 0, 0xfe, 0x01];
-const RS_MAC: Mac = [0x02, 0, 0, 0, 0, 0x11];
-const VIP: [u8; 4] = [10, 0, 0, 100];
-const RS: [u8; 4] = [172, 16, 0, 11];
 const FLOWS: u8 = 40;
 
 fn client(i: u8) -> [u8; 4] {
     [198, 18, i / 10, 1 + i]
 }
 
-fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
-    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
-    let f = std::fs::File::create(path).unwrap();
-    let mut w = PcapWriter::with_header(f, PcapHeader::default()).unwrap();
-    for fr in frames {
-        w.write_packet(&PcapPacket::new(Duration::ZERO, fr.len() as u32, fr))
-            .unwrap();
-    }
-}
-
-fn read_pcap(path: &Path) -> Vec<Vec<u8>> {
-    let f = std::fs::File::open(path).unwrap();
-    let mut r = pcap_file::pcap::PcapReader::new(f).unwrap();
-    let mut out = Vec::new();
-    while let Some(p) = r.next_packet() {
-        out.push(p.unwrap().data.into_owned());
-    }
-    out
-}
-
 fn ctl(sock: &str, args: &[&str]) -> Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
-        .args(["--socket", sock, "--json"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    v["ok"]["data"].clone()
+    harness::ctl(Path::new(sock), args)
 }
 
 fn extra(l: &Value, name: &str) -> u64 {
