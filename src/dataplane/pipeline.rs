@@ -10,7 +10,7 @@
 use crate::dataplane::shared::{Event, Shared};
 use crate::dataplane::{HoldEvent, Pipeline, Verdict};
 use crate::lb::snapshot::Snapshot;
-use crate::lb::worker::{LbDrop, LbVerdict, LbWorker};
+use crate::lb::worker::{LbDrop, LbVerdict, LbWorker, Prepared};
 use crate::net::arp::{arp_input, ArpAction, ArpIgnore};
 use crate::net::buf::PacketBuf;
 use crate::net::classify::{classify, Classified, NetDrop};
@@ -371,8 +371,8 @@ impl Pipeline for Dirigo {
         self.process_inner(buf, port, now_ns, false)
     }
 
-    /// The burst path: classify all, then hand the whole burst to the core
-    /// (which hashes every key and touches their buckets before any lookup).
+    /// The burst path: classify all (preparing each packet's lookup: hash
+    /// and bucket prefetch), then hand the whole burst to the core.
     /// A burst with anything but IPv4 this worker owns goes packet by packet.
     fn process_burst<B: PacketBuf>(
         &mut self,
@@ -383,6 +383,7 @@ impl Pipeline for Dirigo {
     ) {
         let n = bufs.len().min(out.len()).min(BURST_MAX);
         let mut metas = [PacketMeta::default(); BURST_MAX];
+        let mut prep = [Prepared::default(); BURST_MAX];
         let mut simple = true;
         for i in 0..n {
             if !self.for_us(bufs[i].data(), port) {
@@ -399,6 +400,9 @@ impl Pipeline for Dirigo {
                             break;
                         }
                     }
+                    // hash + prefetch now: the bucket arrives while the
+                    // rest of the burst is classified
+                    prep[i] = self.lb.prepare(&m);
                     metas[i] = m;
                 }
                 _ => {
@@ -419,11 +423,12 @@ impl Pipeline for Dirigo {
             pending: std::cell::Cell::new(0),
         };
         let mut lbv = [LbVerdict::NotForUs; BURST_MAX];
-        self.lb.process_burst(
+        self.lb.process_prepared(
             &self.snap,
             &eg,
             &mut bufs[..n],
             &metas[..n],
+            &prep[..n],
             now_ns,
             &mut lbv[..n],
         );

@@ -20,14 +20,26 @@
 //! # Lookup
 //! Bucketized cuckoo hashing: a key has two candidate buckets derived from
 //! its 32-bit hash (stored as the slot's signature, so either bucket of a
-//! resident entry can be recomputed). Inserts go to the less loaded bucket,
-//! else one resident entry is displaced to its other bucket (one level,
-//! bounded work). A lookup reads at most two index lines plus the record.
-//! No tombstones: deletions just clear the slot because lookups always scan
-//! both buckets. [`ConnTable::touch`] is the burst "prefetch":
-//! `_mm_prefetch` still needs `unsafe` in Rust 1.95 (target-feature
-//! intrinsic), so instead we issue a plain load of the bucket for every key
-//! of the burst before any lookup, letting the CPU overlap the misses.
+//! resident entry can be recomputed), a primary and a secondary. Inserts
+//! go to the primary bucket when it has room, else to the secondary, else
+//! one resident entry is displaced to its other bucket (one level, bounded
+//! work). The index is at most half full, so nearly every entry sits in its
+//! primary bucket and a lookup usually reads one index line plus the
+//! record (at most two index lines). No tombstones: deletions just clear
+//! the slot because lookups always scan both buckets when the primary has
+//! no match.
+//!
+//! A burst lookup runs in stages, so that the cache misses of a whole burst
+//! overlap instead of following one another: [`ConnTable::touch`]
+//! prefetches every key's primary bucket (the pipeline does it while it
+//! classifies the burst), [`ConnTable::touch_records`] prefetches the
+//! records whose signatures match there (or the secondary bucket when none
+//! does), and the lookups follow a few packets behind
+//! (prefetch: [`crate::pmd::mem::prefetch`]).
+//!
+//! Records and buckets are advised to transparent huge pages
+//! ([`crate::pmd::mem::advise_hugepages`]): with 4 KiB pages every random
+//! lookup in a large table also missed the TLB.
 //!
 //! # Full table
 //! When the record pool is exhausted or a key's two buckets are full, the
@@ -47,6 +59,7 @@
 //! expires it at once (counts stay exact however slow the sweep is).
 
 use crate::net::meta::FlowKey;
+use crate::pmd::mem;
 
 /// One tracked connection (32 bytes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -181,6 +194,8 @@ pub struct ConnTable {
     /// `caddr` fields (no separate array: 64 bytes per connection in all).
     free_head: u32,
     buckets: Vec<Bucket>,
+    /// Bytes of `recs` + `buckets` advised to transparent huge pages.
+    huge: usize,
     mask: u32,
     seed: u32,
     cursor: u32,
@@ -195,18 +210,21 @@ impl ConnTable {
         let nbuckets = ((cap as usize * 4).div_ceil(SLOTS))
             .next_power_of_two()
             .max(2);
-        let mut recs = vec![Conn::default(); cap as usize];
-        for (i, r) in recs.iter_mut().enumerate() {
-            r.caddr = if i + 1 < cap as usize {
-                i as u32 + 1
-            } else {
-                NO_FREE
-            };
-        }
+        // Reserve first, advise huge pages, then write: pages faulted in
+        // before the advice would stay 4 KiB.
+        let mut recs = Vec::with_capacity(cap as usize);
+        let mut buckets = Vec::with_capacity(nbuckets);
+        let huge = mem::advise_hugepages(&recs) + mem::advise_hugepages(&buckets);
+        recs.extend((0..cap).map(|i| Conn {
+            caddr: if i + 1 < cap { i + 1 } else { NO_FREE },
+            ..Conn::default()
+        }));
+        buckets.resize(nbuckets, EMPTY_BUCKET);
         ConnTable {
             recs,
             free_head: 0,
-            buckets: vec![EMPTY_BUCKET; nbuckets],
+            huge,
+            buckets,
             mask: (nbuckets - 1) as u32,
             seed,
             cursor: 0,
@@ -236,6 +254,12 @@ impl ConnTable {
             + self.buckets.len() * std::mem::size_of::<Bucket>()
     }
 
+    /// Bytes of the table advised to transparent huge pages (0 when the
+    /// kernel's THP setting is `never` or the table is under 2 MiB).
+    pub fn huge_bytes(&self) -> usize {
+        self.huge
+    }
+
     /// Take a free record off the list.
     #[inline]
     fn pop_free(&mut self) -> Option<u32> {
@@ -261,31 +285,39 @@ impl ConnTable {
         key.hash(self.seed)
     }
 
-    /// Load both buckets of `hash` (a software prefetch, see module docs).
+    /// First stage of a burst lookup: prefetch the primary bucket of
+    /// `hash` (where inserts put an entry whenever it has room).
     #[inline]
     pub fn touch(&self, hash: u32) {
-        for b in self.pair(hash) {
-            if let Some(k) = self.buckets.get(b as usize) {
-                std::hint::black_box(k.sig[0]);
-            }
+        if let Some(k) = self.buckets.get((hash & self.mask) as usize) {
+            mem::prefetch(k);
         }
     }
 
-    /// Second stage of the burst "prefetch": once [`Self::touch`] has
-    /// brought a key's buckets in, load the records whose signature matches,
-    /// so that the record misses of a whole burst overlap too.
+    /// Second stage of a burst lookup: once [`Self::touch`] has brought the
+    /// primary bucket in, prefetch the records whose signature matches
+    /// there, or, when none does, the secondary bucket (the entry was
+    /// displaced, or this is a new flow). The record misses of a whole burst
+    /// then overlap too.
     #[inline]
     pub fn touch_records(&self, hash: u32) {
-        for b in self.pair(hash) {
-            if let Some(bucket) = self.buckets.get(b as usize) {
-                for i in 0..SLOTS {
-                    let r = bucket.idx[i];
-                    if r != EMPTY && bucket.sig[i] == hash {
-                        if let Some(c) = self.recs.get((r & !REPLY) as usize) {
-                            std::hint::black_box(c.expires);
-                        }
-                    }
+        let [b1, b2] = self.pair(hash);
+        let Some(bucket) = self.buckets.get(b1 as usize) else {
+            return;
+        };
+        let mut found = false;
+        for i in 0..SLOTS {
+            let r = bucket.idx[i];
+            if r != EMPTY && bucket.sig[i] == hash {
+                if let Some(c) = self.recs.get((r & !REPLY) as usize) {
+                    mem::prefetch(c);
+                    found = true;
                 }
+            }
+        }
+        if !found {
+            if let Some(k) = self.buckets.get(b2 as usize) {
+                mem::prefetch(k);
             }
         }
     }
@@ -355,23 +387,14 @@ impl ConnTable {
             .position(|r| *r == EMPTY)
     }
 
-    fn used_in(&self, b: u32) -> usize {
-        self.buckets
-            .get(b as usize)
-            .map_or(SLOTS, |k| k.idx.iter().filter(|r| **r != EMPTY).count())
-    }
-
-    /// A free slot for `hash`: in the less loaded of its two buckets, else
-    /// after moving one resident entry of either bucket to its own other
-    /// bucket (one level of cuckoo displacement; bounded work).
+    /// A free slot for `hash`: in its primary bucket if it has room (so
+    /// that a lookup usually needs that one cache line only), else in its
+    /// secondary bucket, else after moving one resident entry of either
+    /// bucket to its own other bucket (one level of cuckoo displacement;
+    /// bounded work).
     fn free_slot(&mut self, hash: u32) -> Option<(u32, usize)> {
         let [b1, b2] = self.pair(hash);
-        let (first, second) = if self.used_in(b2) < self.used_in(b1) {
-            (b2, b1)
-        } else {
-            (b1, b2)
-        };
-        for b in [first, second] {
+        for b in [b1, b2] {
             if let Some(i) = self.free_in(b) {
                 return Some((b, i));
             }

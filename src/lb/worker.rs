@@ -74,8 +74,16 @@ use persistence::{detach_conn, PersistCfg};
 mod load;
 use load::{dest_load, release_counters};
 
-/// Largest burst [`LbWorker::process_burst`] hashes ahead in one pass.
+/// Largest burst [`LbWorker::process_burst`] prepares ahead in one pass.
 pub const BURST: usize = 64;
+
+/// A packet's lookup key and its hash in this worker's table (from
+/// [`LbWorker::prepare`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Prepared {
+    key: FlowKey,
+    hash: u32,
+}
 
 /// The per-lcore load-balancing state machine (see the module docs).
 pub struct LbWorker {
@@ -227,9 +235,59 @@ impl LbWorker {
         self.process_hashed(snap, egress, buf, meta, now, &key, h)
     }
 
-    /// Process a burst: hash every packet's key and touch its bucket first,
-    /// then handle each. Verdicts go to `out` (same index); the shortest of
-    /// the three slices bounds the work.
+    /// First stage of the burst path, called for each packet as soon as it
+    /// is classified: its lookup key and hash, with the primary bucket of
+    /// the connection table prefetched (see [`crate::lb::conn`]).
+    #[inline]
+    pub fn prepare(&self, meta: &PacketMeta) -> Prepared {
+        let key = lookup_key(meta);
+        let hash = self.table.hash(&key);
+        self.table.touch(hash);
+        Prepared { key, hash }
+    }
+
+    /// Process a burst whose packets went through [`Self::prepare`]
+    /// (`prepared[i]` for `metas[i]`): the records of packet `i + LAG` are
+    /// prefetched while packet `i` is handled, so that the misses overlap.
+    /// Verdicts go to `out` (same index); the shortest slice bounds the work.
+    #[allow(clippy::too_many_arguments)]
+    pub fn process_prepared<B: PacketBuf>(
+        &mut self,
+        snap: &Snapshot,
+        egress: &impl Egress,
+        bufs: &mut [B],
+        metas: &[PacketMeta],
+        prepared: &[Prepared],
+        now: u64,
+        out: &mut [LbVerdict],
+    ) {
+        const LAG: usize = 8;
+        self.see_epoch(snap);
+        let n = bufs
+            .len()
+            .min(metas.len())
+            .min(prepared.len())
+            .min(out.len());
+        for i in 0..n + LAG {
+            if let Some(p) = prepared.get(i).filter(|_| i < n) {
+                self.table.touch_records(p.hash);
+            }
+            let Some(j) = i.checked_sub(LAG) else {
+                continue;
+            };
+            if let (Some(buf), Some(meta), Some(p)) =
+                (bufs.get_mut(j), metas.get(j), prepared.get(j))
+            {
+                if let Some(o) = out.get_mut(j) {
+                    *o = self.process_hashed(snap, egress, buf, meta, now, &p.key, p.hash);
+                }
+            }
+        }
+    }
+
+    /// Process a burst: [`Self::prepare`] every packet, then
+    /// [`Self::process_prepared`]. Verdicts go to `out` (same index); the
+    /// shortest of the three slices bounds the work.
     pub fn process_burst<B: PacketBuf>(
         &mut self,
         snap: &Snapshot,
@@ -239,32 +297,23 @@ impl LbWorker {
         now: u64,
         out: &mut [LbVerdict],
     ) {
-        self.see_epoch(snap);
         let n = bufs.len().min(metas.len()).min(out.len());
         let mut start = 0;
         while start < n {
             let end = (start + BURST).min(n);
-            let mut keys = [FlowKey::default(); BURST];
-            let mut hashes = [0u32; BURST];
+            let mut prep = [Prepared::default(); BURST];
             for i in start..end {
-                keys[i - start] = lookup_key(&metas[i]);
-                hashes[i - start] = self.table.hash(&keys[i - start]);
-                self.table.touch(hashes[i - start]);
+                prep[i - start] = self.prepare(&metas[i]);
             }
-            for h in &hashes[..end - start] {
-                self.table.touch_records(*h);
-            }
-            for i in start..end {
-                out[i] = self.process_hashed(
-                    snap,
-                    egress,
-                    &mut bufs[i],
-                    &metas[i],
-                    now,
-                    &keys[i - start],
-                    hashes[i - start],
-                );
-            }
+            self.process_prepared(
+                snap,
+                egress,
+                &mut bufs[start..end],
+                &metas[start..end],
+                &prep[..end - start],
+                now,
+                &mut out[start..end],
+            );
             start = end;
         }
     }

@@ -164,10 +164,3 @@ impl Default for TscClock {
         Self::new()
     }
 }
-
-/// Prefetch the cache line holding `p` (no effect on correctness).
-#[inline]
-pub fn prefetch<T>(p: &T) {
-    // SAFETY: prefetch is a hint and never faults, even on bad addresses.
-    unsafe { dpdk_sys::dg_prefetch0(p as *const T as *const c_void) }
-}
