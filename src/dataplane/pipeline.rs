@@ -14,7 +14,7 @@ use crate::lb::worker::{LbDrop, LbVerdict, LbWorker, Prepared};
 use crate::net::arp::{arp_input, ArpAction, ArpIgnore};
 use crate::net::buf::PacketBuf;
 use crate::net::classify::{classify, Classified, NetDrop};
-use crate::net::egress::{Egress, Resolve};
+use crate::net::egress::{Egress, NextHop, Resolve};
 use crate::net::icmp::{echo_input, IcmpAction, IcmpIgnore};
 use crate::net::meta::{PacketMeta, PROTO_ICMP};
 use crate::net::view::NetView;
@@ -90,11 +90,51 @@ pub fn is_drop_counter(i: usize) -> bool {
         || (NET_BASE..N_COUNTERS).contains(&i)
 }
 
-/// The [`Egress`] the core sees: the net view, plus a resolution request to
-/// the control thread whenever a next hop is unresolved.
+/// Slots of the per-worker next-hop cache (a power of two).
+const NH_SLOTS: usize = 64;
+
+#[derive(Clone, Copy, Default)]
+struct NhEntry {
+    dst: u32,
+    hop: Option<NextHop>,
+}
+
+/// Resolved next hops by destination address, for one [`NetView`]: a
+/// real server's route and neighbor are looked up once, not per packet.
+/// Direct-mapped, so a miss (e.g. NAT replies to many clients) costs one
+/// overwrite; cleared whenever the worker picks up a new view, so an entry
+/// never outlives the routes and neighbors it was computed from.
+struct NhCache {
+    slots: [std::cell::Cell<NhEntry>; NH_SLOTS],
+}
+
+impl NhCache {
+    fn new() -> Self {
+        NhCache {
+            slots: std::array::from_fn(|_| std::cell::Cell::new(NhEntry::default())),
+        }
+    }
+
+    fn clear(&self) {
+        for s in &self.slots {
+            s.set(NhEntry::default());
+        }
+    }
+
+    #[inline]
+    fn slot(&self, dst: u32) -> &std::cell::Cell<NhEntry> {
+        let i = (dst.wrapping_mul(0x9e37_79b1) >> 26) as usize;
+        &self.slots[i & (NH_SLOTS - 1)]
+    }
+}
+
+/// The [`Egress`] the core sees: the net view (through the next-hop
+/// cache), plus a resolution request to the control thread whenever a next
+/// hop is unresolved.
 struct RequestingEgress<'a> {
     view: &'a NetView,
     shared: &'a Shared,
+    cache: &'a NhCache,
     /// The last next hop found unresolved.
     pending: std::cell::Cell<u32>,
 }
@@ -102,13 +142,25 @@ struct RequestingEgress<'a> {
 impl Egress for RequestingEgress<'_> {
     #[inline]
     fn next_hop(&self, dst: u32) -> Resolve {
+        let slot = self.cache.slot(dst);
+        let e = slot.get();
+        if let (true, Some(hop)) = (e.dst == dst, e.hop) {
+            return Resolve::Ready(hop);
+        }
         let r = self.view.next_hop(dst);
-        if r == Resolve::Unresolved {
-            if let Some((ip, port)) = self.view.resolve_target(dst) {
-                self.pending.set(ip);
-                // A full queue only delays resolution (the next packet asks again).
-                let _ = self.shared.events.push(Event::Resolve { ip, port });
+        match r {
+            Resolve::Ready(hop) => slot.set(NhEntry {
+                dst,
+                hop: Some(hop),
+            }),
+            Resolve::Unresolved => {
+                if let Some((ip, port)) = self.view.resolve_target(dst) {
+                    self.pending.set(ip);
+                    // A full queue only delays resolution (the next packet asks again).
+                    let _ = self.shared.events.push(Event::Resolve { ip, port });
+                }
             }
+            Resolve::NoRoute => {}
         }
         r
     }
@@ -126,6 +178,7 @@ pub struct Dirigo {
     net_cache: Cache<Arc<ArcSwap<NetView>>, Arc<NetView>>,
     lb_cache: Cache<Arc<ArcSwap<Snapshot>>, Arc<Snapshot>>,
     net: Arc<NetView>,
+    nh: NhCache,
     snap: Arc<Snapshot>,
     counters: [u64; N_COUNTERS],
     expire_budget: u32,
@@ -173,6 +226,11 @@ impl Dirigo {
         let net = Arc::clone(net_cache.load());
         let snap = Arc::clone(lb_cache.load());
         let steer_mask = steer_mask(&snap);
+        // Sweep about a thousandth of the table per housekeeping tick (1 ms
+        // in the daemon): the whole table about once a second. Lookups
+        // expire what they find expired, so the sweep only reclaims idle
+        // entries; sweeping faster only evicts the hot lines from cache.
+        let expire_budget = (lb.table().capacity() / 1000).clamp(256, 4096);
         Dirigo {
             shared: Arc::clone(shared),
             index,
@@ -180,9 +238,10 @@ impl Dirigo {
             net_cache,
             lb_cache,
             net,
+            nh: NhCache::new(),
             snap,
             counters: [0; N_COUNTERS],
-            expire_budget: 4096,
+            expire_budget,
             workers: shared.workers.len().max(1) as u32,
             steer_mask,
         }
@@ -199,6 +258,7 @@ impl Dirigo {
         let eg = RequestingEgress {
             view: &self.net,
             shared: &self.shared,
+            cache: &self.nh,
             pending: std::cell::Cell::new(0),
         };
         let v = self.lb.process(&self.snap, &eg, buf, meta, now);
@@ -358,6 +418,7 @@ impl Pipeline for Dirigo {
         let n = self.net_cache.load();
         if !Arc::ptr_eq(n, &self.net) {
             self.net = Arc::clone(n);
+            self.nh.clear();
         }
         let s = self.lb_cache.load();
         if !Arc::ptr_eq(s, &self.snap) {
@@ -420,6 +481,7 @@ impl Pipeline for Dirigo {
         let eg = RequestingEgress {
             view: &self.net,
             shared: &self.shared,
+            cache: &self.nh,
             pending: std::cell::Cell::new(0),
         };
         let mut lbv = [LbVerdict::NotForUs; BURST_MAX];
@@ -455,6 +517,7 @@ impl Pipeline for Dirigo {
         let n = self.net_cache.load();
         if !Arc::ptr_eq(n, &self.net) {
             self.net = Arc::clone(n);
+            self.nh.clear();
         }
         self.net.neigh().lookup(ip).is_some()
     }

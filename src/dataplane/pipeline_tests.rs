@@ -311,3 +311,52 @@ fn burst_path_equals_packet_path() {
         assert!(va.iter().filter(|v| **v == Verdict::Tx(1)).count() >= 39);
     }
 }
+
+/// The next-hop cache never outlives the view it was filled from: a real
+/// server whose MAC changes (a new neighbor snapshot published by the
+/// control thread) gets the new MAC from the next burst on, and one that
+/// disappears from the neighbor table is held (unresolved), not sent to the
+/// old MAC.
+#[test]
+fn next_hop_cache_follows_a_new_view() {
+    let (shared, mut pipes) = setup(1);
+    let p = &mut pipes[0];
+    let send = |p: &mut Dirigo, c: u8, flags: u8| {
+        let mut b = VecBuf::new(&tcp_frame(
+            [10, 0, 0, c],
+            4000,
+            VIP,
+            80,
+            flags,
+            b"",
+            64,
+            true,
+        ));
+        let v = p.process(&mut b, 0, 2_000_000);
+        (v, b.data()[0..6].to_vec())
+    };
+    let (v, mac) = send(p, 7, SYN);
+    assert_eq!(v, Verdict::Tx(1));
+    assert_eq!(mac, [2, 0, 0, 0, 0, 0x11]);
+    let (_, mac) = send(p, 8, SYN);
+    assert_eq!(mac, [2, 0, 0, 0, 0, 0x11], "cached hop, same view");
+
+    let rs = u32::from_be_bytes(RS);
+    let mut neigh = NeighTable::new(NeighConfig::default());
+    neigh.add_static(rs, [2, 0, 0, 0, 0, 0x22], 1).unwrap();
+    let view = shared.net.load().with_neigh(Arc::new(neigh.snapshot()));
+    shared.net.store(Arc::new(view));
+    p.begin_burst(3_000_000);
+    let (v, mac) = send(p, 9, SYN);
+    assert_eq!(v, Verdict::Tx(1));
+    assert_eq!(mac, [2, 0, 0, 0, 0, 0x22], "new MAC after a new view");
+    let (_, mac) = send(p, 7, ACK);
+    assert_eq!(mac, [2, 0, 0, 0, 0, 0x22], "existing connection too");
+
+    let empty = NeighTable::new(NeighConfig::default());
+    let view = shared.net.load().with_neigh(Arc::new(empty.snapshot()));
+    shared.net.store(Arc::new(view));
+    p.begin_burst(4_000_000);
+    let (v, _) = send(p, 7, ACK);
+    assert_eq!(v, Verdict::Hold(rs), "neighbor gone: held, not sent");
+}
