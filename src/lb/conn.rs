@@ -42,13 +42,19 @@
 //! lookup in a large table also missed the TLB.
 //!
 //! # Full table
-//! When the record pool is exhausted or a key's two buckets are full, the
-//! insert evicts, among the records referenced from those buckets, an already
-//! expired one if any, else the embryonic TCP one (SYN_RECV / SYN_SENT /
-//! SYNACK) that expires first; otherwise the new flow is refused
-//! ([`InsertError::Full`]). ESTABLISHED and other non-embryonic connections
-//! are never evicted, so a SYN flood cannot push out real traffic. The
-//! caller counts evictions and refusals.
+//! When the record pool is exhausted, the insert scans at most
+//! [`EVICT_SCAN`] records from a rotating eviction cursor for one that is
+//! already expired or an embryonic TCP connection (SYN_RECV / SYN_SENT /
+//! SYNACK), and evicts the first it finds; otherwise the new flow is refused
+//! ([`InsertError::Full`]) and the cursor has moved on, so the next insert
+//! looks further. The scan is sequential: with a table full of SYN-flood
+//! entries it finds a victim in the first record or two, instead of reading
+//! every record of a key's buckets at random. When instead a key's two
+//! index buckets are full (rare: the index is at most half full), the
+//! victim is chosen among the records those buckets reference: an expired
+//! one, else the embryonic one that expires first. ESTABLISHED and other
+//! non-embryonic connections are never evicted, so a SYN flood cannot push
+//! out real traffic. The caller counts evictions and refusals.
 //!
 //! # Clock and expiry
 //! Times are a wrapping `u32` millisecond tick (`now_ns / 1_000_000`);
@@ -145,6 +151,18 @@ pub fn tick_of(now_ns: u64) -> u32 {
     (now_ns / 1_000_000) as u32
 }
 
+/// Records the eviction scan of a full table examines at most per insert.
+pub const EVICT_SCAN: u32 = 64;
+
+/// Whether a full table may evict `c`: expired, or an embryonic TCP
+/// connection (SYN_RECV / SYN_SENT / SYNACK). Never an ESTABLISHED one.
+#[inline]
+fn evictable(c: &Conn, now: u32) -> bool {
+    tick_reached(now, c.expires)
+        || (c.proto == crate::net::meta::PROTO_TCP
+            && crate::lb::state::TcpState::from_u8(c.state).is_embryonic())
+}
+
 const SLOTS: usize = 8;
 const EMPTY: u32 = u32::MAX;
 const REPLY: u32 = 1 << 31;
@@ -199,6 +217,8 @@ pub struct ConnTable {
     mask: u32,
     seed: u32,
     cursor: u32,
+    /// Where the eviction scan of a full table goes on.
+    evict_cursor: u32,
     len: u32,
 }
 
@@ -228,6 +248,7 @@ impl ConnTable {
             mask: (nbuckets - 1) as u32,
             seed,
             cursor: 0,
+            evict_cursor: 0,
             len: 0,
         }
     }
@@ -419,6 +440,23 @@ impl ConnTable {
         None
     }
 
+    /// A record to evict when no record is free: the first expired or
+    /// embryonic one at most [`EVICT_SCAN`] records after the eviction
+    /// cursor, which moves on (so repeated full inserts walk the whole
+    /// table). Sequential, so it costs a few cache lines, not one random
+    /// miss per candidate.
+    fn scan_victim(&mut self, now: u32) -> Option<u32> {
+        let n = self.recs.len() as u32;
+        for _ in 0..EVICT_SCAN.min(n) {
+            let idx = self.evict_cursor;
+            self.evict_cursor = if idx + 1 >= n { 0 } else { idx + 1 };
+            if self.get(idx).is_some_and(|c| evictable(c, now)) {
+                return Some(idx);
+            }
+        }
+        None
+    }
+
     fn victim(&self, hashes: &[u32], now: u32) -> Option<u32> {
         let mut best: Option<(u32, u32, bool)> = None; // (idx, expires, expired)
         for &h in hashes {
@@ -434,12 +472,10 @@ impl ConnTable {
                     let Some(c) = self.recs.get(idx as usize) else {
                         continue;
                     };
-                    let expired = tick_reached(now, c.expires);
-                    let embryonic = c.proto == crate::net::meta::PROTO_TCP
-                        && crate::lb::state::TcpState::from_u8(c.state).is_embryonic();
-                    if !expired && !embryonic {
+                    if !evictable(c, now) {
                         continue;
                     }
+                    let expired = tick_reached(now, c.expires);
                     let better = match best {
                         None => true,
                         Some((_, e, x)) => {
@@ -480,8 +516,7 @@ impl ConnTable {
             None
         };
         if self.free_head == NO_FREE {
-            let hs = [h_in, h_out.unwrap_or(h_in)];
-            let v = self.victim(&hs, now).ok_or(InsertError::Full)?;
+            let v = self.scan_victim(now).ok_or(InsertError::Full)?;
             *evicted = self.remove(v);
         }
         let idx = self.pop_free().ok_or(InsertError::Full)?;

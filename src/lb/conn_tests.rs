@@ -97,6 +97,51 @@ fn full_table_evicts_only_embryonic() {
         .is_ok());
 }
 
+/// The eviction scan is bounded per insert but rotates: one embryonic
+/// entry among many established ones is not found by the first inserts
+/// (refused), is found once the cursor reaches it, and established entries
+/// are never evicted on the way.
+#[test]
+fn eviction_scan_is_bounded_and_rotates() {
+    let n = 4 * EVICT_SCAN;
+    let mut t = ConnTable::new(n, 5);
+    let mut embryonic_idx = 0;
+    for i in 0..n {
+        let state = if i == 3 * EVICT_SCAN + 7 {
+            TcpState::SynRecv
+        } else {
+            TcpState::Established
+        };
+        let idx = t.insert(conn(i, 0, state, 100_000), 0).result.unwrap();
+        if state == TcpState::SynRecv {
+            embryonic_idx = idx;
+        }
+    }
+    let mut refused = 0;
+    let mut evicted = None;
+    for i in 0..4 {
+        let ins = t.insert(conn(1000 + i, 0, TcpState::None, 2000), 10);
+        match ins.result {
+            Err(InsertError::Full) => refused += 1,
+            Ok(_) => {
+                evicted = ins.evicted;
+                break;
+            }
+        }
+    }
+    assert_eq!(refused, 3, "three scans of {EVICT_SCAN} before reaching it");
+    let e = evicted.expect("the embryonic entry is evicted");
+    assert_eq!(e.state, TcpState::SynRecv as u8);
+    assert!(t
+        .get(embryonic_idx)
+        .is_some_and(|c| c.caddr == conn(1000 + 3, 0, TcpState::None, 0).caddr));
+    assert_eq!(t.len(), n);
+    // every established entry is still there
+    for i in (0..n).filter(|i| *i != 3 * EVICT_SCAN + 7) {
+        assert!(t.lookup(&conn(i, 0, TcpState::None, 0).in_key()).is_some());
+    }
+}
+
 #[test]
 fn udp_is_never_embryonic() {
     let mut t = ConnTable::new(1, 3);
