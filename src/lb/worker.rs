@@ -467,6 +467,7 @@ impl LbWorker {
 
     /// Update state/timer of connection `idx` for this packet and send it.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn forward<B: PacketBuf>(
         &mut self,
         snap: &Snapshot,
@@ -533,6 +534,7 @@ impl LbWorker {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn finish<B: PacketBuf>(
         &mut self,
         res: Result<u16, XmitError>,
