@@ -62,6 +62,9 @@ enum Cmd {
         /// Only the new-connection case.
         #[arg(long)]
         newconn: bool,
+        /// Only this core API: `pkt` (LbWorker::process) or `burst`.
+        #[arg(long)]
+        api: Option<String>,
     },
 }
 
@@ -87,6 +90,8 @@ pub struct Plan {
     pub micro: Duration,
     /// Whether quick.
     pub quick: bool,
+    /// Core APIs the micro-benchmark runs (false: per packet, true: burst).
+    pub apis: Vec<bool>,
 }
 
 impl Plan {
@@ -103,6 +108,7 @@ impl Plan {
                 measure: Duration::from_millis(1000),
                 micro: Duration::from_millis(100),
                 quick,
+                apis: vec![false, true],
             }
         } else {
             Plan {
@@ -116,6 +122,7 @@ impl Plan {
                 measure: Duration::from_millis(3000),
                 micro: Duration::from_millis(700),
                 quick,
+                apis: vec![false, true],
             }
         }
     }
@@ -166,7 +173,7 @@ fn run_micro(plan: &Plan, agg: &mut Agg, only: Option<Method>, only_flows: Optio
             if only_flows.is_some_and(|f| f != flows) {
                 continue;
             }
-            for burst_api in [false, true] {
+            for &burst_api in &plan.apis {
                 let case = micro::Case {
                     method: m,
                     flows,
@@ -189,7 +196,7 @@ fn run_micro(plan: &Plan, agg: &mut Agg, only: Option<Method>, only_flows: Optio
         }
     }
     if only_flows.is_none() && (only.is_none() || only == Some(Method::Dr)) {
-        for burst_api in [false, true] {
+        for &burst_api in &plan.apis {
             let case = micro::Case {
                 method: Method::Dr,
                 flows: plan.newconn_flows,
@@ -370,6 +377,7 @@ fn main() {
         method,
         flows,
         newconn,
+        api,
     }) = &cli.cmd
     {
         let mut plan = plan;
@@ -379,6 +387,15 @@ fn main() {
             "nat" => Method::Nat,
             _ => Method::Dr,
         });
+        match api.as_deref() {
+            Some("pkt") => plan.apis = vec![false],
+            Some("burst") => plan.apis = vec![true],
+            Some(other) => {
+                eprintln!("dirigo-bench: --api {other}: expected pkt or burst");
+                std::process::exit(2);
+            }
+            None => {}
+        }
         if *newconn {
             plan.methods = vec![Method::Dr];
             plan.sizes.clear();
