@@ -46,8 +46,9 @@ const C_FIXED: usize = 15;
 const NET_BASE: usize = C_FIXED;
 const ARP_BASE: usize = NET_BASE + NetDrop::COUNT;
 const ICMP_BASE: usize = ARP_BASE + ArpIgnore::COUNT;
-/// Largest burst the pipeline's burst path takes.
-pub const BURST_MAX: usize = 64;
+/// Largest burst the pipeline's burst path takes at once (the worker's rx
+/// burst; a longer slice is processed in chunks of this size).
+pub const BURST_MAX: usize = 32;
 /// Number of pipeline counters.
 pub const N_COUNTERS: usize = ICMP_BASE + IcmpIgnore::COUNT;
 
@@ -186,6 +187,21 @@ pub struct Dirigo {
     steer_mask: u32,
 }
 
+/// Whether a frame is for a port whose MAC is `mac` (see `Dirigo::for_us`).
+#[inline]
+fn for_mac(frame: &[u8], mac: Option<[u8; 6]>) -> bool {
+    if frame.len() < 14 {
+        return true; // classify counts it as truncated
+    }
+    let Some(dst) = frame.get(0..6) else {
+        return true;
+    };
+    if dst[0] & 1 != 0 {
+        return true;
+    }
+    mac.is_some_and(|m| dst == m)
+}
+
 /// The worker that owns connections of client address `client` among
 /// `workers` (same answer on every worker: requests and NAT replies of a
 /// connection, and all connections of a persistent client, meet there).
@@ -322,17 +338,7 @@ impl Dirigo {
     /// ours to forward or answer, as in Linux ("other host").
     #[inline]
     fn for_us(&self, frame: &[u8], port: u16) -> bool {
-        if frame.len() < 14 {
-            return true; // classify counts it as truncated
-        }
-        let dst = &frame[0..6];
-        if dst[0] & 1 != 0 {
-            return true;
-        }
-        match self.net.port(port) {
-            Some(p) => dst == p.mac,
-            None => false,
-        }
+        for_mac(frame, self.net.port(port).map(|p| p.mac))
     }
 
     #[inline]
@@ -442,12 +448,22 @@ impl Pipeline for Dirigo {
         now_ns: u64,
         out: &mut [Verdict],
     ) {
-        let n = bufs.len().min(out.len()).min(BURST_MAX);
+        let n = bufs.len().min(out.len());
+        if n > BURST_MAX {
+            for (b, o) in bufs[..n]
+                .chunks_mut(BURST_MAX)
+                .zip(out[..n].chunks_mut(BURST_MAX))
+            {
+                self.process_burst(b, port, now_ns, o);
+            }
+            return;
+        }
+        let mac = self.net.port(port).map(|p| p.mac);
         let mut metas = [PacketMeta::default(); BURST_MAX];
         let mut prep = [Prepared::default(); BURST_MAX];
         let mut simple = true;
         for i in 0..n {
-            if !self.for_us(bufs[i].data(), port) {
+            if !for_mac(bufs[i].data(), mac) {
                 simple = false;
                 break;
             }
