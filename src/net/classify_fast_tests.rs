@@ -319,6 +319,11 @@ fn addr() -> impl Strategy<Value = [u8; 4]> {
     ]
 }
 
+/// An XOR mask: one bit (to reach single-flag cases) or any byte.
+fn flip() -> impl Strategy<Value = u8> {
+    prop_oneof![(0u8..8).prop_map(|b| 1 << b), any::<u8>()]
+}
+
 /// A valid frame (when its addresses are unicast and TTL non-zero).
 fn base_frame() -> impl Strategy<Value = (Vec<u8>, bool)> {
     (
@@ -350,9 +355,12 @@ proptest! {
     #[test]
     fn fast_path_equals_slow_path(
         (base, valid) in base_frame(),
-        flips in proptest::collection::vec((0usize..60, any::<u8>()), 0..4),
+        flips in proptest::collection::vec((0usize..60, flip()), 0..4),
         ip_len in proptest::option::of(any::<u16>()),
         l4_len in proptest::option::of(any::<u8>()),
+        frag in proptest::option::of(prop_oneof![
+            Just(0x0000u16), Just(0x4000), Just(0x2000), Just(0x6000), Just(0x0001), any::<u16>()
+        ]),
         cut in proptest::option::of(any::<usize>()),
         fix in any::<bool>(),
     ) {
@@ -366,6 +374,10 @@ proptest! {
             if let Some(b) = f.get_mut(at) {
                 *b ^= x;
             }
+        }
+        if let (Some(x), Some(b)) = (frag, f.get_mut(20..22)) {
+            // DF, MF and fragment offset
+            b.copy_from_slice(&x.to_be_bytes());
         }
         if let (Some(l), Some(b)) = (ip_len, f.get_mut(16..18)) {
             // often near the real length, sometimes anything
