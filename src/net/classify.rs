@@ -128,7 +128,7 @@ pub enum Classified {
 /// True for a source address no host may use: 0.0.0.0/8, 127.0.0.0/8,
 /// 224.0.0.0/4 (multicast) and 240.0.0.0/4 (class E, incl. broadcast).
 #[inline]
-pub fn is_martian_src(a: u32) -> bool {
+pub const fn is_martian_src(a: u32) -> bool {
     let o = a >> 24;
     o == 0 || o == 127 || o >= 224
 }
@@ -136,7 +136,7 @@ pub fn is_martian_src(a: u32) -> bool {
 /// True for a destination that is not a unicast host address:
 /// 0.0.0.0/8, 127.0.0.0/8, multicast, class E and broadcast.
 #[inline]
-pub fn is_not_unicast_dst(a: u32) -> bool {
+pub const fn is_not_unicast_dst(a: u32) -> bool {
     is_martian_src(a)
 }
 

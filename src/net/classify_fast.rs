@@ -47,20 +47,72 @@ fn be32(h: &[u8; FAST_LEN], at: usize) -> u32 {
     u32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]])
 }
 
-/// True when the 20-byte IPv4 header at [`L3`] has a valid checksum: the
-/// one's-complement sum of its 16-bit words folds to 0xffff. Summing the
-/// five big-endian 32-bit words in a `u64` gives a value congruent to the
-/// 16-bit word sum modulo 0xffff (2^16 = 1 mod 0xffff), and a non-zero sum
-/// folds to 0xffff exactly when it is a multiple of 0xffff.
+#[inline(always)]
+fn le32(h: &[u8; FAST_LEN], at: usize) -> u64 {
+    u32::from_le_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]) as u64
+}
+
+/// True when the 20-byte IPv4 header at [`L3`] has a valid checksum, i.e.
+/// the slow path's `fold(sum(header)) == 0xffff`.
+///
+/// The one's-complement sum `S` of the ten big-endian 16-bit words folds to
+/// 0xffff exactly when `S != 0` and `S % 0xffff == 0` (folding keeps the
+/// value modulo 0xffff and maps a non-zero sum into `1..=0xffff`). Here the
+/// five 32-bit words are read little-endian (plain loads, no byte swaps)
+/// and summed in a `u64`: a 32-bit word is `2^16 * hi + lo`, congruent to
+/// `hi + lo` (2^16 = 1 mod 0xffff), and a byte-swapped 16-bit word `b:a`
+/// is `256 * (a:b)` modulo 0xffff. So this sum is congruent to `256 * S`,
+/// and since 256 is invertible modulo 0xffff, it is a multiple of 0xffff
+/// exactly when `S` is; it is zero exactly when every byte is zero, like `S`.
 #[inline(always)]
 fn ip_header_checksum_ok(h: &[u8; FAST_LEN]) -> bool {
-    let s = be32(h, L3) as u64
-        + be32(h, L3 + 4) as u64
-        + be32(h, L3 + 8) as u64
-        + be32(h, L3 + 12) as u64
-        + be32(h, L3 + 16) as u64;
+    let s = le32(h, L3) + le32(h, L3 + 4) + le32(h, L3 + 8) + le32(h, L3 + 12) + le32(h, L3 + 16);
     s != 0 && s % 0xffff == 0
 }
+
+/// `is_not_unicast_dst(a)` when `dst`, else `is_martian_src(a)`.
+const fn bad_addr(dst: bool, a: u32) -> bool {
+    if dst {
+        is_not_unicast_dst(a)
+    } else {
+        is_martian_src(a)
+    }
+}
+
+/// A 256-entry table of [`bad_addr`] by first octet. The predicates depend
+/// on the first octet only; this is checked at compile time on a few
+/// patterns of the low 24 bits, so a change that breaks it fails the build.
+const fn octet_table(dst: bool) -> [bool; 256] {
+    const LOW: [u32; 5] = [
+        0x00ff_ffff,
+        0x0000_0001,
+        0x00ff_ff00,
+        0x0000_00ff,
+        0x0080_0000,
+    ];
+    let mut t = [false; 256];
+    let mut o = 0;
+    while o < 256 {
+        let a = (o as u32) << 24;
+        let v = bad_addr(dst, a);
+        let mut i = 0;
+        while i < LOW.len() {
+            assert!(
+                bad_addr(dst, a | LOW[i]) == v,
+                "address predicate depends on more than the first octet"
+            );
+            i += 1;
+        }
+        t[o] = v;
+        o += 1;
+    }
+    t
+}
+
+/// `MARTIAN_SRC[a >> 24] == is_martian_src(a)`.
+static MARTIAN_SRC: [bool; 256] = octet_table(false);
+/// `NOT_UNICAST_DST[a >> 24] == is_not_unicast_dst(a)`.
+static NOT_UNICAST_DST: [bool; 256] = octet_table(true);
 
 /// The fast path: `Some(meta)` exactly when the frame is a valid untagged
 /// IPv4 (IHL 5) TCP or UDP packet of at least [`FAST_LEN`] bytes, in which
@@ -87,7 +139,7 @@ pub(crate) fn classify_fast(frame: &[u8], port: u16) -> Option<PacketMeta> {
         return None;
     }
     let (src, dst) = (be32(h, L3 + 12), be32(h, L3 + 16));
-    if is_martian_src(src) || is_not_unicast_dst(dst) {
+    if MARTIAN_SRC[(src >> 24) as usize] | NOT_UNICAST_DST[(dst >> 24) as usize] {
         return None;
     }
     let proto = h[L3 + 9];

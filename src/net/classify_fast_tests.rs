@@ -301,6 +301,24 @@ fn every_single_byte_edit_agrees() {
 }
 
 #[test]
+fn every_address_octet_agrees() {
+    // the fast path's first-octet tables against is_martian_src /
+    // is_not_unicast_dst, with varied low bits
+    for o in 0..=255u8 {
+        for low in [[0, 0, 0], [255, 255, 255], [1, 2, 3]] {
+            let a = [o, low[0], low[1], low[2]];
+            for (src, dst) in [(a, VIP), (CLIENT, a)] {
+                let f = tcp(src, dst, 64, 1, 2, tcp_flags::ACK, 6, 0);
+                agree(&f);
+                let bad = is_martian_src(u32::from_be_bytes(src))
+                    || is_not_unicast_dst(u32::from_be_bytes(dst));
+                assert_eq!(classify_fast(&f, 0).is_some(), !bad, "{src:?} -> {dst:?}");
+            }
+        }
+    }
+}
+
+#[test]
 fn every_truncation_agrees() {
     for base in [
         tcp(CLIENT, VIP, 64, 40000, 80, tcp_flags::SYN, 10, 4),
