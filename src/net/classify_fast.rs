@@ -37,16 +37,19 @@ const L3: usize = 14;
 /// Offset of the L4 header behind an option-less IPv4 header.
 const L4: usize = L3 + 20;
 
+/// Big-endian `u16` at `at` (in bounds: every caller passes a constant).
 #[inline(always)]
 fn be16(h: &[u8; FAST_LEN], at: usize) -> u16 {
     u16::from_be_bytes([h[at], h[at + 1]])
 }
 
+/// Big-endian `u32` at `at`.
 #[inline(always)]
 fn be32(h: &[u8; FAST_LEN], at: usize) -> u32 {
     u32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]])
 }
 
+/// Little-endian `u32` at `at` (a plain load on x86 and ARM), widened.
 #[inline(always)]
 fn le32(h: &[u8; FAST_LEN], at: usize) -> u64 {
     u32::from_le_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]) as u64
