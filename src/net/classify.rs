@@ -128,7 +128,7 @@ pub enum Classified {
 /// True for a source address no host may use: 0.0.0.0/8, 127.0.0.0/8,
 /// 224.0.0.0/4 (multicast) and 240.0.0.0/4 (class E, incl. broadcast).
 #[inline]
-pub fn is_martian_src(a: u32) -> bool {
+pub const fn is_martian_src(a: u32) -> bool {
     let o = a >> 24;
     o == 0 || o == 127 || o >= 224
 }
@@ -136,12 +136,28 @@ pub fn is_martian_src(a: u32) -> bool {
 /// True for a destination that is not a unicast host address:
 /// 0.0.0.0/8, 127.0.0.0/8, multicast, class E and broadcast.
 #[inline]
-pub fn is_not_unicast_dst(a: u32) -> bool {
+pub const fn is_not_unicast_dst(a: u32) -> bool {
     is_martian_src(a)
 }
 
 /// Classify one received frame from `port`.
+///
+/// The common packet (untagged, option-less, valid IPv4 TCP/UDP) is
+/// answered by a fast path that reads the headers through one length check;
+/// everything else goes to the general parser, which alone decides drops.
+/// Both give the same answer for every input.
+#[inline]
 pub fn classify(frame: &[u8], port: u16) -> Classified {
+    match fast::classify_fast(frame, port) {
+        Some(m) => Classified::Ipv4(m),
+        None => classify_slow(frame, port),
+    }
+}
+
+/// The general classifier through the checked wire views: every frame
+/// shape, every drop reason. [`classify`] gives the same answer faster.
+#[inline(never)]
+pub(crate) fn classify_slow(frame: &[u8], port: u16) -> Classified {
     match classify_inner(frame, port) {
         Ok(c) => c,
         Err(d) => Classified::Drop(d),
@@ -276,6 +292,13 @@ fn quote(i: &icmp::Packet<&[u8]>, inner_l3_off: usize) -> Option<IcmpQuote> {
     })
 }
 
+#[path = "classify_fast.rs"]
+mod fast;
+
 #[cfg(test)]
 #[path = "classify_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "classify_fast_tests.rs"]
+mod fast_tests;

@@ -1,0 +1,185 @@
+//! The fast path of [`super::classify`]: a valid, untagged, option-less
+//! IPv4 TCP or UDP packet, read through one up-front length check.
+//!
+//! [`classify_fast`] answers `Some(meta)` only when the slow path
+//! ([`super::classify_slow`]) would return `Classified::Ipv4(meta)` with the
+//! very same `meta`; for anything else (VLAN tags, IP options, ICMP, ARP,
+//! frames shorter than [`FAST_LEN`], and every packet the slow path drops)
+//! it answers `None` and the caller runs the slow path, so drop reasons are
+//! decided in one place only.
+//!
+//! The checks mirror the slow path exactly, for this shape of packet:
+//! - Ethernet: outer EtherType 0x0800 (so untagged), source MAC not a group
+//!   address;
+//! - IPv4 (`ipv4::Packet::check`): version 4 and IHL 5 (byte 0x45), total
+//!   length in `20..=frame.len() - 14`, header checksum valid, not a
+//!   fragment (MF clear, offset 0), TTL non-zero, source not martian,
+//!   destination unicast;
+//! - TCP (`tcp::Packet::new_checked` on the IP payload of `total_len - 20`
+//!   bytes): data offset at least 20 and at most the IP payload;
+//! - UDP (`udp::Packet::new_checked`): UDP length at least 8 and at most the
+//!   IP payload.
+//!
+//! The IP payload reaching at least the minimum L4 header follows from the
+//! last check of each (data offset >= 20 and <= payload, UDP length >= 8 and
+//! <= payload).
+
+use super::{is_martian_src, is_not_unicast_dst};
+use crate::net::meta::{FlowKey, PacketMeta, PROTO_TCP, PROTO_UDP};
+
+/// Bytes the fast path reads: Ethernet (14) + IPv4 without options (20) +
+/// the first 14 bytes of the L4 header (TCP ports to flags; the whole
+/// 8-byte UDP header). Shorter frames take the slow path.
+pub(crate) const FAST_LEN: usize = 14 + 20 + 14;
+
+/// Offset of the IPv4 header in an untagged frame.
+const L3: usize = 14;
+/// Offset of the L4 header behind an option-less IPv4 header.
+const L4: usize = L3 + 20;
+
+/// Big-endian `u16` at `at` (in bounds: every caller passes a constant).
+#[inline(always)]
+fn be16(h: &[u8; FAST_LEN], at: usize) -> u16 {
+    u16::from_be_bytes([h[at], h[at + 1]])
+}
+
+/// Big-endian `u32` at `at`.
+#[inline(always)]
+fn be32(h: &[u8; FAST_LEN], at: usize) -> u32 {
+    u32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]])
+}
+
+/// Little-endian `u32` at `at` (a plain load on x86 and ARM), widened.
+#[inline(always)]
+fn le32(h: &[u8; FAST_LEN], at: usize) -> u64 {
+    u32::from_le_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]) as u64
+}
+
+/// True when the 20-byte IPv4 header at [`L3`] has a valid checksum, i.e.
+/// the slow path's `fold(sum(header)) == 0xffff`.
+///
+/// The one's-complement sum `S` of the ten big-endian 16-bit words folds to
+/// 0xffff exactly when `S != 0` and `S % 0xffff == 0` (folding keeps the
+/// value modulo 0xffff and maps a non-zero sum into `1..=0xffff`). Here the
+/// five 32-bit words are read little-endian (plain loads, no byte swaps)
+/// and summed in a `u64`: a 32-bit word is `2^16 * hi + lo`, congruent to
+/// `hi + lo` (2^16 = 1 mod 0xffff), and a byte-swapped 16-bit word `b:a`
+/// is `256 * (a:b)` modulo 0xffff. So this sum is congruent to `256 * S`,
+/// and since 256 is invertible modulo 0xffff, it is a multiple of 0xffff
+/// exactly when `S` is; it is zero exactly when every byte is zero, like `S`.
+#[inline(always)]
+fn ip_header_checksum_ok(h: &[u8; FAST_LEN]) -> bool {
+    let s = le32(h, L3) + le32(h, L3 + 4) + le32(h, L3 + 8) + le32(h, L3 + 12) + le32(h, L3 + 16);
+    s != 0 && s % 0xffff == 0
+}
+
+/// `is_not_unicast_dst(a)` when `dst`, else `is_martian_src(a)`.
+const fn bad_addr(dst: bool, a: u32) -> bool {
+    if dst {
+        is_not_unicast_dst(a)
+    } else {
+        is_martian_src(a)
+    }
+}
+
+/// A 256-entry table of [`bad_addr`] by first octet. The predicates depend
+/// on the first octet only; this is checked at compile time on a few
+/// patterns of the low 24 bits, so a change that breaks it fails the build.
+const fn octet_table(dst: bool) -> [bool; 256] {
+    const LOW: [u32; 5] = [
+        0x00ff_ffff,
+        0x0000_0001,
+        0x00ff_ff00,
+        0x0000_00ff,
+        0x0080_0000,
+    ];
+    let mut t = [false; 256];
+    let mut o = 0;
+    while o < 256 {
+        let a = (o as u32) << 24;
+        let v = bad_addr(dst, a);
+        let mut i = 0;
+        while i < LOW.len() {
+            assert!(
+                bad_addr(dst, a | LOW[i]) == v,
+                "address predicate depends on more than the first octet"
+            );
+            i += 1;
+        }
+        t[o] = v;
+        o += 1;
+    }
+    t
+}
+
+/// `MARTIAN_SRC[a >> 24] == is_martian_src(a)`.
+static MARTIAN_SRC: [bool; 256] = octet_table(false);
+/// `NOT_UNICAST_DST[a >> 24] == is_not_unicast_dst(a)`.
+static NOT_UNICAST_DST: [bool; 256] = octet_table(true);
+
+/// The fast path: `Some(meta)` exactly when the frame is a valid untagged
+/// IPv4 (IHL 5) TCP or UDP packet of at least [`FAST_LEN`] bytes, in which
+/// case the slow path would return `Classified::Ipv4(meta)`; `None`
+/// otherwise (the caller then runs the slow path).
+#[inline]
+pub(crate) fn classify_fast(frame: &[u8], port: u16) -> Option<PacketMeta> {
+    let h: &[u8; FAST_LEN] = frame.get(..FAST_LEN)?.try_into().ok()?;
+    // EtherType IPv4 (untagged), version 4 with IHL 5; unicast source MAC.
+    if be32(h, 12) >> 8 != 0x08_00_45 || h[6] & 1 != 0 {
+        return None;
+    }
+    let tl = be16(h, L3 + 2);
+    // frame.len() >= FAST_LEN > L3, no underflow.
+    if tl < 20 || tl as usize > frame.len() - L3 {
+        return None;
+    }
+    if !ip_header_checksum_ok(h) {
+        return None;
+    }
+    let flags_frag = be16(h, L3 + 6);
+    let ttl = h[L3 + 8];
+    if flags_frag & 0x3fff != 0 || ttl == 0 {
+        return None;
+    }
+    let (src, dst) = (be32(h, L3 + 12), be32(h, L3 + 16));
+    if MARTIAN_SRC[(src >> 24) as usize] | NOT_UNICAST_DST[(dst >> 24) as usize] {
+        return None;
+    }
+    let proto = h[L3 + 9];
+    let ip_payload = tl - 20;
+    let tcp_flags = match proto {
+        PROTO_TCP => {
+            let doff = ((h[L4 + 12] >> 4) as u16) * 4;
+            if doff < 20 || doff > ip_payload {
+                return None;
+            }
+            h[L4 + 13]
+        }
+        PROTO_UDP => {
+            let ulen = be16(h, L4 + 4);
+            if ulen < 8 || ulen > ip_payload {
+                return None;
+            }
+            0
+        }
+        _ => return None,
+    };
+    Some(PacketMeta {
+        port,
+        vlan: None,
+        l3_off: L3 as u16,
+        l4_off: L4 as u16,
+        ip_len: tl,
+        key: FlowKey {
+            src,
+            dst,
+            sport: be16(h, L4),
+            dport: be16(h, L4 + 2),
+            proto,
+        },
+        tcp_flags,
+        ttl,
+        df: flags_frag & 0x4000 != 0,
+        icmp: None,
+    })
+}
