@@ -109,7 +109,7 @@ fn micro_keys(plan: &Plan) -> Vec<String> {
 /// The micro-benchmark table (text).
 pub fn micro_table(plan: &Plan, a: &Agg) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "-- sans-IO micro-benchmark (classify + LbWorker, bursts of 32; pkt = process() per packet as the daemon does, burst = process_burst()) --");
+    let _ = writeln!(s, "-- sans-IO micro-benchmark (classify + LbWorker, bursts of 32; pkt = process() per packet, burst = process_burst(), the staged path the daemon uses) --");
     let _ = writeln!(
         s,
         "{:<26} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9}",
@@ -151,7 +151,7 @@ pub fn csv(plan: &Plan, a: &Agg) -> String {
             s,
             "{sc},{base:.3},{:.3},{lo:.3},{hi:.3},{:.3}",
             a.med(&k),
-            a.med(&format!("micro|{sc}|pkt|mpps"))
+            a.med(&format!("micro|{sc}|burst|mpps"))
         );
     }
     s
@@ -224,7 +224,7 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
          of warm-up, / seconds. ns/pkt = 1000 / Mpps (one core, I/O included). Flows tracked = `dirigoctl --json lcores` conns; \
          Mconn/s = the conns_created delta / seconds.", info.capacity, plan.measure.as_secs_f64(), plan.warmup.as_secs_f64());
     let _ = writeln!(s, "* Per-burst latency: the daemon's worker loop is not instrumented, so p50/p99/p99.9 come from the sans-IO \
-         micro-benchmark: each burst of 32 frames (copy into a buffer + classify + `LbWorker`) is timed with `Instant::now()` and \
+         micro-benchmark: each burst of 32 frames (copy into a buffer + classify + `LbWorker::process_burst`) is timed with `Instant::now()` and \
          its ns/packet recorded in an hdrhistogram. They are the core's per-burst processing latency, without the driver.\n");
     let _ = writeln!(s, "## Targets (issue 9)\n");
     let _ = writeln!(s, "| target | measured | |\n|---|---|---|");
@@ -247,7 +247,7 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
         s,
         "| >= 5 M new connections/s per worker | {} M/s (daemon); sans-IO core: {} M/s | {} |",
         f2(nc),
-        f2(a.med("micro|newconn|pkt|mconn")),
+        f2(a.med("micro|newconn|burst|mconn")),
         verdict(nc >= 5.0)
     );
     let bpc = info.table_bytes / info.capacity as f64;
@@ -261,7 +261,7 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
             let n = mname(*m);
             let r = a.med(&format!("dirigo|{n} 1k|mpps")) / a.med(&format!("dirigo|{n} 1M|mpps"));
             let rm =
-                a.med(&format!("micro|{n} 1M|pkt|ns")) / a.med(&format!("micro|{n} 1k|pkt|ns"));
+                a.med(&format!("micro|{n} 1M|burst|ns")) / a.med(&format!("micro|{n} 1k|burst|ns"));
             let _ = writeln!(s, "| {n}: per-packet cost at 1M flows <= 1.5 x 1k | {} x (daemon); {} x (sans-IO core) | {} |", f2(r), f2(rm), verdict(r <= 1.5));
         }
     }
@@ -296,7 +296,7 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
         let _ = writeln!(s, "| flows | Mpps | spread | ns/pkt | x macswap (same run) | flows tracked | core p50 / p99 / p99.9 ns/pkt |\n|---|---|---|---|---|---|---|");
         for &(l, _) in &plan.sizes {
             let k = format!("dirigo|{n} {l}");
-            let mk = format!("micro|{n} {l}|pkt");
+            let mk = format!("micro|{n} {l}|burst");
             let mp = a.med(&format!("{k}|mpps"));
             let _ = writeln!(
                 s,
@@ -358,11 +358,11 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
         f2(a.med("dirigo|newconn|ratio")),
         f0(a.med("dirigo|newconn|tracked")),
         plan.newconn_capacity,
-        f2(a.med("micro|newconn|pkt|mconn"))
+        f2(a.med("micro|newconn|burst|mconn"))
     );
     let _ = writeln!(s, "## Sans-IO micro-benchmark (no EAL)\n");
-    let _ = writeln!(s, "Frames copied into a fixed buffer, `classify`, then `LbWorker::process` per packet (`pkt`, what the daemon's \
-        pipeline calls) or `LbWorker::process_burst` (`burst`: hash + touch every bucket of the burst first), fake egress, \
+    let _ = writeln!(s, "Frames copied into a fixed buffer, `classify`, then `LbWorker::process` per packet (`pkt`) or `LbWorker::process_burst` \
+        (`burst`, the staged path the daemon's pipeline uses: hash + prefetch every primary bucket, then records a few packets ahead), fake egress, \
         table of {} connections ({} for newconn). Latency columns: per-burst (32 packets) time / 32, hdrhistogram.\n", info.capacity, plan.newconn_capacity);
     let _ = writeln!(s, "| case | API | Mpps | ns/pkt | p50 | p99 | p99.9 | Mconn/s | tracked |\n|---|---|---|---|---|---|---|---|---|");
     for sc in micro_keys(plan) {
