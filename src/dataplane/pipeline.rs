@@ -13,7 +13,7 @@ use crate::lb::snapshot::Snapshot;
 use crate::lb::worker::{LbDrop, LbVerdict, LbWorker, Prepared};
 use crate::net::arp::{arp_input, ArpAction, ArpIgnore};
 use crate::net::buf::PacketBuf;
-use crate::net::classify::{classify, Classified, NetDrop};
+use crate::net::classify::{classify, classify_into, Classified, NetDrop};
 use crate::net::egress::{Egress, NextHop, Resolve};
 use crate::net::icmp::{echo_input, IcmpAction, IcmpIgnore};
 use crate::net::meta::{PacketMeta, PROTO_ICMP};
@@ -141,7 +141,7 @@ struct RequestingEgress<'a> {
 }
 
 impl Egress for RequestingEgress<'_> {
-    #[inline]
+    #[inline(always)]
     fn next_hop(&self, dst: u32) -> Resolve {
         let slot = self.cache.slot(dst);
         let e = slot.get();
@@ -467,26 +467,21 @@ impl Pipeline for Dirigo {
                 simple = false;
                 break;
             }
-            match classify(bufs[i].data(), port) {
-                Classified::Ipv4(m) => {
-                    if self.workers > 1 {
-                        let owner =
-                            owner_of(client_of(&self.snap, &m), self.steer_mask, self.workers);
-                        if owner as usize != self.index {
-                            simple = false;
-                            break;
-                        }
-                    }
-                    // hash + prefetch now: the bucket arrives while the
-                    // rest of the burst is classified
-                    prep[i] = self.lb.prepare(&m);
-                    metas[i] = m;
-                }
-                _ => {
+            if classify_into(bufs[i].data(), port, &mut metas[i]).is_some() {
+                simple = false;
+                break;
+            }
+            let m = &metas[i];
+            if self.workers > 1 {
+                let owner = owner_of(client_of(&self.snap, m), self.steer_mask, self.workers);
+                if owner as usize != self.index {
                     simple = false;
                     break;
                 }
             }
+            // hash + prefetch now: the bucket arrives while the rest of the
+            // burst is classified
+            prep[i] = self.lb.prepare(m);
         }
         if !simple {
             for i in 0..n {

@@ -154,6 +154,24 @@ pub fn classify(frame: &[u8], port: u16) -> Classified {
     }
 }
 
+/// [`classify`] for a burst loop: an IPv4 result is written straight into
+/// `*meta` (no copy of the meta through the return value) and `None`
+/// returned; anything else (ARP, a drop) is returned, `*meta` untouched.
+#[inline]
+pub fn classify_into(frame: &[u8], port: u16, meta: &mut PacketMeta) -> Option<Classified> {
+    if let Some(m) = fast::classify_fast(frame, port) {
+        *meta = m;
+        return None;
+    }
+    match classify_slow(frame, port) {
+        Classified::Ipv4(m) => {
+            *meta = m;
+            None
+        }
+        other => Some(other),
+    }
+}
+
 /// The general classifier through the checked wire views: every frame
 /// shape, every drop reason. [`classify`] gives the same answer faster.
 #[inline(never)]

@@ -88,6 +88,21 @@ fn agree(f: &[u8]) {
         assert_eq!(Classified::Ipv4(m), slow, "fast path disagrees on {f:02x?}");
     }
     assert_eq!(classify(f, 5), slow, "classify disagrees on {f:02x?}");
+    // classify_into: IPv4 lands in the slot, anything else is returned and
+    // leaves the slot as it was
+    let sentinel = PacketMeta {
+        port: 0xdead,
+        ..PacketMeta::default()
+    };
+    let mut slot = sentinel;
+    match classify_into(f, 5, &mut slot) {
+        None => assert_eq!(Classified::Ipv4(slot), slow, "classify_into on {f:02x?}"),
+        Some(c) => {
+            assert_eq!(c, slow, "classify_into on {f:02x?}");
+            assert!(!matches!(c, Classified::Ipv4(_)));
+            assert_eq!(slot, sentinel, "slot written on {f:02x?}");
+        }
+    }
 }
 
 fn syn_ack() -> Vec<u8> {
