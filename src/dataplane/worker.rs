@@ -103,7 +103,7 @@ impl HoldArea {
 }
 
 /// Send `m` where the verdict says; returns a hold event to count.
-#[inline]
+#[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn dispatch(
     v: Verdict,

@@ -344,7 +344,7 @@ impl ConnTable {
     }
 
     /// Look up `key` whose [`Self::hash`] is `hash`.
-    #[inline]
+    #[inline(always)]
     pub fn lookup_hashed(&self, key: &FlowKey, hash: u32) -> Option<Hit> {
         for b in self.pair(hash) {
             let bucket = self.buckets.get(b as usize)?;

@@ -327,6 +327,7 @@ impl LbWorker {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn process_hashed<B: PacketBuf>(
         &mut self,
         snap: &Snapshot,

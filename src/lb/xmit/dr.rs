@@ -6,7 +6,7 @@ use crate::net::egress::Egress;
 
 /// Send the frame unchanged to real server `rip` (host order): Ethernet
 /// source = egress MAC, destination = the RS's MAC. Returns the egress port.
-#[inline]
+#[inline(always)]
 pub fn dr<B: PacketBuf>(buf: &mut B, rip: u32, egress: &impl Egress) -> Result<u16, XmitError> {
     let nh = next_hop(egress, rip)?;
     set_eth(buf.data_mut(), &nh)?;
