@@ -62,7 +62,9 @@
 //! ([`crate::lb::state::MAX_TIMEOUT_S`]). Expiry is amortized:
 //! [`ConnTable::sweep`] examines `budget` records from a rotating cursor per
 //! call, and the worker checks the expiry of every record a lookup finds and
-//! expires it at once (counts stay exact however slow the sweep is).
+//! expires it at once, so no packet ever uses an expired connection; an
+//! idle expired connection keeps counting as inactive until the sweep
+//! reaches it (the daemon sweeps the whole table about once a second).
 
 use crate::net::meta::FlowKey;
 use crate::pmd::mem;
@@ -451,10 +453,25 @@ impl ConnTable {
             let idx = self.evict_cursor;
             self.evict_cursor = if idx + 1 >= n { 0 } else { idx + 1 };
             if self.get(idx).is_some_and(|c| evictable(c, now)) {
+                self.prefetch_unlink(self.evict_cursor);
                 return Some(idx);
             }
         }
         None
+    }
+
+    /// Prefetch the index buckets of record `idx` (the next eviction
+    /// candidate), so that unlinking it on the next full insert does not
+    /// wait for a random index line.
+    #[inline]
+    fn prefetch_unlink(&self, idx: u32) {
+        if let Some(c) = self.get(idx) {
+            for b in self.pair(self.hash(&c.in_key())) {
+                if let Some(k) = self.buckets.get(b as usize) {
+                    mem::prefetch(k);
+                }
+            }
+        }
     }
 
     fn victim(&self, hashes: &[u32], now: u32) -> Option<u32> {
