@@ -58,6 +58,20 @@ pub trait Pipeline {
     fn process_steered<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
         self.process(buf, port, now_ns)
     }
+    /// A burst of packets other workers handed over, all received on port
+    /// index `port`: `out[i]` is the verdict for `bufs[i]`. The default
+    /// processes packet by packet.
+    fn process_steered_burst<B: PacketBuf>(
+        &mut self,
+        bufs: &mut [B],
+        port: u16,
+        now_ns: u64,
+        out: &mut [Verdict],
+    ) {
+        for (b, o) in bufs.iter_mut().zip(out.iter_mut()) {
+            *o = self.process_steered(b, port, now_ns);
+        }
+    }
     /// Periodic work off the per-packet path (expiry, publishing counters).
     fn housekeeping(&mut self, now_ns: u64);
     /// Whether the MAC of next hop `ip` is known now.

@@ -373,6 +373,95 @@ impl Dirigo {
         }
     }
 
+    /// The burst path: classify every packet (preparing each lookup: hash
+    /// and bucket prefetch), answer on the spot the few that are not plain
+    /// IPv4 for this port (ARP, drops, other host: the packet path) and
+    /// those another worker owns (`Steer`), then hand the rest to the core
+    /// as one staged burst. Packets owned elsewhere never push the others
+    /// off the burst path.
+    fn burst<B: PacketBuf>(
+        &mut self,
+        bufs: &mut [B],
+        port: u16,
+        now_ns: u64,
+        out: &mut [Verdict],
+        steered: bool,
+    ) {
+        let n = bufs.len().min(out.len());
+        if n > BURST_MAX {
+            for (b, o) in bufs[..n]
+                .chunks_mut(BURST_MAX)
+                .zip(out[..n].chunks_mut(BURST_MAX))
+            {
+                self.burst(b, port, now_ns, o, steered);
+            }
+            return;
+        }
+        let mac = self.net.port(port).map(|p| p.mac);
+        let mut metas = [PacketMeta::default(); BURST_MAX];
+        let mut prep = [Prepared::default(); BURST_MAX];
+        let mut sel = [0u8; BURST_MAX];
+        let mut k = 0;
+        for i in 0..n {
+            let plain = {
+                let d = bufs[i].data();
+                for_mac(d, mac) && classify_into(d, port, &mut metas[i]).is_none()
+            };
+            if !plain {
+                // ARP, a drop, another host's frame: the packet path
+                // classifies again and counts it
+                out[i] = self.process_inner(&mut bufs[i], port, now_ns, steered);
+                continue;
+            }
+            let m = &metas[i];
+            if self.workers > 1 && !steered {
+                let owner = owner_of(client_of(&self.snap, m), self.steer_mask, self.workers);
+                if owner as usize != self.index {
+                    self.counters[C::SteeredOut as usize] += 1;
+                    out[i] = Verdict::Steer(owner as u16);
+                    continue;
+                }
+            }
+            // hash + prefetch now: the bucket arrives while the rest of the
+            // burst is classified
+            prep[i] = self.lb.prepare(m);
+            sel[k] = i as u8;
+            k += 1;
+        }
+        if k == 0 {
+            return;
+        }
+        let eg = RequestingEgress {
+            view: &self.net,
+            shared: &self.shared,
+            cache: &self.nh,
+            pending: std::cell::Cell::new(0),
+        };
+        let mut lbv = [LbVerdict::NotForUs; BURST_MAX];
+        self.lb.process_prepared(
+            &self.snap,
+            &eg,
+            &mut bufs[..n],
+            &metas[..n],
+            &prep[..n],
+            &sel[..k],
+            now_ns,
+            &mut lbv[..n],
+        );
+        // With several unresolved packets in one burst only the last next
+        // hop is known; a held packet's hint is then 0 (retry every tick).
+        let pending = eg.pending.get();
+        let unresolved = sel[..k]
+            .iter()
+            .filter(|&&i| matches!(lbv[i as usize], LbVerdict::Drop(LbDrop::Unresolved)))
+            .count();
+        let hint = if unresolved == 1 { pending } else { 0 };
+        for &i in &sel[..k] {
+            let i = i as usize;
+            out[i] = self.map_lb(lbv[i], hint, &mut bufs[i], &metas[i], port);
+        }
+    }
+
     #[inline]
     fn arp<B: PacketBuf>(&mut self, buf: &mut B, port: u16) -> Verdict {
         let Some(pi) = self.net.port(port) else {
@@ -438,9 +527,7 @@ impl Pipeline for Dirigo {
         self.process_inner(buf, port, now_ns, false)
     }
 
-    /// The burst path: classify all (preparing each packet's lookup: hash
-    /// and bucket prefetch), then hand the whole burst to the core.
-    /// A burst with anything but IPv4 this worker owns goes packet by packet.
+    /// The burst path (see [`Dirigo::burst`]).
     fn process_burst<B: PacketBuf>(
         &mut self,
         bufs: &mut [B],
@@ -448,80 +535,25 @@ impl Pipeline for Dirigo {
         now_ns: u64,
         out: &mut [Verdict],
     ) {
-        let n = bufs.len().min(out.len());
-        if n > BURST_MAX {
-            for (b, o) in bufs[..n]
-                .chunks_mut(BURST_MAX)
-                .zip(out[..n].chunks_mut(BURST_MAX))
-            {
-                self.process_burst(b, port, now_ns, o);
-            }
-            return;
-        }
-        let mac = self.net.port(port).map(|p| p.mac);
-        let mut metas = [PacketMeta::default(); BURST_MAX];
-        let mut prep = [Prepared::default(); BURST_MAX];
-        let mut simple = true;
-        for i in 0..n {
-            if !for_mac(bufs[i].data(), mac) {
-                simple = false;
-                break;
-            }
-            if classify_into(bufs[i].data(), port, &mut metas[i]).is_some() {
-                simple = false;
-                break;
-            }
-            let m = &metas[i];
-            if self.workers > 1 {
-                let owner = owner_of(client_of(&self.snap, m), self.steer_mask, self.workers);
-                if owner as usize != self.index {
-                    simple = false;
-                    break;
-                }
-            }
-            // hash + prefetch now: the bucket arrives while the rest of the
-            // burst is classified
-            prep[i] = self.lb.prepare(m);
-        }
-        if !simple {
-            for i in 0..n {
-                out[i] = self.process_inner(&mut bufs[i], port, now_ns, false);
-            }
-            return;
-        }
-        let eg = RequestingEgress {
-            view: &self.net,
-            shared: &self.shared,
-            cache: &self.nh,
-            pending: std::cell::Cell::new(0),
-        };
-        let mut lbv = [LbVerdict::NotForUs; BURST_MAX];
-        self.lb.process_prepared(
-            &self.snap,
-            &eg,
-            &mut bufs[..n],
-            &metas[..n],
-            &prep[..n],
-            now_ns,
-            &mut lbv[..n],
-        );
-        // With several unresolved packets in one burst only the last next
-        // hop is known; a held packet's hint is then 0 (retry every tick).
-        let pending = eg.pending.get();
-        let unresolved = lbv[..n]
-            .iter()
-            .filter(|v| matches!(v, LbVerdict::Drop(LbDrop::Unresolved)))
-            .count();
-        let hint = if unresolved == 1 { pending } else { 0 };
-        for i in 0..n {
-            out[i] = self.map_lb(lbv[i], hint, &mut bufs[i], &metas[i], port);
-        }
+        self.burst(bufs, port, now_ns, out, false);
     }
 
     #[inline]
     fn process_steered<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
         self.counters[C::SteeredIn as usize] += 1;
         self.process_inner(buf, port, now_ns, true)
+    }
+
+    /// Packets another worker handed over, as a burst (never steered again).
+    fn process_steered_burst<B: PacketBuf>(
+        &mut self,
+        bufs: &mut [B],
+        port: u16,
+        now_ns: u64,
+        out: &mut [Verdict],
+    ) {
+        self.counters[C::SteeredIn as usize] += bufs.len().min(out.len()) as u64;
+        self.burst(bufs, port, now_ns, out, true);
     }
 
     fn resolved(&mut self, ip: u32) -> bool {

@@ -360,3 +360,61 @@ fn next_hop_cache_follows_a_new_view() {
     let (v, _) = send(p, 7, ACK);
     assert_eq!(v, Verdict::Hold(rs), "neighbor gone: held, not sent");
 }
+
+/// With two workers, a burst mixing flows of both owners stays on the
+/// burst path: the foreign packets come back as `Steer(owner)` (nothing
+/// else done to them), the own ones are forwarded exactly as the packet
+/// path would; the owner then takes the handed-over packets as a steered
+/// burst. A junk frame in the middle is answered on its own.
+#[test]
+fn mixed_burst_steers_foreign_packets_and_forwards_its_own() {
+    let (shared, mut pipes) = setup(2);
+    let (_s2, mut reference) = setup(2);
+    let mut frames: Vec<Vec<u8>> = (2..=41u8)
+        .map(|c| tcp_frame([10, 0, 0, c], 5000 + c as u16, VIP, 80, SYN, b"", 64, true))
+        .collect();
+    frames.insert(7, vec![0x02; 10]);
+    let mut bufs: Vec<VecBuf> = frames.iter().map(|f| VecBuf::new(f)).collect();
+    let mut out = vec![Verdict::Tx(9); bufs.len()];
+    pipes[0].process_burst(&mut bufs, 0, 1_000_000, &mut out);
+    assert_eq!(out[7], Verdict::Drop, "junk frame");
+    let mut handed = Vec::new();
+    let (mut own, mut foreign) = (0, 0);
+    for (i, f) in frames.iter().enumerate() {
+        if i == 7 {
+            continue;
+        }
+        let client = u32::from_be_bytes([f[26], f[27], f[28], f[29]]);
+        let mut r = VecBuf::new(f);
+        let (rv, rw) = run(&mut reference, 0, &mut r, 0);
+        if owner_of(client, u32::MAX, 2) == 0 {
+            own += 1;
+            assert_eq!(out[i], Verdict::Tx(1), "own flow {i} forwarded");
+            assert_eq!((rv, rw), (Verdict::Tx(1), 0));
+            assert_eq!(bufs[i].data(), r.data(), "same bytes as the packet path");
+        } else {
+            foreign += 1;
+            assert_eq!(out[i], Verdict::Steer(1), "foreign flow {i} handed over");
+            assert_eq!(bufs[i].data(), &f[..], "a handed-over packet is untouched");
+            handed.push((bufs[i].clone(), r));
+        }
+    }
+    assert!(own > 5 && foreign > 5, "{own} own, {foreign} foreign");
+    let (mut hb, refs): (Vec<VecBuf>, Vec<VecBuf>) = handed.into_iter().unzip();
+    let mut out1 = vec![Verdict::Drop; hb.len()];
+    pipes[1].process_steered_burst(&mut hb, 0, 1_000_000, &mut out1);
+    assert!(out1.iter().all(|v| *v == Verdict::Tx(1)), "{out1:?}");
+    for (a, b) in hb.iter().zip(&refs) {
+        assert_eq!(a.data(), b.data());
+    }
+    let conns: Vec<u64> = shared
+        .workers
+        .iter()
+        .map(|w| w.lb.conns.load(Ordering::Relaxed))
+        .collect();
+    assert_eq!(
+        conns,
+        vec![own as u64, foreign as u64],
+        "each flow tracked once, by its owner"
+    );
+}

@@ -246,12 +246,31 @@ pub fn run<P: Pipeline>(
         }
         if let Some(ring) = my_ring {
             if ring.dequeue(&mut rx) > 0 {
-                for mut m in rx.drain() {
-                    let p = index_of[m.port() as usize & 0xff];
-                    if p as usize >= nports {
-                        continue;
+                // handed-over packets take the burst path too, in runs of
+                // one receiving port (a packet's port index: its mbuf port)
+                let port_of = |m: &Mbuf| index_of[m.port() as usize & 0xff];
+                let mut verdicts = [Verdict::Drop; BURST];
+                let pkts = rx.as_mut_slice();
+                let n = pkts.len().min(BURST);
+                let mut start = 0;
+                while start < n {
+                    let p = port_of(&pkts[start]);
+                    let mut end = start + 1;
+                    while end < n && port_of(&pkts[end]) == p {
+                        end += 1;
                     }
-                    let v = pipe.process_steered(&mut m, p, now);
+                    if (p as usize) < nports {
+                        pipe.process_steered_burst(
+                            &mut pkts[start..end],
+                            p,
+                            now,
+                            &mut verdicts[start..end],
+                        );
+                    } // else: an unknown port, dropped (Verdict::Drop)
+                    start = end;
+                }
+                for (m, v) in rx.drain().zip(verdicts) {
+                    let p = port_of(&m);
                     if let Some(e) = dispatch(
                         v,
                         m,

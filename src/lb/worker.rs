@@ -246,10 +246,12 @@ impl LbWorker {
         Prepared { key, hash }
     }
 
-    /// Process a burst whose packets went through [`Self::prepare`]
-    /// (`prepared[i]` for `metas[i]`): the records of packet `i + LAG` are
-    /// prefetched while packet `i` is handled, so that the misses overlap.
-    /// Verdicts go to `out` (same index); the shortest slice bounds the work.
+    /// Process the packets at positions `sel` of a burst whose packets
+    /// went through [`Self::prepare`] (`prepared[i]` for `metas[i]` and
+    /// `bufs[i]`); the others are left alone (the pipeline answered them).
+    /// The records of the packet `LAG` places ahead are prefetched while
+    /// one is handled, so that the misses overlap. `out[i]` gets the
+    /// verdict of `bufs[i]`; positions out of range are skipped.
     #[allow(clippy::too_many_arguments)]
     pub fn process_prepared<B: PacketBuf>(
         &mut self,
@@ -258,29 +260,28 @@ impl LbWorker {
         bufs: &mut [B],
         metas: &[PacketMeta],
         prepared: &[Prepared],
+        sel: &[u8],
         now: u64,
         out: &mut [LbVerdict],
     ) {
         const LAG: usize = 8;
         self.see_epoch(snap);
-        let n = bufs
-            .len()
-            .min(metas.len())
-            .min(prepared.len())
-            .min(out.len());
-        for i in 0..n + LAG {
-            if let Some(p) = prepared.get(i).filter(|_| i < n) {
+        let n = sel.len();
+        for k in 0..n + LAG {
+            if let Some(p) = sel.get(k).and_then(|&i| prepared.get(i as usize)) {
                 self.table.touch_records(p.hash);
             }
-            let Some(j) = i.checked_sub(LAG) else {
+            let Some(j) = k.checked_sub(LAG).and_then(|j| sel.get(j)) else {
                 continue;
             };
-            if let (Some(buf), Some(meta), Some(p)) =
-                (bufs.get_mut(j), metas.get(j), prepared.get(j))
-            {
-                if let Some(o) = out.get_mut(j) {
-                    *o = self.process_hashed(snap, egress, buf, meta, now, &p.key, p.hash);
-                }
+            let j = *j as usize;
+            if let (Some(buf), Some(meta), Some(p), Some(o)) = (
+                bufs.get_mut(j),
+                metas.get(j),
+                prepared.get(j),
+                out.get_mut(j),
+            ) {
+                *o = self.process_hashed(snap, egress, buf, meta, now, &p.key, p.hash);
             }
         }
     }
@@ -302,8 +303,10 @@ impl LbWorker {
         while start < n {
             let end = (start + BURST).min(n);
             let mut prep = [Prepared::default(); BURST];
+            let mut sel = [0u8; BURST];
             for i in start..end {
                 prep[i - start] = self.prepare(&metas[i]);
+                sel[i - start] = (i - start) as u8;
             }
             self.process_prepared(
                 snap,
@@ -311,6 +314,7 @@ impl LbWorker {
                 &mut bufs[start..end],
                 &metas[start..end],
                 &prep[..end - start],
+                &sel[..end - start],
                 now,
                 &mut out[start..end],
             );
