@@ -183,8 +183,8 @@ fn release<P: Pipeline>(
             v => v,
         };
         pipe.note_hold(HoldEvent::Released);
-        let mut none = HoldArea::new();
-        let _ = dispatch(v, h.m, io, tx, counters, steer_lost, &mut none, h.port, now);
+        // `v` is not a Hold here (handled above), so `hold` stays as it is
+        let _ = dispatch(v, h.m, io, tx, counters, steer_lost, hold, h.port, now);
     }
 }
 
