@@ -493,7 +493,7 @@ impl LbWorker {
         }
         // state machine and timer
         let mut flags = c.flags;
-        let timeout = if c.proto == PROTO_TCP {
+        let (state, timeout) = if c.proto == PROTO_TCP {
             let dir = if reply {
                 flags &= !F_NOOUTPUT;
                 Dir::Output
@@ -514,15 +514,13 @@ impl LbWorker {
                 }
                 flags ^= F_ACTIVE;
             }
-            if let Some(m) = self.table.get_mut(idx) {
-                m.state = new as u8;
-            }
-            snap.timeouts.tcp(new)
+            (new as u8, snap.timeouts.tcp(new))
         } else {
             flags &= !F_NOOUTPUT;
-            snap.timeouts.udp_ms
+            (c.state, snap.timeouts.udp_ms)
         };
         if let Some(m) = self.table.get_mut(idx) {
+            m.state = state;
             m.flags = flags;
             m.expires = now.wrapping_add(timeout);
         }
