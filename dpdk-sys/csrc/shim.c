@@ -5,7 +5,6 @@
 #include <rte_mbuf.h>
 #include <rte_ethdev.h>
 #include <rte_ring.h>
-#include <rte_prefetch.h>
 #include "shim.h"
 
 uint16_t dg_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
@@ -37,7 +36,6 @@ unsigned dg_ring_dequeue_burst(struct rte_ring *r, void **objs, unsigned n)
 { return rte_ring_dequeue_burst(r, objs, n, NULL); }
 unsigned dg_ring_count(const struct rte_ring *r) { return rte_ring_count(r); }
 
-void dg_prefetch0(const void *p) { rte_prefetch0(p); }
 
 const uint64_t DG_ETH_RSS_IP = RTE_ETH_RSS_IP;
 const uint64_t DG_ETH_RSS_TCP = RTE_ETH_RSS_TCP;

@@ -32,7 +32,6 @@ unsigned dg_ring_enqueue_burst(struct rte_ring *r, void *const *objs, unsigned n
 unsigned dg_ring_dequeue_burst(struct rte_ring *r, void **objs, unsigned n);
 unsigned dg_ring_count(const struct rte_ring *r);
 
-void dg_prefetch0(const void *p);
 
 /* RTE_BIT64 constants */
 extern const uint64_t DG_ETH_RSS_IP;
