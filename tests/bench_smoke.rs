@@ -51,6 +51,24 @@ fn quick_benchmark_prints_nonzero_mpps() {
         .find(|l| l.starts_with("dirigo DR 1k"))
         .unwrap();
     assert_eq!(dr.split_whitespace().nth(7), Some("1000"), "{dr}");
+    // the memory probe ran: three positive figures, the dependent chain
+    // the slowest of them
+    let mem = stdout
+        .lines()
+        .find(|l| l.starts_with("memory:"))
+        .unwrap_or_else(|| panic!("no memory line:\n{stdout}"));
+    let ns: Vec<f64> = mem
+        .split_whitespace()
+        .zip(mem.split_whitespace().skip(1))
+        .filter(|(_, unit)| *unit == "ns")
+        .filter_map(|(v, _)| v.parse().ok())
+        .collect();
+    assert_eq!(ns.len(), 3, "{mem}");
+    assert!(ns.iter().all(|&v| v > 0.0), "{mem}");
+    assert!(
+        ns[2] >= ns[0],
+        "a dependent load costs more than a prefetched one: {mem}"
+    );
     assert!(
         t.elapsed() < Duration::from_secs(60),
         "took {:?}",
