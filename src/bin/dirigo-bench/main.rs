@@ -66,6 +66,9 @@ enum Cmd {
         /// Only this core API: `pkt` (LbWorker::process) or `burst`.
         #[arg(long)]
         api: Option<String>,
+        /// Also probe the memory floor (random lines over the table's size).
+        #[arg(long)]
+        memprobe: bool,
     },
 }
 
@@ -397,6 +400,7 @@ fn main() {
         flows,
         newconn,
         api,
+        memprobe,
     }) = &cli.cmd
     {
         let mut plan = plan;
@@ -420,7 +424,9 @@ fn main() {
             plan.sizes.clear();
         }
         run_micro(&plan, &mut agg, only, *flows);
-        run_memprobe(&plan, &mut agg);
+        if *memprobe {
+            run_memprobe(&plan, &mut agg);
+        }
         print!("{}", report::micro_table(&plan, &agg));
         return;
     }
