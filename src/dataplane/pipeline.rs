@@ -284,7 +284,7 @@ impl Dirigo {
 
     /// Turn the core's verdict into the worker's (stack fallback for what
     /// is not the core's).
-    #[inline]
+    #[inline(always)]
     fn map_lb<B: PacketBuf>(
         &mut self,
         v: LbVerdict,

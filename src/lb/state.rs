@@ -146,7 +146,7 @@ const INPUT_ONLY: [Row; 4] = [
 ];
 
 /// The next state after a segment with `flags` in direction `dir`.
-#[inline]
+#[inline(always)]
 pub fn tcp_next(cur: TcpState, dir: Dir, flags: u8) -> TcpState {
     let row = if flags & tcp_flags::RST != 0 {
         3

@@ -121,7 +121,7 @@ static NOT_UNICAST_DST: [bool; 256] = octet_table(true);
 /// IPv4 (IHL 5) TCP or UDP packet of at least [`FAST_LEN`] bytes, in which
 /// case the slow path would return `Classified::Ipv4(meta)`; `None`
 /// otherwise (the caller then runs the slow path).
-#[inline]
+#[inline(always)]
 pub(crate) fn classify_fast(frame: &[u8], port: u16) -> Option<PacketMeta> {
     let h: &[u8; FAST_LEN] = frame.get(..FAST_LEN)?.try_into().ok()?;
     // EtherType IPv4 (untagged), version 4 with IHL 5; unicast source MAC.
