@@ -33,8 +33,8 @@
 //! overlap instead of following one another: [`ConnTable::touch`]
 //! prefetches every key's primary bucket (the pipeline does it while it
 //! classifies the burst), [`ConnTable::touch_records`] prefetches the
-//! records whose signatures match there (or the secondary bucket when none
-//! does), and the lookups follow a few packets behind
+//! first record whose signature matches there (or the secondary bucket when
+//! none does), and the lookups follow a few packets behind
 //! (prefetch: [`crate::pmd::mem::prefetch`]).
 //!
 //! Records and buckets are advised to transparent huge pages
@@ -318,50 +318,61 @@ impl ConnTable {
     }
 
     /// Second stage of a burst lookup: once [`Self::touch`] has brought the
-    /// primary bucket in, prefetch the records whose signature matches
+    /// primary bucket in, prefetch the first record whose signature matches
     /// there, or, when none does, the secondary bucket (the entry was
     /// displaced, or this is a new flow). The record misses of a whole burst
     /// then overlap too.
     #[inline]
     pub fn touch_records(&self, hash: u32) {
-        let [b1, b2] = self.pair(hash);
+        let b1 = hash & self.mask;
         let Some(bucket) = self.buckets.get(b1 as usize) else {
             return;
         };
-        let mut found = false;
+        // the first match only: two entries with one signature in a
+        // bucket are rare, and the lookup still finds the second
         for i in 0..SLOTS {
             let r = bucket.idx[i];
             if r != EMPTY && bucket.sig[i] == hash {
                 if let Some(c) = self.recs.get((r & !REPLY) as usize) {
                     mem::prefetch(c);
-                    found = true;
+                    return;
                 }
             }
         }
-        if !found {
-            if let Some(k) = self.buckets.get(b2 as usize) {
-                mem::prefetch(k);
-            }
+        if let Some(k) = self.buckets.get(self.second(hash, b1) as usize) {
+            mem::prefetch(k);
         }
     }
 
     /// Look up `key` whose [`Self::hash`] is `hash`.
     #[inline(always)]
     pub fn lookup_hashed(&self, key: &FlowKey, hash: u32) -> Option<Hit> {
-        for b in self.pair(hash) {
-            let bucket = self.buckets.get(b as usize)?;
-            for i in 0..SLOTS {
-                let r = bucket.idx[i];
-                if r == EMPTY || bucket.sig[i] != hash {
-                    continue;
-                }
-                let reply = r & REPLY != 0;
-                let idx = r & !REPLY;
-                if let Some(c) = self.recs.get(idx as usize) {
-                    let k = if reply { c.out_key() } else { c.in_key() };
-                    if k == *key {
-                        return Some(Hit { idx, reply });
-                    }
+        // the secondary bucket (and its address) only when the primary has
+        // no match: rare, inserts prefer the primary
+        let b1 = hash & self.mask;
+        match self.scan_bucket(b1, key, hash) {
+            Some(h) => Some(h),
+            None => self.scan_bucket(self.second(hash, b1), key, hash),
+        }
+    }
+
+    /// Look `key` up in bucket `b` only. Signatures are compared first:
+    /// a freed slot keeps its stale signature, so its `EMPTY` reference is
+    /// checked on a signature match only.
+    #[inline(always)]
+    fn scan_bucket(&self, b: u32, key: &FlowKey, hash: u32) -> Option<Hit> {
+        let bucket = self.buckets.get(b as usize)?;
+        for i in 0..SLOTS {
+            let r = bucket.idx[i];
+            if r == EMPTY || bucket.sig[i] != hash {
+                continue;
+            }
+            let reply = r & REPLY != 0;
+            let idx = r & !REPLY;
+            if let Some(c) = self.recs.get(idx as usize) {
+                let k = if reply { c.out_key() } else { c.in_key() };
+                if k == *key {
+                    return Some(Hit { idx, reply });
                 }
             }
         }
@@ -394,12 +405,19 @@ impl ConnTable {
     #[inline]
     fn pair(&self, hash: u32) -> [u32; 2] {
         let b1 = hash & self.mask;
+        [b1, self.second(hash, b1)]
+    }
+
+    /// The secondary bucket of `hash`, whose primary is `b1` (never `b1`).
+    #[inline]
+    fn second(&self, hash: u32, b1: u32) -> u32 {
         let x = hash.rotate_left(13).wrapping_mul(0x9e37_79b1);
-        let mut b2 = (x ^ (x >> 15)) & self.mask;
+        let b2 = (x ^ (x >> 15)) & self.mask;
         if b2 == b1 {
-            b2 = b1 ^ 1;
+            b1 ^ 1
+        } else {
+            b2
         }
-        [b1, b2]
     }
 
     fn free_in(&self, b: u32) -> Option<usize> {
