@@ -51,8 +51,8 @@ fn quick_benchmark_prints_nonzero_mpps() {
         .find(|l| l.starts_with("dirigo DR 1k"))
         .unwrap();
     assert_eq!(dr.split_whitespace().nth(7), Some("1000"), "{dr}");
-    // the memory probe ran: three positive figures, the dependent chain
-    // the slowest of them
+    // the memory probe ran: three positive figures (no ordering between
+    // them: in a debug build the batched loops are instruction-bound)
     let mem = stdout
         .lines()
         .find(|l| l.starts_with("memory:"))
@@ -64,11 +64,7 @@ fn quick_benchmark_prints_nonzero_mpps() {
         .filter_map(|(v, _)| v.parse().ok())
         .collect();
     assert_eq!(ns.len(), 3, "{mem}");
-    assert!(ns.iter().all(|&v| v > 0.0), "{mem}");
-    assert!(
-        ns[2] >= ns[0],
-        "a dependent load costs more than a prefetched one: {mem}"
-    );
+    assert!(ns.iter().all(|&v| v > 0.0 && v.is_finite()), "{mem}");
     assert!(
         t.elapsed() < Duration::from_secs(60),
         "took {:?}",

@@ -97,7 +97,7 @@ pub fn summary(plan: &Plan, a: &Agg, info: &Info) -> String {
     );
     let _ = writeln!(
         s,
-        "memory: random 64-B line over {:.0} MiB: {} ns prefetched (batches of 32), {} ns plain, {} ns dependent",
+        "memory: random 64-B line over {:.2} MiB: {} ns prefetched (batches of 32), {} ns plain, {} ns dependent",
         info.table_bytes / 1048576.0,
         f2(a.med("mem|prefetched|ns")),
         f2(a.med("mem|plain|ns")),
