@@ -3,7 +3,7 @@
 # (DR/TUN/NAT x 1k/100k/1M flows, new connections) + the sans-IO
 # micro-benchmark; rewrites BENCHMARKS.md and docs/bench.png, appends a
 # perf profile of the micro-benchmark. Run as root from the repo root:
-#   sudo scripts/bench.sh [RUNS]
+#   scripts/bench.sh [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}

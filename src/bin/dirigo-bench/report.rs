@@ -421,7 +421,7 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
         "\n![Mpps per scenario, dirigo beside testpmd macswap on the same pcap](docs/bench.png)\n"
     );
     let _ = writeln!(s, "## How to run\n");
-    let _ = writeln!(s, "```sh\nsudo scripts/bench.sh            # release build, 3 runs, rewrites BENCHMARKS.md + docs/bench.png (< 10 min)\n\
+    let _ = writeln!(s, "```sh\nscripts/bench.sh                 # as root: release build, 3 runs, rewrites BENCHMARKS.md + docs/bench.png (< 10 min)\n\
         target/release/dirigo-bench --runs 1           # one run, table on stdout\n\
         target/release/dirigo-bench --quick            # smoke mode (tests/bench_smoke.rs)\n\
         target/release/dirigo-bench micro --seconds 2  # sans-IO only, no root\n```\n");
