@@ -1,6 +1,7 @@
 use super::*;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::spec::Proto;
+use crate::lb::testutil::dest;
 
 fn svc(proto: Proto, vip: [u8; 4], port: u16) -> ServiceSpec {
     ServiceSpec {
@@ -13,19 +14,6 @@ fn svc(proto: Proto, vip: [u8; 4], port: u16) -> ServiceSpec {
         flags: SchedFlags::default(),
         persistent: None,
         netmask: Ipv4Addr::BROADCAST,
-    }
-}
-
-fn dest(a: [u8; 4], port: u16, method: Method, weight: u32) -> DestSpec {
-    DestSpec {
-        key: DestKey {
-            addr: Ipv4Addr::from(a),
-            port,
-        },
-        method,
-        weight,
-        upper: 0,
-        lower: 0,
     }
 }
 

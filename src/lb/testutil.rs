@@ -1,12 +1,14 @@
 //! Test helpers: a fake egress, etherparse-built frames, a tiny classify
 //! stand-in and an independent checksum verifier.
 
+use crate::lb::spec::{DestKey, DestSpec, Method};
 use crate::net::egress::{Egress, NextHop, Resolve};
 use crate::net::meta::{FlowKey, IcmpQuote, PacketMeta};
 use etherparse::{
     IpHeaders, IpNumber, Ipv4Header, NetSlice, PacketBuilder, SlicedPacket, TcpHeader,
     TransportSlice,
 };
+use std::net::Ipv4Addr;
 
 pub const CLIENT_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0xc1];
 pub const OUR_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0xd1];
@@ -17,6 +19,20 @@ pub const VIP: [u8; 4] = [192, 0, 2, 10];
 pub const RIP: [u8; 4] = [10, 0, 0, 21];
 pub const RIP2: [u8; 4] = [10, 0, 0, 22];
 pub const OUR_IP: [u8; 4] = [10, 0, 0, 1];
+
+/// A real server spec without thresholds.
+pub fn dest(a: [u8; 4], port: u16, method: Method, weight: u32) -> DestSpec {
+    DestSpec {
+        key: DestKey {
+            addr: Ipv4Addr::from(a),
+            port,
+        },
+        method,
+        weight,
+        upper: 0,
+        lower: 0,
+    }
+}
 
 pub fn ip(a: [u8; 4]) -> u32 {
     u32::from_be_bytes(a)

@@ -1,7 +1,7 @@
 use super::*;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::snapshot::{LbIds, SnapshotBuilder};
-use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
+use crate::lb::spec::{ServiceKey, ServiceSpec, Timeouts};
 use crate::lb::stats::sum_dest;
 use crate::lb::testutil::*;
 use crate::net::buf::VecBuf;
@@ -21,19 +21,6 @@ fn svc(proto: Proto, port: u16) -> ServiceSpec {
         flags: SchedFlags::default(),
         persistent: None,
         netmask: Ipv4Addr::BROADCAST,
-    }
-}
-
-fn dest(a: [u8; 4], port: u16, method: Method, weight: u32) -> DestSpec {
-    DestSpec {
-        key: DestKey {
-            addr: Ipv4Addr::from(a),
-            port,
-        },
-        method,
-        weight,
-        upper: 0,
-        lower: 0,
     }
 }
 

@@ -1,7 +1,8 @@
 //! Spec builders shared by the dirigoadm tests.
 
 use crate::lb::sched::{SchedFlags, SchedKind};
-use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
+use crate::lb::spec::{Proto, ServiceKey, ServiceSpec};
+pub use crate::lb::testutil::dest;
 use std::net::Ipv4Addr;
 
 /// A TCP service key.
@@ -21,19 +22,5 @@ pub fn svc(key: ServiceKey, sched: SchedKind, persistent: Option<u32>) -> Servic
         flags: SchedFlags::default(),
         persistent,
         netmask: Ipv4Addr::BROADCAST,
-    }
-}
-
-/// A real server spec without thresholds.
-pub fn dest(a: [u8; 4], port: u16, method: Method, weight: u32) -> DestSpec {
-    DestSpec {
-        key: DestKey {
-            addr: Ipv4Addr::from(a),
-            port,
-        },
-        method,
-        weight,
-        upper: 0,
-        lower: 0,
     }
 }
