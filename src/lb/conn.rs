@@ -356,9 +356,8 @@ impl ConnTable {
         }
     }
 
-    /// Look `key` up in bucket `b` only. Signatures are compared first:
-    /// a freed slot keeps its stale signature, so its `EMPTY` reference is
-    /// checked on a signature match only.
+    /// Look `key` up in bucket `b` only (a freed slot keeps its stale
+    /// signature, so a slot matches only with a reference and a signature).
     #[inline(always)]
     fn scan_bucket(&self, b: u32, key: &FlowKey, hash: u32) -> Option<Hit> {
         let bucket = self.buckets.get(b as usize)?;
