@@ -7,10 +7,18 @@
 //! * [`lb`]  — services, real servers, schedulers, connection tables, xmit.
 //! * [`ctl`] — control-plane protocol, ipvsadm-compatible CLI, config.
 //! * `pmd`   — the only driver: DPDK EAL, mempools, ports, mbuf bursts.
+//! * [`mem`] — prefetch and transparent huge pages (hints the core may use).
+//!
+//! `unsafe` is denied everywhere but in `pmd` and `mem`.
+
+#![deny(unsafe_code)]
 
 pub mod ctl;
 pub mod daemon;
 pub mod dataplane;
 pub mod lb;
+#[allow(unsafe_code)]
+pub mod mem;
 pub mod net;
+#[allow(unsafe_code)]
 pub mod pmd;

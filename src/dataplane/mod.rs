@@ -82,5 +82,3 @@ pub trait Pipeline {
     fn note_hold(&mut self, _ev: HoldEvent) {}
 }
 
-#[cfg(test)]
-mod pipeline_tests;

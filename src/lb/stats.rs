@@ -9,7 +9,7 @@
 //! Arrays are indexed by [`crate::lb::ids::SlotId::slot`]; records are
 //! cache-line aligned so workers' and readers' lines never share.
 
-use crate::lb::worker::LbDrop;
+use crate::lb::verdict::LbDrop;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// Add `n` to a counter only this thread writes.

@@ -8,12 +8,10 @@
 //!   counters.
 //! * [`ring`] — rte_ring of mbufs between lcores.
 //! * [`lcore`] — running a closure on each worker lcore; TSC clock.
-//! * [`mem`] — prefetch and transparent huge pages for the hot tables.
 
 pub mod eal;
 pub mod lcore;
 pub mod mbuf;
-pub mod mem;
 pub mod mempool;
 pub mod port;
 pub mod ring;

@@ -278,8 +278,4 @@ pub fn parse_restore(text: &str) -> Result<Vec<BatchCmd>, AdmError> {
 }
 
 #[cfg(test)]
-mod tests_args;
-#[cfg(test)]
-mod tests_format;
-#[cfg(test)]
-mod tests_util;
+mod tests;

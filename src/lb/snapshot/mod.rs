@@ -438,5 +438,4 @@ impl Snapshot {
 }
 
 #[cfg(test)]
-#[path = "snapshot_tests.rs"]
 mod tests;

@@ -2,10 +2,10 @@
 //! replies arriving at different workers meet at the owner, are translated
 //! once and tracked once; ARP and ping are answered by whoever receives them.
 
-use super::pipeline::{owner_of, Dirigo};
-use super::shared::{Shared, WorkerShared};
-use super::stats::PublishedCounters;
-use super::{Pipeline, Verdict};
+use super::{owner_of, Dirigo};
+use crate::dataplane::shared::{Shared, WorkerShared};
+use crate::dataplane::stats::PublishedCounters;
+use crate::dataplane::{Pipeline, Verdict};
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::snapshot::{LbIds, SnapshotBuilder};
 use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
@@ -109,7 +109,7 @@ fn setup(workers: usize) -> (Arc<Shared>, Vec<Dirigo>) {
         );
         ws.push(WorkerShared {
             lb: lb.stats(),
-            counters: PublishedCounters::new(super::pipeline::N_COUNTERS),
+            counters: PublishedCounters::new(super::N_COUNTERS),
             io: PublishedCounters::new(6),
             conn_requests: ArrayQueue::new(2),
             lcore: i as u32 + 1,
@@ -264,7 +264,7 @@ fn arp_and_ping_answered_locally_and_drops_counted() {
     assert_eq!(pipes[0].process(&mut ob, 0, 0), Verdict::Drop);
     assert_eq!(ob.data(), &other[..], "untouched");
     pipes[0].housekeeping(0);
-    let names = super::pipeline::counter_names();
+    let names = super::counter_names();
     let oh = names.iter().position(|n| n == "other_host").unwrap();
     assert_eq!(shared.workers[0].counters.get(oh), 1);
     // Garbage is dropped and counted, never steered.

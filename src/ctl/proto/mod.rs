@@ -520,5 +520,4 @@ pub fn parse_request_line(line: &[u8]) -> Result<RequestEnvelope, (u64, CtlError
 }
 
 #[cfg(test)]
-#[path = "proto_tests.rs"]
 mod tests;

@@ -585,3 +585,6 @@ impl Pipeline for Dirigo {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -310,13 +310,8 @@ fn quote(i: &icmp::Packet<&[u8]>, inner_l3_off: usize) -> Option<IcmpQuote> {
     })
 }
 
-#[path = "classify_fast.rs"]
 mod fast;
 
 #[cfg(test)]
-#[path = "classify_tests.rs"]
 mod tests;
 
-#[cfg(test)]
-#[path = "classify_fast_tests.rs"]
-mod fast_tests;

@@ -1,7 +1,7 @@
 //! Output format tests against ipvsadm's layouts, save/restore round trip.
 
-use super::tests_util::{dest, svc, tkey};
-use super::*;
+use super::{dest, svc, tkey};
+use crate::ctl::adm::*;
 use crate::ctl::view::{ConnInfo, DestInfo, Rate, ServiceInfo, ServiceList, Stats};
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::spec::{Method, Proto};

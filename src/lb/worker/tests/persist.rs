@@ -1,6 +1,6 @@
 //! Persistence (`-p`, `-M`) through the worker: sans-IO, injected clock.
 
-use super::*;
+use crate::lb::worker::*;
 use crate::lb::persist::client_key;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::snapshot::{LbIds, SnapshotBuilder};

@@ -24,3 +24,6 @@ pub fn svc(key: ServiceKey, sched: SchedKind, persistent: Option<u32>) -> Servic
         netmask: Ipv4Addr::BROADCAST,
     }
 }
+
+mod args;
+mod format;

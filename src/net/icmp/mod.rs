@@ -263,5 +263,4 @@ impl RateLimiter {
 }
 
 #[cfg(test)]
-#[path = "icmp_tests.rs"]
 mod tests;

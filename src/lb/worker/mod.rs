@@ -44,7 +44,7 @@
 //! schedules without persistence ([`crate::lb::persist::PersistStats::full`]).
 //! Templates are per worker: the integrator must steer all packets of one
 //! client address (for `-M`, of one masked network) to the same worker.
-//! Details in `worker_persist.rs`.
+//! Details in `persist.rs`.
 //!
 //! Time: `now` is nanoseconds from any monotonic origin (injected, so tests
 //! control it); the table keeps millisecond ticks.
@@ -65,12 +65,10 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 pub use crate::lb::verdict::{ConnInfo, LbDrop, LbVerdict, LbWorkerConfig};
-pub use persistence::{template_dest, template_dest_id, template_svc, F_PERSIST};
+pub use persist::{template_dest, template_dest_id, template_svc, F_PERSIST};
 
-#[path = "worker_persist.rs"]
-mod persistence;
-use persistence::{detach_conn, PersistCfg};
-#[path = "worker_load.rs"]
+mod persist;
+use persist::{detach_conn, PersistCfg};
 mod load;
 use load::{dest_load, release_counters};
 
@@ -647,9 +645,5 @@ fn reusable(c: &Conn) -> bool {
 }
 
 #[cfg(test)]
-#[path = "worker_tests.rs"]
 mod tests;
 
-#[cfg(test)]
-#[path = "worker_persist_tests.rs"]
-mod persist_tests;

@@ -584,3 +584,5 @@ proptest::proptest! {
         }
     }
 }
+
+mod persist;

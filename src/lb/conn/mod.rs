@@ -35,10 +35,10 @@
 //! classifies the burst), [`ConnTable::touch_records`] prefetches the
 //! first record whose signature matches there (or the secondary bucket when
 //! none does), and the lookups follow a few packets behind
-//! (prefetch: [`crate::pmd::mem::prefetch`]).
+//! (prefetch: [`crate::mem::prefetch`]).
 //!
 //! Records and buckets are advised to transparent huge pages
-//! ([`crate::pmd::mem::advise_hugepages`]): with 4 KiB pages every random
+//! ([`crate::mem::advise_hugepages`]): with 4 KiB pages every random
 //! lookup in a large table also missed the TLB.
 //!
 //! # Full table
@@ -67,7 +67,7 @@
 //! reaches it (the daemon sweeps the whole table about once a second).
 
 use crate::net::meta::FlowKey;
-use crate::pmd::mem;
+use crate::mem;
 
 /// One tracked connection (32 bytes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -652,5 +652,4 @@ impl ConnTable {
 }
 
 #[cfg(test)]
-#[path = "conn_tests.rs"]
 mod tests;

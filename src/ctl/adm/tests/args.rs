@@ -1,8 +1,8 @@
 //! Argument parsing tests (ipvsadm syntax, checks and wording).
 
-use super::args::{lookup_service, parse, parse_addr_port};
-use super::tests_util::{dest, svc, tkey};
-use super::*;
+use crate::ctl::adm::args::{lookup_service, parse, parse_addr_port};
+use super::{dest, svc, tkey};
+use crate::ctl::adm::*;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::spec::{Method, Proto};
 use std::net::Ipv4Addr;

@@ -677,5 +677,4 @@ fn is_prime(n: u32) -> bool {
 }
 
 #[cfg(test)]
-#[path = "config_tests.rs"]
 mod tests;

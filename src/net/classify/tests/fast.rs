@@ -1,8 +1,8 @@
 //! The fast path agrees with the slow path on every input, and really
 //! answers for the common packet.
 
-use super::fast::{classify_fast, FAST_LEN};
-use super::*;
+use crate::net::classify::fast::{classify_fast, FAST_LEN};
+use crate::net::classify::*;
 use crate::net::meta::tcp_flags;
 use etherparse::PacketBuilder;
 use proptest::prelude::*;

@@ -438,5 +438,4 @@ impl NeighSnapshot {
 }
 
 #[cfg(test)]
-#[path = "neigh_tests.rs"]
 mod tests;

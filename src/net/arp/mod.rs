@@ -198,5 +198,4 @@ pub fn build_gratuitous(buf: &mut [u8], src_mac: [u8; 6], ip: u32) -> Option<usi
 }
 
 #[cfg(test)]
-#[path = "arp_tests.rs"]
 mod tests;

@@ -366,3 +366,5 @@ proptest! {
         check_invariants(&f);
     }
 }
+
+mod fast;
