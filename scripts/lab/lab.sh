@@ -23,6 +23,8 @@
 #   LAB_NRS         number of real servers (default 3, max 9)
 #   LAB_HTTP_PORT   (80)  LAB_UDP_PORT (5353)  LAB_BLOB_SIZE (4194304 bytes)
 #   LAB_WAN_MTU     MTU set on the WAN tap in the client namespace (default: leave)
+#   LAB_DECAP_ARGS  extra arguments for the TUN real servers' ipip_decap.py
+#                   (e.g. "--syn-delay-ms 600": a real server slow to answer SYNs)
 #   LAB_LAN_MTU     MTU of the server LAN: RS veths and the LAN tap (default: leave,
 #                   1500); e.g. 1600 lets TUN outer packets of 1520 bytes through
 #   LAB_STATE_DIR   (default /run/dirigo-lab/P): pid files, logs, mode
@@ -336,7 +338,8 @@ lab_mode() {
             lab__x ip -n "$ns" route add default via "$LAB_ROUTER_LAN_IP" dev eth0
             ;;
         tun)
-            lab__spawn "$ns" "rs$i-decap" ipip_decap.py --vip "$LAB_VIP" --tun vip0 --local "$rip"
+            # shellcheck disable=SC2086 # LAB_DECAP_ARGS is a word list
+            lab__spawn "$ns" "rs$i-decap" ipip_decap.py --vip "$LAB_VIP" --tun vip0 --local "$rip" ${LAB_DECAP_ARGS:-}
             lab__x ip -n "$ns" route add default via "$LAB_ROUTER_LAN_IP" dev eth0
             ;;
         nat)

@@ -92,6 +92,12 @@ impl Lab {
     /// `spec.method` (TCP VIP:80 rr and UDP VIP:5353 rr over rs1..rs3),
     /// attach its taps.
     pub fn start(spec: &LabSpec) -> Lab {
+        Lab::start_with_table(spec, 65536)
+    }
+
+    /// [`Lab::start`] with `conns` connections per worker (a small table
+    /// lets a flood overflow it many times).
+    pub fn start_with_table(spec: &LabSpec, conns: u32) -> Lab {
         let dir = common::scratch(spec.name);
         let sock = dir.join("ctl.sock").display().to_string();
         let mut env: Vec<(String, String)> = vec![
@@ -116,7 +122,7 @@ impl Lab {
         stop_stale_daemon(&lab.dir.join("dirigo.toml"));
         lab.lab_sh(&["down"]);
         lab.lab_ok(&["up", spec.mode]);
-        let cfg = lab.config(spec);
+        let cfg = lab.config(spec, conns);
         lab.daemon = Some(common::Daemon::start(&lab.dir, &cfg));
         lab.lab_ok(&["attach"]);
         eprintln!(
@@ -127,7 +133,7 @@ impl Lab {
         lab
     }
 
-    fn config(&self, spec: &LabSpec) -> String {
+    fn config(&self, spec: &LabSpec, conns: u32) -> String {
         let p = &self.prefix;
         let cores = spec
             .cores
@@ -151,7 +157,7 @@ args = [{cores}, "--in-memory", "--file-prefix", "dg-{name}", "--no-pci", "--no-
 [control]
 socket = "{sock}"
 [dataplane]
-connections_per_worker = 65536
+connections_per_worker = {conns}
 mbufs = 8191
 [[port]]
 name = "wan"
@@ -213,7 +219,13 @@ scheduler = "rr"
 
     /// Start a command in the client namespace in the background.
     pub fn client_spawn(&self, cmd: &[&str]) -> Child {
-        let mut a = vec!["exec", "client"];
+        self.spawn("client", cmd)
+    }
+
+    /// Start a command in namespace `who` in the background (stdout and
+    /// stderr piped; `lab.sh down` ends whatever still runs there).
+    pub fn spawn(&self, who: &str, cmd: &[&str]) -> Child {
+        let mut a = vec!["exec", who];
         a.extend_from_slice(cmd);
         self.lab_cmd(&a)
             .stdout(Stdio::piped())

@@ -15,16 +15,23 @@ This program stands in for it inside the real server's namespace:
 
 Usage: ipip_decap.py --vip 10.99.0.100 [--vip ...] [--tun vip0] [--local RIP]
                      [--log FILE] [--pid-file FILE] [--ready-file FILE]
+                     [--syn-delay-ms N]
 --local: only decapsulate packets whose outer destination is RIP (default: any).
+--syn-delay-ms: hold each inner TCP SYN (without ACK) N ms before delivering
+it, in order: a real server slow to answer handshakes (as one under a SYN
+flood is); other packets are delivered at once.
 Needs CAP_NET_ADMIN/CAP_NET_RAW and the `ip` command. Exits on SIGTERM/SIGINT.
 The ready file is written once the TUN device is up with its addresses.
 """
 
 import argparse
+import collections
 import os
+import select
 import socket
 import subprocess
 import sys
+import time
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -60,6 +67,12 @@ def parse_outer(pkt, local):
     return bytes(inner[:ilen])
 
 
+def is_syn(inner):
+    """Whether an inner IPv4 packet is a TCP SYN without ACK."""
+    ihl = (inner[0] & 0x0F) * 4
+    return inner[9] == 6 and len(inner) >= ihl + 14 and inner[ihl + 13] & 0x12 == 0x02
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--vip", action="append", required=True)
@@ -68,6 +81,7 @@ def main():
     ap.add_argument("--log")
     ap.add_argument("--pid-file")
     ap.add_argument("--ready-file")
+    ap.add_argument("--syn-delay-ms", type=float, default=0.0)
     args = ap.parse_args()
 
     log = labutil.Log(args.log, "ipip_decap")
@@ -92,8 +106,26 @@ def main():
     good = 0
     bad = {}
     code = 0
+    delay = args.syn_delay_ms / 1000.0
+    held = collections.deque()  # (due, inner SYN), in arrival order
+
+    def deliver(inner):
+        try:
+            os.write(tun, inner)
+        except OSError as e:
+            bad["tun write"] = bad.get("tun write", 0) + 1
+            log(f"tun write failed: {e}")
+            return False
+        return True
+
     try:
         while True:
+            if held:
+                wait = max(0.0, held[0][0] - time.monotonic())
+                if not select.select([raw], [], [], wait)[0]:
+                    while held and held[0][0] <= time.monotonic():
+                        deliver(held.popleft()[1])
+                    continue
             pkt = raw.recv(65535)
             inner = parse_outer(pkt, local)
             if isinstance(inner, str):
@@ -101,11 +133,10 @@ def main():
                 if bad[inner] <= 3:
                     log(f"drop: {inner} (len={len(pkt)})")
                 continue
-            try:
-                os.write(tun, inner)
-            except OSError as e:
-                bad["tun write"] = bad.get("tun write", 0) + 1
-                log(f"tun write failed: {e}")
+            if delay > 0 and is_syn(inner):
+                held.append((time.monotonic() + delay, inner))
+                continue
+            if not deliver(inner):
                 continue
             good += 1
             if good <= 3 or good % 10000 == 0:

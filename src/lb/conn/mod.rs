@@ -45,7 +45,8 @@
 //! When the record pool is exhausted, the insert scans at most
 //! [`EVICT_SCAN`] records from a rotating eviction cursor for one that is
 //! already expired or an embryonic TCP connection (SYN_RECV / SYN_SENT /
-//! SYNACK), and evicts the first it finds; otherwise the new flow is refused
+//! SYNACK) idle for at least [`EMBRYONIC_GRACE_MS`] (a handshake in progress
+//! is never broken), and evicts the first it finds; otherwise the new flow is refused
 //! ([`InsertError::Full`]) and the cursor has moved on, so the next insert
 //! looks further. The scan is sequential: with a table full of SYN-flood
 //! entries it finds a victim in the first record or two, instead of reading
@@ -66,8 +67,8 @@
 //! idle expired connection keeps counting as inactive until the sweep
 //! reaches it (the daemon sweeps the whole table about once a second).
 
-use crate::net::meta::FlowKey;
 use crate::mem;
+use crate::net::meta::FlowKey;
 
 /// One tracked connection (32 bytes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -156,13 +157,41 @@ pub fn tick_of(now_ns: u64) -> u32 {
 /// Records the eviction scan of a full table examines at most per insert.
 pub const EVICT_SCAN: u32 = 64;
 
+/// How long an embryonic TCP connection is safe from eviction after its
+/// last packet (ms): the time a legitimate handshake has to complete. A
+/// connection evicted between the client's SYN and its ACK is lost for good:
+/// the client believes it is established (the real server answered), but
+/// its ACK and everything after find no connection (`not_tracked`), and the
+/// real server never completes the handshake. Under a flood that fills the
+/// table faster than this, new flows are refused (`table_full`, the client
+/// retries its SYN) rather than handshakes in progress being broken. Two
+/// seconds cover a real server slowed by the flood itself plus one lost
+/// SYN/ACK (retransmitted after 1 s).
+pub const EMBRYONIC_GRACE_MS: u32 = 2000;
+
 /// Whether a full table may evict `c`: expired, or an embryonic TCP
-/// connection (SYN_RECV / SYN_SENT / SYNACK). Never an ESTABLISHED one.
+/// connection (SYN_RECV / SYN_SENT / SYNACK) that saw no packet for
+/// [`EMBRYONIC_GRACE_MS`]. Never an ESTABLISHED one.
 #[inline]
 fn evictable(c: &Conn, now: u32) -> bool {
-    tick_reached(now, c.expires)
-        || (c.proto == crate::net::meta::PROTO_TCP
-            && crate::lb::state::TcpState::from_u8(c.state).is_embryonic())
+    use crate::lb::state::{TcpState, TimeoutTable};
+    if tick_reached(now, c.expires) {
+        return true;
+    }
+    if c.proto != crate::net::meta::PROTO_TCP {
+        return false;
+    }
+    let s = TcpState::from_u8(c.state);
+    if !s.is_embryonic() {
+        return false;
+    }
+    // embryonic timeouts are IPVS's fixed ones, so the last packet's time
+    // is the expiry minus that timeout
+    let timeout = TimeoutTable::DEFAULT_TCP_S
+        .get(s as usize)
+        .map_or(0, |t| t.saturating_mul(1000));
+    let last_seen = c.expires.wrapping_sub(timeout);
+    tick_reached(now, last_seen.wrapping_add(EMBRYONIC_GRACE_MS))
 }
 
 const SLOTS: usize = 8;

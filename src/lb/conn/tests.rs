@@ -79,7 +79,15 @@ fn full_table_evicts_only_embryonic() {
     t.insert(conn(1, 0, TcpState::SynRecv, 60_000), 0)
         .result
         .unwrap();
-    let ins = t.insert(conn(2, 0, TcpState::None, 2000), 10);
+    // not while its handshake may still complete
+    assert_eq!(
+        t.insert(conn(2, 0, TcpState::None, 2000), EMBRYONIC_GRACE_MS - 1),
+        Inserted {
+            result: Err(InsertError::Full),
+            evicted: None
+        }
+    );
+    let ins = t.insert(conn(2, 0, TcpState::None, 2000), EMBRYONIC_GRACE_MS);
     assert!(ins.result.is_ok());
     assert_eq!(
         ins.evicted.map(|c| c.caddr),
@@ -112,7 +120,13 @@ fn eviction_scan_is_bounded_and_rotates() {
         } else {
             TcpState::Established
         };
-        let idx = t.insert(conn(i, 0, state, 100_000), 0).result.unwrap();
+        // the embryonic entry's last packet was at 0 (SYN_RECV lasts 60 s)
+        let expires = if state == TcpState::SynRecv {
+            60_000
+        } else {
+            100_000
+        };
+        let idx = t.insert(conn(i, 0, state, expires), 0).result.unwrap();
         if state == TcpState::SynRecv {
             embryonic_idx = idx;
         }
@@ -120,7 +134,7 @@ fn eviction_scan_is_bounded_and_rotates() {
     let mut refused = 0;
     let mut evicted = None;
     for i in 0..4 {
-        let ins = t.insert(conn(1000 + i, 0, TcpState::None, 2000), 10);
+        let ins = t.insert(conn(1000 + i, 0, TcpState::None, 2000), EMBRYONIC_GRACE_MS);
         match ins.result {
             Err(InsertError::Full) => refused += 1,
             Ok(_) => {

@@ -1,0 +1,355 @@
+//! Established transfers under a SYN flood (issue 23): the netns lab with a
+//! 4,096-connection table, four 32 MiB full-duplex transfers through the VIP,
+//! and an hping3 `--rand-source` SYN flood from the client namespace that
+//! overflows the table at least ten times per round. Every transfer must be
+//! byte-exact, with no reset and no stall of either direction longer than
+//! [`MAX_STALL_S`], in NAT (one worker, then two with reply steering) and TUN.
+//!
+//! What the test tells apart: a transfer can only suffer from the director
+//! (a connection lost from the table, a packet forwarded to the wrong real
+//! server, replies held or dropped) or from the link in front of it. The
+//! flood is sent from the client's own namespace, so it shares the client's
+//! link into dirigo; when it is sent faster than that link (a net_tap queue)
+//! is drained, the kernel drops the client's own packets before dirigo sees
+//! them, indiscriminately (measured: an unpaced `--flood` lost 93% of the
+//! client's packets there, which is what reset transfers in the original
+//! report). Each round therefore measures the client link's drops, dirigo's
+//! drop counters and the real servers' accept and idle-close logs, and
+//! prints them beside a failure; the flood is paced so that the link is not
+//! the bottleneck, which the test checks too.
+//!
+//! Needs root, hugepages and hping3 (skips outside CI, fails in CI).
+
+mod common;
+mod lab_common;
+
+use lab_common::{rip, support, Lab, LabSpec, SERIAL, VIP};
+use std::process::Child;
+use std::time::Duration;
+
+/// Connections per worker: small, so the flood overflows it many times.
+const TABLE: u32 = 4096;
+/// The transfers' service port.
+const PORT: &str = "9000";
+/// Bytes each transfer established before the flood sends (and receives back).
+const BYTES: u64 = 32 << 20;
+/// Bytes each transfer opened during the flood sends.
+const BYTES_B: u64 = 8 << 20;
+/// Longest a direction of an established transfer may make no progress.
+const MAX_STALL_S: f64 = 2.0;
+/// How long each flood runs.
+const FLOOD_S: &str = "12";
+/// hping3's interval between SYNs: paced below what the client's tap
+/// carries into dirigo on a loaded two-CPU machine (see the module doc).
+const FLOOD_INTERVAL: &str = "u50";
+
+struct Scenario<'a> {
+    spec: LabSpec<'a>,
+    /// dirigoadm's forwarding flag: -m (NAT) or -i (TUN).
+    flag: &'a str,
+    rounds: usize,
+}
+
+/// One line of `flood_transfer.py run` (all fields are printed on failure).
+#[derive(Debug, serde::Deserialize)]
+#[allow(dead_code)]
+struct Transfer {
+    i: u32,
+    lport: u32,
+    sent: u64,
+    received: u64,
+    exact: bool,
+    error: Option<String>,
+    max_stall_s: f64,
+    #[serde(default)]
+    connect_s: f64,
+    #[serde(default)]
+    stall_end_s: f64,
+}
+
+/// The client link's kernel-side TX drops (packets for dirigo the kernel
+/// discarded because the tap's queue was full).
+fn link_drops(lab: &Lab) -> u64 {
+    let dev = format!("{}-wan", lab.prefix);
+    let out = lab.client(&["ip", "-s", "-j", "link", "show", &dev]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("ip -j link");
+    v[0]["stats64"]["tx"]["dropped"].as_u64().unwrap_or(0)
+}
+
+/// dirigo's non-zero drop counters.
+fn drops(lab: &Lab) -> Vec<(String, u64)> {
+    let v = lab.ctl_json(&["drops"]);
+    let mut out = Vec::new();
+    if let Some(a) = v.as_array() {
+        for d in a {
+            let n = d["count"].as_u64().unwrap_or(0);
+            if n > 0 {
+                out.push((d["reason"].as_str().unwrap_or("?").to_string(), n));
+            }
+        }
+    }
+    out
+}
+
+/// New flows dirigo saw: connections created plus flows refused because
+/// the table was full of handshakes still in progress.
+fn new_flows(lab: &Lab) -> u64 {
+    let created: u64 = lab_common::checks::worker_conns(lab).iter().sum();
+    let refused = drops(lab)
+        .iter()
+        .find(|(r, _)| r == "lb_table_full")
+        .map_or(0, |d| d.1);
+    created + refused
+}
+
+fn start_servers(lab: &Lab) -> Vec<Child> {
+    let mut servers = Vec::new();
+    for n in 1..=2 {
+        let log = lab.dir.join(format!("rs{n}.log")).display().to_string();
+        let ready = lab.dir.join(format!("rs{n}.ready"));
+        let _ = std::fs::remove_file(&ready);
+        let ready_s = ready.display().to_string();
+        servers.push(lab.spawn(
+            &format!("rs{n}"),
+            &[
+                "python3",
+                &support("flood_transfer.py"),
+                "serve",
+                "--port",
+                PORT,
+                "--log",
+                &log,
+                "--ready-file",
+                &ready_s,
+                "--idle",
+                "10",
+            ],
+        ));
+        lab.wait_for(&format!("rs{n} flood server"), 10, || ready.exists());
+    }
+    servers
+}
+
+fn server_logs(lab: &Lab) -> String {
+    (1..=2)
+        .map(|n| {
+            let t = std::fs::read_to_string(lab.dir.join(format!("rs{n}.log"))).unwrap_or_default();
+            let accepts = t.lines().filter(|l| l.starts_with("accept")).count();
+            let other: Vec<&str> = t.lines().filter(|l| !l.starts_with("accept")).collect();
+            format!("rs{n}: {accepts} accepted {other:?}")
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn run(sc: &Scenario) {
+    let lab = Lab::start_with_table(&sc.spec, TABLE);
+    let vport = format!("{VIP}:{PORT}");
+    lab.adm(&["-A", "-t", &vport, "-s", "rr"]);
+    for n in 1..=2 {
+        lab.adm(&[
+            "-a",
+            "-t",
+            &vport,
+            "-r",
+            &format!("{}:{PORT}", rip(n)),
+            sc.flag,
+        ]);
+    }
+    let servers = start_servers(&lab);
+    let workers = lab_common::checks::worker_conns(&lab).len() as u64;
+    let mut failures = Vec::new();
+    for round in 1..=sc.rounds {
+        for n in 1..=2 {
+            let _ = std::fs::write(lab.dir.join(format!("rs{n}.log")), "");
+        }
+        let link0 = link_drops(&lab);
+        let flows0 = new_flows(&lab);
+        // batch A: established before the flood; batch B: handshakes in
+        // the middle of it (their SYNs compete with the flood's for the
+        // table, so their connect may take SYN retries: only the data phase
+        // is held to MAX_STALL_S)
+        let batch = |conns: &str, bytes: u64, delay: &str| {
+            lab.client_spawn(&[
+                "python3",
+                &support("flood_transfer.py"),
+                "run",
+                VIP,
+                PORT,
+                "--conns",
+                conns,
+                "--bytes",
+                &bytes.to_string(),
+                "--timeout",
+                "30",
+                "--delay",
+                delay,
+            ])
+        };
+        let a = batch("4", BYTES, "0");
+        let b = batch("4", BYTES_B, "3.5");
+        std::thread::sleep(Duration::from_millis(500));
+        let flood = lab.exec(
+            "client",
+            &[
+                "timeout",
+                FLOOD_S,
+                "hping3",
+                "-q",
+                "-S",
+                "-i",
+                FLOOD_INTERVAL,
+                "--rand-source",
+                "-p",
+                PORT,
+                VIP,
+            ],
+        );
+        // timeout's 124 is the normal end; anything else: hping3 did not run
+        let code = flood.status.code();
+        assert!(
+            code == Some(124) || code == Some(0),
+            "hping3 failed ({code:?}): {}",
+            String::from_utf8_lossy(&flood.stderr)
+        );
+        let parse = |c: Child| -> Vec<Transfer> {
+            let out = c.wait_with_output().expect("flood_transfer run");
+            let v: Vec<Transfer> = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+                .collect();
+            assert_eq!(v.len(), 4, "{}", String::from_utf8_lossy(&out.stderr));
+            v
+        };
+        let (ta, tb) = (parse(a), parse(b));
+        let link = link_drops(&lab) - link0;
+        let flood_flows = new_flows(&lab) - flows0;
+        let report = format!(
+            "{} round {round}: {} new flows ({}x the table); client link dropped {link} \
+             packets before dirigo; dirigo drops {:?}; {}",
+            sc.spec.name,
+            flood_flows,
+            flood_flows / (TABLE as u64 * workers),
+            drops(&lab),
+            server_logs(&lab)
+        );
+        eprintln!("{report}");
+        for (name, ts, bytes, connect_limit) in [
+            ("A", &ta, BYTES, MAX_STALL_S),
+            ("B", &tb, BYTES_B, f64::MAX),
+        ] {
+            for t in ts.iter() {
+                eprintln!("  {name} {t:?}");
+                let ok = t.exact && t.error.is_none() && t.sent == bytes && t.received == bytes;
+                if !ok || t.max_stall_s > MAX_STALL_S || t.connect_s > connect_limit {
+                    let cause = if link > 0 {
+                        "the client's link dropped packets before dirigo saw them \
+                         (link saturated: lower the flood rate before blaming the director)"
+                    } else {
+                        "no loss on the client's link: the director lost or held this flow"
+                    };
+                    failures.push(format!("batch {name} {t:?} — {cause}\n    {report}"));
+                }
+            }
+        }
+        assert!(
+            flood_flows >= 10 * TABLE as u64 * workers,
+            "the flood did not overflow the table ten times: {report}"
+        );
+        // new connections still work after the flood
+        let after = lab_common::checks::conns(&lab, 4, None);
+        assert_eq!(after.len(), 4, "after the flood: {after:?}");
+    }
+    drop(servers);
+    assert!(
+        failures.is_empty(),
+        "{} transfer(s) reset, broken or stalled more than {MAX_STALL_S} s:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    lab.finish();
+}
+
+fn hping3_present() -> bool {
+    let ok = std::process::Command::new("hping3")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !ok {
+        let ci = std::env::var("CI").map(|v| v == "true").unwrap_or(false);
+        assert!(
+            !ci,
+            "hping3 missing in CI (scripts/install-deps.sh installs it)"
+        );
+        eprintln!("SKIP flood lab: hping3 not installed (apt-get install hping3)");
+    }
+    ok
+}
+
+#[test]
+fn lab_flood_nat() {
+    if !common::privileged("lab flood NAT") || !hping3_present() {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    run(&Scenario {
+        spec: LabSpec {
+            name: "lab_flood_nat",
+            prefix: "dgfn",
+            mode: "nat",
+            method: "nat",
+            cores: &["-l", "0-1"],
+            nrs: 3,
+            env: &[],
+        },
+        flag: "-m",
+        rounds: 3,
+    });
+}
+
+#[test]
+fn lab_flood_nat_two_workers() {
+    if !common::privileged("lab flood NAT, two workers") || !hping3_present() {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    run(&Scenario {
+        spec: LabSpec {
+            name: "lab_flood_nat2",
+            prefix: "dgf2",
+            mode: "nat",
+            method: "nat",
+            // two workers sharing CPU 1 (the machine may have 2 CPUs): the
+            // flood's random sources spread over both, so half of it crosses
+            // the steering rings
+            cores: &["--lcores", "0@0,1@1,2@1"],
+            nrs: 3,
+            env: &[],
+        },
+        flag: "-m",
+        rounds: 2,
+    });
+}
+
+#[test]
+fn lab_flood_tun() {
+    if !common::privileged("lab flood TUN") || !hping3_present() {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    run(&Scenario {
+        spec: LabSpec {
+            name: "lab_flood_tun",
+            prefix: "dgft",
+            mode: "tun",
+            method: "tun",
+            cores: &["-l", "0-1"],
+            nrs: 3,
+            // the real servers answer SYNs 600 ms late (as servers under a
+            // flood do): longer than the flood takes to turn the table over
+            env: &[("LAB_DECAP_ARGS", "--syn-delay-ms 600")],
+        },
+        flag: "-i",
+        rounds: 2,
+    });
+}
