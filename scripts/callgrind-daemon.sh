@@ -21,9 +21,10 @@ nat) M=NAT ;;
 esac
 command -v valgrind >/dev/null || { echo "callgrind-daemon: apt-get install valgrind" >&2; exit 1; }
 w=$(mktemp -d /tmp/dirigo-cg.XXXXXX)
+bin=${CARGO_TARGET_DIR:-target}/release
 cargo build --release --bins -q
 # the quick benchmark writes the pcaps and configs into the work directory
-target/release/dirigo-bench --quick --workdir "$w" >"$w/bench.log" 2>&1
+"$bin/dirigo-bench" --quick --workdir "$w" >"$w/bench.log" 2>&1
 src="$w/r1-$M-1k.toml"
 [ -f "$src" ] || { echo "callgrind-daemon: $src not generated (see $w/bench.log)" >&2; exit 1; }
 sed -e 's/"--in-memory", //' \
@@ -33,7 +34,7 @@ sed -e 's/"--in-memory", //' \
     "$src" >"$w/cg.toml"
 valgrind --tool=callgrind --callgrind-out-file="$w/callgrind.out" \
     --toggle-collect='*dataplane*worker*run*' \
-    target/release/dirigo --config "$w/cg.toml" >"$w/dirigo.log" 2>&1 &
+    "$bin/dirigo" --config "$w/cg.toml" >"$w/dirigo.log" 2>&1 &
 pid=$!
 sleep "$secs"
 kill -INT "$pid"
