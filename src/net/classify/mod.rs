@@ -314,4 +314,3 @@ mod fast;
 
 #[cfg(test)]
 mod tests;
-
