@@ -464,20 +464,15 @@ fn find_live<'a>(snap: &'a Snapshot, k: &ServiceKey) -> Option<&'a crate::lb::sn
 
 impl Handler for Ctl {
     fn handle(&self, req: Request) -> Result<Response, CtlError> {
-        let one = |c: BatchCmd| self.mutate(&[c]).map(|_| Response::Done);
         match req {
-            Request::AddService { service } => one(BatchCmd::AddService { service }),
-            Request::EditService { service } => one(BatchCmd::EditService { service }),
-            Request::DelService { key } => one(BatchCmd::DelService { key }),
-            Request::Clear => one(BatchCmd::Clear),
-            Request::AddDest { service, dest } => one(BatchCmd::AddDest { service, dest }),
-            Request::EditDest { service, dest } => one(BatchCmd::EditDest { service, dest }),
-            Request::DelDest { service, dest } => one(BatchCmd::DelDest { service, dest }),
-            Request::SetTimeouts { timeouts } => one(BatchCmd::SetTimeouts { timeouts }),
+            // `-Z` alone only moves the counters' baselines: no new snapshot.
+            Request::Mutate(BatchCmd::Zero { service }) => {
+                self.zero(service).map(|_| Response::Done)
+            }
+            Request::Mutate(c) => self.mutate(&[c]).map(|_| Response::Done),
             Request::RestoreBatch { cmds } => self.mutate(&cmds).map(|_| Response::Done),
             Request::List(opts) => self.list(&opts),
             Request::ListConns { service, limit } => self.conns(service, limit),
-            Request::Zero { service } => self.zero(service).map(|_| Response::Done),
             Request::GetTimeouts => Ok(Response::Timeouts(lock(&self.state).timeouts)),
             Request::Ports { xstats } => Ok(self.ports(xstats)),
             Request::Addresses => {

@@ -134,23 +134,8 @@ fn dest_info(d: &DestSpec, stats: bool) -> DestInfo {
 impl Handler for Mock {
     fn handle(&self, req: Request) -> Result<Response, CtlError> {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let batch = |c: BatchCmd, st: &mut State| apply(st, c).map(|_| Response::Done);
         match req {
-            Request::AddService { service } => batch(BatchCmd::AddService { service }, &mut st),
-            Request::EditService { service } => batch(BatchCmd::EditService { service }, &mut st),
-            Request::DelService { key } => batch(BatchCmd::DelService { key }, &mut st),
-            Request::Clear => batch(BatchCmd::Clear, &mut st),
-            Request::AddDest { service, dest } => {
-                batch(BatchCmd::AddDest { service, dest }, &mut st)
-            }
-            Request::EditDest { service, dest } => {
-                batch(BatchCmd::EditDest { service, dest }, &mut st)
-            }
-            Request::DelDest { service, dest } => {
-                batch(BatchCmd::DelDest { service, dest }, &mut st)
-            }
-            Request::Zero { service } => batch(BatchCmd::Zero { service }, &mut st),
-            Request::SetTimeouts { timeouts } => batch(BatchCmd::SetTimeouts { timeouts }, &mut st),
+            Request::Mutate(c) => apply(&mut st, c).map(|_| Response::Done),
             Request::GetTimeouts => Ok(Response::Timeouts(st.timeouts)),
             Request::RestoreBatch { cmds } => {
                 let mut tmp = st.clone();

@@ -4,6 +4,7 @@
 
 use super::defaults::{MAX_TIMEOUT, PERSISTENT_TIMEOUT};
 use super::{AdmError, Command, ListCmd};
+use crate::ctl::proto::BatchCmd;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec, Timeouts};
 use std::net::{Ipv4Addr, ToSocketAddrs};
@@ -551,14 +552,14 @@ pub fn parse(args: &[String]) -> Result<Command, AdmError> {
                 persistent,
                 netmask,
             };
-            if cmd == O::Add {
-                Command::AddService(spec)
+            Command::Mutate(if cmd == O::Add {
+                BatchCmd::AddService { service: spec }
             } else {
-                Command::EditService(spec)
-            }
+                BatchCmd::EditService { service: spec }
+            })
         }
-        O::Del => Command::DelService(need_key()?),
-        O::Clear => Command::Clear,
+        O::Del => Command::Mutate(BatchCmd::DelService { key: need_key()? }),
+        O::Clear => Command::Mutate(BatchCmd::Clear),
         O::AddDest | O::EditDest | O::DelDest => {
             let key = need_key()?;
             let (addr, rport) = real.ok_or_else(|| AdmError::usage("no real server specified"))?;
@@ -574,11 +575,20 @@ pub fn parse(args: &[String]) -> Result<Command, AdmError> {
                 upper,
                 lower,
             };
-            match cmd {
-                O::AddDest => Command::AddDest(key, spec),
-                O::EditDest => Command::EditDest(key, spec),
-                _ => Command::DelDest(key, dkey),
-            }
+            Command::Mutate(match cmd {
+                O::AddDest => BatchCmd::AddDest {
+                    service: key,
+                    dest: spec,
+                },
+                O::EditDest => BatchCmd::EditDest {
+                    service: key,
+                    dest: spec,
+                },
+                _ => BatchCmd::DelDest {
+                    service: key,
+                    dest: dkey,
+                },
+            })
         }
         O::List => {
             if (list.conns || list.timeout)
@@ -589,11 +599,13 @@ pub fn parse(args: &[String]) -> Result<Command, AdmError> {
             list.service = key;
             Command::List(list)
         }
-        O::Zero => Command::Zero(key),
-        O::Set => Command::SetTimeouts(Timeouts {
-            tcp: timeout(&pos[0], 0)?,
-            tcpfin: timeout(&pos[1], 0)?,
-            udp: timeout(&pos[2], 0)?,
+        O::Zero => Command::Mutate(BatchCmd::Zero { service: key }),
+        O::Set => Command::Mutate(BatchCmd::SetTimeouts {
+            timeouts: Timeouts {
+                tcp: timeout(&pos[0], 0)?,
+                tcpfin: timeout(&pos[1], 0)?,
+                udp: timeout(&pos[2], 0)?,
+            },
         }),
         O::Restore => Command::Restore,
         O::Save => Command::Save {

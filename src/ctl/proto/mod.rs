@@ -93,66 +93,14 @@ pub struct ListOpts {
     pub rate: bool,
 }
 
-/// One mutation inside a [`Request::RestoreBatch`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A change to the service table: the one definition of ipvsadm's mutating
+/// verbs (`-A -E -D -C -a -e -d --set -Z`). It is a request on its own
+/// ([`Request::Mutate`]), a command of a [`Request::RestoreBatch`], what
+/// dirigoadm parses those options to, and what the daemon applies.
+/// Serialized with its own `"op"` tag: `{"op":"add_service","service":{...}}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum BatchCmd {
-    /// `-A`.
-    AddService {
-        /// The new service.
-        service: ServiceSpec,
-    },
-    /// `-E`.
-    EditService {
-        /// The service's new settings (key selects it).
-        service: ServiceSpec,
-    },
-    /// `-D`.
-    DelService {
-        /// Which service.
-        key: ServiceKey,
-    },
-    /// `-C`.
-    Clear,
-    /// `-a`.
-    AddDest {
-        /// The service.
-        service: ServiceKey,
-        /// The new real server.
-        dest: DestSpec,
-    },
-    /// `-e`.
-    EditDest {
-        /// The service.
-        service: ServiceKey,
-        /// The real server's new settings (key selects it).
-        dest: DestSpec,
-    },
-    /// `-d`.
-    DelDest {
-        /// The service.
-        service: ServiceKey,
-        /// Which real server.
-        dest: DestKey,
-    },
-    /// `--set`.
-    SetTimeouts {
-        /// New timeouts.
-        timeouts: Timeouts,
-    },
-    /// `-Z`.
-    Zero {
-        /// One service, or all when absent.
-        #[serde(default)]
-        service: Option<ServiceKey>,
-    },
-}
-
-/// A control request. Serialized with an `"op"` tag:
-/// `{"op":"add_service","service":{...}}`, `{"op":"clear"}`, ...
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
-pub enum Request {
     /// Add a virtual service (`-A`). Errors: `service_exists`.
     AddService {
         /// The new service.
@@ -191,6 +139,59 @@ pub enum Request {
         /// Which real server.
         dest: DestKey,
     },
+    /// Set connection timeouts (`--set`); 0 keeps the current value, as IPVS.
+    SetTimeouts {
+        /// New timeouts.
+        timeouts: Timeouts,
+    },
+    /// Zero counters (`-Z`) of one service or all. Errors: `no_service`.
+    Zero {
+        /// One service, or all when absent.
+        #[serde(default)]
+        service: Option<ServiceKey>,
+    },
+}
+
+impl BatchCmd {
+    /// The command's `op` name.
+    pub fn op_name(&self) -> &'static str {
+        match self {
+            BatchCmd::AddService { .. } => "add_service",
+            BatchCmd::EditService { .. } => "edit_service",
+            BatchCmd::DelService { .. } => "del_service",
+            BatchCmd::Clear => "clear",
+            BatchCmd::AddDest { .. } => "add_dest",
+            BatchCmd::EditDest { .. } => "edit_dest",
+            BatchCmd::DelDest { .. } => "del_dest",
+            BatchCmd::SetTimeouts { .. } => "set_timeouts",
+            BatchCmd::Zero { .. } => "zero",
+        }
+    }
+
+    /// Whether the command names a real server (`-a`, `-e`, `-d`).
+    pub fn is_dest(&self) -> bool {
+        matches!(
+            self,
+            BatchCmd::AddDest { .. } | BatchCmd::EditDest { .. } | BatchCmd::DelDest { .. }
+        )
+    }
+}
+
+/// A control request. Serialized with an `"op"` tag:
+/// `{"op":"add_service","service":{...}}`, `{"op":"clear"}`, ... A
+/// [`BatchCmd`] is sent as itself (its `op` is the request's).
+///
+/// The `Serialize` and `Deserialize` impls add [`Request::Mutate`] to the
+/// derived ones, which serde generates as the inherent
+/// `Request::serialize` / `Request::deserialize` (`remote = "Self"`):
+/// call the traits (`serde_json::to_string`, `<Request as Deserialize>`),
+/// not those.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", remote = "Self")]
+pub enum Request {
+    /// Change the service table (one [`BatchCmd`]). Answer: [`Response::Done`].
+    #[serde(skip)]
+    Mutate(BatchCmd),
     /// List services with their real servers (`-L`, `-S`). Answer: [`Response::Services`].
     List(ListOpts),
     /// List connection entries (`-L -c`). Answer: [`Response::Conns`].
@@ -201,17 +202,6 @@ pub enum Request {
         /// At most this many entries (the server may cap it anyway).
         #[serde(default)]
         limit: Option<u32>,
-    },
-    /// Zero counters (`-Z`) of one service or all. Errors: `no_service`.
-    Zero {
-        /// One service, or all when absent.
-        #[serde(default)]
-        service: Option<ServiceKey>,
-    },
-    /// Set connection timeouts (`--set`); 0 keeps the current value, as IPVS.
-    SetTimeouts {
-        /// New timeouts.
-        timeouts: Timeouts,
     },
     /// Get connection timeouts (`-L --timeout`). Answer: [`Response::Timeouts`].
     GetTimeouts,
@@ -273,6 +263,117 @@ pub enum Request {
     /// Daemon version. Answer: [`Response::Version`].
     Version,
 }
+
+impl From<BatchCmd> for Request {
+    fn from(c: BatchCmd) -> Request {
+        Request::Mutate(c)
+    }
+}
+
+impl Serialize for Request {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Request::Mutate(c) => c.serialize(s),
+            // The derived form (`remote = "Self"`) of every other request.
+            other => Request::serialize(other, s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Request {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Request, D::Error> {
+        use serde::de::Error;
+        let v = serde_json::Value::deserialize(d)?;
+        let res = match v.get("op").and_then(|op| op.as_str()) {
+            Some(op) if mutation_ops().contains(&op) => {
+                BatchCmd::deserialize(v).map(Request::Mutate)
+            }
+            Some(op) if !other_ops().contains(&op) => {
+                return Err(D::Error::unknown_variant(op, &ALL_OPS))
+            }
+            // The derived form (`remote = "Self"`) of every other request.
+            _ => Request::deserialize(v),
+        };
+        res.map_err(D::Error::custom)
+    }
+}
+
+/// An error that keeps the variant names serde reports for an unknown tag.
+#[derive(Debug)]
+struct VariantNames(&'static [&'static str]);
+
+impl fmt::Display for VariantNames {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
+impl std::error::Error for VariantNames {}
+
+impl serde::de::Error for VariantNames {
+    fn custom<M: fmt::Display>(_: M) -> Self {
+        VariantNames(&[])
+    }
+    fn unknown_variant(_: &str, expected: &'static [&'static str]) -> Self {
+        VariantNames(expected)
+    }
+}
+
+/// `{"op":""}`, to ask a derived deserializer for its `op` names.
+type OpProbe = serde::de::value::MapDeserializer<
+    'static,
+    std::iter::Once<(&'static str, &'static str)>,
+    VariantNames,
+>;
+
+/// The `op` names serde derived for an internally tagged enum, in
+/// declaration order, read from the error an unknown `op` raises (so the
+/// names are written once, by the enums themselves).
+fn op_names<T>(deserialize: fn(OpProbe) -> Result<T, VariantNames>) -> &'static [&'static str] {
+    let probe = OpProbe::new(std::iter::once(("op", "")));
+    deserialize(probe).err().map_or(&[], |n| n.0)
+}
+
+/// The `op`s of [`BatchCmd`].
+fn mutation_ops() -> &'static [&'static str] {
+    op_names(BatchCmd::deserialize)
+}
+
+/// The `op`s of the requests that are not a [`BatchCmd`].
+fn other_ops() -> &'static [&'static str] {
+    op_names(Request::deserialize)
+}
+
+/// Every request's `op`, in the order protocol v1 has always listed them
+/// when a request names an unknown one (a test checks that these are
+/// exactly the enums' own names).
+const ALL_OPS: [&str; 25] = [
+    "add_service",
+    "edit_service",
+    "del_service",
+    "clear",
+    "add_dest",
+    "edit_dest",
+    "del_dest",
+    "list",
+    "list_conns",
+    "zero",
+    "set_timeouts",
+    "get_timeouts",
+    "restore_batch",
+    "ports",
+    "addresses",
+    "addr_add",
+    "addr_del",
+    "routes",
+    "neighbors",
+    "neigh_add",
+    "neigh_flush",
+    "lcores",
+    "drops",
+    "reload",
+    "version",
+];
 
 /// A successful answer. Serialized adjacently tagged:
 /// `{"kind":"services","data":{...}}`, `{"kind":"done"}`.
@@ -433,17 +534,9 @@ impl Request {
     /// The request's `op` name, for logs and messages.
     pub fn op_name(&self) -> &'static str {
         match self {
-            Request::AddService { .. } => "add_service",
-            Request::EditService { .. } => "edit_service",
-            Request::DelService { .. } => "del_service",
-            Request::Clear => "clear",
-            Request::AddDest { .. } => "add_dest",
-            Request::EditDest { .. } => "edit_dest",
-            Request::DelDest { .. } => "del_dest",
+            Request::Mutate(c) => c.op_name(),
             Request::List(_) => "list",
             Request::ListConns { .. } => "list_conns",
-            Request::Zero { .. } => "zero",
-            Request::SetTimeouts { .. } => "set_timeouts",
             Request::GetTimeouts => "get_timeouts",
             Request::RestoreBatch { .. } => "restore_batch",
             Request::Ports { .. } => "ports",
@@ -506,7 +599,7 @@ pub fn parse_request_line(line: &[u8]) -> Result<RequestEnvelope, (u64, CtlError
     let req_val = obj
         .get("req")
         .ok_or_else(|| (id, CtlError::new(ErrCode::BadRequest, "missing \"req\"")))?;
-    let req = Request::deserialize(req_val).map_err(|e| {
+    let req = <Request as Deserialize>::deserialize(req_val).map_err(|e| {
         (
             id,
             CtlError::new(ErrCode::UnknownRequest, format!("bad request: {e}")),

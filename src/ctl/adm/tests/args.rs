@@ -4,7 +4,7 @@ use super::{dest, svc, tkey};
 use crate::ctl::adm::args::{lookup_service, parse, parse_addr_port};
 use crate::ctl::adm::*;
 use crate::lb::sched::{SchedFlags, SchedKind};
-use crate::lb::spec::{Method, Proto};
+use crate::lb::spec::{DestKey, Method, Proto, Timeouts};
 use std::net::Ipv4Addr;
 
 fn argv(s: &str) -> Vec<String> {
@@ -28,19 +28,27 @@ fn add_service_defaults_and_options() {
     let k = tkey([10, 0, 0, 100], 80);
     assert_eq!(
         p("-A -t 10.0.0.100:80").unwrap(),
-        Command::AddService(svc(k, SchedKind::Wlc, None))
+        Command::Mutate(BatchCmd::AddService {
+            service: svc(k, SchedKind::Wlc, None)
+        })
     );
     assert_eq!(
         p("-A -t 10.0.0.100:80 -s rr -p").unwrap(),
-        Command::AddService(svc(k, SchedKind::Rr, Some(300)))
+        Command::Mutate(BatchCmd::AddService {
+            service: svc(k, SchedKind::Rr, Some(300))
+        })
     );
     assert_eq!(
         p("--add-service --tcp-service 10.0.0.100:80 --scheduler sed --persistent 600").unwrap(),
-        Command::AddService(svc(k, SchedKind::Sed, Some(600)))
+        Command::Mutate(BatchCmd::AddService {
+            service: svc(k, SchedKind::Sed, Some(600))
+        })
     );
     assert_eq!(
         p("-A -t10.0.0.100:80 -swrr --persistent=60").unwrap(),
-        Command::AddService(svc(k, SchedKind::Wrr, Some(60)))
+        Command::Mutate(BatchCmd::AddService {
+            service: svc(k, SchedKind::Wrr, Some(60))
+        })
     );
     let mut s = svc(k, SchedKind::Sh, Some(300));
     s.flags = SchedFlags {
@@ -50,7 +58,7 @@ fn add_service_defaults_and_options() {
     s.netmask = Ipv4Addr::new(255, 255, 255, 0);
     assert_eq!(
         p("-A -t 10.0.0.100:80 -s sh -b sh-fallback,sh-port -p -M 255.255.255.0").unwrap(),
-        Command::AddService(s)
+        Command::Mutate(BatchCmd::AddService { service: s })
     );
     let mut s = svc(k, SchedKind::Mh, None);
     s.flags = SchedFlags {
@@ -59,7 +67,7 @@ fn add_service_defaults_and_options() {
     };
     assert_eq!(
         p("-E -t 10.0.0.100:80 -s mh --sched-flags mh-fallback").unwrap(),
-        Command::EditService(s)
+        Command::Mutate(BatchCmd::EditService { service: s })
     );
     let u = ServiceKey {
         proto: Proto::Udp,
@@ -68,28 +76,37 @@ fn add_service_defaults_and_options() {
     };
     assert_eq!(
         p("--edit-service --udp-service 10.0.0.1:53 -s dh").unwrap(),
-        Command::EditService(svc(u, SchedKind::Dh, None))
+        Command::Mutate(BatchCmd::EditService {
+            service: svc(u, SchedKind::Dh, None)
+        })
     );
     for s in [
         "rr", "wrr", "lc", "wlc", "sed", "nq", "sh", "dh", "mh", "fo",
     ] {
         match p(&format!("-A -t 1.2.3.4:1 -s {s}")).unwrap() {
-            Command::AddService(spec) => assert_eq!(spec.sched.name(), s),
+            Command::Mutate(BatchCmd::AddService { service: spec }) => {
+                assert_eq!(spec.sched.name(), s)
+            }
             other => panic!("{other:?}"),
         }
     }
     // Port 0 is fine for a persistent service.
     assert_eq!(
         p("-A -t 10.0.0.100 -p 10").unwrap(),
-        Command::AddService(svc(tkey([10, 0, 0, 100], 0), SchedKind::Wlc, Some(10)))
+        Command::Mutate(BatchCmd::AddService {
+            service: svc(tkey([10, 0, 0, 100], 0), SchedKind::Wlc, Some(10))
+        })
     );
-    assert_eq!(p("-D -t 10.0.0.100:80").unwrap(), Command::DelService(k));
+    assert_eq!(
+        p("-D -t 10.0.0.100:80").unwrap(),
+        Command::Mutate(BatchCmd::DelService { key: k })
+    );
     assert_eq!(
         p("--delete-service -t 10.0.0.100:80").unwrap(),
-        Command::DelService(k)
+        Command::Mutate(BatchCmd::DelService { key: k })
     );
-    assert_eq!(p("-C").unwrap(), Command::Clear);
-    assert_eq!(p("--clear").unwrap(), Command::Clear);
+    assert_eq!(p("-C").unwrap(), Command::Mutate(BatchCmd::Clear));
+    assert_eq!(p("--clear").unwrap(), Command::Mutate(BatchCmd::Clear));
 }
 
 #[test]
@@ -164,24 +181,36 @@ fn dest_commands() {
     let k = tkey([10, 0, 0, 100], 80);
     assert_eq!(
         p("-a -t 10.0.0.100:80 -r 172.16.0.11").unwrap(),
-        Command::AddDest(k, dest([172, 16, 0, 11], 80, Method::Dr, 1))
+        Command::Mutate(BatchCmd::AddDest {
+            service: k,
+            dest: dest([172, 16, 0, 11], 80, Method::Dr, 1)
+        })
     );
     // DR and TUN force the service port; NAT keeps the given one.
     assert_eq!(
         p("-a -t 10.0.0.100:80 -r 172.16.0.11:8080 -g").unwrap(),
-        Command::AddDest(k, dest([172, 16, 0, 11], 80, Method::Dr, 1))
+        Command::Mutate(BatchCmd::AddDest {
+            service: k,
+            dest: dest([172, 16, 0, 11], 80, Method::Dr, 1)
+        })
     );
     assert_eq!(
         p("-a -t 10.0.0.100:80 -r 172.16.0.11:8080 -i -w 5").unwrap(),
-        Command::AddDest(k, dest([172, 16, 0, 11], 80, Method::Tun, 5))
+        Command::Mutate(BatchCmd::AddDest {
+            service: k,
+            dest: dest([172, 16, 0, 11], 80, Method::Tun, 5)
+        })
     );
     assert_eq!(
         p("--add-server --tcp-service 10.0.0.100:80 --real-server 172.16.0.11:8080 --masquerading --weight 0").unwrap(),
-        Command::AddDest(k, dest([172, 16, 0, 11], 8080, Method::Nat, 0))
+        Command::Mutate(BatchCmd::AddDest { service: k, dest: dest([172, 16, 0, 11], 8080, Method::Nat, 0) })
     );
     assert_eq!(
         p("-a -t 10.0.0.100:80 -r 172.16.0.11 -m").unwrap(),
-        Command::AddDest(k, dest([172, 16, 0, 11], 80, Method::Nat, 1))
+        Command::Mutate(BatchCmd::AddDest {
+            service: k,
+            dest: dest([172, 16, 0, 11], 80, Method::Nat, 1)
+        })
     );
     assert_eq!(
         p("-a -t 10.0.0.100:80 -r 172.16.0.11 --ipip --gatewaying")
@@ -194,31 +223,34 @@ fn dest_commands() {
     d.lower = 50;
     assert_eq!(
         p("-e -t 10.0.0.100:80 -r 172.16.0.11 -w 65535 -x 100 -y 50").unwrap(),
-        Command::EditDest(k, d.clone())
+        Command::Mutate(BatchCmd::EditDest {
+            service: k,
+            dest: d.clone()
+        })
     );
     assert_eq!(
         p("--edit-server -t 10.0.0.100:80 -r 172.16.0.11 --weight 65535 --u-threshold 100 --l-threshold 50").unwrap(),
-        Command::EditDest(k, d)
+        Command::Mutate(BatchCmd::EditDest { service: k, dest: d })
     );
     assert_eq!(
         p("-d -t 10.0.0.100:80 -r 172.16.0.11").unwrap(),
-        Command::DelDest(
-            k,
-            DestKey {
+        Command::Mutate(BatchCmd::DelDest {
+            service: k,
+            dest: DestKey {
                 addr: Ipv4Addr::new(172, 16, 0, 11),
                 port: 80
             }
-        )
+        })
     );
     assert_eq!(
         p("--delete-server -t 10.0.0.100:80 -r 172.16.0.11:80").unwrap(),
-        Command::DelDest(
-            k,
-            DestKey {
+        Command::Mutate(BatchCmd::DelDest {
+            service: k,
+            dest: DestKey {
                 addr: Ipv4Addr::new(172, 16, 0, 11),
                 port: 80
             }
-        )
+        })
     );
 }
 
@@ -231,7 +263,10 @@ fn real_server_before_service() {
     };
     assert_eq!(
         p("-a -r 5.6.7.8:5353 -m -u 1.2.3.4:53").unwrap(),
-        Command::AddDest(u, dest([5, 6, 7, 8], 5353, Method::Nat, 1))
+        Command::Mutate(BatchCmd::AddDest {
+            service: u,
+            dest: dest([5, 6, 7, 8], 5353, Method::Nat, 1)
+        })
     );
 }
 
@@ -342,25 +377,34 @@ fn list_zero_set_save_restore() {
         "Illegal 'weight' option with the 'list' command"
     );
 
-    assert_eq!(p("-Z").unwrap(), Command::Zero(None));
+    assert_eq!(
+        p("-Z").unwrap(),
+        Command::Mutate(BatchCmd::Zero { service: None })
+    );
     assert_eq!(
         p("--zero -t 1.2.3.4:80").unwrap(),
-        Command::Zero(Some(tkey([1, 2, 3, 4], 80)))
+        Command::Mutate(BatchCmd::Zero {
+            service: Some(tkey([1, 2, 3, 4], 80))
+        })
     );
     assert_eq!(
         p("--set 900 120 300").unwrap(),
-        Command::SetTimeouts(Timeouts {
-            tcp: 900,
-            tcpfin: 120,
-            udp: 300
+        Command::Mutate(BatchCmd::SetTimeouts {
+            timeouts: Timeouts {
+                tcp: 900,
+                tcpfin: 120,
+                udp: 300
+            }
         })
     );
     assert_eq!(
         p("--set 0 0 5").unwrap(),
-        Command::SetTimeouts(Timeouts {
-            tcp: 0,
-            tcpfin: 0,
-            udp: 5
+        Command::Mutate(BatchCmd::SetTimeouts {
+            timeouts: Timeouts {
+                tcp: 0,
+                tcpfin: 0,
+                udp: 5
+            }
         })
     );
     assert_eq!(err("--set 1 2"), "--set option requires 3 timeout values");
