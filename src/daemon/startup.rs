@@ -12,7 +12,6 @@ use crate::dataplane::shared::WorkerShared;
 use crate::dataplane::stats::PublishedCounters;
 use crate::lb::snapshot::{LbIds, Snapshot};
 use crate::lb::worker::{LbWorker, LbWorkerConfig};
-use crate::net::addr::Ipv4Cidr;
 use crate::net::neigh::{NeighConfig, NeighTable};
 use crate::net::route::{RouteTable, StaticRoute};
 use crate::net::view::{NetView, PortInfo};
@@ -92,21 +91,17 @@ pub fn initial_state(
     ports: &[RunningPort],
     workers: u32,
 ) -> Result<(ControlState, NetView, Snapshot), DaemonError> {
-    let mut port_addrs = Vec::new();
-    for (i, p) in cfg.ports.iter().enumerate() {
-        for c in &p.addresses {
-            let cidr = Ipv4Cidr::new(u32::from(c.addr), c.len)
-                .ok_or_else(|| DaemonError::Other(format!("port '{}': bad address {c}", p.name)))?;
-            port_addrs.push((i as u16, cidr));
-        }
-    }
+    let port_addrs = cfg
+        .ports
+        .iter()
+        .enumerate()
+        .flat_map(|(i, p)| p.addresses.iter().map(move |c| (i as u16, *c)))
+        .collect();
     let static_routes: Vec<StaticRoute> = cfg
         .routes
         .iter()
         .map(|r| StaticRoute {
-            prefix: Ipv4Cidr::new(u32::from(r.prefix.addr), r.prefix.len)
-                .expect("validated prefix")
-                .to_network(),
+            prefix: r.prefix.to_network(),
             via: Some(u32::from(r.via)),
             port: r.port.map(|p| p as u16),
         })
