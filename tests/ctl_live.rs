@@ -18,30 +18,12 @@ impl Live {
     fn start(name: &str) -> Live {
         let dir = common::scratch(name);
         let sock = dir.join("ctl.sock").display().to_string();
-        let cfg = format!(
-            r#"
-[eal]
-args = ["-l", "0-1", "--in-memory", "--no-pci", "--no-telemetry", "--file-prefix", "dg-{name}",
-        "--vdev=net_null0,no-rx=1", "--vdev=net_null1,no-rx=1"]
-[control]
-socket = "{sock}"
-[dataplane]
-connections_per_worker = 65536
-mbufs = 4095
-[[port]]
-name = "wan"
-device = "net_null0"
-addresses = ["10.0.0.1/24"]
-[[port]]
-name = "lan"
-device = "net_null1"
-addresses = ["172.16.0.1/24"]
-[[route]]
-prefix = "0.0.0.0/0"
-via = "10.0.0.254"
-"#
-        );
-        let d = common::Daemon::start(&dir, &cfg);
+        let cfg = common::DaemonConfig::new(&format!("dg-{name}"), &sock)
+            .vdev("net_null0,no-rx=1")
+            .vdev("net_null1,no-rx=1")
+            .tables(65536, 4095)
+            .wan_lan("net_null0", "net_null1");
+        let d = common::Daemon::start(&dir, &cfg.toml());
         Live { d: Some(d), sock }
     }
 

@@ -290,10 +290,11 @@ fn nat_rewrites_both_directions() {
             &ip_udp(RS2, c1, 5353, 5000, 64, &a),
         ),
     ];
-    let udp_svc = "\n[[service]]\nprotocol = \"udp\"\naddress = \"10.0.0.100:53\"\nscheduler = \"rr\"\n\n[[service.real_server]]\naddress = \"172.16.0.12:5353\"\nmethod = \"nat\"\n";
+    let udp_svc =
+        common::service_toml("udp", "10.0.0.100:53", "rr", &[("172.16.0.12:5353", "nat")]);
     let r = run(
         "nat",
-        &(rules("10.0.0.100:80", "nat", &[("172.16.0.11", Some(8080))]) + udp_svc),
+        &(rules("10.0.0.100:80", "nat", &[("172.16.0.11", Some(8080))]) + &udp_svc),
         &wan,
         &lan,
     );
