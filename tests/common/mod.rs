@@ -46,7 +46,7 @@ pub fn scratch(name: &str) -> PathBuf {
     d
 }
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -145,6 +145,31 @@ impl Drop for Daemon {
             let _ = c.kill();
             let _ = c.wait();
         }
+    }
+}
+
+/// What a finished command printed, and its exit code (-1: killed).
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Run `cmd` with `input` on its stdin; wait for it and take its output.
+pub fn run_with_input(cmd: &mut Command, input: &str) -> Out {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // A command that exits before reading its input closes the pipe.
+    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    let o = child.wait_with_output().unwrap();
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
     }
 }
 

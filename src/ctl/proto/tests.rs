@@ -53,26 +53,7 @@ fn response_wire_shape() {
 
 #[test]
 fn every_request_round_trips() {
-    let svc = ServiceSpec {
-        key: key(),
-        sched: SchedKind::Mh,
-        flags: SchedFlags {
-            fallback: true,
-            port: false,
-        },
-        persistent: Some(300),
-        netmask: Ipv4Addr::new(255, 255, 255, 0),
-    };
-    let dest = DestSpec {
-        key: DestKey {
-            addr: Ipv4Addr::new(172, 16, 0, 11),
-            port: 80,
-        },
-        method: Method::Nat,
-        weight: 3,
-        upper: 10,
-        lower: 2,
-    };
+    let (svc, dest) = spec();
     let reqs = vec![
         Request::Mutate(BatchCmd::AddService {
             service: svc.clone(),

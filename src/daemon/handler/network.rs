@@ -2,9 +2,7 @@
 
 use super::{lock, Ctl};
 use crate::ctl::proto::{CtlError, ErrCode, Response};
-use crate::ctl::view::{
-    AddrInfo, MacAddr, NamedCounter, NeighInfo, PortCounters, PortInfo, RouteInfo,
-};
+use crate::ctl::view::{AddrInfo, MacAddr, NamedCounter, NeighInfo, PortInfo, RouteInfo};
 use crate::net::addr::Ipv4Cidr;
 use crate::net::neigh::NeighState;
 use std::net::Ipv4Addr;
@@ -16,7 +14,6 @@ impl Ctl {
                 .iter()
                 .enumerate()
                 .map(|(i, p)| {
-                    let s = p.port.stats();
                     let l = p.port.link();
                     PortInfo {
                         id: i as u16,
@@ -26,16 +23,7 @@ impl Ctl {
                         speed_mbps: l.speed_mbps,
                         full_duplex: l.full_duplex,
                         mtu: p.mtu,
-                        counters: PortCounters {
-                            ipackets: s.ipackets,
-                            opackets: s.opackets,
-                            ibytes: s.ibytes,
-                            obytes: s.obytes,
-                            imissed: s.imissed,
-                            ierrors: s.ierrors,
-                            oerrors: s.oerrors,
-                            rx_nombuf: s.rx_nombuf,
-                        },
+                        counters: p.port.stats(),
                         xstats: if xstats {
                             p.port
                                 .xstats()
