@@ -112,21 +112,25 @@ UDP  10.0.0.100:53 sh (sh-port)
     assert_eq!(list, want);
 
     // Errors, each changing nothing.
-    l.adm_err("-A -t 10.0.0.100:80", "exists");
-    l.adm_err("-a -t 10.0.0.199:80 -r 172.16.0.11", "Service not defined");
-    l.adm_err(
-        "-a -t 10.0.0.100:80 -r 172.16.0.11",
-        "Destination already exists",
-    );
-    l.adm_err("-a -t 10.0.0.100:80 -r 172.16.0.14 -w 70000", "weight");
-    l.adm_err("-a -t 10.0.0.100:80 -r 172.16.0.300", "");
-    l.adm_err("-A -t 10.0.0.102:80 -s bogus", "Scheduler not found");
-    l.adm_err(
-        "-a -t 10.0.0.100:80 -r 198.51.100.5 -g",
-        "connected network",
-    );
-    l.adm_err("-d -t 10.0.0.100:80 -r 172.16.0.99", "No such destination");
-    l.adm_err("-D -t 10.0.0.199:80", "No such service");
+    for (args, want) in [
+        ("-A -t 10.0.0.100:80", "exists"),
+        ("-a -t 10.0.0.199:80 -r 172.16.0.11", "Service not defined"),
+        (
+            "-a -t 10.0.0.100:80 -r 172.16.0.11",
+            "Destination already exists",
+        ),
+        ("-a -t 10.0.0.100:80 -r 172.16.0.14 -w 70000", "weight"),
+        ("-a -t 10.0.0.100:80 -r 172.16.0.300", ""),
+        ("-A -t 10.0.0.102:80 -s bogus", "Scheduler not found"),
+        (
+            "-a -t 10.0.0.100:80 -r 198.51.100.5 -g",
+            "connected network",
+        ),
+        ("-d -t 10.0.0.100:80 -r 172.16.0.99", "No such destination"),
+        ("-D -t 10.0.0.199:80", "No such service"),
+    ] {
+        l.adm_err(args, want);
+    }
 
     // Edit, quiesce, delete.
     l.adm_ok("-e -t 10.0.0.100:80 -r 172.16.0.11 -g -w 0");
