@@ -4,7 +4,13 @@
 //! response is one line `{"v":1,"id":N,"ok":{...}}` or
 //! `{"v":1,"id":N,"err":{"code":"...","msg":"..."}}`. The `id` of a response
 //! echoes the request's (0 when the request could not be parsed far enough to
-//! know it). Listing payloads live in [`crate::ctl::view`].
+//! know it). Listing payloads live in [`crate::ctl::view`], error answers in
+//! `error`, and how a [`Request`] is written on the wire in `wire`.
+
+mod error;
+mod wire;
+
+pub use error::{CtlError, ErrCode};
 
 use crate::ctl::view::{
     AddrInfo, ConnInfo, DropCount, LcoreInfo, MacAddr, NeighInfo, PortInfo, RouteInfo, ServiceList,
@@ -12,7 +18,6 @@ use crate::ctl::view::{
 };
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 use std::net::Ipv4Addr;
 
 /// Protocol version spoken by this build (`"v"` in every line).
@@ -270,111 +275,6 @@ impl From<BatchCmd> for Request {
     }
 }
 
-impl Serialize for Request {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Request::Mutate(c) => c.serialize(s),
-            // The derived form (`remote = "Self"`) of every other request.
-            other => Request::serialize(other, s),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Request {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Request, D::Error> {
-        use serde::de::Error;
-        let v = serde_json::Value::deserialize(d)?;
-        let res = match v.get("op").and_then(|op| op.as_str()) {
-            Some(op) if mutation_ops().contains(&op) => {
-                BatchCmd::deserialize(v).map(Request::Mutate)
-            }
-            Some(op) if !other_ops().contains(&op) => {
-                return Err(D::Error::unknown_variant(op, &ALL_OPS))
-            }
-            // The derived form (`remote = "Self"`) of every other request.
-            _ => Request::deserialize(v),
-        };
-        res.map_err(D::Error::custom)
-    }
-}
-
-/// An error that keeps the variant names serde reports for an unknown tag.
-#[derive(Debug)]
-struct VariantNames(&'static [&'static str]);
-
-impl fmt::Display for VariantNames {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?}", self.0)
-    }
-}
-
-impl std::error::Error for VariantNames {}
-
-impl serde::de::Error for VariantNames {
-    fn custom<M: fmt::Display>(_: M) -> Self {
-        VariantNames(&[])
-    }
-    fn unknown_variant(_: &str, expected: &'static [&'static str]) -> Self {
-        VariantNames(expected)
-    }
-}
-
-/// `{"op":""}`, to ask a derived deserializer for its `op` names.
-type OpProbe = serde::de::value::MapDeserializer<
-    'static,
-    std::iter::Once<(&'static str, &'static str)>,
-    VariantNames,
->;
-
-/// The `op` names serde derived for an internally tagged enum, in
-/// declaration order, read from the error an unknown `op` raises (so the
-/// names are written once, by the enums themselves).
-fn op_names<T>(deserialize: fn(OpProbe) -> Result<T, VariantNames>) -> &'static [&'static str] {
-    let probe = OpProbe::new(std::iter::once(("op", "")));
-    deserialize(probe).err().map_or(&[], |n| n.0)
-}
-
-/// The `op`s of [`BatchCmd`].
-fn mutation_ops() -> &'static [&'static str] {
-    op_names(BatchCmd::deserialize)
-}
-
-/// The `op`s of the requests that are not a [`BatchCmd`].
-fn other_ops() -> &'static [&'static str] {
-    op_names(Request::deserialize)
-}
-
-/// Every request's `op`, in the order protocol v1 has always listed them
-/// when a request names an unknown one (a test checks that these are
-/// exactly the enums' own names).
-const ALL_OPS: [&str; 25] = [
-    "add_service",
-    "edit_service",
-    "del_service",
-    "clear",
-    "add_dest",
-    "edit_dest",
-    "del_dest",
-    "list",
-    "list_conns",
-    "zero",
-    "set_timeouts",
-    "get_timeouts",
-    "restore_batch",
-    "ports",
-    "addresses",
-    "addr_add",
-    "addr_del",
-    "routes",
-    "neighbors",
-    "neigh_add",
-    "neigh_flush",
-    "lcores",
-    "drops",
-    "reload",
-    "version",
-];
-
 /// A successful answer. Serialized adjacently tagged:
 /// `{"kind":"services","data":{...}}`, `{"kind":"done"}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -402,132 +302,6 @@ pub enum Response {
     Drops(Vec<DropCount>),
     /// Version information.
     Version(VersionInfo),
-}
-
-/// Machine-readable error class.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrCode {
-    /// The line is not valid JSON or not a valid request envelope.
-    BadRequest,
-    /// Valid envelope, but the `op` is unknown or its fields are wrong.
-    UnknownRequest,
-    /// The `v` field is not a version this server speaks.
-    BadVersion,
-    /// The request line exceeds the size limit (the connection is closed).
-    TooLarge,
-    /// Too many clients; try again later (the connection is closed).
-    Busy,
-    /// The service already exists.
-    ServiceExists,
-    /// No such service.
-    NoService,
-    /// The real server already exists.
-    DestExists,
-    /// No such real server.
-    NoDest,
-    /// An argument is out of range or inconsistent.
-    InvalidArg,
-    /// A generic "already exists" (addresses, neighbors).
-    Exists,
-    /// A generic "not found" (addresses, neighbors, ports).
-    NotFound,
-    /// The daemon does not support this request.
-    NotSupported,
-    /// A resource limit (table full, out of memory).
-    NoMemory,
-    /// The server failed internally (a handler bug).
-    Internal,
-    /// The response could not be understood (client side only).
-    BadResponse,
-    /// Any code this build does not know (from a newer peer).
-    #[serde(other)]
-    Other,
-}
-
-impl ErrCode {
-    /// The wire name (`"no_service"`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrCode::BadRequest => "bad_request",
-            ErrCode::UnknownRequest => "unknown_request",
-            ErrCode::BadVersion => "bad_version",
-            ErrCode::TooLarge => "too_large",
-            ErrCode::Busy => "busy",
-            ErrCode::ServiceExists => "service_exists",
-            ErrCode::NoService => "no_service",
-            ErrCode::DestExists => "dest_exists",
-            ErrCode::NoDest => "no_dest",
-            ErrCode::InvalidArg => "invalid_arg",
-            ErrCode::Exists => "exists",
-            ErrCode::NotFound => "not_found",
-            ErrCode::NotSupported => "not_supported",
-            ErrCode::NoMemory => "no_memory",
-            ErrCode::Internal => "internal",
-            ErrCode::BadResponse => "bad_response",
-            ErrCode::Other => "other",
-        }
-    }
-}
-
-/// An error answer: a code and a human message.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CtlError {
-    /// The class.
-    pub code: ErrCode,
-    /// Human-readable detail.
-    pub msg: String,
-    /// For `restore_batch`: the 0-based index of the command that failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub at: Option<u32>,
-}
-
-impl fmt::Display for CtlError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.msg, self.code.as_str())
-    }
-}
-
-impl std::error::Error for CtlError {}
-
-impl CtlError {
-    /// Any error.
-    pub fn new(code: ErrCode, msg: impl Into<String>) -> Self {
-        CtlError {
-            code,
-            msg: msg.into(),
-            at: None,
-        }
-    }
-    /// The same error, marked as raised by batch command `index`.
-    pub fn at(mut self, index: usize) -> Self {
-        self.at = Some(index as u32);
-        self
-    }
-    /// `service_exists`, worded as ipvsadm.
-    pub fn service_exists() -> Self {
-        Self::new(ErrCode::ServiceExists, "Service already exists")
-    }
-    /// `no_service`, worded as ipvsadm.
-    pub fn no_service() -> Self {
-        Self::new(ErrCode::NoService, "No such service")
-    }
-    /// `dest_exists`, worded as ipvsadm.
-    pub fn dest_exists() -> Self {
-        Self::new(ErrCode::DestExists, "Destination already exists")
-    }
-    /// `no_dest`, worded as ipvsadm.
-    pub fn no_dest() -> Self {
-        Self::new(ErrCode::NoDest, "No such destination")
-    }
-    /// `invalid_arg` with a message.
-    pub fn invalid(msg: impl Into<String>) -> Self {
-        Self::new(ErrCode::InvalidArg, msg)
-    }
-    /// `not_supported` naming the request.
-    pub fn not_supported(what: &str) -> Self {
-        Self::new(ErrCode::NotSupported, format!("{what} is not supported"))
-    }
 }
 
 impl Request {

@@ -1,3 +1,4 @@
+use super::wire::{mutation_ops, other_ops, ALL_OPS};
 use super::*;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::spec::{Method, Proto};
