@@ -1,9 +1,9 @@
 //! The control socket's request handler: [`Ctl`], shared by the socket
 //! server's threads and the control loop, answers each request by topic:
 //!
-//! * [`services`] — ipvsadm's mutations, listings, `-Z`, connections, reload;
-//! * [`network`] — ports, addresses, routes, neighbors;
-//! * [`stats`] — per-worker and drop counters, rate estimation.
+//! * `services` — ipvsadm's mutations, listings, `-Z`, connections, reload;
+//! * `network` — ports, addresses, routes, neighbors;
+//! * `stats` — per-worker and drop counters, rate estimation.
 
 mod network;
 mod services;

@@ -2,7 +2,7 @@
 //! attached values (`-t1.2.3.4:80`, `--weight=3`), `-p`'s optional value,
 //! the command/option compatibility checks and ipvsadm's error wording.
 //!
-//! [`options`] tokenizes and checks, [`values`] parses option values, and
+//! `options` tokenizes and checks, `values` parses option values, and
 //! [`parse`] builds the [`Command`].
 
 mod options;
