@@ -27,19 +27,26 @@ else
     echo "bench.sh: no matplotlib (apt-get install python3-matplotlib): chart not drawn" >&2
 fi
 # where the core's time goes: perf on the sans-IO micro-benchmark
-profile() { # title, micro arguments...
-    local title=$1; shift
-    perf record -q -g -o "$data/perf.data" -- "$bin/dirigo-bench" micro "$@" >/dev/null 2>&1 || return 0
+# Append a profile to BENCHMARKS.md: its title, the perf data file, and the
+# command that recorded it (shown when given); the 12 symbols with the most
+# self time.
+append_profile() { # title, perf.data, command
     {
         echo
-        echo "## Profile: sans-IO core, $title (perf, self time, top 12)"
+        echo "## Profile: $1"
         echo
         echo '```'
-        echo "perf record -g -- dirigo-bench micro $*"
-        perf report -i "$data/perf.data" --stdio --no-children --sort symbol 2>/dev/null \
+        if [ -n "${3:-}" ]; then echo "$3"; fi
+        perf report -i "$2" --stdio --no-children --sort symbol 2>/dev/null \
             | grep -E '^ +[0-9]+\.[0-9]+%' | sed -n '1,12p' | sed 's/ *- *- *$//'
         echo '```'
     } >> BENCHMARKS.md
+}
+profile() { # title, micro arguments...
+    local title=$1; shift
+    perf record -q -g -o "$data/perf.data" -- "$bin/dirigo-bench" micro "$@" >/dev/null 2>&1 || return 0
+    append_profile "sans-IO core, $title (perf, self time, top 12)" "$data/perf.data" \
+        "perf record -g -- dirigo-bench micro $*"
 }
 if command -v perf >/dev/null; then
     profile "DR 1k flows" --method dr --flows 1000 --seconds 2
@@ -58,15 +65,7 @@ profile_daemon() { # scenario tag, e.g. DR-1k
     perf record -q -g -o "$data/perf-dg.data" -p "$pid" -- sleep 3 >/dev/null 2>&1 || true
     kill -TERM "$pid" 2>/dev/null || true
     wait "$pid" || true
-    {
-        echo
-        echo "## Profile: the dirigo daemon, $1 (perf record -p, self time, top 12)"
-        echo
-        echo '```'
-        perf report -i "$data/perf-dg.data" --stdio --no-children --sort symbol 2>/dev/null \
-            | grep -E '^ +[0-9]+\.[0-9]+%' | sed -n '1,12p' | sed 's/ *- *- *$//'
-        echo '```'
-    } >> BENCHMARKS.md
+    append_profile "the dirigo daemon, $1 (perf record -p, self time, top 12)" "$data/perf-dg.data"
 }
 if command -v perf >/dev/null; then
     profile_daemon DR-1k

@@ -1,18 +1,13 @@
 //! dirigoadm and dirigoctl, the real binaries, against the control server
 //! with a mock handler.
 
+mod common;
 mod ctl_common;
 
+use common::Out;
 use ctl_common::start;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
+use std::process::Command;
 
 fn run(bin: &str, sock: Option<&Path>, args: &[&str], stdin: &str) -> Out {
     let mut c = Command::new(bin);
@@ -20,24 +15,7 @@ fn run(bin: &str, sock: Option<&Path>, args: &[&str], stdin: &str) -> Out {
     if let Some(s) = sock {
         c.env("DIRIGO_SOCKET", s);
     }
-    let mut child = c
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(o.stdout).unwrap(),
-        stderr: String::from_utf8(o.stderr).unwrap(),
-    }
+    common::run_with_input(&mut c, stdin)
 }
 
 fn adm(sock: &Path, args: &str) -> Out {

@@ -6,7 +6,7 @@ mod common;
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::Duration;
 
 struct Live {
@@ -18,82 +18,58 @@ impl Live {
     fn start(name: &str) -> Live {
         let dir = common::scratch(name);
         let sock = dir.join("ctl.sock").display().to_string();
-        let cfg = format!(
-            r#"
-[eal]
-args = ["-l", "0-1", "--in-memory", "--no-pci", "--no-telemetry", "--file-prefix", "dg-{name}",
-        "--vdev=net_null0,no-rx=1", "--vdev=net_null1,no-rx=1"]
-[control]
-socket = "{sock}"
-[dataplane]
-connections_per_worker = 65536
-mbufs = 4095
-[[port]]
-name = "wan"
-device = "net_null0"
-addresses = ["10.0.0.1/24"]
-[[port]]
-name = "lan"
-device = "net_null1"
-addresses = ["172.16.0.1/24"]
-[[route]]
-prefix = "0.0.0.0/0"
-via = "10.0.0.254"
-"#
-        );
-        let d = common::Daemon::start(&dir, &cfg);
+        let cfg = common::DaemonConfig::new(&format!("dg-{name}"), &sock)
+            .vdev("net_null0,no-rx=1")
+            .vdev("net_null1,no-rx=1")
+            .tables(65536, 4095)
+            .wan_lan("net_null0", "net_null1");
+        let d = common::Daemon::start(&dir, &cfg.toml());
         Live { d: Some(d), sock }
     }
 
-    fn adm(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
-            .arg("--socket")
+    /// `dirigoadm ARGS` (whitespace-separated) with `input` on stdin.
+    fn adm_input(&self, args: &str, input: &str) -> common::Out {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_dirigoadm"));
+        c.arg("--socket")
             .arg(&self.sock)
-            .args(args)
-            .output()
-            .unwrap()
+            .args(args.split_whitespace());
+        common::run_with_input(&mut c, input)
     }
 
-    fn adm_ok(&self, args: &[&str]) -> String {
-        let o = self.adm(args);
-        assert!(
-            o.status.success(),
-            "dirigoadm {args:?} failed: {}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        String::from_utf8_lossy(&o.stdout).into_owned()
+    fn adm(&self, args: &str) -> common::Out {
+        self.adm_input(args, "")
     }
 
-    fn adm_err(&self, args: &[&str], want: &str) {
-        let before = self.adm_ok(&["-S", "-n"]);
+    fn adm_ok(&self, args: &str) -> String {
         let o = self.adm(args);
-        let err = String::from_utf8_lossy(&o.stderr).into_owned();
-        assert!(!o.status.success(), "dirigoadm {args:?} should fail");
-        assert!(
-            err.contains(want),
-            "dirigoadm {args:?}: want '{want}' in '{err}'"
-        );
         assert_eq!(
-            self.adm_ok(&["-S", "-n"]),
-            before,
-            "{args:?} changed the table"
+            o.code, 0,
+            "dirigoadm {args} failed: {}{}",
+            o.stdout, o.stderr
         );
+        o.stdout
     }
 
-    fn ctl(&self, args: &[&str]) -> String {
-        let o = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
-            .arg("--socket")
-            .arg(&self.sock)
-            .args(args)
-            .output()
-            .unwrap();
+    fn adm_err(&self, args: &str, want: &str) {
+        let before = self.adm_ok("-S -n");
+        let o = self.adm(args);
+        assert_ne!(o.code, 0, "dirigoadm {args} should fail");
         assert!(
-            o.status.success(),
-            "dirigoctl {args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
+            o.stderr.contains(want),
+            "dirigoadm {args}: want '{want}' in '{}'",
+            o.stderr
         );
-        String::from_utf8_lossy(&o.stdout).into_owned()
+        assert_eq!(self.adm_ok("-S -n"), before, "{args} changed the table");
+    }
+
+    fn ctl(&self, args: &str) -> String {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_dirigoctl"));
+        c.arg("--socket")
+            .arg(&self.sock)
+            .args(args.split_whitespace());
+        let o = common::run_with_input(&mut c, "");
+        assert_eq!(o.code, 0, "dirigoctl {args}: {}", o.stderr);
+        o.stdout
     }
 }
 
@@ -113,49 +89,14 @@ fn dirigoadm_drives_the_real_daemon() {
         return;
     }
     let l = Live::start("ctl-live");
-    l.adm_ok(&["-A", "-t", "10.0.0.100:80", "-s", "wrr"]);
-    l.adm_ok(&[
-        "-a",
-        "-t",
-        "10.0.0.100:80",
-        "-r",
-        "172.16.0.11",
-        "-g",
-        "-w",
-        "1",
-    ]);
-    l.adm_ok(&[
-        "-a",
-        "-t",
-        "10.0.0.100:80",
-        "-r",
-        "172.16.0.12",
-        "-g",
-        "-w",
-        "2",
-    ]);
-    l.adm_ok(&[
-        "-a",
-        "-t",
-        "10.0.0.100:80",
-        "-r",
-        "172.16.0.13:8080",
-        "-m",
-        "-w",
-        "3",
-    ]);
-    l.adm_ok(&["-A", "-u", "10.0.0.100:53", "-s", "sh", "-b", "sh-port"]);
-    l.adm_ok(&["-a", "-u", "10.0.0.100:53", "-r", "192.0.2.7", "-i"]);
-    l.adm_ok(&[
-        "-A",
-        "-t",
-        "10.0.0.101:443",
-        "-p",
-        "600",
-        "-M",
-        "255.255.255.0",
-    ]);
-    let list = l.adm_ok(&["-L", "-n"]);
+    l.adm_ok("-A -t 10.0.0.100:80 -s wrr");
+    l.adm_ok("-a -t 10.0.0.100:80 -r 172.16.0.11 -g -w 1");
+    l.adm_ok("-a -t 10.0.0.100:80 -r 172.16.0.12 -g -w 2");
+    l.adm_ok("-a -t 10.0.0.100:80 -r 172.16.0.13:8080 -m -w 3");
+    l.adm_ok("-A -u 10.0.0.100:53 -s sh -b sh-port");
+    l.adm_ok("-a -u 10.0.0.100:53 -r 192.0.2.7 -i");
+    l.adm_ok("-A -t 10.0.0.101:443 -p 600 -M 255.255.255.0");
+    let list = l.adm_ok("-L -n");
     let want = "\
 IP Virtual Server version 1.2.1 (size=65536)
 Prot LocalAddress:Port Scheduler Flags
@@ -171,56 +112,31 @@ UDP  10.0.0.100:53 sh (sh-port)
     assert_eq!(list, want);
 
     // Errors, each changing nothing.
-    l.adm_err(&["-A", "-t", "10.0.0.100:80"], "exists");
-    l.adm_err(
-        &["-a", "-t", "10.0.0.199:80", "-r", "172.16.0.11"],
-        "Service not defined",
-    );
-    l.adm_err(
-        &["-a", "-t", "10.0.0.100:80", "-r", "172.16.0.11"],
-        "Destination already exists",
-    );
-    l.adm_err(
-        &[
-            "-a",
-            "-t",
-            "10.0.0.100:80",
-            "-r",
-            "172.16.0.14",
-            "-w",
-            "70000",
-        ],
-        "weight",
-    );
-    l.adm_err(&["-a", "-t", "10.0.0.100:80", "-r", "172.16.0.300"], "");
-    l.adm_err(
-        &["-A", "-t", "10.0.0.102:80", "-s", "bogus"],
-        "Scheduler not found",
-    );
-    l.adm_err(
-        &["-a", "-t", "10.0.0.100:80", "-r", "198.51.100.5", "-g"],
-        "connected network",
-    );
-    l.adm_err(
-        &["-d", "-t", "10.0.0.100:80", "-r", "172.16.0.99"],
-        "No such destination",
-    );
-    l.adm_err(&["-D", "-t", "10.0.0.199:80"], "No such service");
+    for (args, want) in [
+        ("-A -t 10.0.0.100:80", "exists"),
+        ("-a -t 10.0.0.199:80 -r 172.16.0.11", "Service not defined"),
+        (
+            "-a -t 10.0.0.100:80 -r 172.16.0.11",
+            "Destination already exists",
+        ),
+        ("-a -t 10.0.0.100:80 -r 172.16.0.14 -w 70000", "weight"),
+        ("-a -t 10.0.0.100:80 -r 172.16.0.300", ""),
+        ("-A -t 10.0.0.102:80 -s bogus", "Scheduler not found"),
+        (
+            "-a -t 10.0.0.100:80 -r 198.51.100.5 -g",
+            "connected network",
+        ),
+        ("-d -t 10.0.0.100:80 -r 172.16.0.99", "No such destination"),
+        ("-D -t 10.0.0.199:80", "No such service"),
+    ] {
+        l.adm_err(args, want);
+    }
 
     // Edit, quiesce, delete.
-    l.adm_ok(&[
-        "-e",
-        "-t",
-        "10.0.0.100:80",
-        "-r",
-        "172.16.0.11",
-        "-g",
-        "-w",
-        "0",
-    ]);
-    l.adm_ok(&["-E", "-t", "10.0.0.100:80", "-s", "rr"]);
-    l.adm_ok(&["-d", "-t", "10.0.0.100:80", "-r", "172.16.0.12"]);
-    let list = l.adm_ok(&["-L", "-n", "-t", "10.0.0.100:80"]);
+    l.adm_ok("-e -t 10.0.0.100:80 -r 172.16.0.11 -g -w 0");
+    l.adm_ok("-E -t 10.0.0.100:80 -s rr");
+    l.adm_ok("-d -t 10.0.0.100:80 -r 172.16.0.12");
+    let list = l.adm_ok("-L -n -t 10.0.0.100:80");
     assert!(list.contains("TCP  10.0.0.100:80 rr"), "{list}");
     assert!(
         list.contains("172.16.0.11:80               Route   0"),
@@ -229,66 +145,44 @@ UDP  10.0.0.100:53 sh (sh-port)
     assert!(!list.contains("172.16.0.12"), "{list}");
 
     // Timeouts.
-    l.adm_ok(&["--set", "1000", "100", "200"]);
+    l.adm_ok("--set 1000 100 200");
     assert_eq!(
-        l.adm_ok(&["-L", "--timeout"]).trim(),
+        l.adm_ok("-L --timeout").trim(),
         "Timeout (tcp tcpfin udp): 1000 100 200"
     );
-    l.adm_ok(&["--set", "0", "0", "250"]);
+    l.adm_ok("--set 0 0 250");
     assert_eq!(
-        l.adm_ok(&["-L", "--timeout"]).trim(),
+        l.adm_ok("-L --timeout").trim(),
         "Timeout (tcp tcpfin udp): 1000 100 250"
     );
 
     // Listings with stats and rates, connections, zero.
-    let st = l.adm_ok(&["-L", "-n", "--stats"]);
+    let st = l.adm_ok("-L -n --stats");
     assert!(
         st.contains("Conns   InPkts  OutPkts  InBytes OutBytes"),
         "{st}"
     );
-    let rt = l.adm_ok(&["-L", "-n", "--rate"]);
+    let rt = l.adm_ok("-L -n --rate");
     assert!(
         rt.contains("CPS    InPPS   OutPPS    InBPS   OutBPS"),
         "{rt}"
     );
-    let c = l.adm_ok(&["-L", "-n", "-c"]);
+    let c = l.adm_ok("-L -n -c");
     assert!(c.starts_with("IPVS connection entries"), "{c}");
-    l.adm_ok(&["-Z"]);
-    l.adm_ok(&["-Z", "-t", "10.0.0.100:80"]);
+    l.adm_ok("-Z");
+    l.adm_ok("-Z -t 10.0.0.100:80");
 
     // Save -> clear -> restore reproduces the same table.
-    let saved = l.adm_ok(&["-S", "-n"]);
+    let saved = l.adm_ok("-S -n");
     assert!(saved.contains("-A -t 10.0.0.100:80 -s rr"), "{saved}");
-    l.adm_ok(&["-C"]);
-    assert_eq!(l.adm_ok(&["-S", "-n"]), "");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
-        .args(["--socket", &l.sock, "-R"])
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(saved.as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
-    assert_eq!(l.adm_ok(&["-S", "-n"]), saved);
+    l.adm_ok("-C");
+    assert_eq!(l.adm_ok("-S -n"), "");
+    assert_eq!(l.adm_input("-R", &saved).code, 0);
+    assert_eq!(l.adm_ok("-S -n"), saved);
     // A restore with one bad line applies nothing.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
-        .args(["--socket", &l.sock, "-R"])
-        .stdin(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"-A -t 10.0.0.150:80 -s rr\n-a -t 10.0.0.151:80 -r 172.16.0.5 -g\n")
-        .unwrap();
-    assert!(!child.wait().unwrap().success());
-    assert_eq!(l.adm_ok(&["-S", "-n"]), saved);
+    let bad = "-A -t 10.0.0.150:80 -s rr\n-a -t 10.0.0.151:80 -r 172.16.0.5 -g\n";
+    assert_ne!(l.adm_input("-R", bad).code, 0);
+    assert_eq!(l.adm_ok("-S -n"), saved);
 }
 
 #[test]
@@ -297,61 +191,47 @@ fn dirigoctl_drives_the_real_daemon() {
         return;
     }
     let l = Live::start("ctl-live2");
-    let ports = l.ctl(&["ports"]);
+    let ports = l.ctl("ports");
     assert!(ports.contains("wan") && ports.contains("lan"), "{ports}");
-    let pj: serde_json::Value = serde_json::from_str(&l.ctl(&["ports", "--json"])).unwrap();
+    let pj: serde_json::Value = serde_json::from_str(&l.ctl("ports --json")).unwrap();
     assert!(pj.to_string().contains("\"name\":\"lan\""), "{pj}");
-    let routes = l.ctl(&["route", "list"]);
+    let routes = l.ctl("route list");
     assert!(
         routes.contains("0.0.0.0") && routes.contains("10.0.0.254"),
         "{routes}"
     );
     assert!(routes.contains("172.16.0.0"), "{routes}");
-    l.ctl(&["addr", "add", "--port", "1", "172.16.1.1/24"]);
-    let a = l.ctl(&["addr", "list"]);
+    l.ctl("addr add --port 1 172.16.1.1/24");
+    let a = l.ctl("addr list");
     assert!(a.contains("172.16.1.1"), "{a}");
-    assert!(l.ctl(&["route", "list"]).contains("172.16.1.0"));
-    l.ctl(&["addr", "del", "--port", "1", "172.16.1.1"]);
-    assert!(!l.ctl(&["addr", "list"]).contains("172.16.1.1"));
-    l.ctl(&[
-        "neigh",
-        "add",
-        "--port",
-        "1",
-        "172.16.0.50",
-        "02:00:00:00:00:50",
-    ]);
-    let n = l.ctl(&["neigh", "list"]);
+    assert!(l.ctl("route list").contains("172.16.1.0"));
+    l.ctl("addr del --port 1 172.16.1.1");
+    assert!(!l.ctl("addr list").contains("172.16.1.1"));
+    l.ctl("neigh add --port 1 172.16.0.50 02:00:00:00:00:50");
+    let n = l.ctl("neigh list");
     assert!(
         n.contains("172.16.0.50") && n.contains("02:00:00:00:00:50"),
         "{n}"
     );
     assert!(n.contains("static"), "{n}");
-    l.ctl(&["neigh", "flush"]);
+    l.ctl("neigh flush");
     assert!(
-        l.ctl(&["neigh", "list"]).contains("172.16.0.50"),
+        l.ctl("neigh list").contains("172.16.0.50"),
         "static entries survive a flush"
     );
-    let lc = l.ctl(&["lcores", "--json"]);
+    let lc = l.ctl("lcores --json");
     assert!(lc.contains("\"role\":\"worker\""), "{lc}");
-    let dr = l.ctl(&["drops", "--json"]);
+    let dr = l.ctl("drops --json");
     assert!(
         dr.contains("lb_not_a_service") || dr.contains("bad_ip_checksum"),
         "{dr}"
     );
-    let v = l.ctl(&["version"]);
+    let v = l.ctl("version");
     assert!(v.contains(env!("CARGO_PKG_VERSION")), "{v}");
     // Reload applies the config file's (empty) service list.
-    Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
-        .args(["--socket", &l.sock, "-A", "-t", "10.0.0.100:80"])
-        .status()
-        .unwrap();
-    l.ctl(&["reload"]);
-    let o = Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
-        .args(["--socket", &l.sock, "-S", "-n"])
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&o.stdout), "");
+    l.adm_ok("-A -t 10.0.0.100:80");
+    l.ctl("reload");
+    assert_eq!(l.adm_ok("-S -n"), "");
 }
 
 #[test]
@@ -385,6 +265,6 @@ fn socket_abuse_leaves_the_daemon_answering() {
         let _ = h.join();
     }
     // Still answering, and correctly.
-    l.adm_ok(&["-A", "-t", "10.0.0.100:80", "-s", "rr"]);
-    assert!(l.adm_ok(&["-L", "-n"]).contains("TCP  10.0.0.100:80 rr"));
+    l.adm_ok("-A -t 10.0.0.100:80 -s rr");
+    assert!(l.adm_ok("-L -n").contains("TCP  10.0.0.100:80 rr"));
 }

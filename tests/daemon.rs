@@ -21,26 +21,16 @@ fn run_with(config: &str, name: &str) -> (i32, String) {
     )
 }
 
-fn good(prefix: &str, vdevs: &str) -> String {
-    format!(
-        r#"
-[eal]
-args = ["-l", "0-1", "--in-memory", "--no-pci", "--no-telemetry", "--file-prefix", "{prefix}", {vdevs}]
-
-[control]
-socket = "/tmp/{prefix}.sock"
-
-[[port]]
-name = "wan"
-device = "net_pcap0"
-addresses = ["10.0.0.1/24"]
-"#
-    )
+fn good(prefix: &str, vdev: &str) -> String {
+    common::DaemonConfig::new(prefix, format!("/tmp/{prefix}.sock"))
+        .vdev(vdev)
+        .port("wan", "net_pcap0", "10.0.0.1/24")
+        .toml()
 }
 
 #[test]
 fn bad_configs_fail_with_one_clear_line() {
-    let base = good("dg-badcfg", r#""--vdev=net_null0""#);
+    let base = good("dg-badcfg", "net_null0");
     let cases: Vec<(String, &str)> = vec![
         (
             base.replace("name = \"wan\"", "name = \"wan\"\ncolour = \"red\""),
@@ -78,7 +68,7 @@ fn missing_device_is_a_clear_error() {
         return;
     }
     // The port names a device that EAL was not given.
-    let cfg = good("dg-missdev", r#""--vdev=net_null0""#);
+    let cfg = good("dg-missdev", "net_null0");
     let (code, err) = run_with(&cfg, "missdev");
     assert_eq!(code, 1, "{err}");
     assert!(
@@ -97,7 +87,7 @@ fn starts_on_pcap_and_stops_on_sigterm() {
     let cfg = good(
         "dg-startstop",
         &format!(
-            r#""--vdev=net_pcap0,rx_iface_in=lo,tx_pcap={}""#,
+            "net_pcap0,rx_iface_in=lo,tx_pcap={}",
             dir.join("out.pcap").display()
         ),
     );

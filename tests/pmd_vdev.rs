@@ -26,30 +26,6 @@ fn frame(i: u32, len: usize) -> Vec<u8> {
     f
 }
 
-fn write_pcap(path: &std::path::Path, frames: &[Vec<u8>]) {
-    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
-    let f = std::fs::File::create(path).unwrap();
-    let mut w = PcapWriter::with_header(f, PcapHeader::default()).unwrap();
-    for (i, fr) in frames.iter().enumerate() {
-        w.write_packet(&PcapPacket::new(
-            Duration::from_micros(i as u64),
-            fr.len() as u32,
-            fr,
-        ))
-        .unwrap();
-    }
-}
-
-fn read_pcap(path: &std::path::Path) -> Vec<Vec<u8>> {
-    let f = std::fs::File::open(path).unwrap();
-    let mut r = pcap_file::pcap::PcapReader::new(f).unwrap();
-    let mut out = Vec::new();
-    while let Some(p) = r.next_packet() {
-        out.push(p.unwrap().data.into_owned());
-    }
-    out
-}
-
 #[test]
 fn pmd_moves_packets_through_virtual_devices() {
     if !common::privileged("pmd_vdev") {
@@ -61,25 +37,19 @@ fn pmd_moves_packets_through_virtual_devices() {
     let input: Vec<Vec<u8>> = (0..100)
         .map(|i| frame(i, 60 + (i as usize * 13) % 1400))
         .collect();
-    write_pcap(&in_pcap, &input);
+    common::write_pcap(&in_pcap, &input);
 
-    let args = vec![
-        "-l".to_string(),
-        "0".into(),
-        "--in-memory".into(),
-        "--no-pci".into(),
-        "--file-prefix".into(),
-        format!("dg-pmdtest-{}", std::process::id()),
-        "--log-level".into(),
-        "*:warning".into(),
-        "--no-telemetry".into(),
-        "--vdev=net_ring0".into(),
-        format!(
-            "--vdev=net_pcap0,rx_pcap={},tx_pcap={}",
+    let args = common::DaemonConfig::new(&format!("dg-pmdtest-{}", std::process::id()), "")
+        .lcores(&["-l", "0"])
+        .eal("--log-level")
+        .eal("*:warning")
+        .vdev("net_ring0")
+        .vdev(format!(
+            "net_pcap0,rx_pcap={},tx_pcap={}",
             in_pcap.display(),
             out_pcap.display()
-        ),
-    ];
+        ))
+        .eal_args();
     let eal = Eal::init(&args).expect("EAL init");
     assert!(Eal::init(&args).is_err(), "EAL must refuse a second init");
     let pool = Mempool::new("pmdtest", 4095, 64).expect("mempool");
@@ -169,7 +139,7 @@ fn pmd_moves_packets_through_virtual_devices() {
         free_before_stop > 3000,
         "mbufs leaked: {free_before_stop} free"
     );
-    let out = read_pcap(&out_pcap);
+    let out = common::read_pcap(&out_pcap);
     assert_eq!(out, input, "pcap out must equal pcap in");
     drop(eal);
 }

@@ -48,34 +48,14 @@ fn ping_arp_and_neighbor_resolution_with_kernel_peers() {
         let _ = sh(&format!("ip netns del {n}"));
         assert!(sh(&format!("ip netns add {n}")).0);
     }
-    let cfg = format!(
-        r#"
-[eal]
-args = ["-l", "0-1", "--in-memory", "--no-pci", "--no-telemetry", "--file-prefix", "dg-stack",
-        "--vdev=net_tap0,iface=dgs-wan", "--vdev=net_tap1,iface=dgs-lan"]
-[control]
-socket = "{sock}"
-[dataplane]
-connections_per_worker = 4096
-mbufs = 4095
-[[port]]
-name = "wan"
-device = "net_tap0"
-addresses = ["10.77.0.1/24"]
-[[port]]
-name = "lan"
-device = "net_tap1"
-addresses = ["10.76.0.1/24"]
-[[service]]
-protocol = "udp"
-address = "10.77.0.100:7"
-scheduler = "rr"
-[[service.real_server]]
-address = "10.76.0.2:7"
-method = "nat"
-"#
-    );
-    let d = common::Daemon::start(&dir, &cfg);
+    let cfg = common::DaemonConfig::new("dg-stack", &sock)
+        .vdev("net_tap0,iface=dgs-wan")
+        .vdev("net_tap1,iface=dgs-lan")
+        .tables(4096, 4095)
+        .port("wan", "net_tap0", "10.77.0.1/24")
+        .port("lan", "net_tap1", "10.76.0.1/24")
+        .service("udp", "10.77.0.100:7", "rr", &[("10.76.0.2:7", "nat")]);
+    let d = common::Daemon::start(&dir, &cfg.toml());
     wait_link("dgs-wan");
     wait_link("dgs-lan");
     // net_tap gives the kernel side the PMD's MAC: give it its own.

@@ -290,26 +290,23 @@ fn nat_rewrites_both_directions() {
             &ip_udp(RS2, c1, 5353, 5000, 64, &a),
         ),
     ];
-    let udp_svc = "\n[[service]]\nprotocol = \"udp\"\naddress = \"10.0.0.100:53\"\nscheduler = \"rr\"\n\n[[service.real_server]]\naddress = \"172.16.0.12:5353\"\nmethod = \"nat\"\n";
+    let udp_svc =
+        common::service_toml("udp", "10.0.0.100:53", "rr", &[("172.16.0.12:5353", "nat")]);
     let r = run(
         "nat",
-        &(rules("10.0.0.100:80", "nat", &[("172.16.0.11", Some(8080))]) + udp_svc),
+        &(rules("10.0.0.100:80", "nat", &[("172.16.0.11", Some(8080))]) + &udp_svc),
         &wan,
         &lan,
     );
     // requests: dst VIP:80 -> RIP:8080, TTL - 1, checksums recomputed
     assert_eq!(r.lan_out.len(), 3, "requests on the lan:\n{}", r.log);
-    assert_frame(
+    let udp_request = ip_udp(c1, RS2, 5000, 5353, 49, &q);
+    assert_udp(
         &r.lan_out[2],
-        &eth(
-            RS2_MAC,
-            LAN_MAC,
-            ETH_IPV4,
-            &ip_udp(c1, RS2, 5000, 5353, 49, &q),
-        ),
+        (RS2_MAC, LAN_MAC),
+        &udp_request,
         "udp request",
     );
-    udp_checked(&r.lan_out[2]);
     for (s, out) in [req, req2].iter().zip(&r.lan_out) {
         let mut w = s.clone();
         w.dst = RS1;
@@ -326,17 +323,8 @@ fn nat_rewrites_both_directions() {
     }
     // reply: src RIP:8080 -> VIP:80, out on the wan toward the gateway
     assert_eq!(r.wan_out.len(), 2, "replies on the wan:\n{}", r.log);
-    assert_frame(
-        &r.wan_out[1],
-        &eth(
-            GW_MAC,
-            WAN_MAC,
-            ETH_IPV4,
-            &ip_udp(VIP, c1, 53, 5000, 63, &a),
-        ),
-        "udp reply",
-    );
-    udp_checked(&r.wan_out[1]);
+    let udp_reply = ip_udp(VIP, c1, 53, 5000, 63, &a);
+    assert_udp(&r.wan_out[1], (GW_MAC, WAN_MAC), &udp_reply, "udp reply");
     let mut w = rep.clone();
     w.src = VIP;
     w.sport = 80;
@@ -346,6 +334,13 @@ fn nat_rewrites_both_directions() {
     let t = tcp_checked(out);
     assert_eq!((t.source_port, t.syn, t.ack), (80, true, true));
     assert_eq!(ipv4_checked(out).source, VIP);
+}
+
+/// `out` is the IPv4 packet `ip` from MAC `src` to MAC `dst`, with a
+/// right UDP checksum.
+fn assert_udp(out: &[u8], (dst, src): (Mac, Mac), ip: &[u8], what: &str) {
+    assert_frame(out, &eth(dst, src, ETH_IPV4, ip), what);
+    udp_checked(out);
 }
 
 #[test]

@@ -81,53 +81,28 @@ fn nat_replies_on_another_worker_are_translated_once() {
     write_pcap(&dir.join("rep.pcap"), &replies);
     write_pcap(&dir.join("empty.pcap"), &[]);
     let sock = p("ctl.sock");
-    let cfg = format!(
-        r#"
-[eal]
-args = ["--lcores", "0@0,1@1,2@0", "--in-memory", "--no-pci", "--no-telemetry", "--file-prefix", "dg-vdev2w",
-        "--vdev=net_pcap0,rx_pcap={req},rx_pcap={empty},tx_pcap={w0},tx_pcap={w1}",
-        "--vdev=net_pcap1,rx_pcap={empty},rx_pcap={rep},tx_pcap={l0},tx_pcap={l1}"]
-[control]
-socket = "{sock}"
-[dataplane]
-connections_per_worker = 4096
-mbufs = 8191
-[[port]]
-name = "wan"
-device = "net_pcap0"
-addresses = ["10.0.0.1/24"]
-[[port]]
-name = "lan"
-device = "net_pcap1"
-addresses = ["172.16.0.1/24"]
-[[route]]
-prefix = "0.0.0.0/0"
-via = "10.0.0.254"
-[[neighbor]]
-ip = "10.0.0.254"
-mac = "02:00:00:00:fe:01"
-port = "wan"
-[[neighbor]]
-ip = "172.16.0.11"
-mac = "02:00:00:00:00:11"
-port = "lan"
-[[service]]
-protocol = "udp"
-address = "10.0.0.100:53"
-scheduler = "rr"
-[[service.real_server]]
-address = "172.16.0.11:5353"
-method = "nat"
-"#,
-        req = p("req.pcap"),
-        rep = p("rep.pcap"),
-        empty = p("empty.pcap"),
-        w0 = p("wan0.pcap"),
-        w1 = p("wan1.pcap"),
-        l0 = p("lan0.pcap"),
-        l1 = p("lan1.pcap"),
-    );
-    let d = common::Daemon::start(&dir, &cfg);
+    let cfg = harness::config(
+        "dg-vdev2w",
+        Path::new(&sock),
+        &format!(
+            "rx_pcap={},rx_pcap={},tx_pcap={},tx_pcap={}",
+            p("req.pcap"),
+            p("empty.pcap"),
+            p("wan0.pcap"),
+            p("wan1.pcap")
+        ),
+        &format!(
+            "rx_pcap={},rx_pcap={},tx_pcap={},tx_pcap={}",
+            p("empty.pcap"),
+            p("rep.pcap"),
+            p("lan0.pcap"),
+            p("lan1.pcap")
+        ),
+    )
+    .lcores(&["--lcores", "0@0,1@1,2@0"])
+    .tables(4096, 8191)
+    .service("udp", "10.0.0.100:53", "rr", &[("172.16.0.11:5353", "nat")]);
+    let d = common::Daemon::start(&dir, &cfg.toml());
     let total = requests.len() + replies.len();
     let deadline = Instant::now() + Duration::from_secs(30);
     let lcores = loop {

@@ -241,10 +241,14 @@ run_mode() {
     expect "$mode: root namespace back to baseline" "$BASELINE" "$(snapshot)"
 }
 
-for m in $MODES; do
+# Run "$@" in a subshell, so that a lab__die inside cannot end the
+# self-test, and carry its PASS/FAIL counts and failures back; $1 names the
+# section when it aborts.
+isolated() { # name, command...
+    local name=$1
+    shift
     (
-        # each mode in a subshell: a lab__die inside cannot end the self-test
-        run_mode "$m"
+        "$@"
         echo "$PASS $FAIL" >"$TMP/counts"
         printf '%s\n' "${FAILED[@]}" >"$TMP/failed"
     )
@@ -253,8 +257,12 @@ for m in $MODES; do
         mapfile -t FAILED < <(grep -v '^$' "$TMP/failed")
         rm -f "$TMP/counts" "$TMP/failed"
     else
-        fail "mode $m: aborted"
+        fail "$name aborted"
     fi
+}
+
+for m in $MODES; do
+    isolated "mode $m:" run_mode "$m"
     (LAB_PREFIX=dlst lab_down)
 done
 
@@ -331,18 +339,7 @@ run_testpmd() {
     lab_config
 }
 if [[ ${SELFTEST_TESTPMD:-auto} != 0 ]] && command -v dpdk-testpmd >/dev/null; then
-    (
-        run_testpmd
-        echo "$PASS $FAIL" >"$TMP/counts"
-        printf '%s\n' "${FAILED[@]}" >"$TMP/failed"
-    )
-    if [[ -f $TMP/counts ]]; then
-        read -r PASS FAIL <"$TMP/counts"
-        mapfile -t FAILED < <(grep -v '^$' "$TMP/failed")
-        rm -f "$TMP/counts" "$TMP/failed"
-    else
-        fail "testpmd section aborted"
-    fi
+    isolated "testpmd section" run_testpmd
     (LAB_PREFIX=dlsp lab_down)
 elif [[ ${SELFTEST_TESTPMD:-auto} == 1 ]]; then
     fail "testpmd: dpdk-testpmd not installed"

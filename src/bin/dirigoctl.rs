@@ -6,6 +6,7 @@ use dirigo::ctl::client::{socket_path, Client, ClientError};
 use dirigo::ctl::proto::{Request, Response, ResponseEnvelope};
 use dirigo::ctl::table;
 use dirigo::ctl::view::MacAddr;
+use dirigo::net::addr::Ipv4Cidr;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -107,20 +108,10 @@ enum NeighOp {
     },
 }
 
+/// `ADDR[/PREFIX]` (a bare address is /32).
 fn parse_cidr(s: &str) -> Result<(Ipv4Addr, u8), String> {
-    let (a, p) = match s.split_once('/') {
-        Some((a, p)) => (
-            a,
-            p.parse::<u8>()
-                .map_err(|_| format!("bad prefix length in '{s}'"))?,
-        ),
-        None => (s, 32),
-    };
-    if p > 32 {
-        return Err(format!("bad prefix length in '{s}'"));
-    }
-    let addr = a.parse().map_err(|_| format!("bad address '{a}'"))?;
-    Ok((addr, p))
+    let c: Ipv4Cidr = s.parse().map_err(|e| format!("bad address '{s}': {e}"))?;
+    Ok((Ipv4Addr::from(c.addr), c.len))
 }
 
 fn request(cmd: &Cmd) -> Result<Request, String> {

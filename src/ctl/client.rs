@@ -64,17 +64,7 @@ impl Client {
 
     /// Send `req` and wait for its answer.
     pub fn call(&mut self, req: Request) -> Result<Response, ClientError> {
-        let id = self.next_id;
-        self.next_id += 1;
-        let env = RequestEnvelope {
-            v: PROTO_VERSION,
-            id,
-            req,
-        };
-        let mut line =
-            serde_json::to_vec(&env).map_err(|e| ClientError::Protocol(e.to_string()))?;
-        line.push(b'\n');
-        self.writer.write_all(&line)?;
+        let id = self.send(req)?;
         let resp = self.read_response()?;
         if resp.id != id && resp.id != 0 {
             return Err(ClientError::Protocol(format!(
@@ -87,6 +77,12 @@ impl Client {
 
     /// Send `req` and return the raw response line (for `--json`).
     pub fn call_raw(&mut self, req: Request) -> Result<String, ClientError> {
+        self.send(req)?;
+        self.read_line()
+    }
+
+    /// Write `req` as one line with the next id; returns the id.
+    fn send(&mut self, req: Request) -> Result<u64, ClientError> {
         let id = self.next_id;
         self.next_id += 1;
         let env = RequestEnvelope {
@@ -98,6 +94,11 @@ impl Client {
             serde_json::to_vec(&env).map_err(|e| ClientError::Protocol(e.to_string()))?;
         line.push(b'\n');
         self.writer.write_all(&line)?;
+        Ok(id)
+    }
+
+    /// One response line, without its line end.
+    fn read_line(&mut self) -> Result<String, ClientError> {
         let mut resp = String::new();
         if self.reader.read_line(&mut resp)? == 0 {
             return Err(ClientError::Protocol("connection closed".into()));
@@ -106,10 +107,7 @@ impl Client {
     }
 
     fn read_response(&mut self) -> Result<ResponseEnvelope, ClientError> {
-        let mut resp = String::new();
-        if self.reader.read_line(&mut resp)? == 0 {
-            return Err(ClientError::Protocol("connection closed".into()));
-        }
-        serde_json::from_str(resp.trim_end()).map_err(|e| ClientError::Protocol(e.to_string()))
+        let line = self.read_line()?;
+        serde_json::from_str(&line).map_err(|e| ClientError::Protocol(e.to_string()))
     }
 }

@@ -155,26 +155,8 @@ pub struct NamedCounter {
     pub value: u64,
 }
 
-/// Basic port counters (rte_eth_stats).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PortCounters {
-    /// Received packets.
-    pub ipackets: u64,
-    /// Transmitted packets.
-    pub opackets: u64,
-    /// Received bytes.
-    pub ibytes: u64,
-    /// Transmitted bytes.
-    pub obytes: u64,
-    /// Packets dropped by the NIC (no RX descriptor).
-    pub imissed: u64,
-    /// Receive errors.
-    pub ierrors: u64,
-    /// Transmit errors.
-    pub oerrors: u64,
-    /// RX mbuf allocation failures.
-    pub rx_nombuf: u64,
-}
+/// Basic port counters (rte_eth_stats), as the driver reads them.
+pub use crate::pmd::port::PortStats as PortCounters;
 
 /// A port (NIC or vdev).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -46,7 +46,7 @@ pub fn scratch(name: &str) -> PathBuf {
     d
 }
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -146,4 +146,188 @@ impl Drop for Daemon {
             let _ = c.wait();
         }
     }
+}
+
+/// What a finished command printed, and its exit code (-1: killed).
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Run `cmd` with `input` on its stdin; wait for it and take its output.
+pub fn run_with_input(cmd: &mut Command, input: &str) -> Out {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // A command that exits before reading its input closes the pipe.
+    let _ = child.stdin.take().unwrap().write_all(input.as_bytes());
+    let o = child.wait_with_output().unwrap();
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// A dirigo configuration for a test, written as the TOML the daemon reads:
+/// `[eal]` (lcores `-l 0-1` unless [`lcores`](Self::lcores) says otherwise,
+/// in-memory, no PCI, no telemetry, a file prefix of its own), `[control]`,
+/// `[dataplane]`, then ports, routes, neighbors and services in the order
+/// they were added.
+pub struct DaemonConfig {
+    lcores: Vec<String>,
+    eal: Vec<String>,
+    socket: String,
+    dataplane: String,
+    body: String,
+}
+
+impl DaemonConfig {
+    /// EAL with `--file-prefix prefix`, the control socket at `socket`.
+    pub fn new(prefix: &str, socket: impl std::fmt::Display) -> Self {
+        DaemonConfig {
+            lcores: vec!["-l".into(), "0-1".into()],
+            eal: [
+                "--in-memory",
+                "--no-pci",
+                "--no-telemetry",
+                "--file-prefix",
+                prefix,
+            ]
+            .map(String::from)
+            .to_vec(),
+            socket: socket.to_string(),
+            dataplane: String::new(),
+            body: String::new(),
+        }
+    }
+
+    /// The EAL lcore arguments (`["-l", "0-2"]`, `["--lcores", "0@0,1@1,2@0"]`).
+    pub fn lcores(mut self, args: &[&str]) -> Self {
+        self.lcores = args.iter().map(|a| a.to_string()).collect();
+        self
+    }
+
+    /// One more EAL argument.
+    pub fn eal(mut self, arg: impl Into<String>) -> Self {
+        self.eal.push(arg.into());
+        self
+    }
+
+    /// A virtual device (`--vdev=SPEC`).
+    pub fn vdev(self, spec: impl std::fmt::Display) -> Self {
+        self.eal(format!("--vdev={spec}"))
+    }
+
+    /// `[dataplane]` connections_per_worker and mbufs.
+    pub fn tables(self, connections_per_worker: u32, mbufs: u32) -> Self {
+        self.dataplane("connections_per_worker", connections_per_worker)
+            .dataplane("mbufs", mbufs)
+    }
+
+    /// Any `[dataplane]` key (the value as TOML).
+    pub fn dataplane(mut self, key: &str, value: impl std::fmt::Display) -> Self {
+        self.dataplane += &format!("{key} = {value}\n");
+        self
+    }
+
+    /// A `[[port]]` with one address.
+    pub fn port(mut self, name: &str, device: &str, address: &str) -> Self {
+        self.body += &format!(
+            "[[port]]\nname = \"{name}\"\ndevice = \"{device}\"\naddresses = [\"{address}\"]\n"
+        );
+        self
+    }
+
+    /// The two ports most tests use: wan 10.0.0.1/24 on `wan`, lan
+    /// 172.16.0.1/24 on `lan`, default route via 10.0.0.254.
+    pub fn wan_lan(self, wan: &str, lan: &str) -> Self {
+        self.port("wan", wan, "10.0.0.1/24")
+            .port("lan", lan, "172.16.0.1/24")
+            .route("0.0.0.0/0", "10.0.0.254")
+    }
+
+    /// A `[[route]]`.
+    pub fn route(mut self, prefix: &str, via: &str) -> Self {
+        self.body += &format!("[[route]]\nprefix = \"{prefix}\"\nvia = \"{via}\"\n");
+        self
+    }
+
+    /// A static `[[neighbor]]`.
+    pub fn neighbor(mut self, ip: &str, mac: &str, port: &str) -> Self {
+        self.body += &format!("[[neighbor]]\nip = \"{ip}\"\nmac = \"{mac}\"\nport = \"{port}\"\n");
+        self
+    }
+
+    /// A `[[service]]` with its real servers (`(address, method)`).
+    pub fn service(mut self, proto: &str, address: &str, sched: &str, rs: &[(&str, &str)]) -> Self {
+        self.body += &service_toml(proto, address, sched, rs);
+        self
+    }
+
+    /// TOML added as it is (services of a test case).
+    pub fn raw(mut self, toml: &str) -> Self {
+        self.body += toml;
+        self
+    }
+
+    /// The EAL arguments (lcores first).
+    pub fn eal_args(&self) -> Vec<String> {
+        self.lcores.iter().chain(&self.eal).cloned().collect()
+    }
+
+    /// The configuration file's text.
+    pub fn toml(&self) -> String {
+        let args: Vec<String> = self.eal_args().iter().map(|a| format!("{a:?}")).collect();
+        let mut s = format!(
+            "[eal]\nargs = [{}]\n[control]\nsocket = \"{}\"\n",
+            args.join(", "),
+            self.socket
+        );
+        if !self.dataplane.is_empty() {
+            s += &format!("[dataplane]\n{}", self.dataplane);
+        }
+        s + &self.body
+    }
+}
+
+/// A `[[service]]` and its `[[service.real_server]]`s (`(address, method)`).
+pub fn service_toml(proto: &str, address: &str, sched: &str, rs: &[(&str, &str)]) -> String {
+    let mut s = format!(
+        "[[service]]\nprotocol = \"{proto}\"\naddress = \"{address}\"\nscheduler = \"{sched}\"\n"
+    );
+    for (a, method) in rs {
+        s += &format!("[[service.real_server]]\naddress = \"{a}\"\nmethod = \"{method}\"\n");
+    }
+    s
+}
+
+/// Write `frames` as an Ethernet pcap.
+pub fn write_pcap(path: &std::path::Path, frames: &[Vec<u8>]) {
+    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = PcapWriter::with_header(f, PcapHeader::default()).unwrap();
+    for (i, fr) in frames.iter().enumerate() {
+        w.write_packet(&PcapPacket::new(
+            Duration::from_micros(i as u64),
+            fr.len() as u32,
+            fr,
+        ))
+        .unwrap();
+    }
+}
+
+/// Every frame of a pcap.
+pub fn read_pcap(path: &std::path::Path) -> Vec<Vec<u8>> {
+    let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    let mut r = pcap_file::pcap::PcapReader::new(f).unwrap();
+    let mut out = Vec::new();
+    while let Some(p) = r.next_packet() {
+        out.push(p.unwrap().data.into_owned());
+    }
+    out
 }

@@ -27,63 +27,63 @@ pub struct Mock {
     pub state: Mutex<State>,
 }
 
+/// The service `key` with its real servers.
+fn service<'a>(
+    st: &'a mut State,
+    key: &ServiceKey,
+) -> Result<&'a mut (ServiceSpec, Vec<DestSpec>), CtlError> {
+    st.services.get_mut(key).ok_or_else(CtlError::no_service)
+}
+
+/// `dest` if its weight is in ipvsadm's range.
+fn weighed(dest: DestSpec) -> Result<DestSpec, CtlError> {
+    if dest.weight > 65535 {
+        return Err(CtlError::invalid("Illegal weight specified"));
+    }
+    Ok(dest)
+}
+
 fn apply(st: &mut State, cmd: BatchCmd) -> Result<(), CtlError> {
     match cmd {
-        BatchCmd::AddService { service } => {
-            if st.services.contains_key(&service.key) {
+        BatchCmd::AddService { service: spec } => {
+            if st.services.contains_key(&spec.key) {
                 return Err(CtlError::service_exists());
             }
-            if service.key.port == 0 && service.persistent.is_none() {
+            if spec.key.port == 0 && spec.persistent.is_none() {
                 return Err(CtlError::invalid("zero port for a non-persistent service"));
             }
-            st.services.insert(service.key, (service, Vec::new()));
+            st.services.insert(spec.key, (spec, Vec::new()));
         }
-        BatchCmd::EditService { service } => {
-            let e = st
-                .services
-                .get_mut(&service.key)
-                .ok_or_else(CtlError::no_service)?;
-            e.0 = service;
+        BatchCmd::EditService { service: spec } => {
+            let key = spec.key;
+            service(st, &key)?.0 = spec;
         }
         BatchCmd::DelService { key } => {
             st.services.remove(&key).ok_or_else(CtlError::no_service)?;
         }
         BatchCmd::Clear => st.services.clear(),
-        BatchCmd::AddDest { service, dest } => {
-            let e = st
-                .services
-                .get_mut(&service)
-                .ok_or_else(CtlError::no_service)?;
-            if dest.weight > 65535 {
-                return Err(CtlError::invalid("Illegal weight specified"));
-            }
-            if e.1.iter().any(|d| d.key == dest.key) {
+        BatchCmd::AddDest { service: key, dest } => {
+            let dests = &mut service(st, &key)?.1;
+            let dest = weighed(dest)?;
+            if dests.iter().any(|d| d.key == dest.key) {
                 return Err(CtlError::dest_exists());
             }
-            e.1.push(dest);
+            dests.push(dest);
         }
-        BatchCmd::EditDest { service, dest } => {
-            let e = st
-                .services
-                .get_mut(&service)
-                .ok_or_else(CtlError::no_service)?;
-            if dest.weight > 65535 {
-                return Err(CtlError::invalid("Illegal weight specified"));
-            }
-            let d =
-                e.1.iter_mut()
-                    .find(|d| d.key == dest.key)
-                    .ok_or_else(CtlError::no_dest)?;
+        BatchCmd::EditDest { service: key, dest } => {
+            let dests = &mut service(st, &key)?.1;
+            let dest = weighed(dest)?;
+            let d = dests
+                .iter_mut()
+                .find(|d| d.key == dest.key)
+                .ok_or_else(CtlError::no_dest)?;
             *d = dest;
         }
-        BatchCmd::DelDest { service, dest } => {
-            let e = st
-                .services
-                .get_mut(&service)
-                .ok_or_else(CtlError::no_service)?;
-            let n = e.1.len();
-            e.1.retain(|d| d.key != dest);
-            if e.1.len() == n {
+        BatchCmd::DelDest { service: key, dest } => {
+            let dests = &mut service(st, &key)?.1;
+            let n = dests.len();
+            dests.retain(|d| d.key != dest);
+            if dests.len() == n {
                 return Err(CtlError::no_dest());
             }
         }
@@ -98,11 +98,9 @@ fn apply(st: &mut State, cmd: BatchCmd) -> Result<(), CtlError> {
                 st.timeouts.udp = t.udp;
             }
         }
-        BatchCmd::Zero { service } => {
-            if let Some(k) = service {
-                if !st.services.contains_key(&k) {
-                    return Err(CtlError::no_service());
-                }
+        BatchCmd::Zero { service: key } => {
+            if let Some(k) = key {
+                service(st, &k)?;
             }
             st.zeroed += 1;
         }
@@ -134,23 +132,8 @@ fn dest_info(d: &DestSpec, stats: bool) -> DestInfo {
 impl Handler for Mock {
     fn handle(&self, req: Request) -> Result<Response, CtlError> {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let batch = |c: BatchCmd, st: &mut State| apply(st, c).map(|_| Response::Done);
         match req {
-            Request::AddService { service } => batch(BatchCmd::AddService { service }, &mut st),
-            Request::EditService { service } => batch(BatchCmd::EditService { service }, &mut st),
-            Request::DelService { key } => batch(BatchCmd::DelService { key }, &mut st),
-            Request::Clear => batch(BatchCmd::Clear, &mut st),
-            Request::AddDest { service, dest } => {
-                batch(BatchCmd::AddDest { service, dest }, &mut st)
-            }
-            Request::EditDest { service, dest } => {
-                batch(BatchCmd::EditDest { service, dest }, &mut st)
-            }
-            Request::DelDest { service, dest } => {
-                batch(BatchCmd::DelDest { service, dest }, &mut st)
-            }
-            Request::Zero { service } => batch(BatchCmd::Zero { service }, &mut st),
-            Request::SetTimeouts { timeouts } => batch(BatchCmd::SetTimeouts { timeouts }, &mut st),
+            Request::Mutate(c) => apply(&mut st, c).map(|_| Response::Done),
             Request::GetTimeouts => Ok(Response::Timeouts(st.timeouts)),
             Request::RestoreBatch { cmds } => {
                 let mut tmp = st.clone();

@@ -135,51 +135,18 @@ impl Lab {
 
     fn config(&self, spec: &LabSpec, conns: u32) -> String {
         let p = &self.prefix;
-        let cores = spec
-            .cores
-            .iter()
-            .map(|c| format!("{c:?}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let mut rs = String::new();
-        for i in 1..=3 {
-            rs += &format!(
-                "[[service.real_server]]\naddress = \"{}\"\nmethod = \"{}\"\n",
-                rip(i),
-                spec.method
-            );
-        }
-        format!(
-            r#"
-[eal]
-args = [{cores}, "--in-memory", "--file-prefix", "dg-{name}", "--no-pci", "--no-telemetry",
-        "--vdev=net_tap0,iface={p}-wan", "--vdev=net_tap1,iface={p}-lan"]
-[control]
-socket = "{sock}"
-[dataplane]
-connections_per_worker = {conns}
-mbufs = 8191
-[[port]]
-name = "wan"
-device = "net_tap0"
-addresses = ["10.99.0.1/24"]
-[[port]]
-name = "lan"
-device = "net_tap1"
-addresses = ["10.98.0.1/24"]
-[[service]]
-protocol = "tcp"
-address = "{VIP}:80"
-scheduler = "rr"
-{rs}
-[[service]]
-protocol = "udp"
-address = "{VIP}:5353"
-scheduler = "rr"
-{rs}"#,
-            name = spec.name,
-            sock = self.sock,
-        )
+        let rips: Vec<String> = (1..=3).map(rip).collect();
+        let rs: Vec<(&str, &str)> = rips.iter().map(|r| (r.as_str(), spec.method)).collect();
+        common::DaemonConfig::new(&format!("dg-{}", spec.name), &self.sock)
+            .lcores(spec.cores)
+            .vdev(format!("net_tap0,iface={p}-wan"))
+            .vdev(format!("net_tap1,iface={p}-lan"))
+            .tables(conns, 8191)
+            .port("wan", "net_tap0", "10.99.0.1/24")
+            .port("lan", "net_tap1", "10.98.0.1/24")
+            .service("tcp", &format!("{VIP}:80"), "rr", &rs)
+            .service("udp", &format!("{VIP}:5353"), "rr", &rs)
+            .toml()
     }
 
     fn lab_cmd(&self, args: &[&str]) -> Command {

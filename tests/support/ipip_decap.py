@@ -78,16 +78,12 @@ def main():
     ap.add_argument("--vip", action="append", required=True)
     ap.add_argument("--tun", default="vip0")
     ap.add_argument("--local")
-    ap.add_argument("--log")
-    ap.add_argument("--pid-file")
-    ap.add_argument("--ready-file")
+    labutil.helper_args(ap)
     ap.add_argument("--syn-delay-ms", type=float, default=0.0)
     args = ap.parse_args()
 
-    log = labutil.Log(args.log, "ipip_decap")
-    labutil.on_sigterm_exit()
-    if args.pid_file:
-        labutil.write_file_atomic(args.pid_file, f"{os.getpid()}\n")
+    log = labutil.start_helper(args, "ipip_decap")
+    labutil.write_pid(args.pid_file)
     local = socket.inet_aton(args.local) if args.local else None
 
     tun = labutil.open_tun(args.tun)
@@ -100,8 +96,7 @@ def main():
         subprocess.run(["ip", "addr", "replace", f"{vip}/32", "dev", args.tun], check=True)
     subprocess.run(["ip", "link", "set", args.tun, "up"], check=True)
     log(f"tun={args.tun} vips={','.join(args.vip)} local={args.local or 'any'} ready")
-    if args.ready_file:
-        labutil.write_file_atomic(args.ready_file, f"{os.getpid()}\n")
+    labutil.write_pid(args.ready_file)
 
     good = 0
     bad = {}
@@ -139,18 +134,15 @@ def main():
             if not deliver(inner):
                 continue
             good += 1
-            if good <= 3 or good % 10000 == 0:
-                src = socket.inet_ntoa(inner[12:16])
-                dst = socket.inet_ntoa(inner[16:20])
-                log(f"decap #{good} outer {socket.inet_ntoa(pkt[12:16])}->"
-                    f"{socket.inet_ntoa(pkt[16:20])} inner {src}->{dst} proto={inner[9]} len={len(inner)}")
+            if labutil.sampled(good):
+                log(f"decap #{good} outer {labutil.addrs(pkt)} inner {labutil.addrs(inner)} "
+                    f"proto={inner[9]} len={len(inner)}")
     except SystemExit as e:
-        code = 0 if e.code in (128 + 15, 128 + 2) else e.code
+        code = labutil.exit_code(e)
     finally:
         raw.close()
         os.close(tun)  # non-persistent TUN: the device disappears with the fd
-        labutil.remove_quiet(args.ready_file)
-        labutil.remove_quiet(args.pid_file)
+        labutil.remove_pid_files(args)
         log(f"stopped: decapsulated={good} dropped={bad}")
     sys.exit(code)
 

@@ -39,23 +39,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rip", action="append", required=True)
     ap.add_argument("--tun", default="enc0")
-    ap.add_argument("--log")
-    ap.add_argument("--pid-file")
-    ap.add_argument("--ready-file")
+    labutil.helper_args(ap)
     args = ap.parse_args()
 
-    log = labutil.Log(args.log, "ipip_encap")
-    labutil.on_sigterm_exit()
-    if args.pid_file:
-        labutil.write_file_atomic(args.pid_file, f"{os.getpid()}\n")
+    log = labutil.start_helper(args, "ipip_encap")
+    labutil.write_pid(args.pid_file)
     tun = labutil.open_tun(args.tun)
     raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, IPPROTO_IPIP)
     # Let the kernel fragment outer packets bigger than the LAN MTU.
     raw.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DONT)
     subprocess.run(["ip", "link", "set", args.tun, "up"], check=True)
     log(f"tun={args.tun} rips={','.join(args.rip)} ready")
-    if args.ready_file:
-        labutil.write_file_atomic(args.ready_file, f"{os.getpid()}\n")
+    labutil.write_pid(args.ready_file)
     sent = 0
     code = 0
     try:
@@ -70,16 +65,14 @@ def main():
                 log(f"send to {rip} failed: {e}")
                 continue
             sent += 1
-            if sent <= 3 or sent % 10000 == 0:
-                log(f"encap #{sent} {socket.inet_ntoa(pkt[12:16])}->{socket.inet_ntoa(pkt[16:20])} "
-                    f"proto={pkt[9]} len={len(pkt)} -> {rip}")
+            if labutil.sampled(sent):
+                log(f"encap #{sent} {labutil.addrs(pkt)} proto={pkt[9]} len={len(pkt)} -> {rip}")
     except SystemExit as e:
-        code = 0 if e.code in (128 + 15, 128 + 2) else e.code
+        code = labutil.exit_code(e)
     finally:
         raw.close()
         os.close(tun)
-        labutil.remove_quiet(args.ready_file)
-        labutil.remove_quiet(args.pid_file)
+        labutil.remove_pid_files(args)
         log(f"stopped: encapsulated={sent}")
     sys.exit(code)
 

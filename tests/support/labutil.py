@@ -9,6 +9,7 @@ import fcntl
 import hashlib
 import os
 import signal
+import socket
 import struct
 import sys
 import time
@@ -59,6 +60,46 @@ def on_sigterm_exit():
 
     signal.signal(signal.SIGTERM, handler)
     signal.signal(signal.SIGINT, handler)
+
+
+def helper_args(ap):
+    """The options of every lab helper daemon: --log, --pid-file, --ready-file."""
+    for opt in ("--log", "--pid-file", "--ready-file"):
+        ap.add_argument(opt)
+
+
+def start_helper(args, tag):
+    """Log as `tag` to --log (stderr without), exit on SIGTERM/SIGINT."""
+    log = Log(args.log, tag)
+    on_sigterm_exit()
+    return log
+
+
+def write_pid(path):
+    """Write our pid to `path` (--pid-file, --ready-file) if it is given."""
+    if path:
+        write_file_atomic(path, f"{os.getpid()}\n")
+
+
+def exit_code(e):
+    """The exit status for a SystemExit: 0 when a signal asked us to stop."""
+    return 0 if e.code in (128 + 15, 128 + 2) else e.code
+
+
+def remove_pid_files(args):
+    """Remove the --ready-file and --pid-file."""
+    remove_quiet(args.ready_file)
+    remove_quiet(args.pid_file)
+
+
+def addrs(ip):
+    """`src->dst` of an IPv4 header, for logs."""
+    return f"{socket.inet_ntoa(ip[12:16])}->{socket.inet_ntoa(ip[16:20])}"
+
+
+def sampled(n):
+    """Whether the n-th packet is logged: the first three, then every 10000th."""
+    return n <= 3 or n % 10000 == 0
 
 
 def blob_chunks(size, chunk=65536):

@@ -129,19 +129,14 @@ def main():
     ap.add_argument("--bind", default="0.0.0.0")
     ap.add_argument("--port", type=int, default=80)
     ap.add_argument("--blob-size", type=int, default=4 << 20)
-    ap.add_argument("--log")
-    ap.add_argument("--pid-file")
-    ap.add_argument("--ready-file")
+    labutil.helper_args(ap)
     args = ap.parse_args()
 
-    log = labutil.Log(args.log, f"rs_server:{args.name}")
-    labutil.on_sigterm_exit()
+    log = labutil.start_helper(args, f"rs_server:{args.name}")
     srv = Server((args.bind, args.port), make_handler(args.name, args.blob_size, log))
-    if args.pid_file:
-        labutil.write_file_atomic(args.pid_file, f"{os.getpid()}\n")
+    labutil.write_pid(args.pid_file)
     log(f"listening on {args.bind}:{args.port} blob_size={args.blob_size}")
-    if args.ready_file:
-        labutil.write_file_atomic(args.ready_file, f"{os.getpid()}\n")
+    labutil.write_pid(args.ready_file)
     t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
     t.start()
     code = 0
@@ -149,12 +144,11 @@ def main():
         while t.is_alive():
             t.join(0.5)
     except SystemExit as e:
-        code = 0 if e.code in (128 + 15, 128 + 2) else e.code
+        code = labutil.exit_code(e)
     finally:
         srv.shutdown()
         srv.server_close()
-        labutil.remove_quiet(args.ready_file)
-        labutil.remove_quiet(args.pid_file)
+        labutil.remove_pid_files(args)
         log("stopped")
     sys.exit(code)
 

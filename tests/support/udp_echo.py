@@ -29,23 +29,18 @@ def main():
     ap.add_argument("--name", required=True)
     ap.add_argument("--bind", default="0.0.0.0")
     ap.add_argument("--port", type=int, default=5353)
-    ap.add_argument("--log")
-    ap.add_argument("--pid-file")
-    ap.add_argument("--ready-file")
+    labutil.helper_args(ap)
     args = ap.parse_args()
 
-    log = labutil.Log(args.log, f"udp_echo:{args.name}")
-    labutil.on_sigterm_exit()
+    log = labutil.start_helper(args, f"udp_echo:{args.name}")
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.setsockopt(socket.IPPROTO_IP, IP_PKTINFO, 1)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
     s.bind((args.bind, args.port))
-    if args.pid_file:
-        labutil.write_file_atomic(args.pid_file, f"{os.getpid()}\n")
+    labutil.write_pid(args.pid_file)
     log(f"listening on udp {args.bind}:{args.port}")
-    if args.ready_file:
-        labutil.write_file_atomic(args.ready_file, f"{os.getpid()}\n")
+    labutil.write_pid(args.ready_file)
     prefix = f"{args.name}:".encode()
     count = 0
     code = 0
@@ -68,11 +63,10 @@ def main():
                 dst_s = socket.inet_ntoa(reply_anc[0][2][4:8]) if reply_anc else "?"
                 log(f"echo #{count} {peer[0]}:{peer[1]} -> {dst_s}:{args.port} len={len(data)}")
     except SystemExit as e:
-        code = 0 if e.code in (128 + 15, 128 + 2) else e.code
+        code = labutil.exit_code(e)
     finally:
         s.close()
-        labutil.remove_quiet(args.ready_file)
-        labutil.remove_quiet(args.pid_file)
+        labutil.remove_pid_files(args)
         log(f"stopped after {count} datagrams")
     sys.exit(code)
 

@@ -32,30 +32,18 @@ pub const RS2_MAC: Mac = [0x02, 0x00, 0x00, 0x00, 0x00, 0x12];
 
 // ------------------------------------------------------------ pcap + daemon
 
-/// Write `frames` as an Ethernet pcap.
-pub fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
-    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
-    let f = std::fs::File::create(path).unwrap();
-    let mut w = PcapWriter::with_header(f, PcapHeader::default()).unwrap();
-    for (i, fr) in frames.iter().enumerate() {
-        w.write_packet(&PcapPacket::new(
-            Duration::from_micros(i as u64),
-            fr.len() as u32,
-            fr,
-        ))
-        .unwrap();
-    }
-}
+pub use common::{read_pcap, write_pcap};
 
-/// Every frame of a pcap.
-pub fn read_pcap(path: &Path) -> Vec<Vec<u8>> {
-    let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
-    let mut r = pcap_file::pcap::PcapReader::new(f).unwrap();
-    let mut out = Vec::new();
-    while let Some(p) = r.next_packet() {
-        out.push(p.unwrap().data.into_owned());
-    }
-    out
+/// dirigo on net_pcap ports `wan` and `lan` (two-port topology, static
+/// neighbors for the gateway and both real servers).
+pub fn config(prefix: &str, sock: &Path, wan: &str, lan: &str) -> common::DaemonConfig {
+    common::DaemonConfig::new(prefix, sock.display())
+        .vdev(format!("net_pcap0,{wan}"))
+        .vdev(format!("net_pcap1,{lan}"))
+        .wan_lan("net_pcap0", "net_pcap1")
+        .neighbor("10.0.0.254", "02:00:00:00:fe:01", "wan")
+        .neighbor("172.16.0.11", "02:00:00:00:00:11", "lan")
+        .neighbor("172.16.0.12", "02:00:00:00:00:12", "lan")
 }
 
 /// `dirigoctl --socket S ARGS --json`: the response's `data`.
@@ -122,57 +110,23 @@ pub fn run_with(
     write_pcap(&p("wan_in.pcap"), wan_in);
     write_pcap(&p("lan_in.pcap"), lan_in);
     let sock = PathBuf::from(format!("/tmp/dg-vdev-{name}.sock"));
-    let cfg = format!(
-        r#"
-[eal]
-args = ["-l", "0-1", "--in-memory", "--no-pci", "--no-telemetry", "--file-prefix", "dg-vdev-{name}",
-        "--vdev=net_pcap0,rx_pcap={wi},tx_pcap={wo}",
-        "--vdev=net_pcap1,rx_pcap={li},tx_pcap={lo}"]
-
-[control]
-socket = "{sock}"
-
-[dataplane]
-connections_per_worker = 65536
-mbufs = 4095
-
-[[port]]
-name = "wan"
-device = "net_pcap0"
-addresses = ["10.0.0.1/24"]
-
-[[port]]
-name = "lan"
-device = "net_pcap1"
-addresses = ["172.16.0.1/24"]
-
-[[route]]
-prefix = "0.0.0.0/0"
-via = "10.0.0.254"
-
-[[neighbor]]
-ip = "10.0.0.254"
-mac = "02:00:00:00:fe:01"
-port = "wan"
-
-[[neighbor]]
-ip = "172.16.0.11"
-mac = "02:00:00:00:00:11"
-port = "lan"
-
-[[neighbor]]
-ip = "172.16.0.12"
-mac = "02:00:00:00:00:12"
-port = "lan"
-{extra}
-"#,
-        wi = p("wan_in.pcap").display(),
-        wo = p("wan_out.pcap").display(),
-        li = p("lan_in.pcap").display(),
-        lo = p("lan_out.pcap").display(),
-        sock = sock.display(),
-    );
-    let d = common::Daemon::start(&dir, &cfg);
+    let cfg = config(
+        &format!("dg-vdev-{name}"),
+        &sock,
+        &format!(
+            "rx_pcap={},tx_pcap={}",
+            p("wan_in.pcap").display(),
+            p("wan_out.pcap").display()
+        ),
+        &format!(
+            "rx_pcap={},tx_pcap={}",
+            p("lan_in.pcap").display(),
+            p("lan_out.pcap").display()
+        ),
+    )
+    .tables(65536, 4095)
+    .raw(extra);
+    let d = common::Daemon::start(&dir, &cfg.toml());
     let want = (wan_in.len() + lan_in.len()) as u64;
     let deadline = Instant::now() + Duration::from_secs(15);
     // Worker counters are published after the burst's tx flush, so once
@@ -252,16 +206,15 @@ pub fn strip_garps(frames: Vec<Vec<u8>>, port_mac: Mac) -> (Vec<Vec<u8>>, usize)
 
 /// A `[[service]]` (TCP, rr) with real servers `(RIP, port)` of `method`.
 pub fn rules(service: &str, method: &str, rss: &[(&str, Option<u16>)]) -> String {
-    let mut s =
-        format!("\n[[service]]\nprotocol = \"tcp\"\naddress = \"{service}\"\nscheduler = \"rr\"\n");
-    for (a, port) in rss {
-        let addr = match port {
+    let addrs: Vec<String> = rss
+        .iter()
+        .map(|(a, port)| match port {
             Some(p) => format!("{a}:{p}"),
             None => a.to_string(),
-        };
-        s += &format!("\n[[service.real_server]]\naddress = \"{addr}\"\nmethod = \"{method}\"\n");
-    }
-    s
+        })
+        .collect();
+    let rs: Vec<(&str, &str)> = addrs.iter().map(|a| (a.as_str(), method)).collect();
+    common::service_toml("tcp", service, "rr", &rs)
 }
 
 /// Client `i` (behind the gateway).

@@ -219,6 +219,20 @@ fn run_micro(plan: &Plan, agg: &mut Agg, only: Option<Method>, only_flows: Optio
     }
 }
 
+/// Record a daemon run under `k`: its rate, its ratio to testpmd macswap on
+/// the same pcap (`label`; returned) and the connections it tracked.
+fn record_dut(agg: &mut Agg, k: &str, label: &str, r: &dut::DutResult) -> f64 {
+    let base = agg
+        .values(&format!("testpmd|macswap {label}|mpps"))
+        .last()
+        .copied()
+        .unwrap_or(f64::NAN);
+    agg.push(&format!("{k}|mpps"), r.mpps);
+    agg.push(&format!("{k}|ratio"), r.mpps / base);
+    agg.push(&format!("{k}|tracked"), r.tracked as f64);
+    r.mpps / base
+}
+
 fn record_micro(agg: &mut Agg, k: &str, r: &micro::MicroResult) {
     agg.push(&format!("{k}|mpps"), r.mpps);
     agg.push(&format!("{k}|ns"), r.ns_per_pkt);
@@ -282,20 +296,12 @@ fn one_run(
             };
             let r = dut::run(&c, &tag(&format!("{}-{label}", mname(m))))?;
             let k = format!("dirigo|{} {label}", mname(m));
-            let base = agg
-                .values(&format!("testpmd|macswap {label}|mpps"))
-                .last()
-                .copied()
-                .unwrap_or(f64::NAN);
-            agg.push(&format!("{k}|mpps"), r.mpps);
-            agg.push(&format!("{k}|ratio"), r.mpps / base);
-            agg.push(&format!("{k}|tracked"), r.tracked as f64);
+            let ratio = record_dut(agg, &k, label, &r);
             agg.push(&format!("{k}|rx"), r.rx_mpps);
             eprintln!(
-                "run {run}: dirigo {} {label}: {:.2} Mpps ({:.2}x macswap), tracked {}",
+                "run {run}: dirigo {} {label}: {:.2} Mpps ({ratio:.2}x macswap), tracked {}",
                 mname(m),
                 r.mpps,
-                r.mpps / base,
                 r.tracked
             );
         }
@@ -318,20 +324,10 @@ fn one_run(
             workers: 2,
         };
         let r = dut::run(&c, &tag(&format!("dr2w-{label}")))?;
-        let k = format!("dirigo|DR-2w {label}");
-        let base = agg
-            .values(&format!("testpmd|macswap {label}|mpps"))
-            .last()
-            .copied()
-            .unwrap_or(f64::NAN);
-        agg.push(&format!("{k}|mpps"), r.mpps);
-        agg.push(&format!("{k}|ratio"), r.mpps / base);
-        agg.push(&format!("{k}|tracked"), r.tracked as f64);
+        let ratio = record_dut(agg, &format!("dirigo|DR-2w {label}"), label, &r);
         eprintln!(
-            "run {run}: dirigo DR 2 workers {label}: {:.2} Mpps ({:.2}x macswap), tracked {}",
-            r.mpps,
-            r.mpps / base,
-            r.tracked
+            "run {run}: dirigo DR 2 workers {label}: {:.2} Mpps ({ratio:.2}x macswap), tracked {}",
+            r.mpps, r.tracked
         );
     }
     let (_, path, n) = find("newconn")?;

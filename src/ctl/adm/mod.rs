@@ -8,8 +8,8 @@ pub mod args;
 pub mod format;
 pub mod run;
 
-use crate::ctl::proto::{BatchCmd, CtlError, ErrCode, ListOpts, Request};
-use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
+use crate::ctl::proto::{BatchCmd, CtlError, ErrCode, ListOpts};
+use crate::lb::spec::ServiceKey;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -51,26 +51,10 @@ pub struct ListCmd {
 /// One parsed dirigoadm invocation (or one `-R` line).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// `-A`.
-    AddService(ServiceSpec),
-    /// `-E`.
-    EditService(ServiceSpec),
-    /// `-D`.
-    DelService(ServiceKey),
-    /// `-C`.
-    Clear,
-    /// `-a`.
-    AddDest(ServiceKey, DestSpec),
-    /// `-e`.
-    EditDest(ServiceKey, DestSpec),
-    /// `-d`.
-    DelDest(ServiceKey, DestKey),
+    /// A change to the service table: `-A -E -D -C -a -e -d --set -Z`.
+    Mutate(BatchCmd),
     /// `-L` / `-l` (and no arguments at all).
     List(ListCmd),
-    /// `-Z`.
-    Zero(Option<ServiceKey>),
-    /// `--set tcp tcpfin udp`.
-    SetTimeouts(Timeouts),
     /// `-S`.
     Save {
         /// `-n`.
@@ -119,44 +103,12 @@ impl fmt::Display for AdmError {
 impl std::error::Error for AdmError {}
 
 impl Command {
-    /// The batch form of a mutating command (`None` for listings etc.).
-    pub fn to_batch(&self) -> Option<BatchCmd> {
-        Some(match self {
-            Command::AddService(s) => BatchCmd::AddService { service: s.clone() },
-            Command::EditService(s) => BatchCmd::EditService { service: s.clone() },
-            Command::DelService(k) => BatchCmd::DelService { key: *k },
-            Command::Clear => BatchCmd::Clear,
-            Command::AddDest(k, d) => BatchCmd::AddDest {
-                service: *k,
-                dest: d.clone(),
-            },
-            Command::EditDest(k, d) => BatchCmd::EditDest {
-                service: *k,
-                dest: d.clone(),
-            },
-            Command::DelDest(k, d) => BatchCmd::DelDest {
-                service: *k,
-                dest: *d,
-            },
-            Command::SetTimeouts(t) => BatchCmd::SetTimeouts { timeouts: *t },
-            Command::Zero(s) => BatchCmd::Zero { service: *s },
-            _ => return None,
-        })
-    }
-
-    /// The request a mutating command sends (`None` for listings etc.).
-    pub fn to_request(&self) -> Option<Request> {
-        Some(match self.to_batch()? {
-            BatchCmd::AddService { service } => Request::AddService { service },
-            BatchCmd::EditService { service } => Request::EditService { service },
-            BatchCmd::DelService { key } => Request::DelService { key },
-            BatchCmd::Clear => Request::Clear,
-            BatchCmd::AddDest { service, dest } => Request::AddDest { service, dest },
-            BatchCmd::EditDest { service, dest } => Request::EditDest { service, dest },
-            BatchCmd::DelDest { service, dest } => Request::DelDest { service, dest },
-            BatchCmd::SetTimeouts { timeouts } => Request::SetTimeouts { timeouts },
-            BatchCmd::Zero { service } => Request::Zero { service },
-        })
+    /// The mutation a command sends (`None` for listings etc.).
+    pub fn mutation(&self) -> Option<&BatchCmd> {
+        match self {
+            Command::Mutate(c) => Some(c),
+            _ => None,
+        }
     }
 }
 
@@ -175,10 +127,7 @@ impl ListCmd {
 /// table: dest commands say "Service not defined", service commands
 /// "No such service").
 pub fn error_message(cmd: &Command, e: &CtlError) -> String {
-    let dest_cmd = matches!(
-        cmd,
-        Command::AddDest(..) | Command::EditDest(..) | Command::DelDest(..)
-    );
+    let dest_cmd = cmd.mutation().is_some_and(BatchCmd::is_dest);
     match e.code {
         ErrCode::NoService if dest_cmd => "Service not defined".into(),
         ErrCode::NoService => "No such service".into(),
@@ -257,7 +206,7 @@ pub fn parse_restore_lines(text: &str) -> Result<Vec<(usize, Command)>, AdmError
         words.insert(0, "dirigoadm".into());
         let cmd = args::parse(&words)
             .map_err(|e| AdmError::usage(format!("line {}: {}", n + 1, e.msg)))?;
-        if cmd.to_batch().is_none() {
+        if cmd.mutation().is_none() {
             return Err(AdmError::usage(format!(
                 "line {}: not a rule: {}",
                 n + 1,
@@ -273,7 +222,7 @@ pub fn parse_restore_lines(text: &str) -> Result<Vec<(usize, Command)>, AdmError
 pub fn parse_restore(text: &str) -> Result<Vec<BatchCmd>, AdmError> {
     Ok(parse_restore_lines(text)?
         .iter()
-        .filter_map(|(_, c)| c.to_batch())
+        .filter_map(|(_, c)| c.mutation().cloned())
         .collect())
 }
 

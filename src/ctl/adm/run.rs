@@ -85,7 +85,10 @@ pub fn execute(
                 .read_to_string(&mut text)
                 .map_err(|e| AdmError::runtime(format!("reading stdin: {e}")))?;
             let lines = parse_restore_lines(&text)?;
-            let cmds = lines.iter().filter_map(|(_, c)| c.to_batch()).collect();
+            let cmds = lines
+                .iter()
+                .filter_map(|(_, c)| c.mutation().cloned())
+                .collect();
             match client.call(Request::RestoreBatch { cmds }) {
                 Ok(_) => Ok(String::new()),
                 Err(ClientError::Server(se)) => {
@@ -98,12 +101,10 @@ pub fn execute(
                 Err(e) => Err(AdmError::runtime(e.to_string())),
             }
         }
-        other => {
-            let req = other
-                .to_request()
-                .ok_or_else(|| AdmError::usage("nothing to do"))?;
-            call(client, cmd, req)?;
+        Command::Mutate(c) => {
+            call(client, cmd, Request::Mutate(c.clone()))?;
             Ok(String::new())
         }
+        Command::Help | Command::Version => Err(AdmError::usage("nothing to do")),
     }
 }

@@ -1,11 +1,21 @@
 //! The daemon's TOML configuration: parsing and validation.
 //!
-//! Every section rejects unknown keys, so a typo is an error with a line
-//! number rather than a silently ignored setting. See docs/CONFIG.md.
+//! [`file`] is the schema (one struct per section, with defaults); this
+//! module validates each section into the types the daemon uses. See
+//! docs/CONFIG.md.
 
+mod file;
+
+pub use file::{
+    ControlConfig, DataplaneConfig, EalConfig, NeighborConfig, PortConfig, RealServerConfig,
+    RouteConfig, ServiceConfig, TimeoutsConfig,
+};
+
+use crate::lb::sched::maglev::is_prime;
 use crate::lb::sched::{SchedFlags, SchedKind};
-use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec, Timeouts};
-use serde::Deserialize;
+use crate::lb::spec::{DestKey, DestSpec, Method, ServiceKey, ServiceSpec, Timeouts};
+use crate::net::addr::Ipv4Cidr;
+use file::RawConfig;
 use std::collections::HashSet;
 use std::net::Ipv4Addr;
 use std::path::Path;
@@ -39,304 +49,6 @@ pub enum ConfigError {
     },
 }
 
-/// `[eal]`
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct EalConfig {
-    /// EAL arguments, exactly as on a DPDK command line.
-    pub args: Vec<String>,
-}
-
-/// `[control]`
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct ControlConfig {
-    /// Unix socket path.
-    #[serde(default = "default_socket")]
-    pub socket: String,
-    /// Group allowed to use the socket (mode 0660 then); root only when unset.
-    #[serde(default)]
-    pub group: Option<String>,
-}
-
-fn default_socket() -> String {
-    "/run/dirigo/ctl.sock".into()
-}
-
-impl Default for ControlConfig {
-    fn default() -> Self {
-        ControlConfig {
-            socket: default_socket(),
-            group: None,
-        }
-    }
-}
-
-/// An IPv4 address with prefix length (`10.0.0.1/24`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Cidr {
-    /// The address.
-    pub addr: Ipv4Addr,
-    /// Prefix length 0..=32.
-    pub len: u8,
-}
-
-impl Cidr {
-    /// Network mask as host-order u32.
-    pub fn mask(&self) -> u32 {
-        if self.len == 0 {
-            0
-        } else {
-            u32::MAX << (32 - self.len)
-        }
-    }
-    /// Whether `ip` is inside this prefix.
-    pub fn contains(&self, ip: Ipv4Addr) -> bool {
-        (u32::from(ip) & self.mask()) == (u32::from(self.addr) & self.mask())
-    }
-}
-
-impl std::str::FromStr for Cidr {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let (a, l) = s
-            .split_once('/')
-            .ok_or_else(|| format!("'{s}' is not ADDRESS/PREFIXLEN"))?;
-        let addr: Ipv4Addr = a
-            .parse()
-            .map_err(|_| format!("'{a}' in '{s}' is not an IPv4 address"))?;
-        let len: u8 = l
-            .parse()
-            .ok()
-            .filter(|&n| n <= 32)
-            .ok_or_else(|| format!("prefix length '{l}' in '{s}' is not 0..32"))?;
-        Ok(Cidr { addr, len })
-    }
-}
-
-impl std::fmt::Display for Cidr {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.addr, self.len)
-    }
-}
-
-/// `[[port]]`
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct PortConfig {
-    /// Operator's name for the port ("wan").
-    pub name: String,
-    /// DPDK device name (vdev name or PCI address).
-    pub device: String,
-    /// Addresses with prefix length.
-    #[serde(default)]
-    pub addresses: Vec<String>,
-    /// MTU to set (default: leave the device's).
-    #[serde(default)]
-    pub mtu: Option<u16>,
-    /// RX descriptors per queue.
-    #[serde(default = "default_desc")]
-    pub rx_desc: u16,
-    /// TX descriptors per queue.
-    #[serde(default = "default_desc")]
-    pub tx_desc: u16,
-}
-
-fn default_desc() -> u16 {
-    1024
-}
-
-/// `[[route]]`
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct RouteConfig {
-    /// Destination prefix.
-    pub prefix: String,
-    /// Gateway.
-    pub via: Ipv4Addr,
-    /// Egress port name (default: the port whose network contains `via`).
-    #[serde(default)]
-    pub port: Option<String>,
-}
-
-/// `[[neighbor]]` — a static ARP entry.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct NeighborConfig {
-    /// IPv4 address.
-    pub ip: Ipv4Addr,
-    /// MAC address `aa:bb:cc:dd:ee:ff`.
-    pub mac: String,
-    /// Port name.
-    pub port: String,
-}
-
-/// `[dataplane]`
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct DataplaneConfig {
-    /// Connections each worker can track (preallocated).
-    #[serde(default = "default_conns")]
-    pub connections_per_worker: u32,
-    /// Mbufs in the packet pool.
-    #[serde(default = "default_mbufs")]
-    pub mbufs: u32,
-    /// Bytes of each mbuf's data room including the 128-byte headroom
-    /// (DPDK `data_room_size`; default 2176 = `RTE_MBUF_DEFAULT_BUF_SIZE`).
-    /// Smaller rooms let a large pool (e.g. a preloaded pcap) fit in memory.
-    #[serde(default = "default_data_room")]
-    pub mbuf_data_room: u16,
-    /// Outer source address for IPIP (default: the egress port's address).
-    #[serde(default)]
-    pub tunnel_source: Option<Ipv4Addr>,
-    /// Drop a connection's packets as soon as its real server is removed
-    /// (IPVS expire_nodest_conn); otherwise they expire by timeout.
-    #[serde(default)]
-    pub expire_nodest_conn: bool,
-    /// Maglev lookup table size (a prime).
-    #[serde(default = "default_mh")]
-    pub mh_table_size: u32,
-    /// Use RSS to spread flows over workers when the port supports it.
-    #[serde(default = "default_true")]
-    pub rss: bool,
-    /// Ask the port for TX checksum offload (off by default: dirigo fixes
-    /// checksums incrementally in software, which costs a few adds).
-    #[serde(default = "default_false")]
-    pub tx_checksum_offload: bool,
-}
-
-fn default_conns() -> u32 {
-    1 << 20
-}
-fn default_mbufs() -> u32 {
-    16383
-}
-fn default_data_room() -> u16 {
-    2176
-}
-fn default_mh() -> u32 {
-    65537
-}
-fn default_false() -> bool {
-    false
-}
-fn default_true() -> bool {
-    true
-}
-
-impl Default for DataplaneConfig {
-    fn default() -> Self {
-        DataplaneConfig {
-            connections_per_worker: default_conns(),
-            mbufs: default_mbufs(),
-            mbuf_data_room: default_data_room(),
-            tunnel_source: None,
-            expire_nodest_conn: false,
-            mh_table_size: default_mh(),
-            rss: true,
-            tx_checksum_offload: false,
-        }
-    }
-}
-
-/// `[timeouts]` — as `ipvsadm --set tcp tcpfin udp`.
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct TimeoutsConfig {
-    /// TCP ESTABLISHED, seconds.
-    #[serde(default = "t_tcp")]
-    pub tcp: u32,
-    /// TCP after FIN, seconds.
-    #[serde(default = "t_fin")]
-    pub tcpfin: u32,
-    /// UDP, seconds.
-    #[serde(default = "t_udp")]
-    pub udp: u32,
-}
-fn t_tcp() -> u32 {
-    900
-}
-fn t_fin() -> u32 {
-    120
-}
-fn t_udp() -> u32 {
-    300
-}
-
-/// `[[service.real_server]]`
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct RealServerConfig {
-    /// `ip` or `ip:port`.
-    pub address: String,
-    /// `dr` (default), `tun` or `nat`.
-    #[serde(default = "default_method")]
-    pub method: Method,
-    /// Weight 0..65535 (default 1).
-    #[serde(default = "default_weight")]
-    pub weight: u32,
-    /// Upper connection threshold (0 = none).
-    #[serde(default)]
-    pub upper_threshold: u32,
-    /// Lower connection threshold (0 = none).
-    #[serde(default)]
-    pub lower_threshold: u32,
-}
-fn default_method() -> Method {
-    Method::Dr
-}
-fn default_weight() -> u32 {
-    1
-}
-
-/// `[[service]]`
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct ServiceConfig {
-    /// `tcp` or `udp`.
-    pub protocol: Proto,
-    /// `VIP:port`.
-    pub address: String,
-    /// Scheduler name (default wlc).
-    #[serde(default = "default_sched")]
-    pub scheduler: String,
-    /// Scheduler flags: "sh-fallback", "sh-port", "mh-fallback", "mh-port".
-    #[serde(default)]
-    pub flags: Vec<String>,
-    /// Persistence timeout in seconds.
-    #[serde(default)]
-    pub persistent: Option<u32>,
-    /// Persistence netmask.
-    #[serde(default)]
-    pub netmask: Option<Ipv4Addr>,
-    /// Real servers.
-    #[serde(default)]
-    pub real_server: Vec<RealServerConfig>,
-}
-fn default_sched() -> String {
-    "wlc".into()
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawConfig {
-    eal: EalConfig,
-    #[serde(default)]
-    control: ControlConfig,
-    #[serde(default)]
-    port: Vec<PortConfig>,
-    #[serde(default)]
-    route: Vec<RouteConfig>,
-    #[serde(default)]
-    neighbor: Vec<NeighborConfig>,
-    #[serde(default)]
-    dataplane: DataplaneConfig,
-    #[serde(default)]
-    timeouts: Option<TimeoutsConfig>,
-    #[serde(default)]
-    service: Vec<ServiceConfig>,
-}
-
 /// A validated port.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Port {
@@ -345,7 +57,7 @@ pub struct Port {
     /// DPDK device.
     pub device: String,
     /// Addresses.
-    pub addresses: Vec<Cidr>,
+    pub addresses: Vec<Ipv4Cidr>,
     /// MTU to set.
     pub mtu: Option<u16>,
     /// RX descriptors.
@@ -358,7 +70,7 @@ pub struct Port {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Route {
     /// Prefix.
-    pub prefix: Cidr,
+    pub prefix: Ipv4Cidr,
     /// Gateway.
     pub via: Ipv4Addr,
     /// Egress port index (into `Config::ports`).
@@ -428,6 +140,20 @@ pub fn parse_ip_port(s: &str) -> Option<(Ipv4Addr, u16)> {
     Some((a.parse().ok()?, p.parse().ok()?))
 }
 
+/// Parse `ADDRESS/PREFIXLEN` (both required), saying which part is wrong.
+pub fn parse_cidr(s: &str) -> Result<Ipv4Cidr, String> {
+    let (a, l) = s
+        .split_once('/')
+        .ok_or_else(|| format!("'{s}' is not ADDRESS/PREFIXLEN"))?;
+    let addr: Ipv4Addr = a
+        .parse()
+        .map_err(|_| format!("'{a}' in '{s}' is not an IPv4 address"))?;
+    l.parse()
+        .ok()
+        .and_then(|len| Ipv4Cidr::new(u32::from(addr), len))
+        .ok_or_else(|| format!("prefix length '{l}' in '{s}' is not 0..32"))
+}
+
 impl Config {
     /// Read and validate a config file.
     pub fn load(path: impl AsRef<Path>) -> Result<Config, ConfigError> {
@@ -445,209 +171,32 @@ impl Config {
             path: path.into(),
             msg: e.to_string().replace('\n', " ").trim().to_string(),
         })?;
-        let bad = |msg: String| ConfigError::Invalid {
+        Self::validate(raw, path).map_err(|msg| ConfigError::Invalid {
             path: path.into(),
             msg,
-        };
-        if raw.port.is_empty() {
-            return Err(bad(
-                "no [[port]] defined: dirigo needs at least one port".into()
-            ));
-        }
-        let mut names = HashSet::new();
-        let mut devices = HashSet::new();
-        let mut ports = Vec::new();
-        for p in &raw.port {
-            if p.name.is_empty() {
-                return Err(bad("a [[port]] has an empty name".into()));
-            }
-            if !names.insert(p.name.clone()) {
-                return Err(bad(format!("duplicate port name '{}'", p.name)));
-            }
-            if !devices.insert(p.device.clone()) {
-                return Err(bad(format!(
-                    "port '{}': device '{}' is used by two ports",
-                    p.name, p.device
-                )));
-            }
-            let mut addresses = Vec::new();
-            for a in &p.addresses {
-                let c: Cidr = a
-                    .parse()
-                    .map_err(|e| bad(format!("port '{}': bad address: {e}", p.name)))?;
-                addresses.push(c);
-            }
-            if let Some(m) = p.mtu {
-                if !(68..=9600).contains(&m) {
-                    return Err(bad(format!("port '{}': mtu {m} is not 68..9600", p.name)));
-                }
-            }
-            ports.push(Port {
-                name: p.name.clone(),
-                device: p.device.clone(),
-                addresses,
-                mtu: p.mtu,
-                rx_desc: p.rx_desc,
-                tx_desc: p.tx_desc,
-            });
-        }
-        let port_index = |n: &str| ports.iter().position(|p| p.name == n);
-        let mut routes = Vec::new();
-        for r in &raw.route {
-            let prefix: Cidr = r
-                .prefix
-                .parse()
-                .map_err(|e| bad(format!("route: bad prefix: {e}")))?;
-            let port = match &r.port {
-                Some(n) => Some(
-                    port_index(n)
-                        .ok_or_else(|| bad(format!("route {}: unknown port '{n}'", r.prefix)))?,
-                ),
-                None => None,
-            };
-            let egress = port.or_else(|| {
-                ports
-                    .iter()
-                    .position(|p| p.addresses.iter().any(|c| c.contains(r.via)))
-            });
-            if egress.is_none() {
-                return Err(bad(format!(
-                    "route {}: gateway {} is not on any port's network",
-                    r.prefix, r.via
-                )));
-            }
-            routes.push(Route {
-                prefix,
-                via: r.via,
-                port: egress,
-            });
-        }
-        let mut neighbors = Vec::new();
-        for n in &raw.neighbor {
-            let mac = parse_mac(&n.mac)
-                .ok_or_else(|| bad(format!("neighbor {}: bad MAC '{}'", n.ip, n.mac)))?;
-            let port = port_index(&n.port)
-                .ok_or_else(|| bad(format!("neighbor {}: unknown port '{}'", n.ip, n.port)))?;
-            neighbors.push(Neighbor {
-                ip: n.ip,
-                mac,
-                port,
-            });
-        }
-        let d = &raw.dataplane;
-        if d.connections_per_worker < 1024 {
-            return Err(bad(
-                "dataplane.connections_per_worker must be at least 1024".into(),
-            ));
-        }
-        if d.mbufs < 1024 {
-            return Err(bad("dataplane.mbufs must be at least 1024".into()));
-        }
-        if d.mbuf_data_room < 256 {
-            return Err(bad(
-                "dataplane.mbuf_data_room must be at least 256 (128 headroom + data)".into(),
-            ));
-        }
-        if !is_prime(d.mh_table_size) {
-            return Err(bad(format!(
-                "dataplane.mh_table_size {} is not a prime",
-                d.mh_table_size
-            )));
-        }
-        let timeouts = match raw.timeouts {
-            Some(t) => Timeouts {
-                tcp: t.tcp,
-                tcpfin: t.tcpfin,
-                udp: t.udp,
-            },
-            None => Timeouts::default(),
-        };
-        let mut services = Vec::new();
-        let mut skeys = HashSet::new();
-        for s in &raw.service {
-            let (vip, port) = parse_ip_port(&s.address)
-                .ok_or_else(|| bad(format!("service '{}': address must be VIP:PORT", s.address)))?;
-            let key = ServiceKey {
-                proto: s.protocol,
-                vip,
-                port,
-            };
-            if !skeys.insert(key) {
-                return Err(bad(format!(
-                    "duplicate service {} {}",
-                    s.protocol.upper(),
-                    s.address
-                )));
-            }
-            let sched: SchedKind = s
-                .scheduler
-                .parse()
-                .map_err(|e| bad(format!("service {}: {e}", s.address)))?;
-            let mut flags = SchedFlags::default();
-            for f in &s.flags {
-                match f.as_str() {
-                    "sh-fallback" | "mh-fallback" => flags.fallback = true,
-                    "sh-port" | "mh-port" => flags.port = true,
-                    other => {
-                        return Err(bad(format!(
-                            "service {}: unknown scheduler flag '{other}'",
-                            s.address
-                        )))
-                    }
-                }
-            }
-            let spec = ServiceSpec {
-                key,
-                sched,
-                flags,
-                persistent: s.persistent,
-                netmask: s.netmask.unwrap_or(Ipv4Addr::BROADCAST),
-            };
-            let mut dests = Vec::new();
-            let mut dkeys = HashSet::new();
-            for r in &s.real_server {
-                let (addr, rport) = match parse_ip_port(&r.address) {
-                    Some(x) => x,
-                    None => (
-                        r.address.parse().map_err(|_| {
-                            bad(format!(
-                                "service {}: real server '{}' is not IP or IP:PORT",
-                                s.address, r.address
-                            ))
-                        })?,
-                        0,
-                    ),
-                };
-                let rport = if rport == 0 { port } else { rport };
-                if r.weight > 65535 {
-                    return Err(bad(format!(
-                        "service {}: real server {}: weight {} is not 0..65535",
-                        s.address, r.address, r.weight
-                    )));
-                }
-                if r.method != Method::Nat && rport != port {
-                    return Err(bad(format!(
-                        "service {}: real server {}: only NAT can change the port",
-                        s.address, r.address
-                    )));
-                }
-                let dk = DestKey { addr, port: rport };
-                if !dkeys.insert(dk) {
-                    return Err(bad(format!(
-                        "service {}: duplicate real server {}",
-                        s.address, r.address
-                    )));
-                }
-                dests.push(DestSpec {
-                    key: dk,
-                    method: r.method,
-                    weight: r.weight,
-                    upper: r.upper_threshold,
-                    lower: r.lower_threshold,
-                });
-            }
-            services.push(Service { spec, dests });
-        }
+        })
+    }
+
+    /// Validate every section, each by its own parser below.
+    fn validate(raw: RawConfig, path: &str) -> Result<Config, String> {
+        let ports = ports(&raw.port)?;
+        let routes = raw
+            .route
+            .iter()
+            .map(|r| route(r, &ports))
+            .collect::<Result<_, _>>()?;
+        let neighbors = raw
+            .neighbor
+            .iter()
+            .map(|n| neighbor(n, &ports))
+            .collect::<Result<_, _>>()?;
+        dataplane(&raw.dataplane)?;
+        let timeouts = raw.timeouts.map_or_else(Timeouts::default, |t| Timeouts {
+            tcp: t.tcp,
+            tcpfin: t.tcpfin,
+            udp: t.udp,
+        });
+        let services = services(&raw.service)?;
         Ok(Config {
             path: path.into(),
             eal: raw.eal,
@@ -662,18 +211,215 @@ impl Config {
     }
 }
 
-fn is_prime(n: u32) -> bool {
-    if n < 2 {
-        return false;
+/// Index of the port named `name`.
+fn port_index(ports: &[Port], name: &str) -> Option<usize> {
+    ports.iter().position(|p| p.name == name)
+}
+
+/// `[[port]]`: at least one; unique names and devices.
+fn ports(raw: &[PortConfig]) -> Result<Vec<Port>, String> {
+    if raw.is_empty() {
+        return Err("no [[port]] defined: dirigo needs at least one port".into());
     }
-    let mut i = 2u32;
-    while (i as u64) * (i as u64) <= n as u64 {
-        if n % i == 0 {
-            return false;
+    let mut names = HashSet::new();
+    let mut devices = HashSet::new();
+    let mut ports = Vec::new();
+    for p in raw {
+        if p.name.is_empty() {
+            return Err("a [[port]] has an empty name".into());
         }
-        i += 1;
+        if !names.insert(p.name.clone()) {
+            return Err(format!("duplicate port name '{}'", p.name));
+        }
+        if !devices.insert(p.device.clone()) {
+            return Err(format!(
+                "port '{}': device '{}' is used by two ports",
+                p.name, p.device
+            ));
+        }
+        let addresses = p
+            .addresses
+            .iter()
+            .map(|a| parse_cidr(a).map_err(|e| format!("port '{}': bad address: {e}", p.name)))
+            .collect::<Result<_, _>>()?;
+        if let Some(m) = p.mtu {
+            if !(68..=9600).contains(&m) {
+                return Err(format!("port '{}': mtu {m} is not 68..9600", p.name));
+            }
+        }
+        ports.push(Port {
+            name: p.name.clone(),
+            device: p.device.clone(),
+            addresses,
+            mtu: p.mtu,
+            rx_desc: p.rx_desc,
+            tx_desc: p.tx_desc,
+        });
     }
-    true
+    Ok(ports)
+}
+
+/// `[[route]]`: the egress port is named or the one whose network holds
+/// the gateway.
+fn route(r: &RouteConfig, ports: &[Port]) -> Result<Route, String> {
+    let prefix = parse_cidr(&r.prefix).map_err(|e| format!("route: bad prefix: {e}"))?;
+    let port = match &r.port {
+        Some(n) => Some(
+            port_index(ports, n)
+                .ok_or_else(|| format!("route {}: unknown port '{n}'", r.prefix))?,
+        ),
+        None => None,
+    };
+    let via = u32::from(r.via);
+    let egress = port.or_else(|| {
+        ports
+            .iter()
+            .position(|p| p.addresses.iter().any(|c| c.contains(via)))
+    });
+    if egress.is_none() {
+        return Err(format!(
+            "route {}: gateway {} is not on any port's network",
+            r.prefix, r.via
+        ));
+    }
+    Ok(Route {
+        prefix,
+        via: r.via,
+        port: egress,
+    })
+}
+
+/// `[[neighbor]]`: a MAC and a known port.
+fn neighbor(n: &NeighborConfig, ports: &[Port]) -> Result<Neighbor, String> {
+    let mac = parse_mac(&n.mac).ok_or_else(|| format!("neighbor {}: bad MAC '{}'", n.ip, n.mac))?;
+    let port = port_index(ports, &n.port)
+        .ok_or_else(|| format!("neighbor {}: unknown port '{}'", n.ip, n.port))?;
+    Ok(Neighbor {
+        ip: n.ip,
+        mac,
+        port,
+    })
+}
+
+/// `[dataplane]`: the lower bounds, and a prime Maglev table.
+fn dataplane(d: &DataplaneConfig) -> Result<(), String> {
+    if d.connections_per_worker < 1024 {
+        return Err("dataplane.connections_per_worker must be at least 1024".into());
+    }
+    if d.mbufs < 1024 {
+        return Err("dataplane.mbufs must be at least 1024".into());
+    }
+    if d.mbuf_data_room < 256 {
+        return Err("dataplane.mbuf_data_room must be at least 256 (128 headroom + data)".into());
+    }
+    if !is_prime(d.mh_table_size as usize) {
+        return Err(format!(
+            "dataplane.mh_table_size {} is not a prime",
+            d.mh_table_size
+        ));
+    }
+    Ok(())
+}
+
+/// `[[service]]`s: unique keys, each validated with its real servers.
+fn services(raw: &[ServiceConfig]) -> Result<Vec<Service>, String> {
+    let mut keys = HashSet::new();
+    let mut services = Vec::new();
+    for s in raw {
+        let (vip, port) = parse_ip_port(&s.address)
+            .ok_or_else(|| format!("service '{}': address must be VIP:PORT", s.address))?;
+        let key = ServiceKey {
+            proto: s.protocol,
+            vip,
+            port,
+        };
+        if !keys.insert(key) {
+            return Err(format!(
+                "duplicate service {} {}",
+                s.protocol.upper(),
+                s.address
+            ));
+        }
+        services.push(service(s, key)?);
+    }
+    Ok(services)
+}
+
+/// One `[[service]]` (its `key` parsed) and its `[[service.real_server]]`s.
+fn service(s: &ServiceConfig, key: ServiceKey) -> Result<Service, String> {
+    let sched: SchedKind = s
+        .scheduler
+        .parse()
+        .map_err(|e| format!("service {}: {e}", s.address))?;
+    let mut flags = SchedFlags::default();
+    for f in &s.flags {
+        match f.as_str() {
+            "sh-fallback" | "mh-fallback" => flags.fallback = true,
+            "sh-port" | "mh-port" => flags.port = true,
+            other => {
+                return Err(format!(
+                    "service {}: unknown scheduler flag '{other}'",
+                    s.address
+                ))
+            }
+        }
+    }
+    let spec = ServiceSpec {
+        key,
+        sched,
+        flags,
+        persistent: s.persistent,
+        netmask: s.netmask.unwrap_or(Ipv4Addr::BROADCAST),
+    };
+    let mut dests = Vec::new();
+    let mut dkeys = HashSet::new();
+    for r in &s.real_server {
+        let d = real_server(s, key.port, r)?;
+        if !dkeys.insert(d.key) {
+            return Err(format!(
+                "service {}: duplicate real server {}",
+                s.address, r.address
+            ));
+        }
+        dests.push(d);
+    }
+    Ok(Service { spec, dests })
+}
+
+/// One `[[service.real_server]]` of `s`, whose port is `port`.
+fn real_server(s: &ServiceConfig, port: u16, r: &RealServerConfig) -> Result<DestSpec, String> {
+    let (addr, rport) = match parse_ip_port(&r.address) {
+        Some(x) => x,
+        None => (
+            r.address.parse().map_err(|_| {
+                format!(
+                    "service {}: real server '{}' is not IP or IP:PORT",
+                    s.address, r.address
+                )
+            })?,
+            0,
+        ),
+    };
+    let rport = if rport == 0 { port } else { rport };
+    if r.weight > 65535 {
+        return Err(format!(
+            "service {}: real server {}: weight {} is not 0..65535",
+            s.address, r.address, r.weight
+        ));
+    }
+    if r.method != Method::Nat && rport != port {
+        return Err(format!(
+            "service {}: real server {}: only NAT can change the port",
+            s.address, r.address
+        ));
+    }
+    Ok(DestSpec {
+        key: DestKey { addr, port: rport },
+        method: r.method,
+        weight: r.weight,
+        upper: r.upper_threshold,
+        lower: r.lower_threshold,
+    })
 }
 
 #[cfg(test)]

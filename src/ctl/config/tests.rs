@@ -166,3 +166,18 @@ mod example_files {
         assert_eq!(c.services[0].dests.len(), 2);
     }
 }
+
+#[test]
+fn dataplane_bounds() {
+    let with = |kv: &str| ISSUE_EXAMPLE.to_string() + "[dataplane]\n" + kv + "\n";
+    assert!(Config::parse(&with("mh_table_size = 65521"), "t").is_ok());
+    assert!(err(&with("mh_table_size = 65536")).contains("mh_table_size 65536 is not a prime"));
+    assert!(err(&with("mbufs = 1000")).contains("dataplane.mbufs must be at least 1024"));
+    let routes = Config::parse(ISSUE_EXAMPLE, "t").unwrap().routes;
+    assert_eq!(routes[0].prefix.to_string(), "0.0.0.0/0");
+    assert_eq!(
+        routes[0].port,
+        Some(0),
+        "the port whose network holds the gateway"
+    );
+}

@@ -4,7 +4,13 @@
 //! response is one line `{"v":1,"id":N,"ok":{...}}` or
 //! `{"v":1,"id":N,"err":{"code":"...","msg":"..."}}`. The `id` of a response
 //! echoes the request's (0 when the request could not be parsed far enough to
-//! know it). Listing payloads live in [`crate::ctl::view`].
+//! know it). Listing payloads live in [`crate::ctl::view`], error answers in
+//! `error`, and how a [`Request`] is written on the wire in `wire`.
+
+mod error;
+mod wire;
+
+pub use error::{CtlError, ErrCode};
 
 use crate::ctl::view::{
     AddrInfo, ConnInfo, DropCount, LcoreInfo, MacAddr, NeighInfo, PortInfo, RouteInfo, ServiceList,
@@ -12,7 +18,6 @@ use crate::ctl::view::{
 };
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 use std::net::Ipv4Addr;
 
 /// Protocol version spoken by this build (`"v"` in every line).
@@ -93,66 +98,14 @@ pub struct ListOpts {
     pub rate: bool,
 }
 
-/// One mutation inside a [`Request::RestoreBatch`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A change to the service table: the one definition of ipvsadm's mutating
+/// verbs (`-A -E -D -C -a -e -d --set -Z`). It is a request on its own
+/// ([`Request::Mutate`]), a command of a [`Request::RestoreBatch`], what
+/// dirigoadm parses those options to, and what the daemon applies.
+/// Serialized with its own `"op"` tag: `{"op":"add_service","service":{...}}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum BatchCmd {
-    /// `-A`.
-    AddService {
-        /// The new service.
-        service: ServiceSpec,
-    },
-    /// `-E`.
-    EditService {
-        /// The service's new settings (key selects it).
-        service: ServiceSpec,
-    },
-    /// `-D`.
-    DelService {
-        /// Which service.
-        key: ServiceKey,
-    },
-    /// `-C`.
-    Clear,
-    /// `-a`.
-    AddDest {
-        /// The service.
-        service: ServiceKey,
-        /// The new real server.
-        dest: DestSpec,
-    },
-    /// `-e`.
-    EditDest {
-        /// The service.
-        service: ServiceKey,
-        /// The real server's new settings (key selects it).
-        dest: DestSpec,
-    },
-    /// `-d`.
-    DelDest {
-        /// The service.
-        service: ServiceKey,
-        /// Which real server.
-        dest: DestKey,
-    },
-    /// `--set`.
-    SetTimeouts {
-        /// New timeouts.
-        timeouts: Timeouts,
-    },
-    /// `-Z`.
-    Zero {
-        /// One service, or all when absent.
-        #[serde(default)]
-        service: Option<ServiceKey>,
-    },
-}
-
-/// A control request. Serialized with an `"op"` tag:
-/// `{"op":"add_service","service":{...}}`, `{"op":"clear"}`, ...
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
-pub enum Request {
     /// Add a virtual service (`-A`). Errors: `service_exists`.
     AddService {
         /// The new service.
@@ -191,6 +144,59 @@ pub enum Request {
         /// Which real server.
         dest: DestKey,
     },
+    /// Set connection timeouts (`--set`); 0 keeps the current value, as IPVS.
+    SetTimeouts {
+        /// New timeouts.
+        timeouts: Timeouts,
+    },
+    /// Zero counters (`-Z`) of one service or all. Errors: `no_service`.
+    Zero {
+        /// One service, or all when absent.
+        #[serde(default)]
+        service: Option<ServiceKey>,
+    },
+}
+
+impl BatchCmd {
+    /// The command's `op` name.
+    pub fn op_name(&self) -> &'static str {
+        match self {
+            BatchCmd::AddService { .. } => "add_service",
+            BatchCmd::EditService { .. } => "edit_service",
+            BatchCmd::DelService { .. } => "del_service",
+            BatchCmd::Clear => "clear",
+            BatchCmd::AddDest { .. } => "add_dest",
+            BatchCmd::EditDest { .. } => "edit_dest",
+            BatchCmd::DelDest { .. } => "del_dest",
+            BatchCmd::SetTimeouts { .. } => "set_timeouts",
+            BatchCmd::Zero { .. } => "zero",
+        }
+    }
+
+    /// Whether the command names a real server (`-a`, `-e`, `-d`).
+    pub fn is_dest(&self) -> bool {
+        matches!(
+            self,
+            BatchCmd::AddDest { .. } | BatchCmd::EditDest { .. } | BatchCmd::DelDest { .. }
+        )
+    }
+}
+
+/// A control request. Serialized with an `"op"` tag:
+/// `{"op":"add_service","service":{...}}`, `{"op":"clear"}`, ... A
+/// [`BatchCmd`] is sent as itself (its `op` is the request's).
+///
+/// The `Serialize` and `Deserialize` impls add [`Request::Mutate`] to the
+/// derived ones, which serde generates as the inherent
+/// `Request::serialize` / `Request::deserialize` (`remote = "Self"`):
+/// call the traits (`serde_json::to_string`, `<Request as Deserialize>`),
+/// not those.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", remote = "Self")]
+pub enum Request {
+    /// Change the service table (one [`BatchCmd`]). Answer: [`Response::Done`].
+    #[serde(skip)]
+    Mutate(BatchCmd),
     /// List services with their real servers (`-L`, `-S`). Answer: [`Response::Services`].
     List(ListOpts),
     /// List connection entries (`-L -c`). Answer: [`Response::Conns`].
@@ -201,17 +207,6 @@ pub enum Request {
         /// At most this many entries (the server may cap it anyway).
         #[serde(default)]
         limit: Option<u32>,
-    },
-    /// Zero counters (`-Z`) of one service or all. Errors: `no_service`.
-    Zero {
-        /// One service, or all when absent.
-        #[serde(default)]
-        service: Option<ServiceKey>,
-    },
-    /// Set connection timeouts (`--set`); 0 keeps the current value, as IPVS.
-    SetTimeouts {
-        /// New timeouts.
-        timeouts: Timeouts,
     },
     /// Get connection timeouts (`-L --timeout`). Answer: [`Response::Timeouts`].
     GetTimeouts,
@@ -274,6 +269,12 @@ pub enum Request {
     Version,
 }
 
+impl From<BatchCmd> for Request {
+    fn from(c: BatchCmd) -> Request {
+        Request::Mutate(c)
+    }
+}
+
 /// A successful answer. Serialized adjacently tagged:
 /// `{"kind":"services","data":{...}}`, `{"kind":"done"}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -303,147 +304,13 @@ pub enum Response {
     Version(VersionInfo),
 }
 
-/// Machine-readable error class.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrCode {
-    /// The line is not valid JSON or not a valid request envelope.
-    BadRequest,
-    /// Valid envelope, but the `op` is unknown or its fields are wrong.
-    UnknownRequest,
-    /// The `v` field is not a version this server speaks.
-    BadVersion,
-    /// The request line exceeds the size limit (the connection is closed).
-    TooLarge,
-    /// Too many clients; try again later (the connection is closed).
-    Busy,
-    /// The service already exists.
-    ServiceExists,
-    /// No such service.
-    NoService,
-    /// The real server already exists.
-    DestExists,
-    /// No such real server.
-    NoDest,
-    /// An argument is out of range or inconsistent.
-    InvalidArg,
-    /// A generic "already exists" (addresses, neighbors).
-    Exists,
-    /// A generic "not found" (addresses, neighbors, ports).
-    NotFound,
-    /// The daemon does not support this request.
-    NotSupported,
-    /// A resource limit (table full, out of memory).
-    NoMemory,
-    /// The server failed internally (a handler bug).
-    Internal,
-    /// The response could not be understood (client side only).
-    BadResponse,
-    /// Any code this build does not know (from a newer peer).
-    #[serde(other)]
-    Other,
-}
-
-impl ErrCode {
-    /// The wire name (`"no_service"`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrCode::BadRequest => "bad_request",
-            ErrCode::UnknownRequest => "unknown_request",
-            ErrCode::BadVersion => "bad_version",
-            ErrCode::TooLarge => "too_large",
-            ErrCode::Busy => "busy",
-            ErrCode::ServiceExists => "service_exists",
-            ErrCode::NoService => "no_service",
-            ErrCode::DestExists => "dest_exists",
-            ErrCode::NoDest => "no_dest",
-            ErrCode::InvalidArg => "invalid_arg",
-            ErrCode::Exists => "exists",
-            ErrCode::NotFound => "not_found",
-            ErrCode::NotSupported => "not_supported",
-            ErrCode::NoMemory => "no_memory",
-            ErrCode::Internal => "internal",
-            ErrCode::BadResponse => "bad_response",
-            ErrCode::Other => "other",
-        }
-    }
-}
-
-/// An error answer: a code and a human message.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CtlError {
-    /// The class.
-    pub code: ErrCode,
-    /// Human-readable detail.
-    pub msg: String,
-    /// For `restore_batch`: the 0-based index of the command that failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub at: Option<u32>,
-}
-
-impl fmt::Display for CtlError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.msg, self.code.as_str())
-    }
-}
-
-impl std::error::Error for CtlError {}
-
-impl CtlError {
-    /// Any error.
-    pub fn new(code: ErrCode, msg: impl Into<String>) -> Self {
-        CtlError {
-            code,
-            msg: msg.into(),
-            at: None,
-        }
-    }
-    /// The same error, marked as raised by batch command `index`.
-    pub fn at(mut self, index: usize) -> Self {
-        self.at = Some(index as u32);
-        self
-    }
-    /// `service_exists`, worded as ipvsadm.
-    pub fn service_exists() -> Self {
-        Self::new(ErrCode::ServiceExists, "Service already exists")
-    }
-    /// `no_service`, worded as ipvsadm.
-    pub fn no_service() -> Self {
-        Self::new(ErrCode::NoService, "No such service")
-    }
-    /// `dest_exists`, worded as ipvsadm.
-    pub fn dest_exists() -> Self {
-        Self::new(ErrCode::DestExists, "Destination already exists")
-    }
-    /// `no_dest`, worded as ipvsadm.
-    pub fn no_dest() -> Self {
-        Self::new(ErrCode::NoDest, "No such destination")
-    }
-    /// `invalid_arg` with a message.
-    pub fn invalid(msg: impl Into<String>) -> Self {
-        Self::new(ErrCode::InvalidArg, msg)
-    }
-    /// `not_supported` naming the request.
-    pub fn not_supported(what: &str) -> Self {
-        Self::new(ErrCode::NotSupported, format!("{what} is not supported"))
-    }
-}
-
 impl Request {
     /// The request's `op` name, for logs and messages.
     pub fn op_name(&self) -> &'static str {
         match self {
-            Request::AddService { .. } => "add_service",
-            Request::EditService { .. } => "edit_service",
-            Request::DelService { .. } => "del_service",
-            Request::Clear => "clear",
-            Request::AddDest { .. } => "add_dest",
-            Request::EditDest { .. } => "edit_dest",
-            Request::DelDest { .. } => "del_dest",
+            Request::Mutate(c) => c.op_name(),
             Request::List(_) => "list",
             Request::ListConns { .. } => "list_conns",
-            Request::Zero { .. } => "zero",
-            Request::SetTimeouts { .. } => "set_timeouts",
             Request::GetTimeouts => "get_timeouts",
             Request::RestoreBatch { .. } => "restore_batch",
             Request::Ports { .. } => "ports",
@@ -506,7 +373,7 @@ pub fn parse_request_line(line: &[u8]) -> Result<RequestEnvelope, (u64, CtlError
     let req_val = obj
         .get("req")
         .ok_or_else(|| (id, CtlError::new(ErrCode::BadRequest, "missing \"req\"")))?;
-    let req = Request::deserialize(req_val).map_err(|e| {
+    let req = <Request as Deserialize>::deserialize(req_val).map_err(|e| {
         (
             id,
             CtlError::new(ErrCode::UnknownRequest, format!("bad request: {e}")),

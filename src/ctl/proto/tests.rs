@@ -1,3 +1,4 @@
+use super::wire::{mutation_ops, other_ops, ALL_OPS};
 use super::*;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::spec::{Method, Proto};
@@ -15,7 +16,7 @@ fn request_wire_shape() {
     let env = RequestEnvelope {
         v: 1,
         id: 7,
-        req: Request::DelService { key: key() },
+        req: Request::Mutate(BatchCmd::DelService { key: key() }),
     };
     let s = serde_json::to_string(&env).unwrap();
     assert_eq!(
@@ -27,7 +28,7 @@ fn request_wire_shape() {
     let clear = serde_json::to_string(&RequestEnvelope {
         v: 1,
         id: 1,
-        req: Request::Clear,
+        req: Request::Mutate(BatchCmd::Clear),
     })
     .unwrap();
     assert_eq!(clear, r#"{"v":1,"id":1,"req":{"op":"clear"}}"#);
@@ -53,47 +54,28 @@ fn response_wire_shape() {
 
 #[test]
 fn every_request_round_trips() {
-    let svc = ServiceSpec {
-        key: key(),
-        sched: SchedKind::Mh,
-        flags: SchedFlags {
-            fallback: true,
-            port: false,
-        },
-        persistent: Some(300),
-        netmask: Ipv4Addr::new(255, 255, 255, 0),
-    };
-    let dest = DestSpec {
-        key: DestKey {
-            addr: Ipv4Addr::new(172, 16, 0, 11),
-            port: 80,
-        },
-        method: Method::Nat,
-        weight: 3,
-        upper: 10,
-        lower: 2,
-    };
+    let (svc, dest) = spec();
     let reqs = vec![
-        Request::AddService {
+        Request::Mutate(BatchCmd::AddService {
             service: svc.clone(),
-        },
-        Request::EditService {
+        }),
+        Request::Mutate(BatchCmd::EditService {
             service: svc.clone(),
-        },
-        Request::DelService { key: key() },
-        Request::Clear,
-        Request::AddDest {
+        }),
+        Request::Mutate(BatchCmd::DelService { key: key() }),
+        Request::Mutate(BatchCmd::Clear),
+        Request::Mutate(BatchCmd::AddDest {
             service: key(),
             dest: dest.clone(),
-        },
-        Request::EditDest {
+        }),
+        Request::Mutate(BatchCmd::EditDest {
             service: key(),
             dest: dest.clone(),
-        },
-        Request::DelDest {
+        }),
+        Request::Mutate(BatchCmd::DelDest {
             service: key(),
             dest: dest.key,
-        },
+        }),
         Request::List(ListOpts {
             service: Some(key()),
             stats: true,
@@ -103,10 +85,10 @@ fn every_request_round_trips() {
             service: None,
             limit: Some(10),
         },
-        Request::Zero { service: None },
-        Request::SetTimeouts {
+        Request::Mutate(BatchCmd::Zero { service: None }),
+        Request::Mutate(BatchCmd::SetTimeouts {
             timeouts: Timeouts::default(),
-        },
+        }),
         Request::GetTimeouts,
         Request::RestoreBatch {
             cmds: vec![
@@ -177,7 +159,7 @@ fn optional_fields_default() {
     let e = parse_request_line(br#"{"v":1,"id":1,"req":{"op":"list"}}"#).unwrap();
     assert_eq!(e.req, Request::List(ListOpts::default()));
     let e = parse_request_line(br#"{"v":1,"id":1,"req":{"op":"zero"}}"#).unwrap();
-    assert_eq!(e.req, Request::Zero { service: None });
+    assert_eq!(e.req, Request::Mutate(BatchCmd::Zero { service: None }));
     let e = parse_request_line(br#"{"v":1,"id":1,"req":{"op":"ports"}}"#).unwrap();
     assert_eq!(e.req, Request::Ports { xstats: false });
     // A service spec without the optional fields gets ipvsadm's defaults.
@@ -186,7 +168,7 @@ fn optional_fields_default() {
     )
     .unwrap();
     match e.req {
-        Request::AddService { service } => {
+        Request::Mutate(BatchCmd::AddService { service }) => {
             assert_eq!(service.persistent, None);
             assert_eq!(service.netmask, Ipv4Addr::BROADCAST);
             assert_eq!(service.flags, SchedFlags::default());
@@ -205,4 +187,219 @@ fn batch_error_index_on_the_wire() {
     );
     let back: ResponseEnvelope = serde_json::from_str(&s).unwrap();
     assert_eq!(back.into_result().unwrap_err().at, Some(3));
+}
+
+fn spec() -> (ServiceSpec, DestSpec) {
+    let svc = ServiceSpec {
+        key: key(),
+        sched: SchedKind::Mh,
+        flags: SchedFlags {
+            fallback: true,
+            port: false,
+        },
+        persistent: Some(300),
+        netmask: Ipv4Addr::new(255, 255, 255, 0),
+    };
+    let dest = DestSpec {
+        key: DestKey {
+            addr: Ipv4Addr::new(172, 16, 0, 11),
+            port: 8080,
+        },
+        method: Method::Nat,
+        weight: 3,
+        upper: 10,
+        lower: 2,
+    };
+    (svc, dest)
+}
+
+/// The nine service-table mutations, each with its exact wire form (as a
+/// request and as a `restore_batch` command).
+fn golden_mutations() -> Vec<(BatchCmd, &'static str)> {
+    let (svc, dest) = spec();
+    let timeouts = Timeouts {
+        tcp: 900,
+        tcpfin: 0,
+        udp: 300,
+    };
+    vec![
+        (
+            BatchCmd::AddService {
+                service: svc.clone(),
+            },
+            r#"{"op":"add_service","service":{"key":{"proto":"tcp","vip":"10.0.0.100","port":80},"sched":"mh","flags":{"fallback":true,"port":false},"persistent":300,"netmask":"255.255.255.0"}}"#,
+        ),
+        (
+            BatchCmd::EditService { service: svc },
+            r#"{"op":"edit_service","service":{"key":{"proto":"tcp","vip":"10.0.0.100","port":80},"sched":"mh","flags":{"fallback":true,"port":false},"persistent":300,"netmask":"255.255.255.0"}}"#,
+        ),
+        (
+            BatchCmd::DelService { key: key() },
+            r#"{"op":"del_service","key":{"proto":"tcp","vip":"10.0.0.100","port":80}}"#,
+        ),
+        (BatchCmd::Clear, r#"{"op":"clear"}"#),
+        (
+            BatchCmd::AddDest {
+                service: key(),
+                dest: dest.clone(),
+            },
+            r#"{"op":"add_dest","service":{"proto":"tcp","vip":"10.0.0.100","port":80},"dest":{"key":{"addr":"172.16.0.11","port":8080},"method":"nat","weight":3,"upper":10,"lower":2}}"#,
+        ),
+        (
+            BatchCmd::EditDest {
+                service: key(),
+                dest: dest.clone(),
+            },
+            r#"{"op":"edit_dest","service":{"proto":"tcp","vip":"10.0.0.100","port":80},"dest":{"key":{"addr":"172.16.0.11","port":8080},"method":"nat","weight":3,"upper":10,"lower":2}}"#,
+        ),
+        (
+            BatchCmd::DelDest {
+                service: key(),
+                dest: dest.key,
+            },
+            r#"{"op":"del_dest","service":{"proto":"tcp","vip":"10.0.0.100","port":80},"dest":{"addr":"172.16.0.11","port":8080}}"#,
+        ),
+        (
+            BatchCmd::SetTimeouts { timeouts },
+            r#"{"op":"set_timeouts","timeouts":{"tcp":900,"tcpfin":0,"udp":300}}"#,
+        ),
+        (
+            BatchCmd::Zero { service: None },
+            r#"{"op":"zero","service":null}"#,
+        ),
+        (
+            BatchCmd::Zero {
+                service: Some(key()),
+            },
+            r#"{"op":"zero","service":{"proto":"tcp","vip":"10.0.0.100","port":80}}"#,
+        ),
+    ]
+}
+
+fn assert_golden(req: Request, line: &str) {
+    let env = RequestEnvelope { v: 1, id: 42, req };
+    assert_eq!(serde_json::to_string(&env).unwrap(), line);
+    assert_eq!(parse_request_line(line.as_bytes()).unwrap(), env, "{line}");
+}
+
+/// Protocol v1 on the wire, byte for byte: every mutating request as one
+/// line, alone and inside a `restore_batch`.
+#[test]
+fn mutating_requests_golden_lines() {
+    let mut batch = Vec::new();
+    let mut batch_line = Vec::new();
+    for (cmd, body) in golden_mutations() {
+        let line = format!(r#"{{"v":1,"id":42,"req":{body}}}"#);
+        assert_golden(Request::Mutate(cmd.clone()), &line);
+        batch.push(cmd);
+        batch_line.push(body);
+    }
+    assert_golden(
+        Request::RestoreBatch { cmds: batch },
+        &format!(
+            r#"{{"v":1,"id":42,"req":{{"op":"restore_batch","cmds":[{}]}}}}"#,
+            batch_line.join(",")
+        ),
+    );
+    let others = [
+        (
+            Request::AddrAdd {
+                port: 0,
+                addr: Ipv4Addr::new(10, 0, 0, 1),
+                prefix_len: 24,
+            },
+            r#"{"v":1,"id":42,"req":{"op":"addr_add","port":0,"addr":"10.0.0.1","prefix_len":24}}"#,
+        ),
+        (
+            Request::AddrDel {
+                port: 1,
+                addr: Ipv4Addr::new(10, 0, 0, 1),
+            },
+            r#"{"v":1,"id":42,"req":{"op":"addr_del","port":1,"addr":"10.0.0.1"}}"#,
+        ),
+        (
+            Request::NeighAdd {
+                port: 1,
+                addr: Ipv4Addr::new(10, 0, 0, 2),
+                mac: "02:00:00:00:00:01".parse().unwrap(),
+            },
+            r#"{"v":1,"id":42,"req":{"op":"neigh_add","port":1,"addr":"10.0.0.2","mac":"02:00:00:00:00:01"}}"#,
+        ),
+        (
+            Request::NeighFlush { port: None },
+            r#"{"v":1,"id":42,"req":{"op":"neigh_flush","port":null}}"#,
+        ),
+        (
+            Request::NeighFlush { port: Some(2) },
+            r#"{"v":1,"id":42,"req":{"op":"neigh_flush","port":2}}"#,
+        ),
+        (Request::Reload, r#"{"v":1,"id":42,"req":{"op":"reload"}}"#),
+    ];
+    for (req, line) in others {
+        assert_golden(req, line);
+    }
+}
+
+/// What a malformed request is answered with, message included.
+#[test]
+fn bad_request_golden_answers() {
+    let cases = [
+        (
+            r#"{"v":1,"id":5,"req":{"op":"fly"}}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `fly`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `list`, `list_conns`, `zero`, `set_timeouts`, `get_timeouts`, `restore_batch`, `ports`, `addresses`, `addr_add`, `addr_del`, `routes`, `neighbors`, `neigh_add`, `neigh_flush`, `lcores`, `drops`, `reload`, `version`"}}"#,
+        ),
+        (
+            r#"{"v":1,"id":5,"req":{}}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: missing field `op`"}}"#,
+        ),
+        (
+            r#"{"v":1,"id":5,"req":{"op":5}}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: invalid type: integer `5`, expected variant identifier"}}"#,
+        ),
+        (
+            r#"{"v":1,"id":5,"req":{"op":"add_service","service":{}}}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: missing field `key`"}}"#,
+        ),
+        (
+            r#"{"v":1,"id":5,"req":{"op":"del_service"}}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: missing field `key`"}}"#,
+        ),
+        (
+            r#"{"v":1,"id":5,"req":{"op":"del_dest","service":{"proto":"tcp","vip":"10.0.0.100","port":80},"dest":{"addr":"x"}}}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: invalid IPv4 address syntax"}}"#,
+        ),
+        (
+            r#"{"v":1,"id":5,"req":{"op":"addr_add","port":0}}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: missing field `addr`"}}"#,
+        ),
+        (
+            r#"{"v":1,"id":5,"req":{"op":"list","stats":"yes"}}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: invalid type: string \"yes\", expected a boolean"}}"#,
+        ),
+        (
+            r#"{"v":1,"id":5,"req":{"op":"restore_batch","cmds":[{"op":"list"}]}}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `list`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `set_timeouts`, `zero`"}}"#,
+        ),
+        (
+            r#"{"v":1,"id":5,"req":"clear"}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: invalid type: string \"clear\", expected internally tagged enum Request"}}"#,
+        ),
+    ];
+    for (line, want) in cases {
+        let (id, e) = parse_request_line(line.as_bytes()).unwrap_err();
+        let got = serde_json::to_string(&ResponseEnvelope::new(id, Err(e))).unwrap();
+        assert_eq!(got, want, "{line}");
+    }
+    // Unknown fields are ignored, as before.
+    let e = parse_request_line(br#"{"v":1,"id":5,"req":{"op":"clear","extra":1}}"#).unwrap();
+    assert_eq!(e.req, Request::Mutate(BatchCmd::Clear));
+}
+
+#[test]
+fn unknown_op_lists_every_op() {
+    let mut listed = ALL_OPS.to_vec();
+    let mut derived = [mutation_ops(), other_ops()].concat();
+    listed.sort_unstable();
+    derived.sort_unstable();
+    assert_eq!(listed, derived);
 }

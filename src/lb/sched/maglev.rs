@@ -45,7 +45,8 @@ const SEED_OFFSET: u64 = 2_654_435_761;
 const SEED_SKIP: u64 = 2_654_435_801;
 const SEED_KEY: u64 = 0x6d68_5f6b_6579;
 
-fn is_prime(n: usize) -> bool {
+/// Whether `n` is a prime (Maglev table sizes must be).
+pub fn is_prime(n: usize) -> bool {
     if n < 2 {
         return false;
     }

@@ -4,7 +4,7 @@ use super::{dest, svc, tkey};
 use crate::ctl::adm::args::{lookup_service, parse, parse_addr_port};
 use crate::ctl::adm::*;
 use crate::lb::sched::{SchedFlags, SchedKind};
-use crate::lb::spec::{Method, Proto};
+use crate::lb::spec::{Method, Proto, Timeouts};
 use std::net::Ipv4Addr;
 
 fn argv(s: &str) -> Vec<String> {
@@ -23,25 +23,39 @@ fn err(s: &str) -> String {
     e.msg
 }
 
+/// The mutation `s` parses to.
+fn m(s: &str) -> BatchCmd {
+    match p(s) {
+        Ok(Command::Mutate(c)) => c,
+        other => panic!("{s}: {other:?}"),
+    }
+}
+
 #[test]
 fn add_service_defaults_and_options() {
     let k = tkey([10, 0, 0, 100], 80);
-    assert_eq!(
-        p("-A -t 10.0.0.100:80").unwrap(),
-        Command::AddService(svc(k, SchedKind::Wlc, None))
-    );
-    assert_eq!(
-        p("-A -t 10.0.0.100:80 -s rr -p").unwrap(),
-        Command::AddService(svc(k, SchedKind::Rr, Some(300)))
-    );
-    assert_eq!(
-        p("--add-service --tcp-service 10.0.0.100:80 --scheduler sed --persistent 600").unwrap(),
-        Command::AddService(svc(k, SchedKind::Sed, Some(600)))
-    );
-    assert_eq!(
-        p("-A -t10.0.0.100:80 -swrr --persistent=60").unwrap(),
-        Command::AddService(svc(k, SchedKind::Wrr, Some(60)))
-    );
+    for (args, service) in [
+        ("-A -t 10.0.0.100:80", svc(k, SchedKind::Wlc, None)),
+        (
+            "-A -t 10.0.0.100:80 -s rr -p",
+            svc(k, SchedKind::Rr, Some(300)),
+        ),
+        (
+            "--add-service --tcp-service 10.0.0.100:80 --scheduler sed --persistent 600",
+            svc(k, SchedKind::Sed, Some(600)),
+        ),
+        (
+            "-A -t10.0.0.100:80 -swrr --persistent=60",
+            svc(k, SchedKind::Wrr, Some(60)),
+        ),
+        // Port 0 is fine for a persistent service.
+        (
+            "-A -t 10.0.0.100 -p 10",
+            svc(tkey([10, 0, 0, 100], 0), SchedKind::Wlc, Some(10)),
+        ),
+    ] {
+        assert_eq!(m(args), BatchCmd::AddService { service }, "{args}");
+    }
     let mut s = svc(k, SchedKind::Sh, Some(300));
     s.flags = SchedFlags {
         fallback: true,
@@ -49,8 +63,8 @@ fn add_service_defaults_and_options() {
     };
     s.netmask = Ipv4Addr::new(255, 255, 255, 0);
     assert_eq!(
-        p("-A -t 10.0.0.100:80 -s sh -b sh-fallback,sh-port -p -M 255.255.255.0").unwrap(),
-        Command::AddService(s)
+        m("-A -t 10.0.0.100:80 -s sh -b sh-fallback,sh-port -p -M 255.255.255.0"),
+        BatchCmd::AddService { service: s }
     );
     let mut s = svc(k, SchedKind::Mh, None);
     s.flags = SchedFlags {
@@ -58,8 +72,8 @@ fn add_service_defaults_and_options() {
         port: false,
     };
     assert_eq!(
-        p("-E -t 10.0.0.100:80 -s mh --sched-flags mh-fallback").unwrap(),
-        Command::EditService(s)
+        m("-E -t 10.0.0.100:80 -s mh --sched-flags mh-fallback"),
+        BatchCmd::EditService { service: s }
     );
     let u = ServiceKey {
         proto: Proto::Udp,
@@ -67,29 +81,24 @@ fn add_service_defaults_and_options() {
         port: 53,
     };
     assert_eq!(
-        p("--edit-service --udp-service 10.0.0.1:53 -s dh").unwrap(),
-        Command::EditService(svc(u, SchedKind::Dh, None))
+        m("--edit-service --udp-service 10.0.0.1:53 -s dh"),
+        BatchCmd::EditService {
+            service: svc(u, SchedKind::Dh, None)
+        }
     );
     for s in [
         "rr", "wrr", "lc", "wlc", "sed", "nq", "sh", "dh", "mh", "fo",
     ] {
-        match p(&format!("-A -t 1.2.3.4:1 -s {s}")).unwrap() {
-            Command::AddService(spec) => assert_eq!(spec.sched.name(), s),
+        match m(&format!("-A -t 1.2.3.4:1 -s {s}")) {
+            BatchCmd::AddService { service } => assert_eq!(service.sched.name(), s),
             other => panic!("{other:?}"),
         }
     }
-    // Port 0 is fine for a persistent service.
-    assert_eq!(
-        p("-A -t 10.0.0.100 -p 10").unwrap(),
-        Command::AddService(svc(tkey([10, 0, 0, 100], 0), SchedKind::Wlc, Some(10)))
-    );
-    assert_eq!(p("-D -t 10.0.0.100:80").unwrap(), Command::DelService(k));
-    assert_eq!(
-        p("--delete-service -t 10.0.0.100:80").unwrap(),
-        Command::DelService(k)
-    );
-    assert_eq!(p("-C").unwrap(), Command::Clear);
-    assert_eq!(p("--clear").unwrap(), Command::Clear);
+    for args in ["-D -t 10.0.0.100:80", "--delete-service -t 10.0.0.100:80"] {
+        assert_eq!(m(args), BatchCmd::DelService { key: k });
+    }
+    assert_eq!(m("-C"), BatchCmd::Clear);
+    assert_eq!(m("--clear"), BatchCmd::Clear);
 }
 
 #[test]
@@ -162,64 +171,49 @@ fn service_errors() {
 #[test]
 fn dest_commands() {
     let k = tkey([10, 0, 0, 100], 80);
-    assert_eq!(
-        p("-a -t 10.0.0.100:80 -r 172.16.0.11").unwrap(),
-        Command::AddDest(k, dest([172, 16, 0, 11], 80, Method::Dr, 1))
-    );
-    // DR and TUN force the service port; NAT keeps the given one.
-    assert_eq!(
-        p("-a -t 10.0.0.100:80 -r 172.16.0.11:8080 -g").unwrap(),
-        Command::AddDest(k, dest([172, 16, 0, 11], 80, Method::Dr, 1))
-    );
-    assert_eq!(
-        p("-a -t 10.0.0.100:80 -r 172.16.0.11:8080 -i -w 5").unwrap(),
-        Command::AddDest(k, dest([172, 16, 0, 11], 80, Method::Tun, 5))
-    );
-    assert_eq!(
-        p("--add-server --tcp-service 10.0.0.100:80 --real-server 172.16.0.11:8080 --masquerading --weight 0").unwrap(),
-        Command::AddDest(k, dest([172, 16, 0, 11], 8080, Method::Nat, 0))
-    );
-    assert_eq!(
-        p("-a -t 10.0.0.100:80 -r 172.16.0.11 -m").unwrap(),
-        Command::AddDest(k, dest([172, 16, 0, 11], 80, Method::Nat, 1))
-    );
+    let rs = [172, 16, 0, 11];
+    for (args, dest) in [
+        ("-a -t 10.0.0.100:80 -r 172.16.0.11", dest(rs, 80, Method::Dr, 1)),
+        // DR and TUN force the service port; NAT keeps the given one.
+        (
+            "-a -t 10.0.0.100:80 -r 172.16.0.11:8080 -g",
+            dest(rs, 80, Method::Dr, 1),
+        ),
+        (
+            "-a -t 10.0.0.100:80 -r 172.16.0.11:8080 -i -w 5",
+            dest(rs, 80, Method::Tun, 5),
+        ),
+        (
+            "--add-server --tcp-service 10.0.0.100:80 --real-server 172.16.0.11:8080 --masquerading --weight 0",
+            dest(rs, 8080, Method::Nat, 0),
+        ),
+        ("-a -t 10.0.0.100:80 -r 172.16.0.11 -m", dest(rs, 80, Method::Nat, 1)),
+    ] {
+        assert_eq!(m(args), BatchCmd::AddDest { service: k, dest }, "{args}");
+    }
     assert_eq!(
         p("-a -t 10.0.0.100:80 -r 172.16.0.11 --ipip --gatewaying")
             .unwrap_err()
             .msg,
         "multiple 'forwarding-method' options specified"
     );
-    let mut d = dest([172, 16, 0, 11], 80, Method::Dr, 65535);
+    let mut d = dest(rs, 80, Method::Dr, 65535);
     d.upper = 100;
     d.lower = 50;
-    assert_eq!(
-        p("-e -t 10.0.0.100:80 -r 172.16.0.11 -w 65535 -x 100 -y 50").unwrap(),
-        Command::EditDest(k, d.clone())
-    );
-    assert_eq!(
-        p("--edit-server -t 10.0.0.100:80 -r 172.16.0.11 --weight 65535 --u-threshold 100 --l-threshold 50").unwrap(),
-        Command::EditDest(k, d)
-    );
-    assert_eq!(
-        p("-d -t 10.0.0.100:80 -r 172.16.0.11").unwrap(),
-        Command::DelDest(
-            k,
-            DestKey {
-                addr: Ipv4Addr::new(172, 16, 0, 11),
-                port: 80
-            }
-        )
-    );
-    assert_eq!(
-        p("--delete-server -t 10.0.0.100:80 -r 172.16.0.11:80").unwrap(),
-        Command::DelDest(
-            k,
-            DestKey {
-                addr: Ipv4Addr::new(172, 16, 0, 11),
-                port: 80
-            }
-        )
-    );
+    for args in [
+        "-e -t 10.0.0.100:80 -r 172.16.0.11 -w 65535 -x 100 -y 50",
+        "--edit-server -t 10.0.0.100:80 -r 172.16.0.11 --weight 65535 --u-threshold 100 --l-threshold 50",
+    ] {
+        let dest = d.clone();
+        assert_eq!(m(args), BatchCmd::EditDest { service: k, dest }, "{args}");
+    }
+    for args in [
+        "-d -t 10.0.0.100:80 -r 172.16.0.11",
+        "--delete-server -t 10.0.0.100:80 -r 172.16.0.11:80",
+    ] {
+        let dest = d.key;
+        assert_eq!(m(args), BatchCmd::DelDest { service: k, dest }, "{args}");
+    }
 }
 
 #[test]
@@ -231,7 +225,10 @@ fn real_server_before_service() {
     };
     assert_eq!(
         p("-a -r 5.6.7.8:5353 -m -u 1.2.3.4:53").unwrap(),
-        Command::AddDest(u, dest([5, 6, 7, 8], 5353, Method::Nat, 1))
+        Command::Mutate(BatchCmd::AddDest {
+            service: u,
+            dest: dest([5, 6, 7, 8], 5353, Method::Nat, 1)
+        })
     );
 }
 
@@ -342,27 +339,16 @@ fn list_zero_set_save_restore() {
         "Illegal 'weight' option with the 'list' command"
     );
 
-    assert_eq!(p("-Z").unwrap(), Command::Zero(None));
-    assert_eq!(
-        p("--zero -t 1.2.3.4:80").unwrap(),
-        Command::Zero(Some(tkey([1, 2, 3, 4], 80)))
-    );
-    assert_eq!(
-        p("--set 900 120 300").unwrap(),
-        Command::SetTimeouts(Timeouts {
-            tcp: 900,
-            tcpfin: 120,
-            udp: 300
-        })
-    );
-    assert_eq!(
-        p("--set 0 0 5").unwrap(),
-        Command::SetTimeouts(Timeouts {
-            tcp: 0,
-            tcpfin: 0,
-            udp: 5
-        })
-    );
+    assert_eq!(m("-Z"), BatchCmd::Zero { service: None });
+    let service = Some(tkey([1, 2, 3, 4], 80));
+    assert_eq!(m("--zero -t 1.2.3.4:80"), BatchCmd::Zero { service });
+    for (args, (tcp, tcpfin, udp)) in [
+        ("--set 900 120 300", (900, 120, 300)),
+        ("--set 0 0 5", (0, 0, 5)),
+    ] {
+        let timeouts = Timeouts { tcp, tcpfin, udp };
+        assert_eq!(m(args), BatchCmd::SetTimeouts { timeouts }, "{args}");
+    }
     assert_eq!(err("--set 1 2"), "--set option requires 3 timeout values");
     assert_eq!(err("--set 1 2 x"), "invalid timeout value `x' specified");
     assert_eq!(err("--set 1 2 3 4"), "unexpected argument 4");

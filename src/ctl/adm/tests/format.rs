@@ -4,7 +4,7 @@ use super::{dest, svc, tkey};
 use crate::ctl::adm::*;
 use crate::ctl::view::{ConnInfo, DestInfo, Rate, ServiceInfo, ServiceList, Stats};
 use crate::lb::sched::{SchedFlags, SchedKind};
-use crate::lb::spec::{Method, Proto};
+use crate::lb::spec::{DestSpec, Method, Proto, Timeouts};
 use std::net::{Ipv4Addr, SocketAddrV4};
 
 fn sample() -> ServiceList {
@@ -295,13 +295,19 @@ fn save_format_and_restore_round_trip() {
 #[test]
 fn daemon_errors_worded_as_ipvsadm() {
     let k = tkey([1, 2, 3, 4], 80);
-    let add_d = Command::AddDest(k, dest([5, 6, 7, 8], 80, Method::Dr, 1));
+    let add_d = Command::Mutate(BatchCmd::AddDest {
+        service: k,
+        dest: dest([5, 6, 7, 8], 80, Method::Dr, 1),
+    });
     assert_eq!(
         error_message(&add_d, &CtlError::no_service()),
         "Service not defined"
     );
     assert_eq!(
-        error_message(&Command::DelService(k), &CtlError::no_service()),
+        error_message(
+            &Command::Mutate(BatchCmd::DelService { key: k }),
+            &CtlError::no_service()
+        ),
         "No such service"
     );
     assert_eq!(
@@ -313,7 +319,10 @@ fn daemon_errors_worded_as_ipvsadm() {
         "No such destination"
     );
     assert_eq!(
-        error_message(&Command::Clear, &CtlError::new(ErrCode::NoMemory, "x")),
+        error_message(
+            &Command::Mutate(BatchCmd::Clear),
+            &CtlError::new(ErrCode::NoMemory, "x")
+        ),
         "Memory allocation problem"
     );
 }

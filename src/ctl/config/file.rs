@@ -1,0 +1,258 @@
+//! The configuration file's schema: one struct per TOML section, with the
+//! defaults of every optional key. Every section rejects unknown keys, so a
+//! typo is an error with a line number rather than an ignored setting.
+
+use crate::lb::spec::{Method, Proto};
+use serde::Deserialize;
+use std::net::Ipv4Addr;
+
+/// `[eal]`
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EalConfig {
+    /// EAL arguments, exactly as on a DPDK command line.
+    pub args: Vec<String>,
+}
+
+/// `[control]`
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ControlConfig {
+    /// Unix socket path.
+    #[serde(default = "default_socket")]
+    pub socket: String,
+    /// Group allowed to use the socket (mode 0660 then); root only when unset.
+    #[serde(default)]
+    pub group: Option<String>,
+}
+
+fn default_socket() -> String {
+    "/run/dirigo/ctl.sock".into()
+}
+
+impl Default for ControlConfig {
+    fn default() -> Self {
+        ControlConfig {
+            socket: default_socket(),
+            group: None,
+        }
+    }
+}
+
+/// `[[port]]`
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PortConfig {
+    /// Operator's name for the port ("wan").
+    pub name: String,
+    /// DPDK device name (vdev name or PCI address).
+    pub device: String,
+    /// Addresses with prefix length.
+    #[serde(default)]
+    pub addresses: Vec<String>,
+    /// MTU to set (default: leave the device's).
+    #[serde(default)]
+    pub mtu: Option<u16>,
+    /// RX descriptors per queue.
+    #[serde(default = "default_desc")]
+    pub rx_desc: u16,
+    /// TX descriptors per queue.
+    #[serde(default = "default_desc")]
+    pub tx_desc: u16,
+}
+
+fn default_desc() -> u16 {
+    1024
+}
+
+/// `[[route]]`
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RouteConfig {
+    /// Destination prefix.
+    pub prefix: String,
+    /// Gateway.
+    pub via: Ipv4Addr,
+    /// Egress port name (default: the port whose network contains `via`).
+    #[serde(default)]
+    pub port: Option<String>,
+}
+
+/// `[[neighbor]]` — a static ARP entry.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NeighborConfig {
+    /// IPv4 address.
+    pub ip: Ipv4Addr,
+    /// MAC address `aa:bb:cc:dd:ee:ff`.
+    pub mac: String,
+    /// Port name.
+    pub port: String,
+}
+
+/// `[dataplane]`
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DataplaneConfig {
+    /// Connections each worker can track (preallocated).
+    #[serde(default = "default_conns")]
+    pub connections_per_worker: u32,
+    /// Mbufs in the packet pool.
+    #[serde(default = "default_mbufs")]
+    pub mbufs: u32,
+    /// Bytes of each mbuf's data room including the 128-byte headroom
+    /// (DPDK `data_room_size`; default 2176 = `RTE_MBUF_DEFAULT_BUF_SIZE`).
+    /// Smaller rooms let a large pool (e.g. a preloaded pcap) fit in memory.
+    #[serde(default = "default_data_room")]
+    pub mbuf_data_room: u16,
+    /// Outer source address for IPIP (default: the egress port's address).
+    #[serde(default)]
+    pub tunnel_source: Option<Ipv4Addr>,
+    /// Drop a connection's packets as soon as its real server is removed
+    /// (IPVS expire_nodest_conn); otherwise they expire by timeout.
+    #[serde(default)]
+    pub expire_nodest_conn: bool,
+    /// Maglev lookup table size (a prime).
+    #[serde(default = "default_mh")]
+    pub mh_table_size: u32,
+    /// Use RSS to spread flows over workers when the port supports it.
+    #[serde(default = "default_true")]
+    pub rss: bool,
+    /// Ask the port for TX checksum offload (off by default: dirigo fixes
+    /// checksums incrementally in software, which costs a few adds).
+    #[serde(default = "default_false")]
+    pub tx_checksum_offload: bool,
+}
+
+fn default_conns() -> u32 {
+    1 << 20
+}
+fn default_mbufs() -> u32 {
+    16383
+}
+fn default_data_room() -> u16 {
+    2176
+}
+fn default_mh() -> u32 {
+    65537
+}
+fn default_false() -> bool {
+    false
+}
+fn default_true() -> bool {
+    true
+}
+
+impl Default for DataplaneConfig {
+    fn default() -> Self {
+        DataplaneConfig {
+            connections_per_worker: default_conns(),
+            mbufs: default_mbufs(),
+            mbuf_data_room: default_data_room(),
+            tunnel_source: None,
+            expire_nodest_conn: false,
+            mh_table_size: default_mh(),
+            rss: true,
+            tx_checksum_offload: false,
+        }
+    }
+}
+
+/// `[timeouts]` — as `ipvsadm --set tcp tcpfin udp`.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TimeoutsConfig {
+    /// TCP ESTABLISHED, seconds.
+    #[serde(default = "t_tcp")]
+    pub tcp: u32,
+    /// TCP after FIN, seconds.
+    #[serde(default = "t_fin")]
+    pub tcpfin: u32,
+    /// UDP, seconds.
+    #[serde(default = "t_udp")]
+    pub udp: u32,
+}
+fn t_tcp() -> u32 {
+    900
+}
+fn t_fin() -> u32 {
+    120
+}
+fn t_udp() -> u32 {
+    300
+}
+
+/// `[[service.real_server]]`
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RealServerConfig {
+    /// `ip` or `ip:port`.
+    pub address: String,
+    /// `dr` (default), `tun` or `nat`.
+    #[serde(default = "default_method")]
+    pub method: Method,
+    /// Weight 0..65535 (default 1).
+    #[serde(default = "default_weight")]
+    pub weight: u32,
+    /// Upper connection threshold (0 = none).
+    #[serde(default)]
+    pub upper_threshold: u32,
+    /// Lower connection threshold (0 = none).
+    #[serde(default)]
+    pub lower_threshold: u32,
+}
+fn default_method() -> Method {
+    Method::Dr
+}
+fn default_weight() -> u32 {
+    1
+}
+
+/// `[[service]]`
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceConfig {
+    /// `tcp` or `udp`.
+    pub protocol: Proto,
+    /// `VIP:port`.
+    pub address: String,
+    /// Scheduler name (default wlc).
+    #[serde(default = "default_sched")]
+    pub scheduler: String,
+    /// Scheduler flags: "sh-fallback", "sh-port", "mh-fallback", "mh-port".
+    #[serde(default)]
+    pub flags: Vec<String>,
+    /// Persistence timeout in seconds.
+    #[serde(default)]
+    pub persistent: Option<u32>,
+    /// Persistence netmask.
+    #[serde(default)]
+    pub netmask: Option<Ipv4Addr>,
+    /// Real servers.
+    #[serde(default)]
+    pub real_server: Vec<RealServerConfig>,
+}
+fn default_sched() -> String {
+    "wlc".into()
+}
+
+/// The whole file, before validation.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawConfig {
+    pub(super) eal: EalConfig,
+    #[serde(default)]
+    pub(super) control: ControlConfig,
+    #[serde(default)]
+    pub(super) port: Vec<PortConfig>,
+    #[serde(default)]
+    pub(super) route: Vec<RouteConfig>,
+    #[serde(default)]
+    pub(super) neighbor: Vec<NeighborConfig>,
+    #[serde(default)]
+    pub(super) dataplane: DataplaneConfig,
+    #[serde(default)]
+    pub(super) timeouts: Option<TimeoutsConfig>,
+    #[serde(default)]
+    pub(super) service: Vec<ServiceConfig>,
+}

@@ -1,0 +1,119 @@
+//! The control loop on the main lcore: worker events (ARP learning and
+//! resolution requests), neighbor aging and probes, gratuitous ARP, slot
+//! reclaim and rate estimation. Frames it sends go to worker 0 through the
+//! inject ring.
+
+use super::handler::Ctl;
+use super::now_ns;
+use crate::dataplane::shared::Event;
+use crate::net::buf::PacketBuf;
+use crate::net::neigh::ResolveAction;
+use crate::pmd::mempool::Mempool;
+use crate::pmd::ring::MbufRing;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Allocate an mbuf holding `frame` (padded to 60 bytes) for `port` and
+/// queue it for worker 0 to transmit. Counted as lost when the pool or the
+/// ring is full.
+fn inject(pool: &Mempool, ring: &MbufRing, port: u16, frame: &[u8]) -> bool {
+    let Some(mut m) = pool.alloc() else {
+        return false;
+    };
+    let len = frame.len().max(60);
+    if !m.append(len) {
+        return false;
+    }
+    let d = m.data_mut();
+    d[..frame.len()].copy_from_slice(frame);
+    d[frame.len()..].fill(0);
+    m.set_port(port);
+    ring.enqueue(m).is_ok()
+}
+
+/// The main lcore's loop: worker events, ARP resolution and aging,
+/// gratuitous ARP, rate estimation, slot reclaim.
+pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, stop: &AtomicBool) {
+    let mut buf = [0u8; 64];
+    let mut probes = Vec::new();
+    let mut last_est = std::time::Instant::now();
+    // Gratuitous ARP for every own address and VIP at start.
+    {
+        let st = ctl.state.lock().unwrap_or_else(|p| p.into_inner());
+        let addrs = st.own_addrs(&st.services);
+        for (p, _) in ctl.ports.iter().enumerate() {
+            let mac = ctl.ports[p].mac;
+            for a in addrs
+                .port_addrs()
+                .iter()
+                .map(|a| a.cidr.addr)
+                .chain(addrs.vips().iter().copied())
+            {
+                if let Some(n) = crate::net::arp::build_gratuitous(&mut buf, mac, a) {
+                    inject(pool, ring, p as u16, &buf[..n]);
+                }
+            }
+        }
+    }
+    while !stop.load(Ordering::Relaxed) {
+        let now = now_ns();
+        let mut st = ctl.state.lock().unwrap_or_else(|p| p.into_inner());
+        let net = ctl.shared.net.load_full();
+        let mut sends: Vec<(u16, u32)> = Vec::new();
+        while let Some(ev) = ctl.shared.events.pop() {
+            match ev {
+                Event::Learn {
+                    ip,
+                    mac,
+                    port,
+                    create,
+                } => {
+                    st.neigh.learn(ip, mac, port, now, create);
+                }
+                Event::Resolve { ip, port } => {
+                    if let ResolveAction::SendRequest { port } = st.neigh.resolve(ip, port, now) {
+                        sends.push((port, ip));
+                    }
+                }
+            }
+        }
+        probes.clear();
+        st.neigh.tick(now, &mut probes);
+        sends.extend(probes.iter().map(|p| (p.port, p.ip)));
+        for (port, ip) in sends {
+            let (Some(pi), Some(src)) = (net.port(port), net.addrs().source_for(port, ip)) else {
+                continue;
+            };
+            if let Some(n) = crate::net::arp::build_request(&mut buf, pi.mac, src, ip) {
+                inject(pool, ring, port, &buf[..n]);
+            }
+        }
+        st.publish_neigh(&ctl.shared);
+        let garp: Vec<u32> = std::mem::take(&mut st.pending_garp);
+        for a in garp {
+            for (p, rp) in ctl.ports.iter().enumerate() {
+                if let Some(n) = crate::net::arp::build_gratuitous(&mut buf, rp.mac, a) {
+                    inject(pool, ring, p as u16, &buf[..n]);
+                }
+            }
+        }
+        // Free slots of removed services/real servers once no worker can
+        // still use them.
+        let ws: Vec<&crate::lb::stats::WorkerStats> =
+            ctl.shared.workers.iter().map(|w| &*w.lb).collect();
+        let min_epoch = crate::lb::stats::min_epoch_seen(&ws);
+        st.ids
+            .dests
+            .reclaim(min_epoch, |s| crate::lb::stats::dest_in_use(&ws, s));
+        st.ids
+            .services
+            .reclaim(min_epoch, |s| crate::lb::stats::service_in_use(&ws, s));
+        drop(st);
+        let el = last_est.elapsed();
+        if el >= Duration::from_secs(2) {
+            ctl.estimate(el.as_secs_f64());
+            last_est = std::time::Instant::now();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}

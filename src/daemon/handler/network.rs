@@ -1,0 +1,169 @@
+//! Network requests: ports, port addresses, routes and neighbors.
+
+use super::{lock, Ctl};
+use crate::ctl::proto::{CtlError, ErrCode, Response};
+use crate::ctl::view::{AddrInfo, MacAddr, NamedCounter, NeighInfo, PortInfo, RouteInfo};
+use crate::net::addr::Ipv4Cidr;
+use crate::net::neigh::NeighState;
+use std::net::Ipv4Addr;
+
+impl Ctl {
+    pub(super) fn ports(&self, xstats: bool) -> Response {
+        Response::Ports(
+            self.ports
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let l = p.port.link();
+                    PortInfo {
+                        id: i as u16,
+                        name: p.name.clone(),
+                        mac: MacAddr(p.mac),
+                        link_up: l.up,
+                        speed_mbps: l.speed_mbps,
+                        full_duplex: l.full_duplex,
+                        mtu: p.mtu,
+                        counters: p.port.stats(),
+                        xstats: if xstats {
+                            p.port
+                                .xstats()
+                                .into_iter()
+                                .map(|(name, value)| NamedCounter { name, value })
+                                .collect()
+                        } else {
+                            Vec::new()
+                        },
+                    }
+                })
+                .collect(),
+        )
+    }
+
+    pub(super) fn addresses(&self) -> Response {
+        let st = lock(&self.state);
+        Response::Addresses(
+            st.port_addrs
+                .iter()
+                .map(|(p, c)| AddrInfo {
+                    port: *p,
+                    addr: Ipv4Addr::from(c.addr),
+                    prefix_len: c.len,
+                })
+                .collect(),
+        )
+    }
+
+    pub(super) fn addr_add(
+        &self,
+        port: u16,
+        addr: Ipv4Addr,
+        prefix_len: u8,
+    ) -> Result<Response, CtlError> {
+        if port as usize >= self.ports.len() {
+            return Err(CtlError::new(ErrCode::NotFound, format!("no port {port}")));
+        }
+        let c = Ipv4Cidr::new(u32::from(addr), prefix_len)
+            .ok_or_else(|| CtlError::invalid(format!("bad prefix length {prefix_len}")))?;
+        let mut st = lock(&self.state);
+        if st.port_addrs.iter().any(|(_, x)| x.addr == c.addr) {
+            return Err(CtlError::new(
+                ErrCode::Exists,
+                format!("{addr} already configured"),
+            ));
+        }
+        st.port_addrs.push((port, c));
+        if let Err(e) = st.publish_net(&self.shared) {
+            st.port_addrs.pop();
+            return Err(e);
+        }
+        st.pending_garp.push(c.addr);
+        Ok(Response::Done)
+    }
+
+    pub(super) fn addr_del(&self, port: u16, addr: Ipv4Addr) -> Result<Response, CtlError> {
+        let mut st = lock(&self.state);
+        let a = u32::from(addr);
+        let Some(i) = st
+            .port_addrs
+            .iter()
+            .position(|(p, c)| *p == port && c.addr == a)
+        else {
+            return Err(CtlError::new(
+                ErrCode::NotFound,
+                format!("{addr} not on port {port}"),
+            ));
+        };
+        let removed = st.port_addrs.remove(i);
+        if let Err(e) = st.publish_net(&self.shared) {
+            st.port_addrs.insert(i, removed);
+            return Err(e);
+        }
+        Ok(Response::Done)
+    }
+
+    pub(super) fn routes(&self) -> Response {
+        let net = self.shared.net.load();
+        Response::Routes(
+            net.routes()
+                .iter()
+                .map(|r| RouteInfo {
+                    dst: Ipv4Addr::from(r.prefix.addr),
+                    prefix_len: r.prefix.len,
+                    gateway: r.gateway.map(Ipv4Addr::from),
+                    port: r.port,
+                    src: net.addrs().primary(r.port).map(Ipv4Addr::from),
+                })
+                .collect(),
+        )
+    }
+
+    pub(super) fn neighbors(&self) -> Response {
+        let st = lock(&self.state);
+        let now = crate::daemon::now_ns();
+        let mut v: Vec<NeighInfo> = st
+            .neigh
+            .iter()
+            .map(|(ip, n)| NeighInfo {
+                port: n.port,
+                addr: Ipv4Addr::from(ip),
+                mac: (n.state != NeighState::Incomplete).then_some(MacAddr(n.mac)),
+                state: format!("{:?}", n.state).to_lowercase(),
+                age_secs: Some((now.saturating_sub(n.since_ns) / 1_000_000_000) as u32),
+            })
+            .collect();
+        v.sort_by_key(|n| (n.port, n.addr));
+        Response::Neighbors(v)
+    }
+
+    pub(super) fn neigh_add(
+        &self,
+        port: u16,
+        addr: Ipv4Addr,
+        mac: MacAddr,
+    ) -> Result<Response, CtlError> {
+        if port as usize >= self.ports.len() {
+            return Err(CtlError::new(ErrCode::NotFound, format!("no port {port}")));
+        }
+        let mut st = lock(&self.state);
+        st.neigh
+            .add_static(u32::from(addr), mac.0, port)
+            .map_err(|e| CtlError::invalid(e.to_string()))?;
+        st.publish_neigh(&self.shared);
+        Ok(Response::Done)
+    }
+
+    pub(super) fn neigh_flush(&self, port: Option<u16>) -> Result<Response, CtlError> {
+        let mut st = lock(&self.state);
+        let victims: Vec<u32> = st
+            .neigh
+            .iter()
+            .filter(|(_, n)| port.is_none_or(|p| p == n.port) && n.state != NeighState::Static)
+            .map(|(ip, _)| ip)
+            .collect();
+        for ip in victims {
+            st.neigh.remove(ip);
+        }
+        st.publish_neigh(&self.shared);
+        Ok(Response::Done)
+    }
+}

@@ -1,0 +1,177 @@
+//! Statistics requests: per-worker and drop counters (`lcores`, `drops`)
+//! and the rate estimators behind `-L --rate`.
+
+use super::{lock, Ctl};
+use crate::ctl::proto::Response;
+use crate::ctl::view::{DropCount, LcoreInfo, NamedCounter, Rate};
+use crate::dataplane::pipeline::{counter_names, is_drop_counter, N_COUNTERS};
+use crate::lb::ids::SlotId;
+use crate::lb::stats::{sum_dest, sum_service, TrafficSnapshot, WorkerStats};
+use crate::lb::verdict::LbDrop;
+
+/// Key of a counter set: (is real server, slot id).
+pub type StatKey = (bool, SlotId);
+
+/// Rate estimator state (IPVS-style: a 2 s sample smoothed with weight 1/4).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RateEst {
+    last: TrafficSnapshot,
+    /// Smoothed rates.
+    pub rate: Rate,
+}
+
+impl Ctl {
+    pub(super) fn worker_stats(&self) -> Vec<&WorkerStats> {
+        self.shared.workers.iter().map(|w| &*w.lb).collect()
+    }
+
+    /// Update rate estimators (call every 2 s from the control loop).
+    pub fn estimate(&self, secs: f64) {
+        let snap = self.shared.lb.load_full();
+        let ws = self.worker_stats();
+        let mut rates = lock(&self.rates);
+        let mut seen = Vec::new();
+        for s in snap.services() {
+            let mut keys = vec![((false, s.id), sum_service(&ws, s.id))];
+            for d in &s.dests {
+                keys.push(((true, d.id), sum_dest(&ws, d.id)));
+            }
+            for (k, cur) in keys {
+                seen.push(k);
+                let e = rates.entry(k).or_insert(RateEst {
+                    last: cur,
+                    rate: Rate::default(),
+                });
+                let per = |a: u64, b: u64| ((a.saturating_sub(b)) as f64 / secs) as i64;
+                let smooth =
+                    |old: u64, new: i64| (old as i64 + (new - old as i64) / 4).max(0) as u64;
+                e.rate.cps = smooth(e.rate.cps, per(cur.conns, e.last.conns));
+                e.rate.inpps = smooth(e.rate.inpps, per(cur.pkts_in, e.last.pkts_in));
+                e.rate.outpps = smooth(e.rate.outpps, per(cur.pkts_out, e.last.pkts_out));
+                e.rate.inbps = smooth(e.rate.inbps, per(cur.bytes_in, e.last.bytes_in));
+                e.rate.outbps = smooth(e.rate.outbps, per(cur.bytes_out, e.last.bytes_out));
+                e.last = cur;
+            }
+        }
+        rates.retain(|k, _| seen.contains(k));
+    }
+
+    pub(super) fn pipeline_totals(&self) -> Vec<u64> {
+        let mut tot = vec![0u64; N_COUNTERS];
+        for w in &self.shared.workers {
+            for (i, t) in tot.iter_mut().enumerate() {
+                *t += w.counters.get(i);
+            }
+        }
+        tot
+    }
+
+    pub(super) fn drops(&self) -> Response {
+        let names = counter_names();
+        let tot = self.pipeline_totals();
+        let mut v: Vec<DropCount> = names
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| is_drop_counter(*i))
+            .map(|(i, n)| DropCount {
+                reason: n.clone(),
+                count: tot[i],
+            })
+            .collect();
+        for d in LbDrop::ALL {
+            let count = self
+                .shared
+                .workers
+                .iter()
+                .map(|w| w.lb.drops[d.index()].load(std::sync::atomic::Ordering::Relaxed))
+                .sum();
+            v.push(DropCount {
+                reason: format!("lb_{}", d.name()),
+                count,
+            });
+        }
+        let nports = self.ports.len();
+        for (i, p) in self.ports.iter().enumerate().take(nports) {
+            let full: u64 = self
+                .shared
+                .workers
+                .iter()
+                .map(|w| w.io.get(3 * i + 2))
+                .sum();
+            v.push(DropCount {
+                reason: format!("tx_full_{}", p.name),
+                count: full,
+            });
+        }
+        Response::Drops(v)
+    }
+
+    pub(super) fn lcores(&self) -> Response {
+        let names = counter_names();
+        let nports = self.ports.len();
+        Response::Lcores(
+            self.shared
+                .workers
+                .iter()
+                .enumerate()
+                .map(|(wi, w)| {
+                    let c = w.counters.snapshot();
+                    let rx: u64 = (0..nports).map(|p| w.io.get(3 * p)).sum();
+                    let tx: u64 = (0..nports).map(|p| w.io.get(3 * p + 1)).sum();
+                    let dropped: u64 = c
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| is_drop_counter(*i))
+                        .map(|(_, v)| *v)
+                        .sum::<u64>()
+                        + w.lb
+                            .drops
+                            .iter()
+                            .map(|d| d.load(std::sync::atomic::Ordering::Relaxed))
+                            .sum::<u64>();
+                    let conns = w.lb.conns.load(std::sync::atomic::Ordering::Relaxed);
+                    let created: u64 =
+                        w.lb.services
+                            .iter()
+                            .map(|s| s.conns.load(std::sync::atomic::Ordering::Relaxed))
+                            .sum();
+                    LcoreInfo {
+                        lcore: w.lcore,
+                        role: "worker".into(),
+                        queues: self
+                            .ports
+                            .iter()
+                            .map(|p| format!("{}:rx{wi}/tx{wi}", p.name))
+                            .collect(),
+                        rx_packets: rx,
+                        tx_packets: tx,
+                        dropped,
+                        conns,
+                        conns_created: created,
+                        extra: names
+                            .iter()
+                            .zip(c)
+                            .filter(|(_, v)| *v > 0)
+                            .map(|(n, v)| NamedCounter {
+                                name: n.clone(),
+                                value: v,
+                            })
+                            .chain(
+                                [
+                                    ("conns_evicted", &w.lb.evicted),
+                                    ("conns_expired", &w.lb.expired),
+                                    ("icmp_frag_needed_sent", &w.lb.icmp_frag_sent),
+                                ]
+                                .into_iter()
+                                .map(|(n, a)| NamedCounter {
+                                    name: n.into(),
+                                    value: a.load(std::sync::atomic::Ordering::Relaxed),
+                                }),
+                            )
+                            .collect(),
+                    }
+                })
+                .collect(),
+        )
+    }
+}

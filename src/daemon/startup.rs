@@ -1,0 +1,233 @@
+//! Start-up: the ports, the initial control state and snapshots built from
+//! the configuration, each worker's shared state, and the control socket.
+
+use super::control::{ControlState, LbSettings};
+use super::handler::Ctl;
+use super::{now_ns, DaemonError, RunningPort};
+use crate::ctl::config::Config;
+use crate::ctl::server::{Handler, Server, ServerConfig, StopHandle};
+use crate::ctl::view::MacAddr;
+use crate::dataplane::pipeline::N_COUNTERS;
+use crate::dataplane::shared::WorkerShared;
+use crate::dataplane::stats::PublishedCounters;
+use crate::lb::snapshot::{LbIds, Snapshot};
+use crate::lb::worker::{LbWorker, LbWorkerConfig};
+use crate::net::neigh::{NeighConfig, NeighTable};
+use crate::net::route::{RouteTable, StaticRoute};
+use crate::net::view::{NetView, PortInfo};
+use crate::pmd::mempool::Mempool;
+use crate::pmd::port::{Port, PortSetup};
+use crossbeam_queue::ArrayQueue;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// Start EAL and the ports described by `cfg`.
+pub fn start_ports(
+    cfg: &Config,
+    workers: u16,
+    pool: &Mempool,
+) -> Result<Vec<RunningPort>, DaemonError> {
+    let mut out = Vec::new();
+    for pc in &cfg.ports {
+        let perr = |err| DaemonError::Port {
+            name: pc.name.clone(),
+            err,
+        };
+        let port = Port::by_name(&pc.device).map_err(perr)?;
+        // A device with fewer RX queues than workers (net_pcap, net_tap
+        // without enough queues) is polled by the first workers only; the
+        // owner of each flow is then reached through the steering rings.
+        let caps = port.caps().map_err(perr)?;
+        let rxq = workers.min(caps.max_rx_queues.max(1));
+        let setup = PortSetup {
+            rx_queues: rxq,
+            tx_queues: workers,
+            rx_desc: pc.rx_desc,
+            tx_desc: pc.tx_desc,
+            rss: cfg.dataplane.rss,
+            tx_csum: cfg.dataplane.tx_checksum_offload,
+            promiscuous: false,
+        };
+        let (rss, tx_csum) = port.configure(&setup, pool).map_err(perr)?;
+        if let Some(m) = pc.mtu {
+            port.set_mtu(m).map_err(perr)?;
+        }
+        port.start().map_err(perr)?;
+        let mac = port.mac().map_err(perr)?;
+        let mtu = port.mtu().unwrap_or(1500);
+        out.push(RunningPort {
+            rx_queues: rxq,
+            name: pc.name.clone(),
+            device: pc.device.clone(),
+            port,
+            mac,
+            mtu,
+            rss,
+            tx_csum,
+        });
+    }
+    Ok(out)
+}
+
+/// One line per started port on stderr.
+pub fn log_ports(ports: &[RunningPort]) {
+    for p in ports {
+        eprintln!(
+            "dirigo: port {} ({}) up: mac {} mtu {} rx-queues {} rss {} tx-csum-offload {}",
+            p.name,
+            p.device,
+            MacAddr(p.mac),
+            p.mtu,
+            p.rx_queues,
+            if p.rss { "on" } else { "off" },
+            if p.tx_csum { "on" } else { "off" }
+        );
+    }
+}
+
+/// Build the initial control state and snapshots from the config.
+pub fn initial_state(
+    cfg: &Config,
+    ports: &[RunningPort],
+    workers: u32,
+) -> Result<(ControlState, NetView, Snapshot), DaemonError> {
+    let port_addrs = cfg
+        .ports
+        .iter()
+        .enumerate()
+        .flat_map(|(i, p)| p.addresses.iter().map(move |c| (i as u16, *c)))
+        .collect();
+    let static_routes: Vec<StaticRoute> = cfg
+        .routes
+        .iter()
+        .map(|r| StaticRoute {
+            prefix: r.prefix.to_network(),
+            via: Some(u32::from(r.via)),
+            port: r.port.map(|p| p as u16),
+        })
+        .collect();
+    let mut neigh = NeighTable::new(NeighConfig::default());
+    for n in &cfg.neighbors {
+        neigh
+            .add_static(u32::from(n.ip), n.mac, n.port as u16)
+            .map_err(|e| DaemonError::Other(format!("neighbor {}: {e}", n.ip)))?;
+    }
+    let st = ControlState {
+        services: Vec::new(),
+        timeouts: cfg.timeouts,
+        ids: LbIds::new(4096, 65536),
+        epoch: 0,
+        port_addrs,
+        static_routes,
+        neigh,
+        settings: LbSettings {
+            tunnel_source: cfg.dataplane.tunnel_source,
+            expire_nodest_conn: cfg.dataplane.expire_nodest_conn,
+            workers,
+            mh_table_size: cfg.dataplane.mh_table_size,
+        },
+        pending_garp: Vec::new(),
+    };
+    let services: Vec<_> = cfg
+        .services
+        .iter()
+        .map(|s| (s.spec.clone(), s.dests.clone()))
+        .collect();
+    let addrs = st.own_addrs(&services);
+    let routes = RouteTable::new(&addrs, &st.static_routes)
+        .map_err(|e| DaemonError::Other(format!("routes: {e}")))?;
+    let pinfo: Vec<PortInfo> = ports
+        .iter()
+        .map(|p| PortInfo {
+            mac: p.mac,
+            mtu: p.mtu,
+        })
+        .collect();
+    let view = NetView::new(
+        pinfo.into(),
+        Arc::new(addrs),
+        Arc::new(routes),
+        Arc::new(st.neigh.snapshot()),
+    );
+    let empty = Snapshot::empty(&st.ids);
+    Ok((st, view, empty))
+}
+
+/// Each worker's connection core and the counters it publishes.
+pub fn workers(
+    cfg: &Config,
+    lcores: &[u32],
+    state: &ControlState,
+    nports: usize,
+) -> (Vec<Option<LbWorker>>, Vec<WorkerShared>) {
+    let mut lbs = Vec::new();
+    let mut wshared = Vec::new();
+    for (i, &l) in lcores.iter().enumerate() {
+        let lb = LbWorker::new(
+            &LbWorkerConfig {
+                conn_capacity: cfg.dataplane.connections_per_worker,
+                seed: 0x5eed_0000 ^ (i as u32).wrapping_mul(0x9e37_79b9) ^ (now_ns() as u32),
+                ..LbWorkerConfig::default()
+            },
+            state.ids.dests.capacity(),
+            state.ids.services.capacity(),
+        );
+        wshared.push(WorkerShared {
+            lb: lb.stats(),
+            counters: PublishedCounters::new(N_COUNTERS),
+            io: PublishedCounters::new(3 * nports),
+            conn_requests: ArrayQueue::new(4),
+            lcore: l,
+        });
+        lbs.push(Some(lb));
+    }
+    (lbs, wshared)
+}
+
+/// Commit the configuration's services, validated like any other change.
+pub fn commit_services(ctl: &Ctl, cfg: &Config) -> Result<(), DaemonError> {
+    let mut st = ctl.state.lock().unwrap_or_else(|p| p.into_inner());
+    let services: Vec<_> = cfg
+        .services
+        .iter()
+        .map(|s| (s.spec.clone(), s.dests.clone()))
+        .collect();
+    let t = st.timeouts;
+    st.commit(&ctl.shared, services, t)
+        .map_err(|e| DaemonError::Other(format!("config services: {}", e.msg)))?;
+    st.pending_garp.clear();
+    Ok(())
+}
+
+/// Bind the control socket and serve it on its own thread.
+pub fn serve(
+    cfg: &Config,
+    ctl: &Arc<Ctl>,
+) -> Result<(StopHandle, JoinHandle<std::io::Result<()>>), DaemonError> {
+    let mut scfg = ServerConfig::new(&cfg.control.socket);
+    if let Some(g) = &cfg.control.group {
+        scfg.group = Some(group_id(g)?);
+        scfg.mode = 0o660;
+    }
+    let server = Server::bind(scfg, Arc::clone(ctl) as Arc<dyn Handler>)
+        .map_err(|e| DaemonError::Other(format!("control socket {}: {e}", cfg.control.socket)))?;
+    let server_stop = server.stop_handle();
+    let server_thread = std::thread::Builder::new()
+        .name("dirigo-ctl".into())
+        .spawn(move || server.run())
+        .map_err(|e| DaemonError::Other(format!("control thread: {e}")))?;
+    Ok((server_stop, server_thread))
+}
+
+fn group_id(name: &str) -> Result<u32, DaemonError> {
+    if let Ok(n) = name.parse::<u32>() {
+        return Ok(n);
+    }
+    let text = std::fs::read_to_string("/etc/group").unwrap_or_default();
+    text.lines()
+        .find_map(|l| {
+            let mut f = l.split(':');
+            (f.next() == Some(name)).then(|| f.nth(1).and_then(|g| g.parse().ok()))?
+        })
+        .ok_or_else(|| DaemonError::Other(format!("control group '{name}' not found")))
+}
