@@ -105,120 +105,64 @@ fn frag_needed_in_place() {
     verify(b.data());
 }
 
+/// `nat` with the fake egress on a copy of frame `f`: the result and the
+/// frame after it.
+fn run_nat(
+    f: &[u8],
+    side: Side,
+    addr: [u8; 4],
+    port: u16,
+    route_to: [u8; 4],
+) -> (Result<u16, XmitError>, Vec<u8>) {
+    let m = crate::lb::testutil::meta_of(f);
+    let mut b = VecBuf::new(f);
+    let eg = FakeEgress::default();
+    let r = nat(&mut b, &m, side, ip(addr), port, ip(route_to), &eg);
+    (r, b.to_vec())
+}
+
 #[test]
 fn nat_request_and_reply_tcp() {
     let f = tcp_frame(CLIENT, 40000, VIP, 80, ACK | PSH, b"GET /", 64, true);
-    let m = crate::lb::testutil::meta_of(&f);
-    let mut b = VecBuf::new(&f);
-    let port = nat(
-        &mut b,
-        &m,
-        Side::Dst,
-        ip(RIP),
-        8080,
-        ip(RIP),
-        &FakeEgress::default(),
-    )
-    .unwrap();
-    assert_eq!(port, 1);
-    let want = with_eth(
-        tcp_frame(CLIENT, 40000, RIP, 8080, ACK | PSH, b"GET /", 63, true),
-        mac_of(RIP),
-        OUR_MAC,
-    );
-    assert_eq!(b.to_vec(), want);
-    verify(b.data());
+    let (port, out) = run_nat(&f, Side::Dst, RIP, 8080, RIP);
+    assert_eq!(port, Ok(1));
+    let request = tcp_frame(CLIENT, 40000, RIP, 8080, ACK | PSH, b"GET /", 63, true);
+    assert_eq!(out, with_eth(request, mac_of(RIP), OUR_MAC));
+    verify(&out);
 
     let r = tcp_frame(RIP, 8080, CLIENT, 40000, ACK, b"200 OK", 64, true);
-    let m = crate::lb::testutil::meta_of(&r);
-    let mut b = VecBuf::new(&r);
-    let port = nat(
-        &mut b,
-        &m,
-        Side::Src,
-        ip(VIP),
-        80,
-        ip(CLIENT),
-        &FakeEgress::default(),
-    )
-    .unwrap();
-    assert_eq!(port, 0);
-    let want = with_eth(
-        tcp_frame(VIP, 80, CLIENT, 40000, ACK, b"200 OK", 63, true),
-        GW_MAC,
-        OUR_MAC,
-    );
-    assert_eq!(b.to_vec(), want);
-    verify(b.data());
+    let (port, out) = run_nat(&r, Side::Src, VIP, 80, CLIENT);
+    assert_eq!(port, Ok(0));
+    let reply = tcp_frame(VIP, 80, CLIENT, 40000, ACK, b"200 OK", 63, true);
+    assert_eq!(out, with_eth(reply, GW_MAC, OUR_MAC));
+    verify(&out);
 }
 
 #[test]
 fn nat_udp_checksum_and_zero() {
     let f = udp_frame(CLIENT, 5353, VIP, 53, b"query");
-    let m = crate::lb::testutil::meta_of(&f);
-    let mut b = VecBuf::new(&f);
-    nat(
-        &mut b,
-        &m,
-        Side::Dst,
-        ip(RIP),
-        53,
-        ip(RIP),
-        &FakeEgress::default(),
-    )
-    .unwrap();
-    let mut want = with_eth(
-        udp_frame(CLIENT, 5353, RIP, 53, b"query"),
-        mac_of(RIP),
-        OUR_MAC,
-    );
+    let (port, out) = run_nat(&f, Side::Dst, RIP, 53, RIP);
+    assert_eq!(port, Ok(1));
     // udp_frame uses TTL 64; NAT decrements it
-    want[22] = 63;
-    let c = crate::net::checksum::checksum(&{
-        let mut h = want[14..34].to_vec();
-        h[10] = 0;
-        h[11] = 0;
-        h
-    });
-    want[24..26].copy_from_slice(&c.to_be_bytes());
-    assert_eq!(b.to_vec(), want);
-    verify(b.data());
+    let want = udp_frame(CLIENT, 5353, RIP, 53, b"query");
+    assert_eq!(out, with_eth(ttl_minus_one(want), mac_of(RIP), OUR_MAC));
+    verify(&out);
 
     let mut z = udp_frame(CLIENT, 5353, VIP, 53, b"query");
     z[40] = 0;
     z[41] = 0;
-    let m = crate::lb::testutil::meta_of(&z);
-    let mut b = VecBuf::new(&z);
-    nat(
-        &mut b,
-        &m,
-        Side::Dst,
-        ip(RIP),
-        53,
-        ip(RIP),
-        &FakeEgress::default(),
-    )
-    .unwrap();
-    assert_eq!(&b.data()[40..42], &[0, 0], "zero UDP checksum stays zero");
-    verify(b.data());
+    let (port, out) = run_nat(&z, Side::Dst, RIP, 53, RIP);
+    assert_eq!(port, Ok(1));
+    assert_eq!(&out[40..42], &[0, 0], "zero UDP checksum stays zero");
+    verify(&out);
 }
 
 #[test]
 fn nat_ttl_and_route_errors() {
     let f = tcp_frame(CLIENT, 40000, VIP, 80, ACK, b"", 1, false);
-    let m = crate::lb::testutil::meta_of(&f);
-    let mut b = VecBuf::new(&f);
-    let e = nat(
-        &mut b,
-        &m,
-        Side::Dst,
-        ip(RIP),
-        80,
-        ip(RIP),
-        &FakeEgress::default(),
-    );
+    let (e, out) = run_nat(&f, Side::Dst, RIP, 80, RIP);
     assert_eq!(e, Err(XmitError::TtlExceeded));
-    assert_eq!(b.to_vec(), f);
+    assert_eq!(out, f);
     let eg = FakeEgress {
         unresolved: vec![ip(RIP)],
         noroute: vec![ip(RIP2)],
@@ -280,6 +224,29 @@ fn nat_icmp_both_directions() {
     );
     // the quoted TCP checksum is not part of the 8 quoted bytes, so the
     // quote equals a freshly built one byte for byte
+    assert_eq!(b.to_vec(), want);
+    verify(b.data());
+}
+
+#[test]
+fn nat_icmp_quoting_udp() {
+    // RS-side: the RS reports about a client -> RIP:5300 datagram
+    let req = udp_frame(CLIENT, 5353, RIP, 5300, b"query");
+    let f = icmp_error(RIP, CLIENT, 3, 3, [0; 4], &req[14..14 + 28]);
+    let m = crate::lb::testutil::meta_of(&f);
+    let mut b = VecBuf::new(&f);
+    let port = nat_icmp(&mut b, &m, Side::Src, ip(VIP), 53, &FakeEgress::default()).unwrap();
+    assert_eq!(port, 0);
+    // quoted destination VIP:53 with a right IP checksum; the quoted UDP
+    // checksum (inside the 8 quoted bytes) is left as it was, like IPVS
+    let mut translated = udp_frame(CLIENT, 5353, VIP, 53, b"query");
+    translated[40..42].copy_from_slice(&req[40..42]);
+    let quote = &translated[14..14 + 28];
+    let want = with_eth(
+        ttl_minus_one(icmp_error(VIP, CLIENT, 3, 3, [0; 4], quote)),
+        GW_MAC,
+        OUR_MAC,
+    );
     assert_eq!(b.to_vec(), want);
     verify(b.data());
 }
