@@ -262,6 +262,98 @@ fn token_bucket() {
     assert!(!t.allow(1_100_000_000));
 }
 
+#[test]
+fn token_bucket_burst_refill_and_clock_edges() {
+    const S: u64 = 1_000_000_000;
+    let mut t = TokenBucket::new(10, 3);
+    // starts with a full burst
+    assert!(t.allow(0) && t.allow(0) && t.allow(0));
+    assert!(!t.allow(0));
+    // one token per 100 ms
+    assert!(!t.allow(S / 10 - 1));
+    assert!(t.allow(S / 10));
+    assert!(!t.allow(S / 10));
+    // a long pause refills only up to the burst
+    let later = 1_000 * S;
+    assert_eq!((0..10).filter(|_| t.allow(later)).count(), 3);
+    // time going backwards neither panics nor refills
+    assert!(!t.allow(5));
+    // 1000 calls over 1 s at 10/s with a burst of 3 allow exactly 3 + 10
+    let mut t = TokenBucket::new(10, 3);
+    let n = (0..=1000u64).filter(|i| t.allow(i * S / 1000)).count();
+    assert_eq!(n, 13);
+    // extreme settings neither overflow nor panic: a rate above 1e9/s is
+    // unlimited, 0 is taken as 1/s with a burst of 1
+    let mut t = TokenBucket::new(u32::MAX, u32::MAX);
+    assert!(t.allow(u64::MAX) && t.allow(u64::MAX));
+    let mut t = TokenBucket::new(0, 0);
+    assert!(t.allow(S));
+    assert!(!t.allow(S));
+    assert!(t.allow(2 * S));
+}
+
+#[test]
+fn frag_needed_behind_a_vlan_tag_quotes_what_classify_reads() {
+    use crate::net::classify::{classify, Classified};
+    use etherparse::{PacketBuilder, VlanId};
+    let mut f = Vec::new();
+    PacketBuilder::ethernet2(CLIENT_MAC, OUR_MAC)
+        .single_vlan(VlanId::try_new(9).unwrap())
+        .ipv4(CLIENT, VIP, 50)
+        .tcp(40000, 80, 1, 1000)
+        .write(&mut f, &[0x5a; 1460])
+        .unwrap();
+    let Classified::Ipv4(m) = classify(&f, 0) else {
+        panic!("not classified")
+    };
+    assert_eq!(m.l3_off, 18);
+    let mut b = VecBuf::new(&f);
+    let mut id = 7;
+    let port = icmp::frag_needed(&mut b, &m, 1480, &FakeEgress::default(), &mut id).unwrap();
+    assert_eq!((port, id), (0, 8));
+    let out = b.to_vec();
+    // Ethernet (tag kept) + IPv4 + ICMP + the quoted IP header and 8 bytes
+    assert_eq!(out.len(), 18 + 20 + 8 + 28);
+    assert_eq!(&out[..12], &[GW_MAC, OUR_MAC].concat()[..]);
+    assert_eq!(&out[12..18], &f[12..18]);
+    assert_eq!(&out[46..], &f[18..46]);
+    verify(&out);
+    // classify reads the error and the connection it quotes
+    let Classified::Ipv4(e) = classify(&out, 0) else {
+        panic!("error not classified")
+    };
+    assert_eq!((e.key.src, e.key.dst), (ip(VIP), ip(CLIENT)));
+    let q = e.icmp.expect("a quote");
+    assert_eq!((q.icmp_type, q.code), (3, 4));
+    assert_eq!(q.inner_key, m.key);
+    assert_eq!(q.inner_l3_off, 46);
+}
+
+#[test]
+fn frag_needed_errors_leave_the_frame() {
+    let f = tcp_frame(CLIENT, 40000, VIP, 80, ACK, b"", 64, true);
+    let m = crate::lb::testutil::meta_of(&f);
+    let eg = FakeEgress::default();
+    let mut id = 0;
+    // a 54-byte frame grows to 70: no tailroom
+    let mut b = VecBuf::with_room(&f, 128, 0);
+    let e = icmp::frag_needed(&mut b, &m, 1480, &eg, &mut id);
+    assert_eq!(e, Err(XmitError::NoRoom));
+    assert_eq!(b.to_vec(), f);
+    // metadata that does not fit the frame
+    let mut bad = m;
+    bad.l4_off = bad.l3_off + 10;
+    let mut b = VecBuf::new(&f);
+    let e = icmp::frag_needed(&mut b, &bad, 1480, &eg, &mut id);
+    assert_eq!(e, Err(XmitError::Malformed));
+    let mut bad = m;
+    bad.ip_len = 27;
+    let e = icmp::frag_needed(&mut b, &bad, 1480, &eg, &mut id);
+    assert_eq!(e, Err(XmitError::Malformed));
+    assert_eq!(b.to_vec(), f);
+    assert_eq!(id, 0, "no ID spent");
+}
+
 /// Decrement the TTL of the frame's IPv4 header and recompute its checksum
 /// from scratch (the independent reference for NAT output).
 fn ttl_minus_one(mut f: Vec<u8>) -> Vec<u8> {
