@@ -318,4 +318,3 @@ mod fast;
 
 #[cfg(test)]
 mod tests;
-
