@@ -85,12 +85,15 @@ impl VecBuf {
 }
 
 impl PacketBuf for VecBuf {
+    #[inline]
     fn data(&self) -> &[u8] {
         &self.buf[self.head..self.tail]
     }
+    #[inline]
     fn data_mut(&mut self) -> &mut [u8] {
         &mut self.buf[self.head..self.tail]
     }
+    #[inline]
     fn prepend(&mut self, n: usize) -> bool {
         if n > self.head {
             return false;
@@ -98,6 +101,7 @@ impl PacketBuf for VecBuf {
         self.head -= n;
         true
     }
+    #[inline]
     fn adj(&mut self, n: usize) -> bool {
         if n > self.tail - self.head {
             return false;
@@ -105,6 +109,7 @@ impl PacketBuf for VecBuf {
         self.head += n;
         true
     }
+    #[inline]
     fn trim_to(&mut self, len: usize) -> bool {
         if len > self.tail - self.head {
             return false;
@@ -112,6 +117,7 @@ impl PacketBuf for VecBuf {
         self.tail = self.head + len;
         true
     }
+    #[inline]
     fn append(&mut self, n: usize) -> bool {
         if self.tail + n > self.buf.len() {
             return false;

@@ -1,6 +1,7 @@
 //! Packet generators for the benchmark: 64-byte TCP frames written to pcap.
 
-use dirigo::net::checksum;
+use dirigo::net::meta::PROTO_TCP;
+use dirigo::net::wire::{ethernet, ipv4, tcp};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
@@ -25,31 +26,33 @@ pub fn flow(i: u32) -> (u32, u16) {
 
 /// One 60-byte Ethernet/IPv4/TCP frame (64 on the wire with FCS).
 pub fn tcp_frame(src: u32, sport: u16, flags: u8, id: u16) -> [u8; 60] {
+    const L3: usize = ethernet::HEADER_LEN;
+    const L4: usize = L3 + ipv4::MIN_HEADER_LEN;
+    const END: usize = L4 + tcp::MIN_HEADER_LEN;
     let mut f = [0u8; 60];
-    f[0..6].copy_from_slice(&DST_MAC);
-    f[6..12].copy_from_slice(&SRC_MAC);
-    f[12] = 0x08;
-    let ip = &mut f[14..34];
-    ip[0] = 0x45;
-    ip[2..4].copy_from_slice(&40u16.to_be_bytes());
-    ip[4..6].copy_from_slice(&id.to_be_bytes());
-    ip[6] = 0x40; // DF
-    ip[8] = 64;
-    ip[9] = 6;
-    ip[12..16].copy_from_slice(&src.to_be_bytes());
-    ip[16..20].copy_from_slice(&VIP.to_be_bytes());
-    let c = checksum::checksum(ip);
-    ip[10..12].copy_from_slice(&c.to_be_bytes());
-    let tcp = &mut f[34..54];
-    tcp[0..2].copy_from_slice(&sport.to_be_bytes());
-    tcp[2..4].copy_from_slice(&VPORT.to_be_bytes());
-    tcp[4..8].copy_from_slice(&1000u32.to_be_bytes());
-    tcp[12] = 0x50;
-    tcp[13] = flags;
-    tcp[14..16].copy_from_slice(&65535u16.to_be_bytes());
-    let s = checksum::sum(tcp, checksum::pseudo_header_sum(src, VIP, 6, 20));
-    let c = !checksum::fold(s);
-    tcp[16..18].copy_from_slice(&c.to_be_bytes());
+    let mut eth = ethernet::Frame::new_unchecked(&mut f[..]);
+    eth.set_dst(DST_MAC);
+    eth.set_src(SRC_MAC);
+    eth.set_outer_ethertype(ethernet::ethertype::IPV4);
+    ipv4::Repr {
+        src,
+        dst: VIP,
+        protocol: PROTO_TCP,
+        payload_len: tcp::MIN_HEADER_LEN as u16,
+        ttl: 64,
+        dscp_ecn: 0,
+        ident: id,
+        dont_frag: true,
+    }
+    .emit(&mut ipv4::Packet::new_unchecked(&mut f[L3..END]));
+    let mut tcp = tcp::Packet::new_unchecked(&mut f[L4..END]);
+    tcp.set_src_port(sport);
+    tcp.set_dst_port(VPORT);
+    tcp.set_seq_number(1000);
+    tcp.set_header_len(tcp::MIN_HEADER_LEN);
+    tcp.set_flags(flags);
+    tcp.set_window(65535);
+    tcp.fill_checksum(src, VIP);
     f
 }
 
@@ -89,6 +92,7 @@ pub fn write_pcap(path: &Path, flows: u32, syn_only: bool) -> std::io::Result<u6
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dirigo::net::checksum;
 
     #[test]
     fn flows_are_distinct() {
@@ -147,5 +151,19 @@ mod tests {
             checksum::pseudo_header_sum(0x0a01_0203, VIP, 6, 20),
         );
         assert_eq!(checksum::fold(s), 0xffff);
+    }
+
+    #[test]
+    fn frame_bytes() {
+        // 10.1.2.3:4000 -> VIP:80, SYN, IP ID 7 (checksums computed
+        // independently)
+        const SYN: [u8; 60] = [
+            0x02, 0x70, 0x63, 0x61, 0x70, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x02, //
+            0x08, 0x00, 0x45, 0x00, 0x00, 0x28, 0x00, 0x07, 0x40, 0x00, 0x40, 0x06, //
+            0x09, 0xb9, 0x0a, 0x01, 0x02, 0x03, 0xc0, 0xa8, 0x64, 0x64, 0x0f, 0xa0, //
+            0x00, 0x50, 0x00, 0x00, 0x03, 0xe8, 0x00, 0x00, 0x00, 0x00, 0x50, 0x02, //
+            0xff, 0xff, 0x6a, 0xfa, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        ];
+        assert_eq!(tcp_frame(0x0a01_0203, 4000, 0x02, 7), SYN);
     }
 }

@@ -2,9 +2,13 @@
 //!
 //! Every function takes the frame (a [`PacketBuf`]) and the
 //! [`crate::net::meta::PacketMeta`] classify produced, checks every offset
-//! it touches, and returns the egress port or an [`XmitError`]. Nothing here
-//! allocates. A VLAN tag on the incoming frame is left in place (the egress
-//! side owns VLAN policy).
+//! it touches, and returns the egress port or an [`XmitError`]. Headers are
+//! read and written through the `net::wire` views (their incremental
+//! checksum setters and `ipv4::Repr::emit`), never at raw offsets; the views
+//! are made with `new_unchecked` over sub-slices whose bounds were checked
+//! here against the metadata classify validated. Nothing here allocates. A
+//! VLAN tag on the incoming frame is left in place (the egress side owns
+//! VLAN policy).
 //!
 //! TTL: like IPVS, DR and TUN do not decrement the TTL (the packet is
 //! "delivered locally" and re-sent; the TUN outer TTL copies the inner);
@@ -22,6 +26,7 @@ mod tests;
 
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, NextHop, Resolve};
+use crate::net::wire::ethernet;
 
 /// Why a packet could not be forwarded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,44 +66,9 @@ pub fn next_hop(egress: &impl Egress, dst: u32) -> Result<NextHop, XmitError> {
 /// Write the Ethernet addresses for `nh`.
 #[inline]
 pub fn set_eth(d: &mut [u8], nh: &NextHop) -> Result<(), XmitError> {
-    let h = d.get_mut(0..12).ok_or(XmitError::Malformed)?;
-    h[0..6].copy_from_slice(&nh.dst_mac);
-    h[6..12].copy_from_slice(&nh.src_mac);
-    Ok(())
-}
-
-/// Read a big-endian u16 at `off`.
-#[inline]
-pub fn rd16(d: &[u8], off: usize) -> Result<u16, XmitError> {
-    match d.get(off..off + 2) {
-        Some(b) => Ok(u16::from_be_bytes([b[0], b[1]])),
-        None => Err(XmitError::Malformed),
-    }
-}
-
-/// Write a big-endian u16 at `off`.
-#[inline]
-pub fn wr16(d: &mut [u8], off: usize, v: u16) -> Result<(), XmitError> {
-    let b = d.get_mut(off..off + 2).ok_or(XmitError::Malformed)?;
-    b.copy_from_slice(&v.to_be_bytes());
-    Ok(())
-}
-
-/// Read a big-endian u32 at `off`.
-#[inline]
-pub fn rd32(d: &[u8], off: usize) -> Result<u32, XmitError> {
-    match d.get(off..off + 4) {
-        Some(b) => Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]])),
-        None => Err(XmitError::Malformed),
-    }
-}
-
-/// Write a big-endian u32 at `off`.
-#[inline]
-pub fn wr32(d: &mut [u8], off: usize, v: u32) -> Result<(), XmitError> {
-    let b = d.get_mut(off..off + 4).ok_or(XmitError::Malformed)?;
-    b.copy_from_slice(&v.to_be_bytes());
-    Ok(())
+    ethernet::Frame::new_unchecked(d)
+        .set_addrs(&nh.dst_mac, &nh.src_mac)
+        .map_err(|_| XmitError::Malformed)
 }
 
 /// Drop Ethernet padding beyond the IP packet.

@@ -1,16 +1,11 @@
 //! NAT: rewrite VIP:vport <-> RIP:rport with incremental checksums
 //! (RFC 1624), for TCP/UDP packets and for ICMP errors quoting them.
 
-use super::{next_hop, rd16, rd32, set_eth, wr16, wr32, XmitError};
+use super::{next_hop, set_eth, XmitError};
 use crate::net::buf::PacketBuf;
-use crate::net::checksum::{checksum, update16, update32};
 use crate::net::egress::Egress;
 use crate::net::meta::{PacketMeta, PROTO_TCP, PROTO_UDP};
-
-/// IPv4 source address offset.
-const SRC: usize = 12;
-/// IPv4 destination address offset.
-const DST: usize = 16;
+use crate::net::wire::{icmp, ipv4, tcp, udp};
 
 /// Which side of the packet to rewrite.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,26 +16,38 @@ pub enum Side {
     Src,
 }
 
-/// Decrement the TTL of the IPv4 header at `l3`, updating its checksum.
-fn dec_ttl(d: &mut [u8], l3: usize) -> Result<(), XmitError> {
-    let w = rd16(d, l3 + 8)?;
-    if (w >> 8) <= 1 {
-        return Err(XmitError::TtlExceeded);
+impl Side {
+    /// The side of a packet quoted in an ICMP error about this one: the
+    /// quote travelled the other way.
+    fn quoted(self) -> Side {
+        match self {
+            Side::Dst => Side::Src,
+            Side::Src => Side::Dst,
+        }
     }
-    let nw = w - 0x100;
-    wr16(d, l3 + 8, nw)?;
-    let c = rd16(d, l3 + 10)?;
-    wr16(d, l3 + 10, update16(c, w, nw))
 }
 
-/// Replace the address at `l3 + off` and fix the IPv4 header checksum;
-/// returns the old address.
-fn set_addr(d: &mut [u8], l3: usize, off: usize, new: u32) -> Result<u32, XmitError> {
-    let old = rd32(d, l3 + off)?;
-    wr32(d, l3 + off, new)?;
-    let c = rd16(d, l3 + 10)?;
-    wr16(d, l3 + 10, update32(c, old, new))?;
-    Ok(old)
+/// Decrement the TTL of `ip` and set its `side` address to `addr`, keeping
+/// the header checksum right; returns the old address.
+/// [`XmitError::TtlExceeded`] (nothing written) when the TTL is 1 or 0.
+#[inline]
+fn route_ip(ip: &mut ipv4::Packet<&mut [u8]>, side: Side, addr: u32) -> Result<u32, XmitError> {
+    let ttl = ip.ttl();
+    if ttl <= 1 {
+        return Err(XmitError::TtlExceeded);
+    }
+    ip.set_ttl_update_checksum(ttl - 1);
+    Ok(set_addr(ip, side, addr))
+}
+
+/// Set the `side` address of `ip` to `addr`, keeping the header checksum
+/// right; returns the old address.
+#[inline]
+fn set_addr(ip: &mut ipv4::Packet<&mut [u8]>, side: Side, addr: u32) -> u32 {
+    match side {
+        Side::Dst => ip.set_dst_update_checksum(addr),
+        Side::Src => ip.set_src_update_checksum(addr),
+    }
 }
 
 /// Rewrite one side of a TCP/UDP packet in place: address, port, IP and
@@ -61,33 +68,33 @@ pub fn nat<B: PacketBuf>(
     let nh = next_hop(egress, route_to)?;
     let l3 = meta.l3_off as usize;
     let l4 = meta.l4_off as usize;
-    let csum_off = match meta.key.proto {
-        PROTO_TCP => l4 + 16,
-        PROTO_UDP => l4 + 6,
+    let proto = meta.key.proto;
+    // the L4 header up to its checksum must be there
+    let l4_len = match proto {
+        PROTO_TCP => tcp::field::CHECKSUM.end,
+        PROTO_UDP => udp::field::CHECKSUM.end,
         _ => return Err(XmitError::Malformed),
     };
     let d = buf.data_mut();
-    if d.len() < csum_off + 2 || l4 < l3 + 20 {
+    if d.len() < l4 + l4_len || l4 < l3 + ipv4::MIN_HEADER_LEN {
         return Err(XmitError::Malformed);
     }
-    if d[l3 + 8] <= 1 {
-        return Err(XmitError::TtlExceeded);
-    }
-    let (aoff, poff) = match side {
-        Side::Dst => (DST, 2),
-        Side::Src => (SRC, 0),
-    };
-    dec_ttl(d, l3)?;
-    let old_addr = set_addr(d, l3, aoff, addr)?;
-    let old_port = rd16(d, l4 + poff)?;
-    wr16(d, l4 + poff, port)?;
-    let c = rd16(d, csum_off)?;
-    if !(meta.key.proto == PROTO_UDP && c == 0) {
-        let mut n = update16(update32(c, old_addr, addr), old_port, port);
-        if meta.key.proto == PROTO_UDP && n == 0 {
-            n = 0xffff;
+    let ip = d.get_mut(l3..l4).ok_or(XmitError::Malformed)?;
+    let old_addr = route_ip(&mut ipv4::Packet::new_unchecked(ip), side, addr)?;
+    let seg = d.get_mut(l4..).ok_or(XmitError::Malformed)?;
+    match (proto, side) {
+        (PROTO_TCP, Side::Dst) => {
+            tcp::Packet::new_unchecked(seg).set_dst_port_update_checksum(port, old_addr, addr)
         }
-        wr16(d, csum_off, n)?;
+        (PROTO_TCP, Side::Src) => {
+            tcp::Packet::new_unchecked(seg).set_src_port_update_checksum(port, old_addr, addr)
+        }
+        (_, Side::Dst) => {
+            udp::Packet::new_unchecked(seg).set_dst_port_update_checksum(port, old_addr, addr)
+        }
+        (_, Side::Src) => {
+            udp::Packet::new_unchecked(seg).set_src_port_update_checksum(port, old_addr, addr)
+        }
     }
     set_eth(d, &nh)?;
     Ok(nh.port)
@@ -119,34 +126,38 @@ pub fn nat_icmp<B: PacketBuf>(
     let il3 = q.inner_l3_off as usize;
     let il4 = q.inner_l4_off as usize;
     let end = l3 + meta.ip_len as usize;
-    if l4 < l3 + 20 || il3 < l4 + 8 || il4 < il3 + 20 || il4 + 4 > end || buf.len() < end {
+    // the quote holds at least the two ports
+    if l4 < l3 + ipv4::MIN_HEADER_LEN
+        || il3 < l4 + icmp::HEADER_LEN
+        || il4 < il3 + ipv4::MIN_HEADER_LEN
+        || il4 + udp::field::DST_PORT.end > end
+        || buf.len() < end
+    {
         return Err(XmitError::Malformed);
     }
     let route_to = match side {
         Side::Dst => addr,
-        Side::Src => rd32(buf.data(), l3 + DST)?,
+        Side::Src => {
+            let ip = buf.data().get(l3..l4).ok_or(XmitError::Malformed)?;
+            ipv4::Packet::new_unchecked(ip).dst()
+        }
     };
     let nh = next_hop(egress, route_to)?;
     let d = buf.data_mut();
-    if d[l3 + 8] <= 1 {
-        return Err(XmitError::TtlExceeded);
+    let ip = d.get_mut(l3..l4).ok_or(XmitError::Malformed)?;
+    route_ip(&mut ipv4::Packet::new_unchecked(ip), side, addr)?;
+    let inner = d.get_mut(il3..il4).ok_or(XmitError::Malformed)?;
+    set_addr(&mut ipv4::Packet::new_unchecked(inner), side.quoted(), addr);
+    // TCP and UDP ports sit at the same place; the quoted checksum is left
+    let ports = d.get_mut(il4..end).ok_or(XmitError::Malformed)?;
+    match (q.inner_key.proto, side.quoted()) {
+        (PROTO_TCP, Side::Dst) => tcp::Packet::new_unchecked(ports).set_dst_port(port),
+        (PROTO_TCP, Side::Src) => tcp::Packet::new_unchecked(ports).set_src_port(port),
+        (_, Side::Dst) => udp::Packet::new_unchecked(ports).set_dst_port(port),
+        (_, Side::Src) => udp::Packet::new_unchecked(ports).set_src_port(port),
     }
-    dec_ttl(d, l3)?;
-    match side {
-        Side::Dst => {
-            set_addr(d, l3, DST, addr)?;
-            set_addr(d, il3, SRC, addr)?;
-            wr16(d, il4, port)?;
-        }
-        Side::Src => {
-            set_addr(d, l3, SRC, addr)?;
-            set_addr(d, il3, DST, addr)?;
-            wr16(d, il4 + 2, port)?;
-        }
-    }
-    wr16(d, l4 + 2, 0)?;
-    let c = checksum(d.get(l4..end).ok_or(XmitError::Malformed)?);
-    wr16(d, l4 + 2, c)?;
+    let msg = d.get_mut(l4..end).ok_or(XmitError::Malformed)?;
+    icmp::Packet::new_unchecked(msg).fill_checksum();
     set_eth(d, &nh)?;
     Ok(nh.port)
 }

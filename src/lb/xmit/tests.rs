@@ -105,120 +105,64 @@ fn frag_needed_in_place() {
     verify(b.data());
 }
 
+/// `nat` with the fake egress on a copy of frame `f`: the result and the
+/// frame after it.
+fn run_nat(
+    f: &[u8],
+    side: Side,
+    addr: [u8; 4],
+    port: u16,
+    route_to: [u8; 4],
+) -> (Result<u16, XmitError>, Vec<u8>) {
+    let m = crate::lb::testutil::meta_of(f);
+    let mut b = VecBuf::new(f);
+    let eg = FakeEgress::default();
+    let r = nat(&mut b, &m, side, ip(addr), port, ip(route_to), &eg);
+    (r, b.to_vec())
+}
+
 #[test]
 fn nat_request_and_reply_tcp() {
     let f = tcp_frame(CLIENT, 40000, VIP, 80, ACK | PSH, b"GET /", 64, true);
-    let m = crate::lb::testutil::meta_of(&f);
-    let mut b = VecBuf::new(&f);
-    let port = nat(
-        &mut b,
-        &m,
-        Side::Dst,
-        ip(RIP),
-        8080,
-        ip(RIP),
-        &FakeEgress::default(),
-    )
-    .unwrap();
-    assert_eq!(port, 1);
-    let want = with_eth(
-        tcp_frame(CLIENT, 40000, RIP, 8080, ACK | PSH, b"GET /", 63, true),
-        mac_of(RIP),
-        OUR_MAC,
-    );
-    assert_eq!(b.to_vec(), want);
-    verify(b.data());
+    let (port, out) = run_nat(&f, Side::Dst, RIP, 8080, RIP);
+    assert_eq!(port, Ok(1));
+    let request = tcp_frame(CLIENT, 40000, RIP, 8080, ACK | PSH, b"GET /", 63, true);
+    assert_eq!(out, with_eth(request, mac_of(RIP), OUR_MAC));
+    verify(&out);
 
     let r = tcp_frame(RIP, 8080, CLIENT, 40000, ACK, b"200 OK", 64, true);
-    let m = crate::lb::testutil::meta_of(&r);
-    let mut b = VecBuf::new(&r);
-    let port = nat(
-        &mut b,
-        &m,
-        Side::Src,
-        ip(VIP),
-        80,
-        ip(CLIENT),
-        &FakeEgress::default(),
-    )
-    .unwrap();
-    assert_eq!(port, 0);
-    let want = with_eth(
-        tcp_frame(VIP, 80, CLIENT, 40000, ACK, b"200 OK", 63, true),
-        GW_MAC,
-        OUR_MAC,
-    );
-    assert_eq!(b.to_vec(), want);
-    verify(b.data());
+    let (port, out) = run_nat(&r, Side::Src, VIP, 80, CLIENT);
+    assert_eq!(port, Ok(0));
+    let reply = tcp_frame(VIP, 80, CLIENT, 40000, ACK, b"200 OK", 63, true);
+    assert_eq!(out, with_eth(reply, GW_MAC, OUR_MAC));
+    verify(&out);
 }
 
 #[test]
 fn nat_udp_checksum_and_zero() {
     let f = udp_frame(CLIENT, 5353, VIP, 53, b"query");
-    let m = crate::lb::testutil::meta_of(&f);
-    let mut b = VecBuf::new(&f);
-    nat(
-        &mut b,
-        &m,
-        Side::Dst,
-        ip(RIP),
-        53,
-        ip(RIP),
-        &FakeEgress::default(),
-    )
-    .unwrap();
-    let mut want = with_eth(
-        udp_frame(CLIENT, 5353, RIP, 53, b"query"),
-        mac_of(RIP),
-        OUR_MAC,
-    );
+    let (port, out) = run_nat(&f, Side::Dst, RIP, 53, RIP);
+    assert_eq!(port, Ok(1));
     // udp_frame uses TTL 64; NAT decrements it
-    want[22] = 63;
-    let c = crate::net::checksum::checksum(&{
-        let mut h = want[14..34].to_vec();
-        h[10] = 0;
-        h[11] = 0;
-        h
-    });
-    want[24..26].copy_from_slice(&c.to_be_bytes());
-    assert_eq!(b.to_vec(), want);
-    verify(b.data());
+    let want = udp_frame(CLIENT, 5353, RIP, 53, b"query");
+    assert_eq!(out, with_eth(ttl_minus_one(want), mac_of(RIP), OUR_MAC));
+    verify(&out);
 
     let mut z = udp_frame(CLIENT, 5353, VIP, 53, b"query");
     z[40] = 0;
     z[41] = 0;
-    let m = crate::lb::testutil::meta_of(&z);
-    let mut b = VecBuf::new(&z);
-    nat(
-        &mut b,
-        &m,
-        Side::Dst,
-        ip(RIP),
-        53,
-        ip(RIP),
-        &FakeEgress::default(),
-    )
-    .unwrap();
-    assert_eq!(&b.data()[40..42], &[0, 0], "zero UDP checksum stays zero");
-    verify(b.data());
+    let (port, out) = run_nat(&z, Side::Dst, RIP, 53, RIP);
+    assert_eq!(port, Ok(1));
+    assert_eq!(&out[40..42], &[0, 0], "zero UDP checksum stays zero");
+    verify(&out);
 }
 
 #[test]
 fn nat_ttl_and_route_errors() {
     let f = tcp_frame(CLIENT, 40000, VIP, 80, ACK, b"", 1, false);
-    let m = crate::lb::testutil::meta_of(&f);
-    let mut b = VecBuf::new(&f);
-    let e = nat(
-        &mut b,
-        &m,
-        Side::Dst,
-        ip(RIP),
-        80,
-        ip(RIP),
-        &FakeEgress::default(),
-    );
+    let (e, out) = run_nat(&f, Side::Dst, RIP, 80, RIP);
     assert_eq!(e, Err(XmitError::TtlExceeded));
-    assert_eq!(b.to_vec(), f);
+    assert_eq!(out, f);
     let eg = FakeEgress {
         unresolved: vec![ip(RIP)],
         noroute: vec![ip(RIP2)],
@@ -285,6 +229,29 @@ fn nat_icmp_both_directions() {
 }
 
 #[test]
+fn nat_icmp_quoting_udp() {
+    // RS-side: the RS reports about a client -> RIP:5300 datagram
+    let req = udp_frame(CLIENT, 5353, RIP, 5300, b"query");
+    let f = icmp_error(RIP, CLIENT, 3, 3, [0; 4], &req[14..14 + 28]);
+    let m = crate::lb::testutil::meta_of(&f);
+    let mut b = VecBuf::new(&f);
+    let port = nat_icmp(&mut b, &m, Side::Src, ip(VIP), 53, &FakeEgress::default()).unwrap();
+    assert_eq!(port, 0);
+    // quoted destination VIP:53 with a right IP checksum; the quoted UDP
+    // checksum (inside the 8 quoted bytes) is left as it was, like IPVS
+    let mut translated = udp_frame(CLIENT, 5353, VIP, 53, b"query");
+    translated[40..42].copy_from_slice(&req[40..42]);
+    let quote = &translated[14..14 + 28];
+    let want = with_eth(
+        ttl_minus_one(icmp_error(VIP, CLIENT, 3, 3, [0; 4], quote)),
+        GW_MAC,
+        OUR_MAC,
+    );
+    assert_eq!(b.to_vec(), want);
+    verify(b.data());
+}
+
+#[test]
 fn token_bucket() {
     let mut t = TokenBucket::new(10, 2);
     assert!(t.allow(1_000_000_000));
@@ -293,6 +260,98 @@ fn token_bucket() {
     assert!(!t.allow(1_050_000_000));
     assert!(t.allow(1_100_000_000));
     assert!(!t.allow(1_100_000_000));
+}
+
+#[test]
+fn token_bucket_burst_refill_and_clock_edges() {
+    const S: u64 = 1_000_000_000;
+    let mut t = TokenBucket::new(10, 3);
+    // starts with a full burst
+    assert!(t.allow(0) && t.allow(0) && t.allow(0));
+    assert!(!t.allow(0));
+    // one token per 100 ms
+    assert!(!t.allow(S / 10 - 1));
+    assert!(t.allow(S / 10));
+    assert!(!t.allow(S / 10));
+    // a long pause refills only up to the burst
+    let later = 1_000 * S;
+    assert_eq!((0..10).filter(|_| t.allow(later)).count(), 3);
+    // time going backwards neither panics nor refills
+    assert!(!t.allow(5));
+    // 1000 calls over 1 s at 10/s with a burst of 3 allow exactly 3 + 10
+    let mut t = TokenBucket::new(10, 3);
+    let n = (0..=1000u64).filter(|i| t.allow(i * S / 1000)).count();
+    assert_eq!(n, 13);
+    // extreme settings neither overflow nor panic: a rate above 1e9/s is
+    // unlimited, 0 is taken as 1/s with a burst of 1
+    let mut t = TokenBucket::new(u32::MAX, u32::MAX);
+    assert!(t.allow(u64::MAX) && t.allow(u64::MAX));
+    let mut t = TokenBucket::new(0, 0);
+    assert!(t.allow(S));
+    assert!(!t.allow(S));
+    assert!(t.allow(2 * S));
+}
+
+#[test]
+fn frag_needed_behind_a_vlan_tag_quotes_what_classify_reads() {
+    use crate::net::classify::{classify, Classified};
+    use etherparse::{PacketBuilder, VlanId};
+    let mut f = Vec::new();
+    PacketBuilder::ethernet2(CLIENT_MAC, OUR_MAC)
+        .single_vlan(VlanId::try_new(9).unwrap())
+        .ipv4(CLIENT, VIP, 50)
+        .tcp(40000, 80, 1, 1000)
+        .write(&mut f, &[0x5a; 1460])
+        .unwrap();
+    let Classified::Ipv4(m) = classify(&f, 0) else {
+        panic!("not classified")
+    };
+    assert_eq!(m.l3_off, 18);
+    let mut b = VecBuf::new(&f);
+    let mut id = 7;
+    let port = icmp::frag_needed(&mut b, &m, 1480, &FakeEgress::default(), &mut id).unwrap();
+    assert_eq!((port, id), (0, 8));
+    let out = b.to_vec();
+    // Ethernet (tag kept) + IPv4 + ICMP + the quoted IP header and 8 bytes
+    assert_eq!(out.len(), 18 + 20 + 8 + 28);
+    assert_eq!(&out[..12], &[GW_MAC, OUR_MAC].concat()[..]);
+    assert_eq!(&out[12..18], &f[12..18]);
+    assert_eq!(&out[46..], &f[18..46]);
+    verify(&out);
+    // classify reads the error and the connection it quotes
+    let Classified::Ipv4(e) = classify(&out, 0) else {
+        panic!("error not classified")
+    };
+    assert_eq!((e.key.src, e.key.dst), (ip(VIP), ip(CLIENT)));
+    let q = e.icmp.expect("a quote");
+    assert_eq!((q.icmp_type, q.code), (3, 4));
+    assert_eq!(q.inner_key, m.key);
+    assert_eq!(q.inner_l3_off, 46);
+}
+
+#[test]
+fn frag_needed_errors_leave_the_frame() {
+    let f = tcp_frame(CLIENT, 40000, VIP, 80, ACK, b"", 64, true);
+    let m = crate::lb::testutil::meta_of(&f);
+    let eg = FakeEgress::default();
+    let mut id = 0;
+    // a 54-byte frame grows to 70: no tailroom
+    let mut b = VecBuf::with_room(&f, 128, 0);
+    let e = icmp::frag_needed(&mut b, &m, 1480, &eg, &mut id);
+    assert_eq!(e, Err(XmitError::NoRoom));
+    assert_eq!(b.to_vec(), f);
+    // metadata that does not fit the frame
+    let mut bad = m;
+    bad.l4_off = bad.l3_off + 10;
+    let mut b = VecBuf::new(&f);
+    let e = icmp::frag_needed(&mut b, &bad, 1480, &eg, &mut id);
+    assert_eq!(e, Err(XmitError::Malformed));
+    let mut bad = m;
+    bad.ip_len = 27;
+    let e = icmp::frag_needed(&mut b, &bad, 1480, &eg, &mut id);
+    assert_eq!(e, Err(XmitError::Malformed));
+    assert_eq!(b.to_vec(), f);
+    assert_eq!(id, 0, "no ID spent");
 }
 
 /// Decrement the TTL of the frame's IPv4 header and recompute its checksum

@@ -1,13 +1,13 @@
 //! IPIP tunnelling: prepend an outer IPv4 header toward the real server.
 
-use super::{next_hop, set_eth, trim_padding, wr16, wr32, XmitError};
+use super::{next_hop, set_eth, trim_padding, XmitError};
 use crate::net::buf::PacketBuf;
-use crate::net::checksum::checksum;
 use crate::net::egress::Egress;
 use crate::net::meta::{PacketMeta, PROTO_IPIP};
+use crate::net::wire::{ethernet, ipv4};
 
 /// Outer header length (no options).
-pub const OUTER_LEN: usize = 20;
+pub const OUTER_LEN: usize = ipv4::Repr::HEADER_LEN;
 
 /// Encapsulate the IP packet described by `meta` toward `rip`.
 ///
@@ -38,36 +38,36 @@ pub fn tun<B: PacketBuf>(
             XmitError::TooBig
         });
     }
-    let total = u16::try_from(inner_len + OUTER_LEN).map_err(|_| XmitError::TooBig)?;
-    if l3 < 14 || buf.len() < l3 + inner_len || inner_len < 20 {
+    // the outer total length must fit in 16 bits (the MTU check implies it)
+    if meta.ip_len.checked_add(OUTER_LEN as u16).is_none() {
+        return Err(XmitError::TooBig);
+    }
+    if l3 < ethernet::HEADER_LEN || buf.len() < l3 + inner_len || inner_len < ipv4::MIN_HEADER_LEN {
         return Err(XmitError::Malformed);
     }
-    let (tos, ttl, df) = {
-        let d = buf.data();
-        (d[l3 + 1], d[l3 + 8], d[l3 + 6] & 0x40)
-    };
+    let inner = buf.data().get(l3..).ok_or(XmitError::Malformed)?;
+    let inner = ipv4::Packet::new_unchecked(inner);
+    let (dscp_ecn, ttl, dont_frag) = (inner.dscp_ecn(), inner.ttl(), inner.dont_frag());
     trim_padding(buf, l3, inner_len)?;
     if !buf.prepend(OUTER_LEN) {
         return Err(XmitError::NoRoom);
     }
     let d = buf.data_mut();
     d.copy_within(OUTER_LEN..OUTER_LEN + l3, 0);
-    let id = *ip_id;
-    *ip_id = id.wrapping_add(1);
-    let h = d.get_mut(l3..l3 + OUTER_LEN).ok_or(XmitError::Malformed)?;
-    h[0] = 0x45;
-    h[1] = tos;
-    wr16(h, 2, total)?;
-    wr16(h, 4, id)?;
-    h[6] = df;
-    h[7] = 0;
-    h[8] = ttl;
-    h[9] = PROTO_IPIP;
-    wr16(h, 10, 0)?;
-    wr32(h, 12, tunnel_src.unwrap_or(nh.src_ip))?;
-    wr32(h, 16, rip)?;
-    let c = checksum(h);
-    wr16(h, 10, c)?;
+    let ident = *ip_id;
+    *ip_id = ident.wrapping_add(1);
+    let outer = d.get_mut(l3..l3 + OUTER_LEN).ok_or(XmitError::Malformed)?;
+    ipv4::Repr {
+        src: tunnel_src.unwrap_or(nh.src_ip),
+        dst: rip,
+        protocol: PROTO_IPIP,
+        payload_len: meta.ip_len,
+        ttl,
+        dscp_ecn,
+        ident,
+        dont_frag,
+    }
+    .emit(&mut ipv4::Packet::new_unchecked(outer));
     set_eth(d, &nh)?;
     Ok(nh.port)
 }

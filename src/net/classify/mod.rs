@@ -289,10 +289,14 @@ fn quote(i: &icmp::Packet<&[u8]>, inner_l3_off: usize) -> Option<IcmpQuote> {
     let l4 = q.get(hl..hl + 8)?;
     let proto = ip.protocol();
     let (sport, dport) = match proto {
-        PROTO_TCP | PROTO_UDP => (
-            u16::from_be_bytes([l4[0], l4[1]]),
-            u16::from_be_bytes([l4[2], l4[3]]),
-        ),
+        PROTO_TCP => {
+            let t = tcp::Packet::new_unchecked(l4);
+            (t.src_port(), t.dst_port())
+        }
+        PROTO_UDP => {
+            let u = udp::Packet::new_unchecked(l4);
+            (u.src_port(), u.dst_port())
+        }
         _ => (0, 0),
     };
     Some(IcmpQuote {

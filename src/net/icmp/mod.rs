@@ -1,9 +1,10 @@
-//! ICMP echo responder (in place) and a token-bucket rate limiter for the
-//! ICMP errors dirigo generates.
+//! ICMP echo responder (in place).
+//!
+//! The one ICMP error dirigo generates, "fragmentation needed" for a TUN
+//! packet with DF set, is built by `lb::xmit::icmp::frag_needed` and
+//! rate-limited by the worker's `lb::xmit::TokenBucket`.
 
 use crate::net::addr::OwnAddrs;
-use crate::net::buf::PacketBuf;
-use crate::net::checksum;
 use crate::net::meta::{PacketMeta, PROTO_ICMP};
 use crate::net::wire::{ethernet, icmp, ipv4, mac_is_group};
 
@@ -110,15 +111,9 @@ fn echo_inner(frame: &mut [u8], meta: &PacketMeta, addrs: &OwnAddrs) -> Result<(
 
     // ICMP: type 8 -> 0, incremental checksum over the type/code word.
     let code = msg.code();
-    let old_check = msg.checksum();
     let icmp_bytes = frame.get_mut(l4..l3_end).ok_or(IcmpIgnore::Malformed)?;
-    let mut m = icmp::Packet::new_unchecked(icmp_bytes);
-    m.set_msg_type(icmp::msg_type::ECHO_REPLY);
-    m.set_checksum(checksum::update16(
-        old_check,
-        u16::from_be_bytes([icmp::msg_type::ECHO_REQUEST, code]),
-        u16::from_be_bytes([icmp::msg_type::ECHO_REPLY, code]),
-    ));
+    icmp::Packet::new_unchecked(icmp_bytes)
+        .set_type_code_update_checksum(icmp::msg_type::ECHO_REPLY, code);
 
     let ip_bytes = frame.get_mut(l3..l3_end).ok_or(IcmpIgnore::Malformed)?;
     let mut ip = ipv4::Packet::new_unchecked(ip_bytes);
@@ -129,137 +124,6 @@ fn echo_inner(frame: &mut [u8], meta: &PacketMeta, addrs: &OwnAddrs) -> Result<(
 
     ethernet::Frame::new_unchecked(frame).swap_macs();
     Ok(())
-}
-
-/// Longest ICMP error dirigo emits (IP bytes), per RFC 1812 4.3.2.3.
-pub const ERROR_MAX_IP_LEN: usize = 576;
-/// Bytes an ICMP error adds in front of the quoted packet (IPv4 + ICMP header).
-pub const ERROR_OVERHEAD: usize = ipv4::MIN_HEADER_LEN + icmp::HEADER_LEN;
-
-/// Turn the received packet in `buf` (classified as `meta`) into an ICMP
-/// error about it, in place: 28 bytes are prepended from headroom, the
-/// Ethernet header (and VLAN tag) moves to the front with its MACs swapped,
-/// then a new IPv4 header from `src_ip` to the packet's source (TTL 64,
-/// TOS 0xc0), the ICMP header (`icmp_type`, `code`, the 4 bytes `rest`,
-/// e.g. the next-hop MTU for "fragmentation needed"), and the original IP
-/// packet, trimmed so the error is at most [`ERROR_MAX_IP_LEN`] IP bytes.
-///
-/// Returns false, leaving `buf` unchanged, when the meta does not match
-/// the buffer, headroom is short, or the packet is itself an ICMP error
-/// (never answer an error with an error). Rate limiting
-/// ([`RateLimiter`]) is the caller's. Never allocates.
-pub fn error_in_place<B: PacketBuf + ?Sized>(
-    buf: &mut B,
-    meta: &PacketMeta,
-    icmp_type: u8,
-    code: u8,
-    rest: u32,
-    src_ip: u32,
-) -> bool {
-    let l3 = meta.l3_off as usize;
-    let ip_len = meta.ip_len as usize;
-    {
-        let data = buf.data();
-        let Ok(eth) = ethernet::Frame::new_checked(data) else {
-            return false;
-        };
-        if eth.header_len() != l3 {
-            return false;
-        }
-        let Some(ip_bytes) = data.get(l3..l3 + ip_len) else {
-            return false;
-        };
-        let Ok(ip) = ipv4::Packet::new_checked(ip_bytes) else {
-            return false;
-        };
-        if ip.protocol() == PROTO_ICMP {
-            let t = ip.payload().first().copied().unwrap_or(0);
-            if icmp::msg_type::is_error(t) {
-                return false;
-            }
-        }
-    }
-    if !buf.prepend(ERROR_OVERHEAD) {
-        return false;
-    }
-    let quote_len = ip_len.min(ERROR_MAX_IP_LEN - ERROR_OVERHEAD);
-    let total = ERROR_OVERHEAD + quote_len;
-    // The prepend cannot have moved data: the trim only shortens.
-    let _ = buf.trim_to(l3 + total);
-    let data = buf.data_mut();
-    if data.len() < l3 + total {
-        return false; // unreachable: checked above
-    }
-    data.copy_within(ERROR_OVERHEAD..ERROR_OVERHEAD + l3, 0);
-    let orig_src = ipv4::Packet::new_unchecked(&data[l3 + ERROR_OVERHEAD..]).src();
-    ethernet::Frame::new_unchecked(&mut data[..l3]).swap_macs();
-    let (ip_part, icmp_part) = data[l3..l3 + total].split_at_mut(ipv4::MIN_HEADER_LEN);
-    let mut ip = ipv4::Packet::new_unchecked(ip_part);
-    ip.set_version_and_header_len(ipv4::MIN_HEADER_LEN);
-    ip.set_dscp_ecn(0xc0);
-    ip.set_total_len(total as u16);
-    ip.set_ident(0);
-    ip.set_flags_frag(0);
-    ip.set_ttl(REPLY_TTL);
-    ip.set_protocol(PROTO_ICMP);
-    ip.set_src(src_ip);
-    ip.set_dst(orig_src);
-    ip.fill_checksum();
-    let mut m = icmp::Packet::new_unchecked(icmp_part);
-    m.set_msg_type(icmp_type);
-    m.set_code(code);
-    m.set_rest(rest);
-    m.fill_checksum();
-    true
-}
-
-/// A token bucket: `rate` tokens per second, holding at most `burst`.
-/// Time is the caller's monotonic clock in nanoseconds; no allocation,
-/// integer arithmetic only.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RateLimiter {
-    /// Tokens added per second.
-    rate: u64,
-    /// Capacity in nano-tokens (`burst * 1e9`).
-    cap: u64,
-    /// Current fill in nano-tokens (1 token = 1e9).
-    level: u64,
-    /// Time of the last refill.
-    last_ns: u64,
-}
-
-const NANO: u64 = 1_000_000_000;
-
-impl RateLimiter {
-    /// A bucket allowing `rate_per_sec` on average and bursts of `burst`;
-    /// it starts full.
-    pub fn new(rate_per_sec: u32, burst: u32) -> Self {
-        let cap = burst as u64 * NANO;
-        RateLimiter {
-            rate: rate_per_sec as u64,
-            cap,
-            level: cap,
-            last_ns: 0,
-        }
-    }
-
-    /// Take one token if there is one at `now_ns`.
-    pub fn allow(&mut self, now_ns: u64) -> bool {
-        let elapsed = now_ns.saturating_sub(self.last_ns);
-        if now_ns > self.last_ns {
-            self.last_ns = now_ns;
-        }
-        self.level = self
-            .level
-            .saturating_add(elapsed.saturating_mul(self.rate))
-            .min(self.cap);
-        if self.level >= NANO {
-            self.level -= NANO;
-            true
-        } else {
-            false
-        }
-    }
 }
 
 #[cfg(test)]

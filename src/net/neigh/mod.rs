@@ -2,8 +2,8 @@
 //! snapshot workers read.
 //!
 //! **Clock:** every method takes `now_ns`, a monotonic time in nanoseconds
-//! injected by the caller (the same unit as [`crate::net::icmp::RateLimiter`]),
-//! so aging is testable without sleeping.
+//! injected by the caller (the unit of every clock in dirigo's core), so
+//! aging is testable without sleeping.
 //!
 //! Life of an entry:
 //! * `resolve(ip)` on an unknown IP creates an **Incomplete** entry and says

@@ -1,6 +1,6 @@
 //! ARP for Ethernet/IPv4 (RFC 826), 28 bytes.
 
-use super::{be16, be32, mac_at, put16, put32, put_mac, WireError};
+use super::{get, set, WireError};
 
 /// Byte ranges of the ARP packet.
 pub mod field {
@@ -32,27 +32,15 @@ pub const OP_REQUEST: u16 = 1;
 /// Operation: reply.
 pub const OP_REPLY: u16 = 2;
 
-/// A view of an ARP packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Packet<T> {
-    buffer: T,
-}
+view!(
+    /// A view of an ARP packet.
+    Packet,
+    check
+);
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wrap without checks.
-    pub fn new_unchecked(buffer: T) -> Self {
-        Packet { buffer }
-    }
-
-    /// Wrap after checking length (28 bytes) and that the packet is
-    /// Ethernet/IPv4 (htype 1, ptype 0x0800, hlen 6, plen 4).
-    pub fn new_checked(buffer: T) -> Result<Self, WireError> {
-        let p = Packet { buffer };
-        p.check()?;
-        Ok(p)
-    }
-
-    /// The checks `new_checked` makes.
+    /// The checks `new_checked` makes: length (28 bytes) and that the
+    /// packet is Ethernet/IPv4 (htype 1, ptype 0x0800, hlen 6, plen 4).
     pub fn check(&self) -> Result<(), WireError> {
         let b = self.buffer.as_ref();
         if b.len() < PACKET_LEN {
@@ -60,81 +48,46 @@ impl<T: AsRef<[u8]>> Packet<T> {
         }
         if self.hardware_type() != 1
             || self.protocol_type() != 0x0800
-            || b[field::HLEN] != 6
-            || b[field::PLEN] != 4
+            || get::<u8>(b, field::HLEN) != 6
+            || get::<u8>(b, field::PLEN) != 4
         {
             return Err(WireError::Unsupported);
         }
         Ok(())
     }
 
-    /// The wrapped buffer.
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
     /// Hardware type.
     pub fn hardware_type(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::HTYPE.start)
+        get::<u16>(self.buffer.as_ref(), field::HTYPE)
     }
     /// Protocol type.
     pub fn protocol_type(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::PTYPE.start)
+        get::<u16>(self.buffer.as_ref(), field::PTYPE)
     }
+}
+
+accessors! {
+    Packet;
     /// Operation.
-    pub fn operation(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::OPER.start)
-    }
+    operation, set_operation: u16 = field::OPER;
     /// Sender MAC.
-    pub fn sender_mac(&self) -> [u8; 6] {
-        mac_at(self.buffer.as_ref(), field::SHA.start)
-    }
+    sender_mac, set_sender_mac: [u8; 6] = field::SHA;
     /// Sender IPv4 (host order).
-    pub fn sender_ip(&self) -> u32 {
-        be32(self.buffer.as_ref(), field::SPA.start)
-    }
+    sender_ip, set_sender_ip: u32 = field::SPA;
     /// Target MAC.
-    pub fn target_mac(&self) -> [u8; 6] {
-        mac_at(self.buffer.as_ref(), field::THA.start)
-    }
+    target_mac, set_target_mac: [u8; 6] = field::THA;
     /// Target IPv4 (host order).
-    pub fn target_ip(&self) -> u32 {
-        be32(self.buffer.as_ref(), field::TPA.start)
-    }
+    target_ip, set_target_ip: u32 = field::TPA;
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     /// Write the fixed Ethernet/IPv4 fields (htype, ptype, hlen, plen).
     pub fn set_ethernet_ipv4(&mut self) {
         let b = self.buffer.as_mut();
-        put16(b, field::HTYPE.start, 1);
-        put16(b, field::PTYPE.start, 0x0800);
-        if let Some(x) = b.get_mut(field::HLEN) {
-            *x = 6;
-        }
-        if let Some(x) = b.get_mut(field::PLEN) {
-            *x = 4;
-        }
-    }
-    /// Set the operation.
-    pub fn set_operation(&mut self, op: u16) {
-        put16(self.buffer.as_mut(), field::OPER.start, op)
-    }
-    /// Set the sender MAC.
-    pub fn set_sender_mac(&mut self, m: [u8; 6]) {
-        put_mac(self.buffer.as_mut(), field::SHA.start, m)
-    }
-    /// Set the sender IPv4 (host order).
-    pub fn set_sender_ip(&mut self, ip: u32) {
-        put32(self.buffer.as_mut(), field::SPA.start, ip)
-    }
-    /// Set the target MAC.
-    pub fn set_target_mac(&mut self, m: [u8; 6]) {
-        put_mac(self.buffer.as_mut(), field::THA.start, m)
-    }
-    /// Set the target IPv4 (host order).
-    pub fn set_target_ip(&mut self, ip: u32) {
-        put32(self.buffer.as_mut(), field::TPA.start, ip)
+        set::<u16>(b, field::HTYPE, 1);
+        set::<u16>(b, field::PTYPE, 0x0800);
+        set::<u8>(b, field::HLEN, 6);
+        set::<u8>(b, field::PLEN, 4);
     }
 }
 

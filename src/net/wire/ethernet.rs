@@ -1,6 +1,6 @@
 //! Ethernet II header with at most one 802.1Q tag.
 
-use super::{be16, mac_at, put16, put_mac, WireError};
+use super::{get, set, WireError};
 
 /// Byte ranges of the Ethernet header.
 pub mod field {
@@ -36,53 +36,21 @@ pub mod ethertype {
     pub const IPV6: u16 = 0x86dd;
 }
 
-/// A view of an Ethernet frame.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Frame<T> {
-    buffer: T,
-}
+view!(
+    /// A view of an Ethernet frame.
+    Frame,
+    check_len
+);
 
 impl<T: AsRef<[u8]>> Frame<T> {
-    /// Wrap without checks (accessors return zeros on a short buffer).
-    pub fn new_unchecked(buffer: T) -> Self {
-        Frame { buffer }
-    }
-
-    /// Wrap after checking the buffer holds the whole header (including the
-    /// 802.1Q tag when the TPID says there is one).
-    pub fn new_checked(buffer: T) -> Result<Self, WireError> {
-        let f = Frame { buffer };
-        f.check_len()?;
-        Ok(f)
-    }
-
-    /// Check the lengths `new_checked` checks.
+    /// The check `new_checked` makes: the buffer holds the whole header
+    /// (including the 802.1Q tag when the TPID says there is one).
     pub fn check_len(&self) -> Result<(), WireError> {
         let len = self.buffer.as_ref().len();
         if len < HEADER_LEN || len < self.header_len() {
             return Err(WireError::Truncated);
         }
         Ok(())
-    }
-
-    /// The wrapped buffer.
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
-    /// Destination MAC.
-    pub fn dst(&self) -> [u8; 6] {
-        mac_at(self.buffer.as_ref(), field::DST.start)
-    }
-
-    /// Source MAC.
-    pub fn src(&self) -> [u8; 6] {
-        mac_at(self.buffer.as_ref(), field::SRC.start)
-    }
-
-    /// The EtherType at offset 12 (0x8100 for a tagged frame).
-    pub fn outer_ethertype(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::ETHERTYPE.start)
     }
 
     /// True when the frame carries one 802.1Q tag.
@@ -93,7 +61,7 @@ impl<T: AsRef<[u8]>> Frame<T> {
     /// The VLAN id (12 bits) of the tag, if tagged.
     pub fn vlan(&self) -> Option<u16> {
         if self.is_tagged() {
-            Some(be16(self.buffer.as_ref(), field::VLAN_TCI.start) & 0x0fff)
+            Some(get::<u16>(self.buffer.as_ref(), field::VLAN_TCI) & 0x0fff)
         } else {
             None
         }
@@ -102,7 +70,7 @@ impl<T: AsRef<[u8]>> Frame<T> {
     /// The EtherType of the payload (behind the tag if tagged).
     pub fn ethertype(&self) -> u16 {
         if self.is_tagged() {
-            be16(self.buffer.as_ref(), field::VLAN_ETHERTYPE.start)
+            get::<u16>(self.buffer.as_ref(), field::VLAN_ETHERTYPE)
         } else {
             self.outer_ethertype()
         }
@@ -123,29 +91,39 @@ impl<T: AsRef<[u8]>> Frame<T> {
     }
 }
 
+accessors! {
+    Frame;
+    /// Destination MAC.
+    dst, set_dst: [u8; 6] = field::DST;
+    /// Source MAC.
+    src, set_src: [u8; 6] = field::SRC;
+    /// The EtherType at offset 12 (0x8100 for a tagged frame; the TPID
+    /// when tagging).
+    outer_ethertype, set_outer_ethertype: u16 = field::ETHERTYPE;
+}
+
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Frame<T> {
-    /// Set the destination MAC.
-    pub fn set_dst(&mut self, m: [u8; 6]) {
-        put_mac(self.buffer.as_mut(), field::DST.start, m)
-    }
-
-    /// Set the source MAC.
-    pub fn set_src(&mut self, m: [u8; 6]) {
-        put_mac(self.buffer.as_mut(), field::SRC.start, m)
-    }
-
-    /// Set the EtherType at offset 12 (the TPID when tagging).
-    pub fn set_outer_ethertype(&mut self, t: u16) {
-        put16(self.buffer.as_mut(), field::ETHERTYPE.start, t)
-    }
-
     /// Set the payload EtherType (the inner one when tagged).
     pub fn set_ethertype(&mut self, t: u16) {
         if self.is_tagged() {
-            put16(self.buffer.as_mut(), field::VLAN_ETHERTYPE.start, t)
+            set::<u16>(self.buffer.as_mut(), field::VLAN_ETHERTYPE, t)
         } else {
             self.set_outer_ethertype(t)
         }
+    }
+
+    /// Set both MAC addresses at once (a forwarded frame's next hop);
+    /// [`WireError::Truncated`], writing nothing, when the buffer is
+    /// shorter than the two addresses.
+    #[inline]
+    pub fn set_addrs(&mut self, dst: &[u8; 6], src: &[u8; 6]) -> Result<(), WireError> {
+        let b = self.buffer.as_mut();
+        let h = b.get_mut(..field::SRC.end).ok_or(WireError::Truncated)?;
+        // copied from the caller's memory, not passed as 48-bit values
+        let (d, s) = h.split_at_mut(field::SRC.start);
+        d.copy_from_slice(dst);
+        s.copy_from_slice(src);
+        Ok(())
     }
 
     /// Swap source and destination MACs.
@@ -238,5 +216,20 @@ mod tests {
         let (v, _) = SingleVlanHeader::from_slice(rest).unwrap();
         assert_eq!(v.vlan_id, VlanId::try_new(f.vlan().unwrap()).unwrap());
         assert_eq!(v.ether_type.0, f.ethertype());
+    }
+
+    #[test]
+    fn set_addrs() {
+        let mut b = UNTAGGED;
+        let mut f = Frame::new_unchecked(&mut b[..]);
+        assert_eq!(f.set_addrs(&[0x0a; 6], &[0x0b; 6]), Ok(()));
+        assert_eq!(
+            b,
+            [10, 10, 10, 10, 10, 10, 11, 11, 11, 11, 11, 11, 0x08, 0x00, 0xaa, 0xbb]
+        );
+        let mut s = [0u8; 11];
+        let mut f = Frame::new_unchecked(&mut s[..]);
+        assert_eq!(f.set_addrs(&[1; 6], &[2; 6]), Err(WireError::Truncated));
+        assert_eq!(s, [0; 11], "nothing written");
     }
 }

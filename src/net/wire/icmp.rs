@@ -1,6 +1,6 @@
 //! ICMPv4 (RFC 792): echo and error messages quoting a packet.
 
-use super::{be16, be32, put16, WireError};
+use super::{get, set, WireError};
 use crate::net::checksum;
 
 /// Byte ranges of the ICMP header.
@@ -18,6 +18,8 @@ pub mod field {
     pub const ECHO_SEQNO: Range<usize> = 6..8;
     /// The 4 type-specific bytes (unused / next-hop MTU / pointer / gateway).
     pub const REST: Range<usize> = 4..8;
+    /// Next-hop MTU of "fragmentation needed" (RFC 1191), after 2 unused bytes.
+    pub const NEXT_HOP_MTU: Range<usize> = 6..8;
     /// Message data (echo payload or the quoted packet).
     pub const DATA: core::ops::RangeFrom<usize> = 8..;
 }
@@ -51,58 +53,24 @@ pub mod msg_type {
 /// Destination-unreachable code "fragmentation needed and DF set".
 pub const CODE_FRAG_NEEDED: u8 = 4;
 
-/// A view of an ICMP message (the buffer is the whole message).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Packet<T> {
-    buffer: T,
-}
+view!(
+    /// A view of an ICMP message (the buffer is the whole message).
+    Packet,
+    check_len
+);
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wrap without checks.
-    pub fn new_unchecked(buffer: T) -> Self {
-        Packet { buffer }
-    }
-
-    /// Wrap after checking the 8-byte header is present.
-    pub fn new_checked(buffer: T) -> Result<Self, WireError> {
-        if buffer.as_ref().len() < HEADER_LEN {
+    /// The check `new_checked` makes: the 8-byte header is present.
+    pub fn check_len(&self) -> Result<(), WireError> {
+        if self.buffer.as_ref().len() < HEADER_LEN {
             return Err(WireError::Truncated);
         }
-        Ok(Packet { buffer })
+        Ok(())
     }
 
-    /// The wrapped buffer.
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
-    /// Message type.
-    pub fn msg_type(&self) -> u8 {
-        self.buffer.as_ref().get(field::TYPE).copied().unwrap_or(0)
-    }
-    /// Code.
-    pub fn code(&self) -> u8 {
-        self.buffer.as_ref().get(field::CODE).copied().unwrap_or(0)
-    }
-    /// Checksum as stored.
-    pub fn checksum(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::CHECKSUM.start)
-    }
-    /// Echo identifier.
-    pub fn echo_ident(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::ECHO_IDENT.start)
-    }
-    /// Echo sequence number.
-    pub fn echo_seq_no(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::ECHO_SEQNO.start)
-    }
-    /// The 4 type-specific bytes as a u32.
-    pub fn rest(&self) -> u32 {
-        be32(self.buffer.as_ref(), field::REST.start)
-    }
     /// Next-hop MTU of a "fragmentation needed" message.
     pub fn next_hop_mtu(&self) -> u16 {
-        be16(self.buffer.as_ref(), 6)
+        get::<u16>(self.buffer.as_ref(), field::NEXT_HOP_MTU)
     }
     /// The data after the header.
     pub fn data(&self) -> &[u8] {
@@ -114,34 +82,37 @@ impl<T: AsRef<[u8]>> Packet<T> {
     }
 }
 
+accessors! {
+    Packet;
+    /// Message type.
+    msg_type, set_msg_type: u8 = field::TYPE;
+    /// Code.
+    code, set_code: u8 = field::CODE;
+    /// Checksum as stored.
+    checksum, set_checksum: u16 = field::CHECKSUM;
+    /// Echo identifier.
+    echo_ident, set_echo_ident: u16 = field::ECHO_IDENT;
+    /// Echo sequence number.
+    echo_seq_no, set_echo_seq_no: u16 = field::ECHO_SEQNO;
+    /// The 4 type-specific bytes as a u32.
+    rest, set_rest: u32 = field::REST;
+}
+
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
-    /// Set the message type.
-    pub fn set_msg_type(&mut self, v: u8) {
-        if let Some(x) = self.buffer.as_mut().get_mut(field::TYPE) {
-            *x = v;
-        }
+    /// Set the next-hop MTU of a "fragmentation needed" message, and the
+    /// unused 16 bits before it to 0 (RFC 1191).
+    pub fn set_next_hop_mtu(&mut self, mtu: u16) {
+        self.set_rest(mtu as u32)
     }
-    /// Set the code.
-    pub fn set_code(&mut self, v: u8) {
-        if let Some(x) = self.buffer.as_mut().get_mut(field::CODE) {
-            *x = v;
-        }
-    }
-    /// Store a checksum value.
-    pub fn set_checksum(&mut self, v: u16) {
-        put16(self.buffer.as_mut(), field::CHECKSUM.start, v)
-    }
-    /// Set the echo identifier.
-    pub fn set_echo_ident(&mut self, v: u16) {
-        put16(self.buffer.as_mut(), field::ECHO_IDENT.start, v)
-    }
-    /// Set the echo sequence number.
-    pub fn set_echo_seq_no(&mut self, v: u16) {
-        put16(self.buffer.as_mut(), field::ECHO_SEQNO.start, v)
-    }
-    /// Set the 4 type-specific bytes.
-    pub fn set_rest(&mut self, v: u32) {
-        super::put32(self.buffer.as_mut(), field::REST.start, v)
+    /// Set the type and code and update the checksum incrementally
+    /// (RFC 1624): they form one 16-bit word of it.
+    pub fn set_type_code_update_checksum(&mut self, msg_type: u8, code: u8) {
+        let b = self.buffer.as_mut();
+        let old = get::<u16>(b, field::TYPE);
+        let new = u16::from_be_bytes([msg_type, code]);
+        set::<u16>(b, field::TYPE, new);
+        let c = get::<u16>(b, field::CHECKSUM);
+        set::<u16>(b, field::CHECKSUM, checksum::update16(c, old, new));
     }
     /// Compute and store the checksum over the whole message.
     pub fn fill_checksum(&mut self) {
@@ -203,5 +174,33 @@ mod tests {
         assert_eq!(p.next_hop_mtu(), 1500);
         assert_eq!(p.rest(), 1500);
         assert!(!msg_type::is_error(0) && !msg_type::is_error(8));
+    }
+
+    // ECHO turned into a reply: type 0, checksum 0x2904
+    const REPLY: [u8; 12] = [0, 0, 0x29, 0x04, 0x12, 0x34, 0, 1, b'a', b'b', b'c', b'd'];
+
+    #[test]
+    fn type_code_setter_updates_checksum() {
+        let mut b = ECHO;
+        Packet::new_unchecked(&mut b[..]).set_type_code_update_checksum(msg_type::ECHO_REPLY, 0);
+        assert_eq!(b, REPLY);
+        assert!(Packet::new_checked(&b[..]).unwrap().verify_checksum());
+    }
+
+    #[test]
+    fn emit_frag_needed() {
+        // type 3 code 4, next-hop MTU 1480, quoting 4 bytes
+        let want = [3u8, 4, 0xb2, 0x17, 0, 0, 0x05, 0xc8, 0x45, 0, 0, 0x1c];
+        let mut b = [0xffu8; 12];
+        b[8..].copy_from_slice(&[0x45, 0, 0, 0x1c]);
+        let mut p = Packet::new_unchecked(&mut b[..]);
+        p.set_msg_type(msg_type::DEST_UNREACHABLE);
+        p.set_code(CODE_FRAG_NEEDED);
+        p.set_next_hop_mtu(1480);
+        p.fill_checksum();
+        assert_eq!(b, want);
+        let p = Packet::new_checked(&b[..]).unwrap();
+        assert_eq!(p.next_hop_mtu(), 1480);
+        assert!(p.verify_checksum());
     }
 }

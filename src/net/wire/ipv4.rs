@@ -1,6 +1,6 @@
 //! IPv4 header (RFC 791), options allowed.
 
-use super::{be16, be32, put16, put32, WireError};
+use super::{get, set, WireError};
 use crate::net::checksum;
 
 /// Byte ranges of the IPv4 header.
@@ -35,28 +35,17 @@ pub const FLAG_DF: u16 = 0x4000;
 /// More-fragments flag in the flags/offset word.
 pub const FLAG_MF: u16 = 0x2000;
 
-/// A view of an IPv4 packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Packet<T> {
-    buffer: T,
-}
+view!(
+    /// A view of an IPv4 packet.
+    Packet,
+    check
+);
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wrap without checks (accessors return zeros on a short buffer).
-    pub fn new_unchecked(buffer: T) -> Self {
-        Packet { buffer }
-    }
-
-    /// Wrap after checking: at least 20 bytes, version 4, IHL >= 5, the whole
-    /// header present, header length <= total length <= buffer length.
-    /// The buffer may be longer than the total length (Ethernet padding).
-    pub fn new_checked(buffer: T) -> Result<Self, WireError> {
-        let p = Packet { buffer };
-        p.check()?;
-        Ok(p)
-    }
-
-    /// The checks `new_checked` makes.
+    /// The checks `new_checked` makes: at least 20 bytes, version 4,
+    /// IHL >= 5, the whole header present, header length <= total length <=
+    /// buffer length. The buffer may be longer than the total length
+    /// (Ethernet padding).
     pub fn check(&self) -> Result<(), WireError> {
         let len = self.buffer.as_ref().len();
         if len < MIN_HEADER_LEN {
@@ -79,38 +68,13 @@ impl<T: AsRef<[u8]>> Packet<T> {
         Ok(())
     }
 
-    /// The wrapped buffer.
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
-    fn byte(&self, at: usize) -> u8 {
-        self.buffer.as_ref().get(at).copied().unwrap_or(0)
-    }
-
     /// Version (4).
     pub fn version(&self) -> u8 {
-        self.byte(field::VER_IHL) >> 4
+        get::<u8>(self.buffer.as_ref(), field::VER_IHL) >> 4
     }
     /// Header length in bytes (IHL * 4).
     pub fn header_len(&self) -> usize {
-        ((self.byte(field::VER_IHL) & 0x0f) as usize) * 4
-    }
-    /// DSCP/ECN byte.
-    pub fn dscp_ecn(&self) -> u8 {
-        self.byte(field::DSCP_ECN)
-    }
-    /// Total length.
-    pub fn total_len(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::LENGTH.start)
-    }
-    /// Identification.
-    pub fn ident(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::IDENT.start)
-    }
-    /// The raw flags/fragment-offset word.
-    pub fn flags_frag(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::FLG_OFF.start)
+        ((get::<u8>(self.buffer.as_ref(), field::VER_IHL) & 0x0f) as usize) * 4
     }
     /// Don't-fragment flag.
     pub fn dont_frag(&self) -> bool {
@@ -127,26 +91,6 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// True when this is a fragment (MF set or offset non-zero).
     pub fn is_fragment(&self) -> bool {
         self.flags_frag() & (FLAG_MF | 0x1fff) != 0
-    }
-    /// Time to live.
-    pub fn ttl(&self) -> u8 {
-        self.byte(field::TTL)
-    }
-    /// Protocol.
-    pub fn protocol(&self) -> u8 {
-        self.byte(field::PROTOCOL)
-    }
-    /// Header checksum as stored.
-    pub fn checksum(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::CHECKSUM.start)
-    }
-    /// Source address (host order).
-    pub fn src(&self) -> u32 {
-        be32(self.buffer.as_ref(), field::SRC.start)
-    }
-    /// Destination address (host order).
-    pub fn dst(&self) -> u32 {
-        be32(self.buffer.as_ref(), field::DST.start)
     }
     /// The header bytes (20..=60), clamped to the buffer.
     pub fn header(&self) -> &[u8] {
@@ -170,51 +114,33 @@ impl<T: AsRef<[u8]>> Packet<T> {
     }
 }
 
+accessors! {
+    Packet;
+    /// DSCP/ECN byte.
+    dscp_ecn, set_dscp_ecn: u8 = field::DSCP_ECN;
+    /// Total length.
+    total_len, set_total_len: u16 = field::LENGTH;
+    /// Identification.
+    ident, set_ident: u16 = field::IDENT;
+    /// The raw flags/fragment-offset word.
+    flags_frag, set_flags_frag: u16 = field::FLG_OFF;
+    /// Time to live.
+    ttl, set_ttl: u8 = field::TTL;
+    /// Protocol.
+    protocol, set_protocol: u8 = field::PROTOCOL;
+    /// Header checksum as stored.
+    checksum, set_checksum: u16 = field::CHECKSUM;
+    /// Source address (host order).
+    src, set_src: u32 = field::SRC;
+    /// Destination address (host order).
+    dst, set_dst: u32 = field::DST;
+}
+
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
-    fn set_byte(&mut self, at: usize, v: u8) {
-        if let Some(x) = self.buffer.as_mut().get_mut(at) {
-            *x = v;
-        }
-    }
     /// Set version 4 and the header length in bytes (multiple of 4, 20..=60).
     pub fn set_version_and_header_len(&mut self, header_len: usize) {
-        self.set_byte(field::VER_IHL, 0x40 | ((header_len / 4) as u8 & 0x0f));
-    }
-    /// Set DSCP/ECN.
-    pub fn set_dscp_ecn(&mut self, v: u8) {
-        self.set_byte(field::DSCP_ECN, v)
-    }
-    /// Set total length.
-    pub fn set_total_len(&mut self, v: u16) {
-        put16(self.buffer.as_mut(), field::LENGTH.start, v)
-    }
-    /// Set identification.
-    pub fn set_ident(&mut self, v: u16) {
-        put16(self.buffer.as_mut(), field::IDENT.start, v)
-    }
-    /// Set the raw flags/fragment-offset word.
-    pub fn set_flags_frag(&mut self, v: u16) {
-        put16(self.buffer.as_mut(), field::FLG_OFF.start, v)
-    }
-    /// Set TTL.
-    pub fn set_ttl(&mut self, v: u8) {
-        self.set_byte(field::TTL, v)
-    }
-    /// Set protocol.
-    pub fn set_protocol(&mut self, v: u8) {
-        self.set_byte(field::PROTOCOL, v)
-    }
-    /// Store a checksum value.
-    pub fn set_checksum(&mut self, v: u16) {
-        put16(self.buffer.as_mut(), field::CHECKSUM.start, v)
-    }
-    /// Set source address (host order).
-    pub fn set_src(&mut self, v: u32) {
-        put32(self.buffer.as_mut(), field::SRC.start, v)
-    }
-    /// Set destination address (host order).
-    pub fn set_dst(&mut self, v: u32) {
-        put32(self.buffer.as_mut(), field::DST.start, v)
+        let v = 0x40 | ((header_len / 4) as u8 & 0x0f);
+        set::<u8>(self.buffer.as_mut(), field::VER_IHL, v)
     }
     /// Compute and store the header checksum.
     pub fn fill_checksum(&mut self) {
@@ -222,10 +148,98 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
         let c = checksum::checksum(self.header());
         self.set_checksum(c);
     }
+    /// Set the TTL and update the header checksum incrementally (RFC 1624).
+    #[inline]
+    pub fn set_ttl_update_checksum(&mut self, ttl: u8) {
+        // TTL and protocol form one 16-bit word of the checksum
+        let b = self.buffer.as_mut();
+        let old = get::<u16>(b, field::TTL);
+        let new = (ttl as u16) << 8 | (old & 0xff);
+        set::<u16>(b, field::TTL, new);
+        self.update_checksum(|c| checksum::update16(c, old, new));
+    }
+    /// Set the source address (host order) and update the header checksum
+    /// incrementally (RFC 1624). Returns the old address (a TCP or UDP
+    /// checksum covers it too, through the pseudo header).
+    #[inline]
+    pub fn set_src_update_checksum(&mut self, v: u32) -> u32 {
+        self.set_addr_update_checksum(field::SRC, v)
+    }
+    /// Set the destination address (host order) and update the header
+    /// checksum incrementally (RFC 1624). Returns the old address (a TCP or
+    /// UDP checksum covers it too, through the pseudo header).
+    #[inline]
+    pub fn set_dst_update_checksum(&mut self, v: u32) -> u32 {
+        self.set_addr_update_checksum(field::DST, v)
+    }
+    #[inline]
+    fn set_addr_update_checksum(&mut self, at: core::ops::Range<usize>, v: u32) -> u32 {
+        let b = self.buffer.as_mut();
+        let old = get::<u32>(b, at.clone());
+        set::<u32>(b, at, v);
+        self.update_checksum(|c| checksum::update32(c, old, v));
+        old
+    }
+    #[inline]
+    fn update_checksum(&mut self, f: impl FnOnce(u16) -> u16) {
+        let c = self.checksum();
+        self.set_checksum(f(c));
+    }
     /// The payload, mutable (empty when inconsistent).
     pub fn payload_mut(&mut self) -> &mut [u8] {
         let (h, t) = (self.header_len(), self.total_len() as usize);
         self.buffer.as_mut().get_mut(h..t).unwrap_or(&mut [])
+    }
+}
+
+/// An IPv4 header without options, to emit: the outer header of an IPIP
+/// packet, the header of a generated ICMP error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Repr {
+    /// Source address (host order).
+    pub src: u32,
+    /// Destination address (host order).
+    pub dst: u32,
+    /// Protocol of the payload.
+    pub protocol: u8,
+    /// Bytes after the header; `payload_len + 20` must fit in 16 bits (the
+    /// caller checked it against an MTU).
+    pub payload_len: u16,
+    /// Time to live.
+    pub ttl: u8,
+    /// DSCP/ECN byte.
+    pub dscp_ecn: u8,
+    /// Identification.
+    pub ident: u16,
+    /// Don't-fragment flag (the fragment offset is 0).
+    pub dont_frag: bool,
+}
+
+impl Repr {
+    /// Bytes [`Repr::emit`] writes.
+    pub const HEADER_LEN: usize = MIN_HEADER_LEN;
+
+    /// Write the 20-byte header, checksum included, at the front of
+    /// `packet` (the payload is left alone; nothing is written to a buffer
+    /// shorter than 20 bytes).
+    #[inline(always)]
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, packet: &mut Packet<T>) {
+        if packet.buffer.as_ref().len() < MIN_HEADER_LEN {
+            return;
+        }
+        packet.set_version_and_header_len(MIN_HEADER_LEN);
+        packet.set_dscp_ecn(self.dscp_ecn);
+        packet.set_total_len((MIN_HEADER_LEN as u16).wrapping_add(self.payload_len));
+        packet.set_ident(self.ident);
+        packet.set_flags_frag(if self.dont_frag { FLAG_DF } else { 0 });
+        packet.set_ttl(self.ttl);
+        packet.set_protocol(self.protocol);
+        packet.set_checksum(0);
+        packet.set_src(self.src);
+        packet.set_dst(self.dst);
+        let h = packet.buffer.as_ref().get(..MIN_HEADER_LEN).unwrap_or(&[]);
+        let c = checksum::checksum(h);
+        packet.set_checksum(c);
     }
 }
 
@@ -343,5 +357,99 @@ mod tests {
         assert_eq!(e.time_to_live, 3);
         assert_eq!(e.destination, [10, 1, 2, 3]);
         assert_eq!(e.header_checksum, e.calc_header_checksum());
+    }
+
+    // PKT's header after each incremental setter, checksum recomputed in full
+    // by an independent script.
+    const TTL63: [u8; 20] = [
+        0x45, 0x00, 0x00, 0x1c, 0x12, 0x34, 0x40, 0x00, 0x3f, 0x11, 0x15, 0x9b, 10, 0, 0, 2, 10, 0,
+        0, 1,
+    ];
+    const SRC_192_0_2_10: [u8; 20] = [
+        0x45, 0x00, 0x00, 0x1c, 0x12, 0x34, 0x40, 0x00, 0x40, 0x11, 0x5c, 0x92, 192, 0, 2, 10, 10,
+        0, 0, 1,
+    ];
+    const DST_172_16_0_5: [u8; 20] = [
+        0x45, 0x00, 0x00, 0x1c, 0x12, 0x34, 0x40, 0x00, 0x40, 0x11, 0x72, 0x86, 10, 0, 0, 2, 172,
+        16, 0, 5,
+    ];
+
+    #[test]
+    fn setters_update_checksum() {
+        let mut b = PKT;
+        Packet::new_unchecked(&mut b[..]).set_ttl_update_checksum(63);
+        assert_eq!(&b[..20], &TTL63);
+        assert_eq!(&b[20..], &PKT[20..], "payload untouched");
+
+        let mut b = PKT;
+        let old = Packet::new_unchecked(&mut b[..]).set_src_update_checksum(0xc000_020a);
+        assert_eq!(old, 0x0a00_0002);
+        assert_eq!(&b[..20], &SRC_192_0_2_10);
+
+        let mut b = PKT;
+        let old = Packet::new_unchecked(&mut b[..]).set_dst_update_checksum(0xac10_0005);
+        assert_eq!(old, 0x0a00_0001);
+        assert_eq!(&b[..20], &DST_172_16_0_5);
+
+        // short buffers: nothing written, no panic
+        let mut s = [0x45u8, 0, 0, 20, 0, 0, 0, 0, 64];
+        let mut p = Packet::new_unchecked(&mut s[..]);
+        p.set_ttl_update_checksum(1);
+        assert_eq!(p.set_dst_update_checksum(1), 0);
+        assert_eq!(s, [0x45u8, 0, 0, 20, 0, 0, 0, 0, 64]);
+    }
+
+    // An IPIP outer header: 10.0.0.1 -> 10.0.0.21, TOS 0x10, 40 bytes of
+    // payload, ID 0x0101, DF, TTL 57.
+    const OUTER: [u8; 20] = [
+        0x45, 0x10, 0x00, 0x3c, 0x01, 0x01, 0x40, 0x00, 0x39, 0x04, 0x2c, 0x98, 10, 0, 0, 1, 10, 0,
+        0, 21,
+    ];
+    // An ICMP error's header: 192.0.2.10 -> 198.51.100.7, 36 bytes of
+    // payload, ID 0x4242, DF clear, TTL 64.
+    const ICMP_ERR: [u8; 20] = [
+        0x45, 0x00, 0x00, 0x38, 0x42, 0x42, 0x00, 0x00, 0x40, 0x01, 0x4c, 0x3e, 192, 0, 2, 10, 198,
+        51, 100, 7,
+    ];
+
+    #[test]
+    fn repr_emit() {
+        let r = Repr {
+            src: 0x0a00_0001,
+            dst: 0x0a00_0015,
+            protocol: crate::net::meta::PROTO_IPIP,
+            payload_len: 40,
+            ttl: 57,
+            dscp_ecn: 0x10,
+            ident: 0x0101,
+            dont_frag: true,
+        };
+        // over garbage, and followed by a payload it must not touch
+        let mut b = [0xa5u8; 24];
+        r.emit(&mut Packet::new_unchecked(&mut b[..]));
+        assert_eq!(&b[..20], &OUTER);
+        assert_eq!(&b[20..], &[0xa5; 4]);
+        let p = Packet::new_unchecked(&b[..]);
+        assert!(p.verify_checksum());
+
+        let r = Repr {
+            src: 0xc000_020a,
+            dst: 0xc633_6407,
+            protocol: crate::net::meta::PROTO_ICMP,
+            payload_len: 36,
+            ttl: 64,
+            dscp_ecn: 0,
+            ident: 0x4242,
+            dont_frag: false,
+        };
+        let mut b = [0xffu8; 20];
+        r.emit(&mut Packet::new_unchecked(&mut b[..]));
+        assert_eq!(b, ICMP_ERR);
+
+        // a buffer shorter than the header is left alone
+        let mut s = [0u8; 19];
+        r.emit(&mut Packet::new_unchecked(&mut s[..]));
+        assert_eq!(s, [0; 19]);
+        assert_eq!(Repr::HEADER_LEN, 20);
     }
 }

@@ -5,15 +5,20 @@
 //! length the accessors rely on, so that after it succeeds no accessor can
 //! panic; `new_unchecked` skips the checks and is meant for buffers the caller
 //! built itself. Setters exist only where `T: AsMut<[u8]>`. Byte ranges live in
-//! each module's `field` module. Multi-byte integers are returned in host
+//! each module's `field` module, and only here: code outside `wire` reads and
+//! writes headers through the views. Multi-byte integers are returned in host
 //! order; IPv4 addresses are host-order `u32` like [`crate::net::meta`].
-
-pub mod arp;
-pub mod ethernet;
-pub mod icmp;
-pub mod ipv4;
-pub mod tcp;
-pub mod udp;
+//!
+//! Rewriting a forwarded packet keeps its checksums right incrementally
+//! (RFC 1624): `ipv4::Packet::set_{ttl,src,dst}_update_checksum`,
+//! `{tcp,udp}::Packet::set_{src,dst}_port_update_checksum` (which also
+//! account for the pseudo-header address NAT changed),
+//! `icmp::Packet::set_type_code_update_checksum`. Headers dirigo builds
+//! itself come from `ipv4::Repr::emit` and the views' setters.
+//!
+//! The views share their plumbing: `view!` declares the struct and its
+//! constructors, `accessors!` the plain getter/setter pairs of a field table,
+//! and `get`/`set` read and write one big-endian field without panicking.
 
 /// Why a buffer could not be viewed as a header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,58 +36,188 @@ pub enum WireError {
     Unsupported,
 }
 
-/// Read a big-endian u16 at `at`; callers guarantee `at + 2 <= b.len()`
-/// through `new_checked`, and a short buffer yields 0 rather than a panic.
-#[inline]
-pub(crate) fn be16(b: &[u8], at: usize) -> u16 {
-    match b.get(at..at + 2) {
-        Some(s) => u16::from_be_bytes([s[0], s[1]]),
-        None => 0,
+/// A fixed-size header field: read and written big-endian (network order).
+pub(crate) trait Field: Copy {
+    /// Size on the wire in bytes.
+    const LEN: usize;
+    /// The value of `LEN` bytes (the caller passes exactly `LEN`).
+    fn from_wire(b: &[u8]) -> Self;
+    /// Write the value into `LEN` bytes (the caller passes exactly `LEN`).
+    fn to_wire(self, b: &mut [u8]);
+    /// The value an out-of-range read yields.
+    const ZERO: Self;
+}
+
+macro_rules! be_field {
+    ($($t:ty),*) => {$(
+        impl Field for $t {
+            const LEN: usize = core::mem::size_of::<$t>();
+            const ZERO: Self = 0;
+            #[inline]
+            fn from_wire(b: &[u8]) -> Self {
+                let mut a = [0u8; core::mem::size_of::<$t>()];
+                a.copy_from_slice(b);
+                <$t>::from_be_bytes(a)
+            }
+            #[inline]
+            fn to_wire(self, b: &mut [u8]) {
+                b.copy_from_slice(&self.to_be_bytes())
+            }
+        }
+    )*};
+}
+be_field!(u8, u16, u32);
+
+/// A MAC address field.
+impl Field for [u8; 6] {
+    const LEN: usize = 6;
+    const ZERO: Self = [0; 6];
+    #[inline]
+    fn from_wire(b: &[u8]) -> Self {
+        let mut m = [0u8; 6];
+        m.copy_from_slice(b);
+        m
+    }
+    #[inline]
+    fn to_wire(self, b: &mut [u8]) {
+        b.copy_from_slice(&self)
     }
 }
 
-/// Read a big-endian u32 at `at` (0 when out of range, never panics).
-#[inline]
-pub(crate) fn be32(b: &[u8], at: usize) -> u32 {
-    match b.get(at..at + 4) {
-        Some(s) => u32::from_be_bytes([s[0], s[1], s[2], s[3]]),
-        None => 0,
+/// Where a field starts: a byte offset (`field::TTL`) or a byte range
+/// (`field::SRC`), as the `field` modules declare them.
+pub(crate) trait At {
+    /// The first byte.
+    fn at(self) -> usize;
+}
+
+impl At for usize {
+    #[inline]
+    fn at(self) -> usize {
+        self
     }
 }
 
-/// Read 6 bytes at `at` as a MAC (zeros when out of range, never panics).
-#[inline]
-pub(crate) fn mac_at(b: &[u8], at: usize) -> [u8; 6] {
-    let mut m = [0u8; 6];
-    if let Some(s) = b.get(at..at + 6) {
-        m.copy_from_slice(s);
-    }
-    m
-}
-
-/// Write `v` big-endian at `at` (no-op when out of range).
-#[inline]
-pub(crate) fn put16(b: &mut [u8], at: usize, v: u16) {
-    if let Some(s) = b.get_mut(at..at + 2) {
-        s.copy_from_slice(&v.to_be_bytes());
+impl At for core::ops::Range<usize> {
+    #[inline]
+    fn at(self) -> usize {
+        self.start
     }
 }
 
-/// Write `v` big-endian at `at` (no-op when out of range).
+/// Read the field at `at`; a buffer too short for it yields zero rather
+/// than a panic (`new_checked` guarantees the length for every accessor).
 #[inline]
-pub(crate) fn put32(b: &mut [u8], at: usize, v: u32) {
-    if let Some(s) = b.get_mut(at..at + 4) {
-        s.copy_from_slice(&v.to_be_bytes());
+pub(crate) fn get<F: Field>(b: &[u8], at: impl At) -> F {
+    let at = at.at();
+    match b.get(at..at.saturating_add(F::LEN)) {
+        Some(s) => F::from_wire(s),
+        None => F::ZERO,
     }
 }
 
-/// Write a MAC at `at` (no-op when out of range).
+/// Write the field at `at` (nothing is written when the buffer is too short).
 #[inline]
-pub(crate) fn put_mac(b: &mut [u8], at: usize, m: [u8; 6]) {
-    if let Some(s) = b.get_mut(at..at + 6) {
-        s.copy_from_slice(&m);
+pub(crate) fn set<F: Field>(b: &mut [u8], at: impl At, v: F) {
+    let at = at.at();
+    if let Some(s) = b.get_mut(at..at.saturating_add(F::LEN)) {
+        v.to_wire(s)
     }
 }
+
+/// The length check of a header that states its own length (`stated`, read
+/// only once `min` bytes are known to be there): the buffer holds `min`
+/// bytes, the stated length is at least `min` and fits in the buffer.
+#[inline]
+pub(crate) fn check_stated_len(
+    len: usize,
+    min: usize,
+    stated: impl FnOnce() -> usize,
+) -> Result<(), WireError> {
+    if len < min {
+        return Err(WireError::Truncated);
+    }
+    let l = stated();
+    if l < min {
+        return Err(WireError::BadHeaderLen);
+    }
+    if l > len {
+        return Err(WireError::Truncated);
+    }
+    Ok(())
+}
+
+/// Declares a view type: the struct wrapping a buffer `T`, `new_unchecked`,
+/// `new_checked` (which runs the type's own length check, named by the
+/// second argument) and `into_inner`.
+macro_rules! view {
+    ($(#[$attr:meta])* $name:ident, $check:ident) => {
+        $(#[$attr])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct $name<T> {
+            buffer: T,
+        }
+
+        impl<T: AsRef<[u8]>> $name<T> {
+            /// Wrap without checks: accessors return zeros on a short
+            /// buffer and setters write nothing there.
+            #[inline]
+            pub fn new_unchecked(buffer: T) -> Self {
+                $name { buffer }
+            }
+
+            #[doc = concat!("Wrap after [`Self::", stringify!($check), "`] succeeds; then no accessor can panic.")]
+            #[inline]
+            pub fn new_checked(buffer: T) -> Result<Self, WireError> {
+                let v = $name { buffer };
+                v.$check()?;
+                Ok(v)
+            }
+
+            /// The wrapped buffer.
+            #[inline]
+            pub fn into_inner(self) -> T {
+                self.buffer
+            }
+        }
+    };
+}
+
+/// Declares plain field accessors of a view: for each
+/// `getter, setter: type = field::RANGE;` a getter on `T: AsRef<[u8]>` and
+/// a setter on `T: AsMut<[u8]>` too (the doc comment goes on the getter).
+macro_rules! accessors {
+    ($name:ident; $($(#[$doc:meta])* $get:ident, $set:ident: $ty:ty = $at:expr;)*) => {
+        impl<T: AsRef<[u8]>> $name<T> {
+            $(
+                $(#[$doc])*
+                #[inline]
+                pub fn $get(&self) -> $ty {
+                    $crate::net::wire::get::<$ty>(self.buffer.as_ref(), $at)
+                }
+            )*
+        }
+
+        impl<T: AsRef<[u8]> + AsMut<[u8]>> $name<T> {
+            $(
+                #[doc = concat!("Set [`Self::", stringify!($get), "`].")]
+                #[inline]
+                pub fn $set(&mut self, v: $ty) {
+                    $crate::net::wire::set::<$ty>(self.buffer.as_mut(), $at, v)
+                }
+            )*
+        }
+    };
+}
+
+// The header modules come after the macros they use.
+pub mod arp;
+pub mod ethernet;
+pub mod icmp;
+pub mod ipv4;
+mod l4;
+pub mod tcp;
+pub mod udp;
 
 /// True for a group (multicast or broadcast) MAC address.
 #[inline]
@@ -92,3 +227,6 @@ pub fn mac_is_group(m: [u8; 6]) -> bool {
 
 /// The broadcast MAC.
 pub const MAC_BROADCAST: [u8; 6] = [0xff; 6];
+
+#[cfg(test)]
+mod tests;

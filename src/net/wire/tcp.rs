@@ -1,7 +1,8 @@
 //! TCP header (RFC 9293): the fields a director reads and rewrites.
 
-use super::{be16, be32, put16, put32, WireError};
-use crate::net::checksum;
+use super::l4::{self, L4Checksum};
+use super::{check_stated_len, get, set, WireError};
+use crate::net::meta::PROTO_TCP;
 
 /// Byte ranges of the TCP header.
 pub mod field {
@@ -29,81 +30,30 @@ pub mod field {
 /// Length of a header without options.
 pub const MIN_HEADER_LEN: usize = 20;
 
-/// A view of a TCP segment (the buffer is the IP payload).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Packet<T> {
-    buffer: T,
-}
+/// The TCP checksum, always present.
+const CHECKSUM: L4Checksum = L4Checksum {
+    at: field::CHECKSUM,
+    optional: false,
+};
+
+view!(
+    /// A view of a TCP segment (the buffer is the IP payload).
+    Packet,
+    check_len
+);
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wrap without checks.
-    pub fn new_unchecked(buffer: T) -> Self {
-        Packet { buffer }
+    /// The checks `new_checked` makes: 20 bytes present, data offset >= 5
+    /// and the whole header (with options) present.
+    pub fn check_len(&self) -> Result<(), WireError> {
+        check_stated_len(self.buffer.as_ref().len(), MIN_HEADER_LEN, || {
+            self.header_len()
+        })
     }
 
-    /// Wrap after checking: 20 bytes present, data offset >= 5 and the
-    /// whole header (with options) present.
-    pub fn new_checked(buffer: T) -> Result<Self, WireError> {
-        let p = Packet { buffer };
-        let len = p.buffer.as_ref().len();
-        if len < MIN_HEADER_LEN {
-            return Err(WireError::Truncated);
-        }
-        if p.header_len() < MIN_HEADER_LEN {
-            return Err(WireError::BadHeaderLen);
-        }
-        if p.header_len() > len {
-            return Err(WireError::Truncated);
-        }
-        Ok(p)
-    }
-
-    /// The wrapped buffer.
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
-    /// Source port.
-    pub fn src_port(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::SRC_PORT.start)
-    }
-    /// Destination port.
-    pub fn dst_port(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::DST_PORT.start)
-    }
-    /// Sequence number.
-    pub fn seq_number(&self) -> u32 {
-        be32(self.buffer.as_ref(), field::SEQ_NUM.start)
-    }
-    /// Acknowledgment number.
-    pub fn ack_number(&self) -> u32 {
-        be32(self.buffer.as_ref(), field::ACK_NUM.start)
-    }
     /// Header length in bytes (data offset * 4).
     pub fn header_len(&self) -> usize {
-        let b = self
-            .buffer
-            .as_ref()
-            .get(field::DATA_OFF)
-            .copied()
-            .unwrap_or(0);
-        ((b >> 4) as usize) * 4
-    }
-    /// Flags byte (see [`crate::net::meta::tcp_flags`]).
-    pub fn flags(&self) -> u8 {
-        self.buffer.as_ref().get(field::FLAGS).copied().unwrap_or(0)
-    }
-    /// Window.
-    pub fn window(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::WINDOW.start)
-    }
-    /// Checksum as stored.
-    pub fn checksum(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::CHECKSUM.start)
-    }
-    /// Urgent pointer.
-    pub fn urgent(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::URGENT.start)
+        ((get::<u8>(self.buffer.as_ref(), field::DATA_OFF) >> 4) as usize) * 4
     }
     /// Segment data after the header.
     pub fn payload(&self) -> &[u8] {
@@ -112,56 +62,70 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// True when the checksum is correct for the given IPv4 addresses
     /// (the whole buffer is the segment).
     pub fn verify_checksum(&self, src: u32, dst: u32) -> bool {
-        let b = self.buffer.as_ref();
-        let ph = checksum::pseudo_header_sum(src, dst, crate::net::meta::PROTO_TCP, b.len() as u16);
-        checksum::fold(checksum::sum(b, ph)) == 0xffff
+        l4::checksum_ok(self.buffer.as_ref(), src, dst, PROTO_TCP)
     }
 }
 
+accessors! {
+    Packet;
+    /// Source port.
+    src_port, set_src_port: u16 = field::SRC_PORT;
+    /// Destination port.
+    dst_port, set_dst_port: u16 = field::DST_PORT;
+    /// Sequence number.
+    seq_number, set_seq_number: u32 = field::SEQ_NUM;
+    /// Acknowledgment number.
+    ack_number, set_ack_number: u32 = field::ACK_NUM;
+    /// Flags byte (see [`crate::net::meta::tcp_flags`]).
+    flags, set_flags: u8 = field::FLAGS;
+    /// Window.
+    window, set_window: u16 = field::WINDOW;
+    /// Checksum as stored.
+    checksum, set_checksum: u16 = field::CHECKSUM;
+    /// Urgent pointer.
+    urgent, set_urgent: u16 = field::URGENT;
+}
+
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
-    /// Set source port.
-    pub fn set_src_port(&mut self, v: u16) {
-        put16(self.buffer.as_mut(), field::SRC_PORT.start, v)
-    }
-    /// Set destination port.
-    pub fn set_dst_port(&mut self, v: u16) {
-        put16(self.buffer.as_mut(), field::DST_PORT.start, v)
-    }
-    /// Set sequence number.
-    pub fn set_seq_number(&mut self, v: u32) {
-        put32(self.buffer.as_mut(), field::SEQ_NUM.start, v)
-    }
-    /// Set acknowledgment number.
-    pub fn set_ack_number(&mut self, v: u32) {
-        put32(self.buffer.as_mut(), field::ACK_NUM.start, v)
-    }
     /// Set the header length in bytes (multiple of 4, 20..=60).
     pub fn set_header_len(&mut self, len: usize) {
-        if let Some(x) = self.buffer.as_mut().get_mut(field::DATA_OFF) {
-            *x = (((len / 4) as u8) << 4) | (*x & 0x0f);
-        }
-    }
-    /// Set the flags byte.
-    pub fn set_flags(&mut self, v: u8) {
-        if let Some(x) = self.buffer.as_mut().get_mut(field::FLAGS) {
-            *x = v;
-        }
-    }
-    /// Set window.
-    pub fn set_window(&mut self, v: u16) {
-        put16(self.buffer.as_mut(), field::WINDOW.start, v)
-    }
-    /// Store a checksum value.
-    pub fn set_checksum(&mut self, v: u16) {
-        put16(self.buffer.as_mut(), field::CHECKSUM.start, v)
+        let b = self.buffer.as_mut();
+        let v = (((len / 4) as u8) << 4) | (get::<u8>(b, field::DATA_OFF) & 0x0f);
+        set::<u8>(b, field::DATA_OFF, v)
     }
     /// Compute and store the checksum (the whole buffer is the segment).
     pub fn fill_checksum(&mut self, src: u32, dst: u32) {
         self.set_checksum(0);
-        let b = self.buffer.as_ref();
-        let ph = checksum::pseudo_header_sum(src, dst, crate::net::meta::PROTO_TCP, b.len() as u16);
-        let c = !checksum::fold(checksum::sum(b, ph));
+        let c = l4::checksum(self.buffer.as_ref(), src, dst, PROTO_TCP);
         self.set_checksum(c);
+    }
+    /// Set the source port and update the checksum incrementally
+    /// (RFC 1624) for it and for the IPv4 source address, which changed
+    /// in the pseudo header from `old_addr` to `new_addr` (NAT).
+    #[inline]
+    pub fn set_src_port_update_checksum(&mut self, port: u16, old_addr: u32, new_addr: u32) {
+        l4::set_port_update_checksum(
+            self.buffer.as_mut(),
+            field::SRC_PORT,
+            port,
+            old_addr,
+            new_addr,
+            CHECKSUM,
+        )
+    }
+    /// Set the destination port and update the checksum incrementally
+    /// (RFC 1624) for it and for the IPv4 destination address, which
+    /// changed in the pseudo header from `old_addr` to `new_addr` (NAT).
+    #[inline]
+    pub fn set_dst_port_update_checksum(&mut self, port: u16, old_addr: u32, new_addr: u32) {
+        l4::set_port_update_checksum(
+            self.buffer.as_mut(),
+            field::DST_PORT,
+            port,
+            old_addr,
+            new_addr,
+            CHECKSUM,
+        )
     }
 }
 
@@ -223,5 +187,41 @@ mod tests {
         assert_eq!((h.source_port, h.destination_port), (40000, 80));
         b[21] ^= 1;
         assert!(!Packet::new_checked(&b[..]).unwrap().verify_checksum(s, d));
+    }
+
+    // SEG with its checksum for 10.0.0.2 -> 10.0.0.1, then after NAT of
+    // each side (checksums recomputed in full by an independent script).
+    const VALID: [u8; 22] = [
+        0x9c, 0x40, 0x00, 0x50, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0xff, 0xff, 0x54, 0x91, 0, 0,
+        0xaa, 0xbb,
+    ];
+    // destination 10.0.0.1:80 -> 172.16.0.5:8080
+    const DNAT: [u8; 22] = [
+        0x9c, 0x40, 0x1f, 0x90, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0xff, 0xff, 0x93, 0x3c, 0, 0,
+        0xaa, 0xbb,
+    ];
+    // source 10.0.0.2:40000 -> 192.0.2.10:443
+    const SNAT: [u8; 22] = [
+        0x01, 0xbb, 0x00, 0x50, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0xff, 0xff, 0x37, 0x0e, 0, 0,
+        0xaa, 0xbb,
+    ];
+
+    #[test]
+    fn port_setters_update_checksum() {
+        let (s, d) = (0x0a00_0002, 0x0a00_0001);
+        assert!(Packet::new_checked(&VALID[..])
+            .unwrap()
+            .verify_checksum(s, d));
+        let mut b = VALID;
+        Packet::new_unchecked(&mut b[..]).set_dst_port_update_checksum(8080, d, 0xac10_0005);
+        assert_eq!(b, DNAT);
+        assert!(Packet::new_unchecked(&b[..]).verify_checksum(s, 0xac10_0005));
+        let mut b = VALID;
+        Packet::new_unchecked(&mut b[..]).set_src_port_update_checksum(443, s, 0xc000_020a);
+        assert_eq!(b, SNAT);
+        // a short buffer: the port is written, the checksum is not there
+        let mut b = [0u8; 4];
+        Packet::new_unchecked(&mut b[..]).set_dst_port_update_checksum(8080, d, 1);
+        assert_eq!(b, [0, 0, 0x1f, 0x90]);
     }
 }

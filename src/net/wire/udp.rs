@@ -1,7 +1,8 @@
 //! UDP header (RFC 768).
 
-use super::{be16, put16, WireError};
-use crate::net::checksum;
+use super::l4::{self, L4Checksum};
+use super::{check_stated_len, WireError};
+use crate::net::meta::PROTO_UDP;
 
 /// Byte ranges of the UDP header.
 pub mod field {
@@ -19,56 +20,31 @@ pub mod field {
 /// Length of the UDP header.
 pub const HEADER_LEN: usize = 8;
 
-/// A view of a UDP datagram (the buffer is the IP payload).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Packet<T> {
-    buffer: T,
-}
+/// The UDP checksum, absent when 0.
+const CHECKSUM: L4Checksum = L4Checksum {
+    at: field::CHECKSUM,
+    optional: true,
+};
+
+view!(
+    /// A view of a UDP datagram (the buffer is the IP payload).
+    Packet,
+    check_len
+);
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wrap without checks.
-    pub fn new_unchecked(buffer: T) -> Self {
-        Packet { buffer }
+    /// The checks `new_checked` makes: 8 bytes present, 8 <= length
+    /// field <= buffer.
+    pub fn check_len(&self) -> Result<(), WireError> {
+        check_stated_len(self.buffer.as_ref().len(), HEADER_LEN, || {
+            self.len() as usize
+        })
     }
 
-    /// Wrap after checking: 8 bytes present, 8 <= length field <= buffer.
-    pub fn new_checked(buffer: T) -> Result<Self, WireError> {
-        let p = Packet { buffer };
-        let len = p.buffer.as_ref().len();
-        if len < HEADER_LEN {
-            return Err(WireError::Truncated);
-        }
-        let l = p.len() as usize;
-        if l < HEADER_LEN {
-            return Err(WireError::BadHeaderLen);
-        }
-        if l > len {
-            return Err(WireError::Truncated);
-        }
-        Ok(p)
-    }
-
-    /// The wrapped buffer.
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
-    /// Source port.
-    pub fn src_port(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::SRC_PORT.start)
-    }
-    /// Destination port.
-    pub fn dst_port(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::DST_PORT.start)
-    }
-    /// Length field (header + data).
-    #[allow(clippy::len_without_is_empty)]
-    pub fn len(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::LENGTH.start)
-    }
-    /// Checksum as stored.
-    pub fn checksum(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::CHECKSUM.start)
+    /// The datagram: the buffer up to the length field (clamped).
+    fn datagram(&self) -> &[u8] {
+        let b = self.buffer.as_ref();
+        b.get(..self.len() as usize).unwrap_or(b)
     }
     /// Data after the header, up to the length field.
     pub fn payload(&self) -> &[u8] {
@@ -79,45 +55,50 @@ impl<T: AsRef<[u8]>> Packet<T> {
     }
     /// True when the checksum is absent (0) or correct.
     pub fn verify_checksum(&self, src: u32, dst: u32) -> bool {
-        if self.checksum() == 0 {
-            return true;
-        }
-        let b = self.buffer.as_ref();
-        let b = b.get(..self.len() as usize).unwrap_or(b);
-        let ph = checksum::pseudo_header_sum(src, dst, crate::net::meta::PROTO_UDP, b.len() as u16);
-        checksum::fold(checksum::sum(b, ph)) == 0xffff
+        self.checksum() == 0 || l4::checksum_ok(self.datagram(), src, dst, PROTO_UDP)
     }
 }
 
+accessors! {
+    Packet;
+    /// Source port.
+    src_port, set_src_port: u16 = field::SRC_PORT;
+    /// Destination port.
+    dst_port, set_dst_port: u16 = field::DST_PORT;
+    /// Length field (header + data).
+    #[allow(clippy::len_without_is_empty)]
+    len, set_len: u16 = field::LENGTH;
+    /// Checksum as stored.
+    checksum, set_checksum: u16 = field::CHECKSUM;
+}
+
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
-    /// Set source port.
-    pub fn set_src_port(&mut self, v: u16) {
-        put16(self.buffer.as_mut(), field::SRC_PORT.start, v)
-    }
-    /// Set destination port.
-    pub fn set_dst_port(&mut self, v: u16) {
-        put16(self.buffer.as_mut(), field::DST_PORT.start, v)
-    }
-    /// Set the length field.
-    pub fn set_len(&mut self, v: u16) {
-        put16(self.buffer.as_mut(), field::LENGTH.start, v)
-    }
-    /// Store a checksum value.
-    pub fn set_checksum(&mut self, v: u16) {
-        put16(self.buffer.as_mut(), field::CHECKSUM.start, v)
-    }
     /// Compute and store the checksum over `len()` bytes (0 is sent as 0xffff).
     pub fn fill_checksum(&mut self, src: u32, dst: u32) {
         self.set_checksum(0);
-        let l = self.len();
-        let b = self.buffer.as_ref();
-        let b = b.get(..l as usize).unwrap_or(b);
-        let ph = checksum::pseudo_header_sum(src, dst, crate::net::meta::PROTO_UDP, b.len() as u16);
-        let c = match !checksum::fold(checksum::sum(b, ph)) {
+        let c = match l4::checksum(self.datagram(), src, dst, PROTO_UDP) {
             0 => 0xffff,
             c => c,
         };
         self.set_checksum(c);
+    }
+    /// Set the source port and, unless the checksum is absent (0), update
+    /// it incrementally (RFC 1624) for the port and for the IPv4 source
+    /// address, which changed in the pseudo header from `old_addr` to
+    /// `new_addr` (NAT). A result of 0 is stored as 0xffff.
+    #[inline]
+    pub fn set_src_port_update_checksum(&mut self, port: u16, old_addr: u32, new_addr: u32) {
+        let b = self.buffer.as_mut();
+        l4::set_port_update_checksum(b, field::SRC_PORT, port, old_addr, new_addr, CHECKSUM)
+    }
+    /// Set the destination port and, unless the checksum is absent (0),
+    /// update it incrementally (RFC 1624) for the port and for the IPv4
+    /// destination address, which changed in the pseudo header from
+    /// `old_addr` to `new_addr` (NAT). A result of 0 is stored as 0xffff.
+    #[inline]
+    pub fn set_dst_port_update_checksum(&mut self, port: u16, old_addr: u32, new_addr: u32) {
+        let b = self.buffer.as_mut();
+        l4::set_port_update_checksum(b, field::DST_PORT, port, old_addr, new_addr, CHECKSUM)
     }
 }
 
@@ -168,5 +149,38 @@ mod tests {
             .unwrap();
         assert_eq!(h.checksum, want);
         assert_eq!(h.length, 10);
+    }
+
+    // 192.168.0.1:5353 -> 192.168.0.2:53 with its checksum, then after NAT
+    // of each side (checksums recomputed in full by an independent script).
+    const VALID: [u8; 10] = [0x14, 0xe9, 0x00, 0x35, 0x00, 0x0a, 0x68, 0x66, 1, 2];
+    // destination -> 10.0.0.21:5300
+    const DNAT: [u8; 10] = [0x14, 0xe9, 0x14, 0xb4, 0x00, 0x0a, 0x0a, 0x7d, 1, 2];
+    // source -> 10.9.8.7:1053
+    const SNAT: [u8; 10] = [0x04, 0x1d, 0x00, 0x35, 0x00, 0x0a, 0x27, 0xcc, 1, 2];
+    // destination -> 10.0.0.21:7985, where the checksum comes out 0: sent as 0xffff
+    const DNAT_FFFF: [u8; 10] = [0x14, 0xe9, 0x1f, 0x31, 0x00, 0x0a, 0xff, 0xff, 1, 2];
+
+    #[test]
+    fn port_setters_update_checksum() {
+        let (s, d) = (0xc0a8_0001, 0xc0a8_0002);
+        assert!(Packet::new_checked(&VALID[..])
+            .unwrap()
+            .verify_checksum(s, d));
+        let mut b = VALID;
+        Packet::new_unchecked(&mut b[..]).set_dst_port_update_checksum(5300, d, 0x0a00_0015);
+        assert_eq!(b, DNAT);
+        assert!(Packet::new_unchecked(&b[..]).verify_checksum(s, 0x0a00_0015));
+        let mut b = VALID;
+        Packet::new_unchecked(&mut b[..]).set_src_port_update_checksum(1053, s, 0x0a09_0807);
+        assert_eq!(b, SNAT);
+        let mut b = VALID;
+        Packet::new_unchecked(&mut b[..]).set_dst_port_update_checksum(7985, d, 0x0a00_0015);
+        assert_eq!(b, DNAT_FFFF);
+        assert!(Packet::new_unchecked(&b[..]).verify_checksum(s, 0x0a00_0015));
+        // no checksum (0) stays none
+        let mut b = DGRAM;
+        Packet::new_unchecked(&mut b[..]).set_dst_port_update_checksum(5300, d, 0x0a00_0015);
+        assert_eq!(&b[..8], &[0x14, 0xe9, 0x14, 0xb4, 0x00, 0x0a, 0, 0]);
     }
 }
