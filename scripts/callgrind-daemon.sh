@@ -7,9 +7,12 @@
 # The DR (or NAT) 1k-flow scenario of dirigo-bench (net_pcap replaying a
 # 1,000-flow pcap of established TCP -> net_null), with the table at 65,536
 # connections and EAL on ordinary memory (valgrind cannot follow hugepages):
-# only the worker loop (`dataplane::worker::run`) is counted, and the packet
-# count is what the worker transmitted on the lan port (the daemon prints it
-# when it stops). Prints "instructions per packet: N".
+# only the worker loop (`dataplane::worker::run`) is counted, without its
+# housekeeping (the expiry sweep runs per millisecond of wall-clock time,
+# which valgrind stretches by a load-dependent factor, so counting it would
+# make the figure depend on the machine's load), and the packet count is what
+# the worker transmitted on the lan port (the daemon prints it when it
+# stops). Prints "instructions per packet: N".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 method=${1:-dr}
@@ -33,7 +36,7 @@ sed -e 's/"--in-memory", //' \
     -e "s#^socket = .*#socket = \"$w/cg.sock\"#" \
     "$src" >"$w/cg.toml"
 valgrind --tool=callgrind --callgrind-out-file="$w/callgrind.out" \
-    --toggle-collect='*dataplane*worker*run*' \
+    --toggle-collect='*dataplane*worker*run*' --toggle-collect='*Pipeline*housekeeping*' \
     "$bin/dirigo" --config "$w/cg.toml" >"$w/dirigo.log" 2>&1 &
 pid=$!
 sleep "$secs"
