@@ -1,5 +1,6 @@
 //! The control loop on the main lcore: worker events (ARP learning and
-//! resolution requests), neighbor aging and probes, gratuitous ARP, slot
+//! resolution requests), resolution of every real server's next hop,
+//! neighbor aging and probes, gratuitous ARP, slot
 //! reclaim and rate estimation. Frames it sends go to worker 0 through the
 //! inject ring.
 
@@ -37,6 +38,8 @@ pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, stop: &AtomicBool) {
     let mut buf = [0u8; 64];
     let mut probes = Vec::new();
     let mut last_est = std::time::Instant::now();
+    let mut rs_epoch = u64::MAX;
+    let mut last_rs = std::time::Instant::now();
     // Gratuitous ARP for every own address and VIP at start.
     {
         let st = ctl.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -71,6 +74,22 @@ pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, stop: &AtomicBool) {
                     st.neigh.learn(ip, mac, port, now, create);
                 }
                 Event::Resolve { ip, port } => {
+                    if let ResolveAction::SendRequest { port } = st.neigh.resolve(ip, port, now) {
+                        sends.push((port, ip));
+                    }
+                }
+            }
+        }
+        // Real servers are resolved as soon as they are configured (and
+        // kept resolved), not by their first packet: a first packet would
+        // wait in the hold area, and the packets behind it (a flood's SYNs
+        // to the same server) would overflow it.
+        let snap = ctl.shared.lb.load();
+        if snap.epoch != rs_epoch || last_rs.elapsed() >= Duration::from_secs(1) {
+            rs_epoch = snap.epoch;
+            last_rs = std::time::Instant::now();
+            for d in snap.services().iter().flat_map(|s| s.dests.iter()) {
+                if let Some((ip, port)) = net.resolve_target(d.addr) {
                     if let ResolveAction::SendRequest { port } = st.neigh.resolve(ip, port, now) {
                         sends.push((port, ip));
                     }
