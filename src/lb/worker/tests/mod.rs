@@ -586,3 +586,16 @@ proptest::proptest! {
 }
 
 mod persist;
+
+#[test]
+fn drop_reason_names() {
+    crate::counters::check::<LbDrop>();
+    assert!(LbDrop::ALL.iter().all(|d| d.is_drop()));
+    // listed as `lb_<name>` by `dirigoctl drops`: the names never change
+    let names: Vec<_> = LbDrop::ALL.iter().map(|d| d.name()).collect();
+    assert_eq!(
+        names.join(" "),
+        "not_a_service no_dest table_full no_route unresolved not_tracked too_big \
+         icmp_rate_limited ttl_exceeded no_room malformed dest_removed"
+    );
+}
