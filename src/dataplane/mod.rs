@@ -81,4 +81,3 @@ pub trait Pipeline {
     /// Count a hold event.
     fn note_hold(&mut self, _ev: HoldEvent) {}
 }
-

@@ -66,8 +66,8 @@
 //! idle expired connection keeps counting as inactive until the sweep
 //! reaches it (the daemon sweeps the whole table about once a second).
 
-use crate::net::meta::FlowKey;
 use crate::mem;
+use crate::net::meta::FlowKey;
 
 /// One tracked connection (32 bytes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -646,4 +646,3 @@ fn reusable(c: &Conn) -> bool {
 
 #[cfg(test)]
 mod tests;
-

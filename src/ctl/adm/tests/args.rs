@@ -1,7 +1,7 @@
 //! Argument parsing tests (ipvsadm syntax, checks and wording).
 
-use crate::ctl::adm::args::{lookup_service, parse, parse_addr_port};
 use super::{dest, svc, tkey};
+use crate::ctl::adm::args::{lookup_service, parse, parse_addr_port};
 use crate::ctl::adm::*;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::spec::{Method, Proto};

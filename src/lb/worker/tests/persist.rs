@@ -1,11 +1,11 @@
 //! Persistence (`-p`, `-M`) through the worker: sans-IO, injected clock.
 
-use crate::lb::worker::*;
 use crate::lb::persist::client_key;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::snapshot::{LbIds, SnapshotBuilder};
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
 use crate::lb::testutil::*;
+use crate::lb::worker::*;
 use crate::net::buf::VecBuf;
 use crate::net::meta::tcp_flags::{ACK, SYN};
 use std::net::Ipv4Addr;
