@@ -17,8 +17,6 @@ crate::counters::counter_enum! {
         TableFull: drop = "table_full",
         /// No route toward the next destination.
         NoRoute: drop = "no_route",
-        /// Next hop's MAC not resolved yet.
-        Unresolved: drop = "unresolved",
         /// Non-SYN TCP segment with no connection.
         NotTracked: drop = "not_tracked",
         /// Too big for the egress MTU (TUN) and not answered with ICMP.
@@ -42,6 +40,15 @@ pub enum LbVerdict {
     /// Transmit the (rewritten) frame on `port`.
     Tx {
         /// Egress port.
+        port: u16,
+    },
+    /// The next hop's MAC is not known yet: not a drop. The frame is left
+    /// as it was; the caller asks for `ip` to be resolved on `port`, holds
+    /// the packet and processes it again once the neighbor is known.
+    Unresolved {
+        /// The next hop to resolve (host order).
+        ip: u32,
+        /// The egress port to resolve it on.
         port: u16,
     },
     /// Drop it (already counted).

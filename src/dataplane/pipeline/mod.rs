@@ -10,7 +10,7 @@
 use crate::dataplane::shared::{Event, Shared};
 use crate::dataplane::{HoldEvent, Pipeline, Verdict};
 use crate::lb::snapshot::Snapshot;
-use crate::lb::worker::{LbDrop, LbVerdict, LbWorker, Prepared};
+use crate::lb::worker::{LbVerdict, LbWorker, Prepared};
 use crate::net::arp::{arp_input, ArpAction, ArpIgnore};
 use crate::net::buf::PacketBuf;
 use crate::net::classify::{classify, classify_into, Classified, NetDrop};
@@ -129,18 +129,15 @@ impl NhCache {
     }
 }
 
-/// The [`Egress`] the core sees: the net view (through the next-hop
-/// cache), plus a resolution request to the control thread whenever a next
-/// hop is unresolved.
-struct RequestingEgress<'a> {
+/// The [`Egress`] the core sees: the net view through the next-hop cache.
+/// A query has no side effect beyond filling the cache; an unresolved next
+/// hop comes back in the core's verdict and the pipeline requests it.
+struct CachedEgress<'a> {
     view: &'a NetView,
-    shared: &'a Shared,
     cache: &'a NhCache,
-    /// The last next hop found unresolved.
-    pending: std::cell::Cell<u32>,
 }
 
-impl Egress for RequestingEgress<'_> {
+impl Egress for CachedEgress<'_> {
     #[inline(always)]
     fn next_hop(&self, dst: u32) -> Resolve {
         let slot = self.cache.slot(dst);
@@ -149,19 +146,11 @@ impl Egress for RequestingEgress<'_> {
             return Resolve::Ready(hop);
         }
         let r = self.view.next_hop(dst);
-        match r {
-            Resolve::Ready(hop) => slot.set(NhEntry {
+        if let Resolve::Ready(hop) = r {
+            slot.set(NhEntry {
                 dst,
                 hop: Some(hop),
-            }),
-            Resolve::Unresolved => {
-                if let Some((ip, port)) = self.view.resolve_target(dst) {
-                    self.pending.set(ip);
-                    // A full queue only delays resolution (the next packet asks again).
-                    let _ = self.shared.events.push(Event::Resolve { ip, port });
-                }
-            }
-            Resolve::NoRoute => {}
+            });
         }
         r
     }
@@ -271,15 +260,12 @@ impl Dirigo {
         port: u16,
         now: u64,
     ) -> Verdict {
-        let eg = RequestingEgress {
+        let eg = CachedEgress {
             view: &self.net,
-            shared: &self.shared,
             cache: &self.nh,
-            pending: std::cell::Cell::new(0),
         };
         let v = self.lb.process(&self.snap, &eg, buf, meta, now);
-        let pending = eg.pending.get();
-        self.map_lb(v, pending, buf, meta, port)
+        self.map_lb(v, buf, meta, port)
     }
 
     /// Turn the core's verdict into the worker's (stack fallback for what
@@ -288,7 +274,6 @@ impl Dirigo {
     fn map_lb<B: PacketBuf>(
         &mut self,
         v: LbVerdict,
-        pending: u32,
         buf: &mut B,
         meta: &PacketMeta,
         port: u16,
@@ -298,10 +283,11 @@ impl Dirigo {
                 self.counters[C::Forwarded as usize] += 1;
                 Verdict::Tx(port)
             }
-            LbVerdict::Drop(LbDrop::Unresolved) => {
-                // the core counted it as unresolved; the worker holds it
-                // (`pending` is a hint: 0 = retry at the next tick)
-                Verdict::Hold(pending)
+            LbVerdict::Unresolved { ip, port } => {
+                // not a drop: ask the control thread to resolve the next
+                // hop and let the worker hold the packet meanwhile
+                self.event(Event::Resolve { ip, port });
+                Verdict::Hold(ip)
             }
             LbVerdict::Drop(_) => {
                 // the core counted the reason
@@ -431,11 +417,9 @@ impl Dirigo {
         if k == 0 {
             return;
         }
-        let eg = RequestingEgress {
+        let eg = CachedEgress {
             view: &self.net,
-            shared: &self.shared,
             cache: &self.nh,
-            pending: std::cell::Cell::new(0),
         };
         let mut lbv = [LbVerdict::NotForUs; BURST_MAX];
         self.lb.process_prepared(
@@ -448,17 +432,9 @@ impl Dirigo {
             now_ns,
             &mut lbv[..n],
         );
-        // With several unresolved packets in one burst only the last next
-        // hop is known; a held packet's hint is then 0 (retry every tick).
-        let pending = eg.pending.get();
-        let unresolved = sel[..k]
-            .iter()
-            .filter(|&&i| matches!(lbv[i as usize], LbVerdict::Drop(LbDrop::Unresolved)))
-            .count();
-        let hint = if unresolved == 1 { pending } else { 0 };
         for &i in &sel[..k] {
             let i = i as usize;
-            out[i] = self.map_lb(lbv[i], hint, &mut bufs[i], &metas[i], port);
+            out[i] = self.map_lb(lbv[i], &mut bufs[i], &metas[i], port);
         }
     }
 
@@ -489,17 +465,19 @@ impl Dirigo {
 
     fn learn(&mut self, ip: u32, mac: [u8; 6], port: u16, create: bool) {
         self.counters[C::ArpLearned as usize] += 1;
-        if self
-            .shared
-            .events
-            .push(Event::Learn {
-                ip,
-                mac,
-                port,
-                create,
-            })
-            .is_err()
-        {
+        self.event(Event::Learn {
+            ip,
+            mac,
+            port,
+            create,
+        });
+    }
+
+    /// Tell the control thread; a full queue is a counted loss, never a
+    /// wait (an unresolved next hop is asked for again by its next packet).
+    #[inline]
+    fn event(&mut self, ev: Event) {
+        if self.shared.events.push(ev).is_err() {
             self.counters[C::EventsLost as usize] += 1;
         }
     }

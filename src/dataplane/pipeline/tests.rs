@@ -3,11 +3,11 @@
 //! once and tracked once; ARP and ping are answered by whoever receives them.
 
 use super::{owner_of, Dirigo};
-use crate::dataplane::shared::{Shared, WorkerShared};
+use crate::dataplane::shared::{Event, Shared, WorkerShared};
 use crate::dataplane::stats::PublishedCounters;
 use crate::dataplane::{Pipeline, Verdict};
 use crate::lb::sched::{SchedFlags, SchedKind};
-use crate::lb::snapshot::{LbIds, SnapshotBuilder};
+use crate::lb::snapshot::{LbIds, Snapshot, SnapshotBuilder};
 use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
 use crate::lb::testutil::{tcp_frame, verify, OUR_MAC};
 use crate::lb::worker::{LbWorker, LbWorkerConfig};
@@ -68,33 +68,7 @@ fn setup(workers: usize) -> (Arc<Shared>, Vec<Dirigo>) {
         Arc::new(routes),
         Arc::new(neigh.snapshot()),
     );
-    let mut ids = LbIds::new(16, 64);
-    let on_link = |a: u32| addrs.on_link(a).is_some();
-    let mut b = SnapshotBuilder::new();
-    b.on_link(&on_link).service(
-        ServiceSpec {
-            key: ServiceKey {
-                proto: Proto::Tcp,
-                vip: Ipv4Addr::from(VIP),
-                port: 80,
-            },
-            sched: SchedKind::Rr,
-            flags: SchedFlags::default(),
-            persistent: None,
-            netmask: Ipv4Addr::BROADCAST,
-        },
-        vec![DestSpec {
-            key: DestKey {
-                addr: Ipv4Addr::from(RS),
-                port: 8080,
-            },
-            method: Method::Nat,
-            weight: 1,
-            upper: 0,
-            lower: 0,
-        }],
-    );
-    let snap = b.build(&mut ids, 1).unwrap();
+    let snap = nat_service(&[RS]);
     let mut lbs = Vec::new();
     let mut ws = Vec::new();
     for i in 0..workers {
@@ -133,6 +107,40 @@ fn setup(workers: usize) -> (Arc<Shared>, Vec<Dirigo>) {
         })
         .collect();
     (shared, pipes)
+}
+
+/// A snapshot with one NAT service, VIP:80 -> `rs`:8080 (rr).
+fn nat_service(rs: &[[u8; 4]]) -> Snapshot {
+    let mut ids = LbIds::new(16, 64);
+    let dests = rs
+        .iter()
+        .map(|&a| DestSpec {
+            key: DestKey {
+                addr: Ipv4Addr::from(a),
+                port: 8080,
+            },
+            method: Method::Nat,
+            weight: 1,
+            upper: 0,
+            lower: 0,
+        })
+        .collect();
+    let mut b = SnapshotBuilder::new();
+    b.service(
+        ServiceSpec {
+            key: ServiceKey {
+                proto: Proto::Tcp,
+                vip: Ipv4Addr::from(VIP),
+                port: 80,
+            },
+            sched: SchedKind::Rr,
+            flags: SchedFlags::default(),
+            persistent: None,
+            netmask: Ipv4Addr::BROADCAST,
+        },
+        dests,
+    );
+    b.build(&mut ids, 1).unwrap()
 }
 
 /// Run a packet arriving at worker `at`; follow a steer to the owner.
@@ -417,4 +425,62 @@ fn mixed_burst_steers_foreign_packets_and_forwards_its_own() {
         vec![own as u64, foreign as u64],
         "each flow tracked once, by its owner"
     );
+}
+
+/// An unresolved next hop is a hold, not a drop: each packet of a burst
+/// is held for its own next hop, and the pipeline asks the control thread
+/// to resolve exactly that one, once per packet. A full event queue is
+/// counted (`events_lost`), like a lost ARP learning event.
+#[test]
+fn unresolved_next_hops_are_held_and_requested_per_packet() {
+    let (shared, mut pipes) = setup(1);
+    let rs2 = [172, 16, 0, 12];
+    shared.lb.store(Arc::new(nat_service(&[RS, rs2])));
+    let empty = NeighTable::new(NeighConfig::default());
+    let view = shared.net.load().with_neigh(Arc::new(empty.snapshot()));
+    shared.net.store(Arc::new(view));
+    let p = &mut pipes[0];
+    p.begin_burst(1_000_000);
+    let frames: Vec<Vec<u8>> = (2..6u8)
+        .map(|c| tcp_frame([10, 0, 0, c], 6000, VIP, 80, SYN, b"", 64, true))
+        .collect();
+    let mut bufs: Vec<VecBuf> = frames.iter().map(|f| VecBuf::new(f)).collect();
+    let mut out = vec![Verdict::Drop; bufs.len()];
+    p.process_burst(&mut bufs, 0, 1_000_000, &mut out);
+    let (a, b) = (u32::from_be_bytes(RS), u32::from_be_bytes(rs2));
+    // rr alternates the two real servers; every hold names its own hop
+    assert_eq!(
+        out,
+        [
+            Verdict::Hold(a),
+            Verdict::Hold(b),
+            Verdict::Hold(a),
+            Verdict::Hold(b)
+        ]
+    );
+    for (buf, f) in bufs.iter().zip(&frames) {
+        assert_eq!(buf.data(), &f[..], "a held packet is left as it was");
+    }
+    let asked: Vec<Event> = std::iter::from_fn(|| shared.events.pop()).collect();
+    let want: Vec<Event> = [a, b, a, b]
+        .iter()
+        .map(|&ip| Event::Resolve { ip, port: 1 })
+        .collect();
+    assert_eq!(asked, want);
+    assert!(
+        shared.workers[0].lb.drop_counts().all(|(_, n)| n == 0),
+        "not a drop"
+    );
+    // a full queue: the request is lost and counted
+    while shared
+        .events
+        .push(Event::Resolve { ip: 0, port: 0 })
+        .is_ok()
+    {}
+    let mut again = VecBuf::new(&frames[0]);
+    assert_eq!(p.process(&mut again, 0, 1_000_000), Verdict::Hold(a));
+    p.housekeeping(1_000_000);
+    let names = super::counter_names();
+    let lost = names.iter().position(|n| n == "events_lost").unwrap();
+    assert_eq!(shared.workers[0].counters.get(lost), 1);
 }

@@ -21,6 +21,10 @@
 //! 4. TCP/UDP to a VIP on another port: [`LbDrop::NotAService`]; anything
 //!    else: [`LbVerdict::NotForUs`].
 //!
+//! A packet to forward whose next hop's MAC is not known yet is returned
+//! unchanged as [`LbVerdict::Unresolved`] with that next hop: not a drop,
+//! the caller requests resolution, holds the packet and processes it again.
+//!
 //! Removed real servers: connections keep their RIP/port/method, so they
 //! continue to be forwarded unless the snapshot's `expire_nodest_conn` is
 //! set, in which case the next packet of such a connection is dropped
@@ -166,10 +170,13 @@ impl LbWorker {
         LbVerdict::Drop(why)
     }
 
-    fn xmit_drop(&mut self, e: XmitError) -> LbVerdict {
+    /// The verdict for a packet xmit could not send: an unresolved next
+    /// hop is handed back to the caller (a hold, not a drop); anything else
+    /// is a counted drop.
+    fn xmit_failed(&mut self, e: XmitError) -> LbVerdict {
         self.drop(match e {
+            XmitError::Unresolved { ip, port } => return LbVerdict::Unresolved { ip, port },
             XmitError::NoRoute => LbDrop::NoRoute,
-            XmitError::Unresolved => LbDrop::Unresolved,
             XmitError::TooBig | XmitError::NeedFrag { .. } => LbDrop::TooBig,
             XmitError::TtlExceeded => LbDrop::TtlExceeded,
             XmitError::NoRoom => LbDrop::NoRoom,
@@ -566,10 +573,10 @@ impl LbWorker {
                         bump(&self.stats.icmp_frag_sent, 1);
                         LbVerdict::Tx { port }
                     }
-                    Err(e) => self.xmit_drop(e),
+                    Err(e) => self.xmit_failed(e),
                 }
             }
-            Err(e) => self.xmit_drop(e),
+            Err(e) => self.xmit_failed(e),
         }
     }
 
