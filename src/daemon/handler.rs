@@ -9,13 +9,11 @@ use crate::ctl::view::{
     AddrInfo, ConnInfo, DestInfo, DropCount, LcoreInfo, MacAddr, NamedCounter, NeighInfo,
     PortCounters, PortInfo, Rate, RouteInfo, ServiceInfo, ServiceList, Stats, VersionInfo,
 };
-use crate::dataplane::pipeline::{counter_names, is_drop_counter, N_COUNTERS};
 use crate::dataplane::shared::{ConnRequest, Shared};
 use crate::lb::ids::SlotId;
 use crate::lb::snapshot::Snapshot;
 use crate::lb::spec::{ServiceKey, Timeouts};
 use crate::lb::stats::{sum_dest, sum_service, TrafficSnapshot, WorkerStats};
-use crate::lb::verdict::LbDrop;
 use crate::net::addr::Ipv4Cidr;
 use crate::net::neigh::NeighState;
 use std::collections::HashMap;
@@ -301,79 +299,25 @@ impl Ctl {
         )
     }
 
-    fn pipeline_totals(&self) -> Vec<u64> {
-        let mut tot = vec![0u64; N_COUNTERS];
-        for w in &self.shared.workers {
-            for (i, t) in tot.iter_mut().enumerate() {
-                *t += w.counters.get(i);
-            }
-        }
-        tot
-    }
-
     fn drops(&self) -> Response {
-        let names = counter_names();
-        let tot = self.pipeline_totals();
-        let mut v: Vec<DropCount> = names
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| is_drop_counter(*i))
-            .map(|(i, n)| DropCount {
-                reason: n.clone(),
-                count: tot[i],
-            })
-            .collect();
-        for d in LbDrop::ALL {
-            let count = self
-                .shared
-                .workers
-                .iter()
-                .map(|w| w.lb.drops[d.index()].load(std::sync::atomic::Ordering::Relaxed))
-                .sum();
-            v.push(DropCount {
-                reason: format!("lb_{}", d.name()),
-                count,
-            });
-        }
-        let nports = self.ports.len();
-        for (i, p) in self.ports.iter().enumerate().take(nports) {
-            let full: u64 = self
-                .shared
-                .workers
-                .iter()
-                .map(|w| w.io.get(3 * i + 2))
-                .sum();
-            v.push(DropCount {
-                reason: format!("tx_full_{}", p.name),
-                count: full,
-            });
-        }
-        Response::Drops(v)
+        let ports: Vec<&str> = self.ports.iter().map(|p| p.name.as_str()).collect();
+        Response::Drops(
+            self.shared
+                .drops(&ports)
+                .into_iter()
+                .map(|(reason, count)| DropCount { reason, count })
+                .collect(),
+        )
     }
 
     fn lcores(&self) -> Response {
-        let names = counter_names();
-        let nports = self.ports.len();
         Response::Lcores(
             self.shared
                 .workers
                 .iter()
                 .enumerate()
                 .map(|(wi, w)| {
-                    let c = w.counters.snapshot();
-                    let rx: u64 = (0..nports).map(|p| w.io.get(3 * p)).sum();
-                    let tx: u64 = (0..nports).map(|p| w.io.get(3 * p + 1)).sum();
-                    let dropped: u64 = c
-                        .iter()
-                        .enumerate()
-                        .filter(|(i, _)| is_drop_counter(*i))
-                        .map(|(_, v)| *v)
-                        .sum::<u64>()
-                        + w.lb
-                            .drops
-                            .iter()
-                            .map(|d| d.load(std::sync::atomic::Ordering::Relaxed))
-                            .sum::<u64>();
+                    let io = w.io.total();
                     let conns = w.lb.conns.load(std::sync::atomic::Ordering::Relaxed);
                     let created: u64 =
                         w.lb.services
@@ -388,18 +332,17 @@ impl Ctl {
                             .iter()
                             .map(|p| format!("{}:rx{wi}/tx{wi}", p.name))
                             .collect(),
-                        rx_packets: rx,
-                        tx_packets: tx,
-                        dropped,
+                        rx_packets: io.rx,
+                        tx_packets: io.tx,
+                        dropped: w.dropped(),
                         conns,
                         conns_created: created,
-                        extra: names
-                            .iter()
-                            .zip(c)
-                            .filter(|(_, v)| *v > 0)
-                            .map(|(n, v)| NamedCounter {
-                                name: n.clone(),
-                                value: v,
+                        extra: w
+                            .counters()
+                            .filter(|n| n.value > 0)
+                            .map(|n| NamedCounter {
+                                name: n.name.into(),
+                                value: n.value,
                             })
                             .chain(
                                 [

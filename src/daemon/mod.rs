@@ -6,9 +6,9 @@ pub mod handler;
 
 use crate::ctl::config::Config;
 use crate::ctl::server::{Handler, Server, ServerConfig};
-use crate::dataplane::pipeline::{counter_names, Dirigo, N_COUNTERS};
+use crate::dataplane::pipeline::Dirigo;
 use crate::dataplane::shared::{Event, Shared, WorkerShared};
-use crate::dataplane::stats::PublishedCounters;
+use crate::dataplane::stats::IoCounters;
 use crate::dataplane::worker::{self, WorkerIo};
 use crate::lb::snapshot::{LbIds, Snapshot};
 use crate::lb::worker::{LbWorker, LbWorkerConfig};
@@ -290,13 +290,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
             state.ids.dests.capacity(),
             state.ids.services.capacity(),
         );
-        wshared.push(WorkerShared {
-            lb: lb.stats(),
-            counters: PublishedCounters::new(N_COUNTERS),
-            io: PublishedCounters::new(3 * ports.len()),
-            conn_requests: ArrayQueue::new(4),
-            lcore: l,
-        });
+        wshared.push(WorkerShared::new(lb.stats(), ports.len(), l));
         lbs.push(Some(lb));
     }
     let shared = Arc::new(Shared {
@@ -378,25 +372,16 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     for (i, p) in ports.iter().enumerate() {
         let _ = p.port.stop();
         let s = p.port.stats();
-        let (mut rx, mut tx, mut full) = (0u64, 0u64, 0u64);
-        for w in &shared.workers {
-            rx += w.io.get(3 * i);
-            tx += w.io.get(3 * i + 1);
-            full += w.io.get(3 * i + 2);
-        }
+        let w: IoCounters = shared.workers.iter().map(|w| w.io.port(i)).sum();
         println!(
             "port {} ({}): rx {} pkts {} bytes, tx {} pkts {} bytes, missed {}, rx-errors {}, tx-errors {}, rx-nombuf {}; workers: rx {} tx {} tx-full {}",
-            p.name, p.device, s.ipackets, s.ibytes, s.opackets, s.obytes, s.imissed, s.ierrors, s.oerrors, s.rx_nombuf, rx, tx, full
+            p.name, p.device, s.ipackets, s.ibytes, s.opackets, s.obytes, s.imissed, s.ierrors, s.oerrors, s.rx_nombuf, w.rx, w.tx, w.tx_full
         );
         p.port.close();
     }
-    let names = counter_names();
     let mut line = String::new();
-    for (i, n) in names.iter().enumerate() {
-        let v: u64 = shared.workers.iter().map(|w| w.counters.get(i)).sum();
-        if v > 0 {
-            line.push_str(&format!(" {n}={v}"));
-        }
+    for n in shared.counter_totals().iter().filter(|n| n.value > 0) {
+        line.push_str(&format!(" {}={}", n.name, n.value));
     }
     println!(
         "pipeline:{line} steer_lost={}",

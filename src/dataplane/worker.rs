@@ -5,24 +5,13 @@
 //! packets the control thread builds (ARP requests, gratuitous ARP) from a
 //! ring, since the control thread owns no TX queue.
 
-use super::stats::PublishedCounters;
+use super::stats::{IoCounters, PublishedIo};
 use super::{HoldEvent, Pipeline, Verdict};
 use crate::net::buf::PacketBuf;
 use crate::pmd::lcore::TscClock;
 use crate::pmd::mbuf::{Burst, Mbuf, BURST};
 use crate::pmd::ring::MbufRing;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Per-port I/O counters the worker keeps (published by the pipeline).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct IoCounters {
-    /// Packets received.
-    pub rx: u64,
-    /// Packets handed to the driver and accepted.
-    pub tx: u64,
-    /// Packets the driver refused (TX queue full).
-    pub tx_full: u64,
-}
 
 /// Maximum ports a worker drives.
 pub const MAX_PORTS: usize = 8;
@@ -39,8 +28,8 @@ pub struct WorkerIo<'a> {
     pub stop: &'a AtomicBool,
     /// Housekeeping period in nanoseconds.
     pub housekeeping_ns: u64,
-    /// Where the I/O counters are published: 3 per port (rx, tx, tx_full).
-    pub published: &'a PublishedCounters,
+    /// Where the I/O counters are published.
+    pub published: &'a PublishedIo,
     /// RX queues each port has (a worker whose queue index is beyond polls
     /// nothing there).
     pub rx_queues: &'a [u16],
@@ -324,23 +313,13 @@ pub fn run<P: Pipeline>(
                 steer_lost = 0;
             }
             pipe.housekeeping(now);
-            publish(io.published, &counters[..nports]);
+            io.published.publish(&counters[..nports]);
             next_hk = now + io.housekeeping_ns;
         }
     }
     pipe.housekeeping(clock.now_ns());
-    publish(io.published, &counters[..nports]);
+    io.published.publish(&counters[..nports]);
     counters
-}
-
-fn publish(p: &PublishedCounters, c: &[IoCounters]) {
-    let mut flat = [0u64; 3 * MAX_PORTS];
-    for (i, x) in c.iter().enumerate() {
-        flat[3 * i] = x.rx;
-        flat[3 * i + 1] = x.tx;
-        flat[3 * i + 2] = x.tx_full;
-    }
-    p.publish(&flat[..3 * c.len()]);
 }
 
 #[inline]

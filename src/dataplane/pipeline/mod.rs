@@ -8,88 +8,24 @@
 //! our addresses or VIPs, and counted and dropped otherwise.
 
 use crate::dataplane::shared::{Event, Shared};
+use crate::dataplane::stats::{Count, Counters};
 use crate::dataplane::{HoldEvent, Pipeline, Verdict};
 use crate::lb::snapshot::Snapshot;
 use crate::lb::worker::{LbVerdict, LbWorker, Prepared};
-use crate::net::arp::{arp_input, ArpAction, ArpIgnore};
+use crate::net::arp::{arp_input, ArpAction};
 use crate::net::buf::PacketBuf;
-use crate::net::classify::{classify, classify_into, Classified, NetDrop};
+use crate::net::classify::{classify, classify_into, Classified};
 use crate::net::egress::{Egress, NextHop, Resolve};
-use crate::net::icmp::{echo_input, IcmpAction, IcmpIgnore};
+use crate::net::icmp::{echo_input, IcmpAction};
 use crate::net::meta::{PacketMeta, PROTO_ICMP};
 use crate::net::view::NetView;
 use arc_swap::cache::Cache;
 use arc_swap::ArcSwap;
 use std::sync::Arc;
 
-/// Pipeline counter slots (beyond the per-reason arrays).
-#[derive(Clone, Copy, Debug)]
-#[repr(usize)]
-enum C {
-    ArpReplied,
-    ArpLearned,
-    EchoReplied,
-    LocalOther,
-    NotForUs,
-    EventsLost,
-    Forwarded,
-    LbDropped,
-    SteeredOut,
-    SteeredIn,
-    Held,
-    HeldReleased,
-    HeldOverflow,
-    HeldExpired,
-    OtherHost,
-}
-const C_FIXED: usize = 15;
-const NET_BASE: usize = C_FIXED;
-const ARP_BASE: usize = NET_BASE + NetDrop::COUNT;
-const ICMP_BASE: usize = ARP_BASE + ArpIgnore::COUNT;
 /// Largest burst the pipeline's burst path takes at once (the worker's rx
 /// burst; a longer slice is processed in chunks of this size).
 pub const BURST_MAX: usize = 32;
-/// Number of pipeline counters.
-pub const N_COUNTERS: usize = ICMP_BASE + IcmpIgnore::COUNT;
-
-/// Names of the pipeline counters, by index.
-pub fn counter_names() -> Vec<String> {
-    let mut v: Vec<String> = [
-        "arp_replied",
-        "arp_learned",
-        "echo_replied",
-        "local_other",
-        "not_for_us",
-        "events_lost",
-        "forwarded",
-        "lb_dropped",
-        "steered_out",
-        "steered_in",
-        "held",
-        "held_released",
-        "held_overflow",
-        "held_expired",
-        "other_host",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    v.extend(NetDrop::ALL.iter().map(|d| d.name().to_string()));
-    v.extend(ArpIgnore::ALL.iter().map(|d| d.name().to_string()));
-    v.extend(IcmpIgnore::ALL.iter().map(|d| d.name().to_string()));
-    v
-}
-
-/// Names of the counters that are drops (for `dirigoctl drops`).
-pub fn is_drop_counter(i: usize) -> bool {
-    i == C::LocalOther as usize
-        || i == C::HeldOverflow as usize
-        || i == C::HeldExpired as usize
-        || i == C::OtherHost as usize
-        || i == C::NotForUs as usize
-        || i == C::EventsLost as usize
-        || (NET_BASE..N_COUNTERS).contains(&i)
-}
 
 /// Slots of the per-worker next-hop cache (a power of two).
 const NH_SLOTS: usize = 64;
@@ -170,7 +106,7 @@ pub struct Dirigo {
     net: Arc<NetView>,
     nh: NhCache,
     snap: Arc<Snapshot>,
-    counters: [u64; N_COUNTERS],
+    counters: Counters,
     expire_budget: u32,
     workers: u32,
     steer_mask: u32,
@@ -245,7 +181,7 @@ impl Dirigo {
             net,
             nh: NhCache::new(),
             snap,
-            counters: [0; N_COUNTERS],
+            counters: Counters::default(),
             expire_budget,
             workers: shared.workers.len().max(1) as u32,
             steer_mask,
@@ -280,7 +216,7 @@ impl Dirigo {
     ) -> Verdict {
         match v {
             LbVerdict::Tx { port } => {
-                self.counters[C::Forwarded as usize] += 1;
+                self.counters.own[Count::Forwarded] += 1;
                 Verdict::Tx(port)
             }
             LbVerdict::Unresolved { ip, port } => {
@@ -291,28 +227,28 @@ impl Dirigo {
             }
             LbVerdict::Drop(_) => {
                 // the core counted the reason
-                self.counters[C::LbDropped as usize] += 1;
+                self.counters.own[Count::LbDropped] += 1;
                 Verdict::Drop
             }
             LbVerdict::NotForUs => {
                 let addrs = self.net.addrs();
                 if !addrs.is_local(meta.key.dst) {
-                    self.counters[C::NotForUs as usize] += 1;
+                    self.counters.own[Count::NotForUs] += 1;
                     return Verdict::Drop;
                 }
                 if meta.key.proto == PROTO_ICMP && meta.icmp.is_none() {
                     match echo_input(buf.data_mut(), meta, addrs) {
                         IcmpAction::Reply => {
-                            self.counters[C::EchoReplied as usize] += 1;
+                            self.counters.own[Count::EchoReplied] += 1;
                             return Verdict::Tx(port);
                         }
                         IcmpAction::Ignore(r) => {
-                            self.counters[ICMP_BASE + r.index()] += 1;
+                            self.counters.icmp[r] += 1;
                             return Verdict::Drop;
                         }
                     }
                 }
-                self.counters[C::LocalOther as usize] += 1;
+                self.counters.own[Count::LocalOther] += 1;
                 Verdict::Drop
             }
         }
@@ -336,7 +272,7 @@ impl Dirigo {
         steered: bool,
     ) -> Verdict {
         if !self.for_us(buf.data(), port) {
-            self.counters[C::OtherHost as usize] += 1;
+            self.counters.own[Count::OtherHost] += 1;
             return Verdict::Drop;
         }
         match classify(buf.data(), port) {
@@ -345,14 +281,14 @@ impl Dirigo {
                     let owner =
                         owner_of(client_of(&self.snap, &meta), self.steer_mask, self.workers);
                     if owner as usize != self.index {
-                        self.counters[C::SteeredOut as usize] += 1;
+                        self.counters.own[Count::SteeredOut] += 1;
                         return Verdict::Steer(owner as u16);
                     }
                 }
                 self.ipv4(buf, &meta, port, now_ns)
             }
             Classified::Drop(d) => {
-                self.counters[NET_BASE + d.index()] += 1;
+                self.counters.net[d] += 1;
                 Verdict::Drop
             }
             Classified::Arp { .. } => self.arp(buf, port),
@@ -403,7 +339,7 @@ impl Dirigo {
             if self.workers > 1 && !steered {
                 let owner = owner_of(client_of(&self.snap, m), self.steer_mask, self.workers);
                 if owner as usize != self.index {
-                    self.counters[C::SteeredOut as usize] += 1;
+                    self.counters.own[Count::SteeredOut] += 1;
                     out[i] = Verdict::Steer(owner as u16);
                     continue;
                 }
@@ -449,7 +385,7 @@ impl Dirigo {
                 if let Some(s) = learn {
                     self.learn(s.ip, s.mac, port, true);
                 }
-                self.counters[C::ArpReplied as usize] += 1;
+                self.counters.own[Count::ArpReplied] += 1;
                 Verdict::Tx(port)
             }
             ArpAction::Learn { sender, create } => {
@@ -457,14 +393,14 @@ impl Dirigo {
                 Verdict::Drop
             }
             ArpAction::Ignore(r) => {
-                self.counters[ARP_BASE + r.index()] += 1;
+                self.counters.arp[r] += 1;
                 Verdict::Drop
             }
         }
     }
 
     fn learn(&mut self, ip: u32, mac: [u8; 6], port: u16, create: bool) {
-        self.counters[C::ArpLearned as usize] += 1;
+        self.counters.own[Count::ArpLearned] += 1;
         self.event(Event::Learn {
             ip,
             mac,
@@ -478,7 +414,7 @@ impl Dirigo {
     #[inline]
     fn event(&mut self, ev: Event) {
         if self.shared.events.push(ev).is_err() {
-            self.counters[C::EventsLost as usize] += 1;
+            self.counters.own[Count::EventsLost] += 1;
         }
     }
 }
@@ -518,7 +454,7 @@ impl Pipeline for Dirigo {
 
     #[inline]
     fn process_steered<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
-        self.counters[C::SteeredIn as usize] += 1;
+        self.counters.own[Count::SteeredIn] += 1;
         self.process_inner(buf, port, now_ns, true)
     }
 
@@ -530,7 +466,7 @@ impl Pipeline for Dirigo {
         now_ns: u64,
         out: &mut [Verdict],
     ) {
-        self.counters[C::SteeredIn as usize] += bufs.len().min(out.len()) as u64;
+        self.counters.own[Count::SteeredIn] += bufs.len().min(out.len()) as u64;
         self.burst(bufs, port, now_ns, out, true);
     }
 
@@ -545,12 +481,12 @@ impl Pipeline for Dirigo {
 
     fn note_hold(&mut self, ev: HoldEvent) {
         let c = match ev {
-            HoldEvent::Held => C::Held,
-            HoldEvent::Released => C::HeldReleased,
-            HoldEvent::Overflow => C::HeldOverflow,
-            HoldEvent::Expired => C::HeldExpired,
+            HoldEvent::Held => Count::Held,
+            HoldEvent::Released => Count::HeldReleased,
+            HoldEvent::Overflow => Count::HeldOverflow,
+            HoldEvent::Expired => Count::HeldExpired,
         };
-        self.counters[c as usize] += 1;
+        self.counters.own[c] += 1;
     }
 
     fn housekeeping(&mut self, now_ns: u64) {

@@ -4,7 +4,6 @@
 
 use super::{owner_of, Dirigo};
 use crate::dataplane::shared::{Event, Shared, WorkerShared};
-use crate::dataplane::stats::PublishedCounters;
 use crate::dataplane::{Pipeline, Verdict};
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::snapshot::{LbIds, Snapshot, SnapshotBuilder};
@@ -81,13 +80,7 @@ fn setup(workers: usize) -> (Arc<Shared>, Vec<Dirigo>) {
             64,
             16,
         );
-        ws.push(WorkerShared {
-            lb: lb.stats(),
-            counters: PublishedCounters::new(super::N_COUNTERS),
-            io: PublishedCounters::new(6),
-            conn_requests: ArrayQueue::new(2),
-            lcore: i as u32 + 1,
-        });
+        ws.push(WorkerShared::new(lb.stats(), 2, i as u32 + 1));
         lbs.push(lb);
     }
     let shared = Arc::new(Shared {
@@ -272,15 +265,23 @@ fn arp_and_ping_answered_locally_and_drops_counted() {
     assert_eq!(pipes[0].process(&mut ob, 0, 0), Verdict::Drop);
     assert_eq!(ob.data(), &other[..], "untouched");
     pipes[0].housekeeping(0);
-    let names = super::counter_names();
-    let oh = names.iter().position(|n| n == "other_host").unwrap();
-    assert_eq!(shared.workers[0].counters.get(oh), 1);
+    assert_eq!(shared.workers[0].counters.get("other_host"), 1);
     // Garbage is dropped and counted, never steered.
     let mut junk = VecBuf::new(&[0x02u8; 10]);
     assert_eq!(pipes[1].process(&mut junk, 0, 0), Verdict::Drop);
     pipes[1].housekeeping(0);
-    let trunc = names.iter().position(|n| n == "truncated").unwrap();
-    assert_eq!(shared.workers[1].counters.get(trunc), 1);
+    assert_eq!(shared.workers[1].counters.get("truncated"), 1);
+    // the data plane's drops view: both workers summed, the core's reasons
+    // after the pipeline's, TX losses by port name
+    let drops = shared.drops(&["wan", "lan"]);
+    let count = |r: &str| drops.iter().find(|d| d.0 == r).map(|d| d.1);
+    assert_eq!(count("other_host"), Some(1));
+    assert_eq!(count("truncated"), Some(1));
+    assert_eq!(count("lb_not_a_service"), Some(0));
+    assert_eq!(count("tx_full_lan"), Some(0));
+    assert_eq!(count("lb_unresolved"), None, "holding is not dropping");
+    assert_eq!(count("echo_replied"), None, "not a drop");
+    assert_eq!(shared.workers[0].dropped() + shared.workers[1].dropped(), 2);
 }
 
 #[test]
@@ -480,7 +481,5 @@ fn unresolved_next_hops_are_held_and_requested_per_packet() {
     let mut again = VecBuf::new(&frames[0]);
     assert_eq!(p.process(&mut again, 0, 1_000_000), Verdict::Hold(a));
     p.housekeeping(1_000_000);
-    let names = super::counter_names();
-    let lost = names.iter().position(|n| n == "events_lost").unwrap();
-    assert_eq!(shared.workers[0].counters.get(lost), 1);
+    assert_eq!(shared.workers[0].counters.get("events_lost"), 1);
 }
