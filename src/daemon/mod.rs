@@ -354,6 +354,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
             stop: &stop,
             housekeeping_ns: 1_000_000,
             published: &shared.workers[index].io,
+            published_hold: &shared.workers[index].hold,
             rx_queues: &rx_queues,
             steer: &steer,
             steer_lost: &steer_lost,

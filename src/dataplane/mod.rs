@@ -1,6 +1,7 @@
 //! The data plane: the per-packet pipeline (sans-IO, generic over
 //! [`PacketBuf`]) and the DPDK worker loop that drives it.
 
+pub mod hold;
 pub mod pipeline;
 pub mod shared;
 pub mod stats;
@@ -18,21 +19,8 @@ pub enum Verdict {
     /// Another worker owns this packet's connection: hand it over.
     Steer(u16),
     /// The next hop `ip` is being resolved: keep the packet a little and
-    /// process it again once the neighbor is known.
+    /// process it again once the neighbor is known ([`hold::HoldArea`]).
     Hold(u32),
-}
-
-/// What happened to a held packet (for counters).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HoldEvent {
-    /// Queued while its neighbor resolves.
-    Held,
-    /// Released after the neighbor was resolved.
-    Released,
-    /// Dropped: too many held for that neighbor, or the hold area is full.
-    Overflow,
-    /// Dropped: the neighbor did not resolve in time.
-    Expired,
 }
 
 /// The per-worker packet pipeline the worker loop drives.
@@ -74,10 +62,8 @@ pub trait Pipeline {
     }
     /// Periodic work off the per-packet path (expiry, publishing counters).
     fn housekeeping(&mut self, now_ns: u64);
-    /// Whether the MAC of next hop `ip` is known now.
-    fn resolved(&mut self, _ip: u32) -> bool {
-        true
-    }
-    /// Count a hold event.
-    fn note_hold(&mut self, _ev: HoldEvent) {}
+    /// Whether the MAC of next hop `ip` is known in the view the pipeline
+    /// forwards with (the hold area asks before processing a held packet
+    /// again).
+    fn resolved(&self, ip: u32) -> bool;
 }

@@ -4,6 +4,7 @@
 //! mailboxes for the rare requests the control thread makes of a worker.
 
 use crate::counters::Named;
+use crate::dataplane::hold::HoldCounts;
 use crate::dataplane::stats::{Counters, PublishedCounters, PublishedIo};
 use crate::lb::snapshot::Snapshot;
 use crate::lb::stats::WorkerStats;
@@ -53,6 +54,8 @@ pub struct WorkerShared {
     pub lb: Arc<WorkerStats>,
     /// Pipeline counters ([`Counters`]).
     pub counters: PublishedCounters,
+    /// Hold-area counters ([`HoldCounts`], published by the worker loop).
+    pub hold: PublishedCounters,
     /// Port I/O counters.
     pub io: PublishedIo,
     /// Connection-list requests.
@@ -68,15 +71,17 @@ impl WorkerShared {
         WorkerShared {
             lb,
             counters: PublishedCounters::new(&Counters::default()),
+            hold: PublishedCounters::new(&HoldCounts::new()),
             io: PublishedIo::new(ports),
             conn_requests: ArrayQueue::new(4),
             lcore,
         }
     }
 
-    /// The worker's data-plane counters, in listing order.
+    /// The worker's data-plane counters, in listing order: the
+    /// pipeline's, then the hold area's.
     pub fn counters(&self) -> impl Iterator<Item = Named> + '_ {
-        self.counters.iter()
+        self.counters.iter().chain(self.hold.iter())
     }
 
     /// What the worker dropped, by reason: the data plane's drop counters,

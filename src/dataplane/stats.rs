@@ -2,7 +2,8 @@
 //!
 //! On the fast path counters are plain integers owned by the worker: the
 //! pipeline's [`Counters`] (its own [`Count`] slots plus one per drop
-//! reason of classify, ARP and ICMP echo) and the per-port [`IoCounters`].
+//! reason of classify, ARP and ICMP echo), the hold area's
+//! ([`crate::dataplane::hold::HoldCounts`]) and the per-port [`IoCounters`].
 //! At housekeeping the worker publishes them to atomics (relaxed stores,
 //! single writer) — [`PublishedCounters`] keeps each counter's name and
 //! kind beside its value, [`PublishedIo`] keeps rx, tx and tx_full per port
@@ -39,14 +40,6 @@ counter_enum! {
         SteeredOut: count = "steered_out",
         /// Handed over by another worker.
         SteeredIn: count = "steered_in",
-        /// Held while their next hop resolves.
-        Held: count = "held",
-        /// Held, then processed again once the neighbor was known.
-        HeldReleased: count = "held_released",
-        /// Not held: too many for their next hop, or the hold area full.
-        HeldOverflow: drop = "held_overflow",
-        /// Held until the neighbor did not resolve in time.
-        HeldExpired: drop = "held_expired",
         /// A frame for another host's MAC.
         OtherHost: drop = "other_host",
     }
@@ -226,26 +219,18 @@ mod tests {
         assert_eq!(
             names[..Count::COUNT].join(" "),
             "arp_replied arp_learned echo_replied local_other not_for_us events_lost \
-             forwarded lb_dropped steered_out steered_in held held_released held_overflow \
-             held_expired other_host"
+             forwarded lb_dropped steered_out steered_in other_host"
         );
         assert_eq!(&names[Count::COUNT], &"truncated");
         assert_eq!(names.last(), Some(&"icmp_bad_checksum"));
         let drops: Vec<_> = c.named().filter(|n| n.drop).map(|n| n.name).collect();
         assert_eq!(
-            drops[..6],
-            [
-                "local_other",
-                "not_for_us",
-                "events_lost",
-                "held_overflow",
-                "held_expired",
-                "other_host"
-            ]
+            drops[..4],
+            ["local_other", "not_for_us", "events_lost", "other_host"]
         );
         assert_eq!(
             drops.len(),
-            6 + NetDrop::COUNT + ArpIgnore::COUNT + IcmpIgnore::COUNT
+            4 + NetDrop::COUNT + ArpIgnore::COUNT + IcmpIgnore::COUNT
         );
     }
 

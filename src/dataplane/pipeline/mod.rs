@@ -9,7 +9,7 @@
 
 use crate::dataplane::shared::{Event, Shared};
 use crate::dataplane::stats::{Count, Counters};
-use crate::dataplane::{HoldEvent, Pipeline, Verdict};
+use crate::dataplane::{Pipeline, Verdict};
 use crate::lb::snapshot::Snapshot;
 use crate::lb::worker::{LbVerdict, LbWorker, Prepared};
 use crate::net::arp::{arp_input, ArpAction};
@@ -470,23 +470,10 @@ impl Pipeline for Dirigo {
         self.burst(bufs, port, now_ns, out, true);
     }
 
-    fn resolved(&mut self, ip: u32) -> bool {
-        let n = self.net_cache.load();
-        if !Arc::ptr_eq(n, &self.net) {
-            self.net = Arc::clone(n);
-            self.nh.clear();
-        }
+    /// From the neighbor snapshot of the view loaded at the last
+    /// [`Pipeline::begin_burst`] (the one a released packet is forwarded with).
+    fn resolved(&self, ip: u32) -> bool {
         self.net.neigh().lookup(ip).is_some()
-    }
-
-    fn note_hold(&mut self, ev: HoldEvent) {
-        let c = match ev {
-            HoldEvent::Held => Count::Held,
-            HoldEvent::Released => Count::HeldReleased,
-            HoldEvent::Overflow => Count::HeldOverflow,
-            HoldEvent::Expired => Count::HeldExpired,
-        };
-        self.counters.own[c] += 1;
     }
 
     fn housekeeping(&mut self, now_ns: u64) {

@@ -3,6 +3,7 @@
 //! once and tracked once; ARP and ping are answered by whoever receives them.
 
 use super::{owner_of, Dirigo};
+use crate::dataplane::hold::{HoldArea, HoldCount};
 use crate::dataplane::shared::{Event, Shared, WorkerShared};
 use crate::dataplane::{Pipeline, Verdict};
 use crate::lb::sched::{SchedFlags, SchedKind};
@@ -482,4 +483,40 @@ fn unresolved_next_hops_are_held_and_requested_per_packet() {
     assert_eq!(p.process(&mut again, 0, 1_000_000), Verdict::Hold(a));
     p.housekeeping(1_000_000);
     assert_eq!(shared.workers[0].counters.get("events_lost"), 1);
+}
+
+/// The hold area and the pipeline together: a packet held for its real
+/// server's MAC is released once the pipeline's view (picked up at a burst
+/// boundary) knows the neighbor, and forwarded as if it had just arrived.
+#[test]
+fn held_packet_released_once_the_view_knows_the_neighbor() {
+    let (shared, mut pipes) = setup(1);
+    let p = &mut pipes[0];
+    let rs = u32::from_be_bytes(RS);
+    let known = shared.net.load_full();
+    let empty = NeighTable::new(NeighConfig::default());
+    shared
+        .net
+        .store(Arc::new(known.with_neigh(Arc::new(empty.snapshot()))));
+    p.begin_burst(1_000_000);
+    let frame = tcp_frame([10, 0, 0, 9], 7000, VIP, 80, SYN, b"", 64, true);
+    let mut b = VecBuf::new(&frame);
+    assert_eq!(p.process(&mut b, 0, 1_000_000), Verdict::Hold(rs));
+    let mut hold = HoldArea::new();
+    hold.hold(b, rs, 0, 1_000_000);
+    let mut sent = Vec::new();
+    hold.release(p, 2_000_000, |b, v| sent.push((b, v)));
+    assert!(sent.is_empty() && hold.len() == 1, "still unknown");
+    // the control thread resolved it: published, seen from the next burst on
+    shared.net.store(known);
+    assert!(!p.resolved(rs), "not before the next burst");
+    p.begin_burst(3_000_000);
+    assert!(p.resolved(rs));
+    hold.release(p, 3_000_000, |b, v| sent.push((b, v)));
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].1, Verdict::Tx(1));
+    let out = sent[0].0.to_vec();
+    verify(&out);
+    assert_eq!(&out[30..34], &RS, "translated like any packet");
+    assert_eq!(hold.counts()[HoldCount::Released], 1);
 }
