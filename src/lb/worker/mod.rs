@@ -100,14 +100,6 @@ pub struct LbWorker {
     persist_epoch: Option<u64>,
 }
 
-fn method_code(m: Method) -> u8 {
-    match m {
-        Method::Dr => 0,
-        Method::Tun => 1,
-        Method::Nat => 2,
-    }
-}
-
 /// The key a packet is looked up by (ICMP errors: the quoted tuple reversed).
 #[inline]
 pub fn lookup_key(meta: &PacketMeta) -> FlowKey {
@@ -452,7 +444,7 @@ impl LbWorker {
             } else {
                 F_NOOUTPUT
             },
-            method: method_code(d.method),
+            method: d.method,
         };
         let ins = self.table.insert(conn, now);
         if let Some(ev) = ins.evicted {
@@ -530,13 +522,17 @@ impl LbWorker {
             m.expires = now.wrapping_add(timeout);
         }
         let res = match (c.method, reply) {
-            (0, false) => xmit::dr::dr(buf, c.daddr, egress),
-            (1, false) => {
+            (Method::Dr, false) => xmit::dr::dr(buf, c.daddr, egress),
+            (Method::Tun, false) => {
                 xmit::tun::tun(buf, meta, c.daddr, snap.tunnel_src, egress, &mut self.ip_id)
             }
-            (2, false) => xmit::nat::nat(buf, meta, Side::Dst, c.daddr, c.dport, c.daddr, egress),
-            (2, true) => xmit::nat::nat(buf, meta, Side::Src, c.vaddr, c.vport, c.caddr, egress),
-            _ => Err(XmitError::Malformed),
+            (Method::Nat, false) => {
+                xmit::nat::nat(buf, meta, Side::Dst, c.daddr, c.dport, c.daddr, egress)
+            }
+            (Method::Nat, true) => {
+                xmit::nat::nat(buf, meta, Side::Src, c.vaddr, c.vport, c.caddr, egress)
+            }
+            (Method::Dr | Method::Tun, true) => Err(XmitError::Malformed),
         };
         self.finish(res, &c, reply, meta, buf, egress, now_ns)
     }
@@ -594,13 +590,17 @@ impl LbWorker {
             return LbVerdict::NotForUs;
         };
         let res = match (c.method, reply) {
-            (0, false) => xmit::dr::dr(buf, c.daddr, egress),
-            (1, false) => {
+            (Method::Dr, false) => xmit::dr::dr(buf, c.daddr, egress),
+            (Method::Tun, false) => {
                 xmit::tun::tun(buf, meta, c.daddr, snap.tunnel_src, egress, &mut self.ip_id)
             }
-            (2, false) => xmit::nat::nat_icmp(buf, meta, Side::Dst, c.daddr, c.dport, egress),
-            (2, true) => xmit::nat::nat_icmp(buf, meta, Side::Src, c.vaddr, c.vport, egress),
-            _ => return LbVerdict::NotForUs,
+            (Method::Nat, false) => {
+                xmit::nat::nat_icmp(buf, meta, Side::Dst, c.daddr, c.dport, egress)
+            }
+            (Method::Nat, true) => {
+                xmit::nat::nat_icmp(buf, meta, Side::Src, c.vaddr, c.vport, egress)
+            }
+            (Method::Dr | Method::Tun, true) => return LbVerdict::NotForUs,
         };
         self.finish(res, &c, reply, meta, buf, egress, 0)
     }
