@@ -38,9 +38,7 @@ pub trait Pipeline {
         now_ns: u64,
         out: &mut [Verdict],
     ) {
-        for (b, o) in bufs.iter_mut().zip(out.iter_mut()) {
-            *o = self.process(b, port, now_ns);
-        }
+        each(bufs, out, |b| self.process(b, port, now_ns));
     }
     /// Process a packet another worker handed over: never steered again.
     fn process_steered<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
@@ -56,9 +54,7 @@ pub trait Pipeline {
         now_ns: u64,
         out: &mut [Verdict],
     ) {
-        for (b, o) in bufs.iter_mut().zip(out.iter_mut()) {
-            *o = self.process_steered(b, port, now_ns);
-        }
+        each(bufs, out, |b| self.process_steered(b, port, now_ns));
     }
     /// Periodic work off the per-packet path (expiry, publishing counters).
     fn housekeeping(&mut self, now_ns: u64);
@@ -66,4 +62,11 @@ pub trait Pipeline {
     /// forwards with (the hold area asks before processing a held packet
     /// again).
     fn resolved(&self, ip: u32) -> bool;
+}
+
+/// `out[i] = f(&mut bufs[i])`: the burst methods' packet-by-packet default.
+fn each<B>(bufs: &mut [B], out: &mut [Verdict], mut f: impl FnMut(&mut B) -> Verdict) {
+    for (b, o) in bufs.iter_mut().zip(out.iter_mut()) {
+        *o = f(b);
+    }
 }
