@@ -28,14 +28,8 @@ use crate::net::egress::{Egress, NextHop, Resolve};
 pub enum XmitError {
     /// No route to the next destination.
     NoRoute,
-    /// Neighbor MAC not yet resolved: the next hop to resolve (the packet
-    /// is left as it was).
-    Unresolved {
-        /// Next-hop address (host order).
-        ip: u32,
-        /// Egress port.
-        port: u16,
-    },
+    /// Neighbor MAC not yet resolved (the packet is left as it was).
+    Unresolved,
     /// Encapsulated packet exceeds the egress MTU and may be fragmented —
     /// dirigo does not fragment, so it is dropped.
     TooBig,
@@ -60,7 +54,7 @@ pub fn next_hop(egress: &impl Egress, dst: u32) -> Result<NextHop, XmitError> {
     match egress.next_hop(dst) {
         Resolve::Ready(nh) => Ok(nh),
         Resolve::NoRoute => Err(XmitError::NoRoute),
-        Resolve::Unresolved { ip, port } => Err(XmitError::Unresolved { ip, port }),
+        Resolve::Unresolved { .. } => Err(XmitError::Unresolved),
     }
 }
 

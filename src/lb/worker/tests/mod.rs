@@ -601,3 +601,59 @@ fn drop_reason_names() {
          icmp_rate_limited ttl_exceeded no_room malformed dest_removed"
     );
 }
+
+/// Every way a packet leaves names its own unresolved next hop: the real
+/// server (on-link, port 1) for requests and for ICMP errors forwarded to
+/// it, the client's gateway (port 0) for NAT replies, translated ICMP
+/// errors and TUN's fragmentation-needed; the packet is left as it was and
+/// nothing is counted as dropped.
+#[test]
+fn unresolved_next_hop_named_for_every_path() {
+    let mut e = env(64);
+    e.eg.mtu = 1500;
+    let s = e.snap(1, |b| {
+        b.service(svc(Proto::Tcp, 80), vec![dest(RIP, 0, Method::Tun, 1)]);
+        b.service(svc(Proto::Tcp, 443), vec![dest(RIP2, 8443, Method::Nat, 1)]);
+        b.service(svc(Proto::Tcp, 22), vec![dest(RIP, 0, Method::Dr, 1)]);
+    });
+    let rs = |a| LbVerdict::Unresolved { ip: ip(a), port: 1 };
+    let gw = LbVerdict::Unresolved {
+        ip: ip(GW),
+        port: 0,
+    };
+    let check = |e: &mut Env, frame: &[u8], unresolved: [u8; 4], want: LbVerdict| {
+        e.eg.unresolved = vec![ip(unresolved)];
+        let (v, out) = e.send(&s, frame, S);
+        e.eg.unresolved.clear();
+        assert_eq!(v, want);
+        assert_eq!(out, frame, "left as it was");
+    };
+    // requests: to the real server
+    let tun_syn = tcp(SYN, 40000);
+    check(&mut e, &tun_syn, RIP, rs(RIP));
+    let nat_syn = tcp_frame(CLIENT, 2000, VIP, 443, SYN, b"", 64, true);
+    check(&mut e, &nat_syn, RIP2, rs(RIP2));
+    let dr_syn = tcp_frame(CLIENT, 3000, VIP, 22, SYN, b"", 64, true);
+    check(&mut e, &dr_syn, RIP, rs(RIP));
+    for f in [&tun_syn, &nat_syn, &dr_syn] {
+        assert!(matches!(e.send(&s, f, S).0, LbVerdict::Tx { .. }));
+    }
+    // a NAT reply: to the client, via its gateway
+    let synack = tcp_frame(RIP2, 8443, CLIENT, 2000, SYN | ACK, b"", 64, true);
+    check(&mut e, &synack, CLIENT, gw);
+    // TUN, too big with DF: fragmentation-needed goes back to the client
+    let big = tcp_frame(CLIENT, 40000, VIP, 80, ACK, &[7u8; 1460], 64, true);
+    check(&mut e, &big, CLIENT, gw);
+    // ICMP errors: forwarded to a DR real server, translated to the client
+    let sent = tcp_frame(VIP, 22, CLIENT, 3000, ACK, b"", 60, true);
+    let err = icmp_error([203, 0, 113, 5], VIP, 3, 4, [0, 0, 5, 0xdc], &sent[14..42]);
+    check(&mut e, &err, RIP, rs(RIP));
+    let fwd = tcp_frame(CLIENT, 2000, RIP2, 8443, SYN, b"", 63, true);
+    let err = icmp_error(RIP2, CLIENT, 3, 3, [0; 4], &fwd[14..42]);
+    check(&mut e, &err, CLIENT, gw);
+    let st = e.w.stats();
+    assert!(
+        st.drop_counts().all(|(_, n)| n == 0),
+        "holding is not dropping"
+    );
+}
