@@ -6,6 +6,7 @@
 //! * [`net`] — wire views, checksums, classify, ARP/ICMP, neighbors, routes.
 //! * [`lb`]  — services, real servers, schedulers, connection tables, xmit.
 //! * [`ctl`] — control-plane protocol, ipvsadm-compatible CLI, config.
+//! * [`counters`] — counter enums declared once (names, count, drop or not).
 //! * `pmd`   — the only driver: DPDK EAL, mempools, ports, mbuf bursts.
 //! * [`mem`] — prefetch and transparent huge pages (hints the core may use).
 //!
@@ -13,6 +14,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod counters;
 pub mod ctl;
 pub mod daemon;
 pub mod dataplane;

@@ -8,6 +8,7 @@ use super::handler::Ctl;
 use super::now_ns;
 use crate::dataplane::shared::Event;
 use crate::net::buf::PacketBuf;
+use crate::net::egress::{Egress, Resolve};
 use crate::net::neigh::ResolveAction;
 use crate::pmd::mempool::Mempool;
 use crate::pmd::ring::MbufRing;
@@ -89,7 +90,7 @@ pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, stop: &AtomicBool) {
             rs_epoch = snap.epoch;
             last_rs = std::time::Instant::now();
             for d in snap.services().iter().flat_map(|s| s.dests.iter()) {
-                if let Some((ip, port)) = net.resolve_target(d.addr) {
+                if let Resolve::Unresolved { ip, port } = net.next_hop(d.addr) {
                     if let ResolveAction::SendRequest { port } = st.neigh.resolve(ip, port, now) {
                         sends.push((port, ip));
                     }

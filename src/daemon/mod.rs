@@ -13,8 +13,9 @@ pub mod handler;
 pub mod startup;
 
 use crate::ctl::config::Config;
-use crate::dataplane::pipeline::{counter_names, Dirigo};
+use crate::dataplane::pipeline::Dirigo;
 use crate::dataplane::shared::Shared;
+use crate::dataplane::stats::IoCounters;
 use crate::dataplane::worker::{self, WorkerIo};
 use crate::pmd::eal::Eal;
 use crate::pmd::lcore::{self, TscClock};
@@ -157,6 +158,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
             stop: &stop,
             housekeeping_ns: 1_000_000,
             published: &shared.workers[index].io,
+            published_hold: &shared.workers[index].hold,
             rx_queues: &rx_queues,
             steer: &steer,
             steer_lost: &steer_lost,
@@ -183,25 +185,16 @@ fn stop_ports(ports: &[RunningPort], shared: &Shared, steer_lost: &AtomicU64) {
     for (i, p) in ports.iter().enumerate() {
         let _ = p.port.stop();
         let s = p.port.stats();
-        let (mut rx, mut tx, mut full) = (0u64, 0u64, 0u64);
-        for w in &shared.workers {
-            rx += w.io.get(3 * i);
-            tx += w.io.get(3 * i + 1);
-            full += w.io.get(3 * i + 2);
-        }
+        let w: IoCounters = shared.workers.iter().map(|w| w.io.port(i)).sum();
         println!(
             "port {} ({}): rx {} pkts {} bytes, tx {} pkts {} bytes, missed {}, rx-errors {}, tx-errors {}, rx-nombuf {}; workers: rx {} tx {} tx-full {}",
-            p.name, p.device, s.ipackets, s.ibytes, s.opackets, s.obytes, s.imissed, s.ierrors, s.oerrors, s.rx_nombuf, rx, tx, full
+            p.name, p.device, s.ipackets, s.ibytes, s.opackets, s.obytes, s.imissed, s.ierrors, s.oerrors, s.rx_nombuf, w.rx, w.tx, w.tx_full
         );
         p.port.close();
     }
-    let names = counter_names();
     let mut line = String::new();
-    for (i, n) in names.iter().enumerate() {
-        let v: u64 = shared.workers.iter().map(|w| w.counters.get(i)).sum();
-        if v > 0 {
-            line.push_str(&format!(" {n}={v}"));
-        }
+    for n in shared.counter_totals().iter().filter(|n| n.value > 0) {
+        line.push_str(&format!(" {}={}", n.name, n.value));
     }
     println!(
         "pipeline:{line} steer_lost={}",

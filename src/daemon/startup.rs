@@ -7,9 +7,7 @@ use super::{now_ns, DaemonError, RunningPort};
 use crate::ctl::config::Config;
 use crate::ctl::server::{Handler, Server, ServerConfig, StopHandle};
 use crate::ctl::view::MacAddr;
-use crate::dataplane::pipeline::N_COUNTERS;
 use crate::dataplane::shared::WorkerShared;
-use crate::dataplane::stats::PublishedCounters;
 use crate::lb::snapshot::{LbIds, Snapshot};
 use crate::lb::worker::{LbWorker, LbWorkerConfig};
 use crate::net::neigh::{NeighConfig, NeighTable};
@@ -17,7 +15,6 @@ use crate::net::route::{RouteTable, StaticRoute};
 use crate::net::view::{NetView, PortInfo};
 use crate::pmd::mempool::Mempool;
 use crate::pmd::port::{Port, PortSetup};
-use crossbeam_queue::ArrayQueue;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -172,13 +169,7 @@ pub fn workers(
             state.ids.dests.capacity(),
             state.ids.services.capacity(),
         );
-        wshared.push(WorkerShared {
-            lb: lb.stats(),
-            counters: PublishedCounters::new(N_COUNTERS),
-            io: PublishedCounters::new(3 * nports),
-            conn_requests: ArrayQueue::new(4),
-            lcore: l,
-        });
+        wshared.push(WorkerShared::new(lb.stats(), nports, l));
         lbs.push(Some(lb));
     }
     (lbs, wshared)

@@ -1,6 +1,7 @@
 //! The data plane: the per-packet pipeline (sans-IO, generic over
 //! [`PacketBuf`]) and the DPDK worker loop that drives it.
 
+pub mod hold;
 pub mod pipeline;
 pub mod shared;
 pub mod stats;
@@ -18,21 +19,8 @@ pub enum Verdict {
     /// Another worker owns this packet's connection: hand it over.
     Steer(u16),
     /// The next hop `ip` is being resolved: keep the packet a little and
-    /// process it again once the neighbor is known.
+    /// process it again once the neighbor is known ([`hold::HoldArea`]).
     Hold(u32),
-}
-
-/// What happened to a held packet (for counters).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HoldEvent {
-    /// Queued while its neighbor resolves.
-    Held,
-    /// Released after the neighbor was resolved.
-    Released,
-    /// Dropped: too many held for that neighbor, or the hold area is full.
-    Overflow,
-    /// Dropped: the neighbor did not resolve in time.
-    Expired,
 }
 
 /// The per-worker packet pipeline the worker loop drives.
@@ -50,9 +38,7 @@ pub trait Pipeline {
         now_ns: u64,
         out: &mut [Verdict],
     ) {
-        for (b, o) in bufs.iter_mut().zip(out.iter_mut()) {
-            *o = self.process(b, port, now_ns);
-        }
+        each(bufs, out, |b| self.process(b, port, now_ns));
     }
     /// Process a packet another worker handed over: never steered again.
     fn process_steered<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
@@ -68,16 +54,19 @@ pub trait Pipeline {
         now_ns: u64,
         out: &mut [Verdict],
     ) {
-        for (b, o) in bufs.iter_mut().zip(out.iter_mut()) {
-            *o = self.process_steered(b, port, now_ns);
-        }
+        each(bufs, out, |b| self.process_steered(b, port, now_ns));
     }
     /// Periodic work off the per-packet path (expiry, publishing counters).
     fn housekeeping(&mut self, now_ns: u64);
-    /// Whether the MAC of next hop `ip` is known now.
-    fn resolved(&mut self, _ip: u32) -> bool {
-        true
+    /// Whether the MAC of next hop `ip` is known in the view the pipeline
+    /// forwards with (the hold area asks before processing a held packet
+    /// again).
+    fn resolved(&self, ip: u32) -> bool;
+}
+
+/// `out[i] = f(&mut bufs[i])`: the burst methods' packet-by-packet default.
+fn each<B>(bufs: &mut [B], out: &mut [Verdict], mut f: impl FnMut(&mut B) -> Verdict) {
+    for (b, o) in bufs.iter_mut().zip(out.iter_mut()) {
+        *o = f(b);
     }
-    /// Count a hold event.
-    fn note_hold(&mut self, _ev: HoldEvent) {}
 }

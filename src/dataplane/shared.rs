@@ -3,13 +3,16 @@
 //! queues for events from workers (ARP learning, resolution requests) and
 //! mailboxes for the rare requests the control thread makes of a worker.
 
-use crate::dataplane::stats::PublishedCounters;
+use crate::counters::Named;
+use crate::dataplane::hold::HoldCounts;
+use crate::dataplane::stats::{Counters, PublishedCounters, PublishedIo};
 use crate::lb::snapshot::Snapshot;
 use crate::lb::stats::WorkerStats;
 use crate::lb::worker::ConnInfo;
 use crate::net::view::NetView;
 use arc_swap::ArcSwap;
 use crossbeam_queue::ArrayQueue;
+use std::borrow::Cow;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::SyncSender;
 use std::sync::Arc;
@@ -49,14 +52,57 @@ pub struct ConnRequest {
 pub struct WorkerShared {
     /// The balancing core's counters (written by the worker only).
     pub lb: Arc<WorkerStats>,
-    /// Pipeline counters (see `pipeline::counter_names`).
+    /// Pipeline counters ([`Counters`]).
     pub counters: PublishedCounters,
-    /// Port I/O counters: rx, tx, tx_full per port.
-    pub io: PublishedCounters,
+    /// Hold-area counters ([`HoldCounts`], published by the worker loop).
+    pub hold: PublishedCounters,
+    /// Port I/O counters.
+    pub io: PublishedIo,
     /// Connection-list requests.
     pub conn_requests: ArrayQueue<ConnRequest>,
     /// The lcore it runs on.
     pub lcore: u32,
+}
+
+impl WorkerShared {
+    /// What a worker with the core counters `lb`, driving `ports` ports on
+    /// lcore `lcore`, publishes.
+    pub fn new(lb: Arc<WorkerStats>, ports: usize, lcore: u32) -> Self {
+        WorkerShared {
+            lb,
+            counters: PublishedCounters::new(&Counters::default()),
+            hold: PublishedCounters::new(&HoldCounts::new()),
+            io: PublishedIo::new(ports),
+            conn_requests: ArrayQueue::new(4),
+            lcore,
+        }
+    }
+
+    /// The worker's data-plane counters, in listing order: the
+    /// pipeline's, then the hold area's.
+    pub fn counters(&self) -> impl Iterator<Item = Named> + '_ {
+        self.counters.iter().chain(self.hold.iter())
+    }
+
+    /// What the worker dropped, by reason: the data plane's drop counters,
+    /// then the core's reasons (`lb_<reason>`). Port TX losses are not in
+    /// it (see [`Shared::drops`]).
+    pub fn drops(&self) -> impl Iterator<Item = (Cow<'static, str>, u64)> + '_ {
+        let own = self
+            .counters()
+            .filter(|n| n.drop)
+            .map(|n| (Cow::Borrowed(n.name), n.value));
+        let lb = self
+            .lb
+            .drop_counts()
+            .map(|(name, n)| (Cow::Owned(format!("lb_{name}")), n));
+        own.chain(lb)
+    }
+
+    /// Packets the worker dropped, all reasons together.
+    pub fn dropped(&self) -> u64 {
+        self.drops().map(|(_, n)| n).sum()
+    }
 }
 
 /// State shared by the control thread and all workers.
@@ -71,4 +117,52 @@ pub struct Shared {
     pub workers: Vec<WorkerShared>,
     /// Set to stop everything.
     pub stop: Arc<AtomicBool>,
+}
+
+impl Shared {
+    /// The workers' data-plane counters summed, in listing order.
+    pub fn counter_totals(&self) -> Vec<Named> {
+        sum_by_position(
+            self.workers
+                .iter()
+                .map(|w| w.counters().map(|n| (n, n.value))),
+        )
+        .into_iter()
+        .map(|(n, value)| Named { value, ..n })
+        .collect()
+    }
+
+    /// `dirigoctl drops`: every reason a packet is dropped for, summed over
+    /// the workers — the data plane's reasons, the core's (`lb_<reason>`),
+    /// then TX queue full per port (`tx_full_<name>`, `port_names` in
+    /// port index order).
+    pub fn drops(&self, port_names: &[&str]) -> Vec<(String, u64)> {
+        let mut v: Vec<(String, u64)> = sum_by_position(self.workers.iter().map(|w| w.drops()))
+            .into_iter()
+            .map(|(name, n)| (name.into_owned(), n))
+            .collect();
+        for (i, name) in port_names.iter().enumerate() {
+            let full = self.workers.iter().map(|w| w.io.port(i).tx_full).sum();
+            v.push((format!("tx_full_{name}"), full));
+        }
+        v
+    }
+}
+
+/// Sum lists of `(key, count)` that all have the same keys in the same
+/// order (every worker publishes the same counters); the first list's keys.
+fn sum_by_position<K, I>(lists: impl Iterator<Item = I>) -> Vec<(K, u64)>
+where
+    I: Iterator<Item = (K, u64)>,
+{
+    let mut tot: Vec<(K, u64)> = Vec::new();
+    for (w, list) in lists.enumerate() {
+        for (i, (k, n)) in list.enumerate() {
+            match tot.get_mut(i) {
+                Some(t) if w > 0 => t.1 += n,
+                _ => tot.push((k, n)),
+            }
+        }
+    }
+    tot
 }

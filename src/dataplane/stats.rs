@@ -1,45 +1,199 @@
-//! Per-worker counters: plain integers on the fast path, published to
-//! atomics (Relaxed stores, single writer) at burst boundaries so the
-//! control thread can read and sum them without locking a worker.
+//! What a worker counts and how the control thread reads it.
+//!
+//! On the fast path counters are plain integers owned by the worker: the
+//! pipeline's [`Counters`] (its own [`Count`] slots plus one per drop
+//! reason of classify, ARP and ICMP echo), the hold area's
+//! ([`crate::dataplane::hold::HoldCounts`]) and the per-port [`IoCounters`].
+//! At housekeeping the worker publishes them to atomics (relaxed stores,
+//! single writer) — [`PublishedCounters`] keeps each counter's name and
+//! kind beside its value, [`PublishedIo`] keeps rx, tx and tx_full per port
+//! — so the control thread reads and sums them without locking a worker.
 
+use crate::counters::{counter_enum, CounterSet, Counts, Named};
+use crate::net::arp::ArpIgnore;
+use crate::net::classify::NetDrop;
+use crate::net::icmp::IcmpIgnore;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Maximum number of counters one worker publishes.
-pub const MAX_COUNTERS: usize = 128;
+counter_enum! {
+    /// The pipeline's own counters (beside the per-reason arrays of
+    /// [`Counters`]).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Count {
+        /// ARP requests for our addresses answered.
+        ArpReplied: count = "arp_replied",
+        /// ARP senders reported to the control thread.
+        ArpLearned: count = "arp_learned",
+        /// ICMP echo requests answered.
+        EchoReplied: count = "echo_replied",
+        /// For one of our addresses but nothing answers it.
+        LocalOther: drop = "local_other",
+        /// IPv4 neither for the core nor for one of our addresses.
+        NotForUs: drop = "not_for_us",
+        /// Events to the control thread lost to a full queue.
+        EventsLost: drop = "events_lost",
+        /// Forwarded by the core.
+        Forwarded: count = "forwarded",
+        /// Dropped by the core (its reasons are the core's counters).
+        LbDropped: count = "lb_dropped",
+        /// Handed to the worker that owns them.
+        SteeredOut: count = "steered_out",
+        /// Handed over by another worker.
+        SteeredIn: count = "steered_in",
+        /// A frame for another host's MAC.
+        OtherHost: drop = "other_host",
+    }
+}
 
-/// Counters of one worker, as seen by readers.
+/// Every counter of one worker's pipeline.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// The pipeline's own.
+    pub own: Counts<Count, { Count::COUNT }>,
+    /// Frames classify dropped, by reason.
+    pub net: Counts<NetDrop, { NetDrop::COUNT }>,
+    /// ARP packets ignored, by reason.
+    pub arp: Counts<ArpIgnore, { ArpIgnore::COUNT }>,
+    /// ICMP packets to us not answered, by reason.
+    pub icmp: Counts<IcmpIgnore, { IcmpIgnore::COUNT }>,
+}
+
+impl CounterSet for Counters {
+    fn named(&self) -> impl Iterator<Item = Named> + '_ {
+        self.own
+            .named()
+            .chain(self.net.named())
+            .chain(self.arp.named())
+            .chain(self.icmp.named())
+    }
+}
+
+/// One worker's counters of a [`CounterSet`], as readers see them.
 #[derive(Debug)]
 pub struct PublishedCounters {
-    slots: Vec<AtomicU64>,
+    slots: Box<[Slot]>,
+}
+
+#[derive(Debug)]
+struct Slot {
+    name: &'static str,
+    drop: bool,
+    value: AtomicU64,
 }
 
 impl PublishedCounters {
-    /// `n` counters, all zero.
-    pub fn new(n: usize) -> Self {
+    /// Slots for the counters of `set` (names and kinds are kept; values
+    /// start at zero).
+    pub fn new(set: &impl CounterSet) -> Self {
         PublishedCounters {
-            slots: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            slots: set
+                .named()
+                .map(|n| Slot {
+                    name: n.name,
+                    drop: n.drop,
+                    value: AtomicU64::new(0),
+                })
+                .collect(),
         }
     }
 
-    /// Publish a worker's local values (single writer: the owning worker).
-    #[inline]
-    pub fn publish(&self, local: &[u64]) {
-        for (s, v) in self.slots.iter().zip(local) {
-            s.store(*v, Ordering::Relaxed);
+    /// Publish the values of `set` (the owning worker is the only writer;
+    /// `set` is of the kind the slots were made for).
+    pub fn publish(&self, set: &impl CounterSet) {
+        for (s, n) in self.slots.iter().zip(set.named()) {
+            debug_assert_eq!(s.name, n.name, "published into another set's slots");
+            s.value.store(n.value, Ordering::Relaxed);
         }
     }
 
-    /// Read one counter.
-    pub fn get(&self, i: usize) -> u64 {
-        self.slots.get(i).map_or(0, |s| s.load(Ordering::Relaxed))
+    /// Every counter, in the set's listing order.
+    pub fn iter(&self) -> impl Iterator<Item = Named> + '_ {
+        self.slots.iter().map(|s| Named {
+            name: s.name,
+            value: s.value.load(Ordering::Relaxed),
+            drop: s.drop,
+        })
     }
 
-    /// Copy all counters.
-    pub fn snapshot(&self) -> Vec<u64> {
-        self.slots
-            .iter()
-            .map(|s| s.load(Ordering::Relaxed))
-            .collect()
+    /// The counter named `name` (0 when there is none).
+    pub fn get(&self, name: &str) -> u64 {
+        self.iter().find(|n| n.name == name).map_or(0, |n| n.value)
+    }
+}
+
+/// Per-port I/O counters a worker keeps.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct IoCounters {
+    /// Packets received.
+    pub rx: u64,
+    /// Packets handed to the driver and accepted.
+    pub tx: u64,
+    /// Packets the driver refused (TX queue full).
+    pub tx_full: u64,
+}
+
+impl std::ops::AddAssign for IoCounters {
+    fn add_assign(&mut self, o: IoCounters) {
+        self.rx += o.rx;
+        self.tx += o.tx;
+        self.tx_full += o.tx_full;
+    }
+}
+
+impl std::iter::Sum for IoCounters {
+    fn sum<I: Iterator<Item = IoCounters>>(it: I) -> IoCounters {
+        let mut t = IoCounters::default();
+        for c in it {
+            t += c;
+        }
+        t
+    }
+}
+
+/// One worker's [`IoCounters`] per port, as readers see them.
+#[derive(Debug)]
+pub struct PublishedIo {
+    ports: Box<[IoSlots]>,
+}
+
+#[derive(Debug, Default)]
+struct IoSlots {
+    rx: AtomicU64,
+    tx: AtomicU64,
+    tx_full: AtomicU64,
+}
+
+impl PublishedIo {
+    /// Counters for `ports` ports, all zero.
+    pub fn new(ports: usize) -> Self {
+        PublishedIo {
+            ports: (0..ports).map(|_| IoSlots::default()).collect(),
+        }
+    }
+
+    /// Publish the counters of ports `0..c.len()` (single writer).
+    pub fn publish(&self, c: &[IoCounters]) {
+        for (s, c) in self.ports.iter().zip(c) {
+            s.rx.store(c.rx, Ordering::Relaxed);
+            s.tx.store(c.tx, Ordering::Relaxed);
+            s.tx_full.store(c.tx_full, Ordering::Relaxed);
+        }
+    }
+
+    /// Port `i`'s counters (zero for a port it does not have).
+    pub fn port(&self, i: usize) -> IoCounters {
+        self.ports
+            .get(i)
+            .map_or(IoCounters::default(), |s| IoCounters {
+                rx: s.rx.load(Ordering::Relaxed),
+                tx: s.tx.load(Ordering::Relaxed),
+                tx_full: s.tx_full.load(Ordering::Relaxed),
+            })
+    }
+
+    /// All ports together.
+    pub fn total(&self) -> IoCounters {
+        (0..self.ports.len()).map(|i| self.port(i)).sum()
     }
 }
 
@@ -48,11 +202,76 @@ mod tests {
     use super::*;
 
     #[test]
+    fn pipeline_counters_listed_own_then_by_reason() {
+        crate::counters::check::<Count>();
+        let mut c = Counters::default();
+        c.own[Count::OtherHost] += 1;
+        c.net[NetDrop::Truncated] += 2;
+        c.icmp[IcmpIgnore::BadChecksum] += 3;
+        let names: Vec<_> = c.named().map(|n| n.name).collect();
+        assert_eq!(
+            names.len(),
+            Count::COUNT + NetDrop::COUNT + ArpIgnore::COUNT + IcmpIgnore::COUNT
+        );
+        let unique: std::collections::HashSet<_> = names.iter().collect();
+        assert_eq!(unique.len(), names.len(), "a name used twice: {names:?}");
+        // the names are the control protocol's: they never change
+        assert_eq!(
+            names[..Count::COUNT].join(" "),
+            "arp_replied arp_learned echo_replied local_other not_for_us events_lost \
+             forwarded lb_dropped steered_out steered_in other_host"
+        );
+        assert_eq!(&names[Count::COUNT], &"truncated");
+        assert_eq!(names.last(), Some(&"icmp_bad_checksum"));
+        let drops: Vec<_> = c.named().filter(|n| n.drop).map(|n| n.name).collect();
+        assert_eq!(
+            drops[..4],
+            ["local_other", "not_for_us", "events_lost", "other_host"]
+        );
+        assert_eq!(
+            drops.len(),
+            4 + NetDrop::COUNT + ArpIgnore::COUNT + IcmpIgnore::COUNT
+        );
+    }
+
+    #[test]
     fn publish_and_read() {
-        let p = PublishedCounters::new(4);
-        p.publish(&[1, 2, 3, 4]);
-        assert_eq!(p.snapshot(), vec![1, 2, 3, 4]);
-        assert_eq!(p.get(2), 3);
-        assert_eq!(p.get(99), 0);
+        let mut c = Counters::default();
+        let p = PublishedCounters::new(&c);
+        c.own[Count::Forwarded] = 7;
+        c.arp[ArpIgnore::Probe] = 2;
+        p.publish(&c);
+        assert_eq!(p.get("forwarded"), 7);
+        assert_eq!(p.get("arp_probe"), 2);
+        assert_eq!(p.get("no_such_counter"), 0);
+        assert_eq!(p.iter().collect::<Vec<_>>(), c.named().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn io_counters_per_port() {
+        let p = PublishedIo::new(2);
+        let c = [
+            IoCounters {
+                rx: 1,
+                tx: 2,
+                tx_full: 3,
+            },
+            IoCounters {
+                rx: 10,
+                tx: 20,
+                tx_full: 30,
+            },
+        ];
+        p.publish(&c);
+        assert_eq!(p.port(1), c[1]);
+        assert_eq!(p.port(2), IoCounters::default());
+        assert_eq!(
+            p.total(),
+            IoCounters {
+                rx: 11,
+                tx: 22,
+                tx_full: 33
+            }
+        );
     }
 }

@@ -3,26 +3,17 @@
 //! One worker per worker lcore; worker `i` owns RX queue `i` and TX queue
 //! `i` of every port, so no queue is shared. Worker 0 also transmits the
 //! packets the control thread builds (ARP requests, gratuitous ARP) from a
-//! ring, since the control thread owns no TX queue.
+//! ring, since the control thread owns no TX queue. Packets waiting for
+//! their next hop's MAC wait in the worker's [`HoldArea`].
 
-use super::stats::PublishedCounters;
-use super::{HoldEvent, Pipeline, Verdict};
+use super::hold::HoldArea;
+use super::stats::{IoCounters, PublishedCounters, PublishedIo};
+use super::{Pipeline, Verdict};
 use crate::net::buf::PacketBuf;
 use crate::pmd::lcore::TscClock;
 use crate::pmd::mbuf::{Burst, Mbuf, BURST};
 use crate::pmd::ring::MbufRing;
 use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Per-port I/O counters the worker keeps (published by the pipeline).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct IoCounters {
-    /// Packets received.
-    pub rx: u64,
-    /// Packets handed to the driver and accepted.
-    pub tx: u64,
-    /// Packets the driver refused (TX queue full).
-    pub tx_full: u64,
-}
 
 /// Maximum ports a worker drives.
 pub const MAX_PORTS: usize = 8;
@@ -39,8 +30,10 @@ pub struct WorkerIo<'a> {
     pub stop: &'a AtomicBool,
     /// Housekeeping period in nanoseconds.
     pub housekeeping_ns: u64,
-    /// Where the I/O counters are published: 3 per port (rx, tx, tx_full).
-    pub published: &'a PublishedCounters,
+    /// Where the I/O counters are published.
+    pub published: &'a PublishedIo,
+    /// Where the hold area's counters are published.
+    pub published_hold: &'a PublishedCounters,
     /// RX queues each port has (a worker whose queue index is beyond polls
     /// nothing there).
     pub rx_queues: &'a [u16],
@@ -51,140 +44,99 @@ pub struct WorkerIo<'a> {
     pub steer_lost: &'a std::sync::atomic::AtomicU64,
 }
 
-/// Packets held while their next hop resolves: at most [`HOLD_SLOTS`] per
-/// worker and [`HOLD_PER_NEIGHBOR`] per next hop, for at most [`HOLD_NS`].
-pub const HOLD_SLOTS: usize = 64;
-/// Held packets per unresolved next hop.
-pub const HOLD_PER_NEIGHBOR: usize = 4;
-/// How long a packet waits for its neighbor (ARP retries every second).
-pub const HOLD_NS: u64 = 3_000_000_000;
-
-struct Held {
-    m: Mbuf,
-    ip: u32,
-    port: u16,
-    deadline: u64,
+/// Where packets go once the pipeline has decided: a TX burst per port
+/// (flushed when full and at the end of every round), the owner's steering
+/// ring, or nowhere (freed).
+struct Out<'a, 'io> {
+    io: &'a WorkerIo<'io>,
+    tx: [Burst; MAX_PORTS],
+    counters: [IoCounters; MAX_PORTS],
+    nports: usize,
+    steer_lost: u64,
 }
 
-/// A fixed array of held packets (no allocation).
-struct HoldArea {
-    slots: [Option<Held>; HOLD_SLOTS],
-    n: usize,
-}
-
-impl HoldArea {
-    fn new() -> Self {
-        HoldArea {
-            slots: std::array::from_fn(|_| None),
-            n: 0,
-        }
-    }
-
-    fn hold(&mut self, m: Mbuf, ip: u32, port: u16, now: u64) -> HoldEvent {
-        if self.n >= HOLD_SLOTS {
-            return HoldEvent::Overflow;
-        }
-        let same = self.slots.iter().flatten().filter(|h| h.ip == ip).count();
-        if same >= HOLD_PER_NEIGHBOR {
-            return HoldEvent::Overflow;
-        }
-        if let Some(slot) = self.slots.iter_mut().find(|s| s.is_none()) {
-            *slot = Some(Held {
-                m,
-                ip,
-                port,
-                deadline: now + HOLD_NS,
-            });
-            self.n += 1;
-            return HoldEvent::Held;
-        }
-        HoldEvent::Overflow
-    }
-}
-
-/// Send `m` where the verdict says; returns a hold event to count.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn dispatch(
-    v: Verdict,
-    m: Mbuf,
-    io: &WorkerIo<'_>,
-    tx: &mut [Burst],
-    counters: &mut [IoCounters],
-    steer_lost: &mut u64,
-    hold: &mut HoldArea,
-    port: u16,
-    now: u64,
-) -> Option<HoldEvent> {
-    match v {
-        Verdict::Hold(ip) => return Some(hold.hold(m, ip, port, now)),
-        Verdict::Tx(out) => {
-            let o = out as usize;
-            if o >= tx.len() {
-                return None; // freed: a pipeline bug guard
-            }
-            if tx[o].is_full() {
-                flush(&mut tx[o], io.ports[o], io.queue, &mut counters[o]);
-            }
-            let _ = tx[o].push(m);
-        }
-        Verdict::Drop => {}
-        Verdict::Steer(w) => match io.steer.get(w as usize) {
-            Some(r) => {
-                if r.enqueue(m).is_err() {
-                    *steer_lost += 1;
+impl Out<'_, '_> {
+    /// Send `m` where `v` says; a drop (or a hold that reaches here) frees it.
+    #[inline(always)]
+    fn send(&mut self, m: Mbuf, v: Verdict) {
+        match v {
+            Verdict::Tx(o) => self.tx(o as usize, m),
+            Verdict::Steer(w) => match self.io.steer.get(w as usize) {
+                Some(r) => {
+                    if r.enqueue(m).is_err() {
+                        self.steer_lost += 1;
+                    }
                 }
-            }
-            None => *steer_lost += 1,
-        },
+                None => self.steer_lost += 1,
+            },
+            Verdict::Drop | Verdict::Hold(_) => {}
+        }
     }
-    None
+
+    /// Queue `m` for transmission on port index `o`.
+    #[inline(always)]
+    fn tx(&mut self, o: usize, m: Mbuf) {
+        if o >= self.nports {
+            return; // freed: a pipeline bug guard
+        }
+        if self.tx[o].is_full() {
+            self.flush(o);
+        }
+        let _ = self.tx[o].push(m);
+    }
+
+    #[inline]
+    fn flush(&mut self, o: usize) {
+        let b = &mut self.tx[o];
+        if b.is_empty() {
+            return;
+        }
+        let (sent, dropped) = b.tx(self.io.ports[o], self.io.queue);
+        self.counters[o].tx += sent as u64;
+        self.counters[o].tx_full += dropped as u64;
+    }
+
+    fn flush_all(&mut self) {
+        for o in 0..self.nports {
+            self.flush(o);
+        }
+    }
+
+    /// Add the steering losses to the shared count.
+    fn publish_steer_lost(&mut self) {
+        if self.steer_lost > 0 {
+            self.io
+                .steer_lost
+                .fetch_add(self.steer_lost, Ordering::Relaxed);
+            self.steer_lost = 0;
+        }
+    }
+
+    /// Publish the I/O counters.
+    fn publish(&self) {
+        self.io.published.publish(&self.counters[..self.nports]);
+    }
 }
 
-/// Release held packets whose neighbor is now known; drop expired ones.
-#[allow(clippy::too_many_arguments)]
-fn release<P: Pipeline>(
-    pipe: &mut P,
-    hold: &mut HoldArea,
-    io: &WorkerIo<'_>,
-    tx: &mut [Burst],
-    counters: &mut [IoCounters],
-    steer_lost: &mut u64,
+/// Act on the verdicts of a burst: `bufs` drained in order with
+/// `verdicts`, each packet received on port index `port_of(packet)`.
+#[inline(always)]
+fn deliver(
+    bufs: &mut Burst,
+    verdicts: &[Verdict; BURST],
+    port_of: impl Fn(&Mbuf) -> u16,
+    out: &mut Out<'_, '_>,
+    hold: &mut HoldArea<Mbuf>,
     now: u64,
 ) {
-    for i in 0..HOLD_SLOTS {
-        let Some(h) = hold.slots[i].as_ref() else {
-            continue;
-        };
-        let ready = h.ip == 0 || pipe.resolved(h.ip);
-        if !ready && now < h.deadline {
-            continue;
-        }
-        let Some(mut h) = hold.slots[i].take() else {
-            continue;
-        };
-        hold.n -= 1;
-        if !ready {
-            pipe.note_hold(HoldEvent::Expired);
-            continue; // freed
-        }
-        let v = match pipe.process(&mut h.m, h.port, now) {
-            Verdict::Hold(ip) if now < h.deadline => {
-                // still waiting: back in its slot with its first deadline
-                h.ip = ip;
-                hold.slots[i] = Some(h);
-                hold.n += 1;
-                continue;
+    for (m, &v) in bufs.drain().zip(verdicts) {
+        match v {
+            Verdict::Hold(ip) => {
+                let port = port_of(&m);
+                hold.hold(m, ip, port, now);
             }
-            Verdict::Hold(_) => {
-                pipe.note_hold(HoldEvent::Expired);
-                continue;
-            }
-            v => v,
-        };
-        pipe.note_hold(HoldEvent::Released);
-        // `v` is not a Hold here (handled above), so `hold` stays as it is
-        let _ = dispatch(v, h.m, io, tx, counters, steer_lost, hold, h.port, now);
+            v => out.send(m, v),
+        }
     }
 }
 
@@ -195,17 +147,22 @@ pub fn run<P: Pipeline>(
     clock: &TscClock,
 ) -> [IoCounters; MAX_PORTS] {
     let nports = io.ports.len().min(MAX_PORTS);
-    let mut counters = [IoCounters::default(); MAX_PORTS];
-    let mut tx: [Burst; MAX_PORTS] = std::array::from_fn(|_| Burst::new());
+    let mut out = Out {
+        io,
+        tx: std::array::from_fn(|_| Burst::new()),
+        counters: [IoCounters::default(); MAX_PORTS],
+        nports,
+        steer_lost: 0,
+    };
     let mut rx = Burst::new();
     let mut next_hk = 0u64;
     let mut iter: u32 = 0;
-    let mut steer_lost = 0u64;
     // DPDK port id -> dirigo port index, for packets handed over by rings.
     let mut index_of = [u16::MAX; 256];
     for (i, &pid) in io.ports.iter().enumerate().take(nports) {
         index_of[pid as usize & 0xff] = i as u16;
     }
+    let port_of = |m: &Mbuf| index_of[m.port() as usize & 0xff];
     let my_ring = io.steer.get(io.queue as usize);
     let mut hold = HoldArea::new();
     loop {
@@ -225,30 +182,15 @@ pub fn run<P: Pipeline>(
             if n == 0 {
                 continue;
             }
-            counters[p].rx += n as u64;
+            out.counters[p].rx += n as u64;
             let mut verdicts = [Verdict::Drop; BURST];
             pipe.process_burst(rx.as_mut_slice(), p as u16, now, &mut verdicts[..n]);
-            for (m, v) in rx.drain().zip(verdicts) {
-                if let Some(e) = dispatch(
-                    v,
-                    m,
-                    io,
-                    &mut tx[..nports],
-                    &mut counters[..nports],
-                    &mut steer_lost,
-                    &mut hold,
-                    p as u16,
-                    now,
-                ) {
-                    pipe.note_hold(e);
-                }
-            }
+            deliver(&mut rx, &verdicts, |_| p as u16, &mut out, &mut hold, now);
         }
         if let Some(ring) = my_ring {
             if ring.dequeue(&mut rx) > 0 {
                 // handed-over packets take the burst path too, in runs of
                 // one receiving port (a packet's port index: its mbuf port)
-                let port_of = |m: &Mbuf| index_of[m.port() as usize & 0xff];
                 let mut verdicts = [Verdict::Drop; BURST];
                 let pkts = rx.as_mut_slice();
                 let n = pkts.len().min(BURST);
@@ -269,22 +211,7 @@ pub fn run<P: Pipeline>(
                     } // else: an unknown port, dropped (Verdict::Drop)
                     start = end;
                 }
-                for (m, v) in rx.drain().zip(verdicts) {
-                    let p = port_of(&m);
-                    if let Some(e) = dispatch(
-                        v,
-                        m,
-                        io,
-                        &mut tx[..nports],
-                        &mut counters[..nports],
-                        &mut steer_lost,
-                        &mut hold,
-                        p,
-                        now,
-                    ) {
-                        pipe.note_hold(e);
-                    }
-                }
+                deliver(&mut rx, &verdicts, port_of, &mut out, &mut hold, now);
             }
         }
         // Control packets (ARP, GARP) are rare: look every 8th round.
@@ -292,63 +219,26 @@ pub fn run<P: Pipeline>(
             let mut b = Burst::new();
             if ring.dequeue(&mut b) > 0 {
                 for m in b.drain() {
-                    let o = m.port() as usize;
-                    if o >= nports || m.is_empty() {
-                        continue;
+                    if !m.is_empty() {
+                        out.tx(m.port() as usize, m);
                     }
-                    if tx[o].is_full() {
-                        flush(&mut tx[o], io.ports[o], io.queue, &mut counters[o]);
-                    }
-                    let _ = tx[o].push(m);
                 }
             }
         }
-        for o in 0..nports {
-            flush(&mut tx[o], io.ports[o], io.queue, &mut counters[o]);
-        }
+        out.flush_all();
         if now >= next_hk {
-            if hold.n > 0 {
-                release(
-                    pipe,
-                    &mut hold,
-                    io,
-                    &mut tx[..nports],
-                    &mut counters[..nports],
-                    &mut steer_lost,
-                    now,
-                );
+            if !hold.is_empty() {
+                hold.release(pipe, now, |m, v| out.send(m, v));
             }
-            if steer_lost > 0 {
-                io.steer_lost
-                    .fetch_add(steer_lost, std::sync::atomic::Ordering::Relaxed);
-                steer_lost = 0;
-            }
+            out.publish_steer_lost();
             pipe.housekeeping(now);
-            publish(io.published, &counters[..nports]);
+            out.publish();
+            io.published_hold.publish(hold.counts());
             next_hk = now + io.housekeeping_ns;
         }
     }
     pipe.housekeeping(clock.now_ns());
-    publish(io.published, &counters[..nports]);
-    counters
-}
-
-fn publish(p: &PublishedCounters, c: &[IoCounters]) {
-    let mut flat = [0u64; 3 * MAX_PORTS];
-    for (i, x) in c.iter().enumerate() {
-        flat[3 * i] = x.rx;
-        flat[3 * i + 1] = x.tx;
-        flat[3 * i + 2] = x.tx_full;
-    }
-    p.publish(&flat[..3 * c.len()]);
-}
-
-#[inline]
-fn flush(b: &mut Burst, port: u16, queue: u16, c: &mut IoCounters) {
-    if b.is_empty() {
-        return;
-    }
-    let (sent, dropped) = b.tx(port, queue);
-    c.tx += sent as u64;
-    c.tx_full += dropped as u64;
+    out.publish();
+    io.published_hold.publish(hold.counts());
+    out.counters
 }

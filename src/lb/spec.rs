@@ -32,16 +32,19 @@ impl Proto {
     }
 }
 
-/// Forwarding method of a real server (`-g`, `-i`, `-m`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Forwarding method of a real server (`-g`, `-i`, `-m`). One byte, as
+/// a connection record stores it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[repr(u8)]
 pub enum Method {
-    /// Direct routing (`-g`, "Route").
-    Dr,
+    /// Direct routing (`-g`, "Route"; ipvsadm's default).
+    #[default]
+    Dr = 0,
     /// IPIP tunnelling (`-i`, "Tunnel").
-    Tun,
+    Tun = 1,
     /// NAT (`-m`, "Masq").
-    Nat,
+    Nat = 2,
 }
 
 impl Method {

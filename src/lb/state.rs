@@ -224,197 +224,55 @@ mod tests {
     use super::*;
     use crate::net::meta::tcp_flags::{ACK, FIN, PSH, RST, SYN};
 
-    fn names(dir: Dir, flags: u8) -> Vec<&'static str> {
-        TcpState::ALL
-            .iter()
-            .map(|s| tcp_next(*s, dir, flags).name())
-            .collect()
+    /// IPVS's abbreviations of the states (`ip_vs_proto_tcp.c`), in
+    /// [`TcpState::ALL`] order.
+    const ABBR: [&str; TCP_STATES] = [
+        "sNO", "sES", "sSS", "sSR", "sFW", "sTW", "sCL", "sCW", "sLA", "sLI", "sSA",
+    ];
+
+    /// IPVS's `tcp_states[]` transcribed again, independently of the tables
+    /// above: per (direction, flags), the next state for each current state
+    /// in [`TcpState::ALL`] order.
+    #[rustfmt::skip]
+    const ROWS: [(Dir, u8, &str); 12] = [
+        (Dir::Input,     SYN,             "sSR sES sES sSR sSR sSR sSR sSR sSR sSR sSR"),
+        (Dir::Input,     FIN | ACK,       "sCL sCW sSS sTW sTW sTW sCL sCW sLA sLI sTW"),
+        (Dir::Input,     ACK | PSH,       "sCL sES sSS sES sFW sTW sCL sCW sCL sLI sES"),
+        (Dir::Input,     RST | ACK | SYN, "sCL sCL sCL sSR sCL sCL sCL sCL sLA sLI sSR"),
+        (Dir::Output,    SYN | ACK,       "sSS sES sSS sSR sSS sSS sSS sSS sSS sLI sSR"),
+        (Dir::Output,    FIN,             "sTW sFW sSS sTW sFW sTW sCL sTW sLA sLI sTW"),
+        (Dir::Output,    ACK,             "sES sES sSS sES sFW sTW sCL sCW sLA sES sES"),
+        (Dir::Output,    RST,             "sCL sCL sSS sCL sCL sTW sCL sCL sCL sCL sCL"),
+        (Dir::InputOnly, SYN,             "sSR sES sES sSR sSR sSR sSR sSR sSR sSR sSR"),
+        (Dir::InputOnly, FIN | ACK,       "sCL sFW sSS sTW sFW sTW sCL sCW sLA sLI sTW"),
+        (Dir::InputOnly, ACK,             "sCL sES sSS sES sFW sTW sCL sCW sCL sLI sES"),
+        (Dir::InputOnly, RST,             "sCL sCL sCL sSR sCL sCL sCL sCL sLA sLI sCL"),
+    ];
+
+    #[test]
+    fn transition_tables() {
+        for (dir, flags, want) in ROWS {
+            let got: Vec<_> = TcpState::ALL
+                .iter()
+                .map(|s| ABBR[tcp_next(*s, dir, flags) as usize])
+                .collect();
+            assert_eq!(got.join(" "), want, "{dir:?}, flags {flags:#04x}");
+        }
     }
 
     #[test]
-    fn input_table() {
+    fn names_as_ipvsadm_prints_them() {
+        let names: Vec<_> = TcpState::ALL.iter().map(|s| s.name()).collect();
         assert_eq!(
-            names(Dir::Input, SYN),
-            [
-                "SYN_RECV",
-                "ESTABLISHED",
-                "ESTABLISHED",
-                "SYN_RECV",
-                "SYN_RECV",
-                "SYN_RECV",
-                "SYN_RECV",
-                "SYN_RECV",
-                "SYN_RECV",
-                "SYN_RECV",
-                "SYN_RECV"
-            ]
+            names.join(" "),
+            "NONE ESTABLISHED SYN_SENT SYN_RECV FIN_WAIT TIME_WAIT CLOSE CLOSE_WAIT LAST_ACK \
+             LISTEN SYNACK"
         );
-        assert_eq!(
-            names(Dir::Input, FIN | ACK),
-            [
-                "CLOSE",
-                "CLOSE_WAIT",
-                "SYN_SENT",
-                "TIME_WAIT",
-                "TIME_WAIT",
-                "TIME_WAIT",
-                "CLOSE",
-                "CLOSE_WAIT",
-                "LAST_ACK",
-                "LISTEN",
-                "TIME_WAIT"
-            ]
-        );
-        assert_eq!(
-            names(Dir::Input, ACK | PSH),
-            [
-                "CLOSE",
-                "ESTABLISHED",
-                "SYN_SENT",
-                "ESTABLISHED",
-                "FIN_WAIT",
-                "TIME_WAIT",
-                "CLOSE",
-                "CLOSE_WAIT",
-                "CLOSE",
-                "LISTEN",
-                "ESTABLISHED"
-            ]
-        );
-        assert_eq!(
-            names(Dir::Input, RST | ACK | SYN),
-            [
-                "CLOSE", "CLOSE", "CLOSE", "SYN_RECV", "CLOSE", "CLOSE", "CLOSE", "CLOSE",
-                "LAST_ACK", "LISTEN", "SYN_RECV"
-            ]
-        );
-    }
-
-    #[test]
-    fn output_table() {
-        assert_eq!(
-            names(Dir::Output, SYN | ACK),
-            [
-                "SYN_SENT",
-                "ESTABLISHED",
-                "SYN_SENT",
-                "SYN_RECV",
-                "SYN_SENT",
-                "SYN_SENT",
-                "SYN_SENT",
-                "SYN_SENT",
-                "SYN_SENT",
-                "LISTEN",
-                "SYN_RECV"
-            ]
-        );
-        assert_eq!(
-            names(Dir::Output, FIN),
-            [
-                "TIME_WAIT",
-                "FIN_WAIT",
-                "SYN_SENT",
-                "TIME_WAIT",
-                "FIN_WAIT",
-                "TIME_WAIT",
-                "CLOSE",
-                "TIME_WAIT",
-                "LAST_ACK",
-                "LISTEN",
-                "TIME_WAIT"
-            ]
-        );
-        assert_eq!(
-            names(Dir::Output, ACK),
-            [
-                "ESTABLISHED",
-                "ESTABLISHED",
-                "SYN_SENT",
-                "ESTABLISHED",
-                "FIN_WAIT",
-                "TIME_WAIT",
-                "CLOSE",
-                "CLOSE_WAIT",
-                "LAST_ACK",
-                "ESTABLISHED",
-                "ESTABLISHED"
-            ]
-        );
-        assert_eq!(
-            names(Dir::Output, RST),
-            [
-                "CLOSE",
-                "CLOSE",
-                "SYN_SENT",
-                "CLOSE",
-                "CLOSE",
-                "TIME_WAIT",
-                "CLOSE",
-                "CLOSE",
-                "CLOSE",
-                "CLOSE",
-                "CLOSE"
-            ]
-        );
-    }
-
-    #[test]
-    fn input_only_table() {
-        assert_eq!(
-            names(Dir::InputOnly, SYN),
-            [
-                "SYN_RECV",
-                "ESTABLISHED",
-                "ESTABLISHED",
-                "SYN_RECV",
-                "SYN_RECV",
-                "SYN_RECV",
-                "SYN_RECV",
-                "SYN_RECV",
-                "SYN_RECV",
-                "SYN_RECV",
-                "SYN_RECV"
-            ]
-        );
-        assert_eq!(
-            names(Dir::InputOnly, FIN | ACK),
-            [
-                "CLOSE",
-                "FIN_WAIT",
-                "SYN_SENT",
-                "TIME_WAIT",
-                "FIN_WAIT",
-                "TIME_WAIT",
-                "CLOSE",
-                "CLOSE_WAIT",
-                "LAST_ACK",
-                "LISTEN",
-                "TIME_WAIT"
-            ]
-        );
-        assert_eq!(
-            names(Dir::InputOnly, ACK),
-            [
-                "CLOSE",
-                "ESTABLISHED",
-                "SYN_SENT",
-                "ESTABLISHED",
-                "FIN_WAIT",
-                "TIME_WAIT",
-                "CLOSE",
-                "CLOSE_WAIT",
-                "CLOSE",
-                "LISTEN",
-                "ESTABLISHED"
-            ]
-        );
-        assert_eq!(
-            names(Dir::InputOnly, RST),
-            [
-                "CLOSE", "CLOSE", "CLOSE", "SYN_RECV", "CLOSE", "CLOSE", "CLOSE", "CLOSE",
-                "LAST_ACK", "LISTEN", "CLOSE"
-            ]
-        );
+        for (i, s) in TcpState::ALL.iter().enumerate() {
+            assert_eq!(*s as usize, i);
+            assert_eq!(TcpState::from_u8(i as u8), *s);
+        }
+        assert_eq!(TcpState::from_u8(200), CL);
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub const CLIENT_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0xc1];
 pub const OUR_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0xd1];
 pub const RS_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x51];
 pub const GW_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0x61];
+pub const GW: [u8; 4] = [203, 0, 113, 254];
 pub const CLIENT: [u8; 4] = [198, 51, 100, 7];
 pub const VIP: [u8; 4] = [192, 0, 2, 10];
 pub const RIP: [u8; 4] = [10, 0, 0, 21];
@@ -61,10 +62,13 @@ impl Egress for FakeEgress {
         if self.noroute.contains(&dst) {
             return Resolve::NoRoute;
         }
+        let on_link = dst >> 8 == ip([10, 0, 0, 0]) >> 8;
         if self.unresolved.contains(&dst) {
-            return Resolve::Unresolved;
+            // on-link: the host itself on port 1; else the gateway on port 0
+            let (ip, port) = if on_link { (dst, 1) } else { (ip(GW), 0) };
+            return Resolve::Unresolved { ip, port };
         }
-        if dst >> 8 == ip([10, 0, 0, 0]) >> 8 {
+        if on_link {
             let mut mac = RS_MAC;
             mac[5] = dst as u8;
             Resolve::Ready(NextHop {

@@ -5,74 +5,32 @@
 use crate::lb::spec::Proto;
 use std::net::SocketAddrV4;
 
-/// Why the core dropped a packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum LbDrop {
-    /// TCP/UDP to a VIP on a port/protocol with no service.
-    NotAService,
-    /// No real server available (none, all weight 0 or overloaded).
-    NoDest,
-    /// Connection table full and nothing evictable.
-    TableFull,
-    /// No route toward the next destination.
-    NoRoute,
-    /// Next hop's MAC not resolved yet.
-    Unresolved,
-    /// Non-SYN TCP segment with no connection.
-    NotTracked,
-    /// Too big for the egress MTU (TUN) and not answered with ICMP.
-    TooBig,
-    /// ICMP fragmentation-needed suppressed by the rate limiter.
-    IcmpRateLimited,
-    /// TTL expired (NAT).
-    TtlExceeded,
-    /// No headroom/tailroom to build the output.
-    NoRoom,
-    /// Metadata does not fit the frame.
-    Malformed,
-    /// The connection's real server was removed (`expire_nodest_conn`).
-    DestRemoved,
-}
-
-impl LbDrop {
-    /// Number of reasons.
-    pub const COUNT: usize = 12;
-    /// All reasons in index order.
-    pub const ALL: [LbDrop; Self::COUNT] = [
-        LbDrop::NotAService,
-        LbDrop::NoDest,
-        LbDrop::TableFull,
-        LbDrop::NoRoute,
-        LbDrop::Unresolved,
-        LbDrop::NotTracked,
-        LbDrop::TooBig,
-        LbDrop::IcmpRateLimited,
-        LbDrop::TtlExceeded,
-        LbDrop::NoRoom,
-        LbDrop::Malformed,
-        LbDrop::DestRemoved,
-    ];
-    /// Index into counter arrays.
-    #[inline]
-    pub fn index(self) -> usize {
-        self as usize
-    }
-    /// Counter name.
-    pub fn name(self) -> &'static str {
-        match self {
-            LbDrop::NotAService => "not_a_service",
-            LbDrop::NoDest => "no_dest",
-            LbDrop::TableFull => "table_full",
-            LbDrop::NoRoute => "no_route",
-            LbDrop::Unresolved => "unresolved",
-            LbDrop::NotTracked => "not_tracked",
-            LbDrop::TooBig => "too_big",
-            LbDrop::IcmpRateLimited => "icmp_rate_limited",
-            LbDrop::TtlExceeded => "ttl_exceeded",
-            LbDrop::NoRoom => "no_room",
-            LbDrop::Malformed => "malformed",
-            LbDrop::DestRemoved => "dest_removed",
-        }
+crate::counters::counter_enum! {
+    /// Why the core dropped a packet.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum LbDrop {
+        /// TCP/UDP to a VIP on a port/protocol with no service.
+        NotAService: drop = "not_a_service",
+        /// No real server available (none, all weight 0 or overloaded).
+        NoDest: drop = "no_dest",
+        /// Connection table full and nothing evictable.
+        TableFull: drop = "table_full",
+        /// No route toward the next destination.
+        NoRoute: drop = "no_route",
+        /// Non-SYN TCP segment with no connection.
+        NotTracked: drop = "not_tracked",
+        /// Too big for the egress MTU (TUN) and not answered with ICMP.
+        TooBig: drop = "too_big",
+        /// ICMP fragmentation-needed suppressed by the rate limiter.
+        IcmpRateLimited: drop = "icmp_rate_limited",
+        /// TTL expired (NAT).
+        TtlExceeded: drop = "ttl_exceeded",
+        /// No headroom/tailroom to build the output.
+        NoRoom: drop = "no_room",
+        /// Metadata does not fit the frame.
+        Malformed: drop = "malformed",
+        /// The connection's real server was removed (`expire_nodest_conn`).
+        DestRemoved: drop = "dest_removed",
     }
 }
 
@@ -82,6 +40,15 @@ pub enum LbVerdict {
     /// Transmit the (rewritten) frame on `port`.
     Tx {
         /// Egress port.
+        port: u16,
+    },
+    /// The next hop's MAC is not known yet: not a drop. The frame is left
+    /// as it was; the caller asks for `ip` to be resolved on `port`, holds
+    /// the packet and processes it again once the neighbor is known.
+    Unresolved {
+        /// The next hop to resolve (host order).
+        ip: u32,
+        /// The egress port to resolve it on.
         port: u16,
     },
     /// Drop it (already counted).

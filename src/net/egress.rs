@@ -25,11 +25,20 @@ pub enum Resolve {
     Ready(NextHop),
     /// No route to the destination.
     NoRoute,
-    /// Route known, neighbor MAC not yet resolved (resolution was requested).
-    Unresolved,
+    /// Route known, neighbor MAC not yet resolved: what to resolve. The
+    /// query only reports it; whoever acts on the answer asks the control
+    /// thread (the pipeline does, from the core's verdict).
+    Unresolved {
+        /// The next hop to resolve: the gateway, or the destination itself
+        /// when it is on-link (host order).
+        ip: u32,
+        /// The egress port it is to be resolved on.
+        port: u16,
+    },
 }
 
-/// Next-hop resolution as the forwarding core needs it.
+/// Next-hop resolution as the forwarding core needs it: a pure query, no
+/// side effect.
 pub trait Egress {
     /// Route `dst` (host order) and resolve the next hop's MAC.
     fn next_hop(&self, dst: u32) -> Resolve;

@@ -99,21 +99,14 @@ impl NetView {
     pub fn route(&self, dst: u32) -> Option<RouteHit> {
         self.routes.lookup(dst)
     }
-
-    /// What to ask the control thread to resolve when [`Egress::next_hop`]
-    /// says `Unresolved`: `(next-hop IP, port)`.
-    #[inline]
-    pub fn resolve_target(&self, dst: u32) -> Option<(u32, u16)> {
-        self.route(dst).map(|h| (h.next_hop_ip(dst), h.port))
-    }
 }
 
 impl Egress for NetView {
     /// Route lookup, then the gateway (or `dst` when on-link) in the
-    /// neighbor snapshot. `Unresolved` when the neighbor is unknown or was
-    /// learned on another port; the caller requests resolution (see
-    /// [`NetView::resolve_target`]): a `&self` view cannot. `NoRoute` also
-    /// when the route points at a port the view does not know.
+    /// neighbor snapshot. `Unresolved` (with the next hop and its port) when
+    /// the neighbor is unknown or was learned on another port; the caller
+    /// requests resolution. `NoRoute` also when the route points at a port
+    /// the view does not know.
     #[inline]
     fn next_hop(&self, dst: u32) -> Resolve {
         let Some(hit) = self.routes.lookup(dst) else {
@@ -122,7 +115,8 @@ impl Egress for NetView {
         let Some(port) = self.port(hit.port) else {
             return Resolve::NoRoute;
         };
-        match self.neigh.lookup(hit.next_hop_ip(dst)) {
+        let ip = hit.next_hop_ip(dst);
+        match self.neigh.lookup(ip) {
             Some((mac, p)) if p == hit.port => Resolve::Ready(NextHop {
                 port: hit.port,
                 src_mac: port.mac,
@@ -130,7 +124,7 @@ impl Egress for NetView {
                 src_ip: self.addrs.primary(hit.port).unwrap_or(0),
                 mtu: port.mtu,
             }),
-            _ => Resolve::Unresolved,
+            _ => Resolve::Unresolved { ip, port: hit.port },
         }
     }
 
@@ -199,12 +193,20 @@ mod tests {
                 mtu: 1500
             })
         );
-        assert_eq!(v.next_hop(ip("10.0.0.6")), Resolve::Unresolved);
-        assert_eq!(v.next_hop(ip("8.8.8.8")), Resolve::Unresolved);
+        // learned on another port: resolve it again on the route's port
         assert_eq!(
-            v.resolve_target(ip("8.8.8.8")),
-            Some((ip("192.168.1.254"), 1))
+            v.next_hop(ip("10.0.0.6")),
+            Resolve::Unresolved {
+                ip: ip("10.0.0.6"),
+                port: 0
+            }
         );
+        // via the gateway: the gateway is what needs resolving
+        let via_gw = Resolve::Unresolved {
+            ip: ip("192.168.1.254"),
+            port: 1,
+        };
+        assert_eq!(v.next_hop(ip("8.8.8.8")), via_gw);
         let mut n = NeighTable::new(NeighConfig::default());
         n.learn(ip("192.168.1.254"), GW, 1, 0, true);
         let v2 = v.with_neigh(Arc::new(n.snapshot()));
@@ -219,7 +221,7 @@ mod tests {
             })
         );
         // the old view is untouched
-        assert_eq!(v.next_hop(ip("8.8.8.8")), Resolve::Unresolved);
+        assert_eq!(v.next_hop(ip("8.8.8.8")), via_gw);
     }
 
     #[test]
@@ -232,7 +234,6 @@ mod tests {
         // route exists but the view has no port 0
         assert_eq!(v.next_hop(ip("10.0.0.9")), Resolve::NoRoute);
         assert_eq!(v.next_hop(ip("11.0.0.9")), Resolve::NoRoute);
-        assert_eq!(v.resolve_target(ip("11.0.0.9")), None);
         let v = view();
         assert_eq!(v.on_link(ip("192.168.1.77")), Some(1));
         assert_eq!(v.on_link(ip("8.8.8.8")), None);

@@ -4,10 +4,8 @@
 use super::{lock, Ctl};
 use crate::ctl::proto::Response;
 use crate::ctl::view::{DropCount, LcoreInfo, NamedCounter, Rate};
-use crate::dataplane::pipeline::{counter_names, is_drop_counter, N_COUNTERS};
 use crate::lb::ids::SlotId;
 use crate::lb::stats::{sum_dest, sum_service, TrafficSnapshot, WorkerStats};
-use crate::lb::verdict::LbDrop;
 
 /// Key of a counter set: (is real server, slot id).
 pub type StatKey = (bool, SlotId);
@@ -56,79 +54,25 @@ impl Ctl {
         rates.retain(|k, _| seen.contains(k));
     }
 
-    pub(super) fn pipeline_totals(&self) -> Vec<u64> {
-        let mut tot = vec![0u64; N_COUNTERS];
-        for w in &self.shared.workers {
-            for (i, t) in tot.iter_mut().enumerate() {
-                *t += w.counters.get(i);
-            }
-        }
-        tot
-    }
-
     pub(super) fn drops(&self) -> Response {
-        let names = counter_names();
-        let tot = self.pipeline_totals();
-        let mut v: Vec<DropCount> = names
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| is_drop_counter(*i))
-            .map(|(i, n)| DropCount {
-                reason: n.clone(),
-                count: tot[i],
-            })
-            .collect();
-        for d in LbDrop::ALL {
-            let count = self
-                .shared
-                .workers
-                .iter()
-                .map(|w| w.lb.drops[d.index()].load(std::sync::atomic::Ordering::Relaxed))
-                .sum();
-            v.push(DropCount {
-                reason: format!("lb_{}", d.name()),
-                count,
-            });
-        }
-        let nports = self.ports.len();
-        for (i, p) in self.ports.iter().enumerate().take(nports) {
-            let full: u64 = self
-                .shared
-                .workers
-                .iter()
-                .map(|w| w.io.get(3 * i + 2))
-                .sum();
-            v.push(DropCount {
-                reason: format!("tx_full_{}", p.name),
-                count: full,
-            });
-        }
-        Response::Drops(v)
+        let ports: Vec<&str> = self.ports.iter().map(|p| p.name.as_str()).collect();
+        Response::Drops(
+            self.shared
+                .drops(&ports)
+                .into_iter()
+                .map(|(reason, count)| DropCount { reason, count })
+                .collect(),
+        )
     }
 
     pub(super) fn lcores(&self) -> Response {
-        let names = counter_names();
-        let nports = self.ports.len();
         Response::Lcores(
             self.shared
                 .workers
                 .iter()
                 .enumerate()
                 .map(|(wi, w)| {
-                    let c = w.counters.snapshot();
-                    let rx: u64 = (0..nports).map(|p| w.io.get(3 * p)).sum();
-                    let tx: u64 = (0..nports).map(|p| w.io.get(3 * p + 1)).sum();
-                    let dropped: u64 = c
-                        .iter()
-                        .enumerate()
-                        .filter(|(i, _)| is_drop_counter(*i))
-                        .map(|(_, v)| *v)
-                        .sum::<u64>()
-                        + w.lb
-                            .drops
-                            .iter()
-                            .map(|d| d.load(std::sync::atomic::Ordering::Relaxed))
-                            .sum::<u64>();
+                    let io = w.io.total();
                     let conns = w.lb.conns.load(std::sync::atomic::Ordering::Relaxed);
                     let created: u64 =
                         w.lb.services
@@ -143,18 +87,17 @@ impl Ctl {
                             .iter()
                             .map(|p| format!("{}:rx{wi}/tx{wi}", p.name))
                             .collect(),
-                        rx_packets: rx,
-                        tx_packets: tx,
-                        dropped,
+                        rx_packets: io.rx,
+                        tx_packets: io.tx,
+                        dropped: w.dropped(),
                         conns,
                         conns_created: created,
-                        extra: names
-                            .iter()
-                            .zip(c)
-                            .filter(|(_, v)| *v > 0)
-                            .map(|(n, v)| NamedCounter {
-                                name: n.clone(),
-                                value: v,
+                        extra: w
+                            .counters()
+                            .filter(|n| n.value > 0)
+                            .map(|n| NamedCounter {
+                                name: n.name.into(),
+                                value: n.value,
                             })
                             .chain(
                                 [

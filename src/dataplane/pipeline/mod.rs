@@ -8,88 +8,24 @@
 //! our addresses or VIPs, and counted and dropped otherwise.
 
 use crate::dataplane::shared::{Event, Shared};
-use crate::dataplane::{HoldEvent, Pipeline, Verdict};
+use crate::dataplane::stats::{Count, Counters};
+use crate::dataplane::{Pipeline, Verdict};
 use crate::lb::snapshot::Snapshot;
-use crate::lb::worker::{LbDrop, LbVerdict, LbWorker, Prepared};
-use crate::net::arp::{arp_input, ArpAction, ArpIgnore};
+use crate::lb::worker::{LbVerdict, LbWorker, Prepared};
+use crate::net::arp::{arp_input, ArpAction};
 use crate::net::buf::PacketBuf;
-use crate::net::classify::{classify, classify_into, Classified, NetDrop};
+use crate::net::classify::{classify, classify_into, Classified};
 use crate::net::egress::{Egress, NextHop, Resolve};
-use crate::net::icmp::{echo_input, IcmpAction, IcmpIgnore};
+use crate::net::icmp::{echo_input, IcmpAction};
 use crate::net::meta::{PacketMeta, PROTO_ICMP};
 use crate::net::view::NetView;
 use arc_swap::cache::Cache;
 use arc_swap::ArcSwap;
 use std::sync::Arc;
 
-/// Pipeline counter slots (beyond the per-reason arrays).
-#[derive(Clone, Copy, Debug)]
-#[repr(usize)]
-enum C {
-    ArpReplied,
-    ArpLearned,
-    EchoReplied,
-    LocalOther,
-    NotForUs,
-    EventsLost,
-    Forwarded,
-    LbDropped,
-    SteeredOut,
-    SteeredIn,
-    Held,
-    HeldReleased,
-    HeldOverflow,
-    HeldExpired,
-    OtherHost,
-}
-const C_FIXED: usize = 15;
-const NET_BASE: usize = C_FIXED;
-const ARP_BASE: usize = NET_BASE + NetDrop::COUNT;
-const ICMP_BASE: usize = ARP_BASE + ArpIgnore::COUNT;
 /// Largest burst the pipeline's burst path takes at once (the worker's rx
 /// burst; a longer slice is processed in chunks of this size).
 pub const BURST_MAX: usize = 32;
-/// Number of pipeline counters.
-pub const N_COUNTERS: usize = ICMP_BASE + IcmpIgnore::COUNT;
-
-/// Names of the pipeline counters, by index.
-pub fn counter_names() -> Vec<String> {
-    let mut v: Vec<String> = [
-        "arp_replied",
-        "arp_learned",
-        "echo_replied",
-        "local_other",
-        "not_for_us",
-        "events_lost",
-        "forwarded",
-        "lb_dropped",
-        "steered_out",
-        "steered_in",
-        "held",
-        "held_released",
-        "held_overflow",
-        "held_expired",
-        "other_host",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    v.extend(NetDrop::ALL.iter().map(|d| d.name().to_string()));
-    v.extend(ArpIgnore::ALL.iter().map(|d| d.name().to_string()));
-    v.extend(IcmpIgnore::ALL.iter().map(|d| d.name().to_string()));
-    v
-}
-
-/// Names of the counters that are drops (for `dirigoctl drops`).
-pub fn is_drop_counter(i: usize) -> bool {
-    i == C::LocalOther as usize
-        || i == C::HeldOverflow as usize
-        || i == C::HeldExpired as usize
-        || i == C::OtherHost as usize
-        || i == C::NotForUs as usize
-        || i == C::EventsLost as usize
-        || (NET_BASE..N_COUNTERS).contains(&i)
-}
 
 /// Slots of the per-worker next-hop cache (a power of two).
 const NH_SLOTS: usize = 64;
@@ -129,18 +65,15 @@ impl NhCache {
     }
 }
 
-/// The [`Egress`] the core sees: the net view (through the next-hop
-/// cache), plus a resolution request to the control thread whenever a next
-/// hop is unresolved.
-struct RequestingEgress<'a> {
+/// The [`Egress`] the core sees: the net view through the next-hop cache.
+/// A query has no side effect beyond filling the cache; an unresolved next
+/// hop comes back in the core's verdict and the pipeline requests it.
+struct CachedEgress<'a> {
     view: &'a NetView,
-    shared: &'a Shared,
     cache: &'a NhCache,
-    /// The last next hop found unresolved.
-    pending: std::cell::Cell<u32>,
 }
 
-impl Egress for RequestingEgress<'_> {
+impl Egress for CachedEgress<'_> {
     #[inline(always)]
     fn next_hop(&self, dst: u32) -> Resolve {
         let slot = self.cache.slot(dst);
@@ -149,19 +82,11 @@ impl Egress for RequestingEgress<'_> {
             return Resolve::Ready(hop);
         }
         let r = self.view.next_hop(dst);
-        match r {
-            Resolve::Ready(hop) => slot.set(NhEntry {
+        if let Resolve::Ready(hop) = r {
+            slot.set(NhEntry {
                 dst,
                 hop: Some(hop),
-            }),
-            Resolve::Unresolved => {
-                if let Some((ip, port)) = self.view.resolve_target(dst) {
-                    self.pending.set(ip);
-                    // A full queue only delays resolution (the next packet asks again).
-                    let _ = self.shared.events.push(Event::Resolve { ip, port });
-                }
-            }
-            Resolve::NoRoute => {}
+            });
         }
         r
     }
@@ -181,7 +106,7 @@ pub struct Dirigo {
     net: Arc<NetView>,
     nh: NhCache,
     snap: Arc<Snapshot>,
-    counters: [u64; N_COUNTERS],
+    counters: Counters,
     expire_budget: u32,
     workers: u32,
     steer_mask: u32,
@@ -256,7 +181,7 @@ impl Dirigo {
             net,
             nh: NhCache::new(),
             snap,
-            counters: [0; N_COUNTERS],
+            counters: Counters::default(),
             expire_budget,
             workers: shared.workers.len().max(1) as u32,
             steer_mask,
@@ -271,15 +196,12 @@ impl Dirigo {
         port: u16,
         now: u64,
     ) -> Verdict {
-        let eg = RequestingEgress {
+        let eg = CachedEgress {
             view: &self.net,
-            shared: &self.shared,
             cache: &self.nh,
-            pending: std::cell::Cell::new(0),
         };
         let v = self.lb.process(&self.snap, &eg, buf, meta, now);
-        let pending = eg.pending.get();
-        self.map_lb(v, pending, buf, meta, port)
+        self.map_lb(v, buf, meta, port)
     }
 
     /// Turn the core's verdict into the worker's (stack fallback for what
@@ -288,45 +210,45 @@ impl Dirigo {
     fn map_lb<B: PacketBuf>(
         &mut self,
         v: LbVerdict,
-        pending: u32,
         buf: &mut B,
         meta: &PacketMeta,
         port: u16,
     ) -> Verdict {
         match v {
             LbVerdict::Tx { port } => {
-                self.counters[C::Forwarded as usize] += 1;
+                self.counters.own[Count::Forwarded] += 1;
                 Verdict::Tx(port)
             }
-            LbVerdict::Drop(LbDrop::Unresolved) => {
-                // the core counted it as unresolved; the worker holds it
-                // (`pending` is a hint: 0 = retry at the next tick)
-                Verdict::Hold(pending)
+            LbVerdict::Unresolved { ip, port } => {
+                // not a drop: ask the control thread to resolve the next
+                // hop and let the worker hold the packet meanwhile
+                self.event(Event::Resolve { ip, port });
+                Verdict::Hold(ip)
             }
             LbVerdict::Drop(_) => {
                 // the core counted the reason
-                self.counters[C::LbDropped as usize] += 1;
+                self.counters.own[Count::LbDropped] += 1;
                 Verdict::Drop
             }
             LbVerdict::NotForUs => {
                 let addrs = self.net.addrs();
                 if !addrs.is_local(meta.key.dst) {
-                    self.counters[C::NotForUs as usize] += 1;
+                    self.counters.own[Count::NotForUs] += 1;
                     return Verdict::Drop;
                 }
                 if meta.key.proto == PROTO_ICMP && meta.icmp.is_none() {
                     match echo_input(buf.data_mut(), meta, addrs) {
                         IcmpAction::Reply => {
-                            self.counters[C::EchoReplied as usize] += 1;
+                            self.counters.own[Count::EchoReplied] += 1;
                             return Verdict::Tx(port);
                         }
                         IcmpAction::Ignore(r) => {
-                            self.counters[ICMP_BASE + r.index()] += 1;
+                            self.counters.icmp[r] += 1;
                             return Verdict::Drop;
                         }
                     }
                 }
-                self.counters[C::LocalOther as usize] += 1;
+                self.counters.own[Count::LocalOther] += 1;
                 Verdict::Drop
             }
         }
@@ -350,7 +272,7 @@ impl Dirigo {
         steered: bool,
     ) -> Verdict {
         if !self.for_us(buf.data(), port) {
-            self.counters[C::OtherHost as usize] += 1;
+            self.counters.own[Count::OtherHost] += 1;
             return Verdict::Drop;
         }
         match classify(buf.data(), port) {
@@ -359,14 +281,14 @@ impl Dirigo {
                     let owner =
                         owner_of(client_of(&self.snap, &meta), self.steer_mask, self.workers);
                     if owner as usize != self.index {
-                        self.counters[C::SteeredOut as usize] += 1;
+                        self.counters.own[Count::SteeredOut] += 1;
                         return Verdict::Steer(owner as u16);
                     }
                 }
                 self.ipv4(buf, &meta, port, now_ns)
             }
             Classified::Drop(d) => {
-                self.counters[NET_BASE + d.index()] += 1;
+                self.counters.net[d] += 1;
                 Verdict::Drop
             }
             Classified::Arp { .. } => self.arp(buf, port),
@@ -417,7 +339,7 @@ impl Dirigo {
             if self.workers > 1 && !steered {
                 let owner = owner_of(client_of(&self.snap, m), self.steer_mask, self.workers);
                 if owner as usize != self.index {
-                    self.counters[C::SteeredOut as usize] += 1;
+                    self.counters.own[Count::SteeredOut] += 1;
                     out[i] = Verdict::Steer(owner as u16);
                     continue;
                 }
@@ -431,11 +353,9 @@ impl Dirigo {
         if k == 0 {
             return;
         }
-        let eg = RequestingEgress {
+        let eg = CachedEgress {
             view: &self.net,
-            shared: &self.shared,
             cache: &self.nh,
-            pending: std::cell::Cell::new(0),
         };
         let mut lbv = [LbVerdict::NotForUs; BURST_MAX];
         self.lb.process_prepared(
@@ -448,17 +368,9 @@ impl Dirigo {
             now_ns,
             &mut lbv[..n],
         );
-        // With several unresolved packets in one burst only the last next
-        // hop is known; a held packet's hint is then 0 (retry every tick).
-        let pending = eg.pending.get();
-        let unresolved = sel[..k]
-            .iter()
-            .filter(|&&i| matches!(lbv[i as usize], LbVerdict::Drop(LbDrop::Unresolved)))
-            .count();
-        let hint = if unresolved == 1 { pending } else { 0 };
         for &i in &sel[..k] {
             let i = i as usize;
-            out[i] = self.map_lb(lbv[i], hint, &mut bufs[i], &metas[i], port);
+            out[i] = self.map_lb(lbv[i], &mut bufs[i], &metas[i], port);
         }
     }
 
@@ -473,7 +385,7 @@ impl Dirigo {
                 if let Some(s) = learn {
                     self.learn(s.ip, s.mac, port, true);
                 }
-                self.counters[C::ArpReplied as usize] += 1;
+                self.counters.own[Count::ArpReplied] += 1;
                 Verdict::Tx(port)
             }
             ArpAction::Learn { sender, create } => {
@@ -481,26 +393,28 @@ impl Dirigo {
                 Verdict::Drop
             }
             ArpAction::Ignore(r) => {
-                self.counters[ARP_BASE + r.index()] += 1;
+                self.counters.arp[r] += 1;
                 Verdict::Drop
             }
         }
     }
 
     fn learn(&mut self, ip: u32, mac: [u8; 6], port: u16, create: bool) {
-        self.counters[C::ArpLearned as usize] += 1;
-        if self
-            .shared
-            .events
-            .push(Event::Learn {
-                ip,
-                mac,
-                port,
-                create,
-            })
-            .is_err()
-        {
-            self.counters[C::EventsLost as usize] += 1;
+        self.counters.own[Count::ArpLearned] += 1;
+        self.event(Event::Learn {
+            ip,
+            mac,
+            port,
+            create,
+        });
+    }
+
+    /// Tell the control thread; a full queue is a counted loss, never a
+    /// wait (an unresolved next hop is asked for again by its next packet).
+    #[inline]
+    fn event(&mut self, ev: Event) {
+        if self.shared.events.push(ev).is_err() {
+            self.counters.own[Count::EventsLost] += 1;
         }
     }
 }
@@ -540,7 +454,7 @@ impl Pipeline for Dirigo {
 
     #[inline]
     fn process_steered<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
-        self.counters[C::SteeredIn as usize] += 1;
+        self.counters.own[Count::SteeredIn] += 1;
         self.process_inner(buf, port, now_ns, true)
     }
 
@@ -552,27 +466,14 @@ impl Pipeline for Dirigo {
         now_ns: u64,
         out: &mut [Verdict],
     ) {
-        self.counters[C::SteeredIn as usize] += bufs.len().min(out.len()) as u64;
+        self.counters.own[Count::SteeredIn] += bufs.len().min(out.len()) as u64;
         self.burst(bufs, port, now_ns, out, true);
     }
 
-    fn resolved(&mut self, ip: u32) -> bool {
-        let n = self.net_cache.load();
-        if !Arc::ptr_eq(n, &self.net) {
-            self.net = Arc::clone(n);
-            self.nh.clear();
-        }
+    /// From the neighbor snapshot of the view loaded at the last
+    /// [`Pipeline::begin_burst`] (the one a released packet is forwarded with).
+    fn resolved(&self, ip: u32) -> bool {
         self.net.neigh().lookup(ip).is_some()
-    }
-
-    fn note_hold(&mut self, ev: HoldEvent) {
-        let c = match ev {
-            HoldEvent::Held => C::Held,
-            HoldEvent::Released => C::HeldReleased,
-            HoldEvent::Overflow => C::HeldOverflow,
-            HoldEvent::Expired => C::HeldExpired,
-        };
-        self.counters[c as usize] += 1;
     }
 
     fn housekeeping(&mut self, now_ns: u64) {

@@ -3,11 +3,11 @@
 //! once and tracked once; ARP and ping are answered by whoever receives them.
 
 use super::{owner_of, Dirigo};
-use crate::dataplane::shared::{Shared, WorkerShared};
-use crate::dataplane::stats::PublishedCounters;
+use crate::dataplane::hold::{HoldArea, HoldCount};
+use crate::dataplane::shared::{Event, Shared, WorkerShared};
 use crate::dataplane::{Pipeline, Verdict};
 use crate::lb::sched::{SchedFlags, SchedKind};
-use crate::lb::snapshot::{LbIds, SnapshotBuilder};
+use crate::lb::snapshot::{LbIds, Snapshot, SnapshotBuilder};
 use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
 use crate::lb::testutil::{tcp_frame, verify, OUR_MAC};
 use crate::lb::worker::{LbWorker, LbWorkerConfig};
@@ -68,33 +68,7 @@ fn setup(workers: usize) -> (Arc<Shared>, Vec<Dirigo>) {
         Arc::new(routes),
         Arc::new(neigh.snapshot()),
     );
-    let mut ids = LbIds::new(16, 64);
-    let on_link = |a: u32| addrs.on_link(a).is_some();
-    let mut b = SnapshotBuilder::new();
-    b.on_link(&on_link).service(
-        ServiceSpec {
-            key: ServiceKey {
-                proto: Proto::Tcp,
-                vip: Ipv4Addr::from(VIP),
-                port: 80,
-            },
-            sched: SchedKind::Rr,
-            flags: SchedFlags::default(),
-            persistent: None,
-            netmask: Ipv4Addr::BROADCAST,
-        },
-        vec![DestSpec {
-            key: DestKey {
-                addr: Ipv4Addr::from(RS),
-                port: 8080,
-            },
-            method: Method::Nat,
-            weight: 1,
-            upper: 0,
-            lower: 0,
-        }],
-    );
-    let snap = b.build(&mut ids, 1).unwrap();
+    let snap = nat_service(&[RS]);
     let mut lbs = Vec::new();
     let mut ws = Vec::new();
     for i in 0..workers {
@@ -107,13 +81,7 @@ fn setup(workers: usize) -> (Arc<Shared>, Vec<Dirigo>) {
             64,
             16,
         );
-        ws.push(WorkerShared {
-            lb: lb.stats(),
-            counters: PublishedCounters::new(super::N_COUNTERS),
-            io: PublishedCounters::new(6),
-            conn_requests: ArrayQueue::new(2),
-            lcore: i as u32 + 1,
-        });
+        ws.push(WorkerShared::new(lb.stats(), 2, i as u32 + 1));
         lbs.push(lb);
     }
     let shared = Arc::new(Shared {
@@ -133,6 +101,40 @@ fn setup(workers: usize) -> (Arc<Shared>, Vec<Dirigo>) {
         })
         .collect();
     (shared, pipes)
+}
+
+/// A snapshot with one NAT service, VIP:80 -> `rs`:8080 (rr).
+fn nat_service(rs: &[[u8; 4]]) -> Snapshot {
+    let mut ids = LbIds::new(16, 64);
+    let dests = rs
+        .iter()
+        .map(|&a| DestSpec {
+            key: DestKey {
+                addr: Ipv4Addr::from(a),
+                port: 8080,
+            },
+            method: Method::Nat,
+            weight: 1,
+            upper: 0,
+            lower: 0,
+        })
+        .collect();
+    let mut b = SnapshotBuilder::new();
+    b.service(
+        ServiceSpec {
+            key: ServiceKey {
+                proto: Proto::Tcp,
+                vip: Ipv4Addr::from(VIP),
+                port: 80,
+            },
+            sched: SchedKind::Rr,
+            flags: SchedFlags::default(),
+            persistent: None,
+            netmask: Ipv4Addr::BROADCAST,
+        },
+        dests,
+    );
+    b.build(&mut ids, 1).unwrap()
 }
 
 /// Run a packet arriving at worker `at`; follow a steer to the owner.
@@ -264,15 +266,23 @@ fn arp_and_ping_answered_locally_and_drops_counted() {
     assert_eq!(pipes[0].process(&mut ob, 0, 0), Verdict::Drop);
     assert_eq!(ob.data(), &other[..], "untouched");
     pipes[0].housekeeping(0);
-    let names = super::counter_names();
-    let oh = names.iter().position(|n| n == "other_host").unwrap();
-    assert_eq!(shared.workers[0].counters.get(oh), 1);
+    assert_eq!(shared.workers[0].counters.get("other_host"), 1);
     // Garbage is dropped and counted, never steered.
     let mut junk = VecBuf::new(&[0x02u8; 10]);
     assert_eq!(pipes[1].process(&mut junk, 0, 0), Verdict::Drop);
     pipes[1].housekeeping(0);
-    let trunc = names.iter().position(|n| n == "truncated").unwrap();
-    assert_eq!(shared.workers[1].counters.get(trunc), 1);
+    assert_eq!(shared.workers[1].counters.get("truncated"), 1);
+    // the data plane's drops view: both workers summed, the core's reasons
+    // after the pipeline's, TX losses by port name
+    let drops = shared.drops(&["wan", "lan"]);
+    let count = |r: &str| drops.iter().find(|d| d.0 == r).map(|d| d.1);
+    assert_eq!(count("other_host"), Some(1));
+    assert_eq!(count("truncated"), Some(1));
+    assert_eq!(count("lb_not_a_service"), Some(0));
+    assert_eq!(count("tx_full_lan"), Some(0));
+    assert_eq!(count("lb_unresolved"), None, "holding is not dropping");
+    assert_eq!(count("echo_replied"), None, "not a drop");
+    assert_eq!(shared.workers[0].dropped() + shared.workers[1].dropped(), 2);
 }
 
 #[test]
@@ -417,4 +427,96 @@ fn mixed_burst_steers_foreign_packets_and_forwards_its_own() {
         vec![own as u64, foreign as u64],
         "each flow tracked once, by its owner"
     );
+}
+
+/// An unresolved next hop is a hold, not a drop: each packet of a burst
+/// is held for its own next hop, and the pipeline asks the control thread
+/// to resolve exactly that one, once per packet. A full event queue is
+/// counted (`events_lost`), like a lost ARP learning event.
+#[test]
+fn unresolved_next_hops_are_held_and_requested_per_packet() {
+    let (shared, mut pipes) = setup(1);
+    let rs2 = [172, 16, 0, 12];
+    shared.lb.store(Arc::new(nat_service(&[RS, rs2])));
+    let empty = NeighTable::new(NeighConfig::default());
+    let view = shared.net.load().with_neigh(Arc::new(empty.snapshot()));
+    shared.net.store(Arc::new(view));
+    let p = &mut pipes[0];
+    p.begin_burst(1_000_000);
+    let frames: Vec<Vec<u8>> = (2..6u8)
+        .map(|c| tcp_frame([10, 0, 0, c], 6000, VIP, 80, SYN, b"", 64, true))
+        .collect();
+    let mut bufs: Vec<VecBuf> = frames.iter().map(|f| VecBuf::new(f)).collect();
+    let mut out = vec![Verdict::Drop; bufs.len()];
+    p.process_burst(&mut bufs, 0, 1_000_000, &mut out);
+    let (a, b) = (u32::from_be_bytes(RS), u32::from_be_bytes(rs2));
+    // rr alternates the two real servers; every hold names its own hop
+    assert_eq!(
+        out,
+        [
+            Verdict::Hold(a),
+            Verdict::Hold(b),
+            Verdict::Hold(a),
+            Verdict::Hold(b)
+        ]
+    );
+    for (buf, f) in bufs.iter().zip(&frames) {
+        assert_eq!(buf.data(), &f[..], "a held packet is left as it was");
+    }
+    let asked: Vec<Event> = std::iter::from_fn(|| shared.events.pop()).collect();
+    let want: Vec<Event> = [a, b, a, b]
+        .iter()
+        .map(|&ip| Event::Resolve { ip, port: 1 })
+        .collect();
+    assert_eq!(asked, want);
+    assert!(
+        shared.workers[0].lb.drop_counts().all(|(_, n)| n == 0),
+        "not a drop"
+    );
+    // a full queue: the request is lost and counted
+    while shared
+        .events
+        .push(Event::Resolve { ip: 0, port: 0 })
+        .is_ok()
+    {}
+    let mut again = VecBuf::new(&frames[0]);
+    assert_eq!(p.process(&mut again, 0, 1_000_000), Verdict::Hold(a));
+    p.housekeeping(1_000_000);
+    assert_eq!(shared.workers[0].counters.get("events_lost"), 1);
+}
+
+/// The hold area and the pipeline together: a packet held for its real
+/// server's MAC is released once the pipeline's view (picked up at a burst
+/// boundary) knows the neighbor, and forwarded as if it had just arrived.
+#[test]
+fn held_packet_released_once_the_view_knows_the_neighbor() {
+    let (shared, mut pipes) = setup(1);
+    let p = &mut pipes[0];
+    let rs = u32::from_be_bytes(RS);
+    let known = shared.net.load_full();
+    let empty = NeighTable::new(NeighConfig::default());
+    shared
+        .net
+        .store(Arc::new(known.with_neigh(Arc::new(empty.snapshot()))));
+    p.begin_burst(1_000_000);
+    let frame = tcp_frame([10, 0, 0, 9], 7000, VIP, 80, SYN, b"", 64, true);
+    let mut b = VecBuf::new(&frame);
+    assert_eq!(p.process(&mut b, 0, 1_000_000), Verdict::Hold(rs));
+    let mut hold = HoldArea::new();
+    hold.hold(b, rs, 0, 1_000_000);
+    let mut sent = Vec::new();
+    hold.release(p, 2_000_000, |b, v| sent.push((b, v)));
+    assert!(sent.is_empty() && hold.len() == 1, "still unknown");
+    // the control thread resolved it: published, seen from the next burst on
+    shared.net.store(known);
+    assert!(!p.resolved(rs), "not before the next burst");
+    p.begin_burst(3_000_000);
+    assert!(p.resolved(rs));
+    hold.release(p, 3_000_000, |b, v| sent.push((b, v)));
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].1, Verdict::Tx(1));
+    let out = sent[0].0.to_vec();
+    verify(&out);
+    assert_eq!(&out[30..34], &RS, "translated like any packet");
+    assert_eq!(hold.counts()[HoldCount::Released], 1);
 }

@@ -67,6 +67,7 @@
 //! idle expired connection keeps counting as inactive until the sweep
 //! reaches it (the daemon sweeps the whole table about once a second).
 
+use crate::lb::spec::Method;
 use crate::mem;
 use crate::net::meta::FlowKey;
 
@@ -98,8 +99,8 @@ pub struct Conn {
     pub state: u8,
     /// `F_*` flags.
     pub flags: u8,
-    /// Forwarding method: 0 DR, 1 TUN, 2 NAT.
-    pub method: u8,
+    /// Forwarding method.
+    pub method: Method,
 }
 
 /// Record in use.
@@ -138,7 +139,7 @@ impl Conn {
     /// Whether this is a NAT connection (indexed by both tuples).
     #[inline]
     pub fn is_nat(&self) -> bool {
-        self.method == 2
+        self.method == Method::Nat
     }
 }
 

@@ -1,8 +1,9 @@
 use super::*;
+use crate::lb::spec::Method;
 use crate::lb::state::TcpState;
 use crate::net::meta::{PROTO_TCP, PROTO_UDP};
 
-fn conn(i: u32, method: u8, state: TcpState, expires: u32) -> Conn {
+fn conn(i: u32, method: Method, state: TcpState, expires: u32) -> Conn {
     Conn {
         caddr: 0xc633_6400u32.wrapping_add(i),
         vaddr: 0xc000_020a,
@@ -34,13 +35,13 @@ fn layout() {
 #[test]
 fn insert_lookup_remove_nat_both_keys() {
     let mut t = ConnTable::new(64, 7);
-    let c = conn(1, 2, TcpState::SynRecv, 1000);
+    let c = conn(1, Method::Nat, TcpState::SynRecv, 1000);
     let ins = t.insert(c, 0);
     assert_eq!(ins.evicted, None);
     let idx = ins.result.unwrap();
     assert_eq!(t.lookup(&c.in_key()), Some(Hit { idx, reply: false }));
     assert_eq!(t.lookup(&c.out_key()), Some(Hit { idx, reply: true }));
-    let d = conn(2, 0, TcpState::SynRecv, 1000);
+    let d = conn(2, Method::Dr, TcpState::SynRecv, 1000);
     let di = t.insert(d, 0).result.unwrap();
     assert_eq!(t.lookup(&d.out_key()), None, "DR has no reply key");
     assert_eq!(t.len(), 2);
@@ -56,14 +57,14 @@ fn insert_lookup_remove_nat_both_keys() {
 fn full_table_evicts_only_embryonic() {
     let mut t = ConnTable::new(8, 3);
     for i in 0..8 {
-        t.insert(conn(i, 0, TcpState::Established, 100_000), 0)
+        t.insert(conn(i, Method::Dr, TcpState::Established, 100_000), 0)
             .result
             .unwrap();
     }
     // a flood of new flows cannot push established ones out
     for i in 100..200 {
         assert_eq!(
-            t.insert(conn(i, 0, TcpState::None, 2000), 10),
+            t.insert(conn(i, Method::Dr, TcpState::None, 2000), 10),
             Inserted {
                 result: Err(InsertError::Full),
                 evicted: None
@@ -72,35 +73,43 @@ fn full_table_evicts_only_embryonic() {
     }
     assert_eq!(t.len(), 8);
     for i in 0..8 {
-        assert!(t.lookup(&conn(i, 0, TcpState::None, 0).in_key()).is_some());
+        assert!(t
+            .lookup(&conn(i, Method::Dr, TcpState::None, 0).in_key())
+            .is_some());
     }
     // with embryonic entries present, the new flow replaces one of them
     let mut t = ConnTable::new(1, 3);
-    t.insert(conn(1, 0, TcpState::SynRecv, 60_000), 0)
+    t.insert(conn(1, Method::Dr, TcpState::SynRecv, 60_000), 0)
         .result
         .unwrap();
     // not while its handshake may still complete
     assert_eq!(
-        t.insert(conn(2, 0, TcpState::None, 2000), EMBRYONIC_GRACE_MS - 1),
+        t.insert(
+            conn(2, Method::Dr, TcpState::None, 2000),
+            EMBRYONIC_GRACE_MS - 1
+        ),
         Inserted {
             result: Err(InsertError::Full),
             evicted: None
         }
     );
-    let ins = t.insert(conn(2, 0, TcpState::None, 2000), EMBRYONIC_GRACE_MS);
+    let ins = t.insert(
+        conn(2, Method::Dr, TcpState::None, 2000),
+        EMBRYONIC_GRACE_MS,
+    );
     assert!(ins.result.is_ok());
     assert_eq!(
         ins.evicted.map(|c| c.caddr),
-        Some(conn(1, 0, TcpState::None, 0).caddr)
+        Some(conn(1, Method::Dr, TcpState::None, 0).caddr)
     );
     assert_eq!(t.len(), 1);
     // an expired entry of any state is evicted first
     let mut t = ConnTable::new(1, 3);
-    t.insert(conn(1, 0, TcpState::Established, 5), 0)
+    t.insert(conn(1, Method::Dr, TcpState::Established, 5), 0)
         .result
         .unwrap();
     assert!(t
-        .insert(conn(2, 0, TcpState::None, 2000), 10)
+        .insert(conn(2, Method::Dr, TcpState::None, 2000), 10)
         .result
         .is_ok());
 }
@@ -134,7 +143,10 @@ fn eviction_scan_is_bounded_and_rotates() {
     let mut refused = 0;
     let mut evicted = None;
     for i in 0..4 {
-        let ins = t.insert(conn(1000 + i, 0, TcpState::None, 2000), EMBRYONIC_GRACE_MS);
+        let ins = t.insert(
+            conn(1000 + i, Method::Dr, TcpState::None, 2000),
+            EMBRYONIC_GRACE_MS,
+        );
         match ins.result {
             Err(InsertError::Full) => refused += 1,
             Ok(_) => {
@@ -148,22 +160,25 @@ fn eviction_scan_is_bounded_and_rotates() {
     assert_eq!(e.state, TcpState::SynRecv as u8);
     assert!(t
         .get(embryonic_idx)
-        .is_some_and(|c| c.caddr == conn(1000 + 3, 0, TcpState::None, 0).caddr));
+        .is_some_and(|c| c.caddr == conn(1000 + 3, Method::Dr, TcpState::None, 0).caddr));
     assert_eq!(t.len(), n);
     // every established entry is still there
     for i in (0..n).filter(|i| *i != 3 * EVICT_SCAN + 7) {
-        assert!(t.lookup(&conn(i, 0, TcpState::None, 0).in_key()).is_some());
+        assert!(t
+            .lookup(&conn(i, Method::Dr, TcpState::None, 0).in_key())
+            .is_some());
     }
 }
 
 #[test]
 fn udp_is_never_embryonic() {
     let mut t = ConnTable::new(1, 3);
-    let mut u = conn(1, 0, TcpState::None, 300_000);
+    let mut u = conn(1, Method::Dr, TcpState::None, 300_000);
     u.proto = PROTO_UDP;
     t.insert(u, 0).result.unwrap();
     assert_eq!(
-        t.insert(conn(2, 0, TcpState::None, 2000), 10).result,
+        t.insert(conn(2, Method::Dr, TcpState::None, 2000), 10)
+            .result,
         Err(InsertError::Full)
     );
 }
@@ -173,9 +188,12 @@ fn sweep_is_incremental_and_wraps_time() {
     let mut t = ConnTable::new(16, 9);
     let base = u32::MAX - 500; // the ms tick wraps during the test
     for i in 0..10 {
-        t.insert(conn(i, 2, TcpState::Close, base.wrapping_add(1000)), base)
-            .result
-            .unwrap();
+        t.insert(
+            conn(i, Method::Nat, TcpState::Close, base.wrapping_add(1000)),
+            base,
+        )
+        .result
+        .unwrap();
     }
     let mut seen = 0;
     assert_eq!(t.sweep(base.wrapping_add(999), 16, |_| seen += 1), 0);
@@ -185,7 +203,10 @@ fn sweep_is_incremental_and_wraps_time() {
     assert_eq!(t.sweep(now, 100, |_| seen += 1), 2);
     assert_eq!(seen, 10);
     assert!(t.is_empty());
-    assert_eq!(t.lookup(&conn(3, 0, TcpState::None, 0).out_key()), None);
+    assert_eq!(
+        t.lookup(&conn(3, Method::Dr, TcpState::None, 0).out_key()),
+        None
+    );
 }
 
 #[test]
@@ -193,14 +214,14 @@ fn many_conns_fit() {
     let n = 1 << 14;
     let mut t = ConnTable::new(n, 11);
     for i in 0..n {
-        let mut c = conn(i, 2, TcpState::Established, 1000);
+        let mut c = conn(i, Method::Nat, TcpState::Established, 1000);
         c.cport = (i & 0xffff) as u16;
         c.caddr = 0x0b00_0000 + (i >> 4);
         t.insert(c, 0).result.unwrap();
     }
     assert_eq!(t.len(), n);
     assert_eq!(
-        t.insert(conn(1 << 30, 2, TcpState::Established, 1000), 0)
+        t.insert(conn(1 << 30, Method::Nat, TcpState::Established, 1000), 0)
             .result,
         Err(InsertError::Full)
     );
@@ -215,7 +236,7 @@ fn lookups_find_entries_in_either_bucket() {
     let mut t = ConnTable::new(n, 3);
     let mut placed = Vec::new();
     for i in 0..n {
-        let c = conn(i, 2, TcpState::Established, 1000);
+        let c = conn(i, Method::Nat, TcpState::Established, 1000);
         let idx = t.insert(c, 0).result.unwrap();
         placed.push((c, idx));
     }
@@ -242,8 +263,9 @@ proptest::proptest! {
     #[test]
     fn matches_model(ops in proptest::collection::vec((0u32..40, proptest::prelude::any::<bool>(), 0u8..3), 1..300)) {
         let mut t = ConnTable::new(32, 5);
-        let mut model: std::collections::HashMap<u32, (u32, u8)> = Default::default();
-        for (id, ins, method) in ops {
+        let mut model: std::collections::HashMap<u32, (u32, Method)> = Default::default();
+        for (id, ins, m) in ops {
+            let method = [Method::Dr, Method::Tun, Method::Nat][m as usize];
             let c = conn(id, method, TcpState::Established, 1000);
             if ins {
                 if model.contains_key(&id) { continue; }
@@ -259,11 +281,11 @@ proptest::proptest! {
             proptest::prop_assert_eq!(t.len() as usize, model.len());
         }
         for id in 0..40 {
-            let c = conn(id, 2, TcpState::Established, 0);
+            let c = conn(id, Method::Nat, TcpState::Established, 0);
             match model.get(&id) {
                 Some((idx, m)) => {
                     proptest::prop_assert_eq!(t.lookup(&c.in_key()), Some(Hit { idx: *idx, reply: false }));
-                    let want = if *m == 2 { Some(Hit { idx: *idx, reply: true }) } else { None };
+                    let want = if *m == Method::Nat { Some(Hit { idx: *idx, reply: true }) } else { None };
                     proptest::prop_assert_eq!(t.lookup(&c.out_key()), want);
                 }
                 None => {

@@ -46,19 +46,29 @@ pub fn pick_lc(loads: &[DestLoad]) -> Option<usize> {
 /// Weighted least connection: smallest `overhead / weight`.
 #[inline]
 pub fn pick_weighted(loads: &[DestLoad], overhead: fn(&DestLoad) -> u64) -> Option<usize> {
+    min_weighted(loads, overhead, |_| false)
+}
+
+/// The available server with the smallest `overhead / weight`, unless an
+/// available server `take` accepts comes first in list order: then that one
+/// at once (nq's idle server).
+#[inline(always)]
+fn min_weighted(
+    loads: &[DestLoad],
+    overhead: fn(&DestLoad) -> u64,
+    take: impl Fn(&DestLoad) -> bool,
+) -> Option<usize> {
     let mut best: Option<(usize, u64, u32)> = None;
     for (i, l) in loads.iter().enumerate() {
         if !l.available() {
             continue;
         }
+        if take(l) {
+            return Some(i);
+        }
         let oh = overhead(l);
-        match best {
-            None => best = Some((i, oh, l.weight)),
-            Some((_, boh, bw)) => {
-                if worse(boh, bw, oh, l.weight) {
-                    best = Some((i, oh, l.weight));
-                }
-            }
+        if best.is_none_or(|(_, boh, bw)| worse(boh, bw, oh, l.weight)) {
+            best = Some((i, oh, l.weight));
         }
     }
     best.map(|b| b.0)
@@ -80,25 +90,7 @@ pub fn pick_sed(loads: &[DestLoad]) -> Option<usize> {
 /// otherwise as sed.
 #[inline]
 pub fn pick_nq(loads: &[DestLoad]) -> Option<usize> {
-    let mut best: Option<(usize, u64, u32)> = None;
-    for (i, l) in loads.iter().enumerate() {
-        if !l.available() {
-            continue;
-        }
-        if l.active == 0 {
-            return Some(i);
-        }
-        let oh = sed_overhead(l);
-        match best {
-            None => best = Some((i, oh, l.weight)),
-            Some((_, boh, bw)) => {
-                if worse(boh, bw, oh, l.weight) {
-                    best = Some((i, oh, l.weight));
-                }
-            }
-        }
-    }
-    best.map(|b| b.0)
+    min_weighted(loads, sed_overhead, |l| l.active == 0)
 }
 
 /// Weighted failover: the available server with the highest weight (first

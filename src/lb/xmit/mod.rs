@@ -33,7 +33,7 @@ use crate::net::wire::ethernet;
 pub enum XmitError {
     /// No route to the next destination.
     NoRoute,
-    /// Neighbor MAC not yet resolved.
+    /// Neighbor MAC not yet resolved (the packet is left as it was).
     Unresolved,
     /// Encapsulated packet exceeds the egress MTU and may be fragmented —
     /// dirigo does not fragment, so it is dropped.
@@ -59,7 +59,7 @@ pub fn next_hop(egress: &impl Egress, dst: u32) -> Result<NextHop, XmitError> {
     match egress.next_hop(dst) {
         Resolve::Ready(nh) => Ok(nh),
         Resolve::NoRoute => Err(XmitError::NoRoute),
-        Resolve::Unresolved => Err(XmitError::Unresolved),
+        Resolve::Unresolved { .. } => Err(XmitError::Unresolved),
     }
 }
 

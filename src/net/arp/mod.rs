@@ -18,54 +18,25 @@ pub struct ArpSender {
     pub mac: [u8; 6],
 }
 
-/// Why an ARP packet was ignored.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ArpIgnore {
-    /// Not an Ethernet/IPv4 ARP packet, or truncated.
-    Malformed,
-    /// Operation neither request nor reply.
-    UnknownOp,
-    /// Sender MAC is a group address.
-    BadSenderMac,
-    /// Sender MAC is our own port's (a looped frame).
-    Looped,
-    /// Sender IP is multicast, broadcast, loopback or class E.
-    BadSenderIp,
-    /// Someone else claims one of our addresses or VIPs (log it: a VIP that
-    /// a real server answers ARP for breaks DR).
-    AddressConflict,
-    /// An address probe (sender IP 0.0.0.0) for an address not ours.
-    Probe,
-}
-
-impl ArpIgnore {
-    /// Every reason, in `index()` order.
-    pub const ALL: [ArpIgnore; 7] = [
-        ArpIgnore::Malformed,
-        ArpIgnore::UnknownOp,
-        ArpIgnore::BadSenderMac,
-        ArpIgnore::Looped,
-        ArpIgnore::BadSenderIp,
-        ArpIgnore::AddressConflict,
-        ArpIgnore::Probe,
-    ];
-    /// Number of reasons.
-    pub const COUNT: usize = Self::ALL.len();
-    /// Dense index in `0..COUNT`.
-    pub fn index(self) -> usize {
-        self as usize
-    }
-    /// A stable snake_case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            ArpIgnore::Malformed => "arp_malformed",
-            ArpIgnore::UnknownOp => "arp_unknown_op",
-            ArpIgnore::BadSenderMac => "arp_bad_sender_mac",
-            ArpIgnore::Looped => "arp_looped",
-            ArpIgnore::BadSenderIp => "arp_bad_sender_ip",
-            ArpIgnore::AddressConflict => "arp_address_conflict",
-            ArpIgnore::Probe => "arp_probe",
-        }
+crate::counters::counter_enum! {
+    /// Why an ARP packet was ignored.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum ArpIgnore {
+        /// Not an Ethernet/IPv4 ARP packet, or truncated.
+        Malformed: drop = "arp_malformed",
+        /// Operation neither request nor reply.
+        UnknownOp: drop = "arp_unknown_op",
+        /// Sender MAC is a group address.
+        BadSenderMac: drop = "arp_bad_sender_mac",
+        /// Sender MAC is our own port's (a looped frame).
+        Looped: drop = "arp_looped",
+        /// Sender IP is multicast, broadcast, loopback or class E.
+        BadSenderIp: drop = "arp_bad_sender_ip",
+        /// Someone else claims one of our addresses or VIPs (log it: a VIP that
+        /// a real server answers ARP for breaks DR).
+        AddressConflict: drop = "arp_address_conflict",
+        /// An address probe (sender IP 0.0.0.0) for an address not ours.
+        Probe: drop = "arp_probe",
     }
 }
 

@@ -173,10 +173,14 @@ fn ignores() {
         ign(frame(false, 1, 0, PEER_IP, MAC_BROADCAST), OUR_MAC),
         ArpIgnore::Probe
     );
-    for (i, r) in ArpIgnore::ALL.iter().enumerate() {
-        assert_eq!(r.index(), i);
-        assert!(r.name().starts_with("arp_"));
-    }
+    crate::counters::check::<ArpIgnore>();
+    assert!(ArpIgnore::ALL.iter().all(|r| r.is_drop()));
+    let names: Vec<_> = ArpIgnore::ALL.iter().map(|r| r.name()).collect();
+    assert_eq!(
+        names.join(" "),
+        "arp_malformed arp_unknown_op arp_bad_sender_mac arp_looped arp_bad_sender_ip \
+         arp_address_conflict arp_probe"
+    );
 }
 
 #[test]

@@ -14,98 +14,45 @@
 use crate::net::meta::{FlowKey, IcmpQuote, PacketMeta, PROTO_ICMP, PROTO_TCP, PROTO_UDP};
 use crate::net::wire::{self, arp, ethernet, icmp, ipv4, tcp, udp, WireError};
 
-/// Why classify dropped a frame. One counter per variant: keep a
-/// `[u64; NetDrop::COUNT]` and bump `counters[reason.index()]`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum NetDrop {
-    /// Frame shorter than the Ethernet/VLAN/IPv4 header it announces.
-    Truncated,
-    /// EtherType neither IPv4, ARP, IPv6 nor one 802.1Q tag.
-    UnknownEthertype,
-    /// IPv6 (not supported).
-    Ipv6,
-    /// More than one VLAN tag (QinQ or stacked 802.1Q).
-    StackedVlan,
-    /// Ethernet source is a group (multicast/broadcast) MAC.
-    BadSrcMac,
-    /// ARP that is not Ethernet/IPv4, or shorter than 28 bytes.
-    BadArp,
-    /// IPv4 version field is not 4.
-    BadVersion,
-    /// IPv4 IHL below 5.
-    BadIhl,
-    /// IPv4 header checksum wrong.
-    BadIpChecksum,
-    /// IPv4 total length below the header length or beyond the frame.
-    BadTotalLen,
-    /// An IPv4 fragment (MF set or offset non-zero); not reassembled.
-    Fragment,
-    /// TTL is 0.
-    TtlExpired,
-    /// Source address is multicast, broadcast, 0.0.0.0, loopback or class E.
-    MartianSrc,
-    /// Destination is multicast, broadcast, 0.0.0.0 or loopback.
-    NotUnicastDst,
-    /// IP protocol other than TCP, UDP and ICMP.
-    UnsupportedProto,
-    /// L4 header inconsistent (TCP data offset < 5, UDP length < 8).
-    BadL4Header,
-    /// IP payload shorter than the L4 header (or UDP length beyond it).
-    L4Truncated,
-}
-
-impl NetDrop {
-    /// Every reason, in `index()` order.
-    pub const ALL: [NetDrop; 17] = [
-        NetDrop::Truncated,
-        NetDrop::UnknownEthertype,
-        NetDrop::Ipv6,
-        NetDrop::StackedVlan,
-        NetDrop::BadSrcMac,
-        NetDrop::BadArp,
-        NetDrop::BadVersion,
-        NetDrop::BadIhl,
-        NetDrop::BadIpChecksum,
-        NetDrop::BadTotalLen,
-        NetDrop::Fragment,
-        NetDrop::TtlExpired,
-        NetDrop::MartianSrc,
-        NetDrop::NotUnicastDst,
-        NetDrop::UnsupportedProto,
-        NetDrop::BadL4Header,
-        NetDrop::L4Truncated,
-    ];
-
-    /// Number of reasons (length of a counter array).
-    pub const COUNT: usize = Self::ALL.len();
-
-    /// Dense index in `0..COUNT`.
-    #[inline]
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    /// A stable snake_case name for counters and logs.
-    pub fn name(self) -> &'static str {
-        match self {
-            NetDrop::Truncated => "truncated",
-            NetDrop::UnknownEthertype => "unknown_ethertype",
-            NetDrop::Ipv6 => "ipv6",
-            NetDrop::StackedVlan => "stacked_vlan",
-            NetDrop::BadSrcMac => "bad_src_mac",
-            NetDrop::BadArp => "bad_arp",
-            NetDrop::BadVersion => "bad_version",
-            NetDrop::BadIhl => "bad_ihl",
-            NetDrop::BadIpChecksum => "bad_ip_checksum",
-            NetDrop::BadTotalLen => "bad_total_len",
-            NetDrop::Fragment => "fragment",
-            NetDrop::TtlExpired => "ttl_expired",
-            NetDrop::MartianSrc => "martian_src",
-            NetDrop::NotUnicastDst => "not_unicast_dst",
-            NetDrop::UnsupportedProto => "unsupported_proto",
-            NetDrop::BadL4Header => "bad_l4_header",
-            NetDrop::L4Truncated => "l4_truncated",
-        }
+crate::counters::counter_enum! {
+    /// Why classify dropped a frame. One counter per variant: keep a
+    /// `Counts<NetDrop, { NetDrop::COUNT }>` and bump `counts[reason]`.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum NetDrop {
+        /// Frame shorter than the Ethernet/VLAN/IPv4 header it announces.
+        Truncated: drop = "truncated",
+        /// EtherType neither IPv4, ARP, IPv6 nor one 802.1Q tag.
+        UnknownEthertype: drop = "unknown_ethertype",
+        /// IPv6 (not supported).
+        Ipv6: drop = "ipv6",
+        /// More than one VLAN tag (QinQ or stacked 802.1Q).
+        StackedVlan: drop = "stacked_vlan",
+        /// Ethernet source is a group (multicast/broadcast) MAC.
+        BadSrcMac: drop = "bad_src_mac",
+        /// ARP that is not Ethernet/IPv4, or shorter than 28 bytes.
+        BadArp: drop = "bad_arp",
+        /// IPv4 version field is not 4.
+        BadVersion: drop = "bad_version",
+        /// IPv4 IHL below 5.
+        BadIhl: drop = "bad_ihl",
+        /// IPv4 header checksum wrong.
+        BadIpChecksum: drop = "bad_ip_checksum",
+        /// IPv4 total length below the header length or beyond the frame.
+        BadTotalLen: drop = "bad_total_len",
+        /// An IPv4 fragment (MF set or offset non-zero); not reassembled.
+        Fragment: drop = "fragment",
+        /// TTL is 0.
+        TtlExpired: drop = "ttl_expired",
+        /// Source address is multicast, broadcast, 0.0.0.0, loopback or class E.
+        MartianSrc: drop = "martian_src",
+        /// Destination is multicast, broadcast, 0.0.0.0 or loopback.
+        NotUnicastDst: drop = "not_unicast_dst",
+        /// IP protocol other than TCP, UDP and ICMP.
+        UnsupportedProto: drop = "unsupported_proto",
+        /// L4 header inconsistent (TCP data offset < 5, UDP length < 8).
+        BadL4Header: drop = "bad_l4_header",
+        /// IP payload shorter than the L4 header (or UDP length beyond it).
+        L4Truncated: drop = "l4_truncated",
     }
 }
 

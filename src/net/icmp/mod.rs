@@ -11,46 +11,21 @@ use crate::net::wire::{ethernet, icmp, ipv4, mac_is_group};
 /// TTL of the echo replies dirigo sends.
 pub const REPLY_TTL: u8 = 64;
 
-/// Why an ICMP packet was not answered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum IcmpIgnore {
-    /// Headers do not match the meta (not ICMP, truncated).
-    Malformed,
-    /// Not an echo request (echo replies, errors and other types are left
-    /// to the caller).
-    NotEchoRequest,
-    /// Destination is not one of our addresses or VIPs.
-    NotForUs,
-    /// Sent to a group MAC (broadcast/multicast ping).
-    NotUnicast,
-    /// ICMP checksum wrong.
-    BadChecksum,
-}
-
-impl IcmpIgnore {
-    /// Every reason, in `index()` order.
-    pub const ALL: [IcmpIgnore; 5] = [
-        IcmpIgnore::Malformed,
-        IcmpIgnore::NotEchoRequest,
-        IcmpIgnore::NotForUs,
-        IcmpIgnore::NotUnicast,
-        IcmpIgnore::BadChecksum,
-    ];
-    /// Number of reasons.
-    pub const COUNT: usize = Self::ALL.len();
-    /// Dense index in `0..COUNT`.
-    pub fn index(self) -> usize {
-        self as usize
-    }
-    /// A stable snake_case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            IcmpIgnore::Malformed => "icmp_malformed",
-            IcmpIgnore::NotEchoRequest => "icmp_not_echo_request",
-            IcmpIgnore::NotForUs => "icmp_not_for_us",
-            IcmpIgnore::NotUnicast => "icmp_not_unicast",
-            IcmpIgnore::BadChecksum => "icmp_bad_checksum",
-        }
+crate::counters::counter_enum! {
+    /// Why an ICMP packet was not answered.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum IcmpIgnore {
+        /// Headers do not match the meta (not ICMP, truncated).
+        Malformed: drop = "icmp_malformed",
+        /// Not an echo request (echo replies, errors and other types are left
+        /// to the caller).
+        NotEchoRequest: drop = "icmp_not_echo_request",
+        /// Destination is not one of our addresses or VIPs.
+        NotForUs: drop = "icmp_not_for_us",
+        /// Sent to a group MAC (broadcast/multicast ping).
+        NotUnicast: drop = "icmp_not_unicast",
+        /// ICMP checksum wrong.
+        BadChecksum: drop = "icmp_bad_checksum",
     }
 }
 

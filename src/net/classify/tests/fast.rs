@@ -12,44 +12,20 @@ const MAC_B: [u8; 6] = [0x02, 0, 0, 0, 0, 0x0b];
 const CLIENT: [u8; 4] = [198, 51, 100, 7];
 const VIP: [u8; 4] = [203, 0, 113, 10];
 
-/// A TCP segment built by etherparse; `pad` zero bytes of Ethernet padding.
-#[allow(clippy::too_many_arguments)]
-fn tcp(
-    src: [u8; 4],
-    dst: [u8; 4],
-    ttl: u8,
-    sport: u16,
-    dport: u16,
-    flags: u8,
-    payload: usize,
-    pad: usize,
-) -> Vec<u8> {
-    let mut b = PacketBuilder::ethernet2(MAC_A, MAC_B)
-        .ipv4(src, dst, ttl)
-        .tcp(sport, dport, 0x0102_0304, 1024);
-    if flags & tcp_flags::SYN != 0 {
-        b = b.syn();
-    }
-    if flags & tcp_flags::ACK != 0 {
-        b = b.ack(0x0a0b_0c0d);
-    }
-    if flags & tcp_flags::FIN != 0 {
-        b = b.fin();
-    }
-    if flags & tcp_flags::RST != 0 {
-        b = b.rst();
-    }
-    if flags & tcp_flags::PSH != 0 {
-        b = b.psh();
-    }
-    let mut v = Vec::new();
-    b.write(&mut v, &vec![0x5a; payload]).unwrap();
-    v.resize(v.len() + pad, 0);
-    v
+/// The transport of a [`frame`].
+#[derive(Clone, Copy)]
+enum L4 {
+    /// TCP with these flags (`tcp_flags::*`).
+    Tcp(u8),
+    Udp,
 }
+use L4::{Tcp, Udp};
 
-/// A UDP datagram built by etherparse; `pad` zero bytes of padding.
-fn udp(
+/// A TCP segment or UDP datagram built by etherparse, with `payload` bytes
+/// (0x5a for TCP, 0xa5 for UDP) and `pad` zero bytes of Ethernet padding.
+#[allow(clippy::too_many_arguments)]
+fn frame(
+    l4: L4,
     src: [u8; 4],
     dst: [u8; 4],
     ttl: u8,
@@ -58,11 +34,33 @@ fn udp(
     payload: usize,
     pad: usize,
 ) -> Vec<u8> {
-    let b = PacketBuilder::ethernet2(MAC_A, MAC_B)
-        .ipv4(src, dst, ttl)
-        .udp(sport, dport);
+    let ip = PacketBuilder::ethernet2(MAC_A, MAC_B).ipv4(src, dst, ttl);
     let mut v = Vec::new();
-    b.write(&mut v, &vec![0xa5; payload]).unwrap();
+    match l4 {
+        Tcp(flags) => {
+            let mut b = ip.tcp(sport, dport, 0x0102_0304, 1024);
+            if flags & tcp_flags::SYN != 0 {
+                b = b.syn();
+            }
+            if flags & tcp_flags::ACK != 0 {
+                b = b.ack(0x0a0b_0c0d);
+            }
+            if flags & tcp_flags::FIN != 0 {
+                b = b.fin();
+            }
+            if flags & tcp_flags::RST != 0 {
+                b = b.rst();
+            }
+            if flags & tcp_flags::PSH != 0 {
+                b = b.psh();
+            }
+            b.write(&mut v, &vec![0x5a; payload]).unwrap();
+        }
+        Udp => ip
+            .udp(sport, dport)
+            .write(&mut v, &vec![0xa5; payload])
+            .unwrap(),
+    }
     v.resize(v.len() + pad, 0);
     v
 }
@@ -106,16 +104,8 @@ fn agree(f: &[u8]) {
 }
 
 fn syn_ack() -> Vec<u8> {
-    tcp(
-        CLIENT,
-        VIP,
-        61,
-        40000,
-        80,
-        tcp_flags::SYN | tcp_flags::ACK,
-        0,
-        6,
-    )
+    let syn_ack = Tcp(tcp_flags::SYN | tcp_flags::ACK);
+    frame(syn_ack, CLIENT, VIP, 61, 40000, 80, 0, 6)
 }
 
 #[test]
@@ -147,7 +137,7 @@ fn fast_path_answers_tcp_syn_ack() {
 
 #[test]
 fn fast_path_answers_udp() {
-    let f = udp(CLIENT, VIP, 64, 5000, 53, 10, 0);
+    let f = frame(Udp, CLIENT, VIP, 64, 5000, 53, 10, 0);
     let want = PacketMeta {
         port: 1,
         vlan: None,
@@ -223,7 +213,7 @@ fn fast_path_declines_what_it_does_not_handle() {
     assert!(matches!(classify(&icmp, 0), Classified::Ipv4(m) if m.key.proto == PROTO_ICMP));
 
     // shorter than FAST_LEN: a valid minimal UDP datagram (42 bytes)
-    let short = udp(CLIENT, VIP, 64, 1, 2, 0, 0);
+    let short = frame(Udp, CLIENT, VIP, 64, 1, 2, 0, 0);
     assert!(short.len() < FAST_LEN);
     assert_eq!(classify_fast(&short, 0), None);
     assert!(matches!(classify(&short, 0), Classified::Ipv4(_)));
@@ -254,7 +244,7 @@ fn fast_path_declines_every_drop() {
         (23, 47, true, NetDrop::UnsupportedProto),
     ];
     for (at, v, fix, why) in cases {
-        let mut f = tcp(CLIENT, VIP, 64, 1, 2, tcp_flags::ACK, 6, 0);
+        let mut f = frame(Tcp(tcp_flags::ACK), CLIENT, VIP, 64, 1, 2, 6, 0);
         assert_eq!(f.len(), 60);
         f[at] = v;
         if fix {
@@ -264,7 +254,7 @@ fn fast_path_declines_every_drop() {
         assert_eq!(classify(&f, 0), Classified::Drop(why), "edit {at}={v}");
     }
     // L4: TCP data offset 4 and beyond the IP payload; UDP length 7 and too long
-    let mut f = tcp(CLIENT, VIP, 64, 1, 2, tcp_flags::ACK, 6, 0);
+    let mut f = frame(Tcp(tcp_flags::ACK), CLIENT, VIP, 64, 1, 2, 6, 0);
     for (doff, why) in [(0x40, NetDrop::BadL4Header), (0x70, NetDrop::L4Truncated)] {
         f[46] = doff;
         assert_eq!(classify_fast(&f, 0), None);
@@ -273,7 +263,7 @@ fn fast_path_declines_every_drop() {
     f[46] = 0x60; // exactly the 26-byte IP payload
     assert!(classify_fast(&f, 0).is_some());
     agree(&f);
-    let mut u = udp(CLIENT, VIP, 64, 1, 2, 10, 0);
+    let mut u = frame(Udp, CLIENT, VIP, 64, 1, 2, 10, 0);
     for (ulen, why) in [(7u8, NetDrop::BadL4Header), (19, NetDrop::L4Truncated)] {
         u[39] = ulen;
         assert_eq!(classify_fast(&u, 0), None);
@@ -289,8 +279,8 @@ fn every_single_byte_edit_agrees() {
     // each byte of the first 60 set to each value, with and without a
     // fixed-up IP checksum, for a TCP and a UDP packet
     let bases = [
-        tcp(CLIENT, VIP, 64, 40000, 80, tcp_flags::ACK, 6, 0),
-        udp(CLIENT, VIP, 64, 5000, 53, 18, 0),
+        frame(Tcp(tcp_flags::ACK), CLIENT, VIP, 64, 40000, 80, 6, 0),
+        frame(Udp, CLIENT, VIP, 64, 5000, 53, 18, 0),
     ];
     let mut answered = 0;
     for base in &bases {
@@ -323,7 +313,7 @@ fn every_address_octet_agrees() {
         for low in [[0, 0, 0], [255, 255, 255], [1, 2, 3]] {
             let a = [o, low[0], low[1], low[2]];
             for (src, dst) in [(a, VIP), (CLIENT, a)] {
-                let f = tcp(src, dst, 64, 1, 2, tcp_flags::ACK, 6, 0);
+                let f = frame(Tcp(tcp_flags::ACK), src, dst, 64, 1, 2, 6, 0);
                 agree(&f);
                 let bad = is_martian_src(u32::from_be_bytes(src))
                     || is_not_unicast_dst(u32::from_be_bytes(dst));
@@ -336,8 +326,8 @@ fn every_address_octet_agrees() {
 #[test]
 fn every_truncation_agrees() {
     for base in [
-        tcp(CLIENT, VIP, 64, 40000, 80, tcp_flags::SYN, 10, 4),
-        udp(CLIENT, VIP, 64, 5000, 53, 18, 4),
+        frame(Tcp(tcp_flags::SYN), CLIENT, VIP, 64, 40000, 80, 10, 4),
+        frame(Udp, CLIENT, VIP, 64, 5000, 53, 18, 4),
     ] {
         for n in 0..=base.len() {
             agree(&base[..n]);
@@ -370,11 +360,8 @@ fn base_frame() -> impl Strategy<Value = (Vec<u8>, bool)> {
         0usize..8,
     )
         .prop_map(|(is_tcp, s, d, ttl, (sp, dp), fl, pl, pad)| {
-            let f = if is_tcp {
-                tcp(s, d, ttl, sp, dp, fl, pl, pad)
-            } else {
-                udp(s, d, ttl, sp, dp, pl, pad)
-            };
+            let l4 = if is_tcp { Tcp(fl) } else { Udp };
+            let f = frame(l4, s, d, ttl, sp, dp, pl, pad);
             let valid = ttl != 0
                 && !is_martian_src(u32::from_be_bytes(s))
                 && !is_not_unicast_dst(u32::from_be_bytes(d));
