@@ -59,7 +59,7 @@ pub enum LbVerdict {
 
 /// Per-worker configuration.
 #[derive(Clone, Copy, Debug)]
-pub struct LbWorkerConfig {
+pub struct BalancerConfig {
     /// Connection table capacity (fixed for the worker's life).
     pub conn_capacity: u32,
     /// Hash seed (use a random value per worker).
@@ -73,9 +73,9 @@ pub struct LbWorkerConfig {
     pub persist_capacity: u32,
 }
 
-impl Default for LbWorkerConfig {
+impl Default for BalancerConfig {
     fn default() -> Self {
-        LbWorkerConfig {
+        BalancerConfig {
             conn_capacity: 1 << 20,
             seed: 0x5eed_1b0d,
             icmp_rate: 100,
@@ -87,7 +87,7 @@ impl Default for LbWorkerConfig {
 
 /// One line of `ipvsadm -L -n -c`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ConnInfo {
+pub struct ConnEntry {
     /// TCP or UDP.
     pub proto: Proto,
     /// Client address and port.

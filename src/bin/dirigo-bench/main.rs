@@ -63,7 +63,7 @@ enum Cmd {
         /// Only the new-connection case.
         #[arg(long)]
         newconn: bool,
-        /// Only this core API: `pkt` (LbWorker::process) or `burst`.
+        /// Only this core API: `pkt` (Balancer::process) or `burst`.
         #[arg(long)]
         api: Option<String>,
         /// Also probe the memory floor (random lines over the table's size).

@@ -135,7 +135,10 @@ fn eviction_scan_is_bounded_and_rotates() {
         } else {
             100_000
         };
-        let idx = t.insert(conn(i, 0, state, expires), 0).result.unwrap();
+        let idx = t
+            .insert(conn(i, Method::Dr, state, expires), 0)
+            .result
+            .unwrap();
         if state == TcpState::SynRecv {
             embryonic_idx = idx;
         }
