@@ -163,6 +163,7 @@ pub fn workers(
         let lb = Balancer::new(
             &BalancerConfig {
                 conn_capacity: cfg.dataplane.connections_per_worker,
+                embryonic_grace_ms: cfg.dataplane.embryonic_grace_ms,
                 seed: 0x5eed_0000 ^ (i as u32).wrapping_mul(0x9e37_79b9) ^ (now_ns() as u32),
                 ..BalancerConfig::default()
             },

@@ -71,6 +71,9 @@ pub struct BalancerConfig {
     /// Persistence template capacity (`-p` services); 0 = automatic:
     /// `conn_capacity / 4`, at least 1024.
     pub persist_capacity: u32,
+    /// How long an embryonic TCP connection is safe from eviction by a full
+    /// table (ms; see [`crate::lb::conn::EMBRYONIC_GRACE_MS`]).
+    pub embryonic_grace_ms: u32,
 }
 
 impl Default for BalancerConfig {
@@ -81,6 +84,7 @@ impl Default for BalancerConfig {
             icmp_rate: 100,
             icmp_burst: 20,
             persist_capacity: 0,
+            embryonic_grace_ms: crate::lb::conn::EMBRYONIC_GRACE_MS,
         }
     }
 }

@@ -236,6 +236,13 @@ pub fn run(case: Case, time: Duration) -> MicroResult {
     let cfg = BalancerConfig {
         conn_capacity: case.capacity,
         seed: 0x1234_5678,
+        // the new-connection case keeps a small table full of fresh SYNs:
+        // it measures admitting a flow into a full table (insert + evict),
+        // so no embryonic grace (with it, the flood's SYNs are refused)
+        embryonic_grace_ms: match case.workload {
+            Workload::NewConn => 0,
+            Workload::Established => dirigo::lb::conn::EMBRYONIC_GRACE_MS,
+        },
         ..BalancerConfig::default()
     };
     let w = Balancer::new(&cfg, ids.dests.capacity(), ids.services.capacity());

@@ -118,7 +118,11 @@ impl Balancer {
             n => n,
         };
         Balancer {
-            table: ConnTable::new(cfg.conn_capacity, cfg.seed),
+            table: {
+                let mut t = ConnTable::new(cfg.conn_capacity, cfg.seed);
+                t.set_embryonic_grace(cfg.embryonic_grace_ms);
+                t
+            },
             stats: Arc::new(WorkerStats::new(dest_slots, svc_slots)),
             cursors: vec![Cursor::default(); svc_slots as usize],
             loads: Vec::with_capacity(dest_slots as usize),

@@ -38,6 +38,7 @@ fn env(cap: u32) -> Env {
         icmp_rate: 1,
         icmp_burst: 2,
         persist_capacity: 0,
+        ..BalancerConfig::default()
     };
     let w = Balancer::new(&cfg, ids.dests.capacity(), ids.services.capacity());
     Env {
