@@ -13,7 +13,7 @@ pub mod handler;
 pub mod startup;
 
 use crate::ctl::config::Config;
-use crate::dataplane::pipeline::Dirigo;
+use crate::dataplane::pipeline::WorkerPipeline;
 use crate::dataplane::shared::Shared;
 use crate::dataplane::stats::IoCounters;
 use crate::dataplane::worker::{self, WorkerIo};
@@ -149,8 +149,8 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     let worker_fn = |index: usize, _lcore: u32| {
         let lb = lbs.lock().unwrap_or_else(|p| p.into_inner())[index]
             .take()
-            .expect("one LbWorker per worker");
-        let mut pipe = Dirigo::new(&shared, index, lb);
+            .expect("one Balancer per worker");
+        let mut pipe = WorkerPipeline::new(&shared, index, lb);
         let io = WorkerIo {
             ports: &port_ids,
             queue: index as u16,

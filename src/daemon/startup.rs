@@ -8,8 +8,8 @@ use crate::ctl::config::Config;
 use crate::ctl::server::{Handler, Server, ServerConfig, StopHandle};
 use crate::ctl::view::MacAddr;
 use crate::dataplane::shared::WorkerShared;
+use crate::lb::balancer::{Balancer, BalancerConfig};
 use crate::lb::snapshot::{LbIds, Snapshot};
-use crate::lb::worker::{LbWorker, LbWorkerConfig};
 use crate::net::neigh::{NeighConfig, NeighTable};
 use crate::net::route::{RouteTable, StaticRoute};
 use crate::net::view::{NetView, PortInfo};
@@ -156,15 +156,16 @@ pub fn workers(
     lcores: &[u32],
     state: &ControlState,
     nports: usize,
-) -> (Vec<Option<LbWorker>>, Vec<WorkerShared>) {
+) -> (Vec<Option<Balancer>>, Vec<WorkerShared>) {
     let mut lbs = Vec::new();
     let mut wshared = Vec::new();
     for (i, &l) in lcores.iter().enumerate() {
-        let lb = LbWorker::new(
-            &LbWorkerConfig {
+        let lb = Balancer::new(
+            &BalancerConfig {
                 conn_capacity: cfg.dataplane.connections_per_worker,
+                embryonic_grace_ms: cfg.dataplane.embryonic_grace_ms,
                 seed: 0x5eed_0000 ^ (i as u32).wrapping_mul(0x9e37_79b9) ^ (now_ns() as u32),
-                ..LbWorkerConfig::default()
+                ..BalancerConfig::default()
             },
             state.ids.dests.capacity(),
             state.ids.services.capacity(),

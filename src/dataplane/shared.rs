@@ -6,9 +6,9 @@
 use crate::counters::Named;
 use crate::dataplane::hold::HoldCounts;
 use crate::dataplane::stats::{Counters, PublishedCounters, PublishedIo};
+use crate::lb::balancer::ConnEntry;
 use crate::lb::snapshot::Snapshot;
 use crate::lb::stats::WorkerStats;
-use crate::lb::worker::ConnInfo;
 use crate::net::view::NetView;
 use arc_swap::ArcSwap;
 use crossbeam_queue::ArrayQueue;
@@ -45,7 +45,7 @@ pub struct ConnRequest {
     /// At most this many entries.
     pub limit: usize,
     /// Where to send them.
-    pub reply: SyncSender<Vec<ConnInfo>>,
+    pub reply: SyncSender<Vec<ConnEntry>>,
 }
 
 /// What one worker exposes.

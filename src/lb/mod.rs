@@ -4,7 +4,7 @@
 //! * [`spec`] — the operator's model (ipvsadm's services and real servers).
 //! * [`snapshot`] — the immutable, validated configuration workers read;
 //!   [`ids`] gives services and real servers stable slots across snapshots.
-//! * [`worker`] — the per-lcore driver ([`worker::LbWorker`]): lookup,
+//! * [`balancer`] — one lcore's load balancer ([`balancer::Balancer`]): lookup,
 //!   scheduling, state, forwarding, expiry; [`verdict`] its outputs.
 //! * [`conn`] — the preallocated per-lcore connection table.
 //! * [`state`] — IPVS TCP state tables and timeouts.
@@ -13,6 +13,7 @@
 //! * [`sched`] — schedulers.
 //! * [`persist`] — persistence templates (`-p`, `-M`).
 
+pub mod balancer;
 pub mod conn;
 pub mod ids;
 pub mod persist;
@@ -22,7 +23,6 @@ pub mod spec;
 pub mod state;
 pub mod stats;
 pub mod verdict;
-pub mod worker;
 pub mod xmit;
 
 #[cfg(test)]

@@ -59,7 +59,7 @@ pub enum LbVerdict {
 
 /// Per-worker configuration.
 #[derive(Clone, Copy, Debug)]
-pub struct LbWorkerConfig {
+pub struct BalancerConfig {
     /// Connection table capacity (fixed for the worker's life).
     pub conn_capacity: u32,
     /// Hash seed (use a random value per worker).
@@ -71,23 +71,27 @@ pub struct LbWorkerConfig {
     /// Persistence template capacity (`-p` services); 0 = automatic:
     /// `conn_capacity / 4`, at least 1024.
     pub persist_capacity: u32,
+    /// How long an embryonic TCP connection is safe from eviction by a full
+    /// table (ms; see [`crate::lb::conn::EMBRYONIC_GRACE_MS`]).
+    pub embryonic_grace_ms: u32,
 }
 
-impl Default for LbWorkerConfig {
+impl Default for BalancerConfig {
     fn default() -> Self {
-        LbWorkerConfig {
+        BalancerConfig {
             conn_capacity: 1 << 20,
             seed: 0x5eed_1b0d,
             icmp_rate: 100,
             icmp_burst: 20,
             persist_capacity: 0,
+            embryonic_grace_ms: crate::lb::conn::EMBRYONIC_GRACE_MS,
         }
     }
 }
 
 /// One line of `ipvsadm -L -n -c`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ConnInfo {
+pub struct ConnEntry {
     /// TCP or UDP.
     pub proto: Proto,
     /// Client address and port.

@@ -6,6 +6,12 @@
 //! packet out without copying or allocating.
 
 /// A contiguous packet with headroom in front of its data.
+/// Packets dirigo handles at once: the worker's rx burst, a TX batch, a
+/// steering-ring dequeue, and the largest slice the burst paths of the
+/// pipeline and the balancer stage (hash, prefetch) in one pass. The one
+/// burst size of the crate.
+pub const BURST: usize = 32;
+
 pub trait PacketBuf {
     /// The packet bytes, starting at the Ethernet header.
     fn data(&self) -> &[u8];

@@ -196,8 +196,8 @@ impl Drop for Mbuf {
     }
 }
 
-/// Maximum burst size dirigo uses.
-pub const BURST: usize = 32;
+/// Maximum burst size dirigo uses (the crate's one burst size).
+pub use crate::net::buf::BURST;
 
 /// A burst of up to [`BURST`] owned mbufs.
 pub struct Burst {

@@ -29,6 +29,10 @@ pub struct DutCase<'a> {
     pub method: Method,
     /// `connections_per_worker`.
     pub capacity: u32,
+    /// `embryonic_grace_ms`: 0 in the new-connection scenario, whose SYNs
+    /// keep a small table full of fresh embryonic entries (it measures the
+    /// cost of admitting a flow into a full table, not a flood's refusals).
+    pub embryonic_grace_ms: u32,
     /// Scratch directory (config, socket).
     pub dir: &'a Path,
     /// Seconds of traffic before the first sample.
@@ -156,6 +160,7 @@ pub fn config(c: &DutCase<'_>, prefix: &str, sock: &Path) -> String {
                 ("connections_per_worker", c.capacity.into()),
                 ("mbufs", (mbufs as i64).into()),
                 ("mbuf_data_room", 256.into()),
+                ("embryonic_grace_ms", c.embryonic_grace_ms.into()),
             ]),
         ),
         (
@@ -366,6 +371,7 @@ mod tests {
                 pcap_pkts: 1000,
                 method: Method::Tun,
                 capacity: 65536,
+                embryonic_grace_ms: 0,
                 dir: Path::new("."),
                 warmup: Duration::from_secs(1),
                 measure: Duration::from_secs(1),

@@ -63,7 +63,7 @@ enum Cmd {
         /// Only the new-connection case.
         #[arg(long)]
         newconn: bool,
-        /// Only this core API: `pkt` (LbWorker::process) or `burst`.
+        /// Only this core API: `pkt` (Balancer::process) or `burst`.
         #[arg(long)]
         api: Option<String>,
         /// Also probe the memory floor (random lines over the table's size).
@@ -289,6 +289,7 @@ fn one_run(
                 pcap_pkts: *n,
                 method: m,
                 capacity: plan.capacity,
+                embryonic_grace_ms: dirigo::lb::conn::EMBRYONIC_GRACE_MS,
                 dir,
                 warmup: plan.warmup,
                 measure: plan.measure,
@@ -318,6 +319,7 @@ fn one_run(
             pcap_pkts: *n,
             method: Method::Dr,
             capacity: plan.capacity,
+            embryonic_grace_ms: dirigo::lb::conn::EMBRYONIC_GRACE_MS,
             dir,
             warmup: plan.warmup,
             measure: plan.measure,
@@ -337,6 +339,7 @@ fn one_run(
         pcap_pkts: *n,
         method: Method::Dr,
         capacity: plan.newconn_capacity,
+        embryonic_grace_ms: 0,
         dir,
         warmup: plan.warmup,
         measure: plan.measure,

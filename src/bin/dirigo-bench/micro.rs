@@ -1,13 +1,13 @@
-//! The sans-IO micro-benchmark: frames through `classify` + `LbWorker`
+//! The sans-IO micro-benchmark: frames through `classify` + `Balancer`
 //! with a fake egress, no EAL, no mbufs. Separates dirigo's own cost from
 //! the I/O path and gives the per-burst latency percentiles (the daemon's
 //! worker loop is not instrumented).
 
 use crate::gen;
+use dirigo::lb::balancer::{Balancer, BalancerConfig, LbVerdict};
 use dirigo::lb::sched::{SchedFlags, SchedKind};
 use dirigo::lb::snapshot::{LbIds, Snapshot, SnapshotBuilder};
 use dirigo::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
-use dirigo::lb::worker::{LbVerdict, LbWorker, LbWorkerConfig};
 use dirigo::net::buf::{PacketBuf, VecBuf};
 use dirigo::net::classify::{classify, Classified};
 use dirigo::net::egress::{Egress, NextHop, Resolve};
@@ -17,7 +17,7 @@ use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
 /// Packets per timed burst (the worker loop's rx burst size).
-pub const BURST: usize = 32;
+pub use dirigo::net::buf::BURST;
 /// Real servers of the benchmark service (172.16.0.11 ..).
 pub const N_RS: u8 = 4;
 /// The lan network the real servers live on (172.16.0.0/24).
@@ -85,7 +85,7 @@ pub struct Case {
     pub workload: Workload,
     /// Table capacity.
     pub capacity: u32,
-    /// Use `LbWorker::process_burst` (hash + touch the burst first) instead
+    /// Use `Balancer::process_burst` (hash + touch the burst first) instead
     /// of `process` per packet (what the daemon's pipeline calls).
     pub burst_api: bool,
 }
@@ -158,7 +158,7 @@ fn frames(flows: u32, flags: u8) -> Vec<[u8; 60]> {
 }
 
 struct Runner {
-    w: LbWorker,
+    w: Balancer,
     snap: Snapshot,
     bufs: Vec<VecBuf>,
     metas: [PacketMeta; BURST],
@@ -233,12 +233,19 @@ impl Runner {
 /// Run one case for about `time` (after set-up), timing every burst.
 pub fn run(case: Case, time: Duration) -> MicroResult {
     let (snap, ids) = snapshot(case.method);
-    let cfg = LbWorkerConfig {
+    let cfg = BalancerConfig {
         conn_capacity: case.capacity,
         seed: 0x1234_5678,
-        ..LbWorkerConfig::default()
+        // the new-connection case keeps a small table full of fresh SYNs:
+        // it measures admitting a flow into a full table (insert + evict),
+        // so no embryonic grace (with it, the flood's SYNs are refused)
+        embryonic_grace_ms: match case.workload {
+            Workload::NewConn => 0,
+            Workload::Established => dirigo::lb::conn::EMBRYONIC_GRACE_MS,
+        },
+        ..BalancerConfig::default()
     };
-    let w = LbWorker::new(&cfg, ids.dests.capacity(), ids.services.capacity());
+    let w = Balancer::new(&cfg, ids.dests.capacity(), ids.services.capacity());
     let mut r = Runner {
         w,
         snap,

@@ -117,7 +117,7 @@ fn micro_keys(plan: &Plan) -> Vec<String> {
 /// The micro-benchmark table (text).
 pub fn micro_table(plan: &Plan, a: &Agg) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "-- sans-IO micro-benchmark (classify + LbWorker, bursts of 32; pkt = process() per packet, burst = process_burst(), the staged path the daemon uses) --");
+    let _ = writeln!(s, "-- sans-IO micro-benchmark (classify + Balancer, bursts of 32; pkt = process() per packet, burst = process_burst(), the staged path the daemon uses) --");
     let _ = writeln!(
         s,
         "{:<26} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9}",
@@ -232,7 +232,7 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
          of warm-up, / seconds. ns/pkt = 1000 / Mpps (one core, I/O included). Flows tracked = `dirigoctl --json lcores` conns; \
          Mconn/s = the conns_created delta / seconds.", info.capacity, plan.measure.as_secs_f64(), plan.warmup.as_secs_f64());
     let _ = writeln!(s, "* Per-burst latency: the daemon's worker loop is not instrumented, so p50/p99/p99.9 come from the sans-IO \
-         micro-benchmark: each burst of 32 frames (copy into a buffer + classify + `LbWorker::process_burst`) is timed with `Instant::now()` and \
+         micro-benchmark: each burst of 32 frames (copy into a buffer + classify + `Balancer::process_burst`) is timed with `Instant::now()` and \
          its ns/packet recorded in an hdrhistogram. They are the core's per-burst processing latency, without the driver.\n");
     let _ = writeln!(s, "## Targets (issue 9)\n");
     let _ = writeln!(s, "| target | measured | |\n|---|---|---|");
@@ -369,7 +369,7 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
         f2(a.med("micro|newconn|burst|mconn"))
     );
     let _ = writeln!(s, "## Sans-IO micro-benchmark (no EAL)\n");
-    let _ = writeln!(s, "Frames copied into a fixed buffer, `classify`, then `LbWorker::process` per packet (`pkt`) or `LbWorker::process_burst` \
+    let _ = writeln!(s, "Frames copied into a fixed buffer, `classify`, then `Balancer::process` per packet (`pkt`) or `Balancer::process_burst` \
         (`burst`, the staged path the daemon's pipeline uses: hash + prefetch every primary bucket, then records a few packets ahead), fake egress, \
         table of {} connections ({} for newconn). Latency columns: per-burst (32 packets) time / 32, hdrhistogram.\n", info.capacity, plan.newconn_capacity);
     let _ = writeln!(s, "| case | API | Mpps | ns/pkt | p50 | p99 | p99.9 | Mconn/s | tracked |\n|---|---|---|---|---|---|---|---|---|");

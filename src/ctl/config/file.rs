@@ -115,6 +115,11 @@ pub struct DataplaneConfig {
     /// Maglev lookup table size (a prime).
     #[serde(default = "default_mh")]
     pub mh_table_size: u32,
+    /// How long (ms) a full connection table keeps an embryonic TCP
+    /// connection that saw no packet before it may evict it for a new flow
+    /// (a handshake in progress is never broken within it); 0..=60000.
+    #[serde(default = "default_grace")]
+    pub embryonic_grace_ms: u32,
     /// Use RSS to spread flows over workers when the port supports it.
     #[serde(default = "default_true")]
     pub rss: bool,
@@ -132,6 +137,9 @@ fn default_mbufs() -> u32 {
 }
 fn default_data_room() -> u16 {
     2176
+}
+fn default_grace() -> u32 {
+    crate::lb::conn::EMBRYONIC_GRACE_MS
 }
 fn default_mh() -> u32 {
     65537
@@ -152,6 +160,7 @@ impl Default for DataplaneConfig {
             tunnel_source: None,
             expire_nodest_conn: false,
             mh_table_size: default_mh(),
+            embryonic_grace_ms: default_grace(),
             rss: true,
             tx_checksum_offload: false,
         }

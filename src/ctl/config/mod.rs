@@ -312,6 +312,13 @@ fn dataplane(d: &DataplaneConfig) -> Result<(), String> {
     if d.mbuf_data_room < 256 {
         return Err("dataplane.mbuf_data_room must be at least 256 (128 headroom + data)".into());
     }
+    if d.embryonic_grace_ms > crate::lb::conn::MAX_EMBRYONIC_GRACE_MS {
+        return Err(format!(
+            "dataplane.embryonic_grace_ms {} is above {} (an embryonic connection's own timeout)",
+            d.embryonic_grace_ms,
+            crate::lb::conn::MAX_EMBRYONIC_GRACE_MS
+        ));
+    }
     if !is_prime(d.mh_table_size as usize) {
         return Err(format!(
             "dataplane.mh_table_size {} is not a prime",

@@ -173,6 +173,15 @@ fn dataplane_bounds() {
     assert!(Config::parse(&with("mh_table_size = 65521"), "t").is_ok());
     assert!(err(&with("mh_table_size = 65536")).contains("mh_table_size 65536 is not a prime"));
     assert!(err(&with("mbufs = 1000")).contains("dataplane.mbufs must be at least 1024"));
+    let grace = |c: &str| {
+        Config::parse(&with(c), "t")
+            .ok()
+            .map(|c| c.dataplane.embryonic_grace_ms)
+    };
+    assert_eq!(grace("mbufs = 2048"), Some(2000), "the default");
+    assert_eq!(grace("embryonic_grace_ms = 0"), Some(0));
+    assert!(err(&with("embryonic_grace_ms = 60001"))
+        .contains("dataplane.embryonic_grace_ms 60001 is above 60000"));
     let routes = Config::parse(ISSUE_EXAMPLE, "t").unwrap().routes;
     assert_eq!(routes[0].prefix.to_string(), "0.0.0.0/0");
     assert_eq!(

@@ -10,10 +10,10 @@
 use crate::dataplane::shared::{Event, Shared};
 use crate::dataplane::stats::{Count, Counters};
 use crate::dataplane::{Pipeline, Verdict};
+use crate::lb::balancer::{Balancer, LbVerdict, Prepared};
 use crate::lb::snapshot::Snapshot;
-use crate::lb::worker::{LbVerdict, LbWorker, Prepared};
 use crate::net::arp::{arp_input, ArpAction};
-use crate::net::buf::PacketBuf;
+use crate::net::buf::{PacketBuf, BURST};
 use crate::net::classify::{classify, classify_into, Classified};
 use crate::net::egress::{Egress, NextHop, Resolve};
 use crate::net::icmp::{echo_input, IcmpAction};
@@ -22,10 +22,6 @@ use crate::net::view::NetView;
 use arc_swap::cache::Cache;
 use arc_swap::ArcSwap;
 use std::sync::Arc;
-
-/// Largest burst the pipeline's burst path takes at once (the worker's rx
-/// burst; a longer slice is processed in chunks of this size).
-pub const BURST_MAX: usize = 32;
 
 /// Slots of the per-worker next-hop cache (a power of two).
 const NH_SLOTS: usize = 64;
@@ -97,10 +93,10 @@ impl Egress for CachedEgress<'_> {
 }
 
 /// One worker's pipeline.
-pub struct Dirigo {
+pub struct WorkerPipeline {
     shared: Arc<Shared>,
     index: usize,
-    lb: LbWorker,
+    lb: Balancer,
     net_cache: Cache<Arc<ArcSwap<NetView>>, Arc<NetView>>,
     lb_cache: Cache<Arc<ArcSwap<Snapshot>>, Arc<Snapshot>>,
     net: Arc<NetView>,
@@ -112,7 +108,7 @@ pub struct Dirigo {
     steer_mask: u32,
 }
 
-/// Whether a frame is for a port whose MAC is `mac` (see `Dirigo::for_us`).
+/// Whether a frame is for a port whose MAC is `mac` (see `WorkerPipeline::for_us`).
 #[inline]
 fn for_mac(frame: &[u8], mac: Option<[u8; 6]>) -> bool {
     if frame.len() < 14 {
@@ -141,7 +137,7 @@ pub fn owner_of(client: u32, mask: u32, workers: u32) -> u32 {
 /// connection they quote.
 #[inline]
 fn client_of(snap: &Snapshot, meta: &PacketMeta) -> u32 {
-    let k = crate::lb::worker::lookup_key(meta);
+    let k = crate::lb::balancer::lookup_key(meta);
     if snap.is_vip(k.dst) {
         k.src
     } else {
@@ -159,9 +155,9 @@ fn steer_mask(snap: &Snapshot) -> u32 {
         .fold(u32::MAX, |a, m| a & m)
 }
 
-impl Dirigo {
+impl WorkerPipeline {
     /// The pipeline of worker `index`, owning `lb`.
-    pub fn new(shared: &Arc<Shared>, index: usize, lb: LbWorker) -> Dirigo {
+    pub fn new(shared: &Arc<Shared>, index: usize, lb: Balancer) -> WorkerPipeline {
         let mut net_cache = Cache::new(Arc::clone(&shared.net));
         let mut lb_cache = Cache::new(Arc::clone(&shared.lb));
         let net = Arc::clone(net_cache.load());
@@ -172,7 +168,7 @@ impl Dirigo {
         // expire what they find expired, so the sweep only reclaims idle
         // entries; sweeping faster only evicts the hot lines from cache.
         let expire_budget = (lb.table().capacity() / 1000).clamp(256, 4096);
-        Dirigo {
+        WorkerPipeline {
             shared: Arc::clone(shared),
             index,
             lb,
@@ -310,19 +306,16 @@ impl Dirigo {
         steered: bool,
     ) {
         let n = bufs.len().min(out.len());
-        if n > BURST_MAX {
-            for (b, o) in bufs[..n]
-                .chunks_mut(BURST_MAX)
-                .zip(out[..n].chunks_mut(BURST_MAX))
-            {
+        if n > BURST {
+            for (b, o) in bufs[..n].chunks_mut(BURST).zip(out[..n].chunks_mut(BURST)) {
                 self.burst(b, port, now_ns, o, steered);
             }
             return;
         }
         let mac = self.net.port(port).map(|p| p.mac);
-        let mut metas = [PacketMeta::default(); BURST_MAX];
-        let mut prep = [Prepared::default(); BURST_MAX];
-        let mut sel = [0u8; BURST_MAX];
+        let mut metas = [PacketMeta::default(); BURST];
+        let mut prep = [Prepared::default(); BURST];
+        let mut sel = [0u8; BURST];
         let mut k = 0;
         for i in 0..n {
             let plain = {
@@ -357,7 +350,7 @@ impl Dirigo {
             view: &self.net,
             cache: &self.nh,
         };
-        let mut lbv = [LbVerdict::NotForUs; BURST_MAX];
+        let mut lbv = [LbVerdict::NotForUs; BURST];
         self.lb.process_prepared(
             &self.snap,
             &eg,
@@ -419,7 +412,7 @@ impl Dirigo {
     }
 }
 
-impl Pipeline for Dirigo {
+impl Pipeline for WorkerPipeline {
     #[inline]
     fn begin_burst(&mut self, _now_ns: u64) {
         // Cache::load is a generation check; the Arc clone happens only when
@@ -441,7 +434,7 @@ impl Pipeline for Dirigo {
         self.process_inner(buf, port, now_ns, false)
     }
 
-    /// The burst path (see [`Dirigo::burst`]).
+    /// The burst path (see [`WorkerPipeline::burst`]).
     fn process_burst<B: PacketBuf>(
         &mut self,
         bufs: &mut [B],

@@ -2,15 +2,15 @@
 //! replies arriving at different workers meet at the owner, are translated
 //! once and tracked once; ARP and ping are answered by whoever receives them.
 
-use super::{owner_of, Dirigo};
+use super::{owner_of, WorkerPipeline};
 use crate::dataplane::hold::{HoldArea, HoldCount};
 use crate::dataplane::shared::{Event, Shared, WorkerShared};
 use crate::dataplane::{Pipeline, Verdict};
+use crate::lb::balancer::{Balancer, BalancerConfig};
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::snapshot::{LbIds, Snapshot, SnapshotBuilder};
 use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
 use crate::lb::testutil::{tcp_frame, verify, OUR_MAC};
-use crate::lb::worker::{LbWorker, LbWorkerConfig};
 use crate::net::addr::{Ipv4Cidr, OwnAddrs};
 use crate::net::buf::{PacketBuf, VecBuf};
 use crate::net::meta::tcp_flags::{ACK, SYN};
@@ -26,7 +26,7 @@ use std::sync::Arc;
 const VIP: [u8; 4] = [10, 0, 0, 100];
 const RS: [u8; 4] = [172, 16, 0, 11];
 
-fn setup(workers: usize) -> (Arc<Shared>, Vec<Dirigo>) {
+fn setup(workers: usize) -> (Arc<Shared>, Vec<WorkerPipeline>) {
     let mut addrs = OwnAddrs::new();
     addrs
         .add_port_addr(
@@ -72,8 +72,8 @@ fn setup(workers: usize) -> (Arc<Shared>, Vec<Dirigo>) {
     let mut lbs = Vec::new();
     let mut ws = Vec::new();
     for i in 0..workers {
-        let lb = LbWorker::new(
-            &LbWorkerConfig {
+        let lb = Balancer::new(
+            &BalancerConfig {
                 conn_capacity: 4096,
                 seed: i as u32,
                 ..Default::default()
@@ -95,7 +95,7 @@ fn setup(workers: usize) -> (Arc<Shared>, Vec<Dirigo>) {
         .into_iter()
         .enumerate()
         .map(|(i, lb)| {
-            let mut p = Dirigo::new(&shared, i, lb);
+            let mut p = WorkerPipeline::new(&shared, i, lb);
             p.begin_burst(0);
             p
         })
@@ -139,7 +139,7 @@ fn nat_service(rs: &[[u8; 4]]) -> Snapshot {
 
 /// Run a packet arriving at worker `at`; follow a steer to the owner.
 /// Returns (verdict, worker that handled it).
-fn run(pipes: &mut [Dirigo], at: usize, buf: &mut VecBuf, port: u16) -> (Verdict, usize) {
+fn run(pipes: &mut [WorkerPipeline], at: usize, buf: &mut VecBuf, port: u16) -> (Verdict, usize) {
     match pipes[at].process(buf, port, 1_000_000) {
         Verdict::Steer(w) => {
             let w = w as usize;
@@ -331,7 +331,7 @@ fn burst_path_equals_packet_path() {
 fn next_hop_cache_follows_a_new_view() {
     let (shared, mut pipes) = setup(1);
     let p = &mut pipes[0];
-    let send = |p: &mut Dirigo, c: u8, flags: u8| {
+    let send = |p: &mut WorkerPipeline, c: u8, flags: u8| {
         let mut b = VecBuf::new(&tcp_frame(
             [10, 0, 0, c],
             4000,

@@ -170,11 +170,14 @@ pub const EVICT_SCAN: u32 = 64;
 /// SYN/ACK (retransmitted after 1 s).
 pub const EMBRYONIC_GRACE_MS: u32 = 2000;
 
+/// The longest grace accepted (an embryonic connection's own timeout is 60 s).
+pub const MAX_EMBRYONIC_GRACE_MS: u32 = 60_000;
+
 /// Whether a full table may evict `c`: expired, or an embryonic TCP
-/// connection (SYN_RECV / SYN_SENT / SYNACK) that saw no packet for
-/// [`EMBRYONIC_GRACE_MS`]. Never an ESTABLISHED one.
+/// connection (SYN_RECV / SYN_SENT / SYNACK) that saw no packet for `grace`
+/// ms ([`EMBRYONIC_GRACE_MS`] by default). Never an ESTABLISHED one.
 #[inline]
-fn evictable(c: &Conn, now: u32) -> bool {
+fn evictable(c: &Conn, now: u32, grace: u32) -> bool {
     use crate::lb::state::{TcpState, TimeoutTable};
     if tick_reached(now, c.expires) {
         return true;
@@ -192,7 +195,7 @@ fn evictable(c: &Conn, now: u32) -> bool {
         .get(s as usize)
         .map_or(0, |t| t.saturating_mul(1000));
     let last_seen = c.expires.wrapping_sub(timeout);
-    tick_reached(now, last_seen.wrapping_add(EMBRYONIC_GRACE_MS))
+    tick_reached(now, last_seen.wrapping_add(grace))
 }
 
 const SLOTS: usize = 8;
@@ -252,6 +255,8 @@ pub struct ConnTable {
     /// Where the eviction scan of a full table goes on.
     evict_cursor: u32,
     len: u32,
+    /// How long an embryonic connection is safe from eviction (ms).
+    grace: u32,
 }
 
 impl ConnTable {
@@ -282,7 +287,16 @@ impl ConnTable {
             cursor: 0,
             evict_cursor: 0,
             len: 0,
+            grace: EMBRYONIC_GRACE_MS,
         }
+    }
+
+    /// How long (ms, at most [`MAX_EMBRYONIC_GRACE_MS`]) an embryonic
+    /// connection without a packet is safe from eviction when the table is
+    /// full; 0 makes every embryonic connection evictable at once (a
+    /// handshake in progress can then be lost to a flood).
+    pub fn set_embryonic_grace(&mut self, ms: u32) {
+        self.grace = ms.min(MAX_EMBRYONIC_GRACE_MS);
     }
 
     /// Connections in the table.
@@ -499,7 +513,7 @@ impl ConnTable {
         for _ in 0..EVICT_SCAN.min(n) {
             let idx = self.evict_cursor;
             self.evict_cursor = if idx + 1 >= n { 0 } else { idx + 1 };
-            if self.get(idx).is_some_and(|c| evictable(c, now)) {
+            if self.get(idx).is_some_and(|c| evictable(c, now, self.grace)) {
                 self.prefetch_unlink(self.evict_cursor);
                 return Some(idx);
             }
@@ -536,7 +550,7 @@ impl ConnTable {
                     let Some(c) = self.recs.get(idx as usize) else {
                         continue;
                     };
-                    if !evictable(c, now) {
+                    if !evictable(c, now, self.grace) {
                         continue;
                     }
                     let expired = tick_reached(now, c.expires);

@@ -103,6 +103,16 @@ fn full_table_evicts_only_embryonic() {
         Some(conn(1, Method::Dr, TcpState::None, 0).caddr)
     );
     assert_eq!(t.len(), 1);
+    // without a grace, at once
+    let mut t = ConnTable::new(1, 3);
+    t.set_embryonic_grace(0);
+    t.insert(conn(1, Method::Dr, TcpState::SynRecv, 60_000), 0)
+        .result
+        .unwrap();
+    assert!(t
+        .insert(conn(2, Method::Dr, TcpState::None, 2000), 1)
+        .result
+        .is_ok());
     // an expired entry of any state is evicted first
     let mut t = ConnTable::new(1, 3);
     t.insert(conn(1, Method::Dr, TcpState::Established, 5), 0)

@@ -35,7 +35,7 @@
 //! with the 25% headroom [`PersistTable::with_capacity`] adds, inserts start
 //! failing only near the requested count.
 //!
-//! Per lcore: each worker owns its table (`LbWorker` holds one), so
+//! Per lcore: each worker owns its table (`Balancer` holds one), so
 //! persistence holds across the connections that reach the same worker.
 //! The integrator makes all connections of one client address land on the
 //! same worker (RSS / steering by source address only for persistent

@@ -1,11 +1,11 @@
 //! Persistence (`-p`, `-M`) through the worker: sans-IO, injected clock.
 
+use crate::lb::balancer::*;
 use crate::lb::persist::client_key;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::snapshot::{LbIds, SnapshotBuilder};
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
 use crate::lb::testutil::*;
-use crate::lb::worker::*;
 use crate::net::buf::VecBuf;
 use crate::net::meta::tcp_flags::{ACK, SYN};
 use std::net::Ipv4Addr;
@@ -49,7 +49,7 @@ fn dests(list: &[([u8; 4], u32)]) -> Vec<DestSpec> {
 
 struct Env {
     ids: LbIds,
-    w: LbWorker,
+    w: Balancer,
     eg: FakeEgress,
 }
 
@@ -59,12 +59,12 @@ fn env(persist_capacity: u32) -> Env {
 
 fn env_conns(conn_capacity: u32, persist_capacity: u32) -> Env {
     let ids = LbIds::new(16, 64);
-    let cfg = LbWorkerConfig {
+    let cfg = BalancerConfig {
         conn_capacity,
         persist_capacity,
-        ..LbWorkerConfig::default()
+        ..BalancerConfig::default()
     };
-    let w = LbWorker::new(&cfg, ids.dests.capacity(), ids.services.capacity());
+    let w = Balancer::new(&cfg, ids.dests.capacity(), ids.services.capacity());
     Env {
         ids,
         w,

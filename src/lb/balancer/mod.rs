@@ -1,8 +1,8 @@
-//! The per-lcore driver: one [`LbWorker`] per worker lcore owns a
+//! The per-lcore driver: one [`Balancer`] per worker lcore owns a
 //! connection table, scheduler cursors, counters and an ICMP rate limiter;
 //! nothing in it is shared-writable.
 //!
-//! Per packet ([`LbWorker::process`]):
+//! Per packet ([`Balancer::process`]):
 //! 1. ICMP errors quoting a tracked connection are forwarded (DR/TUN: to
 //!    its RS) or translated (NAT, both directions); untracked ones and every
 //!    other ICMP are [`LbVerdict::NotForUs`] (the stack answers echo).
@@ -68,7 +68,7 @@ use std::net::SocketAddrV4;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-pub use crate::lb::verdict::{ConnInfo, LbDrop, LbVerdict, LbWorkerConfig};
+pub use crate::lb::verdict::{BalancerConfig, ConnEntry, LbDrop, LbVerdict};
 pub use persist::{template_dest, template_dest_id, template_svc, F_PERSIST};
 
 mod persist;
@@ -76,11 +76,10 @@ use persist::{detach_conn, PersistCfg};
 mod load;
 use load::{dest_load, release_counters};
 
-/// Largest burst [`LbWorker::process_burst`] prepares ahead in one pass.
-pub const BURST: usize = 64;
+use crate::net::buf::BURST;
 
 /// A packet's lookup key and its hash in this worker's table (from
-/// [`LbWorker::prepare`]).
+/// [`Balancer::prepare`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Prepared {
     key: FlowKey,
@@ -88,7 +87,7 @@ pub struct Prepared {
 }
 
 /// The per-lcore load-balancing state machine (see the module docs).
-pub struct LbWorker {
+pub struct Balancer {
     table: ConnTable,
     stats: Arc<WorkerStats>,
     cursors: Vec<Cursor>,
@@ -109,17 +108,21 @@ pub fn lookup_key(meta: &PacketMeta) -> FlowKey {
     }
 }
 
-impl LbWorker {
+impl Balancer {
     /// A worker whose counters cover `dest_slots` real-server and
     /// `svc_slots` service slots (the [`crate::lb::snapshot::LbIds`]
     /// capacities). All memory is allocated here.
-    pub fn new(cfg: &LbWorkerConfig, dest_slots: u32, svc_slots: u32) -> LbWorker {
+    pub fn new(cfg: &BalancerConfig, dest_slots: u32, svc_slots: u32) -> Balancer {
         let persist_cap = match cfg.persist_capacity {
             0 => (cfg.conn_capacity / 4).max(1024),
             n => n,
         };
-        LbWorker {
-            table: ConnTable::new(cfg.conn_capacity, cfg.seed),
+        Balancer {
+            table: {
+                let mut t = ConnTable::new(cfg.conn_capacity, cfg.seed);
+                t.set_embryonic_grace(cfg.embryonic_grace_ms);
+                t
+            },
             stats: Arc::new(WorkerStats::new(dest_slots, svc_slots)),
             cursors: vec![Cursor::default(); svc_slots as usize],
             loads: Vec::with_capacity(dest_slots as usize),
@@ -210,7 +213,7 @@ impl LbWorker {
     /// were removed. Call it regularly from the worker loop.
     pub fn expire(&mut self, now_ns: u64, budget: u32) -> u32 {
         let now = tick_of(now_ns);
-        let LbWorker {
+        let Balancer {
             table,
             stats,
             persist,
@@ -628,12 +631,12 @@ impl LbWorker {
     /// Connections for `ipvsadm -L -n -c`, at time `now` (ns). Iterating
     /// scans the whole table: call it when the control side asks, between
     /// bursts (collecting into a `Vec` allocates, off the fast path).
-    pub fn conns(&self, now: u64) -> impl Iterator<Item = ConnInfo> + '_ {
+    pub fn conns(&self, now: u64) -> impl Iterator<Item = ConnEntry> + '_ {
         let now = tick_of(now);
         self.table.iter().map(move |c| {
             let left = c.expires.wrapping_sub(now) as i32;
             let sa = |a: u32, p: u16| SocketAddrV4::new(a.into(), p);
-            ConnInfo {
+            ConnEntry {
                 proto: if c.proto == PROTO_TCP {
                     Proto::Tcp
                 } else {

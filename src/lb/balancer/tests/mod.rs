@@ -26,20 +26,21 @@ fn svc(proto: Proto, port: u16) -> ServiceSpec {
 
 struct Env {
     ids: LbIds,
-    w: LbWorker,
+    w: Balancer,
     eg: FakeEgress,
 }
 
 fn env(cap: u32) -> Env {
     let ids = LbIds::new(16, 64);
-    let cfg = LbWorkerConfig {
+    let cfg = BalancerConfig {
         conn_capacity: cap,
         seed: 42,
         icmp_rate: 1,
         icmp_burst: 2,
         persist_capacity: 0,
+        ..BalancerConfig::default()
     };
-    let w = LbWorker::new(&cfg, ids.dests.capacity(), ids.services.capacity());
+    let w = Balancer::new(&cfg, ids.dests.capacity(), ids.services.capacity());
     Env {
         ids,
         w,

@@ -1,5 +1,5 @@
 //! Persistence (`-p TIMEOUT [-M NETMASK]`) inside the worker: the glue
-//! between [`LbWorker`] and its [`PersistTable`].
+//! between [`Balancer`] and its [`PersistTable`].
 //!
 //! * Template key: service = [`template_svc`] of the service's [`SlotId`]
 //!   (slot and generation, so a reused service slot never inherits its
@@ -22,7 +22,7 @@
 //! packet of one client (for `-M`, of one masked client network) to the
 //! same worker, or persistence holds only per worker.
 
-use super::{dest_load, LbWorker};
+use super::{dest_load, Balancer};
 use crate::lb::conn::Conn;
 use crate::lb::ids::SlotId;
 use crate::lb::persist::{client_key, PersistTable};
@@ -89,7 +89,7 @@ pub(super) fn detach_conn(persist: &mut PersistTable, cfgs: &[PersistCfg], c: &C
     persist.detach(cfg.key, client_key(c.caddr, cfg.mask), now_ns);
 }
 
-impl LbWorker {
+impl Balancer {
     /// Bring the slot record of `svc` up to date; on a netmask change of a
     /// persistent service drop its templates (O(table), once per change).
     pub(super) fn persist_sync(&mut self, svc: &Service) {
