@@ -116,10 +116,12 @@ def main():
     try:
         while True:
             if held:
-                wait = max(0.0, held[0][0] - time.monotonic())
-                if not select.select([raw], [], [], wait)[0]:
-                    while held and held[0][0] <= time.monotonic():
-                        deliver(held.popleft()[1])
+                # deliver what is due first: under a flood the socket is
+                # always readable, and the delay must not grow with it
+                while held and held[0][0] <= time.monotonic():
+                    deliver(held.popleft()[1])
+                wait = max(0.0, held[0][0] - time.monotonic()) if held else 0.0
+                if held and not select.select([raw], [], [], wait)[0]:
                     continue
             pkt = raw.recv(65535)
             inner = parse_outer(pkt, local)
