@@ -319,70 +319,61 @@ fn hping3_present() -> bool {
     ok
 }
 
+/// One scenario: `mode` is lab.sh's mode and dirigo's method (nat, tun).
+fn flood(
+    (name, prefix): (&str, &str),
+    mode: &str,
+    cores: &[&str],
+    env: &[(&str, &str)],
+    rounds: usize,
+) {
+    if !common::privileged(name) || !hping3_present() {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let flag = if mode == "tun" { "-i" } else { "-m" };
+    run(&Scenario {
+        spec: LabSpec {
+            name,
+            prefix,
+            mode,
+            method: mode,
+            cores,
+            nrs: 3,
+            env,
+        },
+        flag,
+        rounds,
+    });
+}
+
 #[test]
 fn lab_flood_nat() {
-    if !common::privileged("lab flood NAT") || !hping3_present() {
-        return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    run(&Scenario {
-        spec: LabSpec {
-            name: "lab_flood_nat",
-            prefix: "dgfn",
-            mode: "nat",
-            method: "nat",
-            cores: &["-l", "0-1"],
-            nrs: 3,
-            env: &[],
-        },
-        flag: "-m",
-        rounds: 3,
-    });
+    flood(("lab_flood_nat", "dgfn"), "nat", &["-l", "0-1"], &[], 3);
 }
 
+/// Two workers sharing CPU 1 (the machine may have 2 CPUs): the flood's
+/// random sources spread over both, so half of it crosses the steering rings.
 #[test]
 fn lab_flood_nat_two_workers() {
-    if !common::privileged("lab flood NAT, two workers") || !hping3_present() {
-        return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    run(&Scenario {
-        spec: LabSpec {
-            name: "lab_flood_nat2",
-            prefix: "dgf2",
-            mode: "nat",
-            method: "nat",
-            // two workers sharing CPU 1 (the machine may have 2 CPUs): the
-            // flood's random sources spread over both, so half of it crosses
-            // the steering rings
-            cores: &["--lcores", "0@0,1@1,2@1"],
-            nrs: 3,
-            env: &[],
-        },
-        flag: "-m",
-        rounds: 2,
-    });
+    flood(
+        ("lab_flood_nat2", "dgf2"),
+        "nat",
+        &["--lcores", "0@0,1@1,2@1"],
+        &[],
+        2,
+    );
 }
 
+/// The real servers answer SYNs 600 ms late (as servers under a flood do):
+/// longer than the flood takes to turn the table over.
 #[test]
 fn lab_flood_tun() {
-    if !common::privileged("lab flood TUN") || !hping3_present() {
-        return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    run(&Scenario {
-        spec: LabSpec {
-            name: "lab_flood_tun",
-            prefix: "dgft",
-            mode: "tun",
-            method: "tun",
-            cores: &["-l", "0-1"],
-            nrs: 3,
-            // the real servers answer SYNs 600 ms late (as servers under a
-            // flood do): longer than the flood takes to turn the table over
-            env: &[("LAB_DECAP_ARGS", "--syn-delay-ms 600")],
-        },
-        flag: "-i",
-        rounds: 2,
-    });
+    flood(
+        ("lab_flood_tun", "dgft"),
+        "tun",
+        &["-l", "0-1"],
+        &[("LAB_DECAP_ARGS", "--syn-delay-ms 600")],
+        2,
+    );
 }
