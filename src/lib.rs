@@ -7,6 +7,7 @@
 //! * [`lb`]  — services, real servers, schedulers, connection tables, xmit.
 //! * [`ctl`] — control-plane protocol, ipvsadm-compatible CLI, config.
 //! * [`counters`] — counter enums declared once (names, count, drop or not).
+//! * [`kernel`] — kernel interfaces and named namespaces over netlink.
 //! * `pmd`   — the only driver: DPDK EAL, mempools, ports, mbuf bursts.
 //! * [`mem`] — prefetch and transparent huge pages (hints the core may use).
 //!
@@ -18,6 +19,7 @@ pub mod counters;
 pub mod ctl;
 pub mod daemon;
 pub mod dataplane;
+pub mod kernel;
 pub mod lb;
 #[allow(unsafe_code)]
 pub mod mem;
