@@ -63,6 +63,7 @@ fn main() {
         .allowlist_function("rte_socket_id")
         .allowlist_function("rte_strerror")
         .allowlist_function("rte_vdev_.*")
+        .allowlist_function("rte_dev_probe")
         .allowlist_function("dg_.*")
         .allowlist_var("DG_.*")
         .allowlist_var("RTE_MAX_ETHPORTS")

@@ -256,6 +256,10 @@ fn dirigoctl_commands() {
             "1200"
         ]
     );
+    assert_eq!(
+        lines.next().unwrap().trim(),
+        "kernel wan (netns dirigo, tap): to-kernel 17 from-kernel 0 rate-limited 3 ring-full 0 write-failed 0 inject-full 0"
+    );
 
     let o = ctl(s, &["--json", "ports", "--xstats"]);
     assert_eq!(o.code, 0);
@@ -263,6 +267,7 @@ fn dirigoctl_commands() {
     assert_eq!(v["ok"]["kind"], "ports");
     assert_eq!(v["ok"]["data"][0]["xstats"][0]["name"], "rx_good_packets");
     assert_eq!(v["ok"]["data"][0]["mac"], "02:00:00:00:00:01");
+    assert_eq!(v["ok"]["data"][0]["kernel"]["rate_limited"], 3);
 
     assert_eq!(ctl(s, &["addr", "add", "10.0.0.1/24"]).code, 0);
     let o = ctl(s, &["addr", "add", "10.0.0.1/24"]);

@@ -32,6 +32,10 @@
 #   LAB_WAN_IF / LAB_LAN_IF  default tap names for attach
 #   LAB_TAP_MAC_REWRITE  1 (default): attach gives the taps' kernel sides their
 #                   own MACs (LAB_CLIENT_MAC, LAB_LANPORT_MAC); 0: leave them
+#                   (dirigo gives a net_tap port's kernel side its own MAC itself)
+#   LAB_WAN_BRIDGE  1: attach puts the WAN tap into a bridge "brw" in the client
+#                   namespace and the client address on the bridge (the textbook
+#                   way to put a tap on a LAN); default 0: the address on the tap
 #
 # Library use (in a test script run as root):
 #   source scripts/lab/lab.sh
@@ -392,7 +396,17 @@ lab_attach() {
         lab__x ip -n "$cl" link set dev "$wan" address "$LAB_CLIENT_MAC"
         lab__x ip -n "$srv" link set dev "$lan" address "$LAB_LANPORT_MAC"
     fi
-    lab__x ip -n "$cl" addr add "$LAB_CLIENT_IP/24" dev "$wan"
+    local wdev=$wan
+    if [[ ${LAB_WAN_BRIDGE:-0} == 1 ]]; then
+        # no address given to the bridge: it takes its port's MAC, as Linux
+        # bridges do
+        wdev=brw
+        lab__x ip -n "$cl" link add brw type bridge
+        lab__x ip -n "$cl" link set dev "$wan" master brw
+        lab__x ip -n "$cl" link set dev brw up
+        lab__sysctl "$cl" net.ipv4.conf.brw.rp_filter 0
+    fi
+    lab__x ip -n "$cl" addr add "$LAB_CLIENT_IP/24" dev "$wdev"
     lab__x ip -n "$cl" link set dev "$wan" up
     lab__sysctl "$cl" "net.ipv4.conf.$wan.rp_filter" 0
     lab__sysctl "$cl" net.ipv4.conf.ret0.rp_filter 0
@@ -415,7 +429,9 @@ lab_detach() {
     local wan lan
     [[ -f $LAB_STATE_DIR/attached ]] || return 0
     read -r wan lan <"$LAB_STATE_DIR/attached"
+    ip -n "$LAB_NS_CLIENT" link set dev "$wan" nomaster 2>/dev/null
     ip -n "$LAB_NS_CLIENT" link set dev "$wan" netns $$ 2>/dev/null
+    ip -n "$LAB_NS_CLIENT" link del brw 2>/dev/null
     ip -n "$LAB_NS_SRV" link set dev "$lan" nomaster 2>/dev/null
     ip -n "$LAB_NS_SRV" link set dev "$lan" netns $$ 2>/dev/null
     rm -f "$LAB_STATE_DIR/attached"

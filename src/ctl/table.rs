@@ -26,6 +26,15 @@ pub fn ports(ports: &[PortInfo]) -> String {
             p.id, p.name, p.mac.to_string(), link, speed, p.mtu, c.ipackets, c.opackets, c.ibytes,
             c.obytes, c.imissed, c.ierrors, c.oerrors, c.rx_nombuf
         );
+        if let Some(k) = &p.kernel {
+            let ns = k.netns.as_deref().unwrap_or("-");
+            let _ = writeln!(
+                out,
+                "     kernel {} (netns {ns}, {}): to-kernel {} from-kernel {} rate-limited {} ring-full {} write-failed {} inject-full {}",
+                k.name, k.backend, k.to_kernel, k.from_kernel, k.rate_limited, k.ring_full,
+                k.write_failed, k.inject_full
+            );
+        }
         for x in &p.xstats {
             let _ = writeln!(out, "     {:<40} {:>20}", x.name, x.value);
         }

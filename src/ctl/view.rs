@@ -180,6 +180,32 @@ pub struct PortInfo {
     /// Extended counters (empty unless asked for).
     #[serde(default)]
     pub xstats: Vec<NamedCounter>,
+    /// The port's kernel interface (the exception path), if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelIfInfo>,
+}
+
+/// A port's kernel interface and what crossed it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelIfInfo {
+    /// Interface name.
+    pub name: String,
+    /// Namespace it is in (`None`: dirigo's own).
+    pub netns: Option<String>,
+    /// `tap` or `virtio-user`.
+    pub backend: String,
+    /// Packets the workers handed to it.
+    pub to_kernel: u64,
+    /// Packets the kernel sent through it (out of the port).
+    pub from_kernel: u64,
+    /// Packets for it over the port's rate limit (dropped).
+    pub rate_limited: u64,
+    /// Packets for it lost to a full exception ring.
+    pub ring_full: u64,
+    /// Packets the interface did not take (dropped).
+    pub write_failed: u64,
+    /// Packets from it lost to a full inject ring.
+    pub inject_full: u64,
 }
 
 /// An address configured on a port.

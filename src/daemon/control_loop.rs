@@ -33,6 +33,41 @@ fn inject(pool: &Mempool, ring: &MbufRing, port: u16, frame: &[u8]) -> bool {
     ring.enqueue(m).is_ok()
 }
 
+/// Warnings about looped ARP frames (our own MAC as sender), at most one
+/// per port every 10 s.
+#[derive(Default)]
+struct LoopedWarnings {
+    last: std::collections::HashMap<u16, u64>,
+}
+
+impl LoopedWarnings {
+    fn warn(&mut self, ctl: &Ctl, port: u16, now: u64) {
+        let last = self.last.entry(port).or_insert(0);
+        if *last != 0 && now.saturating_sub(*last) < 10_000_000_000 {
+            return;
+        }
+        *last = now.max(1);
+        let Some(p) = ctl.ports.get(port as usize) else {
+            return;
+        };
+        let total: u64 = ctl
+            .shared
+            .counter_totals()
+            .iter()
+            .filter(|n| n.name == "arp_looped")
+            .map(|n| n.value)
+            .sum();
+        eprintln!(
+            "dirigo: warning: port {} ({}): ARP frames arrive with this port's own MAC {} as sender ({total} so far, all ports): \
+             a bridge or switch is sending dirigo's MAC back (e.g. a Linux bridge that took the MAC of a tap); \
+             those hosts cannot reach dirigo",
+            p.name,
+            p.device,
+            crate::ctl::view::MacAddr(p.mac)
+        );
+    }
+}
+
 /// The main lcore's loop: worker events, ARP resolution and aging,
 /// gratuitous ARP, rate estimation, slot reclaim.
 pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, stop: &AtomicBool) {
@@ -41,6 +76,7 @@ pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, stop: &AtomicBool) {
     let mut last_est = std::time::Instant::now();
     let mut rs_epoch = u64::MAX;
     let mut last_rs = std::time::Instant::now();
+    let mut looped = LoopedWarnings::default();
     // Gratuitous ARP for every own address and VIP at start.
     {
         let st = ctl.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -79,6 +115,7 @@ pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, stop: &AtomicBool) {
                         sends.push((port, ip));
                     }
                 }
+                Event::Looped { port } => looped.warn(ctl, port, now),
             }
         }
         // Real servers are resolved as soon as they are configured (and

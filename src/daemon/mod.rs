@@ -5,10 +5,13 @@
 //!   state, the control socket;
 //! * [`control_loop`] — the main lcore's loop (ARP, aging, reclaim, rates);
 //! * [`control`] — the control state and how a change is committed;
+//! * [`exception`] — the ports' kernel interfaces and the thread that
+//!   feeds them;
 //! * [`handler`] — the control socket's requests, by topic.
 
 pub mod control;
 pub mod control_loop;
+pub mod exception;
 pub mod handler;
 pub mod startup;
 
@@ -102,6 +105,8 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     )?;
     let ports = startup::start_ports(&cfg, workers, &pool)?;
     startup::log_ports(&ports);
+    startup::own_tap_macs(&ports);
+    let exception = exception::setup(&cfg, &ports, &pool)?.map(Arc::new);
     let inject_ring = MbufRing::new("dirigo-inject", 1024, false, true)?;
     let port_ids: Vec<u16> = ports.iter().map(|p| p.port.id()).collect();
     let rx_queues: Vec<u16> = ports.iter().map(|p| p.rx_queues).collect();
@@ -135,6 +140,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
         conn_tab_size: cfg.dataplane.connections_per_worker,
         zero: Mutex::new(HashMap::new()),
         rates: Mutex::new(HashMap::new()),
+        exception: exception.clone(),
     });
     startup::commit_services(&ctl, &cfg)?;
     let (server_stop, server_thread) = startup::serve(&cfg, &ctl)?;
@@ -162,19 +168,41 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
             rx_queues: &rx_queues,
             steer: &steer,
             steer_lost: &steer_lost,
+            exception: exception.as_deref().map(|x| worker::Exception {
+                ring: &x.ring,
+                limits: &x.limits,
+                pool: &pool,
+            }),
         };
         worker::run(&mut pipe, &io, &clock);
     };
     let ctl2 = Arc::clone(&ctl);
-    let res = lcore::run_workers(&lcores, &worker_fn, || {
-        control_loop::run(&ctl2, &pool, &inject_ring, &stop);
+    let res = std::thread::scope(|sc| {
+        if let Some(x) = exception.as_deref() {
+            let (ring, stop) = (&inject_ring, &*stop);
+            std::thread::Builder::new()
+                .name("dirigo-exc".into())
+                .spawn_scoped(sc, move || exception::run(x, ring, stop))
+                .map_err(|e| DaemonError::Other(format!("exception thread: {e}")))?;
+        }
+        let r = lcore::run_workers(&lcores, &worker_fn, || {
+            control_loop::run(&ctl2, &pool, &inject_ring, &stop);
+        });
+        // the exception thread ends with the workers
+        stop.store(true, Ordering::Relaxed);
+        r.map_err(DaemonError::from)
     });
     server_stop.stop();
     let _ = server_thread.join();
     res?;
 
     eprintln!("dirigo: stopping");
+    if let Some(x) = &exception {
+        exception::close(x);
+    }
     stop_ports(&ports, &shared, &steer_lost);
+    drop(ctl);
+    drop(exception);
     drop(inject_ring);
     drop(eal);
     Ok(())

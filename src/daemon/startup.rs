@@ -82,6 +82,50 @@ pub fn log_ports(ports: &[RunningPort]) {
     }
 }
 
+/// net_tap gives the kernel side of its tap the DPDK port's own MAC. A
+/// tap put into a Linux bridge (the textbook way onto a LAN) lends that
+/// MAC to the bridge, whose hosts then send frames with dirigo's own MAC
+/// as source: dirigo ignores their ARP as looped and nothing but ping
+/// works. So every net_tap data port's kernel side gets its own locally
+/// administered MAC at start (logged). A failure is logged, not fatal.
+pub fn own_tap_macs(ports: &[RunningPort]) {
+    let taps: Vec<(&RunningPort, u32)> = ports
+        .iter()
+        .filter_map(|p| {
+            let c = p.port.caps().ok()?;
+            (c.driver == "net_tap" && c.if_index != 0).then_some((p, c.if_index))
+        })
+        .collect();
+    if taps.is_empty() {
+        return;
+    }
+    let mut nl = match crate::kernel::link::Rtnl::open() {
+        Ok(nl) => nl,
+        Err(e) => {
+            eprintln!(
+                "dirigo: warning: cannot give the net_tap ports' kernel side their own MAC: {e}"
+            );
+            return;
+        }
+    };
+    for (p, idx) in taps {
+        let mac = crate::kernel::link::locally_administered(p.mac);
+        match nl.set_mac(idx, mac) {
+            Ok(()) => eprintln!(
+                "dirigo: port {} ({}): the tap's kernel side has MAC {} (the port keeps {})",
+                p.name,
+                p.device,
+                MacAddr(mac),
+                MacAddr(p.mac)
+            ),
+            Err(e) => eprintln!(
+                "dirigo: warning: port {} ({}): cannot give the tap's kernel side its own MAC: {e}",
+                p.name, p.device
+            ),
+        }
+    }
+}
+
 /// Build the initial control state and snapshots from the config.
 pub fn initial_state(
     cfg: &Config,
@@ -135,9 +179,11 @@ pub fn initial_state(
         .map_err(|e| DaemonError::Other(format!("routes: {e}")))?;
     let pinfo: Vec<PortInfo> = ports
         .iter()
-        .map(|p| PortInfo {
+        .zip(&cfg.ports)
+        .map(|(p, c)| PortInfo {
             mac: p.mac,
             mtu: p.mtu,
+            kernel: c.kernel_interface.is_some(),
         })
         .collect();
     let view = NetView::new(

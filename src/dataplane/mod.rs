@@ -1,6 +1,7 @@
 //! The data plane: the per-packet pipeline (sans-IO, generic over
 //! [`PacketBuf`]) and the DPDK worker loop that drives it.
 
+pub mod exception;
 pub mod hold;
 pub mod pipeline;
 pub mod shared;
@@ -21,6 +22,9 @@ pub enum Verdict {
     /// The next hop `ip` is being resolved: keep the packet a little and
     /// process it again once the neighbor is known ([`hold::HoldArea`]).
     Hold(u32),
+    /// For the kernel interface of this port index (the exception path):
+    /// the worker loop rate-limits it and hands it to the control side.
+    Kernel(u16),
 }
 
 /// The per-worker packet pipeline the worker loop drives.
@@ -58,6 +62,10 @@ pub trait Pipeline {
     }
     /// Periodic work off the per-packet path (expiry, publishing counters).
     fn housekeeping(&mut self, now_ns: u64);
+    /// Hand the copies of frames the pipeline answered in place but the
+    /// kernel must also see (port index, frame) to `f`, and forget them.
+    /// Called by the worker loop after each round; the default has none.
+    fn drain_kernel_copies(&mut self, _f: &mut dyn FnMut(u16, &[u8])) {}
     /// Whether the MAC of next hop `ip` is known in the view the pipeline
     /// forwards with (the hold area asks before processing a held packet
     /// again).

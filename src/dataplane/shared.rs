@@ -38,6 +38,13 @@ pub enum Event {
         /// Egress port.
         port: u16,
     },
+    /// ARP frames with `port`'s own MAC as sender arrived (a looped frame:
+    /// a bridge that took the port's MAC, a switch loop). At most one a
+    /// second per port and worker; the control side warns.
+    Looped {
+        /// The port.
+        port: u16,
+    },
 }
 
 /// A request for a worker's connection list.
@@ -134,16 +141,20 @@ impl Shared {
 
     /// `dirigoctl drops`: every reason a packet is dropped for, summed over
     /// the workers — the data plane's reasons, the core's (`lb_<reason>`),
-    /// then TX queue full per port (`tx_full_<name>`, `port_names` in
-    /// port index order).
+    /// then per port (`port_names` in port index order): TX queue full
+    /// (`tx_full_<name>`) and the exception path's losses on the worker
+    /// side (`kernel_rate_limited_<name>`, `kernel_ring_full_<name>`).
     pub fn drops(&self, port_names: &[&str]) -> Vec<(String, u64)> {
         let mut v: Vec<(String, u64)> = sum_by_position(self.workers.iter().map(|w| w.drops()))
             .into_iter()
             .map(|(name, n)| (name.into_owned(), n))
             .collect();
         for (i, name) in port_names.iter().enumerate() {
-            let full = self.workers.iter().map(|w| w.io.port(i).tx_full).sum();
-            v.push((format!("tx_full_{name}"), full));
+            let io: crate::dataplane::stats::IoCounters =
+                self.workers.iter().map(|w| w.io.port(i)).sum();
+            v.push((format!("tx_full_{name}"), io.tx_full));
+            v.push((format!("kernel_rate_limited_{name}"), io.kernel_limited));
+            v.push((format!("kernel_ring_full_{name}"), io.kernel_full));
         }
         v
     }

@@ -6,7 +6,7 @@
 //! ([`crate::dataplane::hold::HoldCounts`]) and the per-port [`IoCounters`].
 //! At housekeeping the worker publishes them to atomics (relaxed stores,
 //! single writer) — [`PublishedCounters`] keeps each counter's name and
-//! kind beside its value, [`PublishedIo`] keeps rx, tx and tx_full per port
+//! kind beside its value, [`PublishedIo`] keeps each port's [`IoCounters`]
 //! — so the control thread reads and sums them without locking a worker.
 
 use crate::counters::{counter_enum, CounterSet, Counts, Named};
@@ -42,6 +42,9 @@ counter_enum! {
         SteeredIn: count = "steered_in",
         /// A frame for another host's MAC.
         OtherHost: drop = "other_host",
+        /// Copies for the kernel interface lost (more ARP requests for the
+        /// port's addresses in one round than the copy slots).
+        KernelCopyLost: drop = "kernel_copy_lost",
     }
 }
 
@@ -130,6 +133,13 @@ pub struct IoCounters {
     pub tx: u64,
     /// Packets the driver refused (TX queue full).
     pub tx_full: u64,
+    /// Packets handed to the port's kernel interface (exception ring).
+    pub to_kernel: u64,
+    /// Packets for the kernel interface over the port's rate limit.
+    pub kernel_limited: u64,
+    /// Packets for the kernel interface lost to a full exception ring (or
+    /// no mbuf for a copy).
+    pub kernel_full: u64,
 }
 
 impl std::ops::AddAssign for IoCounters {
@@ -137,6 +147,9 @@ impl std::ops::AddAssign for IoCounters {
         self.rx += o.rx;
         self.tx += o.tx;
         self.tx_full += o.tx_full;
+        self.to_kernel += o.to_kernel;
+        self.kernel_limited += o.kernel_limited;
+        self.kernel_full += o.kernel_full;
     }
 }
 
@@ -161,6 +174,9 @@ struct IoSlots {
     rx: AtomicU64,
     tx: AtomicU64,
     tx_full: AtomicU64,
+    to_kernel: AtomicU64,
+    kernel_limited: AtomicU64,
+    kernel_full: AtomicU64,
 }
 
 impl PublishedIo {
@@ -177,6 +193,9 @@ impl PublishedIo {
             s.rx.store(c.rx, Ordering::Relaxed);
             s.tx.store(c.tx, Ordering::Relaxed);
             s.tx_full.store(c.tx_full, Ordering::Relaxed);
+            s.to_kernel.store(c.to_kernel, Ordering::Relaxed);
+            s.kernel_limited.store(c.kernel_limited, Ordering::Relaxed);
+            s.kernel_full.store(c.kernel_full, Ordering::Relaxed);
         }
     }
 
@@ -188,6 +207,9 @@ impl PublishedIo {
                 rx: s.rx.load(Ordering::Relaxed),
                 tx: s.tx.load(Ordering::Relaxed),
                 tx_full: s.tx_full.load(Ordering::Relaxed),
+                to_kernel: s.to_kernel.load(Ordering::Relaxed),
+                kernel_limited: s.kernel_limited.load(Ordering::Relaxed),
+                kernel_full: s.kernel_full.load(Ordering::Relaxed),
             })
     }
 
@@ -219,18 +241,24 @@ mod tests {
         assert_eq!(
             names[..Count::COUNT].join(" "),
             "arp_replied arp_learned echo_replied local_other not_for_us events_lost \
-             forwarded lb_dropped steered_out steered_in other_host"
+             forwarded lb_dropped steered_out steered_in other_host kernel_copy_lost"
         );
         assert_eq!(&names[Count::COUNT], &"truncated");
         assert_eq!(names.last(), Some(&"icmp_bad_checksum"));
         let drops: Vec<_> = c.named().filter(|n| n.drop).map(|n| n.name).collect();
         assert_eq!(
-            drops[..4],
-            ["local_other", "not_for_us", "events_lost", "other_host"]
+            drops[..5],
+            [
+                "local_other",
+                "not_for_us",
+                "events_lost",
+                "other_host",
+                "kernel_copy_lost"
+            ]
         );
         assert_eq!(
             drops.len(),
-            4 + NetDrop::COUNT + ArpIgnore::COUNT + IcmpIgnore::COUNT
+            5 + NetDrop::COUNT + ArpIgnore::COUNT + IcmpIgnore::COUNT
         );
     }
 
@@ -255,11 +283,17 @@ mod tests {
                 rx: 1,
                 tx: 2,
                 tx_full: 3,
+                to_kernel: 4,
+                kernel_limited: 5,
+                kernel_full: 6,
             },
             IoCounters {
                 rx: 10,
                 tx: 20,
                 tx_full: 30,
+                to_kernel: 40,
+                kernel_limited: 50,
+                kernel_full: 60,
             },
         ];
         p.publish(&c);
@@ -270,7 +304,10 @@ mod tests {
             IoCounters {
                 rx: 11,
                 tx: 22,
-                tx_full: 33
+                tx_full: 33,
+                to_kernel: 44,
+                kernel_limited: 55,
+                kernel_full: 66,
             }
         );
     }

@@ -3,15 +3,20 @@
 //! One worker per worker lcore; worker `i` owns RX queue `i` and TX queue
 //! `i` of every port, so no queue is shared. Worker 0 also transmits the
 //! packets the control thread builds (ARP requests, gratuitous ARP) from a
-//! ring, since the control thread owns no TX queue. Packets waiting for
-//! their next hop's MAC wait in the worker's [`HoldArea`].
+//! ring, since the control thread owns no TX queue; so do the frames the
+//! ports' kernel interfaces send (the exception path), which the control
+//! side's exception thread puts on the same ring. Packets for the kernel
+//! interfaces leave the other way on the exception ring. Packets waiting
+//! for their next hop's MAC wait in the worker's [`HoldArea`].
 
+use super::exception::TokenBucket;
 use super::hold::HoldArea;
 use super::stats::{IoCounters, PublishedCounters, PublishedIo};
 use super::{Pipeline, Verdict};
 use crate::net::buf::PacketBuf;
 use crate::pmd::lcore::TscClock;
 use crate::pmd::mbuf::{Burst, Mbuf, BURST};
+use crate::pmd::mempool::Mempool;
 use crate::pmd::ring::MbufRing;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -42,6 +47,22 @@ pub struct WorkerIo<'a> {
     pub steer: &'a [MbufRing],
     /// Packets lost because the owner's steering ring was full.
     pub steer_lost: &'a std::sync::atomic::AtomicU64,
+    /// The exception path: packets for the ports' kernel interfaces go on
+    /// this ring (multi-producer; the control side's exception thread
+    /// consumes it), each port's through its rate limit. `None`: no port
+    /// has a kernel interface.
+    pub exception: Option<Exception<'a>>,
+}
+
+/// The worker's end of the exception path.
+#[derive(Clone, Copy)]
+pub struct Exception<'a> {
+    /// Where packets for the kernel go (mbuf port = dirigo port index).
+    pub ring: &'a MbufRing,
+    /// Each port's limit, by port index (a fresh bucket per worker).
+    pub limits: &'a [TokenBucket],
+    /// Where the copies of answered frames are allocated.
+    pub pool: &'a Mempool,
 }
 
 /// Where packets go once the pipeline has decided: a TX burst per port
@@ -53,6 +74,10 @@ struct Out<'a, 'io> {
     counters: [IoCounters; MAX_PORTS],
     nports: usize,
     steer_lost: u64,
+    /// Each port's exception rate limit.
+    limits: [TokenBucket; MAX_PORTS],
+    /// The time of the current round.
+    now: u64,
 }
 
 impl Out<'_, '_> {
@@ -69,7 +94,46 @@ impl Out<'_, '_> {
                 }
                 None => self.steer_lost += 1,
             },
+            Verdict::Kernel(p) => self.kernel(p as usize, m),
             Verdict::Drop | Verdict::Hold(_) => {}
+        }
+    }
+
+    /// Hand `m` (received on port index `p`) to the exception path, within
+    /// the port's rate limit; over it, or with the ring full, it is freed
+    /// and counted.
+    #[cold]
+    fn kernel(&mut self, p: usize, mut m: Mbuf) {
+        let (Some(x), Some(c)) = (self.io.exception, self.counters.get_mut(p)) else {
+            return; // no exception path: the pipeline never asks (freed)
+        };
+        if !self.limits[p].take(self.now) {
+            c.kernel_limited += 1;
+            return;
+        }
+        m.set_port(p as u16);
+        match x.ring.enqueue(m) {
+            Ok(()) => c.to_kernel += 1,
+            Err(_) => c.kernel_full += 1,
+        }
+    }
+
+    /// Copies of answered frames (ARP requests for a port's address) for
+    /// the kernel: each in a fresh mbuf, then as [`Out::kernel`].
+    #[cold]
+    fn kernel_copy(&mut self, p: u16, frame: &[u8]) {
+        let Some(x) = self.io.exception else {
+            return;
+        };
+        let Some(mut m) = x.pool.alloc() else {
+            if let Some(c) = self.counters.get_mut(p as usize) {
+                c.kernel_full += 1;
+            }
+            return;
+        };
+        if m.append(frame.len()) {
+            m.data_mut().copy_from_slice(frame);
+            self.kernel(p as usize, m);
         }
     }
 
@@ -153,6 +217,12 @@ pub fn run<P: Pipeline>(
         counters: [IoCounters::default(); MAX_PORTS],
         nports,
         steer_lost: 0,
+        limits: std::array::from_fn(|i| {
+            io.exception
+                .and_then(|x| x.limits.get(i).copied())
+                .unwrap_or(TokenBucket::new(0, 0))
+        }),
+        now: 0,
     };
     let mut rx = Burst::new();
     let mut next_hk = 0u64;
@@ -173,6 +243,7 @@ pub fn run<P: Pipeline>(
             break;
         }
         let now = clock.now_ns();
+        out.now = now;
         pipe.begin_burst(now);
         for p in 0..nports {
             if io.queue >= io.rx_queues.get(p).copied().unwrap_or(1) {
@@ -224,6 +295,9 @@ pub fn run<P: Pipeline>(
                     }
                 }
             }
+        }
+        if io.exception.is_some() {
+            pipe.drain_kernel_copies(&mut |p, f| out.kernel_copy(p, f));
         }
         out.flush_all();
         if now >= next_hk {

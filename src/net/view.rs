@@ -21,6 +21,9 @@ pub struct PortInfo {
     pub mac: [u8; 6],
     /// The port's MTU (IP bytes).
     pub mtu: u16,
+    /// Whether the port has a kernel interface (the exception path): what
+    /// arrives for its own addresses and dirigo does not answer goes there.
+    pub kernel: bool,
 }
 
 /// Routes + neighbors + ports + own addresses, immutable.
@@ -171,8 +174,16 @@ mod tests {
         n.learn(ip("10.0.0.6"), RS, 1, 0, true); // learned on the wrong port
         NetView::new(
             Arc::from(vec![
-                PortInfo { mac: M0, mtu: 1500 },
-                PortInfo { mac: M1, mtu: 9000 },
+                PortInfo {
+                    mac: M0,
+                    mtu: 1500,
+                    kernel: false,
+                },
+                PortInfo {
+                    mac: M1,
+                    mtu: 9000,
+                    kernel: false,
+                },
             ]),
             Arc::new(a),
             Arc::new(routes),

@@ -21,6 +21,9 @@ pub struct PortCaps {
     pub tx_offload_capa: u64,
     /// Maximum MTU.
     pub max_mtu: u16,
+    /// The kernel interface index behind the port (net_tap reports its
+    /// tap's; 0 when the driver has none).
+    pub if_index: u32,
 }
 
 impl PortCaps {
@@ -131,6 +134,24 @@ impl Port {
         Ok(Port { id })
     }
 
+    /// Create the virtual device `name` with driver arguments `args`
+    /// (`rte_dev_probe("name,args")`, e.g. "net_tap_x" with "iface=wan")
+    /// after EAL start, and return its port.
+    pub fn create_vdev(name: &str, args: &str) -> Result<Port> {
+        let what = || format!("vdev '{name}'");
+        let devargs = CString::new(format!("{name},{args}")).map_err(|_| DpdkError {
+            what: what(),
+            reason: "name or arguments contain NUL".into(),
+        })?;
+        // SAFETY: a valid C string; EAL is initialised (the caller holds
+        // ports of it) and copies what it keeps.
+        let rc = unsafe { dpdk_sys::rte_dev_probe(devargs.as_ptr()) };
+        if rc != 0 {
+            return Err(DpdkError::from_code(what(), rc));
+        }
+        Port::by_name(name)
+    }
+
     /// Port by numeric id.
     pub fn from_id(id: u16) -> Port {
         Port { id }
@@ -171,6 +192,7 @@ impl Port {
             rx_offload_capa: info.rx_offload_capa,
             tx_offload_capa: info.tx_offload_capa,
             max_mtu: info.max_mtu,
+            if_index: info.if_index,
         })
     }
 

@@ -243,6 +243,14 @@ impl DaemonConfig {
         self
     }
 
+    /// Add keys (TOML lines) to the port named `name` defined earlier.
+    pub fn port_keys(mut self, name: &str, extra: &str) -> Self {
+        let head = format!("[[port]]\nname = \"{name}\"\n");
+        assert!(self.body.contains(&head), "no port {name}");
+        self.body = self.body.replace(&head, &format!("{head}{extra}\n"));
+        self
+    }
+
     /// The two ports most tests use: wan 10.0.0.1/24 on `wan`, lan
     /// 172.16.0.1/24 on `lan`, default route via 10.0.0.254.
     pub fn wan_lan(self, wan: &str, lan: &str) -> Self {

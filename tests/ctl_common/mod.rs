@@ -217,6 +217,14 @@ impl Handler for Mock {
                 } else {
                     vec![]
                 },
+                kernel: Some(KernelIfInfo {
+                    name: "wan".into(),
+                    netns: Some("dirigo".into()),
+                    backend: "tap".into(),
+                    to_kernel: 17,
+                    rate_limited: 3,
+                    ..Default::default()
+                }),
             }])),
             Request::Addresses => Ok(Response::Addresses(st.addrs.clone())),
             Request::AddrAdd {

@@ -98,6 +98,16 @@ impl Lab {
     /// [`Lab::start`] with `conns` connections per worker (a small table
     /// lets a flood overflow it many times).
     pub fn start_with_table(spec: &LabSpec, conns: u32) -> Lab {
+        Lab::start_with_config(spec, conns, |c| c)
+    }
+
+    /// [`Lab::start_with_table`] with the daemon's configuration changed
+    /// by `f` (an `[exception]` section, kernel interfaces, ...).
+    pub fn start_with_config(
+        spec: &LabSpec,
+        conns: u32,
+        f: impl FnOnce(common::DaemonConfig) -> common::DaemonConfig,
+    ) -> Lab {
         let dir = common::scratch(spec.name);
         let sock = dir.join("ctl.sock").display().to_string();
         let mut env: Vec<(String, String)> = vec![
@@ -122,7 +132,7 @@ impl Lab {
         stop_stale_daemon(&lab.dir.join("dirigo.toml"));
         lab.lab_sh(&["down"]);
         lab.lab_ok(&["up", spec.mode]);
-        let cfg = lab.config(spec, conns);
+        let cfg = f(lab.config(spec, conns)).toml();
         lab.daemon = Some(common::Daemon::start(&lab.dir, &cfg));
         lab.lab_ok(&["attach"]);
         eprintln!(
@@ -133,7 +143,7 @@ impl Lab {
         lab
     }
 
-    fn config(&self, spec: &LabSpec, conns: u32) -> String {
+    fn config(&self, spec: &LabSpec, conns: u32) -> common::DaemonConfig {
         let p = &self.prefix;
         let rips: Vec<String> = (1..=3).map(rip).collect();
         let rs: Vec<(&str, &str)> = rips.iter().map(|r| (r.as_str(), spec.method)).collect();
@@ -146,7 +156,22 @@ impl Lab {
             .port("lan", "net_tap1", "10.98.0.1/24")
             .service("tcp", &format!("{VIP}:80"), "rr", &rs)
             .service("udp", &format!("{VIP}:5353"), "rr", &rs)
-            .toml()
+    }
+
+    /// The daemon's log so far.
+    pub fn daemon_log(&self) -> String {
+        self.daemon.as_ref().map(|d| d.output()).unwrap_or_default()
+    }
+
+    /// Run a command in namespace `ns` (any namespace, e.g. dirigo's
+    /// exception namespace); any outcome.
+    pub fn in_netns(&self, ns: &str, cmd: &[&str]) -> Output {
+        Command::new("ip")
+            .args(["netns", "exec", ns])
+            .args(cmd)
+            .stdin(Stdio::null())
+            .output()
+            .expect("ip netns exec")
     }
 
     fn lab_cmd(&self, args: &[&str]) -> Command {

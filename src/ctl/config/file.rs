@@ -59,10 +59,65 @@ pub struct PortConfig {
     /// TX descriptors per queue.
     #[serde(default = "default_desc")]
     pub tx_desc: u16,
+    /// The name of this port's kernel interface (the exception path);
+    /// none: the port has no exception path.
+    #[serde(default)]
+    pub kernel_interface: Option<String>,
+    /// This port's exception rate limit (packets/s), instead of
+    /// `[exception] rate_limit_pps`.
+    #[serde(default)]
+    pub kernel_rate_limit_pps: Option<u32>,
 }
 
 fn default_desc() -> u16 {
     1024
+}
+
+/// How the kernel interfaces of the exception path are made.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExceptionBackend {
+    /// DPDK's net_tap: a tap device per port (works everywhere).
+    Tap,
+    /// DPDK's virtio-user over the kernel's vhost-net (`/dev/vhost-net`):
+    /// the kernel moves the packets, fewer copies and system calls.
+    VirtioUser,
+}
+
+impl ExceptionBackend {
+    /// The name in the config file.
+    pub fn name(self) -> &'static str {
+        match self {
+            ExceptionBackend::Tap => "tap",
+            ExceptionBackend::VirtioUser => "virtio-user",
+        }
+    }
+}
+
+/// `[exception]` — the kernel interfaces of the ports that name one.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ExceptionConfig {
+    /// `tap` or `virtio-user`.
+    pub backend: ExceptionBackend,
+    /// Network namespace for the kernel interfaces (created if missing);
+    /// none: dirigo's own namespace.
+    #[serde(default)]
+    pub netns: Option<String>,
+    /// Packets per second each port may hand to its kernel interface
+    /// (per worker; see docs/CONFIG.md).
+    #[serde(default = "default_exc_rate")]
+    pub rate_limit_pps: u32,
+    /// Packets a port may hand over at once beyond the rate.
+    #[serde(default = "default_exc_burst")]
+    pub rate_limit_burst: u32,
+}
+
+fn default_exc_rate() -> u32 {
+    20_000
+}
+fn default_exc_burst() -> u32 {
+    1_000
 }
 
 /// `[[route]]`
@@ -264,4 +319,6 @@ pub(super) struct RawConfig {
     pub(super) timeouts: Option<TimeoutsConfig>,
     #[serde(default)]
     pub(super) service: Vec<ServiceConfig>,
+    #[serde(default)]
+    pub(super) exception: Option<ExceptionConfig>,
 }

@@ -7,8 +7,8 @@
 mod file;
 
 pub use file::{
-    ControlConfig, DataplaneConfig, EalConfig, NeighborConfig, PortConfig, RealServerConfig,
-    RouteConfig, ServiceConfig, TimeoutsConfig,
+    ControlConfig, DataplaneConfig, EalConfig, ExceptionBackend, ExceptionConfig, NeighborConfig,
+    PortConfig, RealServerConfig, RouteConfig, ServiceConfig, TimeoutsConfig,
 };
 
 use crate::lb::sched::maglev::is_prime;
@@ -64,6 +64,11 @@ pub struct Port {
     pub rx_desc: u16,
     /// TX descriptors.
     pub tx_desc: u16,
+    /// The kernel interface's name (the exception path), if any.
+    pub kernel_interface: Option<String>,
+    /// Its rate limit, packets/s (`[exception] rate_limit_pps` unless
+    /// the port sets its own).
+    pub kernel_rate_limit_pps: u32,
 }
 
 /// A validated static route.
@@ -118,6 +123,8 @@ pub struct Config {
     pub timeouts: Timeouts,
     /// Start-up services.
     pub services: Vec<Service>,
+    /// The exception path (`None`: no port has a kernel interface).
+    pub exception: Option<ExceptionConfig>,
 }
 
 /// Parse `aa:bb:cc:dd:ee:ff`.
@@ -179,7 +186,8 @@ impl Config {
 
     /// Validate every section, each by its own parser below.
     fn validate(raw: RawConfig, path: &str) -> Result<Config, String> {
-        let ports = ports(&raw.port)?;
+        let mut ports = ports(&raw.port)?;
+        exception(raw.exception.as_ref(), &mut ports)?;
         let routes = raw
             .route
             .iter()
@@ -207,6 +215,7 @@ impl Config {
             dataplane: raw.dataplane,
             timeouts,
             services,
+            exception: raw.exception,
         })
     }
 }
@@ -254,9 +263,49 @@ fn ports(raw: &[PortConfig]) -> Result<Vec<Port>, String> {
             mtu: p.mtu,
             rx_desc: p.rx_desc,
             tx_desc: p.tx_desc,
+            kernel_interface: p.kernel_interface.clone(),
+            kernel_rate_limit_pps: p.kernel_rate_limit_pps.unwrap_or(0),
         });
     }
     Ok(ports)
+}
+
+/// `[exception]` and the ports' `kernel_interface`: a port names its
+/// kernel interface only with an `[exception]` section; names are valid
+/// Linux interface names and unique; the netns name is usable.
+fn exception(x: Option<&ExceptionConfig>, ports: &mut [Port]) -> Result<(), String> {
+    let mut names = HashSet::new();
+    for p in ports.iter_mut() {
+        let Some(k) = &p.kernel_interface else {
+            continue;
+        };
+        let Some(x) = x else {
+            return Err(format!(
+                "port '{}': kernel_interface '{k}' needs an [exception] section (backend = \"tap\" or \"virtio-user\")",
+                p.name
+            ));
+        };
+        crate::kernel::link::valid_ifname(k)
+            .map_err(|e| format!("port '{}': kernel_interface '{k}': {e}", p.name))?;
+        if !names.insert(k.clone()) {
+            return Err(format!(
+                "port '{}': kernel_interface '{k}' is already another port's",
+                p.name
+            ));
+        }
+        if p.kernel_rate_limit_pps == 0 {
+            p.kernel_rate_limit_pps = x.rate_limit_pps;
+        }
+    }
+    if let Some(x) = x {
+        if let Some(ns) = &x.netns {
+            crate::kernel::netns::valid_name(ns).map_err(|e| format!("[exception] netns: {e}"))?;
+        }
+        if x.rate_limit_pps == 0 {
+            return Err("[exception] rate_limit_pps must be at least 1".into());
+        }
+    }
+    Ok(())
 }
 
 /// `[[route]]`: the egress port is named or the one whose network holds

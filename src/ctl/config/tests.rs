@@ -190,3 +190,119 @@ fn dataplane_bounds() {
         "the port whose network holds the gateway"
     );
 }
+
+/// The issue's `[exception]` example on the documented ports.
+fn with_exception(section: &str, wan_kernel: &str, lan_kernel: &str) -> String {
+    ISSUE_EXAMPLE
+        .replace(
+            "addresses = [\"10.0.0.1/24\"]",
+            &format!("addresses = [\"10.0.0.1/24\"]\n{wan_kernel}"),
+        )
+        .replace(
+            "addresses = [\"172.16.0.1/24\"]",
+            &format!("addresses = [\"172.16.0.1/24\"]\n{lan_kernel}"),
+        )
+        + section
+}
+
+#[test]
+fn exception_section() {
+    let t = with_exception(
+        "[exception]\nbackend = \"tap\"          # or virtio-user\nnetns = \"dirigo\"\n",
+        "kernel_interface = \"wan\"",
+        "kernel_interface = \"lan\"\nkernel_rate_limit_pps = 500",
+    );
+    let c = Config::parse(&t, "t.toml").unwrap();
+    let x = c.exception.as_ref().unwrap();
+    assert_eq!(x.backend, ExceptionBackend::Tap);
+    assert_eq!(x.netns.as_deref(), Some("dirigo"));
+    assert_eq!(c.ports[0].kernel_interface.as_deref(), Some("wan"));
+    assert_eq!(c.ports[0].kernel_rate_limit_pps, 20_000, "the section's");
+    assert_eq!(c.ports[1].kernel_rate_limit_pps, 500, "the port's own");
+    let t = with_exception(
+        "[exception]\nbackend = \"virtio-user\"\n",
+        "kernel_interface = \"wan\"",
+        "",
+    );
+    let c = Config::parse(&t, "t.toml").unwrap();
+    assert_eq!(c.exception.unwrap().backend, ExceptionBackend::VirtioUser);
+    assert_eq!(c.ports[1].kernel_interface, None);
+    // without the section nothing changes
+    let c = Config::parse(ISSUE_EXAMPLE, "t.toml").unwrap();
+    assert!(c.exception.is_none());
+    assert!(c.ports.iter().all(|p| p.kernel_interface.is_none()));
+}
+
+#[test]
+fn exception_errors_are_one_readable_line() {
+    let cases = [
+        (
+            with_exception(
+                "[exception]\nbackend = \"kni\"\n",
+                "kernel_interface = \"wan\"",
+                "",
+            ),
+            "unknown variant `kni`, expected `tap` or `virtio-user`",
+        ),
+        (
+            with_exception(
+                "[exception]\nbackend = \"tap\"\n",
+                "kernel_interface = \"k0\"",
+                "kernel_interface = \"k0\"",
+            ),
+            "port 'lan': kernel_interface 'k0' is already another port's",
+        ),
+        (
+            with_exception(
+                "[exception]\nbackend = \"tap\"\n",
+                "kernel_interface = \"a-name-too-long0\"",
+                "",
+            ),
+            "port 'wan': kernel_interface 'a-name-too-long0'",
+        ),
+        (
+            with_exception(
+                "[exception]\nbackend = \"tap\"\n",
+                "kernel_interface = \"bad/name\"",
+                "",
+            ),
+            "port 'wan': kernel_interface 'bad/name'",
+        ),
+        (
+            with_exception("", "kernel_interface = \"wan\"", ""),
+            "kernel_interface 'wan' needs an [exception] section",
+        ),
+        (
+            with_exception(
+                "[exception]\nbackend = \"tap\"\nnetns = \"a/b\"\n",
+                "kernel_interface = \"wan\"",
+                "",
+            ),
+            "[exception] netns",
+        ),
+        (
+            with_exception(
+                "[exception]\nbackend = \"tap\"\nrate_limit_pps = 0\n",
+                "kernel_interface = \"wan\"",
+                "",
+            ),
+            "rate_limit_pps must be at least 1",
+        ),
+        (
+            with_exception("[exception]\nnetns = \"x\"\n", "", ""),
+            "missing field `backend`",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = err(&text);
+        assert!(e.contains(want), "{e:?} should say {want:?}");
+        assert!(!e.contains('\n'), "one line: {e:?}");
+    }
+    // a name of 15 bytes is the longest Linux takes
+    let t = with_exception(
+        "[exception]\nbackend = \"tap\"\n",
+        "kernel_interface = \"fifteen-chars-1\"",
+        "",
+    );
+    assert!(Config::parse(&t, "t.toml").is_ok());
+}

@@ -38,6 +38,8 @@ pub struct Ctl {
     pub zero: Mutex<HashMap<StatKey, TrafficSnapshot>>,
     /// Rates.
     pub rates: Mutex<HashMap<StatKey, RateEst>>,
+    /// The exception path (kernel interfaces), when configured.
+    pub exception: Option<Arc<crate::daemon::exception::ExceptionPath>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -2,10 +2,14 @@
 
 use super::{lock, Ctl};
 use crate::ctl::proto::{CtlError, ErrCode, Response};
-use crate::ctl::view::{AddrInfo, MacAddr, NamedCounter, NeighInfo, PortInfo, RouteInfo};
+use crate::ctl::view::{
+    AddrInfo, KernelIfInfo, MacAddr, NamedCounter, NeighInfo, PortInfo, RouteInfo,
+};
+use crate::dataplane::stats::IoCounters;
 use crate::net::addr::Ipv4Cidr;
 use crate::net::neigh::NeighState;
 use std::net::Ipv4Addr;
+use std::sync::atomic::Ordering::Relaxed;
 
 impl Ctl {
     pub(super) fn ports(&self, xstats: bool) -> Response {
@@ -33,10 +37,30 @@ impl Ctl {
                         } else {
                             Vec::new()
                         },
+                        kernel: self.kernel_info(i),
                     }
                 })
                 .collect(),
         )
+    }
+
+    /// Port `i`'s kernel interface and its counters (the workers' and the
+    /// exception thread's).
+    fn kernel_info(&self, i: usize) -> Option<KernelIfInfo> {
+        let x = self.exception.as_ref()?;
+        let k = x.of_port(i as u16)?;
+        let io: IoCounters = self.shared.workers.iter().map(|w| w.io.port(i)).sum();
+        Some(KernelIfInfo {
+            name: k.name.clone(),
+            netns: x.netns.as_ref().map(|n| n.name().to_string()),
+            backend: x.backend.name().into(),
+            to_kernel: k.counters.to_kernel.load(Relaxed),
+            from_kernel: k.counters.from_kernel.load(Relaxed),
+            rate_limited: io.kernel_limited,
+            ring_full: io.kernel_full,
+            write_failed: k.counters.write_failed.load(Relaxed),
+            inject_full: k.counters.inject_full.load(Relaxed),
+        })
     }
 
     pub(super) fn addresses(&self) -> Response {
@@ -77,6 +101,8 @@ impl Ctl {
             return Err(e);
         }
         st.pending_garp.push(c.addr);
+        drop(st);
+        self.kernel_addr(port, c, true)?;
         Ok(Response::Done)
     }
 
@@ -98,7 +124,23 @@ impl Ctl {
             st.port_addrs.insert(i, removed);
             return Err(e);
         }
+        drop(st);
+        self.kernel_addr(port, removed.1, false)?;
         Ok(Response::Done)
+    }
+
+    /// Keep the port's kernel interface's addresses the port's: dirigo
+    /// already has the change; a kernel that refuses it is reported.
+    fn kernel_addr(&self, port: u16, c: Ipv4Cidr, add: bool) -> Result<(), CtlError> {
+        let Some(x) = &self.exception else {
+            return Ok(());
+        };
+        x.set_addr(port, c, add).map_err(|e| {
+            CtlError::new(
+                ErrCode::Internal,
+                format!("dirigo has the change, its kernel interface does not: {e}"),
+            )
+        })
     }
 
     pub(super) fn routes(&self) -> Response {

@@ -56,10 +56,24 @@ impl Ctl {
 
     pub(super) fn drops(&self) -> Response {
         let ports: Vec<&str> = self.ports.iter().map(|p| p.name.as_str()).collect();
+        let mut v = self.shared.drops(&ports);
+        // the exception thread's losses, per kernel interface
+        if let Some(x) = &self.exception {
+            for k in &x.ifs {
+                let name = ports.get(k.port as usize).copied().unwrap_or("?");
+                let c = &k.counters;
+                v.push((
+                    format!("kernel_write_failed_{name}"),
+                    c.write_failed.load(std::sync::atomic::Ordering::Relaxed),
+                ));
+                v.push((
+                    format!("kernel_inject_full_{name}"),
+                    c.inject_full.load(std::sync::atomic::Ordering::Relaxed),
+                ));
+            }
+        }
         Response::Drops(
-            self.shared
-                .drops(&ports)
-                .into_iter()
+            v.into_iter()
                 .map(|(reason, count)| DropCount { reason, count })
                 .collect(),
         )

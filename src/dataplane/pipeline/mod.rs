@@ -7,14 +7,18 @@
 //! not-for-us is answered by the stack when it is an echo request to one of
 //! our addresses or VIPs, and counted and dropped otherwise.
 
+use crate::dataplane::exception::{KernelCopies, COPY_LEN};
 use crate::dataplane::shared::{Event, Shared};
 use crate::dataplane::stats::{Count, Counters};
+use crate::dataplane::worker::MAX_PORTS;
 use crate::dataplane::{Pipeline, Verdict};
 use crate::lb::balancer::{Balancer, LbVerdict, Prepared};
 use crate::lb::snapshot::Snapshot;
-use crate::net::arp::{arp_input, ArpAction};
+use crate::net::arp::{arp_input, ArpAction, ArpIgnore};
 use crate::net::buf::{PacketBuf, BURST};
-use crate::net::classify::{classify, classify_into, Classified};
+use crate::net::classify::{
+    classify, classify_into, ipv4_dst, is_link_local_multicast, Classified, NetDrop,
+};
 use crate::net::egress::{Egress, NextHop, Resolve};
 use crate::net::icmp::{echo_input, IcmpAction};
 use crate::net::meta::{PacketMeta, PROTO_ICMP};
@@ -106,6 +110,8 @@ pub struct WorkerPipeline {
     expire_budget: u32,
     workers: u32,
     steer_mask: u32,
+    kernel_copies: KernelCopies,
+    looped_at: [u64; MAX_PORTS],
 }
 
 /// Whether a frame is for a port whose MAC is `mac` (see `WorkerPipeline::for_us`).
@@ -181,6 +187,8 @@ impl WorkerPipeline {
             expire_budget,
             workers: shared.workers.len().max(1) as u32,
             steer_mask,
+            kernel_copies: KernelCopies::default(),
+            looped_at: [0; MAX_PORTS],
         }
     }
 
@@ -239,14 +247,49 @@ impl WorkerPipeline {
                             return Verdict::Tx(port);
                         }
                         IcmpAction::Ignore(r) => {
+                            if self.kernel_wants(port, meta.key.dst) {
+                                return Verdict::Kernel(port);
+                            }
                             self.counters.icmp[r] += 1;
                             return Verdict::Drop;
                         }
                     }
                 }
+                if self.kernel_wants(port, meta.key.dst) {
+                    // TCP/UDP that is not a service, an ICMP error about
+                    // no connection of ours: the kernel's (ssh, BGP, the
+                    // answers to health checks)
+                    return Verdict::Kernel(port);
+                }
                 self.counters.own[Count::LocalOther] += 1;
                 Verdict::Drop
             }
+        }
+    }
+
+    /// Whether what arrived on `port` for `dst` goes to the port's kernel
+    /// interface: the port has one and `dst` is one of its own addresses.
+    #[inline]
+    fn kernel_wants(&self, port: u16, dst: u32) -> bool {
+        self.net.port(port).is_some_and(|p| p.kernel) && self.net.addrs().port_of(dst) == Some(port)
+    }
+
+    /// A frame classify dropped that the port's kernel interface still
+    /// wants: IPv4 link-local multicast (routing protocols) and protocols
+    /// dirigo does not speak to one of the port's addresses.
+    #[cold]
+    fn kernel_wants_dropped(&self, frame: &[u8], port: u16, why: NetDrop) -> bool {
+        if !matches!(why, NetDrop::NotUnicastDst | NetDrop::UnsupportedProto)
+            || !self.net.port(port).is_some_and(|p| p.kernel)
+        {
+            return false;
+        }
+        match ipv4_dst(frame) {
+            Some(dst) if is_link_local_multicast(dst) => true,
+            Some(dst) => {
+                why == NetDrop::UnsupportedProto && self.net.addrs().port_of(dst) == Some(port)
+            }
+            None => false,
         }
     }
 
@@ -284,10 +327,13 @@ impl WorkerPipeline {
                 self.ipv4(buf, &meta, port, now_ns)
             }
             Classified::Drop(d) => {
+                if self.kernel_wants_dropped(buf.data(), port, d) {
+                    return Verdict::Kernel(port);
+                }
                 self.counters.net[d] += 1;
                 Verdict::Drop
             }
-            Classified::Arp { .. } => self.arp(buf, port),
+            Classified::Arp { .. } => self.arp(buf, port, now_ns),
         }
     }
 
@@ -368,27 +414,68 @@ impl WorkerPipeline {
     }
 
     #[inline]
-    fn arp<B: PacketBuf>(&mut self, buf: &mut B, port: u16) -> Verdict {
+    fn arp<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
         let Some(pi) = self.net.port(port) else {
             return Verdict::Drop;
         };
-        let mac = pi.mac;
+        let (mac, kernel) = (pi.mac, pi.kernel);
+        // the request as it arrived, in case the kernel must see it too
+        let mut orig = [0u8; COPY_LEN];
+        let orig_len = if kernel && buf.data().len() <= COPY_LEN {
+            orig[..buf.data().len()].copy_from_slice(buf.data());
+            buf.data().len()
+        } else {
+            0
+        };
         match arp_input(buf.data_mut(), mac, self.net.addrs()) {
-            ArpAction::Reply { learn } => {
+            ArpAction::Reply { learn, target } => {
                 if let Some(s) = learn {
                     self.learn(s.ip, s.mac, port, true);
+                }
+                // a request for one of the port's addresses: the kernel
+                // learns the requester from it, as it would on the wire
+                if orig_len > 0
+                    && self.net.addrs().port_of(target) == Some(port)
+                    && !self.kernel_copies.push(port, &orig[..orig_len])
+                {
+                    self.counters.own[Count::KernelCopyLost] += 1;
                 }
                 self.counters.own[Count::ArpReplied] += 1;
                 Verdict::Tx(port)
             }
-            ArpAction::Learn { sender, create } => {
+            ArpAction::Learn {
+                sender,
+                create,
+                reply,
+            } => {
                 self.learn(sender.ip, sender.mac, port, create);
+                if reply && kernel {
+                    // every ARP reply, so the kernel's neighbour table
+                    // stays right (its own requests are answered here)
+                    return Verdict::Kernel(port);
+                }
                 Verdict::Drop
             }
             ArpAction::Ignore(r) => {
+                if r == ArpIgnore::Looped {
+                    self.looped(port, now_ns);
+                }
                 self.counters.arp[r] += 1;
                 Verdict::Drop
             }
+        }
+    }
+
+    /// An ARP frame came back with this port's own MAC as sender: tell the
+    /// control side, at most once a second per port, so it can warn.
+    #[cold]
+    fn looped(&mut self, port: u16, now_ns: u64) {
+        let Some(last) = self.looped_at.get_mut(port as usize) else {
+            return;
+        };
+        if *last == 0 || now_ns.saturating_sub(*last) >= 1_000_000_000 {
+            *last = now_ns.max(1);
+            self.event(Event::Looped { port });
         }
     }
 
@@ -467,6 +554,12 @@ impl Pipeline for WorkerPipeline {
     /// [`Pipeline::begin_burst`] (the one a released packet is forwarded with).
     fn resolved(&self, ip: u32) -> bool {
         self.net.neigh().lookup(ip).is_some()
+    }
+
+    fn drain_kernel_copies(&mut self, f: &mut dyn FnMut(u16, &[u8])) {
+        if !self.kernel_copies.is_empty() {
+            self.kernel_copies.drain(f);
+        }
     }
 
     fn housekeeping(&mut self, now_ns: u64) {

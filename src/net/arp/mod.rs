@@ -49,6 +49,8 @@ pub enum ArpAction {
     Reply {
         /// The requester, to learn.
         learn: Option<ArpSender>,
+        /// The address asked for (one of our port addresses or VIPs).
+        target: u32,
     },
     /// Not a request for us: learn the sender (frame unchanged; free it).
     /// `create` is true for a reply addressed to one of our addresses
@@ -58,6 +60,8 @@ pub enum ArpAction {
         sender: ArpSender,
         /// Whether a new neighbor entry may be created.
         create: bool,
+        /// Whether it is an ARP reply (the kernel interface sees those).
+        reply: bool,
     },
     /// Nothing to do (frame unchanged; free it).
     Ignore(ArpIgnore),
@@ -113,7 +117,7 @@ pub fn arp_input(frame: &mut [u8], port_mac: [u8; 6], addrs: &OwnAddrs) -> ArpAc
         eth.set_dst(sender.mac);
         eth.set_src(port_mac);
         let learn = (sender.ip != 0).then_some(sender);
-        return ArpAction::Reply { learn };
+        return ArpAction::Reply { learn, target };
     }
     if sender.ip == 0 {
         return ArpAction::Ignore(ArpIgnore::Probe);
@@ -121,6 +125,7 @@ pub fn arp_input(frame: &mut [u8], port_mac: [u8; 6], addrs: &OwnAddrs) -> ArpAc
     ArpAction::Learn {
         sender,
         create: op == arp::OP_REPLY && for_us,
+        reply: op == arp::OP_REPLY,
     }
 }
 

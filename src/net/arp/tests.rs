@@ -67,7 +67,8 @@ fn request_for_our_address_becomes_reply() {
             learn: Some(ArpSender {
                 ip: PEER_IP,
                 mac: PEER_MAC
-            })
+            }),
+            target: OUR_IP
         }
     );
     assert_eq!(f.len(), 60);
@@ -99,7 +100,10 @@ fn probe_for_us_is_answered_without_learning() {
     let mut f = frame(false, 1, 0, OUR_IP, MAC_BROADCAST);
     assert_eq!(
         arp_input(&mut f, OUR_MAC, &addrs()),
-        ArpAction::Reply { learn: None }
+        ArpAction::Reply {
+            learn: None,
+            target: OUR_IP
+        }
     );
     assert_eq!(&f[38..42], &[0, 0, 0, 0]); // tpa = 0.0.0.0
 }
@@ -118,7 +122,8 @@ fn learning() {
         arp_input(&mut f, OUR_MAC, &a),
         ArpAction::Learn {
             sender,
-            create: true
+            create: true,
+            reply: true
         }
     );
     assert_eq!(f, orig, "frame untouched");
@@ -128,7 +133,8 @@ fn learning() {
         arp_input(&mut f, OUR_MAC, &a),
         ArpAction::Learn {
             sender,
-            create: false
+            create: false,
+            reply: false
         }
     );
     let mut f = frame(false, 1, PEER_IP, PEER_IP, MAC_BROADCAST);
@@ -136,7 +142,8 @@ fn learning() {
         arp_input(&mut f, OUR_MAC, &a),
         ArpAction::Learn {
             sender,
-            create: false
+            create: false,
+            reply: false
         }
     );
 }

@@ -215,6 +215,27 @@ fn classify_inner(frame: &[u8], port: u16) -> Result<Classified, NetDrop> {
     Ok(Classified::Ipv4(meta))
 }
 
+/// The IPv4 destination of a frame whose Ethernet (+ one VLAN tag) and
+/// IPv4 headers are sound, whatever classify decided about the rest: the
+/// pipeline asks it about the few drops the kernel interface may still
+/// want (link-local multicast, a protocol dirigo does not speak to one of
+/// its addresses). `None` for anything else.
+pub fn ipv4_dst(frame: &[u8]) -> Option<u32> {
+    let eth = ethernet::Frame::new_checked(frame).ok()?;
+    if eth.ethertype() != ethernet::ethertype::IPV4 {
+        return None;
+    }
+    let ip = ipv4::Packet::new_checked(eth.payload()).ok()?;
+    ip.verify_checksum().then(|| ip.dst())
+}
+
+/// Whether `a` is in 224.0.0.0/24, the link-local multicast block routing
+/// protocols speak on (OSPF, VRRP, RIP v2, PIM); never forwarded by routers.
+#[inline]
+pub const fn is_link_local_multicast(a: u32) -> bool {
+    a >> 8 == 0xe0_00_00
+}
+
 fn l4_err(e: WireError) -> NetDrop {
     match e {
         WireError::Truncated => NetDrop::L4Truncated,

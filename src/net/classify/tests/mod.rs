@@ -373,3 +373,40 @@ proptest! {
 }
 
 mod fast;
+
+#[test]
+fn ipv4_dst_of_what_classify_drops_for_the_kernel() {
+    // OSPF hello to 224.0.0.5: classify drops it, ipv4_dst still reads it
+    let mut f = Vec::new();
+    PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [1, 0, 0x5e, 0, 0, 5])
+        .ipv4([10, 0, 0, 2], [224, 0, 0, 5], 1)
+        .write(
+            &mut f,
+            etherparse::IpNumber(89),
+            &[0u8; 24], // an OSPF header's worth
+        )
+        .unwrap();
+    assert_eq!(classify(&f, 0), Classified::Drop(NetDrop::NotUnicastDst));
+    assert_eq!(ipv4_dst(&f), Some(0xe000_0005));
+    assert!(is_link_local_multicast(0xe000_0005));
+    assert!(
+        !is_link_local_multicast(0xe000_0105),
+        "224.0.1.5 is routable"
+    );
+    assert!(!is_link_local_multicast(0xef00_0005));
+    // a protocol dirigo does not speak, behind a VLAN tag
+    let mut f = Vec::new();
+    PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+        .single_vlan(etherparse::VlanId::try_new(5).unwrap())
+        .ipv4([10, 0, 0, 2], [10, 0, 0, 1], 64)
+        .write(&mut f, etherparse::IpNumber(47), &[0u8; 8])
+        .unwrap();
+    assert_eq!(classify(&f, 0), Classified::Drop(NetDrop::UnsupportedProto));
+    assert_eq!(ipv4_dst(&f), Some(0x0a00_0001));
+    // a broken header checksum, ARP, a truncated frame: nothing
+    let mut bad = f.clone();
+    bad[18 + 10] ^= 0xff;
+    assert_eq!(ipv4_dst(&bad), None);
+    assert_eq!(ipv4_dst(&arp_frame(false)), None);
+    assert_eq!(ipv4_dst(&f[..20]), None);
+}

@@ -27,6 +27,11 @@ const VIP: [u8; 4] = [10, 0, 0, 100];
 const RS: [u8; 4] = [172, 16, 0, 11];
 
 fn setup(workers: usize) -> (Arc<Shared>, Vec<WorkerPipeline>) {
+    setup_ports(workers, [false, false])
+}
+
+/// [`setup`] with port `i` having a kernel interface when `kernel[i]`.
+fn setup_ports(workers: usize, kernel: [bool; 2]) -> (Arc<Shared>, Vec<WorkerPipeline>) {
     let mut addrs = OwnAddrs::new();
     addrs
         .add_port_addr(
@@ -51,17 +56,14 @@ fn setup(workers: usize) -> (Arc<Shared>, Vec<WorkerPipeline>) {
             .add_static(u32::from_be_bytes([10, 0, 0, c]), [2, 0, 0, 0, 1, c], 0)
             .unwrap();
     }
-    let ports: Arc<[PortInfo]> = vec![
-        PortInfo {
+    let ports: Arc<[PortInfo]> = kernel
+        .iter()
+        .map(|&kernel| PortInfo {
             mac: OUR_MAC,
             mtu: 1500,
-        },
-        PortInfo {
-            mac: OUR_MAC,
-            mtu: 1500,
-        },
-    ]
-    .into();
+            kernel,
+        })
+        .collect();
     let view = NetView::new(
         ports,
         Arc::new(addrs.clone()),
@@ -520,3 +522,5 @@ fn held_packet_released_once_the_view_knows_the_neighbor() {
     assert_eq!(&out[30..34], &RS, "translated like any packet");
     assert_eq!(hold.counts()[HoldCount::Released], 1);
 }
+
+mod kernel;
