@@ -15,6 +15,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod clock;
 pub mod counters;
 pub mod ctl;
 pub mod daemon;

@@ -405,12 +405,12 @@ fn lab_taps_in_bridges_work_without_mac_rewrite() {
         nrs: 3,
         env: &[("LAB_TAP_MAC_REWRITE", "0"), ("LAB_WAN_BRIDGE", "1")],
     });
-    let log = lab.daemon_log();
-    assert!(log.contains("the tap's kernel side has MAC"), "{log}");
     ping(&lab);
     transfer(&lab, "bridged-dr");
     udp(&lab, "ret0");
     assert_eq!(counter(&lab, "arp_looped"), 0);
+    let log = lab.daemon_log();
+    assert!(log.contains("the tap's kernel side has MAC"), "{log}");
     // Now give the client's bridge dirigo's own MAC, as net_tap's default
     // would have: its ARP comes back looped and dirigo names the port.
     let mac = lab.ctl_json(&["ports"])[0]["mac"]

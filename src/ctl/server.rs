@@ -134,9 +134,9 @@ impl Server {
             workers.retain(|h| !h.is_finished());
             match self.listener.accept() {
                 Ok((stream, _)) => self.spawn_client(stream, &active, &mut workers),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => thread::sleep(POLL / 2),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => crate::clock::nap(POLL / 2),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if is_transient(&e) => thread::sleep(POLL),
+                Err(e) if is_transient(&e) => crate::clock::nap(POLL),
                 Err(e) => break Err(e),
             }
         };

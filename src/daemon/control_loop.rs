@@ -171,6 +171,6 @@ pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, stop: &AtomicBool) {
             ctl.estimate(el.as_secs_f64());
             last_est = std::time::Instant::now();
         }
-        std::thread::sleep(Duration::from_millis(5));
+        crate::clock::nap(Duration::from_millis(5));
     }
 }

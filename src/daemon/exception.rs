@@ -281,7 +281,7 @@ pub fn run(x: &ExceptionPath, inject: &MbufRing, stop: &AtomicBool) {
             }
         }
         if moved == 0 {
-            std::thread::sleep(Duration::from_micros(200));
+            crate::clock::nap(Duration::from_micros(200));
         }
     }
 }

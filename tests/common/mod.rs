@@ -38,6 +38,27 @@ pub fn privileged(what: &str) -> bool {
     false
 }
 
+/// Each thread of process `pid`: its name and where it waits in the kernel
+/// (for a process that hangs).
+pub fn threads_of(pid: u32) -> String {
+    let Ok(rd) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return format!("(no /proc/{pid}/task)");
+    };
+    let mut out = String::new();
+    for t in rd.flatten() {
+        let read = |f: &str| std::fs::read_to_string(t.path().join(f)).unwrap_or_default();
+        let stack = read("stack");
+        out += &format!(
+            "  {} {} wchan={} {}\n",
+            t.file_name().to_string_lossy(),
+            read("comm").trim(),
+            read("wchan").trim(),
+            stack.lines().take(3).collect::<Vec<_>>().join(" < ")
+        );
+    }
+    out
+}
+
 /// A scratch directory under target/ for a test.
 pub fn scratch(name: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
@@ -127,8 +148,21 @@ impl Daemon {
                 break st;
             }
             if Instant::now() > deadline {
+                let mut threads = threads_of(child.id());
+                if std::env::var_os("DIRIGO_TEST_GDB").is_some() {
+                    // a developer's aid: every thread's stack (needs gdb)
+                    if let Ok(o) = Command::new("gdb")
+                        .args(["-p", &child.id().to_string(), "-batch", "-ex", "thread apply all bt"])
+                        .output()
+                    {
+                        threads += &String::from_utf8_lossy(&o.stdout);
+                    }
+                }
                 let _ = child.kill();
-                panic!("dirigo did not stop on SIGTERM:\n{}", self.output());
+                panic!(
+                    "dirigo did not stop on SIGTERM; its threads (name, kernel wait):\n{threads}\n{}",
+                    self.output()
+                );
             }
             std::thread::sleep(Duration::from_millis(50));
         };
