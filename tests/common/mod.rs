@@ -152,7 +152,13 @@ impl Daemon {
                 if std::env::var_os("DIRIGO_TEST_GDB").is_some() {
                     // a developer's aid: every thread's stack (needs gdb)
                     if let Ok(o) = Command::new("gdb")
-                        .args(["-p", &child.id().to_string(), "-batch", "-ex", "thread apply all bt"])
+                        .args([
+                            "-p",
+                            &child.id().to_string(),
+                            "-batch",
+                            "-ex",
+                            "thread apply all bt",
+                        ])
                         .output()
                     {
                         threads += &String::from_utf8_lossy(&o.stdout);
