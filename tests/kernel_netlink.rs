@@ -4,47 +4,15 @@
 //! reports to `Rtnl` and by what `ip` prints. Only the test runs `ip`, to
 //! make the veth pair and to look.
 
+mod common;
+
+use common::{root, sh};
 use dirigo::kernel::link::{locally_administered, Rtnl};
 use dirigo::kernel::netns::Netns;
 use dirigo::kernel::KernelError;
 use std::net::Ipv4Addr;
 use std::os::unix::fs::MetadataExt;
 use std::process::Command;
-
-/// Whether this test may run here: it needs root. In CI (`CI=true`) not
-/// being root is a failure, never a skip; elsewhere the skip is printed.
-/// (No hugepages needed, unlike `common::privileged`.)
-fn root(what: &str) -> bool {
-    let uid0 = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .map(|l| l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false);
-    if uid0 {
-        return true;
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{what}: cannot run in CI: not running as root");
-    }
-    eprintln!("SKIP {what}: not running as root");
-    false
-}
-
-/// Run `cmd` with `sh -c`: whether it succeeded, and its stdout + stderr.
-fn sh(cmd: &str) -> (bool, String) {
-    let o = Command::new("sh").arg("-c").arg(cmd).output().unwrap();
-    (
-        o.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        ),
-    )
-}
 
 /// Run `cmd` and insist that it succeeds; its output.
 fn ok(cmd: &str) -> String {

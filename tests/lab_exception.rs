@@ -74,6 +74,14 @@ fn in_exc(lab: &Lab, cmd: &[&str]) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// `curl` from the exception namespace: the response's headers.
+fn exc_get(lab: &Lab, url: &str) -> String {
+    in_exc(
+        lab,
+        &["curl", "-sS", "-m", "10", "-D", "-", "-o", "/dev/null", url],
+    )
+}
+
 /// A server program in the exception namespace (killed on drop).
 struct Server(Child);
 
@@ -213,20 +221,7 @@ fn kernel_reaches_the_networks(lab: &Lab) {
     let r = rip(1);
     let o = in_exc(lab, &["ping", "-c", "3", "-i", "0.2", "-W", "2", &r]);
     assert!(o.contains("3 received"), "{o}");
-    let o = in_exc(
-        lab,
-        &[
-            "curl",
-            "-sS",
-            "-m",
-            "10",
-            "-D",
-            "-",
-            "-o",
-            "/dev/null",
-            &format!("http://{r}/"),
-        ],
-    );
+    let o = exc_get(lab, &format!("http://{r}/"));
     assert!(o.contains("X-Server: rs1"), "{o}");
     let o = in_exc(lab, &["ping", "-c", "3", "-i", "0.2", "-W", "2", CLIENT]);
     assert!(o.contains("3 received"), "{o}");
@@ -246,20 +241,7 @@ fn kernel_reaches_the_networks(lab: &Lab) {
         &ready.display().to_string(),
     ]);
     lab.wait_for("client server", 15, || ready.exists());
-    let o = in_exc(
-        lab,
-        &[
-            "curl",
-            "-sS",
-            "-m",
-            "10",
-            "-D",
-            "-",
-            "-o",
-            "/dev/null",
-            &format!("http://{CLIENT}:8088/"),
-        ],
-    );
+    let o = exc_get(lab, &format!("http://{CLIENT}:8088/"));
     let _ = srv.kill();
     let _ = srv.wait();
     assert!(o.contains("X-Server: client"), "{o}");
@@ -346,19 +328,7 @@ fn lab_exception_path_dr_then_nat() {
     udp(&lab, "ret0");
     flood_own_address(&lab, "dr");
     // NAT on the same lab and daemon
-    lab.mode("nat");
-    for n in 1..=3 {
-        lab.adm(&[
-            "-e",
-            "-t",
-            &format!("{VIP}:80"),
-            "-r",
-            &rip(n),
-            "-m",
-            "-w",
-            "1",
-        ]);
-    }
+    lab.switch_to_nat();
     transfer(&lab, "nat");
     flood_own_address(&lab, "nat");
     // an address added at run time reaches the kernel interface too

@@ -62,19 +62,7 @@ fn lab_two_workers_dr_then_nat() {
     transfer(&lab, "dr-2w");
     // NAT on the same lab and daemon: real servers route via dirigo, the
     // services' real servers switch to masquerading
-    lab.mode("nat");
-    for n in 1..=3 {
-        lab.adm(&[
-            "-e",
-            "-t",
-            &format!("{VIP}:80"),
-            "-r",
-            &rip(n),
-            "-m",
-            "-w",
-            "1",
-        ]);
-    }
+    lab.switch_to_nat();
     let l = lab.adm(&["-L", "-n"]);
     assert_eq!(l.matches("Masq").count(), 3, "{l}");
     spread_multi(&lab, "nat");

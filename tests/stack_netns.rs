@@ -4,20 +4,10 @@
 
 mod common;
 
+use common::sh;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-fn sh(cmd: &str) -> (bool, String) {
-    let o = Command::new("sh").arg("-c").arg(cmd).output().unwrap();
-    (
-        o.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        ),
-    )
-}
 
 struct Netns(&'static [&'static str]);
 impl Drop for Netns {

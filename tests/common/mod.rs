@@ -7,18 +7,8 @@ use std::path::PathBuf;
 /// missing prerequisite is a failure, never a skip; elsewhere the skip is
 /// printed with its reason.
 pub fn privileged(what: &str) -> bool {
-    let ci = std::env::var("CI").map(|v| v == "true").unwrap_or(false);
     let mut why = Vec::new();
-    // SAFETY-free check: /proc/self/status Uid line.
-    let uid0 = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .map(|l| l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false);
-    if !uid0 {
+    if !is_root() {
         why.push("not running as root");
     }
     let huge = std::fs::read_to_string("/proc/sys/vm/nr_hugepages")
@@ -28,14 +18,54 @@ pub fn privileged(what: &str) -> bool {
     if huge < 256 {
         why.push("fewer than 256 hugepages reserved (run scripts/setup-hugepages.sh)");
     }
+    may_run(what, &why)
+}
+
+/// [`privileged`] for a test that needs root but no hugepages or EAL.
+pub fn root(what: &str) -> bool {
+    let why: &[&str] = if is_root() {
+        &[]
+    } else {
+        &["not running as root"]
+    };
+    may_run(what, why)
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(1) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+/// True when nothing is missing; else a failure in CI, a printed skip
+/// elsewhere.
+fn may_run(what: &str, why: &[&str]) -> bool {
     if why.is_empty() {
         return true;
     }
-    if ci {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
         panic!("{what}: cannot run in CI: {}", why.join("; "));
     }
     eprintln!("SKIP {what}: {}", why.join("; "));
     false
+}
+
+/// Run `cmd` with `sh -c`: whether it succeeded, and its stdout + stderr.
+pub fn sh(cmd: &str) -> (bool, String) {
+    let o = Command::new("sh").arg("-c").arg(cmd).output().unwrap();
+    (
+        o.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+    )
 }
 
 /// Each thread of process `pid`: its name and where it waits in the kernel

@@ -231,6 +231,24 @@ impl Lab {
         self.lab_ok(&["mode", mode]);
     }
 
+    /// Switch the running lab to NAT: the real servers route via dirigo and
+    /// the TCP service's rs1..rs3 masquerade (weight 1).
+    pub fn switch_to_nat(&self) {
+        self.mode("nat");
+        for n in 1..=3 {
+            self.adm(&[
+                "-e",
+                "-t",
+                &format!("{VIP}:80"),
+                "-r",
+                &rip(n),
+                "-m",
+                "-w",
+                "1",
+            ]);
+        }
+    }
+
     /// `dirigoadm --socket S ARGS`; panic unless it succeeds; stdout.
     pub fn adm(&self, args: &[&str]) -> String {
         self.adm_stdin(args, None)
