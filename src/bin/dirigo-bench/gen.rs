@@ -11,6 +11,13 @@ pub const CLIENT_NET: u32 = 0x0a00_0000; // 10.0.0.0/8 sources, varied per flow
 pub const VIP: u32 = 0xc0a8_6464; // 192.168.100.100
 /// Service port.
 pub const VPORT: u16 = 80;
+/// dirigo's own address on the wan port (the bench config's `wan`
+/// address): the exception scenario's own-address packets go there.
+pub const OWN_ADDR: u32 = 0xc0a8_6401; // 192.168.100.1
+/// The TCP port of the own-address packets (sshd's: not a service).
+pub const OWN_PORT: u16 = 22;
+/// In the exception pcap every `OWN_EVERY`-th packet is for [`OWN_ADDR`].
+pub const OWN_EVERY: u32 = 10;
 /// MAC of dirigo's wan port as written into frames: the first net_pcap
 /// device's fixed MAC (dirigo drops frames for other MACs).
 pub const DST_MAC: [u8; 6] = [0x02, 0x70, 0x63, 0x61, 0x70, 0x00];
@@ -24,8 +31,14 @@ pub fn flow(i: u32) -> (u32, u16) {
     (src, sport)
 }
 
-/// One 60-byte Ethernet/IPv4/TCP frame (64 on the wire with FCS).
+/// One 60-byte Ethernet/IPv4/TCP frame (64 on the wire with FCS) to the
+/// VIP's service port.
 pub fn tcp_frame(src: u32, sport: u16, flags: u8, id: u16) -> [u8; 60] {
+    tcp_frame_to(src, sport, VIP, VPORT, flags, id)
+}
+
+/// One 60-byte Ethernet/IPv4/TCP frame to `dst:dport`.
+pub fn tcp_frame_to(src: u32, sport: u16, dst: u32, dport: u16, flags: u8, id: u16) -> [u8; 60] {
     const L3: usize = ethernet::HEADER_LEN;
     const L4: usize = L3 + ipv4::MIN_HEADER_LEN;
     const END: usize = L4 + tcp::MIN_HEADER_LEN;
@@ -36,7 +49,7 @@ pub fn tcp_frame(src: u32, sport: u16, flags: u8, id: u16) -> [u8; 60] {
     eth.set_outer_ethertype(ethernet::ethertype::IPV4);
     ipv4::Repr {
         src,
-        dst: VIP,
+        dst,
         protocol: PROTO_TCP,
         payload_len: tcp::MIN_HEADER_LEN as u16,
         ttl: 64,
@@ -47,12 +60,12 @@ pub fn tcp_frame(src: u32, sport: u16, flags: u8, id: u16) -> [u8; 60] {
     .emit(&mut ipv4::Packet::new_unchecked(&mut f[L3..END]));
     let mut tcp = tcp::Packet::new_unchecked(&mut f[L4..END]);
     tcp.set_src_port(sport);
-    tcp.set_dst_port(VPORT);
+    tcp.set_dst_port(dport);
     tcp.set_seq_number(1000);
     tcp.set_header_len(tcp::MIN_HEADER_LEN);
     tcp.set_flags(flags);
     tcp.set_window(65535);
-    tcp.fill_checksum(src, VIP);
+    tcp.fill_checksum(src, dst);
     f
 }
 
@@ -60,6 +73,19 @@ pub fn tcp_frame(src: u32, sport: u16, flags: u8, id: u16) -> [u8; 60] {
 /// flow (replayed forever, every packet after the first pass hits an
 /// existing connection); for new connections, one SYN per flow.
 pub fn write_pcap(path: &Path, flows: u32, syn_only: bool) -> std::io::Result<u64> {
+    write(path, flows, syn_only, false)
+}
+
+/// The established pcap of [`write_pcap`] with every [`OWN_EVERY`]-th
+/// packet of both passes (flows `i % OWN_EVERY == OWN_EVERY - 1`) replaced
+/// by a TCP SYN from that flow's client address and port to dirigo's own
+/// address, port [`OWN_PORT`]: traffic for the exception path (those flows
+/// never reach the VIP).
+pub fn write_pcap_own(path: &Path, flows: u32) -> std::io::Result<u64> {
+    write(path, flows, false, true)
+}
+
+fn write(path: &Path, flows: u32, syn_only: bool, own: bool) -> std::io::Result<u64> {
     let f = std::fs::File::create(path)?;
     let mut w = BufWriter::with_capacity(1 << 20, f);
     // pcap global header, microsecond resolution, Ethernet
@@ -75,7 +101,11 @@ pub fn write_pcap(path: &Path, flows: u32, syn_only: bool) -> std::io::Result<u6
     for &flags in passes {
         for i in 0..flows {
             let (src, sport) = flow(i);
-            let fr = tcp_frame(src, sport, flags, i as u16);
+            let fr = if own && i % OWN_EVERY == OWN_EVERY - 1 {
+                tcp_frame_to(src, sport, OWN_ADDR, OWN_PORT, 0x02, i as u16)
+            } else {
+                tcp_frame(src, sport, flags, i as u16)
+            };
             // one packet per microsecond; ts_usec must stay below 10^6
             w.write_all(&((n / 1_000_000) as u32).to_le_bytes())?;
             w.write_all(&((n % 1_000_000) as u32).to_le_bytes())?;
@@ -140,6 +170,57 @@ mod tests {
             assert_eq!((s.2, s.3), (i < 3, i >= 3), "packet {i}");
         }
         assert_eq!(write_pcap(&p, 4, true).unwrap(), 4);
+    }
+
+    #[test]
+    fn own_address_pcap_has_one_packet_in_ten_for_dirigo() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("own.pcap");
+        let flows = 1000;
+        assert_eq!(write_pcap_own(&p, flows).unwrap(), 2 * flows as u64);
+        let mut r = pcap_file::pcap::PcapReader::new(std::fs::File::open(&p).unwrap()).unwrap();
+        let (mut own, mut vip, mut n) = (0, 0, 0usize);
+        while let Some(pkt) = r.next_packet() {
+            let pkt = pkt.unwrap();
+            assert_eq!(pkt.data.len(), 60);
+            assert_eq!(pkt.data[..6], DST_MAC);
+            assert_eq!(
+                checksum::checksum(&pkt.data[14..34]),
+                0,
+                "packet {n}: IP checksum"
+            );
+            let sp = etherparse::SlicedPacket::from_ethernet(&pkt.data).unwrap();
+            let Some(etherparse::NetSlice::Ipv4(ip)) = &sp.net else {
+                panic!("not IPv4")
+            };
+            let Some(etherparse::TransportSlice::Tcp(t)) = &sp.transport else {
+                panic!("not TCP")
+            };
+            let (src, dst) = (ip.header().source(), ip.header().destination());
+            let want = t
+                .to_header()
+                .calc_checksum_ipv4_raw(src, dst, t.payload())
+                .unwrap();
+            assert_eq!(t.checksum(), want, "packet {n}: TCP checksum");
+            let i = (n % flows as usize) as u32;
+            let (a, sp) = flow(i);
+            assert_eq!((src, t.source_port()), (a.to_be_bytes(), sp), "packet {n}");
+            if i % OWN_EVERY == OWN_EVERY - 1 {
+                assert_eq!(dst, [192, 168, 100, 1], "packet {n}");
+                assert_eq!(t.destination_port(), 22);
+                assert!(t.syn() && !t.ack(), "packet {n}: a SYN");
+                own += 1;
+            } else {
+                assert_eq!(dst, [192, 168, 100, 100], "packet {n}");
+                assert_eq!(t.destination_port(), 80);
+                assert_eq!((t.syn(), t.ack()), (n < 1000, n >= 1000), "packet {n}");
+                vip += 1;
+            }
+            n += 1;
+        }
+        assert_eq!(n, 2000);
+        assert_eq!(own, n / 10, "10% for dirigo's own address");
+        assert_eq!(vip, n - own);
     }
 
     #[test]

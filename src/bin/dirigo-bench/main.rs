@@ -2,10 +2,11 @@
 //!
 //! `dirigo-bench` runs, per run: testpmd (io, macswap) on net_pcap
 //! (`infinite_rx=1`) -> net_null, the real `dirigo` daemon on the same
-//! devices for DR/TUN/NAT established traffic and a new-connection workload,
-//! and the sans-IO micro-benchmark; then prints the medians. `--markdown`
-//! writes BENCHMARKS.md, `--csv` the chart data. `dirigo-bench micro` runs
-//! only the micro-benchmark. See BENCHMARKS.md.
+//! devices for DR/TUN/NAT established traffic, DR with 10% of the packets
+//! for dirigo's own address (the exception path) and a new-connection
+//! workload, and the sans-IO micro-benchmark; then prints the medians.
+//! `--markdown` writes BENCHMARKS.md, `--csv` the chart data.
+//! `dirigo-bench micro` runs only the micro-benchmark. See BENCHMARKS.md.
 
 mod agg;
 mod dut;
@@ -78,6 +79,10 @@ pub struct Plan {
     pub sizes: Vec<(&'static str, u32)>,
     /// Methods of the established scenarios.
     pub methods: Vec<Method>,
+    /// (label, flows) of the exception scenario: DR on the established
+    /// pcap of that size with every 10th packet for dirigo's own address,
+    /// the wan port's exception path configured.
+    pub exception_size: (&'static str, u32),
     /// Distinct SYNs in the new-connection pcap.
     pub newconn_flows: u32,
     /// Table capacity in the new-connection scenario.
@@ -104,6 +109,7 @@ impl Plan {
             Plan {
                 sizes: vec![("1k", 1000)],
                 methods: vec![Method::Dr, Method::Nat],
+                exception_size: ("1k", 1000),
                 newconn_flows: 20_000,
                 newconn_capacity: 1024,
                 capacity: 4096,
@@ -118,6 +124,7 @@ impl Plan {
             Plan {
                 sizes: vec![("1k", 1000), ("100k", 100_000), ("1M", 1_000_000)],
                 methods: vec![Method::Dr, Method::Tun, Method::Nat],
+                exception_size: ("100k", 100_000),
                 newconn_flows: 1_000_000,
                 newconn_capacity: 65536,
                 capacity: 1 << 20,
@@ -145,14 +152,39 @@ fn pcap_path(dir: &Path, label: &str) -> PathBuf {
     dir.join(format!("bench-{label}.pcap"))
 }
 
+/// The label of the exception scenario's pcap for flow count `label`.
+fn own_label(label: &str) -> String {
+    format!("{label}-own")
+}
+
+/// The scenario name of the exception run at flow count `label`.
+pub fn exc_scenario(label: &str) -> String {
+    format!("DR+own {label}")
+}
+
+/// Which pcap to write.
+#[derive(Clone, Copy)]
+enum PcapKind {
+    /// One SYN then one ACK per flow.
+    Established,
+    /// One SYN per flow.
+    SynOnly,
+    /// Established, every 10th packet for dirigo's own address.
+    OwnAddress,
+}
+
 /// Generate (or reuse) the pcaps; returns (label, path, packets).
 fn pcaps(plan: &Plan, dir: &Path) -> Result<Vec<(String, PathBuf, u64)>, String> {
     let mut v = Vec::new();
-    let mut make = |label: String, flows: u32, syn_only: bool| -> Result<(), String> {
+    let mut make = |label: String, flows: u32, kind: PcapKind| -> Result<(), String> {
         let p = pcap_path(dir, &label);
         let t = Instant::now();
-        let n =
-            gen::write_pcap(&p, flows, syn_only).map_err(|e| format!("{}: {e}", p.display()))?;
+        let n = match kind {
+            PcapKind::Established => gen::write_pcap(&p, flows, false),
+            PcapKind::SynOnly => gen::write_pcap(&p, flows, true),
+            PcapKind::OwnAddress => gen::write_pcap_own(&p, flows),
+        }
+        .map_err(|e| format!("{}: {e}", p.display()))?;
         eprintln!(
             "dirigo-bench: wrote {} ({n} packets, {:.1} s)",
             p.display(),
@@ -162,9 +194,11 @@ fn pcaps(plan: &Plan, dir: &Path) -> Result<Vec<(String, PathBuf, u64)>, String>
         Ok(())
     };
     for &(label, flows) in &plan.sizes {
-        make(label.to_string(), flows, false)?;
+        make(label.to_string(), flows, PcapKind::Established)?;
     }
-    make("newconn".to_string(), plan.newconn_flows, true)?;
+    make("newconn".to_string(), plan.newconn_flows, PcapKind::SynOnly)?;
+    let (label, flows) = plan.exception_size;
+    make(own_label(label), flows, PcapKind::OwnAddress)?;
     Ok(v)
 }
 
@@ -294,6 +328,7 @@ fn one_run(
                 warmup: plan.warmup,
                 measure: plan.measure,
                 workers: 1,
+                exception: false,
             };
             let r = dut::run(&c, &tag(&format!("{}-{label}", mname(m))))?;
             let k = format!("dirigo|{} {label}", mname(m));
@@ -305,6 +340,9 @@ fn one_run(
                 r.mpps,
                 r.tracked
             );
+            if m == Method::Dr && label == plan.exception_size.0 {
+                run_exception(plan, run, dir, bin, files, agg)?;
+            }
         }
     }
     // DR with two workers (1k and 100k flows; 1M would need two preloaded
@@ -324,6 +362,7 @@ fn one_run(
             warmup: plan.warmup,
             measure: plan.measure,
             workers: 2,
+            exception: false,
         };
         let r = dut::run(&c, &tag(&format!("dr2w-{label}")))?;
         let ratio = record_dut(agg, &format!("dirigo|DR-2w {label}"), label, &r);
@@ -344,6 +383,7 @@ fn one_run(
         warmup: plan.warmup,
         measure: plan.measure,
         workers: 1,
+        exception: false,
     };
     let r = dut::run(&c, &tag("newconn"))?;
     let nc_base = if plan.quick {
@@ -362,6 +402,69 @@ fn one_run(
     );
     run_micro(plan, agg, None, None);
     run_memprobe(plan, agg);
+    Ok(())
+}
+
+/// The exception scenario: DR on the pcap whose every 10th packet is a SYN
+/// to dirigo's own address (192.168.100.1:22), the wan port's exception
+/// path configured (net_tap in a namespace, the default rate limit). The
+/// lan TX rate is the VIP forwarding rate; it is compared with the plain DR
+/// run of the same size in this run and with testpmd macswap on the plain
+/// pcap.
+fn run_exception(
+    plan: &Plan,
+    run: usize,
+    dir: &Path,
+    bin: &Path,
+    files: &[(String, PathBuf, u64)],
+    agg: &mut Agg,
+) -> Result<(), String> {
+    let label = plan.exception_size.0;
+    let own = own_label(label);
+    let (_, path, n) = files
+        .iter()
+        .find(|f| f.0 == own)
+        .ok_or(format!("no pcap {own}"))?;
+    let c = dut::DutCase {
+        bin,
+        pcap: path,
+        pcap_pkts: *n,
+        method: Method::Dr,
+        capacity: plan.capacity,
+        embryonic_grace_ms: dirigo::lb::conn::EMBRYONIC_GRACE_MS,
+        dir,
+        warmup: plan.warmup,
+        measure: plan.measure,
+        workers: 1,
+        exception: true,
+    };
+    let r = dut::run(&c, &format!("r{run}-DR-own-{label}"))?;
+    let k = format!("dirigo|{}", exc_scenario(label));
+    let ratio = record_dut(agg, &k, label, &r);
+    let plain = agg
+        .values(&format!("dirigo|DR {label}|mpps"))
+        .last()
+        .copied()
+        .unwrap_or(f64::NAN);
+    let kr = r.kernel.unwrap_or_default();
+    agg.push(&format!("{k}|plain"), r.mpps / plain);
+    agg.push(&format!("{k}|rx"), r.rx_mpps);
+    agg.push(&format!("{k}|own_in"), kr.arrived());
+    agg.push(&format!("{k}|to_kernel"), kr.to_kernel);
+    agg.push(&format!("{k}|limited"), kr.rate_limited);
+    agg.push(&format!("{k}|lost"), kr.ring_full + kr.write_failed);
+    eprintln!(
+        "run {run}: dirigo DR {label} + 10% own-address (exception path): {:.2} Mpps VIP forwarded \
+         ({:.2} x plain DR {label}, {ratio:.2}x macswap), tracked {}; own-address {:.0}/s: \
+         to kernel {:.0}/s, rate-limited {:.0}/s, ring full / not written {:.0}/s",
+        r.mpps,
+        r.mpps / plain,
+        r.tracked,
+        kr.arrived(),
+        kr.to_kernel,
+        kr.rate_limited,
+        kr.ring_full + kr.write_failed
+    );
     Ok(())
 }
 
