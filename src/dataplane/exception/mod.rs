@@ -17,14 +17,15 @@ pub struct TokenBucket {
     rate: u64,
     /// Bucket size in tokens.
     burst: u64,
-    /// Tokens now, in millionths (so slow rates refill between calls).
-    micro: u64,
-    /// When `micro` was last brought up to date.
+    /// Tokens now, in billionths: a nanosecond at `rate` tokens/s adds
+    /// exactly `rate` of them, so no call loses a fraction of a token.
+    nano: u64,
+    /// When `nano` was last brought up to date.
     last_ns: u64,
 }
 
-/// Millionths of a token in one token.
-const MICRO: u64 = 1_000_000;
+/// Billionths of a token in one token.
+const NANO: u64 = 1_000_000_000;
 
 impl TokenBucket {
     /// A full bucket of `burst` tokens (at least 1 when `rate` > 0)
@@ -34,7 +35,7 @@ impl TokenBucket {
         TokenBucket {
             rate,
             burst,
-            micro: burst.saturating_mul(MICRO),
+            nano: burst.saturating_mul(NANO),
             last_ns: 0,
         }
     }
@@ -45,14 +46,13 @@ impl TokenBucket {
     pub fn take(&mut self, now_ns: u64) -> bool {
         let dt = now_ns.saturating_sub(self.last_ns);
         self.last_ns = self.last_ns.max(now_ns);
-        // rate tokens/s = rate millionths of a token per microsecond
-        let add = (dt / 1_000).saturating_mul(self.rate);
-        self.micro = self
-            .micro
-            .saturating_add(add)
-            .min(self.burst.saturating_mul(MICRO));
-        if self.micro >= MICRO {
-            self.micro -= MICRO;
+        // rate tokens/s = rate billionths of a token per nanosecond
+        self.nano = self
+            .nano
+            .saturating_add(dt.saturating_mul(self.rate))
+            .min(self.burst.saturating_mul(NANO));
+        if self.nano >= NANO {
+            self.nano -= NANO;
             true
         } else {
             false

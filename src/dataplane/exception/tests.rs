@@ -27,6 +27,19 @@ fn bucket_passes_its_burst_then_its_rate() {
 }
 
 #[test]
+fn calls_closer_than_a_microsecond_lose_nothing() {
+    // a flood every 400 ns for a second at 20000/s: 20000 (+ the burst)
+    let mut b = TokenBucket::new(20_000, 1000);
+    let t0 = S;
+    let n = (0..2_500_000u64).filter(|i| b.take(t0 + i * 400)).count();
+    assert!((20_990..=21_010).contains(&n), "passed {n}");
+    // and every 1.5 µs
+    let mut b = TokenBucket::new(20_000, 1000);
+    let n = (0..666_667u64).filter(|i| b.take(t0 + i * 1500)).count();
+    assert!((20_990..=21_010).contains(&n), "passed {n}");
+}
+
+#[test]
 fn bucket_refills_only_up_to_its_burst() {
     let mut b = TokenBucket::new(100, 5);
     for _ in 0..5 {
