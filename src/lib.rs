@@ -8,6 +8,7 @@
 //! * [`ctl`] — control-plane protocol, ipvsadm-compatible CLI, config.
 //! * [`counters`] — counter enums declared once (names, count, drop or not).
 //! * [`kernel`] — kernel interfaces and named namespaces over netlink.
+//! * [`health`] — health checks (keepalived's semantics).
 //! * `pmd`   — the only driver: DPDK EAL, mempools, ports, mbuf bursts.
 //! * [`mem`] — prefetch and transparent huge pages (hints the core may use).
 //!
@@ -20,6 +21,7 @@ pub mod counters;
 pub mod ctl;
 pub mod daemon;
 pub mod dataplane;
+pub mod health;
 pub mod kernel;
 pub mod lb;
 #[allow(unsafe_code)]
