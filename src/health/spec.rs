@@ -88,6 +88,11 @@ pub struct CheckSpec {
     pub port: Option<u16>,
     /// DR/TUN: probe VIP:port through dirigo's own rewrite to this server.
     pub via_vip: bool,
+    /// Run when the server comes up (keepalived `notify_up`; `{rip}`,
+    /// `{rport}`, `{vip}`, `{vport}` replaced); empty: nothing.
+    pub notify_up: Vec<String>,
+    /// Run when it goes down (keepalived `notify_down`).
+    pub notify_down: Vec<String>,
 }
 
 impl CheckSpec {

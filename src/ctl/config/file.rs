@@ -264,6 +264,10 @@ pub struct RealServerConfig {
     /// Lower connection threshold (0 = none).
     #[serde(default)]
     pub lower_threshold: u32,
+    /// This server's own check (overrides the service's; unset keys are
+    /// the service's).
+    #[serde(default)]
+    pub check: Option<CheckConfig>,
 }
 fn default_method() -> Method {
     Method::Dr
@@ -295,6 +299,63 @@ pub struct ServiceConfig {
     /// Real servers.
     #[serde(default)]
     pub real_server: Vec<RealServerConfig>,
+    /// Minimum live weight; below it the VIP is withdrawn.
+    #[serde(default)]
+    pub quorum: Option<u32>,
+    /// `IP:PORT` that takes new connections while the quorum is lost.
+    #[serde(default)]
+    pub sorry_server: Option<String>,
+    /// The check of every real server of the service.
+    #[serde(default)]
+    pub check: Option<CheckConfig>,
+}
+
+/// `[service.check]` and a real server's `check`: keepalived's checkers.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CheckConfig {
+    /// `tcp`, `http`, `https`, `udp`, `ping` or `exec`.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// Seconds between checks (keepalived `delay_loop`).
+    pub interval: Option<f64>,
+    /// Seconds a check may take (keepalived `connect_timeout`).
+    pub timeout: Option<f64>,
+    /// Successes in a row before a server is up.
+    pub rise: Option<u32>,
+    /// Failures in a row before it is down (keepalived `retry`).
+    pub fall: Option<u32>,
+    /// `inhibit` (weight 0) or `remove`.
+    pub on_failure: Option<crate::health::spec::OnFailure>,
+    /// Port to probe instead of the real server's (`connect_port`).
+    pub port: Option<u16>,
+    /// http: request path.
+    pub path: Option<String>,
+    /// http: accepted statuses, "200" or "200-299".
+    pub status: Option<Vec<String>>,
+    /// http: a substring of the body; udp: of the answer.
+    pub expect: Option<String>,
+    /// http: the Host header.
+    pub host: Option<String>,
+    /// udp: what is sent.
+    pub payload: Option<String>,
+    /// exec: program and arguments.
+    pub command: Option<Vec<String>>,
+    /// DR/TUN: probe VIP:port through dirigo to this server.
+    pub via_vip: Option<bool>,
+    /// Command run when a server comes up.
+    pub notify_up: Option<Vec<String>>,
+    /// Command run when a server goes down.
+    pub notify_down: Option<Vec<String>>,
+}
+
+/// `[health]`
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HealthConfig {
+    /// Namespace the checks run in (default: `[exception] netns`).
+    #[serde(default)]
+    pub netns: Option<String>,
 }
 fn default_sched() -> String {
     "wlc".into()
@@ -321,4 +382,6 @@ pub(super) struct RawConfig {
     pub(super) service: Vec<ServiceConfig>,
     #[serde(default)]
     pub(super) exception: Option<ExceptionConfig>,
+    #[serde(default)]
+    pub(super) health: Option<HealthConfig>,
 }

@@ -5,11 +5,14 @@
 //! docs/CONFIG.md.
 
 mod file;
+mod health;
 
 pub use file::{
-    ControlConfig, DataplaneConfig, EalConfig, ExceptionBackend, ExceptionConfig, NeighborConfig,
-    PortConfig, RealServerConfig, RouteConfig, ServiceConfig, TimeoutsConfig,
+    CheckConfig, ControlConfig, DataplaneConfig, EalConfig, ExceptionBackend, ExceptionConfig,
+    HealthConfig, NeighborConfig, PortConfig, RealServerConfig, RouteConfig, ServiceConfig,
+    TimeoutsConfig,
 };
+pub use health::{check_spec, ServiceHealth};
 
 use crate::lb::sched::maglev::is_prime;
 use crate::lb::sched::{SchedFlags, SchedKind};
@@ -100,6 +103,8 @@ pub struct Service {
     pub spec: ServiceSpec,
     /// Its real servers.
     pub dests: Vec<DestSpec>,
+    /// Its checks, quorum and sorry server.
+    pub health: ServiceHealth,
 }
 
 /// The whole validated configuration.
@@ -125,6 +130,10 @@ pub struct Config {
     pub services: Vec<Service>,
     /// The exception path (`None`: no port has a kernel interface).
     pub exception: Option<ExceptionConfig>,
+    /// Where health checks run: `Some(namespace)`, or `None` for
+    /// dirigo's own namespace (`[health]` without `netns` and no
+    /// `[exception] netns`). Checks need `[health]` or an exception path.
+    pub health_netns: Option<String>,
 }
 
 /// Parse `aa:bb:cc:dd:ee:ff`.
@@ -205,6 +214,7 @@ impl Config {
             udp: t.udp,
         });
         let services = services(&raw.service)?;
+        let health_netns = health_path(&raw, &ports, &services)?;
         Ok(Config {
             path: path.into(),
             eal: raw.eal,
@@ -216,8 +226,39 @@ impl Config {
             timeouts,
             services,
             exception: raw.exception,
+            health_netns,
         })
     }
+}
+
+/// Where the checks run: `[health] netns`, else the exception path's
+/// namespace. Checks with neither a `[health]` section nor a port with a
+/// kernel interface have no way to the real servers: an error, not a
+/// silent "all up".
+fn health_path(
+    raw: &RawConfig,
+    ports: &[Port],
+    services: &[Service],
+) -> Result<Option<String>, String> {
+    if let Some(h) = &raw.health {
+        if let Some(ns) = &h.netns {
+            crate::kernel::netns::valid_name(ns).map_err(|e| format!("[health] netns: {e}"))?;
+        }
+        return Ok(h.netns.clone());
+    }
+    let checked = services
+        .iter()
+        .find(|s| s.health.check.is_some() || !s.health.checks.is_empty());
+    let kernel = ports.iter().any(|p| p.kernel_interface.is_some());
+    if let (Some(s), false) = (checked, kernel) {
+        return Err(format!(
+            "service {}: health checks need a way to the real servers: an exception path \
+             ([exception] and a port's kernel_interface; they run in its namespace) or \
+             [health] netns = \"...\" (a namespace that reaches them another way)",
+            s.spec.key.vip
+        ));
+    }
+    Ok(raw.exception.as_ref().and_then(|x| x.netns.clone()))
 }
 
 /// Index of the port named `name`.
@@ -439,7 +480,12 @@ fn service(s: &ServiceConfig, key: ServiceKey) -> Result<Service, String> {
         }
         dests.push(d);
     }
-    Ok(Service { spec, dests })
+    let health = health::service_health(s, &dests)?;
+    Ok(Service {
+        spec,
+        dests,
+        health,
+    })
 }
 
 /// One `[[service.real_server]]` of `s`, whose port is `port`.

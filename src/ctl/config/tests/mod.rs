@@ -306,3 +306,5 @@ fn exception_errors_are_one_readable_line() {
     );
     assert!(Config::parse(&t, "t.toml").is_ok());
 }
+
+mod health;
