@@ -5,12 +5,13 @@
 //! * [`probe`] — one check: TCP connect, HTTP/HTTPS GET (status ranges, a
 //!   string in the body, any certificate), UDP answer, ICMP echo, or a
 //!   command's exit status, under the check's timeout;
-//! * `engine` — the checker thread: the jobs' probes run off the data
+//! * [`engine`] — the checker thread: the jobs' probes run off the data
 //!   path, on an async runtime of its own, through kernel sockets in the
 //!   exception namespace, each on its schedule; their reports go to the
 //!   control loop, which owns the [`state::Tracker`]s and turns state
 //!   changes into effective weights and a new snapshot.
 
+pub mod engine;
 pub mod probe;
 pub mod spec;
 pub mod state;

@@ -1,5 +1,9 @@
-//! The probes against small servers on 127.0.0.1.
+//! The probes against small servers on 127.0.0.1, the engine's schedule
+//! and job replacement, a thousand jobs at once, and (as root) an engine in
+//! a network namespace.
 
+mod engine;
+mod netns;
 mod probe;
 mod servers;
 
