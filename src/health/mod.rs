@@ -2,10 +2,19 @@
 //!
 //! * [`spec`] — what a check is (validated from the configuration);
 //! * [`state`] — rise and fall: check results -> a server's state (sans-IO);
-//! * `engine` — the checker thread: probes (TCP, HTTP/HTTPS, UDP, ICMP,
-//!   exec) run off the data path, through kernel sockets in the exception
-//!   namespace, on each job's schedule; results go to the control loop,
-//!   which turns state changes into effective weights and a new snapshot.
+//! * [`probe`] — one check: TCP connect, HTTP/HTTPS GET (status ranges, a
+//!   string in the body, any certificate), UDP answer, ICMP echo, or a
+//!   command's exit status, under the check's timeout;
+//! * [`engine`] — the checker thread: the jobs' probes run off the data
+//!   path, on an async runtime of its own, through kernel sockets in the
+//!   exception namespace, each on its schedule; their reports go to the
+//!   control loop, which owns the [`state::Tracker`]s and turns state
+//!   changes into effective weights and a new snapshot.
 
+pub mod engine;
+pub mod probe;
 pub mod spec;
 pub mod state;
+
+#[cfg(test)]
+mod tests;

@@ -1,6 +1,8 @@
 //! What a health check is (validated from the configuration): the probe,
-//! its timing and what a failure does. Sans-IO: the engine runs them.
+//! its timing and what a failure does, and a [`Job`]: one server's check
+//! with the addresses it uses. Sans-IO: the engine runs them.
 
+use crate::lb::spec::{DestKey, ServiceKey};
 use std::net::SocketAddrV4;
 use std::time::Duration;
 
@@ -100,4 +102,31 @@ impl CheckSpec {
     pub fn target(&self, rs: SocketAddrV4) -> SocketAddrV4 {
         SocketAddrV4::new(*rs.ip(), self.port.unwrap_or(rs.port()))
     }
+}
+
+/// Which check: one real server of one service.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct JobKey {
+    /// The virtual service.
+    pub service: ServiceKey,
+    /// The real server.
+    pub rs: DestKey,
+}
+
+/// One real server's check, as the engine runs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Job {
+    /// Which check.
+    pub key: JobKey,
+    /// What to do, how often.
+    pub spec: CheckSpec,
+    /// Where the probe goes (the real server's address and port, or
+    /// `spec.port`; for `via_vip` the VIP and port).
+    pub target: SocketAddrV4,
+    /// Local address (and port, 0 = any) to bind the probe's socket to.
+    pub bind: Option<SocketAddrV4>,
+    /// The real server, for exec's `{rip}` and `{rport}`.
+    pub rs: SocketAddrV4,
+    /// The virtual service, for exec's `{vip}` and `{vport}`.
+    pub vip: SocketAddrV4,
 }

@@ -195,8 +195,7 @@ impl Netns {
             let thread = std::thread::Builder::new()
                 .name("netns".into())
                 .spawn_scoped(scope, || {
-                    setns(self.fd(), CloneFlags::CLONE_NEWNET)
-                        .map_err(|e| fail(&self.name, "cannot enter the namespace (setns)", e))?;
+                    self.enter_current_thread()?;
                     Ok(f())
                 })
                 .map_err(|e| fail(&self.name, "cannot start a thread to enter it", e))?;
@@ -204,6 +203,29 @@ impl Netns {
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         })
+    }
+
+    /// Another handle on the same namespace (the file descriptor
+    /// duplicated), e.g. to move into a thread that enters it.
+    pub fn try_clone(&self) -> Result<Netns, KernelError> {
+        let file = self
+            .file
+            .try_clone()
+            .map_err(|e| fail(&self.name, "cannot duplicate the namespace's descriptor", e))?;
+        Ok(Netns {
+            name: self.name.clone(),
+            file,
+        })
+    }
+
+    /// Move the calling thread into this namespace for the rest of its
+    /// life: every socket it opens and every process it starts from then
+    /// on lives there (the rest of the process stays where it is). Only for
+    /// a thread made for it and never given back: unlike [`Netns::run`],
+    /// nothing returns the thread to where it was.
+    pub fn enter_current_thread(&self) -> Result<(), KernelError> {
+        setns(self.fd(), CloneFlags::CLONE_NEWNET)
+            .map_err(|e| fail(&self.name, "cannot enter the namespace (setns)", e))
     }
 
     /// Delete the namespace NAME as `ip netns del` does: detach the mount
