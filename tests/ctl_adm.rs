@@ -347,3 +347,66 @@ fn dirigoctl_commands() {
     assert_eq!(ctl(s, &["drops"]).code, 0);
     srv.shutdown().unwrap();
 }
+
+#[test]
+fn dirigoctl_health() {
+    let srv = start();
+    let s = srv.path.as_path();
+    let o = ctl(s, &["health"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let lines: Vec<&str> = o.stdout.lines().collect();
+    assert!(lines[0].starts_with("SERVICE"), "{}", o.stdout);
+    let row: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(
+        &row[..8],
+        &[
+            "TCP",
+            "10.0.0.100:80",
+            "172.16.0.11:80",
+            "http",
+            "down",
+            "12s",
+            "3/0",
+            "40"
+        ],
+        "{}",
+        o.stdout
+    );
+    assert!(lines[1].ends_with("1.5ms status 503"), "{}", lines[1]);
+    assert_eq!(
+        lines[2],
+        "transitions: 1 down, 0 up; quorum lost 0, restored 0"
+    );
+    assert!(
+        lines[3].contains("12s ago  TCP 10.0.0.100:80 real server 172.16.0.11:80 down: 2 failures")
+    );
+    let o = ctl(s, &["--json", "health"]);
+    let v: serde_json::Value = serde_json::from_str(o.stdout.trim()).unwrap();
+    assert_eq!(v["ok"]["data"]["servers"][0]["effective_weight"], 0);
+    // maintenance: the service's protocol defaults to TCP, the port to the service's
+    assert_eq!(
+        ctl(s, &["health", "disable", "10.0.0.100:80", "172.16.0.11"]).code,
+        0
+    );
+    assert_eq!(
+        ctl(
+            s,
+            &["health", "enable", "tcp:10.0.0.100:80", "172.16.0.11:80"]
+        )
+        .code,
+        0
+    );
+    let o = ctl(s, &["health", "disable", "10.0.0.100:80", "172.16.0.99"]);
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains("has no health check"), "{}", o.stderr);
+    let o = ctl(
+        s,
+        &["health", "disable", "sctp:10.0.0.100:80", "172.16.0.11"],
+    );
+    assert_eq!(o.code, 1);
+    assert!(
+        o.stderr.contains("bad service 'sctp:10.0.0.100:80'"),
+        "{}",
+        o.stderr
+    );
+}

@@ -7,6 +7,8 @@
 #                           from this namespace into the lab and configure them
 #   lab.sh detach           undo attach (taps back here, if they still exist)
 #   lab.sh mode MODE        reconfigure the real servers for another mode
+#   lab.sh http-stop N      stop real server N's HTTP application (a dead server)
+#   lab.sh http-start N     start it again
 #   lab.sh standin          TEST ONLY: create a stand-in director instead of dirigo
 #   lab.sh down             remove everything (idempotent)
 #   lab.sh status           show what exists
@@ -195,6 +197,14 @@ lab__spawn() {
     [[ ${LAB__NOWAIT:-0} == 1 ]] || lab__wait_ready "$name"
 }
 
+# Start real server N's HTTP application (its /health answers what the
+# file $LAB_STATE_DIR/rsN.health says: "STATUS BODY"; "200 ok" without it).
+lab__http() {
+    local i=$1
+    lab__spawn "${LAB_RS_NS[i - 1]}" "rs$i-http" rs_server.py --name "rs$i" --port "$LAB_HTTP_PORT" \
+        --blob-size "$LAB_BLOB_SIZE" --health-file "$LAB_STATE_DIR/rs$i.health"
+}
+
 # Wait for NAME's ready file; fail fast (with its log) when it died.
 lab__wait_ready() {
     local name=$1 st=$LAB_STATE_DIR i pid
@@ -287,7 +297,7 @@ lab_up() {
         fi
         lab__x ip -n "$ns" addr add "${LAB_RS_IPS[i - 1]}/24" dev eth0
         lab__x ip -n "$ns" link set eth0 up
-        LAB__NOWAIT=1 lab__spawn "$ns" "rs$i-http" rs_server.py --name "rs$i" --port "$LAB_HTTP_PORT" --blob-size "$LAB_BLOB_SIZE"
+        LAB__NOWAIT=1 lab__http "$i"
         LAB__NOWAIT=1 lab__spawn "$ns" "rs$i-udp" udp_echo.py --name "rs$i" --port "$LAB_UDP_PORT"
     done
     for ((i = 1; i <= LAB_NRS; i++)); do
@@ -557,6 +567,14 @@ lab_main() {
     attach) lab_attach "$@" ;;
     detach) lab_detach ;;
     mode) lab_mode "$@" ;;
+    http-stop)
+        lab_config
+        lab__stop "rs${1:?usage: lab.sh http-stop N}-http"
+        ;;
+    http-start)
+        lab_config
+        lab__http "${1:?usage: lab.sh http-start N}"
+        ;;
     standin)
         # shellcheck source=standin.sh
         source "$LAB_DIR/standin.sh"

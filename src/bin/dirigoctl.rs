@@ -6,8 +6,9 @@ use dirigo::ctl::client::{socket_path, Client, ClientError};
 use dirigo::ctl::proto::{Request, Response, ResponseEnvelope};
 use dirigo::ctl::table;
 use dirigo::ctl::view::MacAddr;
+use dirigo::lb::spec::{DestKey, Proto, ServiceKey};
 use dirigo::net::addr::Ipv4Cidr;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -57,6 +58,12 @@ enum Cmd {
     Drops,
     /// Re-read the configuration file.
     Reload,
+    /// Health checks: every checked real server, withdrawn VIPs, the last
+    /// transitions; `disable`/`enable` a server for maintenance.
+    Health {
+        #[command(subcommand)]
+        op: Option<HealthOp>,
+    },
     /// Client and daemon versions.
     Version,
 }
@@ -78,6 +85,55 @@ struct AddrArgs {
     /// Port id.
     #[arg(long, default_value_t = 0)]
     port: u16,
+}
+
+#[derive(Subcommand)]
+enum HealthOp {
+    /// Show every checked server (the default).
+    Show,
+    /// Take a real server out of its service (weight 0) whatever its checks say.
+    Disable(HealthArgs),
+    /// Give it back to its checks.
+    Enable(HealthArgs),
+}
+
+#[derive(Args)]
+struct HealthArgs {
+    /// The service: `[tcp:|udp:]VIP:PORT` (tcp when not said).
+    service: String,
+    /// The real server: `RIP[:PORT]` (the service's port when not said).
+    server: String,
+}
+
+/// `[tcp:|udp:]VIP:PORT`.
+fn parse_service(s: &str) -> Result<ServiceKey, String> {
+    let (proto, rest) = match s.split_once(':') {
+        Some(("tcp", r)) => (Proto::Tcp, r),
+        Some(("udp", r)) => (Proto::Udp, r),
+        _ => (Proto::Tcp, s),
+    };
+    let a: SocketAddrV4 = rest
+        .parse()
+        .map_err(|_| format!("bad service '{s}': want [tcp:|udp:]VIP:PORT"))?;
+    Ok(ServiceKey {
+        proto,
+        vip: *a.ip(),
+        port: a.port(),
+    })
+}
+
+/// `RIP[:PORT]` (port 0: the service's).
+fn parse_server(s: &str) -> Result<DestKey, String> {
+    if let Ok(a) = s.parse::<SocketAddrV4>() {
+        return Ok(DestKey {
+            addr: *a.ip(),
+            port: a.port(),
+        });
+    }
+    let addr: Ipv4Addr = s
+        .parse()
+        .map_err(|_| format!("bad real server '{s}': want RIP[:PORT]"))?;
+    Ok(DestKey { addr, port: 0 })
 }
 
 #[derive(Subcommand)]
@@ -145,6 +201,21 @@ fn request(cmd: &Cmd) -> Result<Request, String> {
         Cmd::Lcores => Request::Lcores,
         Cmd::Drops => Request::Drops,
         Cmd::Reload => Request::Reload,
+        Cmd::Health {
+            op: None | Some(HealthOp::Show),
+        } => Request::Health,
+        Cmd::Health {
+            op: Some(HealthOp::Disable(a) | HealthOp::Enable(a)),
+        } => Request::HealthSet {
+            service: parse_service(&a.service)?,
+            dest: parse_server(&a.server)?,
+            enable: matches!(
+                cmd,
+                Cmd::Health {
+                    op: Some(HealthOp::Enable(_))
+                }
+            ),
+        },
         Cmd::Version => Request::Version,
     })
 }
@@ -159,6 +230,7 @@ fn render(resp: Response) -> String {
         Response::Lcores(l) => table::lcores(&l),
         Response::Drops(d) => table::drops(&d),
         Response::Version(v) => table::version(&v),
+        Response::Health(h) => table::health(&h),
         other => format!("{other:?}\n"),
     }
 }

@@ -1,7 +1,7 @@
 //! dirigoctl's human-readable tables.
 
 use crate::ctl::view::{
-    AddrInfo, DropCount, LcoreInfo, NeighInfo, PortInfo, RouteInfo, VersionInfo,
+    AddrInfo, DropCount, HealthReport, LcoreInfo, NeighInfo, PortInfo, RouteInfo, VersionInfo,
 };
 use std::fmt::Write;
 
@@ -121,6 +121,66 @@ pub fn drops(d: &[DropCount]) -> String {
     let mut out = format!("{:<32} {:>20}\n", "REASON", "COUNT");
     for e in d {
         let _ = writeln!(out, "{:<32} {:>20}", e.reason, e.count);
+    }
+    out
+}
+
+/// `dirigoctl health`.
+pub fn health(h: &HealthReport) -> String {
+    let mut out = format!(
+        "{:<26} {:<21} {:<12} {:<8} {:>7} {:>6}/{:<6} {:>9} {:>8} {:>7} {}\n",
+        "SERVICE",
+        "SERVER",
+        "CHECK",
+        "STATE",
+        "SINCE",
+        "WEIGHT",
+        "EFFECT",
+        "CHECKS",
+        "FAILED",
+        "LATENCY",
+        "LAST"
+    );
+    for s in &h.servers {
+        let svc = format!(
+            "{} {}:{}",
+            s.service.proto.upper(),
+            s.service.vip,
+            s.service.port
+        );
+        let rs = format!("{}:{}", s.dest.addr, s.dest.port);
+        let eff = s
+            .effective_weight
+            .map_or("-".to_string(), |w| w.to_string());
+        let lat = s
+            .latency_us
+            .map_or("-".to_string(), |l| format!("{:.1}ms", l as f64 / 1000.0));
+        let _ = writeln!(
+            out,
+            "{svc:<26} {rs:<21} {:<12} {:<8} {:>6}s {:>6}/{eff:<6} {:>9} {:>8} {lat:>7} {}",
+            s.check,
+            s.state,
+            s.since_secs,
+            s.weight,
+            s.checks,
+            s.failures,
+            s.last.as_deref().unwrap_or("-")
+        );
+    }
+    let [down, up, lost, restored] = h.counts;
+    let _ = writeln!(
+        out,
+        "transitions: {down} down, {up} up; quorum lost {lost}, restored {restored}"
+    );
+    if !h.quorum_lost.is_empty() {
+        let _ = writeln!(out, "quorum lost: {}", h.quorum_lost.join(", "));
+    }
+    if !h.withdrawn.is_empty() {
+        let v: Vec<String> = h.withdrawn.iter().map(|a| a.to_string()).collect();
+        let _ = writeln!(out, "withdrawn VIPs (no ARP, no ping): {}", v.join(", "));
+    }
+    for e in &h.events {
+        let _ = writeln!(out, "  {:>6}s ago  {}: {}", e.secs_ago, e.what, e.why);
     }
     out
 }

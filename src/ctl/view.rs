@@ -298,3 +298,62 @@ pub struct VersionInfo {
     #[serde(default)]
     pub dpdk: Option<String>,
 }
+
+/// One checked real server (`dirigoctl health`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealthInfo {
+    /// The service.
+    pub service: crate::lb::spec::ServiceKey,
+    /// The real server.
+    pub dest: crate::lb::spec::DestKey,
+    /// The check's type (`tcp`, `http`, ...), with ` via VIP` when it
+    /// probes through dirigo.
+    pub check: String,
+    /// `up`, `down` or `disabled`.
+    pub state: String,
+    /// Seconds in that state.
+    pub since_secs: u64,
+    /// The last check's result (`connected`, `status 503`, `timeout`, ...).
+    pub last: Option<String>,
+    /// Whether the last check passed.
+    pub last_ok: Option<bool>,
+    /// The last check's latency, microseconds.
+    pub latency_us: Option<u64>,
+    /// Checks run, failed.
+    pub checks: u64,
+    /// Checks failed.
+    pub failures: u64,
+    /// State changes.
+    pub transitions: u64,
+    /// The configured weight.
+    pub weight: u32,
+    /// The weight the workers use (0 while inhibited; None when removed).
+    pub effective_weight: Option<u32>,
+}
+
+/// A logged health transition.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealthEvent {
+    /// Seconds ago.
+    pub secs_ago: u64,
+    /// What changed.
+    pub what: String,
+    /// Why.
+    pub why: String,
+}
+
+/// `dirigoctl health`: the checked servers, withdrawn VIPs, the services
+/// without quorum, counters and the last transitions.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HealthReport {
+    /// Every checked server.
+    pub servers: Vec<HealthInfo>,
+    /// Services whose quorum is lost (`TCP 10.0.0.1:80`).
+    pub quorum_lost: Vec<String>,
+    /// VIPs withdrawn (not answering ARP and ping).
+    pub withdrawn: Vec<Ipv4Addr>,
+    /// Servers that went down / came up; quorum lost / restored.
+    pub counts: [u64; 4],
+    /// The last transitions, oldest first.
+    pub events: Vec<HealthEvent>,
+}

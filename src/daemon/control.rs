@@ -53,6 +53,9 @@ pub struct ControlState {
     pub settings: LbSettings,
     /// Addresses that want a gratuitous ARP (new VIPs, new addresses).
     pub pending_garp: Vec<u32>,
+    /// Health checks: the checked servers' state, quorum, withdrawn VIPs
+    /// (an input to the snapshot: see [`ControlState::build`]).
+    pub health: crate::daemon::health::HealthState,
 }
 
 /// Map a snapshot build error to the protocol's error.
@@ -68,14 +71,24 @@ pub fn build_error(e: BuildError) -> CtlError {
 }
 
 impl ControlState {
-    /// Own addresses for `services` (port addresses + their VIPs).
+    /// Own addresses for `services` (port addresses + their VIPs, but for
+    /// the VIPs withdrawn because their services lost the quorum).
     pub fn own_addrs(&self, services: &ServiceTable) -> OwnAddrs {
         let mut a = OwnAddrs::new();
         for (p, c) in &self.port_addrs {
             let _ = a.add_port_addr(*p, *c);
         }
-        a.set_vips(services.iter().map(|(s, _)| u32::from(s.key.vip)));
+        a.set_vips(self.announced(services));
         a
+    }
+
+    /// The VIPs of `services` dirigo answers ARP and ping for.
+    fn announced(&self, services: &ServiceTable) -> HashSet<u32> {
+        services
+            .iter()
+            .map(|(s, _)| u32::from(s.key.vip))
+            .filter(|v| !self.health.withdrawn.contains(v))
+            .collect()
     }
 
     /// Build (and so validate) a snapshot for `services` and `timeouts`
@@ -95,8 +108,13 @@ impl ControlState {
             .threshold_divisor(self.settings.workers.max(1))
             .mh_table_size(self.settings.mh_table_size as usize)
             .on_link(&on_link);
-        for (s, d) in services {
-            b.service(s.clone(), d.clone());
+        // the workers forward with the effective table: health checks'
+        // verdicts (inhibit, remove, sorry server) over the configured one
+        for (s, d) in self.health.effective(services) {
+            b.service(s, d);
+        }
+        for (s, client, d) in self.health.pins() {
+            b.pin(s, client, d);
         }
         // Build on a copy of the ids so a failure leaves them untouched.
         let mut ids = self.ids.clone();
@@ -114,13 +132,18 @@ impl ControlState {
         timeouts: Timeouts,
     ) -> Result<(), CtlError> {
         let epoch = self.epoch + 1;
-        let snap = self.build(&services, timeouts, epoch)?;
-        let old_vips: HashSet<u32> = self
-            .services
-            .iter()
-            .map(|(s, _)| u32::from(s.key.vip))
-            .collect();
-        let new_vips: HashSet<u32> = services.iter().map(|(s, _)| u32::from(s.key.vip)).collect();
+        // what the workers answer ARP and ping for now
+        let old_vips: HashSet<u32> = shared.net.load().addrs().vips().iter().copied().collect();
+        let now = crate::daemon::now_ns();
+        self.health.update_quorum(&services, now);
+        let snap = match self.build(&services, timeouts, epoch) {
+            Ok(s) => s,
+            Err(e) => {
+                self.health.update_quorum(&self.services, now);
+                return Err(e);
+            }
+        };
+        let new_vips = self.announced(&services);
         self.services = services;
         self.timeouts = timeouts;
         self.epoch = epoch;
@@ -134,6 +157,13 @@ impl ControlState {
         }
         shared.lb.store(Arc::new(snap));
         Ok(())
+    }
+
+    /// Publish the current table again after health changed it (effective
+    /// weights, quorum, withdrawn VIPs).
+    pub fn refresh(&mut self, shared: &Shared) -> Result<(), CtlError> {
+        let (t, timeouts) = (self.services.clone(), self.timeouts);
+        self.commit(shared, t, timeouts)
     }
 
     /// Rebuild and publish addresses and routes (neighbors kept).

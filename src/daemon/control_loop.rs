@@ -77,6 +77,7 @@ pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, stop: &AtomicBool) {
     let mut rs_epoch = u64::MAX;
     let mut last_rs = std::time::Instant::now();
     let mut looped = LoopedWarnings::default();
+    let mut health_epoch = u64::MAX;
     // Gratuitous ARP for every own address and VIP at start.
     {
         let st = ctl.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -166,6 +167,7 @@ pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, stop: &AtomicBool) {
             .services
             .reclaim(min_epoch, |s| crate::lb::stats::service_in_use(&ws, s));
         drop(st);
+        health_epoch = ctl.health_tick(health_epoch);
         let el = last_est.elapsed();
         if el >= Duration::from_secs(2) {
             ctl.estimate(el.as_secs_f64());

@@ -15,9 +15,11 @@
 use super::{DaemonError, RunningPort};
 use crate::ctl::config::{Config, ExceptionBackend};
 use crate::dataplane::exception::TokenBucket;
+use crate::dataplane::worker::TO_PIPELINE;
 use crate::kernel::link::Rtnl;
 use crate::kernel::netns::Netns;
 use crate::net::addr::Ipv4Cidr;
+use crate::net::buf::PacketBuf;
 use crate::pmd::mbuf::Burst;
 use crate::pmd::mempool::Mempool;
 use crate::pmd::port::{Port, PortSetup};
@@ -43,6 +45,11 @@ pub struct KernelCounters {
     pub from_kernel: AtomicU64,
     /// Frames from the kernel lost to a full inject ring.
     pub inject_full: AtomicU64,
+    /// Frames from the kernel for dirigo itself (to a VIP: a health
+    /// check probing through dirigo), handed to worker 0's pipeline.
+    pub to_dirigo: AtomicU64,
+    /// ARP requests of the kernel for a VIP, answered here.
+    pub vip_arp: AtomicU64,
 }
 
 /// One port's kernel interface.
@@ -248,7 +255,20 @@ pub fn setup(
 /// and the kernel interfaces. It sleeps 200 µs when a round moved nothing
 /// (a millisecond-scale delay is nothing to ssh or BGP, and an idle
 /// director keeps its second core for the workers).
-pub fn run(x: &ExceptionPath, inject: &MbufRing, stop: &AtomicBool) {
+///
+/// What the kernel sends to dirigo itself does not leave the port (dirigo
+/// would never see it there): an ARP request for a VIP is answered here
+/// with the port's MAC, and an IPv4 frame to the port's MAC (so to a VIP:
+/// the kernel's own addresses are local to it) goes to worker 0's
+/// pipeline as if received on the port — so a health check can probe a
+/// real server through the VIP, with dirigo's own rewrite (`via_vip`).
+pub fn run(
+    x: &ExceptionPath,
+    inject: &MbufRing,
+    net: &arc_swap::ArcSwap<crate::net::view::NetView>,
+    pool: &Mempool,
+    stop: &AtomicBool,
+) {
     let mut b = Burst::new();
     let mut out: Vec<Burst> = x.ifs.iter().map(|_| Burst::new()).collect();
     while !stop.load(Relaxed) {
@@ -268,22 +288,83 @@ pub fn run(x: &ExceptionPath, inject: &MbufRing, stop: &AtomicBool) {
         for (k, o) in x.ifs.iter().zip(out.iter_mut()) {
             flush(k, o);
         }
-        // kernel -> ports (worker 0 sends them on queue 0)
-        for k in &x.ifs {
+        // kernel -> ports (worker 0 sends them on queue 0), or -> dirigo
+        let view = net.load();
+        for (i, k) in x.ifs.iter().enumerate() {
             let n = b.rx(k.dev.id(), 0);
             moved += n;
+            let Some(mac) = view.port(k.port).map(|p| p.mac) else {
+                b.free_all();
+                continue;
+            };
             for mut m in b.drain() {
-                m.set_port(k.port);
+                let port = match to_dirigo(m.data(), mac, &view) {
+                    ToDirigo::No => k.port,
+                    ToDirigo::Frame => {
+                        k.counters.to_dirigo.fetch_add(1, Relaxed);
+                        k.port | TO_PIPELINE
+                    }
+                    ToDirigo::VipArp { reply } => {
+                        if let Some(r) = pool.alloc().and_then(|r| with_frame(r, &reply)) {
+                            if out[i].is_full() {
+                                flush(k, &mut out[i]);
+                            }
+                            let _ = out[i].push(r);
+                            k.counters.vip_arp.fetch_add(1, Relaxed);
+                        }
+                        continue; // the request itself goes nowhere
+                    }
+                };
+                m.set_port(port);
                 match inject.enqueue(m) {
                     Ok(()) => k.counters.from_kernel.fetch_add(1, Relaxed),
                     Err(_) => k.counters.inject_full.fetch_add(1, Relaxed),
                 };
             }
+            flush(k, &mut out[i]);
         }
         if moved == 0 {
             crate::clock::nap(Duration::from_micros(200));
         }
     }
+}
+
+/// What a frame from a kernel interface is to dirigo.
+enum ToDirigo {
+    /// Not for dirigo: out of the port.
+    No,
+    /// IPv4 to the port's MAC: into the pipeline.
+    Frame,
+    /// An ARP request for a VIP: this answer goes back to the kernel.
+    VipArp { reply: [u8; 60] },
+}
+
+fn to_dirigo(frame: &[u8], mac: [u8; 6], view: &crate::net::view::NetView) -> ToDirigo {
+    use crate::net::wire::ethernet;
+    if let Some(((smac, sip), tip)) = crate::net::arp::request_of(frame) {
+        let mut reply = [0u8; 60];
+        if view.addrs().is_vip(tip)
+            && crate::net::arp::build_reply(&mut reply, mac, tip, smac, sip).is_some()
+        {
+            return ToDirigo::VipArp { reply };
+        }
+        return ToDirigo::No;
+    }
+    match ethernet::Frame::new_checked(frame) {
+        Ok(eth) if eth.dst() == mac && eth.ethertype() == ethernet::ethertype::IPV4 => {
+            ToDirigo::Frame
+        }
+        _ => ToDirigo::No,
+    }
+}
+
+/// `m` holding `frame`.
+fn with_frame(mut m: crate::pmd::mbuf::Mbuf, frame: &[u8]) -> Option<crate::pmd::mbuf::Mbuf> {
+    if !m.append(frame.len()) {
+        return None;
+    }
+    m.data_mut().copy_from_slice(frame);
+    Some(m)
 }
 
 fn flush(k: &KernelIf, b: &mut Burst) {

@@ -13,6 +13,7 @@ pub mod control;
 pub mod control_loop;
 pub mod exception;
 pub mod handler;
+pub mod health;
 pub mod startup;
 
 use crate::ctl::config::Config;
@@ -141,8 +142,13 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
         zero: Mutex::new(HashMap::new()),
         rates: Mutex::new(HashMap::new()),
         exception: exception.clone(),
+        health: Mutex::new(handler::HealthEngine {
+            netns: cfg.health_netns.clone(),
+            engine: None,
+        }),
     });
     startup::commit_services(&ctl, &cfg)?;
+    ctl.health_start().map_err(DaemonError::Other)?;
     let (server_stop, server_thread) = startup::serve(&cfg, &ctl)?;
 
     let clock = TscClock::new();
@@ -179,10 +185,10 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     let ctl2 = Arc::clone(&ctl);
     let res = std::thread::scope(|sc| {
         if let Some(x) = exception.as_deref() {
-            let (ring, stop) = (&inject_ring, &*stop);
+            let (ring, stop, net, pool) = (&inject_ring, &*stop, &*shared.net, &pool);
             std::thread::Builder::new()
                 .name("dirigo-exc".into())
-                .spawn_scoped(sc, move || exception::run(x, ring, stop))
+                .spawn_scoped(sc, move || exception::run(x, ring, net, pool, stop))
                 .map_err(|e| DaemonError::Other(format!("exception thread: {e}")))?;
         }
         let r = lcore::run_workers(&lcores, &worker_fn, || {

@@ -168,6 +168,15 @@ pub fn initial_state(
             mh_table_size: cfg.dataplane.mh_table_size,
         },
         pending_garp: Vec::new(),
+        health: crate::daemon::health::HealthState {
+            services: cfg
+                .services
+                .iter()
+                .filter(|s| s.health.active())
+                .map(|s| (s.spec.key, s.health.clone()))
+                .collect(),
+            ..Default::default()
+        },
     };
     let services: Vec<_> = cfg
         .services

@@ -48,6 +48,12 @@ pub trait Pipeline {
     fn process_steered<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
         self.process(buf, port, now_ns)
     }
+    /// A frame the kernel (the exception path) sent to dirigo itself, as
+    /// if received on port index `port` (never steered). The default is
+    /// [`Pipeline::process_steered`].
+    fn process_local<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
+        self.process_steered(buf, port, now_ns)
+    }
     /// A burst of packets other workers handed over, all received on port
     /// index `port`: `out[i]` is the verdict for `bufs[i]`. The default
     /// processes packet by packet.

@@ -45,6 +45,8 @@ counter_enum! {
         /// Copies for the kernel interface lost (more ARP requests for the
         /// port's addresses in one round than the copy slots).
         KernelCopyLost: drop = "kernel_copy_lost",
+        /// Frames the kernel interface sent to dirigo itself (to a VIP).
+        FromKernel: count = "from_kernel",
     }
 }
 
@@ -241,7 +243,7 @@ mod tests {
         assert_eq!(
             names[..Count::COUNT].join(" "),
             "arp_replied arp_learned echo_replied local_other not_for_us events_lost \
-             forwarded lb_dropped steered_out steered_in other_host kernel_copy_lost"
+             forwarded lb_dropped steered_out steered_in other_host kernel_copy_lost from_kernel"
         );
         assert_eq!(&names[Count::COUNT], &"truncated");
         assert_eq!(names.last(), Some(&"icmp_bad_checksum"));

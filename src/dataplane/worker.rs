@@ -23,6 +23,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Maximum ports a worker drives.
 pub const MAX_PORTS: usize = 8;
 
+/// On the inject ring, a port index with this bit means "received on
+/// that port, for the pipeline" (a frame the kernel sent to dirigo
+/// itself) rather than "transmit on that port".
+pub const TO_PIPELINE: u16 = 0x8000;
+
 /// What a worker needs besides its pipeline.
 pub struct WorkerIo<'a> {
     /// DPDK port ids, by dirigo port index.
@@ -289,9 +294,20 @@ pub fn run<P: Pipeline>(
         if let Some(ring) = io.inject.filter(|_| iter % 8 == 0) {
             let mut b = Burst::new();
             if ring.dequeue(&mut b) > 0 {
-                for m in b.drain() {
-                    if !m.is_empty() {
-                        out.tx(m.port() as usize, m);
+                for mut m in b.drain() {
+                    let p = m.port();
+                    if p & TO_PIPELINE != 0 {
+                        let p = p & !TO_PIPELINE;
+                        let Some(&pid) = io.ports.get(p as usize) else {
+                            continue; // freed
+                        };
+                        m.set_port(pid);
+                        match pipe.process_local(&mut m, p, now) {
+                            Verdict::Hold(ip) => hold.hold(m, ip, p, now),
+                            v => out.send(m, v),
+                        }
+                    } else if !m.is_empty() {
+                        out.tx(p as usize, m);
                     }
                 }
             }

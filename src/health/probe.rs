@@ -100,11 +100,8 @@ impl Prober {
     async fn probe(&self, job: &Job) -> Result<String, String> {
         match &job.spec.probe {
             Probe::Tcp => {
-                let stream = connect(job).await?;
-                // Reset rather than close: a checker closing first would
-                // keep a TIME_WAIT entry per check (60 s each), and a few
-                // hundred checks a second of one server exhaust the ports.
-                let _ = stream.set_zero_linger();
+                // closed with a reset when dropped (see `connect`)
+                let _stream = connect(job).await?;
                 Ok("connected".to_string())
             }
             Probe::Http {
@@ -202,17 +199,26 @@ impl Prober {
 }
 
 /// A TCP connection to the job's target, from its bind address if any.
+/// It ends with a reset (zero linger) whoever closes it: a check that
+/// closed first would leave a TIME_WAIT entry per check (60 s each), and a
+/// via-VIP check, whose client port is fixed (dirigo pins it to the
+/// server), could not bind it again until it expired.
 async fn connect(job: &Job) -> Result<TcpStream, String> {
     let socket = TcpSocket::new_v4().map_err(|e| format!("socket: {}", io_text(&e)))?;
     if let Some(bind) = job.bind {
+        if bind.port() != 0 {
+            let _ = socket.set_reuseaddr(true);
+        }
         socket
             .bind(bind.into())
             .map_err(|e| format!("cannot bind {bind}: {}", io_text(&e)))?;
     }
-    socket
+    let stream = socket
         .connect(job.target.into())
         .await
-        .map_err(|e| connect_error(&e))
+        .map_err(|e| connect_error(&e))?;
+    let _ = stream.set_zero_linger();
+    Ok(stream)
 }
 
 /// "refused" for a refused connection, else the system's text.

@@ -313,6 +313,14 @@ impl DaemonConfig {
         self
     }
 
+    /// Replace `from` (which must be there) by `to` in the configuration's
+    /// body (ports, routes, services).
+    pub fn edit(mut self, from: &str, to: &str) -> Self {
+        assert!(self.body.contains(from), "no {from:?} in the config");
+        self.body = self.body.replacen(from, to, 1);
+        self
+    }
+
     /// Add keys (TOML lines) to the port named `name` defined earlier.
     pub fn port_keys(mut self, name: &str, extra: &str) -> Self {
         let head = format!("[[port]]\nname = \"{name}\"\n");

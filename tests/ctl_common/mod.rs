@@ -300,6 +300,45 @@ impl Handler for Mock {
                 count: 42,
             }])),
             Request::Reload => Ok(Response::Done),
+            Request::Health => Ok(Response::Health(HealthReport {
+                servers: vec![HealthInfo {
+                    service: ServiceKey {
+                        proto: dirigo::lb::spec::Proto::Tcp,
+                        vip: Ipv4Addr::new(10, 0, 0, 100),
+                        port: 80,
+                    },
+                    dest: dirigo::lb::spec::DestKey {
+                        addr: Ipv4Addr::new(172, 16, 0, 11),
+                        port: 80,
+                    },
+                    check: "http".into(),
+                    state: "down".into(),
+                    since_secs: 12,
+                    last: Some("status 503".into()),
+                    last_ok: Some(false),
+                    latency_us: Some(1500),
+                    checks: 40,
+                    failures: 6,
+                    transitions: 1,
+                    weight: 3,
+                    effective_weight: Some(0),
+                }],
+                quorum_lost: vec![],
+                withdrawn: vec![],
+                counts: [1, 0, 0, 0],
+                events: vec![HealthEvent {
+                    secs_ago: 12,
+                    what: "TCP 10.0.0.100:80 real server 172.16.0.11:80 down".into(),
+                    why: "2 failures in a row (status 503); weight 0 (inhibit)".into(),
+                }],
+            })),
+            Request::HealthSet { dest, .. } if dest.addr == Ipv4Addr::new(172, 16, 0, 11) => {
+                Ok(Response::Done)
+            }
+            Request::HealthSet { .. } => Err(CtlError::new(
+                ErrCode::NotFound,
+                "TCP 10.0.0.100:80 real server has no health check",
+            )),
             Request::Version => Ok(Response::Version(VersionInfo {
                 version: "0.1.0-mock".into(),
                 proto: 1,

@@ -4,7 +4,8 @@
 Endpoints (HTTP/1.1, keep-alive, always Content-Length):
   GET  /            -> "<name>\\n"
   GET  /whoami      -> "<name> local=<ip>:<port> peer=<ip>:<port>\\n"
-  GET  /health      -> "ok\\n"
+  GET  /health      -> "ok\\n", or what --health-file says while it exists:
+                       "STATUS BODY" (e.g. "503 down")
   GET  /blob[?size=N] -> deterministic blob of N bytes (default --blob-size);
                        header X-Sha256 carries its sha256 (see labutil.blob_sha256)
   POST /upload      -> reads Content-Length bytes, answers
@@ -12,6 +13,7 @@ Endpoints (HTTP/1.1, keep-alive, always Content-Length):
 Every response carries header X-Server: <name>.
 
 Usage: rs_server.py --name rs1 [--bind 0.0.0.0] [--port 80] [--blob-size N]
+                    [--health-file FILE]
                     [--log FILE] [--pid-file FILE] [--ready-file FILE]
 Exits cleanly on SIGTERM/SIGINT (removes pid/ready files).
 """
@@ -41,7 +43,21 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     request_queue_size = 256
 
 
-def make_handler(name, blob_size, log):
+def health(path):
+    """/health's answer: (status, body) from the file at `path` ("STATUS
+    BODY"), or (200, b"ok\\n") when there is none."""
+    if path:
+        try:
+            with open(path) as f:
+                text = f.read().strip()
+            status, _, body = text.partition(" ")
+            return int(status), (body + "\n").encode()
+        except (OSError, ValueError):
+            pass
+    return 200, b"ok\n"
+
+
+def make_handler(name, blob_size, log, health_file=None):
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "dirigo-lab-rs/1"
@@ -65,7 +81,8 @@ def make_handler(name, blob_size, log):
             if url.path == "/":
                 self._send(200, f"{name}\n".encode())
             elif url.path == "/health":
-                self._send(200, b"ok\n")
+                status, body = health(health_file)
+                self._send(status, body)
             elif url.path == "/whoami":
                 local = self.connection.getsockname()
                 peer = self.client_address
@@ -129,11 +146,12 @@ def main():
     ap.add_argument("--bind", default="0.0.0.0")
     ap.add_argument("--port", type=int, default=80)
     ap.add_argument("--blob-size", type=int, default=4 << 20)
+    ap.add_argument("--health-file", default=None)
     labutil.helper_args(ap)
     args = ap.parse_args()
 
     log = labutil.start_helper(args, f"rs_server:{args.name}")
-    srv = Server((args.bind, args.port), make_handler(args.name, args.blob_size, log))
+    srv = Server((args.bind, args.port), make_handler(args.name, args.blob_size, log, args.health_file))
     labutil.write_pid(args.pid_file)
     log(f"listening on {args.bind}:{args.port} blob_size={args.blob_size}")
     labutil.write_pid(args.ready_file)

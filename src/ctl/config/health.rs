@@ -119,6 +119,11 @@ pub fn check_spec(c: &CheckConfig, proto: Proto, method: Method) -> Result<Check
         .kind
         .as_deref()
         .ok_or("a check needs a type (tcp, http, https, udp, ping, exec)")?;
+    if !matches!(kind, "tcp" | "http" | "https" | "udp" | "ping" | "exec") {
+        return Err(format!(
+            "unknown check type '{kind}' (tcp, http, https, udp, ping, exec)"
+        ));
+    }
     only_for(c, kind)?;
     let probe = match kind {
         "tcp" => Probe::Tcp,

@@ -13,8 +13,8 @@ mod wire;
 pub use error::{CtlError, ErrCode};
 
 use crate::ctl::view::{
-    AddrInfo, ConnInfo, DropCount, LcoreInfo, MacAddr, NeighInfo, PortInfo, RouteInfo, ServiceList,
-    VersionInfo,
+    AddrInfo, ConnInfo, DropCount, HealthReport, LcoreInfo, MacAddr, NeighInfo, PortInfo,
+    RouteInfo, ServiceList, VersionInfo,
 };
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
 use serde::{Deserialize, Serialize};
@@ -267,6 +267,18 @@ pub enum Request {
     Reload,
     /// Daemon version. Answer: [`Response::Version`].
     Version,
+    /// Health of every checked real server. Answer: [`Response::Health`].
+    Health,
+    /// Take a checked real server out for maintenance (`enable = false`)
+    /// or give it back to its checks. Errors: `not_found`.
+    HealthSet {
+        /// The service.
+        service: ServiceKey,
+        /// The real server (address and port).
+        dest: DestKey,
+        /// Whether it is enabled.
+        enable: bool,
+    },
 }
 
 impl From<BatchCmd> for Request {
@@ -298,6 +310,8 @@ pub enum Response {
     Neighbors(Vec<NeighInfo>),
     /// Per-lcore counters.
     Lcores(Vec<LcoreInfo>),
+    /// Health checks.
+    Health(HealthReport),
     /// Drop counters.
     Drops(Vec<DropCount>),
     /// Version information.
@@ -325,6 +339,8 @@ impl Request {
             Request::Drops => "drops",
             Request::Reload => "reload",
             Request::Version => "version",
+            Request::Health => "health",
+            Request::HealthSet { .. } => "health_set",
         }
     }
 }

@@ -5,6 +5,7 @@
 //! * `network` — ports, addresses, routes, neighbors;
 //! * `stats` — per-worker and drop counters, rate estimation.
 
+mod health;
 mod network;
 mod services;
 mod stats;
@@ -40,6 +41,17 @@ pub struct Ctl {
     pub rates: Mutex<HashMap<StatKey, RateEst>>,
     /// The exception path (kernel interfaces), when configured.
     pub exception: Option<Arc<crate::daemon::exception::ExceptionPath>>,
+    /// The health-check engine, started with the first checked server.
+    pub health: Mutex<HealthEngine>,
+}
+
+/// The checker engine and where it runs.
+#[derive(Default)]
+pub struct HealthEngine {
+    /// The namespace checks run in (`None`: dirigo's own).
+    pub netns: Option<String>,
+    /// The engine, once a server is checked.
+    pub engine: Option<crate::health::engine::Engine>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -74,6 +86,12 @@ impl Handler for Ctl {
             Request::Lcores => Ok(self.lcores()),
             Request::Drops => Ok(self.drops()),
             Request::Reload => self.reload(),
+            Request::Health => Ok(self.health()),
+            Request::HealthSet {
+                service,
+                dest,
+                enable,
+            } => self.health_set(service, dest, enable),
             Request::Version => Ok(Response::Version(VersionInfo {
                 version: env!("CARGO_PKG_VERSION").into(),
                 proto: crate::ctl::proto::PROTO_VERSION,

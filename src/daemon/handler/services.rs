@@ -29,7 +29,11 @@ impl Ctl {
         let zero = lock(&self.zero);
         let rates = lock(&self.rates);
         let mut out = Vec::new();
-        for (spec, dests) in st.services.iter() {
+        // what the workers forward with: a checked server that is down
+        // shows weight 0 (inhibit) or is absent (remove), as ipvsadm shows
+        // keepalived's changes
+        let effective = st.health.effective(&st.services);
+        for (spec, dests) in effective.iter() {
             if let Some(k) = &opts.service {
                 if *k != spec.key {
                     continue;
@@ -192,8 +196,20 @@ impl Ctl {
             .collect();
         let mut st = lock(&self.state);
         // Unchanged services keep their slots (keyed by service and real
-        // server), so their connections and counters carry on untouched.
-        st.commit(&self.shared, t, cfg.timeouts)?;
+        // server), so their connections and counters carry on untouched;
+        // unchanged checks keep their state (the control loop re-syncs the
+        // checker with the new table).
+        let old = std::mem::take(&mut st.health.services);
+        st.health.services = cfg
+            .services
+            .iter()
+            .filter(|s| s.health.active())
+            .map(|s| (s.spec.key, s.health.clone()))
+            .collect();
+        if let Err(e) = st.commit(&self.shared, t, cfg.timeouts) {
+            st.health.services = old;
+            return Err(e);
+        }
         for n in &cfg.neighbors {
             let _ = st.neigh.add_static(u32::from(n.ip), n.mac, n.port as u16);
         }

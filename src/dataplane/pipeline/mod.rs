@@ -538,6 +538,14 @@ impl Pipeline for WorkerPipeline {
         self.process_inner(buf, port, now_ns, true)
     }
 
+    /// A frame from the kernel interface to dirigo itself (a health
+    /// check through a VIP): processed here, never steered, so all of a
+    /// probe's packets meet at worker 0.
+    fn process_local<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
+        self.counters.own[Count::FromKernel] += 1;
+        self.process_inner(buf, port, now_ns, true)
+    }
+
     /// Packets another worker handed over, as a burst (never steered again).
     fn process_steered_burst<B: PacketBuf>(
         &mut self,

@@ -36,6 +36,8 @@ fn job(probe: Probe, target: SocketAddrV4, interval_ms: u64, timeout_ms: u64, n:
             on_failure: OnFailure::Inhibit,
             port: None,
             via_vip: false,
+            notify_up: vec![],
+            notify_down: vec![],
         },
         target,
         bind: None,

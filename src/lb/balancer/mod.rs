@@ -413,7 +413,9 @@ impl Balancer {
         now: u32,
         now_ns: u64,
     ) -> Result<u32, LbDrop> {
-        let d = match self.persist_pick(snap, svc, key.src, now_ns) {
+        let pinned = svc.pinned(key.src, key.sport);
+        let was_pinned = pinned.is_some();
+        let d = match pinned.or_else(|| self.persist_pick(snap, svc, key.src, now_ns)) {
             Some(d) => Some(d),
             None => {
                 self.loads.clear();
@@ -465,7 +467,9 @@ impl Balancer {
             bump(&self.stats.evicted, 1);
         }
         let idx = ins.result.map_err(|_| LbDrop::TableFull)?;
-        self.persist_attach(svc, key.src, d, idx, now_ns);
+        if !was_pinned {
+            self.persist_attach(svc, key.src, d, idx, now_ns);
+        }
         if let Some(t) = self.stats.dests.get(d.id.slot as usize) {
             t.adopt(d.id.gen);
             bump(&t.conns, 1);

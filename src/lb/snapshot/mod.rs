@@ -54,6 +54,36 @@ pub struct Service {
     pub dests: Vec<Dest>,
     /// Scheduler data for these servers.
     pub prepared: Prepared,
+    /// New connections from these client sockets go to one real server,
+    /// whatever the scheduler and the weights say (health checks probing
+    /// a server through the VIP). Usually empty.
+    pub pins: Vec<Pin>,
+}
+
+/// A client socket pinned to a real server of a service.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pin {
+    /// Client address, host order.
+    pub src: u32,
+    /// Client port.
+    pub sport: u16,
+    /// Index into the service's `dests`.
+    pub dest: u16,
+}
+
+impl Service {
+    /// The real server a new connection from `src:sport` is pinned to.
+    #[inline]
+    pub fn pinned(&self, src: u32, sport: u16) -> Option<&Dest> {
+        if self.pins.is_empty() {
+            return None;
+        }
+        let p = self
+            .pins
+            .iter()
+            .find(|p| p.src == src && p.sport == sport)?;
+        self.dests.get(p.dest as usize)
+    }
 }
 
 /// The two slot allocators the control thread keeps for the daemon's life.
@@ -117,6 +147,7 @@ pub struct SnapshotBuilder<'a> {
     threshold_divisor: u32,
     mh_table_size: usize,
     on_link: Option<&'a dyn Fn(u32) -> bool>,
+    pins: Vec<(ServiceKey, std::net::SocketAddrV4, DestKey)>,
 }
 
 impl Default for SnapshotBuilder<'_> {
@@ -136,7 +167,20 @@ impl<'a> SnapshotBuilder<'a> {
             threshold_divisor: 1,
             mh_table_size: 0,
             on_link: None,
+            pins: Vec::new(),
         }
+    }
+
+    /// Pin new connections from `client` to service `svc`'s real server
+    /// `dest` (ignored when the service or the server is not there).
+    pub fn pin(
+        &mut self,
+        svc: ServiceKey,
+        client: std::net::SocketAddrV4,
+        dest: DestKey,
+    ) -> &mut Self {
+        self.pins.push((svc, client, dest));
+        self
     }
 
     /// Add a service with its real servers.
@@ -275,8 +319,22 @@ impl<'a> SnapshotBuilder<'a> {
                 .iter()
                 .map(|d| (stable_id(d.addr, d.key.port), d.weight))
                 .collect();
+            let pins = self
+                .pins
+                .iter()
+                .filter(|(sk, _, _)| *sk == k)
+                .filter_map(|(_, c, dk)| {
+                    let i = dests.iter().position(|d| d.key == *dk)?;
+                    Some(Pin {
+                        src: u32::from(*c.ip()),
+                        sport: c.port(),
+                        dest: i as u16,
+                    })
+                })
+                .collect();
             services.push(Service {
                 id,
+                pins,
                 spec: spec.clone(),
                 prepared: Prepared::build_ids(
                     spec.sched,

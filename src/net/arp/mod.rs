@@ -140,14 +140,34 @@ fn build(
     target_mac: [u8; 6],
     target_ip: u32,
 ) -> Option<usize> {
+    build_op(
+        buf,
+        arp::OP_REQUEST,
+        MAC_BROADCAST,
+        src_mac,
+        src_ip,
+        target_mac,
+        target_ip,
+    )
+}
+
+fn build_op(
+    buf: &mut [u8],
+    op: u16,
+    dst: [u8; 6],
+    src_mac: [u8; 6],
+    src_ip: u32,
+    target_mac: [u8; 6],
+    target_ip: u32,
+) -> Option<usize> {
     let out = buf.get_mut(..ARP_FRAME_LEN)?;
     let mut eth = ethernet::Frame::new_unchecked(&mut *out);
-    eth.set_dst(MAC_BROADCAST);
+    eth.set_dst(dst);
     eth.set_src(src_mac);
     eth.set_outer_ethertype(ethernet::ethertype::ARP);
     let mut p = arp::Packet::new_unchecked(out.get_mut(ethernet::HEADER_LEN..)?);
     p.set_ethernet_ipv4();
-    p.set_operation(arp::OP_REQUEST);
+    p.set_operation(op);
     p.set_sender_mac(src_mac);
     p.set_sender_ip(src_ip);
     p.set_target_mac(target_mac);
@@ -164,6 +184,29 @@ pub fn build_request(
     target_ip: u32,
 ) -> Option<usize> {
     build(buf, src_mac, src_ip, [0; 6], target_ip)
+}
+
+/// Write "`ip` is-at `mac`" to `to_mac`/`to_ip` (a unicast reply) into
+/// `buf`. Returns 42, or None when `buf` is shorter.
+pub fn build_reply(
+    buf: &mut [u8],
+    mac: [u8; 6],
+    ip: u32,
+    to_mac: [u8; 6],
+    to_ip: u32,
+) -> Option<usize> {
+    build_op(buf, arp::OP_REPLY, to_mac, mac, ip, to_mac, to_ip)
+}
+
+/// The sender and target of an ARP request in `frame` (untagged), if it
+/// is one: `((sender mac, sender ip), target ip)`.
+pub fn request_of(frame: &[u8]) -> Option<(([u8; 6], u32), u32)> {
+    let eth = ethernet::Frame::new_checked(frame).ok()?;
+    if eth.ethertype() != ethernet::ethertype::ARP {
+        return None;
+    }
+    let p = arp::Packet::new_checked(eth.payload()).ok()?;
+    (p.operation() == arp::OP_REQUEST).then(|| ((p.sender_mac(), p.sender_ip()), p.target_ip()))
 }
 
 /// Write a gratuitous ARP (an RFC 5227 announcement: a broadcast request

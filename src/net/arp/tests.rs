@@ -220,10 +220,24 @@ fn builders() {
     // our own request, answered by our own responder on another box
     let mut req = buf;
     build_request(&mut req, PEER_MAC, PEER_IP, OUR_IP).unwrap();
+    assert_eq!(
+        request_of(&req[..42]),
+        Some(((PEER_MAC, PEER_IP), OUR_IP)),
+        "a request is recognised"
+    );
+    let mut reply = req;
     assert!(matches!(
-        arp_input(&mut req[..42], OUR_MAC, &addrs()),
+        arp_input(&mut reply[..42], OUR_MAC, &addrs()),
         ArpAction::Reply { .. }
     ));
+    // the reply builder writes what the responder wrote
+    let mut built = [0u8; 42];
+    assert_eq!(
+        build_reply(&mut built, OUR_MAC, OUR_IP, PEER_MAC, PEER_IP),
+        Some(42)
+    );
+    assert_eq!(&built[..], &reply[..42]);
+    assert_eq!(request_of(&built), None, "a reply is no request");
 }
 
 proptest::proptest! {

@@ -1,0 +1,286 @@
+//! Health as an input to the table: trackers fed by reports, inhibit and
+//! remove, maintenance, quorum, the sorry server and withdrawn VIPs.
+
+use super::*;
+use crate::ctl::config::ServiceHealth;
+use crate::health::engine::Report;
+use crate::health::spec::Probe;
+use crate::health::state::Outcome;
+use crate::lb::sched::{SchedFlags, SchedKind};
+use crate::lb::spec::Proto;
+use std::net::Ipv4Addr;
+use std::time::{Duration, Instant};
+
+fn svc(port: u16) -> ServiceSpec {
+    ServiceSpec {
+        key: ServiceKey {
+            proto: Proto::Tcp,
+            vip: Ipv4Addr::new(10, 10, 10, 10),
+            port,
+        },
+        sched: SchedKind::Rr,
+        flags: SchedFlags::default(),
+        persistent: None,
+        netmask: Ipv4Addr::BROADCAST,
+    }
+}
+
+fn rs(last: u8, weight: u32) -> DestSpec {
+    DestSpec {
+        key: DestKey {
+            addr: Ipv4Addr::new(172, 16, 0, last),
+            port: 8080,
+        },
+        method: Method::Dr,
+        weight,
+        upper: 0,
+        lower: 0,
+    }
+}
+
+fn check(on_failure: OnFailure) -> CheckSpec {
+    CheckSpec {
+        probe: Probe::Tcp,
+        interval: Duration::from_secs(2),
+        timeout: Duration::from_secs(1),
+        rise: 2,
+        fall: 2,
+        on_failure,
+        port: None,
+        via_vip: false,
+        notify_up: vec!["/bin/echo".into(), "up".into(), "{rip}:{rport}".into()],
+        notify_down: vec![],
+    }
+}
+
+type Table = Vec<(ServiceSpec, Vec<DestSpec>)>;
+
+fn setup(on_failure: OnFailure, sorry: Option<&str>) -> (HealthState, Table) {
+    let table = vec![(svc(8080), vec![rs(11, 1), rs(12, 3), rs(13, 1)])];
+    let mut h = HealthState::default();
+    h.services.insert(
+        table[0].0.key,
+        ServiceHealth {
+            check: Some(check(on_failure)),
+            checks: vec![],
+            quorum: Some(1),
+            sorry: sorry.map(|s| s.parse().unwrap()),
+        },
+    );
+    let jobs = h.sync(&table, |_, _, _| None, 0);
+    assert_eq!(jobs.len(), 3);
+    (h, table)
+}
+
+fn report(h: &mut HealthState, t: &Table, last: u8, ok: bool, now: u64) -> Changed {
+    let r = Report {
+        key: JobKey {
+            service: t[0].0.key,
+            rs: rs(last, 0).key,
+        },
+        outcome: Outcome {
+            ok,
+            latency_us: 5,
+            detail: if ok { "connected" } else { "refused" }.into(),
+        },
+        at: Instant::now(),
+    };
+    h.report(r, t, now)
+}
+
+fn weights(h: &HealthState, t: &Table) -> Vec<(u8, u32)> {
+    h.effective(t)[0]
+        .1
+        .iter()
+        .map(|d| (d.key.addr.octets()[3], d.weight))
+        .collect()
+}
+
+#[test]
+fn a_down_server_is_inhibited_and_its_weight_comes_back() {
+    let (mut h, t) = setup(OnFailure::Inhibit, None);
+    assert_eq!(
+        report(&mut h, &t, 12, false, 1),
+        Changed::default(),
+        "one failure: fall 2"
+    );
+    let c = report(&mut h, &t, 12, false, 2);
+    assert!(c.table);
+    assert_eq!(weights(&h, &t), vec![(11, 1), (12, 0), (13, 1)]);
+    assert!(!report(&mut h, &t, 12, true, 3).table);
+    let c = report(&mut h, &t, 12, true, 4);
+    assert!(c.table);
+    assert_eq!(
+        c.notify,
+        vec![vec![
+            "/bin/echo".to_string(),
+            "up".into(),
+            "172.16.0.12:8080".into()
+        ]]
+    );
+    assert_eq!(
+        weights(&h, &t),
+        vec![(11, 1), (12, 3), (13, 1)],
+        "configured weight back"
+    );
+    assert_eq!((h.counts.down, h.counts.up), (1, 1));
+    assert_eq!(h.log.len(), 2);
+    assert!(
+        h.log[0].what.ends_with("172.16.0.12:8080 down"),
+        "{:?}",
+        h.log[0]
+    );
+    assert!(h.log[0].why.contains("refused") && h.log[0].why.contains("inhibit"));
+}
+
+#[test]
+fn remove_leaves_the_server_out() {
+    let (mut h, t) = setup(OnFailure::Remove, None);
+    report(&mut h, &t, 11, false, 1);
+    report(&mut h, &t, 11, false, 2);
+    assert_eq!(weights(&h, &t), vec![(12, 3), (13, 1)]);
+}
+
+#[test]
+fn quorum_sorry_server_and_withdrawn_vip() {
+    let (mut h, t) = setup(OnFailure::Inhibit, Some("172.16.0.99:80"));
+    for last in [11, 12, 13] {
+        report(&mut h, &t, last, false, 1);
+        report(&mut h, &t, last, false, 2);
+    }
+    assert!(h.quorum_lost.contains(&t[0].0.key));
+    assert_eq!(
+        h.withdrawn,
+        HashSet::from([u32::from(Ipv4Addr::new(10, 10, 10, 10))])
+    );
+    let eff = h.effective(&t);
+    assert_eq!(eff[0].1.len(), 1);
+    let sorry = &eff[0].1[0];
+    assert_eq!(sorry.key.addr, Ipv4Addr::new(172, 16, 0, 99));
+    assert_eq!(
+        (sorry.key.port, sorry.method, sorry.weight),
+        (80, Method::Nat, 1)
+    );
+    assert_eq!(h.counts.quorum_lost, 1);
+    // one server back: quorum (1) reached again, the VIP is announced
+    report(&mut h, &t, 13, true, 3);
+    report(&mut h, &t, 13, true, 4);
+    assert!(h.quorum_lost.is_empty() && h.withdrawn.is_empty());
+    assert_eq!(weights(&h, &t), vec![(11, 0), (12, 0), (13, 1)]);
+    assert_eq!(h.counts.quorum_restored, 1);
+}
+
+#[test]
+fn a_vip_stays_while_one_of_its_services_has_quorum() {
+    let (mut h, mut t) = setup(OnFailure::Inhibit, None);
+    // an unchecked service on the same VIP never loses its quorum
+    t.push((svc(443), vec![rs(11, 1)]));
+    for last in [11, 12, 13] {
+        report(&mut h, &t, last, false, 1);
+        report(&mut h, &t, last, false, 2);
+    }
+    assert!(h.quorum_lost.contains(&t[0].0.key));
+    assert!(h.withdrawn.is_empty());
+    assert_eq!(
+        h.effective(&t)[1].1[0].weight,
+        1,
+        "the unchecked service is untouched"
+    );
+}
+
+#[test]
+fn maintenance_and_sync_keep_state() {
+    let (mut h, t) = setup(OnFailure::Inhibit, None);
+    let key = JobKey {
+        service: t[0].0.key,
+        rs: rs(11, 0).key,
+    };
+    assert_eq!(h.set_enabled(&key, false, &t, 1), Ok(true));
+    assert_eq!(h.set_enabled(&key, false, &t, 1), Ok(false));
+    assert_eq!(weights(&h, &t)[0], (11, 0));
+    // checks passing do not bring a disabled server back
+    report(&mut h, &t, 11, true, 2);
+    assert_eq!(weights(&h, &t)[0], (11, 0));
+    // a re-sync (reload, another server added) keeps state
+    report(&mut h, &t, 12, false, 3);
+    report(&mut h, &t, 12, false, 4);
+    let jobs = h.sync(&t, |_, _, _| None, 5);
+    assert_eq!(jobs.len(), 3);
+    assert_eq!(weights(&h, &t), vec![(11, 0), (12, 0), (13, 1)]);
+    assert_eq!(h.set_enabled(&key, true, &t, 6), Ok(true));
+    assert_eq!(weights(&h, &t)[0], (11, 1));
+    // a server removed from the table is forgotten; an unknown one is an error
+    let fewer = vec![(t[0].0.clone(), vec![rs(11, 1)])];
+    assert_eq!(h.sync(&fewer, |_, _, _| None, 7).len(), 1);
+    assert_eq!(h.servers.len(), 1);
+    let gone = JobKey {
+        service: t[0].0.key,
+        rs: rs(12, 0).key,
+    };
+    assert!(h
+        .set_enabled(&gone, false, &fewer, 8)
+        .unwrap_err()
+        .contains("no health check"));
+    // a report of a job just removed changes nothing
+    assert_eq!(report(&mut h, &t, 12, false, 9), Changed::default());
+}
+
+#[test]
+fn jobs_target_the_check_port_or_the_vip() {
+    let (mut h, t) = setup(OnFailure::Inhibit, None);
+    let mut c = check(OnFailure::Inhibit);
+    c.port = Some(9000);
+    h.services.get_mut(&t[0].0.key).unwrap().checks = vec![(rs(12, 0).key, c)];
+    let jobs = h.sync(&t, |_, _, _| None, 0);
+    let by = |last: u8| jobs.iter().find(|j| j.rs.ip().octets()[3] == last).unwrap();
+    assert_eq!(by(11).target.to_string(), "172.16.0.11:8080");
+    assert_eq!(by(12).target.to_string(), "172.16.0.12:9000");
+    assert_eq!(by(13).vip.to_string(), "10.10.10.10:8080");
+    let mut v = check(OnFailure::Inhibit);
+    v.via_vip = true;
+    let sh = h.services.get_mut(&t[0].0.key).unwrap();
+    sh.check = Some(v);
+    sh.checks.clear();
+    let bind = |_: &CheckSpec, _: &ServiceSpec, _: &DestSpec| Some("172.16.0.1:0".parse().unwrap());
+    let jobs = h.sync(&t, bind, 0);
+    assert_eq!(jobs[0].target.to_string(), "10.10.10.10:8080");
+    // each server its own client port, stable across syncs, pinned to it
+    let mut ports: Vec<u16> = jobs.iter().map(|j| j.bind.unwrap().port()).collect();
+    ports.sort();
+    assert_eq!(ports, vec![61000, 61001, 61002]);
+    assert!(jobs
+        .iter()
+        .all(|j| j.bind.unwrap().ip().to_string() == "172.16.0.1"));
+    let again = h.sync(&t, bind, 1);
+    assert_eq!(
+        again
+            .iter()
+            .map(|j| (j.key.clone(), j.bind))
+            .collect::<Vec<_>>(),
+        jobs.iter()
+            .map(|j| (j.key.clone(), j.bind))
+            .collect::<Vec<_>>()
+    );
+    let mut pins: Vec<(u16, u8)> = h
+        .pins()
+        .map(|(_, c, d)| (c.port(), d.addr.octets()[3]))
+        .collect();
+    pins.sort();
+    assert_eq!(pins.len(), 3);
+    // a removed via-VIP server stays at weight 0 (its probes must reach it)
+    for j in &jobs {
+        h.services
+            .get_mut(&t[0].0.key)
+            .unwrap()
+            .check
+            .as_mut()
+            .unwrap()
+            .on_failure = OnFailure::Remove;
+        let _ = j;
+    }
+    let jobs = h.sync(&t, bind, 2);
+    assert!(jobs.iter().all(|j| j.spec.on_failure == OnFailure::Remove));
+    report(&mut h, &t, 11, false, 3);
+    report(&mut h, &t, 11, false, 4);
+    assert_eq!(weights(&h, &t)[0], (11, 0));
+}

@@ -1,0 +1,345 @@
+//! Health checks in the netns lab (issue 16): dirigo checks its real
+//! servers from its exception namespace, through its own ports, with
+//! keepalived's semantics. One DR lab (rs1..rs3 in the service, rs4 the
+//! sorry server), an HTTP check on /health every 0.5 s (rise 2, fall 2):
+//!
+//! * a server answering 503, or 200 with the wrong body, goes down (weight
+//!   0 in `dirigoadm -L -n`) and new connections avoid it; 200 "ok" brings
+//!   its configured weight back;
+//! * a killed server goes down within fall x interval + timeout, and comes
+//!   back after rise x interval once restarted;
+//! * `via_vip`: a server whose VIP is removed from `lo` fails a check sent
+//!   through the VIP (dirigo's own DR rewrite) while a plain RIP check of
+//!   another server in the same state passes;
+//! * quorum: all servers down — dirigo stops answering ping (and ARP) for
+//!   the VIP and the sorry server takes new connections; one back — the
+//!   VIP answers again;
+//! * a flapping server is held by rise/fall (no transition), a reload
+//!   keeps the state of unchanged checks, `on_failure = "remove"` takes a
+//!   server out of the listing, `dirigoctl health disable` takes one out
+//!   for maintenance, and a bad config is refused by reload with nothing
+//!   changed.
+//!
+//! Needs root and hugepages (skips outside CI, fails in CI).
+
+mod common;
+mod lab_common;
+
+use lab_common::{rip, Lab, LabSpec, SERIAL, VIP};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const P: &str = "dgh";
+/// fall x interval + timeout, and slack for a loaded machine.
+const DOWN_WITHIN: u64 = 8;
+
+fn health_config(extra_rs1: &str) -> impl FnOnce(common::DaemonConfig) -> common::DaemonConfig {
+    let extra = extra_rs1.to_string();
+    move |c| {
+        c.port_keys("wan", &format!("kernel_interface = \"{P}-kwan\""))
+            .port_keys("lan", &format!("kernel_interface = \"{P}-klan\""))
+            .raw(&format!("[exception]\nbackend = \"tap\"\nnetns = \"{P}-dir\"\n"))
+            .edit(
+                &format!("address = \"{VIP}:80\"\nscheduler = \"rr\"\n"),
+                &format!(
+                    "address = \"{VIP}:80\"\nscheduler = \"rr\"\nquorum = 1\nsorry_server = \"{}:80\"\n\
+                     [service.check]\ntype = \"http\"\npath = \"/health\"\nexpect = \"ok\"\n\
+                     interval = 0.5\ntimeout = 0.3\nrise = 2\nfall = 2\n",
+                    rip(4)
+                ),
+            )
+            .edit(
+                &format!("address = \"{}\"\nmethod = \"dr\"\n", rip(1)),
+                &format!("address = \"{}\"\nmethod = \"dr\"\n{extra}\n", rip(1)),
+            )
+    }
+}
+
+/// `dirigoctl --json health`'s data.
+fn health(lab: &Lab) -> serde_json::Value {
+    lab.ctl_json(&["health"])
+}
+
+/// Real server `n`'s entry for the TCP service.
+fn server(lab: &Lab, n: usize) -> serde_json::Value {
+    let h = health(lab);
+    h["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["dest"]["addr"] == rip(n) && s["service"]["port"] == 80)
+        .cloned()
+        .unwrap_or_else(|| panic!("rs{n} not checked: {h}"))
+}
+
+fn wait_state(lab: &Lab, n: usize, want: &str, secs: u64) {
+    let t = Instant::now();
+    lab.wait_for(&format!("rs{n} {want}"), secs, || {
+        server(lab, n)["state"] == want
+    });
+    eprintln!("rs{n} {want} after {:.1} s", t.elapsed().as_secs_f64());
+}
+
+/// Weights of the TCP service's real servers in `dirigoadm -L -n`
+/// (rsN -> weight; absent when not listed).
+fn weights(lab: &Lab) -> Vec<(usize, u32)> {
+    let l = lab.adm(&["-L", "-n", "-t", &format!("{VIP}:80")]);
+    let mut v = Vec::new();
+    for line in l.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.first() != Some(&"->") || f.len() < 4 {
+            continue;
+        }
+        let Some(n) = (1..=4).find(|&n| f[1] == format!("{}:80", rip(n))) else {
+            continue;
+        };
+        v.push((n, f[3].parse().unwrap()));
+    }
+    v
+}
+
+fn set_health_file(n: usize, text: Option<&str>) {
+    let f = format!("/run/dirigo-lab/{P}/rs{n}.health");
+    match text {
+        Some(t) => std::fs::write(&f, t).unwrap(),
+        None => {
+            let _ = std::fs::remove_file(&f);
+        }
+    }
+}
+
+/// The real servers that answer `n` new connections to the VIP.
+fn served_by(lab: &Lab, n: usize) -> Vec<String> {
+    lab_common::checks::conns(lab, n, None)
+        .into_iter()
+        .map(|c| c.name)
+        .collect()
+}
+
+fn ctl(lab: &Lab, args: &[&str]) -> (bool, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+        .arg("--socket")
+        .arg(&lab.sock)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+    )
+}
+
+fn ping_vip(lab: &Lab) -> bool {
+    lab.exec("client", &["ping", "-c", "2", "-i", "0.3", "-W", "1", VIP])
+        .status
+        .success()
+}
+
+#[test]
+fn lab_health_checks() {
+    if !common::privileged("lab health checks") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let spec = LabSpec {
+        name: "lab_health",
+        prefix: P,
+        mode: "dr",
+        method: "dr",
+        cores: &["-l", "0-1"],
+        nrs: 4,
+        env: &[],
+    };
+    // rs1 is probed through the VIP, the others at their own address
+    let lab = Lab::start_with_config(&spec, 65536, health_config("check = { via_vip = true }"));
+    // the VIP's only service is the checked one (an unchecked service on
+    // a VIP keeps it announced when the checked one loses its quorum)
+    lab.adm(&["-D", "-u", &format!("{VIP}:5353")]);
+    for n in 1..=3 {
+        wait_state(&lab, n, "up", 10);
+    }
+    lab.wait_for("a few checks", 10, || {
+        server(&lab, 2)["checks"].as_u64().unwrap_or(0) >= 3
+    });
+    assert_eq!(server(&lab, 1)["check"], "http via VIP");
+    assert_eq!(weights(&lab), vec![(1, 1), (2, 1), (3, 1)]);
+
+    // HTTP: 503, then 200 with the wrong body: down; 200 "ok": up
+    set_health_file(3, Some("503 down"));
+    wait_state(&lab, 3, "down", DOWN_WITHIN);
+    assert_eq!(weights(&lab), vec![(1, 1), (2, 1), (3, 0)]);
+    let names = served_by(&lab, 20);
+    assert!(!names.iter().any(|n| n == "rs3"), "{names:?}");
+    assert_eq!(server(&lab, 3)["last"], "status 503");
+    set_health_file(3, Some("200 bad"));
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(server(&lab, 3)["state"], "down", "200 with the wrong body");
+    set_health_file(3, None);
+    wait_state(&lab, 3, "up", DOWN_WITHIN);
+    assert_eq!(weights(&lab), vec![(1, 1), (2, 1), (3, 1)]);
+
+    // a dead server: inhibited within fall x interval + timeout
+    let t = Instant::now();
+    lab.lab_ok(&["http-stop", "2"]);
+    wait_state(&lab, 2, "down", DOWN_WITHIN);
+    eprintln!(
+        "rs2 inhibited {:.1} s after its process died",
+        t.elapsed().as_secs_f64()
+    );
+    assert_eq!(weights(&lab), vec![(1, 1), (2, 0), (3, 1)]);
+    let names = served_by(&lab, 20);
+    assert_eq!(names.len(), 20);
+    assert!(!names.iter().any(|n| n == "rs2"), "{names:?}");
+    lab.lab_ok(&["http-start", "2"]);
+    wait_state(&lab, 2, "up", DOWN_WITHIN);
+    assert_eq!(weights(&lab), vec![(1, 1), (2, 1), (3, 1)]);
+
+    // via_vip: the VIP gone from rs1's and rs2's lo; rs1's check through
+    // the VIP fails, rs2's at its address passes
+    for n in [1, 2] {
+        lab.exec(
+            &format!("rs{n}"),
+            &["ip", "addr", "del", &format!("{VIP}/32"), "dev", "lo"],
+        );
+    }
+    wait_state(&lab, 1, "down", DOWN_WITHIN);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(server(&lab, 2)["state"], "up", "a RIP check cannot see it");
+    for n in [1, 2] {
+        lab.exec(
+            &format!("rs{n}"),
+            &["ip", "addr", "add", &format!("{VIP}/32"), "dev", "lo"],
+        );
+    }
+    wait_state(&lab, 1, "up", DOWN_WITHIN);
+
+    // quorum: all down -> the VIP withdrawn, the sorry server serves
+    assert!(ping_vip(&lab), "the VIP answers ping");
+    for n in 1..=3 {
+        lab.lab_ok(&["http-stop", &n.to_string()]);
+    }
+    for n in 1..=3 {
+        wait_state(&lab, n, "down", DOWN_WITHIN);
+    }
+    lab.wait_for("VIP withdrawn", 5, || {
+        health(&lab)["withdrawn"]
+            .as_array()
+            .is_some_and(|w| !w.is_empty())
+    });
+    assert!(!ping_vip(&lab), "a withdrawn VIP answers no ping");
+    let names = served_by(&lab, 4);
+    assert_eq!(
+        names,
+        vec!["rs4"; 4],
+        "the sorry server takes new connections"
+    );
+    lab.lab_ok(&["http-start", "1"]);
+    wait_state(&lab, 1, "up", DOWN_WITHIN);
+    lab.wait_for("VIP back", 5, || {
+        health(&lab)["withdrawn"]
+            .as_array()
+            .is_some_and(|w| w.is_empty())
+    });
+    assert!(ping_vip(&lab), "the VIP answers again");
+    let h = health(&lab);
+    assert!(
+        h["counts"][2].as_u64() >= Some(1) && h["counts"][3].as_u64() >= Some(1),
+        "{h}"
+    );
+    for n in 2..=3 {
+        lab.lab_ok(&["http-start", &n.to_string()]);
+        wait_state(&lab, n, "up", DOWN_WITHIN);
+    }
+
+    // maintenance
+    let svc = format!("{VIP}:80");
+    let (ok, out) = ctl(&lab, &["health", "disable", &svc, &rip(3)]);
+    assert!(ok, "{out}");
+    assert_eq!(server(&lab, 3)["state"], "disabled");
+    assert_eq!(weights(&lab), vec![(1, 1), (2, 1), (3, 0)]);
+    let (ok, out) = ctl(&lab, &["health", "enable", &svc, &rip(3)]);
+    assert!(ok, "{out}");
+    assert_eq!(weights(&lab), vec![(1, 1), (2, 1), (3, 1)]);
+    let (ok, out) = ctl(&lab, &["health", "disable", &svc, "10.98.0.99"]);
+    assert!(!ok && out.contains("has no health check"), "{out}");
+
+    // reload: rs3 flaps at every check (an exec check that alternates),
+    // rs2 is removed on failure; rs1's check is unchanged and keeps its
+    // state and counts
+    let flap = lab.dir.join("flap");
+    let script = format!(
+        "if [ -e {f} ]; then rm {f}; exit 1; fi; touch {f}",
+        f = flap.display()
+    );
+    let before = server(&lab, 1)["checks"].as_u64().unwrap();
+    let cfg_path = lab.dir.join("dirigo.toml");
+    let cfg = std::fs::read_to_string(&cfg_path).unwrap();
+    let edited = cfg
+        .replacen(
+            &format!("address = \"{}\"\nmethod = \"dr\"\n", rip(2)),
+            &format!(
+                "address = \"{}\"\nmethod = \"dr\"\ncheck = {{ on_failure = \"remove\" }}\n",
+                rip(2)
+            ),
+            1,
+        )
+        .replacen(
+            &format!("address = \"{}\"\nmethod = \"dr\"\n", rip(3)),
+            &format!(
+                "address = \"{}\"\nmethod = \"dr\"\ncheck = {{ type = \"exec\", command = [\"/bin/sh\", \"-c\", {script:?}] }}\n",
+                rip(3)
+            ),
+            1,
+        );
+    assert_ne!(edited, cfg);
+    std::fs::write(&cfg_path, &edited).unwrap();
+    let (ok, out) = ctl(&lab, &["reload"]);
+    assert!(ok, "{out}");
+    assert!(
+        server(&lab, 1)["checks"].as_u64().unwrap() >= before,
+        "an unchanged check keeps its state"
+    );
+    assert_eq!(server(&lab, 3)["check"], "exec");
+    lab.wait_for("rs3 flapping a while", 15, || {
+        server(&lab, 3)["checks"].as_u64().unwrap_or(0) >= 10
+    });
+    let s3 = server(&lab, 3);
+    assert_eq!(s3["state"], "up", "{s3}");
+    assert_eq!(s3["transitions"], 0, "held by rise/fall: {s3}");
+    assert!(s3["failures"].as_u64().unwrap() >= 4, "{s3}");
+    lab.lab_ok(&["http-stop", "2"]);
+    wait_state(&lab, 2, "down", DOWN_WITHIN);
+    assert_eq!(
+        weights(&lab),
+        vec![(1, 1), (3, 1)],
+        "removed, not inhibited"
+    );
+    lab.lab_ok(&["http-start", "2"]);
+    wait_state(&lab, 2, "up", DOWN_WITHIN);
+    assert_eq!(weights(&lab), vec![(1, 1), (2, 1), (3, 1)]);
+
+    // a bad config changes nothing
+    std::fs::write(
+        &cfg_path,
+        edited.replacen("type = \"http\"", "type = \"smtp\"", 1),
+    )
+    .unwrap();
+    let (ok, out) = ctl(&lab, &["reload"]);
+    assert!(!ok && out.contains("unknown check type 'smtp'"), "{out}");
+    assert_eq!(weights(&lab), vec![(1, 1), (2, 1), (3, 1)]);
+    assert_eq!(server(&lab, 1)["check"], "http via VIP");
+
+    let (_, table) = ctl(&lab, &["health"]);
+    eprintln!("{table}");
+    assert!(table.contains("transitions:"), "{table}");
+    let log = lab.daemon_log();
+    assert!(
+        log.contains("dirigo: health: TCP 10.99.0.100:80 real server 10.98.0.12:80 down"),
+        "{log}"
+    );
+    lab.finish();
+}
