@@ -4,14 +4,20 @@
 //! * [`parse`] — keepalived's language: words, quoted strings, `{` `}`,
 //!   `#`/`!` comments and `include` (globs, relative to the including
 //!   file), into a tree of [`parse::Node`]s that remember their file and
-//!   line.
+//!   line;
+//! * [`convert`] — `virtual_server` blocks into services, with keepalived's
+//!   defaults, and a warning for everything dirigo does not do;
+//! * [`emit`] — the services as TOML text.
 //!
 //! Offline: nothing here talks to a daemon. A warning or an error is a
 //! [`Diag`], printed `file:line: warning: ...` / `file:line: error: ...`.
 
+pub mod convert;
+pub mod emit;
 pub mod parse;
 
 use std::fmt;
+use std::path::Path;
 use std::sync::Arc;
 
 /// Where something is: a file as it was named and a line (1-based; 0 =
@@ -85,6 +91,28 @@ impl fmt::Display for Diag {
 }
 
 impl std::error::Error for Diag {}
+
+/// A converted file: the TOML text and the warnings, in input order.
+#[derive(Debug, Clone)]
+pub struct Converted {
+    /// `[[service]]` sections with a header comment.
+    pub toml: String,
+    /// What was skipped or changed.
+    pub warnings: Vec<Diag>,
+}
+
+/// Convert the keepalived.conf at `path` (with its includes).
+pub fn convert_file(path: &Path) -> Result<Converted, Diag> {
+    let mut warnings = Vec::new();
+    let tokens = parse::load(path, &mut warnings)?;
+    let tree = parse::parse(&tokens)?;
+    let services = convert::services(&tree, &mut warnings)?;
+    let source = path.display().to_string();
+    Ok(Converted {
+        toml: emit::toml(&services, &source),
+        warnings,
+    })
+}
 
 #[cfg(test)]
 mod tests;
