@@ -1,8 +1,11 @@
 //! dirigoctl: ports, addresses, routes, neighbors, lcores, drops, reload and
 //! version of a running dirigo. `--json` prints the daemon's raw response.
+//! `keepalived-convert FILE` works offline: keepalived.conf's virtual
+//! servers as dirigo TOML on stdout, warnings on stderr.
 
 use clap::{Args, Parser, Subcommand};
 use dirigo::ctl::client::{socket_path, Client, ClientError};
+use dirigo::ctl::keepalived;
 use dirigo::ctl::proto::{Request, Response, ResponseEnvelope};
 use dirigo::ctl::table;
 use dirigo::ctl::view::MacAddr;
@@ -66,6 +69,14 @@ enum Cmd {
     },
     /// Client and daemon versions.
     Version,
+    /// Convert a keepalived.conf's virtual servers to dirigo [[service]]
+    /// TOML (offline: no daemon). The TOML goes to stdout, a warning per
+    /// skipped or changed setting to stderr; on an error (file:line)
+    /// nothing is printed on stdout.
+    KeepalivedConvert {
+        /// keepalived.conf (its includes are followed).
+        file: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -217,6 +228,7 @@ fn request(cmd: &Cmd) -> Result<Request, String> {
             ),
         },
         Cmd::Version => Request::Version,
+        Cmd::KeepalivedConvert { .. } => return Err("keepalived-convert needs no daemon".into()),
     })
 }
 
@@ -257,8 +269,29 @@ fn run(cli: Cli) -> Result<(), String> {
     }
 }
 
+/// `keepalived-convert FILE`: the TOML on stdout only when the whole file
+/// converted; each warning and the error as `file:line: ...` on stderr.
+fn keepalived_convert(file: &std::path::Path) -> ExitCode {
+    match keepalived::convert_file(file) {
+        Ok(c) => {
+            for w in &c.warnings {
+                eprintln!("{w}");
+            }
+            print!("{}", c.toml);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Cmd::KeepalivedConvert { file } = &cli.cmd {
+        return keepalived_convert(file);
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -7,11 +7,14 @@
 //! * [`client`] — [`client::Client`] and socket discovery;
 //! * [`adm`] — dirigoadm's ipvsadm-compatible parsing and formatting;
 //! * [`table`] — dirigoctl's human tables;
-//! * [`config`] — the daemon's TOML configuration file.
+//! * [`config`] — the daemon's TOML configuration file;
+//! * [`keepalived`] — `dirigoctl keepalived-convert`: keepalived.conf's
+//!   virtual servers as dirigo's `[[service]]` TOML.
 
 pub mod adm;
 pub mod client;
 pub mod config;
+pub mod keepalived;
 pub mod proto;
 pub mod server;
 pub mod table;
