@@ -160,10 +160,30 @@ mod example_files {
     fn config_md_example_parses() {
         let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/CONFIG.md");
         let md = std::fs::read_to_string(p).unwrap();
-        let start = md.find("```toml\n").expect("toml block") + 8;
+        let ex = md.find("\n## Example").expect("an Example section");
+        let start = ex + md[ex..].find("```toml\n").expect("toml block") + 8;
         let end = start + md[start..].find("```").unwrap();
         let c = Config::parse(&md[start..end], "CONFIG.md").unwrap();
         assert_eq!(c.services[0].dests.len(), 2);
+    }
+
+    #[test]
+    fn config_md_health_example_parses() {
+        // the health section's service, behind the Example's ports and an
+        // exception path
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/CONFIG.md");
+        let md = std::fs::read_to_string(p).unwrap();
+        let h = md.find("\n## Health checks").expect("a health section");
+        let start = h + md[h..].find("```toml\n").unwrap() + 8;
+        let end = start + md[start..].find("```").unwrap();
+        let base = super::ISSUE_EXAMPLE.replace(
+            "addresses = [\"172.16.0.1/24\"]",
+            "addresses = [\"172.16.0.1/24\"]\nkernel_interface = \"lan\"",
+        ) + "[exception]\nbackend = \"tap\"\n";
+        let c = Config::parse(&(base + &md[start..end]), "CONFIG.md").unwrap();
+        let h = &c.services[0].health;
+        assert_eq!(h.quorum, Some(1));
+        assert!(h.checks[0].1.via_vip);
     }
 }
 
