@@ -210,6 +210,7 @@ fn deliver(
 }
 
 /// Run the loop until `io.stop` is set. Returns the I/O counters.
+#[inline(never)] // one call per worker; scripts/callgrind-daemon.sh counts from it
 pub fn run<P: Pipeline>(
     pipe: &mut P,
     io: &WorkerIo<'_>,
