@@ -1,0 +1,235 @@
+//! keepalived's checkers (TCP_CHECK, HTTP_GET, SSL_GET, MISC_CHECK, ...)
+//! as dirigo checks.
+
+use super::values::*;
+use super::*;
+
+/// An HTTP_GET / SSL_GET `url`.
+pub(super) struct Url {
+    path: Option<String>,
+    status: Vec<String>,
+    host: Option<String>,
+}
+
+/// `status_code CODE|FROM-TO ...`, each as keepalived reads it.
+pub(super) fn status(n: &Node) -> Result<Vec<String>, Diag> {
+    arg(n, 0, "a status code")?;
+    let mut out = Vec::new();
+    for s in &n.args {
+        let (a, b) = s.split_once('-').unwrap_or((s, s));
+        let ok = match (a.parse::<u16>(), b.parse::<u16>()) {
+            (Ok(a), Ok(b)) => (100..=599).contains(&a) && (100..=599).contains(&b) && a <= b,
+            _ => false,
+        };
+        if !ok {
+            return Err(Diag::error(
+                &n.loc,
+                format!("status_code '{s}' is not CODE or FROM-TO in 100..599"),
+            ));
+        }
+        out.push(s.clone());
+    }
+    Ok(out)
+}
+
+/// One `url` block.
+pub(super) fn url(cx: &mut Cx, n: &Node) -> Result<Url, Diag> {
+    let mut u = Url {
+        path: None,
+        status: Vec::new(),
+        host: None,
+    };
+    for c in n.children() {
+        match c.key.as_str() {
+            "path" => u.path = Some(arg(c, 0, "a path")?.to_string()),
+            "status_code" => u.status.extend(status(c)?),
+            "virtualhost" => u.host = Some(arg(c, 0, "a host name")?.to_string()),
+            "digest" => cx.unsupported(
+                c,
+                "dirigo's http check tests the status (not the body's MD5)",
+            ),
+            "regex" | "regex_no_match" | "regex_options" | "regex_min_offset"
+            | "regex_max_offset" | "regex_stack" => cx.unsupported(
+                c,
+                "dirigo's http check can test a substring of the body (expect), not a regex",
+            ),
+            "tls_compliant" => cx.unsupported(c, ""),
+            _ => cx.unknown(c, " in url"),
+        }
+    }
+    Ok(u)
+}
+
+/// One checker block of a real server; `None` when it cannot be a dirigo
+/// check (with a warning).
+pub(super) fn checker(
+    cx: &mut Cx,
+    n: &Node,
+    inherit: &Inherit,
+    vs: &Vs,
+    probe_port: Option<u16>,
+) -> Result<Option<Check>, Diag> {
+    let kind = match n.key.as_str() {
+        "TCP_CHECK" => "tcp",
+        "HTTP_GET" => "http",
+        "SSL_GET" => "https",
+        "MISC_CHECK" => "exec",
+        "UDP_CHECK" => "udp",
+        _ => "ping",
+    };
+    let http = matches!(kind, "http" | "https");
+    let mut own = Inherit::default();
+    let mut port_ = None;
+    let mut urls = Vec::new();
+    let mut misc_path = None;
+    let mut misc_timeout = None;
+    for c in n.children() {
+        if own.take(c)? {
+            continue;
+        }
+        match (kind, c.key.as_str()) {
+            (_, "connect_port") => port_ = Some(port(c, arg(c, 0, "a port")?)?).filter(|&p| p != 0),
+            (_, "url") if http => urls.push(c),
+            ("exec", "misc_path") => misc_path = Some(command(c)?),
+            ("exec", "misc_timeout") => {
+                misc_timeout = Some(uint(c, "a number of seconds", 0, 86_400)?).filter(|&t| t > 0)
+            }
+            ("exec", "misc_dynamic") => cx.unsupported(
+                c,
+                "in dirigo the program's exit code is up (0) or down, not a weight",
+            ),
+            ("exec", "user") => cx.unsupported(c, "the program runs as dirigo's user"),
+            (_, "delay_before_retry") => cx.unsupported(c, DELAY_BEFORE_RETRY),
+            (_, "warmup") => cx.unsupported(c, "dirigo checks a server from the start"),
+            (_, "alpha") => cx.unsupported(c, ALPHA),
+            (_, "connect_ip" | "bindto" | "bind_port" | "bind_if" | "source_ip" | "fwmark") => {
+                cx.unsupported(c, "dirigo probes the real server's address from its own")
+            }
+            ("udp", "payload" | "require_reply" | "min_reply_length" | "max_reply_length") => {
+                cx.unsupported(c, "keepalived's hex payloads are not converted")
+            }
+            (
+                _,
+                "http_protocol" | "enable_sni" | "sni_name" | "fast_recovery" | "tls_compliant",
+            ) if http => cx.unsupported(c, ""),
+            (_, "log_all_failures") => cx.unsupported(c, ""),
+            _ => cx.unknown(c, &format!(" in {}", n.key)),
+        }
+    }
+    let tcp_check = matches!(kind, "tcp" | "http" | "https");
+    if (tcp_check && vs.proto == "udp") || (kind == "udp" && vs.proto == "tcp") {
+        let msg = format!(
+            "{} skipped: dirigo's {kind} checks are for {} services, {}:{} is {}",
+            n.key,
+            if kind == "udp" { "UDP" } else { "TCP" },
+            vs.vip,
+            vs.port,
+            vs.proto.to_uppercase()
+        );
+        cx.warn(n, msg);
+        return Ok(None);
+    }
+    let t = own.under(inherit);
+    let mut check = Check {
+        kind,
+        interval: t.delay_loop.unwrap_or(DELAY_LOOP),
+        timeout: 0.0,
+        rise: 1,
+        fall: 0,
+        on_failure: if t.inhibit == Some(true) {
+            "inhibit"
+        } else {
+            "remove"
+        },
+        port: port_.or(probe_port),
+        path: None,
+        status: Vec::new(),
+        host: None,
+        command: Vec::new(),
+        notify_up: Vec::new(),
+        notify_down: Vec::new(),
+    };
+    let (timeout, retry) = if kind == "exec" {
+        // keepalived gives the program the delay_loop without misc_timeout
+        let t_out = misc_timeout.map_or(check.interval, f64::from);
+        (t_out, t.retry.unwrap_or(MISC_RETRY))
+    } else {
+        (
+            t.connect_timeout.unwrap_or(CONNECT_TIMEOUT),
+            t.retry.unwrap_or(RETRY),
+        )
+    };
+    check.fall = retry.saturating_add(1);
+    check.timeout = timeout;
+    if timeout >= check.interval {
+        check.timeout = check.interval / 2.0;
+        let msg = format!(
+            "{}: timeout {} s is not shorter than the interval (delay_loop) {} s, as dirigo needs: timeout {} s",
+            n.key,
+            timeout,
+            check.interval,
+            check.timeout
+        );
+        cx.warn(n, msg);
+    }
+    if http {
+        let mut chosen: Option<(Url, &Node)> = None;
+        for u in urls {
+            if let Some((_, first)) = &chosen {
+                cx.warn(
+                    u,
+                    format!(
+                        "url skipped: dirigo's http check fetches one url (the one at {})",
+                        first.loc
+                    ),
+                );
+                continue;
+            }
+            let parsed = url(cx, u)?;
+            if parsed.path.is_none() {
+                cx.warn(u, "url without a path: skipped (keepalived ignores it too)");
+                continue;
+            }
+            chosen = Some((parsed, u));
+        }
+        let Some((u, _)) = chosen else {
+            cx.warn(
+                n,
+                format!("{} without a url (with a path): check skipped", n.key),
+            );
+            return Ok(None);
+        };
+        check.path = u.path;
+        check.status = if u.status.is_empty() {
+            vec![HTTP_STATUS.into()]
+        } else {
+            u.status
+        };
+        check.host = u.host.or(t.virtualhost);
+    }
+    if kind == "exec" {
+        let Some(cmd) = misc_path.filter(|c| !c.is_empty()) else {
+            cx.warn(n, "MISC_CHECK without misc_path: check skipped");
+            return Ok(None);
+        };
+        let prog = Path::new(&cmd[0]);
+        if !prog.is_absolute() {
+            cx.warn(
+                n,
+                format!(
+                    "MISC_CHECK skipped: dirigo needs the program's absolute path, not '{}'",
+                    cmd[0]
+                ),
+            );
+            return Ok(None);
+        }
+        if !prog.is_file() {
+            cx.warn(
+                n,
+                format!("MISC_CHECK: {} does not exist here; dirigo refuses a config whose exec program is missing", cmd[0]),
+            );
+        }
+        check.command = cmd;
+    }
+    Ok(Some(check))
+}

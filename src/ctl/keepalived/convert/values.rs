@@ -1,0 +1,172 @@
+//! Reading keepalived's values: words, numbers, addresses, ports,
+//! schedulers, methods.
+
+use super::*;
+
+/// The `i`-th word after the keyword, for a statement without a block.
+pub(super) fn arg<'n>(n: &'n Node, i: usize, what: &str) -> Result<&'n str, Diag> {
+    leaf(n)?;
+    word(n, i, what)
+}
+
+/// The `i`-th word after the keyword.
+pub(super) fn word<'n>(n: &'n Node, i: usize, what: &str) -> Result<&'n str, Diag> {
+    n.args
+        .get(i)
+        .map(String::as_str)
+        .ok_or_else(|| Diag::error(&n.loc, format!("{} needs {what}", n.key)))
+}
+
+/// Refuse a block after a keyword that takes none.
+pub(super) fn leaf(n: &Node) -> Result<(), Diag> {
+    match n.block {
+        Some(_) => Err(Diag::error(
+            &n.loc,
+            format!("{} takes no {{ }} block", n.key),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The first word as an integer in `min..=max`.
+pub(super) fn uint(n: &Node, what: &str, min: u32, max: u32) -> Result<u32, Diag> {
+    let s = arg(n, 0, what)?;
+    s.parse::<u32>()
+        .ok()
+        .filter(|v| (min..=max).contains(v))
+        .ok_or_else(|| {
+            Diag::error(
+                &n.loc,
+                format!("{} '{s}' is not {what} in {min}..={max}", n.key),
+            )
+        })
+}
+
+/// The first word as seconds (keepalived's timers take fractions).
+pub(super) fn seconds(n: &Node) -> Result<f64, Diag> {
+    let s = arg(n, 0, "a number of seconds")?;
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0 && *v <= 86_400.0)
+        .ok_or_else(|| {
+            Diag::error(
+                &n.loc,
+                format!("{} '{s}' is not a number of seconds in (0, 86400]", n.key),
+            )
+        })
+}
+
+/// A keyword that is a switch, with keepalived's optional boolean.
+pub(super) fn flag(n: &Node) -> Result<bool, Diag> {
+    leaf(n)?;
+    match n.args.first().map(|s| s.to_ascii_lowercase()).as_deref() {
+        None | Some("true" | "yes" | "on") => Ok(true),
+        Some("false" | "no" | "off") => Ok(false),
+        Some(other) => Err(Diag::error(
+            &n.loc,
+            format!("{} '{other}' is not true or false", n.key),
+        )),
+    }
+}
+
+/// An address: IPv4, or `None` for IPv6 (dirigo balances IPv4; the
+/// caller warns); anything else is an error.
+pub(super) fn address(n: &Node, s: &str) -> Result<Option<Ipv4Addr>, Diag> {
+    match s.parse::<IpAddr>() {
+        Ok(IpAddr::V4(a)) => Ok(Some(a)),
+        Ok(IpAddr::V6(_)) => Ok(None),
+        Err(_) => Err(Diag::error(
+            &n.loc,
+            format!("{}: '{s}' is not an IP address", n.key),
+        )),
+    }
+}
+
+/// A port number.
+pub(super) fn port(n: &Node, s: &str) -> Result<u16, Diag> {
+    s.parse()
+        .map_err(|_| Diag::error(&n.loc, format!("{}: '{s}' is not a port (0..65535)", n.key)))
+}
+
+/// A command line (`misc_path`, `notify_up`): the words, split again on
+/// whitespace outside '...' and "..." (a quoted keepalived word holds the
+/// whole line).
+pub(super) fn command(n: &Node) -> Result<Vec<String>, Diag> {
+    arg(n, 0, "a command")?;
+    let line = n.args.join(" ");
+    let mut out = Vec::new();
+    let mut cur: Option<String> = None;
+    let mut quote = None;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.get_or_insert_with(String::new).push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                cur.get_or_insert_with(String::new);
+            }
+            (None, c) if c.is_whitespace() => out.extend(cur.take()),
+            (None, c) => cur.get_or_insert_with(String::new).push(c),
+        }
+    }
+    out.extend(cur);
+    if quote.is_some() {
+        return Err(Diag::error(
+            &n.loc,
+            format!("{}: unterminated quote in '{line}'", n.key),
+        ));
+    }
+    Ok(out)
+}
+
+/// `lb_algo` / `lvs_sched`.
+pub(super) fn scheduler(cx: &mut Cx, n: &Node) -> Result<String, Diag> {
+    let s = arg(n, 0, "a scheduler name")?;
+    match s {
+        "rr" | "wrr" | "lc" | "wlc" | "sh" | "dh" | "mh" | "fo" | "sed" | "nq" => Ok(s.into()),
+        "lblc" | "lblcr" | "ovf" | "twos" => {
+            cx.warn(n, format!("scheduler {s} is not dirigo's: wlc instead"));
+            Ok("wlc".into())
+        }
+        _ => Err(Diag::error(
+            &n.loc,
+            format!(
+                "{} '{s}' is not an IPVS scheduler (rr wrr lc wlc lblc lblcr dh sh mh fo ovf sed nq twos)",
+                n.key
+            ),
+        )),
+    }
+}
+
+/// `lb_kind` / `lvs_method`: NAT, DR or TUN.
+pub(super) fn method(cx: &mut Cx, n: &Node) -> Result<&'static str, Diag> {
+    let s = arg(n, 0, "NAT, DR or TUN")?;
+    let m = match s.to_ascii_uppercase().as_str() {
+        "NAT" => "nat",
+        "DR" => "dr",
+        "TUN" => "tun",
+        _ => {
+            return Err(Diag::error(
+                &n.loc,
+                format!("{} '{s}' is not NAT, DR or TUN", n.key),
+            ))
+        }
+    };
+    let rest = &n.args[1..];
+    if !rest.is_empty() && rest != ["type", "ipip"] {
+        let msg = format!(
+            "{} options '{}' skipped: dirigo's TUN is IPIP",
+            n.key,
+            rest.join(" ")
+        );
+        cx.warn(n, msg);
+    }
+    Ok(m)
+}
+
+/// `persistence_granularity`: an IPv4 netmask.
+pub(super) fn netmask(n: &Node) -> Result<Ipv4Addr, Diag> {
+    let s = arg(n, 0, "a netmask")?;
+    s.parse()
+        .map_err(|_| Diag::error(&n.loc, format!("{} '{s}' is not an IPv4 netmask", n.key)))
+}
