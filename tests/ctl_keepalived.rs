@@ -38,19 +38,10 @@ fn convert(file: &str) -> Out {
 }
 
 /// What a config needs besides the services.
-const PREFIX: &str = r#"
-[eal]
-args = ["-l", "0-1", "--in-memory"]
-
-[[port]]
-name = "lan"
-device = "net_tap0"
-addresses = ["172.16.0.1/24"]
-kernel_interface = "dg-lan"
-
-[exception]
-backend = "tap"
-"#;
+const PREFIX: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/keepalived/dirigo-prefix.toml"
+));
 
 #[test]
 fn converts_a_keepalived_conf_with_includes() {

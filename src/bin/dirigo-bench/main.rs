@@ -253,6 +253,32 @@ fn run_micro(plan: &Plan, agg: &mut Agg, only: Option<Method>, only_flows: Optio
     }
 }
 
+/// A daemon run of `plan`'s established scenarios on `pcap` (`pkts`
+/// packets): one worker, `method`, the plan's table and the default
+/// embryonic grace, no exception path.
+fn dut_case<'a>(
+    plan: &Plan,
+    bin: &'a Path,
+    dir: &'a Path,
+    pcap: &'a Path,
+    pkts: u64,
+    method: Method,
+) -> dut::DutCase<'a> {
+    dut::DutCase {
+        bin,
+        pcap,
+        pcap_pkts: pkts,
+        method,
+        capacity: plan.capacity,
+        embryonic_grace_ms: dirigo::lb::conn::EMBRYONIC_GRACE_MS,
+        dir,
+        warmup: plan.warmup,
+        measure: plan.measure,
+        workers: 1,
+        exception: false,
+    }
+}
+
 /// Record a daemon run under `k`: its rate, its ratio to testpmd macswap on
 /// the same pcap (`label`; returned) and the connections it tracked.
 fn record_dut(agg: &mut Agg, k: &str, label: &str, r: &dut::DutResult) -> f64 {
@@ -317,19 +343,7 @@ fn one_run(
     for &m in &plan.methods {
         for &(label, _) in &plan.sizes {
             let (_, path, n) = find(label)?;
-            let c = dut::DutCase {
-                bin,
-                pcap: path,
-                pcap_pkts: *n,
-                method: m,
-                capacity: plan.capacity,
-                embryonic_grace_ms: dirigo::lb::conn::EMBRYONIC_GRACE_MS,
-                dir,
-                warmup: plan.warmup,
-                measure: plan.measure,
-                workers: 1,
-                exception: false,
-            };
+            let c = dut_case(plan, bin, dir, path, *n, m);
             let r = dut::run(&c, &tag(&format!("{}-{label}", mname(m))))?;
             let k = format!("dirigo|{} {label}", mname(m));
             let ratio = record_dut(agg, &k, label, &r);
@@ -352,17 +366,8 @@ fn one_run(
     for label in two_w {
         let (_, path, n) = find(label)?;
         let c = dut::DutCase {
-            bin,
-            pcap: path,
-            pcap_pkts: *n,
-            method: Method::Dr,
-            capacity: plan.capacity,
-            embryonic_grace_ms: dirigo::lb::conn::EMBRYONIC_GRACE_MS,
-            dir,
-            warmup: plan.warmup,
-            measure: plan.measure,
             workers: 2,
-            exception: false,
+            ..dut_case(plan, bin, dir, path, *n, Method::Dr)
         };
         let r = dut::run(&c, &tag(&format!("dr2w-{label}")))?;
         let ratio = record_dut(agg, &format!("dirigo|DR-2w {label}"), label, &r);
@@ -373,17 +378,9 @@ fn one_run(
     }
     let (_, path, n) = find("newconn")?;
     let c = dut::DutCase {
-        bin,
-        pcap: path,
-        pcap_pkts: *n,
-        method: Method::Dr,
         capacity: plan.newconn_capacity,
         embryonic_grace_ms: 0,
-        dir,
-        warmup: plan.warmup,
-        measure: plan.measure,
-        workers: 1,
-        exception: false,
+        ..dut_case(plan, bin, dir, path, *n, Method::Dr)
     };
     let r = dut::run(&c, &tag("newconn"))?;
     let nc_base = if plan.quick {
@@ -426,17 +423,8 @@ fn run_exception(
         .find(|f| f.0 == own)
         .ok_or(format!("no pcap {own}"))?;
     let c = dut::DutCase {
-        bin,
-        pcap: path,
-        pcap_pkts: *n,
-        method: Method::Dr,
-        capacity: plan.capacity,
-        embryonic_grace_ms: dirigo::lb::conn::EMBRYONIC_GRACE_MS,
-        dir,
-        warmup: plan.warmup,
-        measure: plan.measure,
-        workers: 1,
         exception: true,
+        ..dut_case(plan, bin, dir, path, *n, Method::Dr)
     };
     let r = dut::run(&c, &format!("r{run}-DR-own-{label}"))?;
     let k = format!("dirigo|{}", exc_scenario(label));

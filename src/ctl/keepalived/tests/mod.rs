@@ -37,19 +37,10 @@ fn convert_err(text: &str) -> String {
 
 /// What a real config has besides the services: a port with an exception
 /// path, so that checks are allowed.
-const PREFIX: &str = r#"
-[eal]
-args = ["-l", "0-1", "--in-memory"]
-
-[[port]]
-name = "lan"
-device = "net_tap0"
-addresses = ["172.16.0.1/24"]
-kernel_interface = "dg-lan"
-
-[exception]
-backend = "tap"
-"#;
+const PREFIX: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/keepalived/dirigo-prefix.toml"
+));
 
 /// The converted TOML, after [`PREFIX`], through dirigo's own parser.
 fn dirigo(toml: &str) -> Config {
