@@ -334,11 +334,7 @@ fn title_line(v: &View) -> String {
         .frame
         .map(|f| (f.services.len(), f.workers.len()))
         .unwrap_or_default();
-    let keys = if v.keys {
-        "  q:quit space:refresh up/down:scroll"
-    } else {
-        ""
-    };
+    let keys = if v.keys { "  q:quit" } else { "" };
     format!(
         "dirigoctl top  {}  every {}s  {ns} services  {nw} workers{keys}",
         v.clock,
