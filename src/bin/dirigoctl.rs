@@ -1,5 +1,7 @@
 //! dirigoctl: ports, addresses, routes, neighbors, lcores, drops, reload and
 //! version of a running dirigo. `--json` prints the daemon's raw response.
+//! `top` is a live view of services, workers and drops (`--once`: one
+//! plain-text frame).
 //! `keepalived-convert FILE` works offline: keepalived.conf's virtual
 //! servers as dirigo TOML on stdout, warnings on stderr.
 
@@ -8,6 +10,7 @@ use dirigo::ctl::client::{socket_path, Client, ClientError};
 use dirigo::ctl::keepalived;
 use dirigo::ctl::proto::{Request, Response, ResponseEnvelope};
 use dirigo::ctl::table;
+use dirigo::ctl::top;
 use dirigo::ctl::view::MacAddr;
 use dirigo::lb::spec::{DestKey, Proto, ServiceKey};
 use dirigo::net::addr::Ipv4Cidr;
@@ -69,6 +72,10 @@ enum Cmd {
     },
     /// Client and daemon versions.
     Version,
+    /// A live view, like top: services and real servers with their
+    /// connections and rates, each worker's table fill and packet rates,
+    /// drops by reason. q, Esc or Ctrl-C quits.
+    Top(TopArgs),
     /// Convert a keepalived.conf's virtual servers to dirigo [[service]]
     /// TOML (offline: no daemon). The TOML goes to stdout, a warning per
     /// skipped or changed setting to stderr; on an error (file:line)
@@ -77,6 +84,22 @@ enum Cmd {
         /// keepalived.conf (its includes are followed).
         file: PathBuf,
     },
+}
+
+#[derive(Args)]
+struct TopArgs {
+    /// Seconds between refreshes (fractions allowed, 0.1 to 3600).
+    #[arg(short = 'd', long = "delay", value_name = "SECS", default_value = "1",
+          value_parser = top::parse_delay)]
+    delay: std::time::Duration,
+    /// Batch mode: print one plain-text frame (rates over one delay) to
+    /// stdout and exit, like top -b -n 1.
+    #[arg(short = 'b', long = "once", visible_alias = "batch")]
+    once: bool,
+    /// In batch mode, print this many frames, one delay apart.
+    #[arg(short = 'n', long = "iterations", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..), requires = "once")]
+    iterations: Option<u32>,
 }
 
 #[derive(Subcommand)]
@@ -229,6 +252,7 @@ fn request(cmd: &Cmd) -> Result<Request, String> {
         },
         Cmd::Version => Request::Version,
         Cmd::KeepalivedConvert { .. } => return Err("keepalived-convert needs no daemon".into()),
+        Cmd::Top(_) => return Err("top is not one request".into()),
     })
 }
 
@@ -287,12 +311,29 @@ fn keepalived_convert(file: &std::path::Path) -> ExitCode {
     }
 }
 
+/// `top`: the live view, or `--once` frames.
+fn run_top(cli: &Cli, a: &TopArgs) -> Result<(), String> {
+    if cli.json {
+        return Err("top has no JSON output (use lcores, drops or dirigoadm -L --stats)".into());
+    }
+    top::run(&top::Options {
+        socket: socket_path(cli.socket.as_deref()),
+        delay: a.delay,
+        batch: a.once.then(|| a.iterations.unwrap_or(1)),
+        color: top::color_allowed(),
+    })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Cmd::KeepalivedConvert { file } = &cli.cmd {
         return keepalived_convert(file);
     }
-    match run(cli) {
+    let res = match &cli.cmd {
+        Cmd::Top(a) => run_top(&cli, a),
+        _ => run(cli),
+    };
+    match res {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("dirigoctl: {e}");

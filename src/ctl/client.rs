@@ -50,10 +50,16 @@ pub struct Client {
 impl Client {
     /// Connect to `path` (30 s read/write timeouts).
     pub fn connect(path: impl AsRef<Path>) -> io::Result<Client> {
+        Client::connect_timeout(path, Duration::from_secs(30))
+    }
+
+    /// Connect to `path` with `timeout` for each read and write (a client
+    /// that polls, like `dirigoctl top`, gives up on a stuck daemon sooner).
+    pub fn connect_timeout(path: impl AsRef<Path>, timeout: Duration) -> io::Result<Client> {
         let s = UnixStream::connect(path.as_ref())
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.as_ref().display())))?;
-        s.set_read_timeout(Some(Duration::from_secs(30)))?;
-        s.set_write_timeout(Some(Duration::from_secs(30)))?;
+        s.set_read_timeout(Some(timeout))?;
+        s.set_write_timeout(Some(timeout))?;
         let writer = s.try_clone()?;
         Ok(Client {
             reader: BufReader::new(s),

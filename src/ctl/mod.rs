@@ -9,7 +9,8 @@
 //! * [`table`] — dirigoctl's human tables;
 //! * [`config`] — the daemon's TOML configuration file;
 //! * [`keepalived`] — `dirigoctl keepalived-convert`: keepalived.conf's
-//!   virtual servers as dirigo's `[[service]]` TOML.
+//!   virtual servers as dirigo's `[[service]]` TOML;
+//! * [`top`] — `dirigoctl top`: the live view (sampling, rates, drawing).
 
 pub mod adm;
 pub mod client;
@@ -18,4 +19,5 @@ pub mod keepalived;
 pub mod proto;
 pub mod server;
 pub mod table;
+pub mod top;
 pub mod view;

@@ -276,6 +276,12 @@ pub struct LcoreInfo {
     /// Other counters.
     #[serde(default)]
     pub extra: Vec<NamedCounter>,
+    /// Busy time: nanoseconds since start that the worker spent in polls
+    /// that carried packets (cumulative, so a client turns two readings
+    /// into a busy ratio over its own interval). `None`: this daemon does
+    /// not measure it (`dirigoctl top` then shows `-` for BUSY).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_ns: Option<u64>,
 }
 
 /// A drop reason and how often it happened.

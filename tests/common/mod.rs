@@ -1,6 +1,8 @@
 //! Shared helpers for the integration tests.
 #![allow(dead_code)]
 
+pub mod tmux;
+
 use std::path::PathBuf;
 
 /// Whether the test may run privileged/EAL work here. In CI (`CI=true`) a

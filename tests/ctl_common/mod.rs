@@ -294,6 +294,7 @@ impl Handler for Mock {
                 conns: 2,
                 conns_created: 3,
                 extra: vec![],
+                busy_ns: None,
             }])),
             Request::Drops => Ok(Response::Drops(vec![DropCount {
                 reason: "no_service".into(),

@@ -126,6 +126,8 @@ impl Ctl {
                                 }),
                             )
                             .collect(),
+                        // not measured yet (see LcoreInfo::busy_ns)
+                        busy_ns: None,
                     }
                 })
                 .collect(),
