@@ -328,3 +328,4 @@ fn exception_errors_are_one_readable_line() {
 }
 
 mod health;
+mod metrics;
