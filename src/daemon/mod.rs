@@ -171,6 +171,8 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
             housekeeping_ns: 1_000_000,
             published: &shared.workers[index].io,
             published_hold: &shared.workers[index].hold,
+            published_loop: &shared.workers[index].loop_stats,
+            burst_histogram: cfg.metrics.is_some_and(|m| m.burst_histogram),
             rx_queues: &rx_queues,
             steer: &steer,
             steer_lost: &steer_lost,
