@@ -149,7 +149,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     });
     startup::commit_services(&ctl, &cfg)?;
     ctl.health_start().map_err(DaemonError::Other)?;
-    let (server_stop, server_thread) = startup::serve(&cfg, &ctl)?;
+    let (server_stop, server_thread, _ctl_counters) = startup::serve(&cfg, &ctl)?;
 
     let clock = TscClock::new();
     let lbs = Mutex::new(lbs);
