@@ -10,13 +10,16 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
+/// A sample's labels, in order.
+pub type LabelList = Vec<(String, String)>;
+
 /// One sample line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {
     /// Its name (`x_bucket` for a histogram's bucket).
     pub name: String,
     /// Its labels, in order.
-    pub labels: Vec<(String, String)>,
+    pub labels: LabelList,
     /// Its value.
     pub value: f64,
 }
@@ -47,7 +50,7 @@ fn value(s: &str) -> Option<f64> {
 }
 
 /// `{k="v",...}` at the start of `s`: the labels and the rest.
-fn labels(s: &str) -> Result<(Vec<(String, String)>, &str), String> {
+fn labels(s: &str) -> Result<(LabelList, &str), String> {
     let mut rest = s.strip_prefix('{').ok_or("no {")?;
     let mut out = Vec::new();
     loop {
@@ -140,7 +143,7 @@ pub fn parse(text: &str) -> Result<Exposition, String> {
             continue;
         }
         let end = line
-            .find(|c: char| c == '{' || c == ' ')
+            .find(['{', ' '])
             .ok_or_else(|| err("no value".into()))?;
         let name = &line[..end];
         if !is_name(name, true) {

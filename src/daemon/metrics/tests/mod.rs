@@ -484,3 +484,31 @@ fn busy_ratio_over_the_interval() {
     assert_eq!(c.ratios(&[b]), vec![0.8]);
     assert_eq!(c.ratios(&[b, a]), vec![0.0, 0.1]);
 }
+
+#[test]
+fn operations_md_lists_every_metric_with_its_type() {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/OPERATIONS.md");
+    let md = std::fs::read_to_string(p).unwrap();
+    let start = md.find("\n## 7. Metrics").expect("a Metrics section");
+    let sec = &md[start + 1..];
+    let sec = &sec[..sec.find("\n## ").unwrap_or(sec.len())];
+    let documented: std::collections::BTreeMap<String, String> = sec
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let name = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+            (name.starts_with("node_ipvs_") || name.starts_with("dirigo_"))
+                .then(|| (name.to_string(), cells.get(2).unwrap_or(&"").to_string()))
+        })
+        .collect();
+    let mut s = sample_scrape();
+    s.health.as_mut().unwrap().quorum_lost = vec!["TCP 10.0.0.100:80".into()];
+    let rendered: std::collections::BTreeMap<String, String> = render(&s)
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.strip_prefix("# TYPE ")?.split(' ');
+            Some((f.next()?.to_string(), f.next()?.to_string()))
+        })
+        .collect();
+    assert_eq!(documented, rendered, "docs/OPERATIONS.md vs the exposition");
+}
