@@ -5,6 +5,8 @@
 //! dashboard's PromQL queries.
 #![allow(dead_code)]
 
+pub mod hostile;
+
 use std::collections::{BTreeSet, HashMap};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
