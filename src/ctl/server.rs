@@ -9,7 +9,7 @@ use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -66,12 +66,33 @@ impl StopHandle {
     }
 }
 
+/// What the server counts (read by the metrics endpoint).
+#[derive(Debug, Default)]
+pub struct ServerCounters {
+    /// Requests answered (every line, well-formed or not, and clients
+    /// turned away).
+    pub requests: AtomicU64,
+    /// Of those, answered with an error (malformed, refused, too large,
+    /// busy).
+    pub errors: AtomicU64,
+}
+
+impl ServerCounters {
+    fn count(&self, ok: bool) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        if !ok {
+            self.errors.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
 /// A bound control server.
 pub struct Server {
     listener: UnixListener,
     cfg: ServerConfig,
     handler: Arc<dyn Handler>,
     stop: Arc<AtomicBool>,
+    counters: Arc<ServerCounters>,
 }
 
 /// How often blocked threads look at the stop flag.
@@ -109,7 +130,13 @@ impl Server {
             cfg,
             handler,
             stop: Arc::new(AtomicBool::new(false)),
+            counters: Arc::default(),
         })
+    }
+
+    /// The server's request and error counts.
+    pub fn counters(&self) -> Arc<ServerCounters> {
+        Arc::clone(&self.counters)
     }
 
     /// A handle that stops [`Server::run`].
@@ -158,6 +185,7 @@ impl Server {
         let write_timeout = self.cfg.idle_timeout.clamp(POLL, Duration::from_secs(10));
         let _ = stream.set_write_timeout(Some(write_timeout));
         if active.load(Ordering::SeqCst) >= self.cfg.max_clients {
+            self.counters.count(false);
             let mut s = stream;
             let err = CtlError::new(ErrCode::Busy, "too many control clients");
             let _ = write_response(&mut s, &ResponseEnvelope::new(0, Err(err)));
@@ -168,11 +196,12 @@ impl Server {
         let handler = self.handler.clone();
         let stop = self.stop.clone();
         let cfg = self.cfg.clone();
+        let counters = self.counters.clone();
         let spawned = thread::Builder::new()
             .name("ctl-client".into())
             .spawn(move || {
                 let _guard = guard;
-                serve_client(stream, &*handler, &stop, &cfg);
+                serve_client(stream, &*handler, &stop, &cfg, &counters);
             });
         if let Ok(h) = spawned {
             workers.push(h);
@@ -243,6 +272,7 @@ fn serve_client(
     handler: &dyn Handler,
     stop: &AtomicBool,
     cfg: &ServerConfig,
+    counters: &ServerCounters,
 ) {
     if stream.set_read_timeout(Some(POLL)).is_err() {
         return;
@@ -259,6 +289,7 @@ fn serve_client(
                 continue;
             }
             let env = answer(handler, body);
+            counters.count(env.err.is_none());
             if write_response(&mut stream, &env).is_err() {
                 return;
             }
@@ -268,6 +299,7 @@ fn serve_client(
                 ErrCode::TooLarge,
                 format!("request longer than {} bytes", cfg.max_request),
             );
+            counters.count(false);
             let _ = write_response(&mut stream, &ResponseEnvelope::new(0, Err(err)));
             let _ = stream.shutdown(std::net::Shutdown::Both);
             return;

@@ -7,13 +7,15 @@
 //! * [`control`] — the control state and how a change is committed;
 //! * [`exception`] — the ports' kernel interfaces and the thread that
 //!   feeds them;
-//! * [`handler`] — the control socket's requests, by topic.
+//! * [`handler`] — the control socket's requests, by topic;
+//! * [`metrics`] — the Prometheus endpoint (its own thread).
 
 pub mod control;
 pub mod control_loop;
 pub mod exception;
 pub mod handler;
 pub mod health;
+pub mod metrics;
 pub mod startup;
 
 use crate::ctl::config::Config;
@@ -90,6 +92,8 @@ pub fn now_ns() -> u64 {
 
 /// Run the daemon until a signal. `stop` may also be set by the caller.
 pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
+    // bound before anything starts: a port in use stops dirigo at once
+    let metrics_bound = cfg.metrics.map(|m| metrics::bind(m.listen)).transpose()?;
     let eal = Eal::init(&cfg.eal.args).map_err(DaemonError::Eal)?;
     let lcores = lcore::worker_lcores();
     if lcores.is_empty() {
@@ -149,7 +153,16 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     });
     startup::commit_services(&ctl, &cfg)?;
     ctl.health_start().map_err(DaemonError::Other)?;
-    let (server_stop, server_thread) = startup::serve(&cfg, &ctl)?;
+    let (server_stop, server_thread, ctl_counters) = startup::serve(&cfg, &ctl)?;
+    let metrics = match metrics_bound {
+        Some(b) => {
+            let hist = cfg.metrics.is_some_and(|m| m.burst_histogram);
+            let e = metrics::start(b, &ctl, ctl_counters, hist)?;
+            eprintln!("dirigo: metrics at http://{}/metrics", e.addr);
+            Some(e)
+        }
+        None => None,
+    };
 
     let clock = TscClock::new();
     let lbs = Mutex::new(lbs);
@@ -171,6 +184,8 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
             housekeeping_ns: 1_000_000,
             published: &shared.workers[index].io,
             published_hold: &shared.workers[index].hold,
+            published_loop: &shared.workers[index].loop_stats,
+            burst_histogram: cfg.metrics.is_some_and(|m| m.burst_histogram),
             rx_queues: &rx_queues,
             steer: &steer,
             steer_lost: &steer_lost,
@@ -200,6 +215,9 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     });
     server_stop.stop();
     let _ = server_thread.join();
+    if let Some(m) = metrics {
+        m.stop();
+    }
     res?;
 
     eprintln!("dirigo: stopping");

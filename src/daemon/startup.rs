@@ -5,7 +5,7 @@ use super::control::{ControlState, LbSettings};
 use super::handler::Ctl;
 use super::{now_ns, DaemonError, RunningPort};
 use crate::ctl::config::Config;
-use crate::ctl::server::{Handler, Server, ServerConfig, StopHandle};
+use crate::ctl::server::{Handler, Server, ServerConfig, ServerCounters, StopHandle};
 use crate::ctl::view::MacAddr;
 use crate::dataplane::shared::WorkerShared;
 use crate::lb::balancer::{Balancer, BalancerConfig};
@@ -246,11 +246,15 @@ pub fn commit_services(ctl: &Ctl, cfg: &Config) -> Result<(), DaemonError> {
     Ok(())
 }
 
+/// The control socket's server: its stop handle, its thread, its counters.
+pub type Serving = (
+    StopHandle,
+    JoinHandle<std::io::Result<()>>,
+    Arc<ServerCounters>,
+);
+
 /// Bind the control socket and serve it on its own thread.
-pub fn serve(
-    cfg: &Config,
-    ctl: &Arc<Ctl>,
-) -> Result<(StopHandle, JoinHandle<std::io::Result<()>>), DaemonError> {
+pub fn serve(cfg: &Config, ctl: &Arc<Ctl>) -> Result<Serving, DaemonError> {
     let mut scfg = ServerConfig::new(&cfg.control.socket);
     if let Some(g) = &cfg.control.group {
         scfg.group = Some(group_id(g)?);
@@ -259,11 +263,12 @@ pub fn serve(
     let server = Server::bind(scfg, Arc::clone(ctl) as Arc<dyn Handler>)
         .map_err(|e| DaemonError::Other(format!("control socket {}: {e}", cfg.control.socket)))?;
     let server_stop = server.stop_handle();
+    let counters = server.counters();
     let server_thread = std::thread::Builder::new()
         .name("dirigo-ctl".into())
         .spawn(move || server.run())
         .map_err(|e| DaemonError::Other(format!("control thread: {e}")))?;
-    Ok((server_stop, server_thread))
+    Ok((server_stop, server_thread, counters))
 }
 
 fn group_id(name: &str) -> Result<u32, DaemonError> {

@@ -5,7 +5,7 @@
 
 use crate::counters::Named;
 use crate::dataplane::hold::HoldCounts;
-use crate::dataplane::stats::{Counters, PublishedCounters, PublishedIo};
+use crate::dataplane::stats::{Counters, PublishedCounters, PublishedIo, PublishedLoop};
 use crate::lb::balancer::ConnEntry;
 use crate::lb::snapshot::Snapshot;
 use crate::lb::stats::WorkerStats;
@@ -65,6 +65,8 @@ pub struct WorkerShared {
     pub hold: PublishedCounters,
     /// Port I/O counters.
     pub io: PublishedIo,
+    /// The loop's own: busy time, burst durations, steering losses.
+    pub loop_stats: PublishedLoop,
     /// Connection-list requests.
     pub conn_requests: ArrayQueue<ConnRequest>,
     /// The lcore it runs on.
@@ -80,6 +82,7 @@ impl WorkerShared {
             counters: PublishedCounters::new(&Counters::default()),
             hold: PublishedCounters::new(&HoldCounts::new()),
             io: PublishedIo::new(ports),
+            loop_stats: PublishedLoop::default(),
             conn_requests: ArrayQueue::new(4),
             lcore,
         }

@@ -221,6 +221,119 @@ impl PublishedIo {
     }
 }
 
+/// Buckets of the burst-duration histogram: bucket `i` counts the
+/// iterations of the worker loop that carried packets and took
+/// (2^(i-1), 2^i] nanoseconds (bucket 0: at most 1 ns); the last one also
+/// counts every longer one (it is the histogram's +Inf).
+pub const BURST_BUCKETS: usize = 28;
+
+/// The histogram bucket of an iteration of `ns` nanoseconds: the ceiling
+/// of its base-2 logarithm (one `lzcnt`), capped at the last bucket.
+#[inline(always)]
+pub fn burst_bucket(ns: u64) -> usize {
+    ((u64::BITS - ns.saturating_sub(1).leading_zeros()) as usize).min(BURST_BUCKETS - 1)
+}
+
+/// What the worker loop measures about itself, from the clock it already
+/// reads once per iteration: the time of all iterations and of those that
+/// carried packets (busy), the burst-duration histogram, and the packets
+/// it could not steer. Plain integers in the worker, published at
+/// housekeeping ([`PublishedLoop`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopCounters {
+    /// Nanoseconds in the loop.
+    pub loop_ns: u64,
+    /// Nanoseconds of the iterations that carried packets.
+    pub busy_ns: u64,
+    /// Iterations that carried packets, by duration ([`burst_bucket`]);
+    /// only counted when the histogram is on.
+    pub bursts: [u64; BURST_BUCKETS],
+    /// Their nanoseconds (the histogram's sum).
+    pub burst_sum_ns: u64,
+    /// Packets lost because the owner's steering ring was full.
+    pub steer_lost: u64,
+}
+
+impl Default for LoopCounters {
+    fn default() -> Self {
+        LoopCounters {
+            loop_ns: 0,
+            busy_ns: 0,
+            bursts: [0; BURST_BUCKETS],
+            burst_sum_ns: 0,
+            steer_lost: 0,
+        }
+    }
+}
+
+impl LoopCounters {
+    /// Account one iteration of `ns` nanoseconds; `busy`: it carried
+    /// packets; `hist`: the histogram is on. A few adds, one branch or
+    /// two, one `lzcnt`: no clock read, nothing per packet.
+    #[inline(always)]
+    pub fn iteration(&mut self, ns: u64, busy: bool, hist: bool) {
+        self.loop_ns = self.loop_ns.wrapping_add(ns);
+        if busy {
+            self.busy_ns = self.busy_ns.wrapping_add(ns);
+            if hist {
+                self.bursts[burst_bucket(ns)] += 1;
+                self.burst_sum_ns = self.burst_sum_ns.wrapping_add(ns);
+            }
+        }
+    }
+
+    /// Iterations in the histogram.
+    pub fn burst_count(&self) -> u64 {
+        self.bursts.iter().sum()
+    }
+}
+
+/// One worker's [`LoopCounters`], as readers see them.
+#[derive(Debug)]
+pub struct PublishedLoop {
+    loop_ns: AtomicU64,
+    busy_ns: AtomicU64,
+    bursts: [AtomicU64; BURST_BUCKETS],
+    burst_sum_ns: AtomicU64,
+    steer_lost: AtomicU64,
+}
+
+impl Default for PublishedLoop {
+    fn default() -> Self {
+        PublishedLoop {
+            loop_ns: AtomicU64::new(0),
+            busy_ns: AtomicU64::new(0),
+            bursts: std::array::from_fn(|_| AtomicU64::new(0)),
+            burst_sum_ns: AtomicU64::new(0),
+            steer_lost: AtomicU64::new(0),
+        }
+    }
+}
+
+impl PublishedLoop {
+    /// Publish `c` (single writer: the worker, at housekeeping).
+    pub fn publish(&self, c: &LoopCounters) {
+        self.loop_ns.store(c.loop_ns, Ordering::Relaxed);
+        self.busy_ns.store(c.busy_ns, Ordering::Relaxed);
+        for (a, &v) in self.bursts.iter().zip(&c.bursts) {
+            a.store(v, Ordering::Relaxed);
+        }
+        self.burst_sum_ns.store(c.burst_sum_ns, Ordering::Relaxed);
+        self.steer_lost.store(c.steer_lost, Ordering::Relaxed);
+    }
+
+    /// The last published values.
+    pub fn read(&self) -> LoopCounters {
+        LoopCounters {
+            loop_ns: self.loop_ns.load(Ordering::Relaxed),
+            busy_ns: self.busy_ns.load(Ordering::Relaxed),
+            bursts: std::array::from_fn(|i| self.bursts[i].load(Ordering::Relaxed)),
+            burst_sum_ns: self.burst_sum_ns.load(Ordering::Relaxed),
+            steer_lost: self.steer_lost.load(Ordering::Relaxed),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,5 +425,45 @@ mod tests {
                 kernel_full: 66,
             }
         );
+    }
+
+    #[test]
+    fn burst_buckets_are_log2_upper_bounds() {
+        // bucket i holds (2^(i-1), 2^i] ns
+        assert_eq!(burst_bucket(0), 0);
+        assert_eq!(burst_bucket(1), 0);
+        assert_eq!(burst_bucket(2), 1);
+        assert_eq!(burst_bucket(3), 2);
+        assert_eq!(burst_bucket(4), 2);
+        assert_eq!(burst_bucket(5), 3);
+        assert_eq!(burst_bucket(1024), 10);
+        assert_eq!(burst_bucket(1025), 11);
+        for i in 1..BURST_BUCKETS - 1 {
+            let top = 1u64 << i;
+            assert_eq!(burst_bucket(top), i, "2^{i}");
+            assert_eq!(burst_bucket(top + 1), i + 1, "2^{i}+1");
+        }
+        assert_eq!(burst_bucket(u64::MAX), BURST_BUCKETS - 1);
+        assert_eq!(burst_bucket(1 << 40), BURST_BUCKETS - 1);
+    }
+
+    #[test]
+    fn loop_counters_busy_idle_and_histogram() {
+        let mut c = LoopCounters::default();
+        c.iteration(100, false, true);
+        c.iteration(1000, true, true);
+        c.iteration(3000, true, false); // histogram off: busy, not binned
+        c.iteration(70, true, true);
+        assert_eq!(c.loop_ns, 4170);
+        assert_eq!(c.busy_ns, 4070);
+        assert_eq!(c.burst_count(), 2);
+        assert_eq!(c.burst_sum_ns, 1070);
+        assert_eq!(c.bursts[burst_bucket(1000)], 1);
+        assert_eq!(c.bursts[7], 1); // 70 ns: (64, 128]
+        c.steer_lost = 3;
+        let p = PublishedLoop::default();
+        assert_eq!(p.read(), LoopCounters::default());
+        p.publish(&c);
+        assert_eq!(p.read(), c);
     }
 }

@@ -11,7 +11,7 @@
 
 use super::exception::TokenBucket;
 use super::hold::HoldArea;
-use super::stats::{IoCounters, PublishedCounters, PublishedIo};
+use super::stats::{IoCounters, LoopCounters, PublishedCounters, PublishedIo, PublishedLoop};
 use super::{Pipeline, Verdict};
 use crate::net::buf::PacketBuf;
 use crate::pmd::lcore::TscClock;
@@ -44,6 +44,11 @@ pub struct WorkerIo<'a> {
     pub published: &'a PublishedIo,
     /// Where the hold area's counters are published.
     pub published_hold: &'a PublishedCounters,
+    /// Where the loop's own counters (busy time, burst durations,
+    /// steering losses) are published.
+    pub published_loop: &'a PublishedLoop,
+    /// Keep the burst-duration histogram (`[metrics] burst_histogram`).
+    pub burst_histogram: bool,
     /// RX queues each port has (a worker whose queue index is beyond polls
     /// nothing there).
     pub rx_queues: &'a [u16],
@@ -171,9 +176,11 @@ impl Out<'_, '_> {
         }
     }
 
-    /// Add the steering losses to the shared count.
-    fn publish_steer_lost(&mut self) {
+    /// Add the steering losses to the shared count (and to the worker's
+    /// own, `lc`).
+    fn publish_steer_lost(&mut self, lc: &mut LoopCounters) {
         if self.steer_lost > 0 {
+            lc.steer_lost += self.steer_lost;
             self.io
                 .steer_lost
                 .fetch_add(self.steer_lost, Ordering::Relaxed);
@@ -241,6 +248,13 @@ pub fn run<P: Pipeline>(
     let port_of = |m: &Mbuf| index_of[m.port() as usize & 0xff];
     let my_ring = io.steer.get(io.queue as usize);
     let mut hold = HoldArea::new();
+    // Busy time and burst durations come from the clock read each
+    // iteration already: an iteration lasts from its `now` to the next
+    // one's, and is busy when it carried packets.
+    let mut lc = LoopCounters::default();
+    let hist = io.burst_histogram;
+    let mut prev = clock.now_ns();
+    let mut busy = false;
     loop {
         // Checking the flag every 64 iterations keeps the shared cache line
         // out of the loop's way.
@@ -249,6 +263,9 @@ pub fn run<P: Pipeline>(
             break;
         }
         let now = clock.now_ns();
+        lc.iteration(now.saturating_sub(prev), busy, hist);
+        prev = now;
+        busy = false;
         out.now = now;
         pipe.begin_burst(now);
         for p in 0..nports {
@@ -259,6 +276,7 @@ pub fn run<P: Pipeline>(
             if n == 0 {
                 continue;
             }
+            busy = true;
             out.counters[p].rx += n as u64;
             let mut verdicts = [Verdict::Drop; BURST];
             pipe.process_burst(rx.as_mut_slice(), p as u16, now, &mut verdicts[..n]);
@@ -266,6 +284,7 @@ pub fn run<P: Pipeline>(
         }
         if let Some(ring) = my_ring {
             if ring.dequeue(&mut rx) > 0 {
+                busy = true;
                 // handed-over packets take the burst path too, in runs of
                 // one receiving port (a packet's port index: its mbuf port)
                 let mut verdicts = [Verdict::Drop; BURST];
@@ -321,15 +340,18 @@ pub fn run<P: Pipeline>(
             if !hold.is_empty() {
                 hold.release(pipe, now, |m, v| out.send(m, v));
             }
-            out.publish_steer_lost();
+            out.publish_steer_lost(&mut lc);
             pipe.housekeeping(now);
             out.publish();
             io.published_hold.publish(hold.counts());
+            io.published_loop.publish(&lc);
             next_hk = now + io.housekeeping_ns;
         }
     }
     pipe.housekeeping(clock.now_ns());
     out.publish();
     io.published_hold.publish(hold.counts());
+    out.publish_steer_lost(&mut lc);
+    io.published_loop.publish(&lc);
     out.counters
 }

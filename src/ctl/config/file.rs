@@ -357,6 +357,19 @@ pub struct HealthConfig {
     #[serde(default)]
     pub netns: Option<String>,
 }
+/// `[metrics]` — the Prometheus endpoint.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// `IP:PORT` the endpoint listens on (`/metrics`); none: no endpoint.
+    #[serde(default)]
+    pub listen: Option<String>,
+    /// Whether workers keep the burst-duration histogram (default: on
+    /// when `listen` is set).
+    #[serde(default)]
+    pub burst_histogram: Option<bool>,
+}
+
 fn default_sched() -> String {
     "wlc".into()
 }
@@ -384,4 +397,6 @@ pub(super) struct RawConfig {
     pub(super) exception: Option<ExceptionConfig>,
     #[serde(default)]
     pub(super) health: Option<HealthConfig>,
+    #[serde(default)]
+    pub(super) metrics: Option<MetricsConfig>,
 }

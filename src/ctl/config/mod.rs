@@ -6,13 +6,15 @@
 
 mod file;
 mod health;
+mod metrics;
 
 pub use file::{
     CheckConfig, ControlConfig, DataplaneConfig, EalConfig, ExceptionBackend, ExceptionConfig,
-    HealthConfig, NeighborConfig, PortConfig, RealServerConfig, RouteConfig, ServiceConfig,
-    TimeoutsConfig,
+    HealthConfig, MetricsConfig, NeighborConfig, PortConfig, RealServerConfig, RouteConfig,
+    ServiceConfig, TimeoutsConfig,
 };
 pub use health::{check_spec, ServiceHealth};
+pub use metrics::Metrics;
 
 use crate::lb::sched::maglev::is_prime;
 use crate::lb::sched::{SchedFlags, SchedKind};
@@ -134,6 +136,8 @@ pub struct Config {
     /// dirigo's own namespace (`[health]` without `netns` and no
     /// `[exception] netns`). Checks need `[health]` or an exception path.
     pub health_netns: Option<String>,
+    /// The metrics endpoint (`None`: off).
+    pub metrics: Option<Metrics>,
 }
 
 /// Parse `aa:bb:cc:dd:ee:ff`.
@@ -215,6 +219,7 @@ impl Config {
         });
         let services = services(&raw.service)?;
         let health_netns = health_path(&raw, &ports, &services)?;
+        let metrics = metrics::metrics(raw.metrics.as_ref())?;
         Ok(Config {
             path: path.into(),
             eal: raw.eal,
@@ -227,6 +232,7 @@ impl Config {
             services,
             exception: raw.exception,
             health_netns,
+            metrics,
         })
     }
 }

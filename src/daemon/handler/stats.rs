@@ -126,8 +126,8 @@ impl Ctl {
                                 }),
                             )
                             .collect(),
-                        // not measured yet (see LcoreInfo::busy_ns)
-                        busy_ns: None,
+                        // the worker loop's busy time (polls that carried packets)
+                        busy_ns: Some(w.loop_stats.read().busy_ns),
                     }
                 })
                 .collect(),

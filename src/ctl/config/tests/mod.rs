@@ -165,6 +165,10 @@ mod example_files {
         let end = start + md[start..].find("```").unwrap();
         let c = Config::parse(&md[start..end], "CONFIG.md").unwrap();
         assert_eq!(c.services[0].dests.len(), 2);
+        assert_eq!(
+            c.metrics.map(|m| m.listen.to_string()),
+            Some("127.0.0.1:9642".into())
+        );
     }
 
     #[test]
@@ -328,3 +332,4 @@ fn exception_errors_are_one_readable_line() {
 }
 
 mod health;
+mod metrics;
