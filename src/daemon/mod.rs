@@ -7,7 +7,8 @@
 //! * [`control`] — the control state and how a change is committed;
 //! * [`exception`] — the ports' kernel interfaces and the thread that
 //!   feeds them;
-//! * [`handler`] — the control socket's requests, by topic.
+//! * [`handler`] — the control socket's requests, by topic;
+//! * [`telemetry`] — dirigo's commands in DPDK's telemetry socket.
 
 pub mod control;
 pub mod control_loop;
@@ -15,12 +16,14 @@ pub mod exception;
 pub mod handler;
 pub mod health;
 pub mod startup;
+pub mod telemetry;
 
 use crate::ctl::config::Config;
 use crate::dataplane::pipeline::WorkerPipeline;
 use crate::dataplane::shared::Shared;
 use crate::dataplane::stats::IoCounters;
 use crate::dataplane::worker::{self, WorkerIo};
+use crate::pmd::capture::Pdump;
 use crate::pmd::eal::Eal;
 use crate::pmd::lcore::{self, TscClock};
 use crate::pmd::mempool::Mempool;
@@ -105,6 +108,11 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
         cfg.dataplane.mbuf_data_room,
     )?;
     let ports = startup::start_ports(&cfg, workers, &pool)?;
+    // before any worker polls: pdump's callbacks are added on request
+    let capture = match cfg.capture.enabled {
+        true => Some(Pdump::init()?),
+        false => None,
+    };
     startup::log_ports(&ports);
     startup::own_tap_macs(&ports);
     let exception = exception::setup(&cfg, &ports, &pool)?.map(Arc::new);
@@ -149,7 +157,9 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     });
     startup::commit_services(&ctl, &cfg)?;
     ctl.health_start().map_err(DaemonError::Other)?;
+    let telemetry = telemetry::start(&ctl)?;
     let (server_stop, server_thread) = startup::serve(&cfg, &ctl)?;
+    log_tools(&eal, capture.is_some());
 
     let clock = TscClock::new();
     let lbs = Mutex::new(lbs);
@@ -203,6 +213,9 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     res?;
 
     eprintln!("dirigo: stopping");
+    // the telemetry commands answer an error from now on
+    drop(telemetry);
+    drop(capture);
     if let Some(x) = &exception {
         exception::close(x);
     }
@@ -212,6 +225,26 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     drop(inject_ring);
     drop(eal);
     Ok(())
+}
+
+/// Say where DPDK's tools reach this process: the telemetry socket (when
+/// EAL made one) and capture.
+fn log_tools(eal: &Eal, capture: bool) {
+    let dir = eal.runtime_dir();
+    let sock = dir.join("dpdk_telemetry.v2");
+    if sock.exists() {
+        eprintln!(
+            "dirigo: telemetry socket {} (dpdk-telemetry.py -f {})",
+            sock.display(),
+            dir.file_name().unwrap_or_default().to_string_lossy()
+        );
+    }
+    if capture {
+        eprintln!(
+            "dirigo: capture enabled (dpdk-dumpcap --file-prefix {} -i DEVICE)",
+            dir.file_name().unwrap_or_default().to_string_lossy()
+        );
+    }
 }
 
 /// Stop and close the ports, printing their counters and the workers'.

@@ -8,9 +8,9 @@ mod file;
 mod health;
 
 pub use file::{
-    CheckConfig, ControlConfig, DataplaneConfig, EalConfig, ExceptionBackend, ExceptionConfig,
-    HealthConfig, NeighborConfig, PortConfig, RealServerConfig, RouteConfig, ServiceConfig,
-    TimeoutsConfig,
+    CaptureConfig, CheckConfig, ControlConfig, DataplaneConfig, EalConfig, ExceptionBackend,
+    ExceptionConfig, HealthConfig, NeighborConfig, PortConfig, RealServerConfig, RouteConfig,
+    ServiceConfig, TimeoutsConfig,
 };
 pub use health::{check_spec, ServiceHealth};
 
@@ -134,6 +134,8 @@ pub struct Config {
     /// dirigo's own namespace (`[health]` without `netns` and no
     /// `[exception] netns`). Checks need `[health]` or an exception path.
     pub health_netns: Option<String>,
+    /// Live capture (`[capture]`).
+    pub capture: CaptureConfig,
 }
 
 /// Parse `aa:bb:cc:dd:ee:ff`.
@@ -215,6 +217,7 @@ impl Config {
         });
         let services = services(&raw.service)?;
         let health_netns = health_path(&raw, &ports, &services)?;
+        capture(&raw.capture, &raw.eal)?;
         Ok(Config {
             path: path.into(),
             eal: raw.eal,
@@ -227,7 +230,28 @@ impl Config {
             services,
             exception: raw.exception,
             health_netns,
+            capture: raw.capture,
         })
+    }
+}
+
+/// EAL arguments that keep the memory out of hugepage files, so no
+/// secondary process (dpdk-dumpcap, dpdk-pdump) can attach.
+const NO_SECONDARY: [&str; 3] = ["--in-memory", "--no-shconf", "--no-huge"];
+
+/// `[capture] enabled` needs EAL's memory in hugepage files the capture
+/// tools can map: refuse the arguments that rule it out.
+fn capture(c: &CaptureConfig, eal: &EalConfig) -> Result<(), String> {
+    if !c.enabled {
+        return Ok(());
+    }
+    match eal.args.iter().find(|a| NO_SECONDARY.contains(&a.as_str())) {
+        Some(a) => Err(format!(
+            "[capture] enabled needs EAL's memory in hugepage files that dpdk-dumpcap can attach to, \
+             and [eal] args has {a}: remove it (keep a --file-prefix; hugetlbfs mounted, see \
+             scripts/setup-hugepages.sh)"
+        )),
+        None => Ok(()),
     }
 }
 
