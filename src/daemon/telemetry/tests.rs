@@ -394,3 +394,21 @@ fn the_parameter_is_a_start_index() {
     assert!(e.contains("/dirigo/services,40"), "{e}");
     assert!(parse_start(SERVICES, Some("-1")).is_err());
 }
+
+/// Before start and after stop (nothing in `SOURCE`), every command
+/// answers an error instead of touching a daemon that is gone.
+#[test]
+fn without_a_daemon_the_commands_answer_an_error() {
+    for (cmd, f) in [
+        (SERVICES, super::services as fn(&_, _, _) -> _),
+        (WORKERS, super::workers),
+        (DROPS, super::drops),
+        (HEALTH, super::health),
+    ] {
+        let e = super::answer(cmd, None, f).unwrap_err();
+        assert!(e.contains("not running"), "{cmd}: {e}");
+        // a bad parameter is refused first, with the same kind of answer
+        let e = super::answer(cmd, Some("x"), f).unwrap_err();
+        assert!(e.contains("a number"), "{cmd}: {e}");
+    }
+}
