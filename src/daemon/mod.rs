@@ -215,11 +215,12 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     eprintln!("dirigo: stopping");
     // the telemetry commands answer an error from now on
     drop(telemetry);
-    drop(capture);
     if let Some(x) = &exception {
         exception::close(x);
     }
     stop_ports(&ports, &shared, &steer_lost);
+    // after the last burst: pdump's callbacks use the server's counters
+    drop(capture);
     drop(ctl);
     drop(exception);
     drop(inject_ring);

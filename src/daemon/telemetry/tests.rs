@@ -412,3 +412,14 @@ fn without_a_daemon_the_commands_answer_an_error() {
         assert!(e.contains("a number"), "{cmd}: {e}");
     }
 }
+
+#[test]
+fn the_commands_are_valid_for_the_library() {
+    let cmds = super::commands();
+    let names: Vec<&str> = cmds.iter().map(|c| c.name).collect();
+    assert_eq!(names, [SERVICES, WORKERS, DROPS, HEALTH]);
+    for c in &cmds {
+        assert!(crate::pmd::telemetry::valid_command(c.name), "{}", c.name);
+        assert!(c.help.len() <= MAX_STRING_LEN, "{}: help too long", c.name);
+    }
+}
