@@ -109,6 +109,11 @@ fn lab_top() {
     // lcore, N, Conns, Size, Fill, RxPPS, ...
     assert_eq!(w[3], "65536", "{screen}");
     assert!(unhuman(w[5]).unwrap_or(0.0) > 0.0, "{screen}");
+    // Busy: the worker loop's measured share (a percentage, not "-")
+    assert!(
+        w.get(9).is_some_and(|b| b.ends_with('%')),
+        "no busy ratio for the worker:\n{screen}"
+    );
     assert!(
         screen.lines().nth(1).unwrap().starts_with("act "),
         "{screen}"

@@ -11,4 +11,6 @@
 #include <rte_ethdev.h>
 #include <rte_ring.h>
 #include <rte_bus_vdev.h>
+#include <rte_telemetry.h>
+#include <rte_pdump.h>
 #include "shim.h"

@@ -9,6 +9,7 @@
 //!   feeds them;
 //! * [`handler`] — the control socket's requests, by topic;
 //! * [`metrics`] — the Prometheus endpoint (its own thread).
+//! * [`telemetry`] — dirigo's commands in DPDK's telemetry socket.
 
 pub mod control;
 pub mod control_loop;
@@ -17,12 +18,14 @@ pub mod handler;
 pub mod health;
 pub mod metrics;
 pub mod startup;
+pub mod telemetry;
 
 use crate::ctl::config::Config;
 use crate::dataplane::pipeline::WorkerPipeline;
 use crate::dataplane::shared::Shared;
 use crate::dataplane::stats::IoCounters;
 use crate::dataplane::worker::{self, WorkerIo};
+use crate::pmd::capture::Pdump;
 use crate::pmd::eal::Eal;
 use crate::pmd::lcore::{self, TscClock};
 use crate::pmd::mempool::Mempool;
@@ -109,6 +112,11 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
         cfg.dataplane.mbuf_data_room,
     )?;
     let ports = startup::start_ports(&cfg, workers, &pool)?;
+    // before any worker polls: pdump's callbacks are added on request
+    let capture = match cfg.capture.enabled {
+        true => Some(Pdump::init()?),
+        false => None,
+    };
     startup::log_ports(&ports);
     startup::own_tap_macs(&ports);
     let exception = exception::setup(&cfg, &ports, &pool)?.map(Arc::new);
@@ -153,6 +161,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     });
     startup::commit_services(&ctl, &cfg)?;
     ctl.health_start().map_err(DaemonError::Other)?;
+    let telemetry = telemetry::start(&ctl)?;
     let (server_stop, server_thread, ctl_counters) = startup::serve(&cfg, &ctl)?;
     let metrics = match metrics_bound {
         Some(b) => {
@@ -163,6 +172,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
         }
         None => None,
     };
+    log_tools(&eal, capture.is_some());
 
     let clock = TscClock::new();
     let lbs = Mutex::new(lbs);
@@ -221,15 +231,39 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     res?;
 
     eprintln!("dirigo: stopping");
+    // the telemetry commands answer an error from now on
+    drop(telemetry);
     if let Some(x) = &exception {
         exception::close(x);
     }
     stop_ports(&ports, &shared, &steer_lost);
+    // after the last burst: pdump's callbacks use the server's counters
+    drop(capture);
     drop(ctl);
     drop(exception);
     drop(inject_ring);
     drop(eal);
     Ok(())
+}
+
+/// Say where DPDK's tools reach this process: the telemetry socket (when
+/// EAL made one) and capture.
+fn log_tools(eal: &Eal, capture: bool) {
+    let dir = eal.runtime_dir();
+    let sock = dir.join("dpdk_telemetry.v2");
+    if sock.exists() {
+        eprintln!(
+            "dirigo: telemetry socket {} (dpdk-telemetry.py -f {})",
+            sock.display(),
+            dir.file_name().unwrap_or_default().to_string_lossy()
+        );
+    }
+    if capture {
+        eprintln!(
+            "dirigo: capture enabled (dpdk-dumpcap --file-prefix {} -i DEVICE)",
+            dir.file_name().unwrap_or_default().to_string_lossy()
+        );
+    }
 }
 
 /// Stop and close the ports, printing their counters and the workers'.

@@ -63,6 +63,15 @@ impl Eal {
     pub fn is_live() -> bool {
         STATE.load(Ordering::Acquire) == LIVE
     }
+
+    /// EAL's runtime directory (`/var/run/dpdk/<file-prefix>` for root):
+    /// where the telemetry socket and the multi-process files are.
+    pub fn runtime_dir(&self) -> std::path::PathBuf {
+        // SAFETY: EAL is live (self exists); the function returns a
+        // pointer to a static NUL-terminated buffer.
+        let p = unsafe { std::ffi::CStr::from_ptr(dpdk_sys::rte_eal_get_runtime_dir()) };
+        std::path::PathBuf::from(p.to_string_lossy().into_owned())
+    }
 }
 
 impl Drop for Eal {

@@ -8,13 +8,17 @@
 //!   counters.
 //! * [`ring`] — rte_ring of mbufs between lcores.
 //! * [`lcore`] — running a closure on each worker lcore; TSC clock.
+//! * [`telemetry`] — dirigo's commands in DPDK's telemetry socket.
+//! * [`capture`] — the pdump server for `dpdk-dumpcap` / `dpdk-pdump`.
 
+pub mod capture;
 pub mod eal;
 pub mod lcore;
 pub mod mbuf;
 pub mod mempool;
 pub mod port;
 pub mod ring;
+pub mod telemetry;
 
 use std::ffi::CStr;
 

@@ -290,6 +290,16 @@ impl DaemonConfig {
         self
     }
 
+    /// Without the default EAL argument `arg` (`"--no-telemetry"` for a
+    /// telemetry socket, `"--in-memory"` for hugepage files a secondary
+    /// process such as dpdk-dumpcap can attach to).
+    pub fn eal_without(mut self, arg: &str) -> Self {
+        let before = self.eal.len();
+        self.eal.retain(|a| a != arg);
+        assert!(self.eal.len() < before, "{arg} is not an EAL argument here");
+        self
+    }
+
     /// A virtual device (`--vdev=SPEC`).
     pub fn vdev(self, spec: impl std::fmt::Display) -> Self {
         self.eal(format!("--vdev={spec}"))

@@ -75,6 +75,23 @@ fn sched_flags_str(spec: &ServiceSpec) -> Option<String> {
     Some(v.join(","))
 }
 
+/// ipvsadm's Flags column of a service, as `-L -n` prints it after the
+/// scheduler: `(sh-fallback,sh-port)`, `persistent T`, `mask M`; empty
+/// when none applies.
+pub fn service_flags(spec: &ServiceSpec) -> String {
+    let mut v = Vec::new();
+    if let Some(f) = sched_flags_str(spec) {
+        v.push(format!("({f})"));
+    }
+    if let Some(t) = spec.persistent {
+        v.push(format!("persistent {t}"));
+        if spec.netmask != Ipv4Addr::BROADCAST {
+            v.push(format!("mask {}", spec.netmask));
+        }
+    }
+    v.join(" ")
+}
+
 fn sorted_services<'a>(list: &'a ServiceList, o: &ListCmd) -> Vec<&'a ServiceInfo> {
     let mut v: Vec<&ServiceInfo> = list.services.iter().collect();
     if !o.nosort {
@@ -91,7 +108,8 @@ fn sorted_dests(s: &ServiceInfo, nosort: bool) -> Vec<&DestInfo> {
     v
 }
 
-fn dest_port(svc: &ServiceInfo, d: &DestInfo) -> u16 {
+/// A real server's port as listed: its own, or the service's when 0.
+pub fn dest_port(svc: &ServiceInfo, d: &DestInfo) -> u16 {
     if d.spec.key.port == 0 {
         svc.spec.key.port
     } else {
@@ -117,14 +135,9 @@ fn service_entry(out: &mut String, s: &ServiceInfo, o: &ListCmd) {
         }
     } else {
         let _ = write!(out, "{name} {}", s.spec.sched.name());
-        if let Some(f) = sched_flags_str(&s.spec) {
-            let _ = write!(out, " ({f})");
-        }
-        if let Some(t) = s.spec.persistent {
-            let _ = write!(out, " persistent {t}");
-            if s.spec.netmask != Ipv4Addr::BROADCAST {
-                let _ = write!(out, " mask {}", s.spec.netmask);
-            }
+        let flags = service_flags(&s.spec);
+        if !flags.is_empty() {
+            let _ = write!(out, " {flags}");
         }
     }
     out.push('\n');

@@ -120,6 +120,16 @@ fn default_exc_burst() -> u32 {
     1_000
 }
 
+/// `[capture]` — live capture by DPDK's secondary processes.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureConfig {
+    /// Start DPDK's pdump server (`rte_pdump_init`), so `dpdk-dumpcap`
+    /// and `dpdk-pdump` can capture from the running daemon.
+    #[serde(default)]
+    pub enabled: bool,
+}
+
 /// `[[route]]`
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -399,4 +409,5 @@ pub(super) struct RawConfig {
     pub(super) health: Option<HealthConfig>,
     #[serde(default)]
     pub(super) metrics: Option<MetricsConfig>,
+    pub(super) capture: CaptureConfig,
 }

@@ -9,9 +9,9 @@ mod health;
 mod metrics;
 
 pub use file::{
-    CheckConfig, ControlConfig, DataplaneConfig, EalConfig, ExceptionBackend, ExceptionConfig,
-    HealthConfig, MetricsConfig, NeighborConfig, PortConfig, RealServerConfig, RouteConfig,
-    ServiceConfig, TimeoutsConfig,
+    CaptureConfig, CheckConfig, ControlConfig, DataplaneConfig, EalConfig, ExceptionBackend,
+    ExceptionConfig, HealthConfig, MetricsConfig, NeighborConfig, PortConfig, RealServerConfig,
+    RouteConfig, ServiceConfig, TimeoutsConfig,
 };
 pub use health::{check_spec, ServiceHealth};
 pub use metrics::Metrics;
@@ -138,6 +138,8 @@ pub struct Config {
     pub health_netns: Option<String>,
     /// The metrics endpoint (`None`: off).
     pub metrics: Option<Metrics>,
+    /// Live capture (`[capture]`).
+    pub capture: CaptureConfig,
 }
 
 /// Parse `aa:bb:cc:dd:ee:ff`.
@@ -220,6 +222,7 @@ impl Config {
         let services = services(&raw.service)?;
         let health_netns = health_path(&raw, &ports, &services)?;
         let metrics = metrics::metrics(raw.metrics.as_ref())?;
+        capture(&raw.capture, &raw.eal)?;
         Ok(Config {
             path: path.into(),
             eal: raw.eal,
@@ -233,7 +236,28 @@ impl Config {
             exception: raw.exception,
             health_netns,
             metrics,
+            capture: raw.capture,
         })
+    }
+}
+
+/// EAL arguments that keep the memory out of hugepage files, so no
+/// secondary process (dpdk-dumpcap, dpdk-pdump) can attach.
+const NO_SECONDARY: [&str; 3] = ["--in-memory", "--no-shconf", "--no-huge"];
+
+/// `[capture] enabled` needs EAL's memory in hugepage files the capture
+/// tools can map: refuse the arguments that rule it out.
+fn capture(c: &CaptureConfig, eal: &EalConfig) -> Result<(), String> {
+    if !c.enabled {
+        return Ok(());
+    }
+    match eal.args.iter().find(|a| NO_SECONDARY.contains(&a.as_str())) {
+        Some(a) => Err(format!(
+            "[capture] enabled needs EAL's memory in hugepage files that dpdk-dumpcap can attach to, \
+             and [eal] args has {a}: remove it (keep a --file-prefix; hugetlbfs mounted, see \
+             scripts/setup-hugepages.sh)"
+        )),
+        None => Ok(()),
     }
 }
 

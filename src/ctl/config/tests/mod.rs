@@ -333,3 +333,28 @@ fn exception_errors_are_one_readable_line() {
 
 mod health;
 mod metrics;
+
+#[test]
+fn capture_needs_hugepage_files() {
+    // off by default: --in-memory is fine
+    let c = Config::parse(ISSUE_EXAMPLE, "t.toml").unwrap();
+    assert!(!c.capture.enabled);
+    let on = ISSUE_EXAMPLE.to_string() + "[capture]\nenabled = true\n";
+    for arg in ["--in-memory", "--no-shconf", "--no-huge"] {
+        let t = on.replace("\"--in-memory\"", &format!("{arg:?}"));
+        let e = err(&t);
+        assert!(e.contains(&format!("[eal] args has {arg}")), "{e}");
+        assert!(e.contains("[capture] enabled"), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+    // without them it is accepted
+    let t = on.replace("\"--in-memory\", ", "");
+    assert!(Config::parse(&t, "t.toml").unwrap().capture.enabled);
+    // explicitly off with --in-memory: accepted
+    let off = ISSUE_EXAMPLE.to_string() + "[capture]\nenabled = false\n";
+    assert!(!Config::parse(&off, "t.toml").unwrap().capture.enabled);
+    assert!(
+        err(&(ISSUE_EXAMPLE.to_string() + "[capture]\nenable = true\n"))
+            .contains("unknown field `enable`")
+    );
+}

@@ -146,6 +146,7 @@ fn sample_scrape() -> Scrape {
                 dropped: 17,
                 conns: 5,
                 conns_created: 11,
+                busy_ns: None,
                 extra: vec![
                     NamedCounter {
                         name: "steered_out".into(),
