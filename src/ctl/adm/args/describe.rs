@@ -45,9 +45,11 @@ pub fn command() -> Command {
         };
         a = match t.long {
             "tcp-service" | "udp-service" | "real-server" => a.value_hint(ValueHint::Hostname),
-            "scheduler" => a.value_parser(PossibleValuesParser::new(
-                SchedKind::ALL.iter().map(|k| k.name()),
-            )),
+            "scheduler" => a
+                .hide_possible_values(true)
+                .value_parser(PossibleValuesParser::new(
+                    SchedKind::ALL.iter().map(|k| k.name()),
+                )),
             _ => a,
         };
         cmd = cmd.arg(a);
