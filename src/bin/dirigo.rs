@@ -8,8 +8,24 @@ fn main() {
     let args: Args = dirigo::cli::parse();
     let cfg = match dirigo::ctl::config::Config::load(&args.config) {
         Ok(c) => c,
+        Err(e) if args.check => {
+            // like `nginx -t`: every problem as FILE:LINE: message
+            let lines = e.lines();
+            for l in &lines {
+                eprintln!("{l}");
+            }
+            eprintln!(
+                "dirigo: {}: {} problem{}; the configuration is not valid",
+                args.config,
+                lines.len(),
+                if lines.len() == 1 { "" } else { "s" }
+            );
+            std::process::exit(2);
+        }
         Err(e) => {
-            eprintln!("dirigo: {e}");
+            for l in e.to_string().lines() {
+                eprintln!("dirigo: {l}");
+            }
             std::process::exit(2);
         }
     };
