@@ -113,3 +113,28 @@ fn the_daemon_says_the_same() {
         assert!(l.starts_with(&prefix) && l.contains(text.as_str()), "{l}");
     }
 }
+
+/// The package's conffile is all comments, so dirigo starts nothing until
+/// it is edited; the example in those comments, uncommented, is valid.
+#[test]
+fn the_packaged_conffile_starts_nothing_and_its_example_is_valid() {
+    let shipped = root().join("debian/dirigo.toml");
+    let (code, _, err) = check(&shipped);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(":1: no [eal] section"), "{err}");
+    let text = std::fs::read_to_string(&shipped).unwrap();
+    let start = text.find("# [eal]\n").expect("a commented [eal]");
+    let example: String = text[start..]
+        .lines()
+        .map(|l| {
+            let l = l.strip_prefix('#').unwrap_or(l);
+            l.strip_prefix(' ').unwrap_or(l).to_string() + "\n"
+        })
+        .collect();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let f = dir.join("packaged-example.toml");
+    std::fs::write(&f, example).unwrap();
+    let (code, out, err) = check(&f);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("is valid"), "{out}");
+}

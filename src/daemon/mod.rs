@@ -7,13 +7,15 @@
 //! * [`control`] — the control state and how a change is committed;
 //! * [`exception`] — the ports' kernel interfaces and the thread that
 //!   feeds them;
-//! * [`handler`] — the control socket's requests, by topic.
+//! * [`handler`] — the control socket's requests, by topic;
+//! * [`notify`] — systemd's readiness notifications.
 
 pub mod control;
 pub mod control_loop;
 pub mod exception;
 pub mod handler;
 pub mod health;
+pub mod notify;
 pub mod startup;
 
 use crate::ctl::config::Config;
@@ -157,6 +159,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
         "dirigo: {} worker(s) on lcore(s) {:?}; control socket {}; running (SIGINT/SIGTERM to stop)",
         workers, lcores, cfg.control.socket
     );
+    notify::notify("READY=1");
 
     let worker_fn = |index: usize, _lcore: u32| {
         let lb = lbs.lock().unwrap_or_else(|p| p.into_inner())[index]
@@ -203,6 +206,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     res?;
 
     eprintln!("dirigo: stopping");
+    notify::notify("STOPPING=1");
     if let Some(x) = &exception {
         exception::close(x);
     }

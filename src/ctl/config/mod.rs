@@ -212,7 +212,8 @@ impl Config {
             for p in &mut problems {
                 if p.msg == "missing field `eal`" {
                     p.msg = "no [eal] section: nothing is configured yet (dirigo needs [eal] \
-                             args and at least one [[port]]; see docs/CONFIG.md)"
+                             args and at least one [[port]]; see CONFIG.md in docs/, or in \
+                             /usr/share/doc/dirigo/ when installed)"
                         .into();
                 }
             }
