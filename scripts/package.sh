@@ -39,7 +39,7 @@ t1=$(date +%s)
 rm -rf "$dist"
 cargo run --quiet --release --example dirigo-docs -- "$dist"
 gzip -9nf "$dist"/man/*.[0-9]
-deb=$(cargo deb --no-build --strip --output "$target/debian/" 2>&1 | tee /dev/stderr | tail -1)
+deb=$(cargo deb --no-build --strip --quiet --output "$target/debian/" | tail -1)
 t2=$(date +%s)
 echo "package.sh: release build $((t1 - t0)) s, docs and package $((t2 - t1)) s"
 [ -f "$deb" ] || { echo "package.sh: cargo deb did not say where the package is ($deb)" >&2; exit 1; }
