@@ -50,6 +50,7 @@ fn main() {
 
     let builder = bindgen::Builder::default()
         .header("csrc/wrapper.h")
+        .header_contents("dg_version.h", "#include <rte_version.h>\n")
         .clang_args(&clang_args)
         .allowlist_function("rte_eal_.*")
         .allowlist_function("rte_eth_.*")
@@ -62,6 +63,7 @@ fn main() {
         .allowlist_function("rte_get_main_lcore")
         .allowlist_function("rte_socket_id")
         .allowlist_function("rte_strerror")
+        .allowlist_function("rte_version")
         .allowlist_function("rte_vdev_.*")
         .allowlist_function("rte_dev_probe")
         .allowlist_function("rte_telemetry_register_cmd")

@@ -11,11 +11,15 @@
 //! * [`health`] — health checks (keepalived's semantics).
 //! * `pmd`   — the only driver: DPDK EAL, mempools, ports, mbuf bursts.
 //! * [`mem`] — prefetch and transparent huge pages (hints the core may use).
+//! * [`version`] — what `--version` says: crate, git commit, DPDK.
+//! * [`cli`] — the programs' command lines (clap), shared by the binaries
+//!   and the man page and completion generator.
 //!
 //! `unsafe` is denied everywhere but in `pmd` and `mem`.
 
 #![deny(unsafe_code)]
 
+pub mod cli;
 pub mod clock;
 pub mod counters;
 pub mod ctl;
@@ -29,3 +33,4 @@ pub mod mem;
 pub mod net;
 #[allow(unsafe_code)]
 pub mod pmd;
+pub mod version;

@@ -330,7 +330,7 @@ fn dirigoctl_commands() {
     let o = ctl(s, &["version"]);
     assert!(
         o.stdout
-            .contains("dirigo 0.1.0-mock (control protocol v1, DPDK 22.11)"),
+            .contains("dirigo 0.1.0-mock (control protocol v1, commit 0123456789ab, DPDK 22.11)"),
         "{}",
         o.stdout
     );

@@ -1,27 +1,31 @@
 //! The dirigo daemon.
 
-use clap::Parser;
+use dirigo::cli::daemon::Args;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-/// dirigo: an LVS-style Layer-4 director on DPDK.
-#[derive(Parser, Debug)]
-#[command(version, about)]
-struct Args {
-    /// The TOML configuration file (see docs/CONFIG.md).
-    #[arg(short, long, default_value = "/etc/dirigo/dirigo.toml")]
-    config: String,
-    /// Validate the configuration and exit.
-    #[arg(long)]
-    check: bool,
-}
-
 fn main() {
-    let args = Args::parse();
+    let args: Args = dirigo::cli::parse();
     let cfg = match dirigo::ctl::config::Config::load(&args.config) {
         Ok(c) => c,
+        Err(e) if args.check => {
+            // like `nginx -t`: every problem as FILE:LINE: message
+            let lines = e.lines();
+            for l in &lines {
+                eprintln!("{l}");
+            }
+            eprintln!(
+                "dirigo: {}: {} problem{}; the configuration is not valid",
+                args.config,
+                lines.len(),
+                if lines.len() == 1 { "" } else { "s" }
+            );
+            std::process::exit(2);
+        }
         Err(e) => {
-            eprintln!("dirigo: {e}");
+            for l in e.to_string().lines() {
+                eprintln!("dirigo: {l}");
+            }
             std::process::exit(2);
         }
     };

@@ -5,139 +5,16 @@
 //! `keepalived-convert FILE` works offline: keepalived.conf's virtual
 //! servers as dirigo TOML on stdout, warnings on stderr.
 
-use clap::{Args, Parser, Subcommand};
+use dirigo::cli::ctl::{AddrOp, Cli, Cmd, HealthOp, NeighOp, RouteOp, TopArgs};
 use dirigo::ctl::client::{socket_path, Client, ClientError};
 use dirigo::ctl::keepalived;
 use dirigo::ctl::proto::{Request, Response, ResponseEnvelope};
 use dirigo::ctl::table;
 use dirigo::ctl::top;
-use dirigo::ctl::view::MacAddr;
 use dirigo::lb::spec::{DestKey, Proto, ServiceKey};
 use dirigo::net::addr::Ipv4Cidr;
 use std::net::{Ipv4Addr, SocketAddrV4};
-use std::path::PathBuf;
 use std::process::ExitCode;
-
-#[derive(Parser)]
-#[command(
-    name = "dirigoctl",
-    version,
-    about = "Inspect and manage a running dirigo"
-)]
-struct Cli {
-    /// Control socket (else $DIRIGO_SOCKET, else /run/dirigo/ctl.sock).
-    #[arg(long, global = true)]
-    socket: Option<PathBuf>,
-    /// Print the daemon's raw JSON response instead of a table.
-    #[arg(long, global = true)]
-    json: bool,
-    #[command(subcommand)]
-    cmd: Cmd,
-}
-
-#[derive(Subcommand)]
-enum Cmd {
-    /// Ports: link state and counters.
-    Ports {
-        /// Also show extended (driver) counters.
-        #[arg(long, short = 'x')]
-        xstats: bool,
-    },
-    /// Port addresses.
-    Addr {
-        #[command(subcommand)]
-        op: AddrOp,
-    },
-    /// Routes.
-    Route {
-        #[command(subcommand)]
-        op: RouteOp,
-    },
-    /// Neighbor (ARP) table.
-    Neigh {
-        #[command(subcommand)]
-        op: NeighOp,
-    },
-    /// Per-lcore counters.
-    Lcores,
-    /// Drop reasons and counts.
-    Drops,
-    /// Re-read the configuration file.
-    Reload,
-    /// Health checks: every checked real server, withdrawn VIPs, the last
-    /// transitions; `disable`/`enable` a server for maintenance.
-    Health {
-        #[command(subcommand)]
-        op: Option<HealthOp>,
-    },
-    /// Client and daemon versions.
-    Version,
-    /// A live view, like top: services and real servers with their
-    /// connections and rates, each worker's table fill and packet rates,
-    /// drops by reason. q, Esc or Ctrl-C quits.
-    Top(TopArgs),
-    /// Convert a keepalived.conf's virtual servers to dirigo [[service]]
-    /// TOML (offline: no daemon). The TOML goes to stdout, a warning per
-    /// skipped or changed setting to stderr; on an error (file:line)
-    /// nothing is printed on stdout.
-    KeepalivedConvert {
-        /// keepalived.conf (its includes are followed).
-        file: PathBuf,
-    },
-}
-
-#[derive(Args)]
-struct TopArgs {
-    /// Seconds between refreshes (fractions allowed, 0.1 to 3600).
-    #[arg(short = 'd', long = "delay", value_name = "SECS", default_value = "1",
-          value_parser = top::parse_delay)]
-    delay: std::time::Duration,
-    /// Batch mode: print one plain-text frame (rates over one delay) to
-    /// stdout and exit, like top -b -n 1.
-    #[arg(short = 'b', long = "once", visible_alias = "batch")]
-    once: bool,
-    /// In batch mode, print this many frames, one delay apart.
-    #[arg(short = 'n', long = "iterations", value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..), requires = "once")]
-    iterations: Option<u32>,
-}
-
-#[derive(Subcommand)]
-enum AddrOp {
-    /// List addresses.
-    List,
-    /// Add ADDR/PREFIX to a port.
-    Add(AddrArgs),
-    /// Remove an address from a port.
-    Del(AddrArgs),
-}
-
-#[derive(Args)]
-struct AddrArgs {
-    /// Address with prefix length (10.0.0.1/24); /32 if absent.
-    addr: String,
-    /// Port id.
-    #[arg(long, default_value_t = 0)]
-    port: u16,
-}
-
-#[derive(Subcommand)]
-enum HealthOp {
-    /// Show every checked server (the default).
-    Show,
-    /// Take a real server out of its service (weight 0) whatever its checks say.
-    Disable(HealthArgs),
-    /// Give it back to its checks.
-    Enable(HealthArgs),
-}
-
-#[derive(Args)]
-struct HealthArgs {
-    /// The service: `[tcp:|udp:]VIP:PORT` (tcp when not said).
-    service: String,
-    /// The real server: `RIP[:PORT]` (the service's port when not said).
-    server: String,
-}
 
 /// `[tcp:|udp:]VIP:PORT`.
 fn parse_service(s: &str) -> Result<ServiceKey, String> {
@@ -168,34 +45,6 @@ fn parse_server(s: &str) -> Result<DestKey, String> {
         .parse()
         .map_err(|_| format!("bad real server '{s}': want RIP[:PORT]"))?;
     Ok(DestKey { addr, port: 0 })
-}
-
-#[derive(Subcommand)]
-enum RouteOp {
-    /// List routes.
-    List,
-}
-
-#[derive(Subcommand)]
-enum NeighOp {
-    /// List neighbors.
-    List,
-    /// Add a static entry.
-    Add {
-        /// IPv4 address.
-        addr: Ipv4Addr,
-        /// MAC address (aa:bb:cc:dd:ee:ff).
-        mac: MacAddr,
-        /// Port id.
-        #[arg(long, default_value_t = 0)]
-        port: u16,
-    },
-    /// Flush dynamic entries.
-    Flush {
-        /// Only this port.
-        #[arg(long)]
-        port: Option<u16>,
-    },
 }
 
 /// `ADDR[/PREFIX]` (a bare address is /32).
@@ -325,7 +174,7 @@ fn run_top(cli: &Cli, a: &TopArgs) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli: Cli = dirigo::cli::parse();
     if let Cmd::KeepalivedConvert { file } = &cli.cmd {
         return keepalived_convert(file);
     }

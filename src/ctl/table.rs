@@ -188,10 +188,14 @@ pub fn health(h: &HealthReport) -> String {
 /// `dirigoctl version` (client and daemon).
 pub fn version(v: &VersionInfo) -> String {
     format!(
-        "dirigoctl {}\ndirigo {} (control protocol v{}{})\n",
-        env!("CARGO_PKG_VERSION"),
+        "dirigoctl {}\ndirigo {} (control protocol v{}{}{})\n",
+        crate::version::long(),
         v.version,
         v.proto,
+        v.commit
+            .as_ref()
+            .map(|c| format!(", commit {c}"))
+            .unwrap_or_default(),
         v.dpdk
             .as_ref()
             .map(|d| format!(", DPDK {d}"))

@@ -303,6 +303,10 @@ pub struct VersionInfo {
     /// DPDK version string, when known.
     #[serde(default)]
     pub dpdk: Option<String>,
+    /// The git commit the daemon was built from, when it says (older
+    /// daemons do not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
 }
 
 /// One checked real server (`dirigoctl health`).

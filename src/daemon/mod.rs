@@ -10,6 +10,7 @@
 //! * [`handler`] — the control socket's requests, by topic;
 //! * [`metrics`] — the Prometheus endpoint (its own thread).
 //! * [`telemetry`] — dirigo's commands in DPDK's telemetry socket.
+//! * [`notify`] — systemd's readiness notifications.
 
 pub mod control;
 pub mod control_loop;
@@ -17,6 +18,7 @@ pub mod exception;
 pub mod handler;
 pub mod health;
 pub mod metrics;
+pub mod notify;
 pub mod startup;
 pub mod telemetry;
 
@@ -180,6 +182,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
         "dirigo: {} worker(s) on lcore(s) {:?}; control socket {}; running (SIGINT/SIGTERM to stop)",
         workers, lcores, cfg.control.socket
     );
+    notify::notify("READY=1");
 
     let worker_fn = |index: usize, _lcore: u32| {
         let lb = lbs.lock().unwrap_or_else(|p| p.into_inner())[index]
@@ -233,6 +236,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     eprintln!("dirigo: stopping");
     // the telemetry commands answer an error from now on
     drop(telemetry);
+    notify::notify("STOPPING=1");
     if let Some(x) = &exception {
         exception::close(x);
     }

@@ -257,7 +257,7 @@ pub type Serving = (
 pub fn serve(cfg: &Config, ctl: &Arc<Ctl>) -> Result<Serving, DaemonError> {
     let mut scfg = ServerConfig::new(&cfg.control.socket);
     if let Some(g) = &cfg.control.group {
-        scfg.group = Some(group_id(g)?);
+        scfg.group = Some(crate::ctl::config::group_id(g).map_err(DaemonError::Other)?);
         scfg.mode = 0o660;
     }
     let server = Server::bind(scfg, Arc::clone(ctl) as Arc<dyn Handler>)
@@ -269,17 +269,4 @@ pub fn serve(cfg: &Config, ctl: &Arc<Ctl>) -> Result<Serving, DaemonError> {
         .spawn(move || server.run())
         .map_err(|e| DaemonError::Other(format!("control thread: {e}")))?;
     Ok((server_stop, server_thread, counters))
-}
-
-fn group_id(name: &str) -> Result<u32, DaemonError> {
-    if let Ok(n) = name.parse::<u32>() {
-        return Ok(n);
-    }
-    let text = std::fs::read_to_string("/etc/group").unwrap_or_default();
-    text.lines()
-        .find_map(|l| {
-            let mut f = l.split(':');
-            (f.next() == Some(name)).then(|| f.nth(1).and_then(|g| g.parse().ok()))?
-        })
-        .ok_or_else(|| DaemonError::Other(format!("control group '{name}' not found")))
 }

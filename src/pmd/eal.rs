@@ -84,3 +84,13 @@ impl Drop for Eal {
         }
     }
 }
+
+/// The version of the DPDK library linked at run time (`rte_version()`
+/// without its "DPDK " prefix: "22.11.11"). Needs no EAL.
+pub fn dpdk_version() -> String {
+    // SAFETY: rte_version takes no argument, needs no EAL and returns a
+    // pointer to a static NUL-terminated string.
+    let v = unsafe { std::ffi::CStr::from_ptr(dpdk_sys::rte_version()) };
+    let v = v.to_string_lossy();
+    v.strip_prefix("DPDK ").unwrap_or(&v).trim().to_string()
+}

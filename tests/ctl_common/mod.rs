@@ -344,6 +344,7 @@ impl Handler for Mock {
                 version: "0.1.0-mock".into(),
                 proto: 1,
                 dpdk: Some("22.11".into()),
+                commit: Some("0123456789ab".into()),
             })),
         }
     }

@@ -286,8 +286,10 @@ pub fn timeouts(t: &Timeouts) -> String {
 /// `-v` output.
 pub fn version() -> String {
     format!(
-        "ipvsadm v1.31 (dirigoadm {}, IPVS v{IPVS_VERSION} compatible)\n",
-        env!("CARGO_PKG_VERSION")
+        "ipvsadm v1.31 (dirigoadm {}, commit {}, DPDK {}; IPVS v{IPVS_VERSION} compatible)\n",
+        crate::version::VERSION,
+        crate::version::COMMIT,
+        crate::version::dpdk()
     )
 }
 

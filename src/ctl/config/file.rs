@@ -409,5 +409,6 @@ pub(super) struct RawConfig {
     pub(super) health: Option<HealthConfig>,
     #[serde(default)]
     pub(super) metrics: Option<MetricsConfig>,
+    #[serde(default)]
     pub(super) capture: CaptureConfig,
 }

@@ -2,6 +2,7 @@
 //! `check`, `quorum`, `sorry_server` and `[health]`.
 
 use super::file::{CheckConfig, ServiceConfig};
+use super::locate::At;
 use super::parse_ip_port;
 use crate::health::spec::{CheckSpec, OnFailure, Probe};
 use crate::lb::spec::{DestSpec, Method, Proto};
@@ -216,36 +217,52 @@ pub fn check_spec(c: &CheckConfig, proto: Proto, method: Method) -> Result<Check
 }
 
 /// A service's health settings; `dests` are its validated real servers
-/// (in the order of `s.real_server`).
-pub fn service_health(s: &ServiceConfig, dests: &[DestSpec]) -> Result<ServiceHealth, String> {
+/// (in the order of `s.real_server`), `at` the service's place in the
+/// file. A refusal names the key it is about.
+pub(super) fn service_health(
+    s: &ServiceConfig,
+    dests: &[DestSpec],
+    at: &At,
+) -> Result<ServiceHealth, (At, String)> {
     let ctx = |e: String| format!("service {}: {e}", s.address);
     let mut h = ServiceHealth {
         quorum: s.quorum,
         ..Default::default()
     };
     if s.quorum == Some(0) {
-        return Err(ctx("quorum must be at least 1".into()));
+        return Err((at.k("quorum"), ctx("quorum must be at least 1".into())));
     }
     if let Some(sorry) = &s.sorry_server {
-        let (a, p) = parse_ip_port(sorry)
-            .ok_or_else(|| ctx(format!("sorry_server '{sorry}' is not IP:PORT")))?;
+        let (a, p) = parse_ip_port(sorry).ok_or_else(|| {
+            (
+                at.k("sorry_server"),
+                ctx(format!("sorry_server '{sorry}' is not IP:PORT")),
+            )
+        })?;
         h.sorry = Some(SocketAddrV4::new(a, p));
     }
     if let Some(c) = &s.check {
         // the service's check is validated as for a DR server (a later
         // server's method decides via_vip; NAT servers refuse it below)
         let first = dests.first().map_or(Method::Dr, |d| d.method);
-        h.check = Some(check_spec(c, s.protocol, first).map_err(|e| ctx(format!("check: {e}")))?);
+        h.check = Some(
+            check_spec(c, s.protocol, first)
+                .map_err(|e| (at.k("check"), ctx(format!("check: {e}"))))?,
+        );
     }
     let base = s.check.clone().unwrap_or_default();
-    for (r, d) in s.real_server.iter().zip(dests) {
-        let c = match &r.check {
-            Some(own) => merged(&base, own),
-            None if s.check.is_some() => base.clone(),
+    for (j, (r, d)) in s.real_server.iter().zip(dests).enumerate() {
+        let (c, where_) = match &r.check {
+            Some(own) => (merged(&base, own), at.k("real_server").i(j).k("check")),
+            None if s.check.is_some() => (base.clone(), at.k("check")),
             None => continue,
         };
-        let spec = check_spec(&c, s.protocol, d.method)
-            .map_err(|e| ctx(format!("real server {}: check: {e}", r.address)))?;
+        let spec = check_spec(&c, s.protocol, d.method).map_err(|e| {
+            (
+                where_,
+                ctx(format!("real server {}: check: {e}", r.address)),
+            )
+        })?;
         h.checks.push((d.key, spec));
     }
     Ok(h)

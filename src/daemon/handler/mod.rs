@@ -93,9 +93,10 @@ impl Handler for Ctl {
                 enable,
             } => self.health_set(service, dest, enable),
             Request::Version => Ok(Response::Version(VersionInfo {
-                version: env!("CARGO_PKG_VERSION").into(),
+                version: crate::version::VERSION.into(),
                 proto: crate::ctl::proto::PROTO_VERSION,
-                dpdk: Some("22.11".into()),
+                dpdk: Some(crate::version::dpdk().into()),
+                commit: Some(crate::version::COMMIT.into()),
             })),
         }
     }

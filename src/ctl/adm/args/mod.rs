@@ -3,11 +3,14 @@
 //! the command/option compatibility checks and ipvsadm's error wording.
 //!
 //! `options` tokenizes and checks, `values` parses option values, and
-//! [`parse`] builds the [`Command`].
+//! [`parse`] builds the [`Command`]. [`command`] describes the same options
+//! to clap, for the man page and the shell completions.
 
+mod describe;
 mod options;
 mod values;
 
+pub use describe::command;
 pub use values::{lookup_service, parse_addr_port};
 
 use super::defaults::PERSISTENT_TIMEOUT;

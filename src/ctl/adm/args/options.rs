@@ -53,46 +53,151 @@ pub(super) enum O {
     Exact,
 }
 
-pub(super) const TABLE: &[(Option<char>, &str, Arg, O)] = &[
-    (Some('A'), "add-service", Arg::No, O::Add),
-    (Some('E'), "edit-service", Arg::No, O::Edit),
-    (Some('D'), "delete-service", Arg::No, O::Del),
-    (Some('C'), "clear", Arg::No, O::Clear),
-    (Some('L'), "list", Arg::No, O::List),
-    (Some('l'), "list", Arg::No, O::List),
-    (Some('Z'), "zero", Arg::No, O::Zero),
-    (Some('a'), "add-server", Arg::No, O::AddDest),
-    (Some('e'), "edit-server", Arg::No, O::EditDest),
-    (Some('d'), "delete-server", Arg::No, O::DelDest),
-    (None, "set", Arg::No, O::Set),
-    (Some('h'), "help", Arg::No, O::Help),
-    (Some('v'), "version", Arg::No, O::Version),
-    (Some('R'), "restore", Arg::No, O::Restore),
-    (Some('S'), "save", Arg::No, O::Save),
-    (Some('t'), "tcp-service", Arg::Req, O::Tcp),
-    (Some('u'), "udp-service", Arg::Req, O::Udp),
-    (Some('s'), "scheduler", Arg::Req, O::Sched),
-    (Some('b'), "sched-flags", Arg::Req, O::SchedFlags),
-    (Some('p'), "persistent", Arg::Opt, O::Persistent),
-    (Some('M'), "netmask", Arg::Req, O::Netmask),
-    (Some('r'), "real-server", Arg::Req, O::Real),
-    (Some('m'), "masquerading", Arg::No, O::Masq),
-    (Some('i'), "ipip", Arg::No, O::Ipip),
-    (Some('g'), "gatewaying", Arg::No, O::Gate),
-    (Some('w'), "weight", Arg::Req, O::Weight),
-    (Some('x'), "u-threshold", Arg::Req, O::UThr),
-    (Some('y'), "l-threshold", Arg::Req, O::LThr),
-    (Some('n'), "numeric", Arg::No, O::Numeric),
-    (Some('c'), "connection", Arg::No, O::Conn),
-    (None, "timeout", Arg::No, O::Timeout),
-    (None, "stats", Arg::No, O::Stats),
-    (None, "rate", Arg::No, O::Rate),
-    (None, "thresholds", Arg::No, O::Thresholds),
-    (None, "persistent-conn", Arg::No, O::PersistConn),
-    (None, "nosort", Arg::No, O::NoSort),
-    (None, "sort", Arg::No, O::Sort),
-    (Some('X'), "exact", Arg::No, O::Exact),
+/// One ipvsadm option: its names, whether it takes a value, what it is,
+/// and how `dirigoadm`'s man page and completions describe it
+/// ([`super::command`] is built from this table, so they cannot drift).
+pub(super) struct Opt {
+    /// `-A`.
+    pub(super) short: Option<char>,
+    /// `--add-service`; a second row with the same long name only adds
+    /// its short name (`-l` beside `-L`).
+    pub(super) long: &'static str,
+    /// Whether it takes a value.
+    pub(super) arg: Arg,
+    /// What it is.
+    pub(super) o: O,
+    /// The value's name in the help (`service-address`); for `--set`, the
+    /// three words it takes.
+    pub(super) value: &'static str,
+    /// One paragraph of help.
+    pub(super) help: &'static str,
+}
+
+const fn opt(
+    short: Option<char>,
+    long: &'static str,
+    arg: Arg,
+    o: O,
+    value: &'static str,
+    help: &'static str,
+) -> Opt {
+    Opt {
+        short,
+        long,
+        arg,
+        o,
+        value,
+        help,
+    }
+}
+
+/// Every option ipvsadm 1.31 has that dirigoadm takes; the commands first.
+pub(super) const TABLE: &[Opt] = &[
+    opt(Some('A'), "add-service", Arg::No, O::Add, "",
+        "Add a virtual service, named by -t or -u; -s, -p, -M and -b set how it schedules."),
+    opt(Some('E'), "edit-service", Arg::No, O::Edit, "",
+        "Change a virtual service's scheduler, persistence, netmask or flags; \
+         its real servers and connections stay."),
+    opt(Some('D'), "delete-service", Arg::No, O::Del, "",
+        "Delete a virtual service and its real servers."),
+    opt(Some('C'), "clear", Arg::No, O::Clear, "",
+        "Delete every virtual service."),
+    opt(Some('L'), "list", Arg::No, O::List, "",
+        "List the virtual service table, or one service with -t/-u (-l is the same)."),
+    opt(Some('l'), "list", Arg::No, O::List, "", ""),
+    opt(Some('Z'), "zero", Arg::No, O::Zero, "",
+        "Zero the packet, byte and rate counters of every service, or of one with -t/-u."),
+    opt(Some('a'), "add-server", Arg::No, O::AddDest, "",
+        "Add a real server (-r) to a service (-t/-u); -g/-i/-m, -w, -x and -y describe it."),
+    opt(Some('e'), "edit-server", Arg::No, O::EditDest, "",
+        "Change a real server's forwarding method, weight or thresholds."),
+    opt(Some('d'), "delete-server", Arg::No, O::DelDest, "",
+        "Delete a real server from a service; its connections expire by timeout \
+         (or at once with [dataplane] expire_nodest_conn)."),
+    opt(None, "set", Arg::No, O::Set, "tcp tcpfin udp",
+        "Set the connection timeouts in seconds: TCP established, TCP after a FIN, UDP; \
+         0 keeps a timeout as it is."),
+    opt(Some('h'), "help", Arg::No, O::Help, "",
+        "Print the usage and exit."),
+    opt(Some('v'), "version", Arg::No, O::Version, "",
+        "Print ipvsadm's version line with dirigoadm's version, git commit and DPDK version, and exit."),
+    opt(Some('R'), "restore", Arg::No, O::Restore, "",
+        "Read rules in the -S format from standard input and apply them as one batch: \
+         all or none (ipvsadm applies line by line)."),
+    opt(Some('S'), "save", Arg::No, O::Save, "",
+        "Print the service table as rules that -R reads."),
+    opt(Some('t'), "tcp-service", Arg::Req, O::Tcp, "service-address",
+        "A TCP virtual service: host[:port]; a host name or a port name from /etc/services is resolved."),
+    opt(Some('u'), "udp-service", Arg::Req, O::Udp, "service-address",
+        "A UDP virtual service: host[:port]."),
+    opt(Some('s'), "scheduler", Arg::Req, O::Sched, "scheduler",
+        "The scheduler: rr, wrr, lc, wlc (the default), sed, nq, sh, dh, mh or fo."),
+    opt(Some('b'), "sched-flags", Arg::Req, O::SchedFlags, "sched-flags",
+        "Scheduler flags, comma separated: sh-fallback and sh-port for sh, \
+         mh-fallback and mh-port for mh."),
+    opt(Some('p'), "persistent", Arg::Opt, O::Persistent, "timeout",
+        "Persistence: a client keeps its real server until timeout seconds (default 300) \
+         after its last connection."),
+    opt(Some('M'), "netmask", Arg::Req, O::Netmask, "netmask",
+        "Persistence granularity: the clients in one netmask share a real server \
+         (default 255.255.255.255)."),
+    opt(Some('r'), "real-server", Arg::Req, O::Real, "server-address",
+        "The real server: host[:port]; only NAT (-m) may give it another port than the service's."),
+    opt(Some('m'), "masquerading", Arg::No, O::Masq, "",
+        "Forward by NAT (masquerading): the real server's default gateway is dirigo."),
+    opt(Some('i'), "ipip", Arg::No, O::Ipip, "",
+        "Forward by IP-in-IP tunnelling (IPIP only)."),
+    opt(Some('g'), "gatewaying", Arg::No, O::Gate, "",
+        "Forward by direct routing (the default): the real server is on a port's network."),
+    opt(Some('w'), "weight", Arg::Req, O::Weight, "weight",
+        "Weight 0..65535 (default 1); 0 quiesces the server: no new connections."),
+    opt(Some('x'), "u-threshold", Arg::Req, O::UThr, "uthreshold",
+        "Upper connection threshold: no new connections above it (0: none)."),
+    opt(Some('y'), "l-threshold", Arg::Req, O::LThr, "lthreshold",
+        "Lower connection threshold: new connections again below it (0: none)."),
+    opt(Some('n'), "numeric", Arg::No, O::Numeric, "",
+        "Numeric output; dirigoadm always prints numbers, the option is accepted."),
+    opt(Some('c'), "connection", Arg::No, O::Conn, "",
+        "With -L: list the connections."),
+    opt(None, "timeout", Arg::No, O::Timeout, "",
+        "With -L: list the timeouts (tcp tcpfin udp)."),
+    opt(None, "stats", Arg::No, O::Stats, "",
+        "With -L: packet and byte counters."),
+    opt(None, "rate", Arg::No, O::Rate, "",
+        "With -L: rates (per second, smoothed over 2 s)."),
+    opt(None, "thresholds", Arg::No, O::Thresholds, "",
+        "With -L: each real server's upper and lower thresholds beside its connection counts."),
+    opt(None, "persistent-conn", Arg::No, O::PersistConn, "",
+        "With -L: each real server's persistent connection count."),
+    opt(None, "nosort", Arg::No, O::NoSort, "",
+        "With -L: services and real servers in the order they were added."),
+    opt(None, "sort", Arg::No, O::Sort, "",
+        "Accepted and ignored (listings are sorted unless --nosort)."),
+    opt(Some('X'), "exact", Arg::No, O::Exact, "",
+        "With -L: exact numbers (no K, M, G)."),
 ];
+
+/// Whether `o` is a command (`-A`, `-L`, `--set`, ...) rather than an
+/// option of one.
+pub(super) fn is_command(o: O) -> bool {
+    use O::*;
+    matches!(
+        o,
+        Add | Edit
+            | Del
+            | Clear
+            | List
+            | Zero
+            | AddDest
+            | EditDest
+            | DelDest
+            | Set
+            | Help
+            | Version
+            | Restore
+            | Save
+    )
+}
 
 /// Option classes for the compatibility check (ipvsadm's `optnames`).
 pub(super) const OPTNAMES: &[(O, &str)] = &[
@@ -238,9 +343,9 @@ pub(super) fn tokenize(args: &[String]) -> Result<Tokens, AdmError> {
                 Some((n, v)) => (n, Some(v.to_string())),
                 None => (long, None),
             };
-            let (_, _, kind, o) = TABLE
+            let Opt { arg: kind, o, .. } = TABLE
                 .iter()
-                .find(|(_, l, _, _)| *l == name)
+                .find(|t| t.long == name)
                 .ok_or_else(|| AdmError::usage(format!("invalid option `{a}'")))?;
             let val = match (kind, inline) {
                 (Arg::No, Some(_)) => {
@@ -257,9 +362,9 @@ pub(super) fn tokenize(args: &[String]) -> Result<Tokens, AdmError> {
             let mut j = 0;
             while j < chars.len() {
                 let c = chars[j];
-                let (_, _, kind, o) = TABLE
+                let Opt { arg: kind, o, .. } = TABLE
                     .iter()
-                    .find(|(s, _, _, _)| *s == Some(c))
+                    .find(|t| t.short == Some(c))
                     .ok_or_else(|| AdmError::usage(format!("invalid option `-{c}'")))?;
                 let rest: String = chars[j + 1..].iter().collect();
                 if *kind != Arg::No && !rest.is_empty() {

@@ -1,6 +1,8 @@
 //! Tests of the config parser: the documented example, every class of error, shipped files.
 
 use super::*;
+use crate::lb::sched::SchedKind;
+use crate::lb::spec::Method;
 
 const ISSUE_EXAMPLE: &str = r#"
 [eal]
@@ -332,6 +334,7 @@ fn exception_errors_are_one_readable_line() {
 }
 
 mod health;
+mod located;
 mod metrics;
 
 #[test]

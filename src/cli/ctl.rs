@@ -1,0 +1,170 @@
+//! dirigoctl's command line: ports, addresses, routes, neighbors, lcores,
+//! drops, reload, health and version of a running dirigo, and the offline
+//! keepalived.conf converter. `src/bin/dirigoctl.rs` turns it into requests.
+
+use crate::ctl::view::MacAddr;
+use clap::{Args, Parser, Subcommand};
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+
+/// dirigoctl's arguments.
+#[derive(Parser)]
+#[command(
+    name = "dirigoctl",
+    version,
+    about = "Inspect and manage a running dirigo",
+    long_about = "Inspect and manage a running dirigo: its ports, addresses, routes, \
+        neighbors, lcores, drop counters and health checks; reload its configuration \
+        file. Services are dirigoadm's (ipvsadm's command line). keepalived-convert \
+        works offline."
+)]
+pub struct Cli {
+    /// Control socket (else $DIRIGO_SOCKET, else /run/dirigo/ctl.sock).
+    #[arg(long, global = true, value_hint = clap::ValueHint::FilePath)]
+    pub socket: Option<PathBuf>,
+    /// Print the daemon's raw JSON response instead of a table.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+/// dirigoctl's commands.
+#[derive(Subcommand)]
+pub enum Cmd {
+    /// Ports: link state and counters.
+    Ports {
+        /// Also show extended (driver) counters.
+        #[arg(long, short = 'x')]
+        xstats: bool,
+    },
+    /// Port addresses.
+    Addr {
+        #[command(subcommand)]
+        op: AddrOp,
+    },
+    /// Routes.
+    Route {
+        #[command(subcommand)]
+        op: RouteOp,
+    },
+    /// Neighbor (ARP) table.
+    Neigh {
+        #[command(subcommand)]
+        op: NeighOp,
+    },
+    /// Per-lcore counters.
+    Lcores,
+    /// Drop reasons and counts.
+    Drops,
+    /// Re-read the configuration file.
+    ///
+    /// Its services (with their checks) and timeouts replace the running
+    /// ones and its static neighbors are added; ports, EAL and [control]
+    /// need a restart. An invalid file changes nothing and is an error.
+    /// `systemctl reload dirigo` runs it.
+    Reload,
+    /// Health checks: every checked real server, withdrawn VIPs, the last
+    /// transitions; `disable`/`enable` a server for maintenance.
+    Health {
+        #[command(subcommand)]
+        op: Option<HealthOp>,
+    },
+    /// Client and daemon versions.
+    Version,
+    /// A live view, like top: services and real servers with their
+    /// connections and rates, each worker's table fill and packet rates,
+    /// drops by reason. q, Esc or Ctrl-C quits.
+    Top(TopArgs),
+    /// Convert a keepalived.conf's virtual servers to dirigo [[service]]
+    /// TOML (offline: no daemon). The TOML goes to stdout, a warning per
+    /// skipped or changed setting to stderr; on an error (file:line)
+    /// nothing is printed on stdout.
+    KeepalivedConvert {
+        /// keepalived.conf (its includes are followed).
+        #[arg(value_hint = clap::ValueHint::FilePath)]
+        file: PathBuf,
+    },
+}
+
+/// `dirigoctl top`'s options.
+#[derive(Args)]
+pub struct TopArgs {
+    /// Seconds between refreshes (fractions allowed, 0.1 to 3600).
+    #[arg(short = 'd', long = "delay", value_name = "SECS", default_value = "1",
+          value_parser = crate::ctl::top::parse_delay)]
+    pub delay: std::time::Duration,
+    /// Batch mode: print one plain-text frame (rates over one delay) to
+    /// stdout and exit, like top -b -n 1.
+    #[arg(short = 'b', long = "once", visible_alias = "batch")]
+    pub once: bool,
+    /// In batch mode, print this many frames, one delay apart.
+    #[arg(short = 'n', long = "iterations", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..), requires = "once")]
+    pub iterations: Option<u32>,
+}
+
+#[derive(Subcommand)]
+pub enum AddrOp {
+    /// List addresses.
+    List,
+    /// Add ADDR/PREFIX to a port.
+    Add(AddrArgs),
+    /// Remove an address from a port.
+    Del(AddrArgs),
+}
+
+#[derive(Args)]
+pub struct AddrArgs {
+    /// Address with prefix length (10.0.0.1/24); /32 if absent.
+    pub addr: String,
+    /// Port id.
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+}
+
+#[derive(Subcommand)]
+pub enum HealthOp {
+    /// Show every checked server (the default).
+    Show,
+    /// Take a real server out of its service (weight 0) whatever its checks say.
+    Disable(HealthArgs),
+    /// Give it back to its checks.
+    Enable(HealthArgs),
+}
+
+#[derive(Args)]
+pub struct HealthArgs {
+    /// The service: `[tcp:|udp:]VIP:PORT` (tcp when not said).
+    pub service: String,
+    /// The real server: `RIP[:PORT]` (the service's port when not said).
+    pub server: String,
+}
+
+#[derive(Subcommand)]
+pub enum RouteOp {
+    /// List routes.
+    List,
+}
+
+#[derive(Subcommand)]
+pub enum NeighOp {
+    /// List neighbors.
+    List,
+    /// Add a static entry.
+    Add {
+        /// IPv4 address.
+        addr: Ipv4Addr,
+        /// MAC address (aa:bb:cc:dd:ee:ff).
+        mac: MacAddr,
+        /// Port id.
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+    },
+    /// Flush dynamic entries.
+    Flush {
+        /// Only this port.
+        #[arg(long)]
+        port: Option<u16>,
+    },
+}

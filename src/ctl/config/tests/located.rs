@@ -1,0 +1,181 @@
+//! Problems are located (file:line) and collected, not only the first.
+
+use super::super::{Config, ConfigError};
+
+/// Each problem of `text` as `line: message`.
+fn problems(text: &str) -> Vec<String> {
+    match Config::parse(text, "t.toml") {
+        Ok(_) => vec![],
+        Err(ConfigError::Invalid { problems, .. }) => problems
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}: {}",
+                    p.line.map_or("-".into(), |l| l.to_string()),
+                    p.msg
+                )
+            })
+            .collect(),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// `problems(text)` is exactly `want`: (line, a part of the message).
+fn expect(text: &str, want: &[(usize, &str)]) {
+    let got = problems(text);
+    assert_eq!(got.len(), want.len(), "{got:#?}");
+    for (g, (line, says)) in got.iter().zip(want) {
+        assert!(
+            g.starts_with(&format!("{line}: ")) && g.contains(says),
+            "{g:?} should be line {line} saying {says:?}; all: {got:#?}"
+        );
+    }
+}
+
+const PORTS: &str = r#"[eal]
+args = ["-l", "0-1", "--in-memory"]
+
+[[port]]
+name = "wan"
+device = "net_null0"
+addresses = ["10.0.0.1/24"]
+
+[[port]]
+name = "lan"
+device = "net_null1"
+addresses = ["172.16.0.1/24"]
+"#;
+
+#[test]
+fn schema_problems_of_several_sections() {
+    let text = PORTS.replace("name = \"lan\"", "name = \"lan\"\ncolour = \"red\"")
+        + "[dataplane]\nmbufs = \"many\"\n\n[exception]\nnetns = \"x\"\n";
+    expect(
+        &text,
+        &[
+            (11, "unknown field `colour`"),
+            (15, "invalid type: string \"many\""),
+            (17, "missing field `backend`"),
+        ],
+    );
+}
+
+#[test]
+fn syntax_error_has_its_line() {
+    expect(
+        &PORTS.replace("device = \"net_null1\"", "device = \"net_null1"),
+        &[(11, "")],
+    );
+}
+
+#[test]
+fn a_missing_required_key_of_a_required_section() {
+    expect(
+        "# only a comment\n[eal]\nlcores = 2\n",
+        &[(3, "unknown field `lcores`")],
+    );
+    let p = problems("# an empty file\n");
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].contains("no [eal] section"), "{p:?}");
+}
+
+#[test]
+fn semantic_problems_in_file_order() {
+    let text = PORTS.replace(
+        "\"172.16.0.1/24\"]",
+        "\"172.16.0.1/24\",\n             \"172.16.1.1/40\"]",
+    ) + r#"
+[[route]]
+prefix = "0.0.0.0/0"
+via = "10.0.0.254"
+port = "dmz"
+
+[[neighbor]]
+ip = "10.0.0.9"
+mac = "02:00:00:00:00:01"
+port = "lan"
+
+[[neighbor]]
+ip = "10.0.0.10"
+mac = "nope"
+port = "lan"
+
+[[service]]
+protocol = "tcp"
+address = "10.0.0.100:80"
+scheduler = "wrr"
+flags = ["sh-port", "fast"]
+
+[[service.real_server]]
+address = "172.16.0.11"
+
+[[service.real_server]]
+address = "172.16.0.11"
+"#;
+    expect(
+        &text,
+        &[
+            (13, "prefix length '40'"),
+            (18, "unknown port 'dmz'"),
+            (27, "bad MAC 'nope'"),
+            (34, "unknown scheduler flag 'fast'"),
+            (40, "duplicate real server 172.16.0.11"),
+        ],
+    );
+}
+
+#[test]
+fn eal_problems_point_at_their_argument() {
+    let text = PORTS.replace(
+        "args = [\"-l\", \"0-1\", \"--in-memory\"]",
+        "args = [\"-l\", \"0\",\n        \"--in-memory\",\n        \"--no-huge\"]",
+    );
+    expect(
+        &text,
+        &[
+            (2, "gives 1 lcore(s)"),
+            (4, "--in-memory and --no-huge cannot go together"),
+        ],
+    );
+}
+
+#[test]
+fn health_problems_name_the_check() {
+    let text = PORTS.to_string()
+        + r#"
+[[service]]
+protocol = "tcp"
+address = "10.0.0.100:80"
+quorum = 0
+
+[[service]]
+protocol = "tcp"
+address = "10.0.0.101:80"
+
+[[service.real_server]]
+address = "172.16.0.11"
+check = { type = "tcp", interval = 1.0, timeout = 2.0 }
+"#;
+    expect(
+        &text,
+        &[
+            (17, "quorum must be at least 1"),
+            (25, "timeout (2 s) must be shorter than interval (1 s)"),
+        ],
+    );
+}
+
+/// The daemon's form: one `invalid config FILE:LINE: ...` line per problem.
+#[test]
+fn display_is_one_line_per_problem() {
+    let text = PORTS
+        .replace("10.0.0.1/24", "10.0.0.1/33")
+        .replace("172.16.0.1/24", "x");
+    let e = Config::parse(&text, "t.toml").unwrap_err();
+    let s = e.to_string();
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines.len(), 2, "{s}");
+    assert!(lines[0].starts_with("invalid config t.toml:7: "), "{s}");
+    assert!(lines[1].starts_with("invalid config t.toml:12: "), "{s}");
+    assert_eq!(e.lines()[0], lines[0].trim_start_matches("invalid config "));
+}

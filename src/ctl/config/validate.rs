@@ -1,0 +1,456 @@
+//! The sections' validators: each checks its part of the file against
+//! what is valid so far and reports every problem at its key path.
+
+use super::file::{
+    CaptureConfig, DataplaneConfig, EalConfig, ExceptionConfig, NeighborConfig, PortConfig,
+    RawConfig, RealServerConfig, RouteConfig, ServiceConfig,
+};
+use super::locate::{At, Issues};
+use super::{health, parse_cidr, parse_ip_port, parse_mac, Neighbor, Port, Route, Service};
+use crate::lb::sched::maglev::is_prime;
+use crate::lb::sched::{SchedFlags, SchedKind};
+use crate::lb::spec::{DestKey, DestSpec, Method, ServiceKey, ServiceSpec};
+use std::collections::HashSet;
+use std::net::Ipv4Addr;
+
+/// A validator's refusal of one element: the key it is about (`""`: the
+/// element itself) and why.
+type Refusal = (&'static str, String);
+
+/// Validate each element of the array `section`, keeping the valid ones.
+pub(super) fn each<R, T>(
+    raw: &[R],
+    section: &str,
+    iss: &mut Issues,
+    f: impl Fn(&R) -> Result<T, Refusal>,
+) -> Vec<T> {
+    let mut out = Vec::new();
+    for (i, r) in raw.iter().enumerate() {
+        match f(r) {
+            Ok(t) => out.push(t),
+            Err((key, msg)) => {
+                let at = At::key(section).i(i);
+                iss.add(if key.is_empty() { at } else { at.k(key) }, msg);
+            }
+        }
+    }
+    out
+}
+
+/// Where the checks run: `[health] netns`, else the exception path's
+/// namespace. Checks with neither a `[health]` section nor a port with a
+/// kernel interface have no way to the real servers: an error, not a
+/// silent "all up".
+pub(super) fn health_path(
+    raw: &RawConfig,
+    ports: &[Port],
+    services: &[Service],
+    iss: &mut Issues,
+) -> Option<String> {
+    if let Some(h) = &raw.health {
+        if let Some(ns) = &h.netns {
+            if let Err(e) = crate::kernel::netns::valid_name(ns) {
+                iss.add(At::key("health").k("netns"), format!("[health] netns: {e}"));
+            }
+        }
+        return h.netns.clone();
+    }
+    let checked = services
+        .iter()
+        .find(|s| s.health.check.is_some() || !s.health.checks.is_empty());
+    let kernel = ports.iter().any(|p| p.kernel_interface.is_some());
+    if let (Some(s), false) = (checked, kernel) {
+        let k = s.spec.key;
+        let i = raw.service.iter().position(|r| {
+            r.protocol == k.proto && parse_ip_port(&r.address) == Some((k.vip, k.port))
+        });
+        let at = i.map_or(At::key("service"), |i| {
+            let at = At::key("service").i(i);
+            if raw.service[i].check.is_some() {
+                at.k("check")
+            } else {
+                at
+            }
+        });
+        iss.add(
+            at,
+            format!(
+                "service {}: health checks need a way to the real servers: an exception path \
+                 ([exception] and a port's kernel_interface; they run in its namespace) or \
+                 [health] netns = \"...\" (a namespace that reaches them another way)",
+                k.vip
+            ),
+        );
+    }
+    raw.exception.as_ref().and_then(|x| x.netns.clone())
+}
+
+/// Index of the port named `name`.
+fn port_index(ports: &[Port], name: &str) -> Option<usize> {
+    ports.iter().position(|p| p.name == name)
+}
+
+/// `[[port]]`: at least one; unique names and devices. Every port is
+/// kept (with its valid addresses), so references to it are checked.
+pub(super) fn ports(raw: &[PortConfig], iss: &mut Issues) -> Vec<Port> {
+    if raw.is_empty() {
+        iss.add(
+            At::key("port"),
+            "no [[port]] defined: dirigo needs at least one port",
+        );
+    }
+    let mut names = HashSet::new();
+    let mut devices = HashSet::new();
+    let mut ports = Vec::new();
+    for (i, p) in raw.iter().enumerate() {
+        let at = At::key("port").i(i);
+        if p.name.is_empty() {
+            iss.add(at.k("name"), "a [[port]] has an empty name");
+        } else if !names.insert(p.name.clone()) {
+            iss.add(at.k("name"), format!("duplicate port name '{}'", p.name));
+        }
+        if !devices.insert(p.device.clone()) {
+            iss.add(
+                at.k("device"),
+                format!(
+                    "port '{}': device '{}' is used by two ports",
+                    p.name, p.device
+                ),
+            );
+        }
+        let mut addresses = Vec::new();
+        for (j, a) in p.addresses.iter().enumerate() {
+            match parse_cidr(a) {
+                Ok(c) => addresses.push(c),
+                Err(e) => iss.add(
+                    at.k("addresses").i(j),
+                    format!("port '{}': bad address: {e}", p.name),
+                ),
+            }
+        }
+        if let Some(m) = p.mtu {
+            if !(68..=9600).contains(&m) {
+                iss.add(
+                    at.k("mtu"),
+                    format!("port '{}': mtu {m} is not 68..9600", p.name),
+                );
+            }
+        }
+        ports.push(Port {
+            name: p.name.clone(),
+            device: p.device.clone(),
+            addresses,
+            mtu: p.mtu,
+            rx_desc: p.rx_desc,
+            tx_desc: p.tx_desc,
+            kernel_interface: p.kernel_interface.clone(),
+            kernel_rate_limit_pps: p.kernel_rate_limit_pps.unwrap_or(0),
+        });
+    }
+    ports
+}
+
+/// `[exception]` and the ports' `kernel_interface`: a port names its
+/// kernel interface only with an `[exception]` section; names are valid
+/// Linux interface names and unique; the netns name is usable.
+pub(super) fn exception(x: Option<&ExceptionConfig>, ports: &mut [Port], iss: &mut Issues) {
+    let mut names = HashSet::new();
+    for (i, p) in ports.iter_mut().enumerate() {
+        let Some(k) = &p.kernel_interface else {
+            continue;
+        };
+        let at = At::key("port").i(i).k("kernel_interface");
+        let Some(x) = x else {
+            iss.add(
+                at,
+                format!(
+                    "port '{}': kernel_interface '{k}' needs an [exception] section (backend = \"tap\" or \"virtio-user\")",
+                    p.name
+                ),
+            );
+            continue;
+        };
+        if let Err(e) = crate::kernel::link::valid_ifname(k) {
+            iss.add(
+                at.clone(),
+                format!("port '{}': kernel_interface '{k}': {e}", p.name),
+            );
+        }
+        if !names.insert(k.clone()) {
+            iss.add(
+                at,
+                format!(
+                    "port '{}': kernel_interface '{k}' is already another port's",
+                    p.name
+                ),
+            );
+        }
+        if p.kernel_rate_limit_pps == 0 {
+            p.kernel_rate_limit_pps = x.rate_limit_pps;
+        }
+    }
+    if let Some(x) = x {
+        if let Some(ns) = &x.netns {
+            if let Err(e) = crate::kernel::netns::valid_name(ns) {
+                iss.add(
+                    At::key("exception").k("netns"),
+                    format!("[exception] netns: {e}"),
+                );
+            }
+        }
+        if x.rate_limit_pps == 0 {
+            iss.add(
+                At::key("exception").k("rate_limit_pps"),
+                "[exception] rate_limit_pps must be at least 1",
+            );
+        }
+    }
+}
+
+/// `[[route]]`: the egress port is named or the one whose network holds
+/// the gateway.
+pub(super) fn route(r: &RouteConfig, ports: &[Port]) -> Result<Route, Refusal> {
+    let prefix =
+        parse_cidr(&r.prefix).map_err(|e| ("prefix", format!("route: bad prefix: {e}")))?;
+    let port = match &r.port {
+        Some(n) => Some(
+            port_index(ports, n)
+                .ok_or_else(|| ("port", format!("route {}: unknown port '{n}'", r.prefix)))?,
+        ),
+        None => None,
+    };
+    let via = u32::from(r.via);
+    let egress = port.or_else(|| {
+        ports
+            .iter()
+            .position(|p| p.addresses.iter().any(|c| c.contains(via)))
+    });
+    if egress.is_none() {
+        return Err((
+            "via",
+            format!(
+                "route {}: gateway {} is not on any port's network",
+                r.prefix, r.via
+            ),
+        ));
+    }
+    Ok(Route {
+        prefix,
+        via: r.via,
+        port: egress,
+    })
+}
+
+/// `[[neighbor]]`: a MAC and a known port.
+pub(super) fn neighbor(n: &NeighborConfig, ports: &[Port]) -> Result<Neighbor, Refusal> {
+    let mac = parse_mac(&n.mac)
+        .ok_or_else(|| ("mac", format!("neighbor {}: bad MAC '{}'", n.ip, n.mac)))?;
+    let port = port_index(ports, &n.port).ok_or_else(|| {
+        (
+            "port",
+            format!("neighbor {}: unknown port '{}'", n.ip, n.port),
+        )
+    })?;
+    Ok(Neighbor {
+        ip: n.ip,
+        mac,
+        port,
+    })
+}
+
+/// `[dataplane]`: the lower bounds, and a prime Maglev table.
+pub(super) fn dataplane(d: &DataplaneConfig, iss: &mut Issues) {
+    let at = At::key("dataplane");
+    if d.connections_per_worker < 1024 {
+        iss.add(
+            at.k("connections_per_worker"),
+            "dataplane.connections_per_worker must be at least 1024",
+        );
+    }
+    if d.mbufs < 1024 {
+        iss.add(at.k("mbufs"), "dataplane.mbufs must be at least 1024");
+    }
+    if d.mbuf_data_room < 256 {
+        iss.add(
+            at.k("mbuf_data_room"),
+            "dataplane.mbuf_data_room must be at least 256 (128 headroom + data)",
+        );
+    }
+    if d.embryonic_grace_ms > crate::lb::conn::MAX_EMBRYONIC_GRACE_MS {
+        iss.add(
+            at.k("embryonic_grace_ms"),
+            format!(
+                "dataplane.embryonic_grace_ms {} is above {} (an embryonic connection's own timeout)",
+                d.embryonic_grace_ms,
+                crate::lb::conn::MAX_EMBRYONIC_GRACE_MS
+            ),
+        );
+    }
+    if !is_prime(d.mh_table_size as usize) {
+        iss.add(
+            at.k("mh_table_size"),
+            format!("dataplane.mh_table_size {} is not a prime", d.mh_table_size),
+        );
+    }
+}
+
+/// `[[service]]`s: unique keys, each validated with its real servers;
+/// a service with a problem is left out.
+pub(super) fn services(raw: &[ServiceConfig], iss: &mut Issues) -> Vec<Service> {
+    let mut keys = HashSet::new();
+    let mut services = Vec::new();
+    for (i, s) in raw.iter().enumerate() {
+        let at = At::key("service").i(i);
+        let Some((vip, port)) = parse_ip_port(&s.address) else {
+            iss.add(
+                at.k("address"),
+                format!("service '{}': address must be VIP:PORT", s.address),
+            );
+            continue;
+        };
+        let key = ServiceKey {
+            proto: s.protocol,
+            vip,
+            port,
+        };
+        if !keys.insert(key) {
+            iss.add(
+                at.k("address"),
+                format!("duplicate service {} {}", s.protocol.upper(), s.address),
+            );
+            continue;
+        }
+        if let Some(svc) = service(s, key, &at, iss) {
+            services.push(svc);
+        }
+    }
+    services
+}
+
+/// One `[[service]]` (its `key` parsed) and its `[[service.real_server]]`s.
+fn service(s: &ServiceConfig, key: ServiceKey, at: &At, iss: &mut Issues) -> Option<Service> {
+    let mut ok = true;
+    let sched: Option<SchedKind> = match s.scheduler.parse() {
+        Ok(k) => Some(k),
+        Err(e) => {
+            iss.add(at.k("scheduler"), format!("service {}: {e}", s.address));
+            None
+        }
+    };
+    let mut flags = SchedFlags::default();
+    for (j, f) in s.flags.iter().enumerate() {
+        match f.as_str() {
+            "sh-fallback" | "mh-fallback" => flags.fallback = true,
+            "sh-port" | "mh-port" => flags.port = true,
+            other => {
+                ok = false;
+                iss.add(
+                    at.k("flags").i(j),
+                    format!("service {}: unknown scheduler flag '{other}'", s.address),
+                );
+            }
+        }
+    }
+    let mut dests = Vec::new();
+    let mut dkeys = HashSet::new();
+    for (j, r) in s.real_server.iter().enumerate() {
+        let rat = at.k("real_server").i(j);
+        match real_server(s, key.port, r) {
+            Ok(d) if !dkeys.insert(d.key) => {
+                ok = false;
+                iss.add(
+                    rat.k("address"),
+                    format!("service {}: duplicate real server {}", s.address, r.address),
+                );
+            }
+            Ok(d) => dests.push(d),
+            Err((k, msg)) => {
+                ok = false;
+                iss.add(rat.k(k), msg);
+            }
+        }
+    }
+    let sched = sched?;
+    if !ok {
+        return None;
+    }
+    let health = health::service_health(s, &dests, at)
+        .map_err(|(at, msg)| iss.add(at, msg))
+        .ok()?;
+    Some(Service {
+        spec: ServiceSpec {
+            key,
+            sched,
+            flags,
+            persistent: s.persistent,
+            netmask: s.netmask.unwrap_or(Ipv4Addr::BROADCAST),
+        },
+        dests,
+        health,
+    })
+}
+
+/// One `[[service.real_server]]` of `s`, whose port is `port`.
+fn real_server(s: &ServiceConfig, port: u16, r: &RealServerConfig) -> Result<DestSpec, Refusal> {
+    let (addr, rport) = match parse_ip_port(&r.address) {
+        Some(x) => x,
+        None => (
+            r.address.parse().map_err(|_| {
+                (
+                    "address",
+                    format!(
+                        "service {}: real server '{}' is not IP or IP:PORT",
+                        s.address, r.address
+                    ),
+                )
+            })?,
+            0,
+        ),
+    };
+    let rport = if rport == 0 { port } else { rport };
+    if r.weight > 65535 {
+        return Err((
+            "weight",
+            format!(
+                "service {}: real server {}: weight {} is not 0..65535",
+                s.address, r.address, r.weight
+            ),
+        ));
+    }
+    if r.method != Method::Nat && rport != port {
+        return Err((
+            "address",
+            format!(
+                "service {}: real server {}: only NAT can change the port",
+                s.address, r.address
+            ),
+        ));
+    }
+    Ok(DestSpec {
+        key: DestKey { addr, port: rport },
+        method: r.method,
+        weight: r.weight,
+        upper: r.upper_threshold,
+        lower: r.lower_threshold,
+    })
+}
+
+/// EAL arguments that keep the memory out of hugepage files, so no
+/// secondary process (dpdk-dumpcap, dpdk-pdump) can attach.
+const NO_SECONDARY: [&str; 3] = ["--in-memory", "--no-shconf", "--no-huge"];
+
+/// `[capture] enabled` needs EAL's memory in hugepage files the capture
+/// tools can map: refuse the arguments that rule it out.
+pub(super) fn capture(c: &CaptureConfig, eal: &EalConfig) -> Result<(), String> {
+    if !c.enabled {
+        return Ok(());
+    }
+    match eal.args.iter().find(|a| NO_SECONDARY.contains(&a.as_str())) {
+        Some(a) => Err(format!(
+            "[capture] enabled needs EAL's memory in hugepage files that dpdk-dumpcap can attach to, \
+             and [eal] args has {a}: remove it (keep a --file-prefix; hugetlbfs mounted, see \
+             scripts/setup-hugepages.sh)"
+        )),
+        None => Ok(()),
+    }
+}
