@@ -46,6 +46,7 @@ fn quick_benchmark_prints_nonzero_mpps() {
         "dirigo DR 1k",
         "dirigo NAT 1k",
         "dirigo DR+own 1k",
+        "dirigo DR+metrics 1k",
     ] {
         let v = mpps(&stdout, name).unwrap_or_else(|| panic!("no '{name}' row:\n{stdout}"));
         assert!(v > 0.0, "{name}: {v} Mpps\n{stdout}\n{stderr}");
@@ -79,8 +80,22 @@ fn quick_benchmark_prints_nonzero_mpps() {
     assert!(own_in > 0.0, "{exc}");
     assert!(to_kernel > 0.0 && to_kernel <= 25_000.0, "{exc}");
     assert!(limited > 0.0, "{exc}");
+    // the metrics scenario: the endpoint answered scrapes with the burst
+    // histogram while the worker forwarded
+    let met = stdout
+        .lines()
+        .find(|l| l.starts_with("metrics:"))
+        .unwrap_or_else(|| panic!("no metrics line:\n{stdout}"));
+    let scrapes: f64 = met
+        .split_whitespace()
+        .zip(met.split_whitespace().skip(1))
+        .find(|(_, w)| w.starts_with("scrapes"))
+        .and_then(|(v, _)| v.parse().ok())
+        .unwrap_or_else(|| panic!("no scrape count in {met}"));
+    assert!(scrapes >= 1.0, "{met}");
     let md = std::fs::read_to_string(dir.join("BENCHMARKS.md")).expect("the markdown");
     assert!(md.contains("\n## Exception traffic\n"), "{md}");
+    assert!(md.contains("\n## Metrics\n"), "{md}");
     // the memory probe ran: three positive figures (no ordering between
     // them: in a debug build the batched loops are instruction-bound)
     let mem = stdout

@@ -46,7 +46,15 @@ pub struct DutCase<'a> {
     /// [`KERNEL_IF`] (net_tap) in the namespace [`NETNS`], with the default
     /// rate limit.
     pub exception: bool,
+    /// The metrics endpoint: `[metrics] listen = METRICS_ADDR` with the
+    /// workers' burst histogram on, scraped once a second for the whole run
+    /// (a scrape renders every family: the IPVS ones, ports with xstats,
+    /// drops, workers with their histograms).
+    pub metrics: bool,
 }
+
+/// Where the metrics scenario's endpoint listens.
+pub const METRICS_ADDR: &str = "127.0.0.1:19642";
 
 /// The wan port's kernel interface in the exception scenario.
 pub const KERNEL_IF: &str = "dgbench-kwan";
@@ -66,6 +74,9 @@ pub struct DutResult {
     pub rx_mpps: f64,
     /// The wan port's kernel interface, when it has one.
     pub kernel: Option<KernelRates>,
+    /// Scrapes of the metrics endpoint that returned the burst histogram
+    /// (metrics scenario; 0 otherwise).
+    pub scrapes: u32,
 }
 
 /// What the wan port's exception path did per second (packets/s).
@@ -226,6 +237,17 @@ pub fn config(c: &DutCase<'_>, prefix: &str, sock: &Path) -> String {
         ),
     ]);
     let mut doc = doc;
+    if c.metrics {
+        if let toml::Value::Table(t) = &mut doc {
+            t.insert(
+                "metrics".into(),
+                table([
+                    ("listen", text(METRICS_ADDR)),
+                    ("burst_histogram", true.into()),
+                ]),
+            );
+        }
+    }
     if c.exception {
         if let toml::Value::Table(t) = &mut doc {
             t.insert(
@@ -408,6 +430,7 @@ pub fn run(c: &DutCase<'_>, tag: &str) -> Result<DutResult, String> {
             return Err(e);
         }
     };
+    let scraper = c.metrics.then(Scraper::start);
     let res = (|| {
         let mut cl = connect(&sock)?;
         std::thread::sleep(c.warmup);
@@ -436,8 +459,16 @@ pub fn run(c: &DutCase<'_>, tag: &str) -> Result<DutResult, String> {
                 _ if c.exception => return Err("no kernel interface on the wan port".into()),
                 _ => None,
             },
+            scrapes: 0,
         })
     })();
+    let res = match (res, scraper) {
+        (Ok(r), Some(s)) => match s.stop() {
+            0 => Err("the metrics endpoint answered no scrape with the burst histogram".into()),
+            n => Ok(DutResult { scrapes: n, ..r }),
+        },
+        (r, _) => r,
+    };
     let out = d.output();
     let stopped = d.stop();
     if new_netns {
@@ -449,6 +480,52 @@ pub fn run(c: &DutCase<'_>, tag: &str) -> Result<DutResult, String> {
     Ok(r)
 }
 
+/// A Prometheus stand-in: `GET /metrics` on [`METRICS_ADDR`] once a
+/// second until stopped, as a scraper with `scrape_interval: 1s` would.
+struct Scraper {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<u32>,
+}
+
+impl Scraper {
+    fn start() -> Scraper {
+        use std::sync::atomic::Ordering::Relaxed;
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            let mut ok = 0;
+            while !flag.load(Relaxed) {
+                if scrape()
+                    .is_some_and(|t| t.contains("dirigo_worker_burst_duration_seconds_bucket"))
+                {
+                    ok += 1;
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            ok
+        });
+        Scraper { stop, thread }
+    }
+
+    /// Stop; the number of good scrapes.
+    fn stop(self) -> u32 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().unwrap_or(0)
+    }
+}
+
+/// One `GET /metrics`: the response, or `None`.
+fn scrape() -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(METRICS_ADDR).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n")
+        .ok()?;
+    let mut body = String::new();
+    s.read_to_string(&mut body).ok()?;
+    body.starts_with("HTTP/1.1 200").then_some(body)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -456,7 +533,12 @@ mod tests {
 
     #[test]
     fn generated_config_is_valid() {
-        for (workers, exception) in [(1, false), (2, false), (1, true)] {
+        for (workers, exception, metrics) in [
+            (1, false, false),
+            (2, false, false),
+            (1, true, false),
+            (1, false, true),
+        ] {
             let c = DutCase {
                 bin: Path::new("dirigo"),
                 pcap: Path::new("flows.pcap"),
@@ -469,6 +551,7 @@ mod tests {
                 measure: Duration::from_secs(1),
                 workers,
                 exception,
+                metrics,
             };
             let text = config(&c, "dg-bench", Path::new("ctl.sock"));
             let cfg = dirigo::ctl::config::Config::parse(&text, "bench").unwrap();
@@ -491,6 +574,14 @@ mod tests {
                     assert_eq!(cfg.ports[0].kernel_rate_limit_pps, 20_000);
                 }
                 None => assert!(!exception),
+            }
+            match cfg.metrics {
+                Some(m) => {
+                    assert!(metrics);
+                    assert_eq!(m.listen.to_string(), METRICS_ADDR);
+                    assert!(m.burst_histogram);
+                }
+                None => assert!(!metrics),
             }
         }
     }

@@ -162,6 +162,11 @@ pub fn exc_scenario(label: &str) -> String {
     format!("DR+own {label}")
 }
 
+/// The scenario name of the metrics run at flow count `label`.
+pub fn metrics_scenario(label: &str) -> String {
+    format!("DR+metrics {label}")
+}
+
 /// Which pcap to write.
 #[derive(Clone, Copy)]
 enum PcapKind {
@@ -276,6 +281,7 @@ fn dut_case<'a>(
         measure: plan.measure,
         workers: 1,
         exception: false,
+        metrics: false,
     }
 }
 
@@ -356,6 +362,9 @@ fn one_run(
             );
             if m == Method::Dr && label == plan.exception_size.0 {
                 run_exception(plan, run, dir, bin, files, agg)?;
+            }
+            if m == Method::Dr && Some(&label) == plan.sizes.last().map(|s| &s.0) {
+                run_metrics(plan, run, dir, bin, (label, path, *n), agg)?;
             }
         }
     }
@@ -452,6 +461,40 @@ fn run_exception(
         kr.to_kernel,
         kr.rate_limited,
         kr.ring_full + kr.write_failed
+    );
+    Ok(())
+}
+
+/// The metrics scenario: DR on the largest established pcap, right after
+/// the plain DR run of it, with the Prometheus endpoint on, the burst
+/// histogram kept and a scrape every second; its rate over the plain run's.
+fn run_metrics(
+    plan: &Plan,
+    run: usize,
+    dir: &Path,
+    bin: &Path,
+    (label, path, n): (&str, &Path, u64),
+    agg: &mut Agg,
+) -> Result<(), String> {
+    let c = dut::DutCase {
+        metrics: true,
+        ..dut_case(plan, bin, dir, path, n, Method::Dr)
+    };
+    let r = dut::run(&c, &format!("r{run}-DR-metrics-{label}"))?;
+    let k = format!("dirigo|{}", metrics_scenario(label));
+    let ratio = record_dut(agg, &k, label, &r);
+    let plain = agg
+        .values(&format!("dirigo|DR {label}|mpps"))
+        .last()
+        .copied()
+        .unwrap_or(f64::NAN);
+    agg.push(&format!("{k}|plain"), r.mpps / plain);
+    agg.push(&format!("{k}|scrapes"), r.scrapes as f64);
+    eprintln!(
+        "run {run}: dirigo DR {label} + metrics (burst histogram, {} scrapes): {:.2} Mpps ({:.3} x plain DR {label}, {ratio:.2}x macswap)",
+        r.scrapes,
+        r.mpps,
+        r.mpps / plain
     );
     Ok(())
 }

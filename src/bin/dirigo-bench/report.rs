@@ -1,7 +1,7 @@
 //! The results: a plain-text table on stdout, BENCHMARKS.md, chart CSV.
 
 use crate::agg::Agg;
-use crate::{exc_scenario, mname, Plan};
+use crate::{exc_scenario, metrics_scenario, mname, Plan};
 use std::fmt::Write;
 
 /// Facts about the invocation, for the report.
@@ -74,9 +74,11 @@ pub fn summary(plan: &Plan, a: &Agg, info: &Info) -> String {
         );
     }
     let exc = exc_scenario(plan.exception_size.0);
+    let largest = plan.sizes.last().map_or("", |s| s.0);
+    let met = metrics_scenario(largest);
     for sc in scenarios(plan)
         .into_iter()
-        .chain(["newconn".to_string(), exc.clone()])
+        .chain(["newconn".to_string(), exc.clone(), met.clone()])
     {
         let k = format!("dirigo|{sc}");
         let m = a.med(&format!("{k}|mpps"));
@@ -104,6 +106,14 @@ pub fn summary(plan: &Plan, a: &Agg, info: &Info) -> String {
         f0(a.med(&format!("{k}|to_kernel"))),
         f0(a.med(&format!("{k}|limited"))),
         f0(a.med(&format!("{k}|lost"))),
+    );
+    let k = format!("dirigo|{met}");
+    let _ = writeln!(
+        s,
+        "metrics: {met} (endpoint on, burst histogram, a scrape every second, {} scrapes): {} Mpps = {} x plain DR",
+        f0(a.med(&format!("{k}|scrapes"))),
+        f2(a.med(&format!("{k}|mpps"))),
+        f2(a.med(&format!("{k}|plain"))),
     );
     let _ = writeln!(
         s,
@@ -234,6 +244,43 @@ fn verdict(ok: bool) -> &'static str {
     } else {
         "**missed**"
     }
+}
+
+/// The "Metrics" section: DR on the largest pcap with and without the
+/// Prometheus endpoint scraped every second and the burst histogram.
+fn metrics_section(s: &mut String, plan: &Plan, a: &Agg) {
+    let label = plan.sizes.last().map_or("", |s| s.0);
+    let k = format!("dirigo|{}", metrics_scenario(label));
+    let plain = format!("dirigo|DR {label}");
+    let _ = writeln!(s, "## Metrics\n");
+    let _ = writeln!(
+        s,
+        "DR at {label} flows, one worker, twice in a row: as configured for the table above (no `[metrics]`: \
+         the burst histogram off), and with `[metrics] listen = \"{}\"`, `burst_histogram = true` and a \
+         `GET /metrics` every second during the run (each renders every family, the workers' histograms \
+         included). Target: the ratio within the run-to-run spread.\n",
+        crate::dut::METRICS_ADDR
+    );
+    let _ = writeln!(
+        s,
+        "| scenario | Mpps | spread | ratio to the plain run | x macswap | scrapes |\n|---|---|---|---|---|---|"
+    );
+    let _ = writeln!(
+        s,
+        "| DR {label}, plain | {} | {:.1}% | 1.00 | {} | 0 |",
+        f2(a.med(&format!("{plain}|mpps"))),
+        a.spread_pct(&format!("{plain}|mpps")),
+        f2(a.med(&format!("{plain}|ratio")))
+    );
+    let _ = writeln!(
+        s,
+        "| DR {label}, metrics scraped every 1 s | {} | {:.1}% | {} | {} | {} |\n",
+        f2(a.med(&format!("{k}|mpps"))),
+        a.spread_pct(&format!("{k}|mpps")),
+        f2(a.med(&format!("{k}|plain"))),
+        f2(a.med(&format!("{k}|ratio"))),
+        f0(a.med(&format!("{k}|scrapes")))
+    );
 }
 
 /// The "Exception traffic" section: DR with and without 10% of the input
@@ -458,6 +505,7 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
         f2(a.med("micro|newconn|burst|mconn"))
     );
     exception_section(&mut s, plan, a);
+    metrics_section(&mut s, plan, a);
     let _ = writeln!(s, "## Sans-IO micro-benchmark (no EAL)\n");
     let _ = writeln!(s, "Frames copied into a fixed buffer, `classify`, then `Balancer::process` per packet (`pkt`) or `Balancer::process_burst` \
         (`burst`, the staged path the daemon's pipeline uses: hash + prefetch every primary bucket, then records a few packets ahead), fake egress, \
