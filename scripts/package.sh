@@ -7,6 +7,9 @@
 # cargo-deb (cargo install --locked, into ~/.cargo/bin).
 # Usage: scripts/package.sh     The .deb's path is the last line printed.
 # CARGO_TARGET_DIR is honoured (a test build's target is reused).
+# DIRIGO_PACKAGE_PROFILE=dev packages the debug build instead of release
+# (tests/package.rs: it checks the packaging, and the test build has the
+# debug binaries already; a release build would add minutes to CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CARGO_DEB_VERSION=3.8.0   # builds with Rust 1.85 (its rust-version)
@@ -32,15 +35,21 @@ fi
 
 target=$(cargo metadata --format-version 1 --no-deps \
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-dist="$target/release/dist"
+profile=${DIRIGO_PACKAGE_PROFILE:-release}
+case "$profile" in
+    release) dir=release ;;
+    dev) dir=debug ;;
+    *) echo "package.sh: DIRIGO_PACKAGE_PROFILE must be release or dev, not '$profile'" >&2; exit 2 ;;
+esac
+dist="$target/$dir/dist"
 t0=$(date +%s)
-cargo build --release --bins
+cargo build --profile "$profile" --bins
 t1=$(date +%s)
 rm -rf "$dist"
-cargo run --quiet --release --example dirigo-docs -- "$dist"
+cargo run --quiet --profile "$profile" --example dirigo-docs -- "$dist"
 gzip -9nf "$dist"/man/*.[0-9]
-deb=$(cargo deb --no-build --strip --quiet --output "$target/debian/" | tail -1)
+deb=$(cargo deb --no-build --profile "$profile" --strip --quiet --output "$target/debian/" | tail -1)
 t2=$(date +%s)
-echo "package.sh: release build $((t1 - t0)) s, docs and package $((t2 - t1)) s"
+echo "package.sh: $profile build $((t1 - t0)) s, docs and package $((t2 - t1)) s"
 [ -f "$deb" ] || { echo "package.sh: cargo deb did not say where the package is ($deb)" >&2; exit 1; }
 echo "$deb"
