@@ -111,9 +111,7 @@ fn package_builds_installs_and_leaves_no_trace() {
     eprintln!(
         "package.sh took {:.0} s ({})",
         t0.elapsed().as_secs_f64(),
-        out.lines()
-            .find(|l| l.contains(" build "))
-            .unwrap_or("")
+        out.lines().find(|l| l.contains(" build ")).unwrap_or("")
     );
     let deb = out.lines().last().unwrap_or_default().trim().to_string();
     let name = format!("dirigo_{}_amd64.deb", env!("CARGO_PKG_VERSION"));
