@@ -438,11 +438,7 @@ fn run_exception(
     let r = dut::run(&c, &format!("r{run}-DR-own-{label}"))?;
     let k = format!("dirigo|{}", exc_scenario(label));
     let ratio = record_dut(agg, &k, label, &r);
-    let plain = agg
-        .values(&format!("dirigo|DR {label}|mpps"))
-        .last()
-        .copied()
-        .unwrap_or(f64::NAN);
+    let plain = plain_dr(agg, label);
     let kr = r.kernel.unwrap_or_default();
     agg.push(&format!("{k}|plain"), r.mpps / plain);
     agg.push(&format!("{k}|rx"), r.rx_mpps);
@@ -483,11 +479,7 @@ fn run_metrics(
     let r = dut::run(&c, &format!("r{run}-DR-metrics-{label}"))?;
     let k = format!("dirigo|{}", metrics_scenario(label));
     let ratio = record_dut(agg, &k, label, &r);
-    let plain = agg
-        .values(&format!("dirigo|DR {label}|mpps"))
-        .last()
-        .copied()
-        .unwrap_or(f64::NAN);
+    let plain = plain_dr(agg, label);
     agg.push(&format!("{k}|plain"), r.mpps / plain);
     agg.push(&format!("{k}|scrapes"), r.scrapes as f64);
     eprintln!(
@@ -497,6 +489,15 @@ fn run_metrics(
         r.mpps / plain
     );
     Ok(())
+}
+
+/// The plain DR rate at `label` flows in this run (what the exception and
+/// metrics scenarios are compared with).
+fn plain_dr(agg: &Agg, label: &str) -> f64 {
+    agg.values(&format!("dirigo|DR {label}|mpps"))
+        .last()
+        .copied()
+        .unwrap_or(f64::NAN)
 }
 
 /// The memory floor (see `memprobe`): random lines over a region the
