@@ -7,7 +7,7 @@ if [ "$(id -u)" != 0 ]; then
     exit 1
 fi
 pkgs=(libdpdk-dev dpdk dpdk-dev clang libclang-dev pkg-config build-essential
-      iproute2 iputils-ping socat curl python3 procps kmod hping3 tmux
+      iproute2 iputils-ping socat curl python3 procps kmod hping3 tmux nftables
       dpkg-dev systemd man-db)   # the package test: dpkg-shlibdeps, systemd-analyze, man
 missing=()
 for p in "${pkgs[@]}"; do

@@ -18,12 +18,19 @@
 //! prints them beside a failure; the flood is paced so that the link is not
 //! the bottleneck, which the test checks too.
 //!
-//! Needs root, hugepages and hping3 (skips outside CI, fails in CI).
+//! The SYN proxy scenario (issue 19) floods a `--synproxy` NAT service the
+//! same way and counts, with nftables in the real servers' namespaces, the
+//! SYNs that reach them: none of the flood's with the proxy on, the flood's
+//! with it off; transfers running and opened during the flood stay
+//! byte-exact, and real servers that never answer or refuse get their
+//! clients an RST.
+//!
+//! Needs root, hugepages, hping3 and nft (skips outside CI, fails in CI).
 
 mod common;
 mod lab_common;
 
-use lab_common::{rip, support, Lab, LabSpec, SERIAL, VIP};
+use lab_common::{rip, support, Lab, LabSpec, CLIENT, SERIAL, VIP};
 use std::process::Child;
 use std::time::Duration;
 
@@ -376,4 +383,329 @@ fn lab_flood_tun() {
         &[("LAB_DECAP_ARGS", "--syn-delay-ms 600")],
         2,
     );
+}
+
+/// nftables counters in real server `n`'s namespace: SYNs to [`PORT`] from
+/// the client (`legit`) and from anyone else (`flood`); with `drop_port`,
+/// SYNs to that port are dropped (a server that never answers).
+fn nft_counters(lab: &Lab, n: usize, drop_port: Option<&str>) {
+    let drop = drop_port
+        .map(|p| format!("tcp dport {p} tcp flags & (syn | ack) == syn drop\n"))
+        .unwrap_or_default();
+    let rules = format!(
+        "table inet dgsyn {{\n counter legit {{}}\n counter flood {{}}\n \
+         chain input {{\n type filter hook input priority 0; policy accept;\n \
+         tcp dport {PORT} tcp flags & (syn | ack) == syn ip saddr {CLIENT} counter name legit\n \
+         tcp dport {PORT} tcp flags & (syn | ack) == syn ip saddr != {CLIENT} counter name flood\n \
+         {drop} }}\n}}\n"
+    );
+    let f = lab.dir.join(format!("rs{n}.nft"));
+    std::fs::write(&f, rules).unwrap();
+    let _ = lab.exec(
+        &format!("rs{n}"),
+        &["nft", "delete", "table", "inet", "dgsyn"],
+    );
+    let o = lab.exec(&format!("rs{n}"), &["nft", "-f", &f.display().to_string()]);
+    assert!(
+        o.status.success(),
+        "nft -f in rs{n}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// SYNs counted at the real servers 1 and 2: (legit, flood).
+fn rs_syns(lab: &Lab) -> (u64, u64) {
+    let mut sum = (0, 0);
+    for n in 1..=2 {
+        for (name, slot) in [("legit", &mut sum.0), ("flood", &mut sum.1)] {
+            let o = lab.exec(
+                &format!("rs{n}"),
+                &["nft", "-j", "list", "counter", "inet", "dgsyn", name],
+            );
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+                .unwrap_or_else(|e| panic!("nft -j: {e}: {}", String::from_utf8_lossy(&o.stderr)));
+            let packets = v["nftables"]
+                .as_array()
+                .and_then(|a| a.iter().find_map(|x| x["counter"]["packets"].as_u64()))
+                .expect("nft counter");
+            *slot += packets;
+        }
+    }
+    sum
+}
+
+/// The SYN proxy's counters summed over workers.
+fn synproxy_counts(lab: &Lab) -> std::collections::BTreeMap<String, u64> {
+    let mut m = std::collections::BTreeMap::new();
+    for l in lab.ctl_json(&["lcores"]).as_array().unwrap() {
+        for c in l["extra"].as_array().into_iter().flatten() {
+            let name = c["name"].as_str().unwrap_or("");
+            if name.starts_with("synproxy_") {
+                *m.entry(name.to_string()).or_insert(0) += c["value"].as_u64().unwrap_or(0);
+            }
+        }
+    }
+    m
+}
+
+fn hping(lab: &Lab, secs: &str) {
+    let flood = lab.exec(
+        "client",
+        &[
+            "timeout",
+            secs,
+            "hping3",
+            "-q",
+            "-S",
+            "-i",
+            FLOOD_INTERVAL,
+            "--rand-source",
+            "-p",
+            PORT,
+            VIP,
+        ],
+    );
+    let code = flood.status.code();
+    assert!(
+        code == Some(124) || code == Some(0),
+        "hping3 failed ({code:?}): {}",
+        String::from_utf8_lossy(&flood.stderr)
+    );
+}
+
+/// Connect to VIP:`port`, send a line, and report how the connection ended:
+/// `data`, `eof`, `reset` or `timeout`, with the seconds it took.
+fn probe(lab: &Lab, port: &str) -> (String, f64) {
+    let code = format!(
+        "import socket,time\n\
+         s=socket.create_connection(('{VIP}',{port}),timeout=10)\n\
+         t=time.time()\n\
+         s.sendall(b'hello\\n')\n\
+         try:\n  d=s.recv(10); r='data' if d else 'eof'\n\
+         except ConnectionResetError: r='reset'\n\
+         except socket.timeout: r='timeout'\n\
+         print(r, round(time.time()-t, 2))\n"
+    );
+    let out = lab.client(&["python3", "-c", &code]);
+    let mut w = out.split_whitespace();
+    let what = w.next().unwrap_or("").to_string();
+    let secs = w.next().and_then(|s| s.parse().ok()).unwrap_or(-1.0);
+    (what, secs)
+}
+
+fn nft_present() -> bool {
+    let ok = std::process::Command::new("nft")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !ok {
+        let ci = std::env::var("CI").map(|v| v == "true").unwrap_or(false);
+        assert!(
+            !ci,
+            "nft missing in CI (scripts/install-deps.sh installs nftables)"
+        );
+        eprintln!("SKIP synproxy lab: nft not installed (apt-get install nftables)");
+    }
+    ok
+}
+
+/// The SYN proxy under a flood (issue 19): see the module docs.
+#[test]
+fn lab_flood_nat_synproxy() {
+    let name = "lab_flood_synproxy";
+    if !common::privileged(name) || !hping3_present() || !nft_present() {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let spec = LabSpec {
+        name,
+        prefix: "dgfs",
+        mode: "nat",
+        method: "nat",
+        cores: &["-l", "0-1"],
+        nrs: 3,
+        env: &[],
+    };
+    let lab = Lab::start_with_config(&spec, TABLE, |c| c.dataplane("synproxy", "true"));
+    let vport = format!("{VIP}:{PORT}");
+    lab.adm(&["-A", "-t", &vport, "-s", "rr", "--synproxy"]);
+    for n in 1..=2 {
+        lab.adm(&[
+            "-a",
+            "-t",
+            &vport,
+            "-r",
+            &format!("{}:{PORT}", rip(n)),
+            "-m",
+        ]);
+    }
+    let listing = lab.adm(&["-L", "-n"]);
+    assert!(
+        listing.contains(&format!("TCP  {vport} rr synproxy")),
+        "{listing}"
+    );
+    // DR real servers are refused on a proxied service
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
+        .args([
+            "--socket",
+            &lab.sock,
+            "-a",
+            "-t",
+            &vport,
+            "-r",
+            &rip(3),
+            "-g",
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("NAT (-m)"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let servers = start_servers(&lab);
+    for n in 1..=2 {
+        nft_counters(&lab, n, None);
+    }
+    // the proxied service carries real kernel TCP byte-exact
+    lab.client(&[
+        "python3",
+        &support("flood_transfer.py"),
+        "run",
+        VIP,
+        PORT,
+        "--conns",
+        "2",
+        "--bytes",
+        "4194304",
+    ]);
+    let (legit0, flood0) = rs_syns(&lab);
+    assert!(
+        legit0 >= 2,
+        "the proxy opened the client's connections: {legit0}"
+    );
+    assert_eq!(flood0, 0);
+    let batch = |conns: &str, bytes: u64, delay: &str| {
+        lab.client_spawn(&[
+            "python3",
+            &support("flood_transfer.py"),
+            "run",
+            VIP,
+            PORT,
+            "--conns",
+            conns,
+            "--bytes",
+            &bytes.to_string(),
+            "--timeout",
+            "30",
+            "--delay",
+            delay,
+        ])
+    };
+    let c0 = synproxy_counts(&lab);
+    let d0 = drops(&lab);
+    let a = batch("4", BYTES_B, "0");
+    let b = batch("4", BYTES_B, "3.5");
+    std::thread::sleep(Duration::from_millis(500));
+    hping(&lab, FLOOD_S);
+    let parse = |c: Child| -> Vec<Transfer> {
+        let out = c.wait_with_output().expect("flood_transfer run");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+            .collect()
+    };
+    let (ta, tb) = (parse(a), parse(b));
+    let c1 = synproxy_counts(&lab);
+    // the flood's SYNs dirigo answered: a SYN/ACK sent, or one with no
+    // route back to the random source (the lab has no default route)
+    let no_route = |d: &[(String, u64)]| d.iter().find(|x| x.0 == "lb_no_route").map_or(0, |x| x.1);
+    let sent = c1.get("synproxy_cookies_sent").copied().unwrap_or(0)
+        - c0.get("synproxy_cookies_sent").copied().unwrap_or(0)
+        + no_route(&drops(&lab))
+        - no_route(&d0);
+    let (legit, flood) = rs_syns(&lab);
+    let report = format!(
+        "synproxy on: {sent} SYNs answered with a cookie ({}x the table), real servers saw {flood} flood SYNs \
+         and {} of the client's; dirigo {c1:?}; drops {:?}; {}",
+        sent / TABLE as u64,
+        legit - legit0,
+        drops(&lab),
+        server_logs(&lab)
+    );
+    eprintln!("{report}");
+    for t in ta.iter().chain(&tb) {
+        eprintln!("  {t:?}");
+    }
+    assert_eq!((ta.len(), tb.len()), (4, 4), "{report}");
+    for t in ta.iter().chain(&tb) {
+        assert!(
+            t.exact && t.error.is_none() && t.sent == BYTES_B && t.received == BYTES_B,
+            "transfer broken: {t:?}\n{report}"
+        );
+        assert!(t.max_stall_s <= MAX_STALL_S, "stalled: {t:?}\n{report}");
+    }
+    for t in &tb {
+        assert!(
+            t.connect_s < MAX_STALL_S,
+            "a connection opened during the flood waited {} s\n{report}",
+            t.connect_s
+        );
+    }
+    assert!(
+        sent >= 10 * TABLE as u64,
+        "the flood was not 10x the table: {report}"
+    );
+    assert_eq!(flood, 0, "flood SYNs reached the real servers: {report}");
+    assert!(legit - legit0 >= 8, "{report}");
+    // a real server that never answers, and one that refuses: the client
+    // gets an RST either way
+    for (port, drop) in [("9100", true), ("9200", false)] {
+        let v = format!("{VIP}:{port}");
+        lab.adm(&["-A", "-t", &v, "-s", "rr", "-j", "enable"]);
+        lab.adm(&["-a", "-t", &v, "-r", &format!("{}:{port}", rip(3)), "-m"]);
+        if drop {
+            let f = lab.dir.join("rs3.nft");
+            std::fs::write(
+                &f,
+                format!(
+                    "table inet dgsyn {{\n chain input {{\n type filter hook input priority 0; \
+                     policy accept;\n tcp dport {port} tcp flags & (syn | ack) == syn drop\n }}\n}}\n"
+                ),
+            )
+            .unwrap();
+            let o = lab.exec("rs3", &["nft", "-f", &f.display().to_string()]);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+        let (what, secs) = probe(&lab, port);
+        eprintln!(
+            "synproxy, real server {}: {what} after {secs} s",
+            if drop { "silent" } else { "refusing" }
+        );
+        assert_eq!(what, "reset", "port {port}");
+        if drop {
+            assert!((2.0..8.0).contains(&secs), "reset after {secs} s");
+        }
+    }
+    let c2 = synproxy_counts(&lab);
+    assert!(
+        c2.get("synproxy_server_timeout").copied().unwrap_or(0) >= 1,
+        "{c2:?}"
+    );
+    assert!(
+        c2.get("synproxy_server_reset").copied().unwrap_or(0) >= 1,
+        "{c2:?}"
+    );
+    // the same flood with the proxy off reaches the real servers
+    lab.adm(&["-E", "-t", &vport, "-s", "rr"]);
+    hping(&lab, "3");
+    let (_, flood_off) = rs_syns(&lab);
+    eprintln!("synproxy off: the real servers saw {flood_off} flood SYNs in 3 s");
+    assert!(
+        flood_off > 1000,
+        "without the proxy the flood reaches them: {flood_off}"
+    );
+    drop(servers);
+    lab.finish();
 }

@@ -170,6 +170,18 @@ pub fn micro_table(plan: &Plan, a: &Agg) -> String {
             );
         }
     }
+    if !a.values("micro|synproxy|est").is_empty() {
+        let _ = writeln!(
+            s,
+            "micro synproxy (burst, timestamps on every frame): SYNs answered {} Mpps, \
+             connections opened {} Mconn/s, proxied established NAT {} Mpps beside plain NAT {} Mpps ({:.2}x)",
+            f2(a.med("micro|synproxy|syn")),
+            f2(a.med("micro|synproxy|open")),
+            f2(a.med("micro|synproxy|est")),
+            f2(a.med("micro|synproxy|nat")),
+            a.med("micro|synproxy|est") / a.med("micro|synproxy|nat"),
+        );
+    }
     s
 }
 

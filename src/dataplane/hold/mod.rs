@@ -10,7 +10,7 @@
 //!
 //! The SYN proxy holds here too ([`Verdict::Wait`]): a client's data that
 //! arrives before its real server answered waits, keyed by its
-//! connection, at most [`HOLD_PER_NEIGHBOR`] per connection and for at
+//! connection, at most [`HOLD_PER_CONN`] per connection and for at
 //! most [`HOLD_NS`]; it is processed again at every tick until its
 //! connection is spliced (then forwarded) or gone (then dropped).
 //!
@@ -23,9 +23,13 @@ use crate::dataplane::{Pipeline, Verdict};
 use crate::net::buf::PacketBuf;
 
 /// Packets held per worker.
-pub const HOLD_SLOTS: usize = 64;
+pub const HOLD_SLOTS: usize = 128;
 /// Held packets per unresolved next hop.
 pub const HOLD_PER_NEIGHBOR: usize = 4;
+/// Held packets per SYN proxy connection waiting for its server: a
+/// client's initial window (RFC 6928: ten segments), sent right after
+/// its ACK.
+pub const HOLD_PER_CONN: usize = 10;
 /// How long a packet waits for its neighbor (ARP retries every second).
 pub const HOLD_NS: u64 = 3_000_000_000;
 
@@ -119,7 +123,11 @@ impl<B: PacketBuf> HoldArea<B> {
                 .flatten()
                 .filter(|h| h.ip == ip && h.conn == conn)
                 .count()
-                >= HOLD_PER_NEIGHBOR
+                >= if conn {
+                    HOLD_PER_CONN
+                } else {
+                    HOLD_PER_NEIGHBOR
+                }
         {
             self.counts[HoldCount::Overflow] += 1;
             return;

@@ -183,3 +183,20 @@ fn unresolved_again_is_held_again_until_its_first_deadline() {
     assert!(release(&mut h, &mut p, T0 + HOLD_NS).is_empty());
     assert_eq!((h.len(), counts(&h)), (0, [2, 1, 0, 1]));
 }
+
+#[test]
+fn waits_for_a_connection_are_bounded_and_retried() {
+    let mut h: HoldArea<VecBuf> = HoldArea::new();
+    for i in 0..HOLD_PER_CONN as u8 + 2 {
+        h.wait(VecBuf::new(&[i]), 7, 0, T0);
+    }
+    assert_eq!(
+        h.len(),
+        HOLD_PER_CONN,
+        "at most HOLD_PER_CONN per connection"
+    );
+    assert_eq!(counts(&h), [HOLD_PER_CONN as u64, 0, 2, 0]);
+    // a neighbor key with the same number is another key
+    h.hold(VecBuf::new(&[99]), 7, 0, T0);
+    assert_eq!(h.len(), HOLD_PER_CONN + 1);
+}

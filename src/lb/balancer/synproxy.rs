@@ -90,15 +90,18 @@ impl Balancer {
             return self.drop(LbDrop::NotTracked);
         }
         let cookie = f.ack.wrapping_sub(1);
-        if let Err(e) = sp
+        let mss = match sp
             .keys()
             .check(key, f.seq.wrapping_sub(1), cookie, cookie::count_of(now))
         {
-            return self.drop(match e {
-                CookieError::Invalid => LbDrop::SynproxyBadCookie,
-                CookieError::Expired => LbDrop::SynproxyCookieExpired,
-            });
-        }
+            Ok(m) => m,
+            Err(e) => {
+                return self.drop(match e {
+                    CookieError::Invalid => LbDrop::SynproxyBadCookie,
+                    CookieError::Expired => LbDrop::SynproxyCookieExpired,
+                })
+            }
+        };
         self.sp_count(SynproxyCount::CookiesValid);
         let idx = match self.new_conn(snap, svc, key, now, now_ns) {
             Ok(i) => i,
@@ -130,11 +133,12 @@ impl Balancer {
         let Some(c) = self.table.get(idx).copied() else {
             return self.drop(LbDrop::Malformed);
         };
-        self.proxy_syn(&c, buf, meta, &f, now, now_ns, egress)
+        self.proxy_syn(&c, buf, meta, &f, mss, now_ns, egress)
     }
 
     /// Turn the client's ACK into the SYN to the real server of `c` (again,
-    /// for a held or repeated ACK: the SYN is sent once per such ACK).
+    /// for a held or repeated ACK: the SYN is sent once per such ACK), with
+    /// the MSS its cookie carried.
     #[allow(clippy::too_many_arguments)]
     fn proxy_syn<B: PacketBuf>(
         &mut self,
@@ -142,22 +146,10 @@ impl Balancer {
         buf: &mut B,
         meta: &PacketMeta,
         f: &Fields,
-        now: u32,
+        mss: u16,
         now_ns: u64,
         egress: &impl Egress,
     ) -> LbVerdict {
-        let Some(sp) = self.sp.as_ref() else {
-            return self.drop(LbDrop::NotTracked);
-        };
-        let mss = match sp.keys().check(
-            &meta.key,
-            f.seq.wrapping_sub(1),
-            f.ack.wrapping_sub(1),
-            cookie::count_of(now),
-        ) {
-            Ok(m) => m,
-            Err(_) => return self.drop(LbDrop::SynproxyBadCookie),
-        };
         let tso = f.opts.ts.map(|t| cookie::ts_decode(t.ecr));
         let so = tcpopt::SynOptions {
             mss,
@@ -216,7 +208,23 @@ impl Balancer {
                 // held until the server answers (bounded by the caller)
                 return LbVerdict::Wait { conn: idx };
             }
-            return self.proxy_syn(&c, buf, meta, &f, now, now_ns, egress);
+            // the handshake's ACK again (or held): the SYN again, if it
+            // returns this connection's cookie
+            let Some(sp) = self.sp.as_ref() else {
+                return self.drop(LbDrop::NotTracked);
+            };
+            if f.ack.wrapping_sub(1) != a.seq {
+                return self.drop(LbDrop::SynproxyBadCookie);
+            }
+            let count = cookie::count_of(now);
+            let mss = match sp
+                .keys()
+                .check(&meta.key, f.seq.wrapping_sub(1), a.seq, count)
+            {
+                Ok(m) => m,
+                Err(_) => return self.drop(LbDrop::SynproxyCookieExpired),
+            };
+            return self.proxy_syn(&c, buf, meta, &f, mss, now_ns, egress);
         }
         if flags & RST != 0 {
             // the server refused: tell the client

@@ -50,24 +50,46 @@ pub enum CookieError {
     Expired,
 }
 
-/// The keys (a 128-bit master secret).
-#[derive(Clone, Copy, Debug)]
+/// The keys (a 128-bit master secret) and the last two minutes' keys
+/// derived from it (a cookie is made and checked within two minutes, so
+/// deriving is rare).
+#[derive(Clone, Debug)]
 pub struct CookieKeys {
     master: [u64; 2],
+    /// (count, key) of an even and an odd minute; `None` until derived.
+    minutes: std::cell::Cell<[Option<(u32, u64, u64)>; 2]>,
 }
 
 impl CookieKeys {
     /// Keys from 16 random bytes.
     pub fn new(master: [u64; 2]) -> CookieKeys {
-        CookieKeys { master }
+        CookieKeys {
+            master,
+            minutes: std::cell::Cell::new([None; 2]),
+        }
     }
 
-    fn minute_key(&self, count: u32) -> SipHasher13 {
+    fn derive(&self, count: u32) -> (u64, u64) {
         let mut h = SipHasher13::new_with_keys(self.master[0], self.master[1]);
         h.write_u32(count);
         let k0 = h.finish();
         h.write_u8(1);
-        SipHasher13::new_with_keys(k0, h.finish())
+        (k0, h.finish())
+    }
+
+    fn minute_key(&self, count: u32) -> SipHasher13 {
+        let mut m = self.minutes.get();
+        let slot = &mut m[(count & 1) as usize];
+        let (k0, k1) = match *slot {
+            Some((c, k0, k1)) if c == count => (k0, k1),
+            _ => {
+                let (k0, k1) = self.derive(count);
+                *slot = Some((count, k0, k1));
+                self.minutes.set(m);
+                (k0, k1)
+            }
+        };
+        SipHasher13::new_with_keys(k0, k1)
     }
 
     fn tuple_hash(mut h: SipHasher13, k: &FlowKey) -> u32 {
