@@ -5,6 +5,8 @@
 //!   state, the control socket;
 //! * [`control_loop`] — the main lcore's loop (ARP, aging, reclaim, rates);
 //! * [`control`] — the control state and how a change is committed;
+//! * [`state_file`] — the service table saved after every change, loaded
+//!   at start;
 //! * [`exception`] — the ports' kernel interfaces and the thread that
 //!   feeds them;
 //! * [`handler`] — the control socket's requests, by topic;
@@ -20,6 +22,7 @@ pub mod health;
 pub mod metrics;
 pub mod notify;
 pub mod startup;
+pub mod state_file;
 pub mod telemetry;
 
 use crate::ctl::config::Config;
@@ -60,6 +63,9 @@ pub enum DaemonError {
     /// Another DPDK failure.
     #[error("{0}")]
     Dpdk(#[from] crate::pmd::DpdkError),
+    /// The state file is refused (`FILE:LINE: message`).
+    #[error(transparent)]
+    State(#[from] state_file::StateError),
     /// Anything else.
     #[error("{0}")]
     Other(String),
@@ -99,6 +105,11 @@ pub fn now_ns() -> u64 {
 pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     // bound before anything starts: a port in use stops dirigo at once
     let metrics_bound = cfg.metrics.map(|m| metrics::bind(m.listen)).transpose()?;
+    // read before EAL: a corrupt state file stops dirigo at once
+    let saved = match &cfg.control.state_file {
+        Some(p) => state_file::load(p, cfg.timeouts)?,
+        None => None,
+    };
     let eal = Eal::init(&cfg.eal.args).map_err(DaemonError::Eal)?;
     let lcores = lcore::worker_lcores();
     if lcores.is_empty() {
@@ -161,7 +172,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
             engine: None,
         }),
     });
-    startup::commit_services(&ctl, &cfg)?;
+    startup::commit_services(&ctl, &cfg, saved)?;
     ctl.health_start().map_err(DaemonError::Other)?;
     let telemetry = telemetry::start(&ctl)?;
     let (server_stop, server_thread, ctl_counters) = startup::serve(&cfg, &ctl)?;

@@ -72,6 +72,10 @@ impl Ctl {
                 ));
             }
         }
+        // the state file's failed writes (changes applied but not saved)
+        if let Some(f) = &lock(&self.state).state_file {
+            v.push(("state_file_write_failed".into(), f.failed()));
+        }
         Response::Drops(
             v.into_iter()
                 .map(|(reason, count)| DropCount { reason, count })
