@@ -9,8 +9,8 @@
 mod common;
 
 use dirigo::ctl::adm::args;
+use dirigo::daemon::control::state_file;
 use dirigo::daemon::control::{apply, ServiceTable};
-use dirigo::daemon::state_file;
 use dirigo::lb::spec::Timeouts;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -53,7 +53,7 @@ fn check_state_file(cfg: &dirigo::ctl::config::Config) {
     let Some(path) = &cfg.control.state_file else {
         return;
     };
-    match dirigo::daemon::state_file::load(path, cfg.timeouts) {
+    match dirigo::daemon::control::state_file::load(path, cfg.timeouts) {
         Ok(Some(s)) => println!(
             "dirigo: state file {path}: {} service(s), loaded at start in place of the config's {}",
             s.services.len(),

@@ -4,9 +4,8 @@
 //! * [`startup`] — ports, the initial state and snapshots, workers' shared
 //!   state, the control socket;
 //! * [`control_loop`] — the main lcore's loop (ARP, aging, reclaim, rates);
-//! * [`control`] — the control state and how a change is committed;
-//! * [`state_file`] — the service table saved after every change, loaded
-//!   at start;
+//! * [`control`] — the control state and how a change is committed (and
+//!   saved to the state file);
 //! * [`exception`] — the ports' kernel interfaces and the thread that
 //!   feeds them;
 //! * [`handler`] — the control socket's requests, by topic;
@@ -22,7 +21,6 @@ pub mod health;
 pub mod metrics;
 pub mod notify;
 pub mod startup;
-pub mod state_file;
 pub mod telemetry;
 
 use crate::ctl::config::Config;
@@ -65,7 +63,7 @@ pub enum DaemonError {
     Dpdk(#[from] crate::pmd::DpdkError),
     /// The state file is refused (`FILE:LINE: message`).
     #[error(transparent)]
-    State(#[from] state_file::StateError),
+    State(#[from] control::state_file::StateError),
     /// Anything else.
     #[error("{0}")]
     Other(String),
@@ -107,7 +105,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     let metrics_bound = cfg.metrics.map(|m| metrics::bind(m.listen)).transpose()?;
     // read before EAL: a corrupt state file stops dirigo at once
     let saved = match &cfg.control.state_file {
-        Some(p) => state_file::load(p, cfg.timeouts)?,
+        Some(p) => control::state_file::load(p, cfg.timeouts)?,
         None => None,
     };
     let eal = Eal::init(&cfg.eal.args).map_err(DaemonError::Eal)?;

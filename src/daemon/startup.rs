@@ -1,9 +1,9 @@
 //! Start-up: the ports, the initial control state and snapshots built from
 //! the configuration, each worker's shared state, and the control socket.
 
+use super::control::state_file::Saved;
 use super::control::{ControlState, LbSettings};
 use super::handler::Ctl;
-use super::state_file::Saved;
 use super::{now_ns, DaemonError, RunningPort};
 use crate::ctl::config::Config;
 use crate::ctl::server::{Handler, Server, ServerConfig, ServerCounters, StopHandle};
@@ -182,7 +182,7 @@ pub fn initial_state(
             .control
             .state_file
             .as_ref()
-            .map(crate::daemon::state_file::StateFile::new),
+            .map(crate::daemon::control::state_file::StateFile::new),
     };
     let services: Vec<_> = cfg
         .services

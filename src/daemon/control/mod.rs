@@ -7,6 +7,8 @@
 //! A committed change to the table or the timeouts is saved to the state
 //! file, when one is configured, before the request is answered.
 
+pub mod state_file;
+
 use crate::ctl::proto::{BatchCmd, CtlError, ErrCode};
 use crate::dataplane::shared::Shared;
 use crate::lb::snapshot::{BuildError, LbIds, Snapshot, SnapshotBuilder};
@@ -60,7 +62,7 @@ pub struct ControlState {
     pub health: crate::daemon::health::HealthState,
     /// Where the table is saved after every change (`[control]
     /// state_file`), when configured.
-    pub state_file: Option<crate::daemon::state_file::StateFile>,
+    pub state_file: Option<state_file::StateFile>,
 }
 
 /// Map a snapshot build error to the protocol's error.

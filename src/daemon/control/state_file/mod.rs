@@ -15,10 +15,10 @@
 //! logged and counted, never fatal: the change stays applied in memory and
 //! the next change writes the whole table again.
 
+use super::{apply, ServiceTable};
 use crate::ctl::adm::{error_message, format, parse_rules};
 use crate::ctl::config::Problem;
 use crate::ctl::view::{DestInfo, ServiceInfo, ServiceList};
-use crate::daemon::control::{apply, ServiceTable};
 use crate::lb::spec::Timeouts;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
