@@ -4,7 +4,8 @@
 //! the change in flight when the kill came, never anything else); a
 //! corrupt state file refuses the start with its line number.
 //!
-//! `DIRIGO_STATE_SEED=N` replays a run (the seed is printed).
+//! `DIRIGO_STATE_SEED=N` replays a run (the seed is printed);
+//! `DIRIGO_STATE_CHANGES=N` makes N changes instead of 200 (a longer soak).
 
 mod common;
 
@@ -18,7 +19,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// SIGKILLs (and restarts).
 const REPETITIONS: usize = 20;
+/// Random changes in all (`DIRIGO_STATE_CHANGES` for more).
 const CHANGES: usize = 200;
 
 /// The table and timeouts dirigo should have.
@@ -173,19 +176,38 @@ fn dest_opts(rng: &mut StdRng) -> Vec<String> {
 /// One random change, mostly valid against `m` (some refused on purpose:
 /// a real server added twice, one that is not there edited or deleted).
 fn change(rng: &mut StdRng, m: &Model) -> Vec<String> {
-    let roll = rng.random_range(0..100);
+    let mut roll = rng.random_range(0..100);
     if m.services.is_empty() || roll < 12 {
-        let proto = *pick(rng, &["-t", "-u"]);
-        let vip = format!(
-            "10.0.0.{}:{}",
-            rng.random_range(100..104),
-            pick(rng, &[80u16, 443, 53])
-        );
+        // mostly a service that is not there yet
+        let taken = rng.random_bool(0.05);
+        let mut keys = Vec::new();
+        for proto in ["-t", "-u"] {
+            for vip in 100..104 {
+                for port in [80u16, 443, 53] {
+                    let have = m.services.iter().any(|(s, _)| {
+                        (s.key.proto == dirigo::lb::spec::Proto::Tcp) == (proto == "-t")
+                            && s.key.vip.octets()[3] == vip
+                            && s.key.port == port
+                    });
+                    if have == taken {
+                        keys.push((proto, format!("10.0.0.{vip}:{port}")));
+                    }
+                }
+            }
+        }
+        let (proto, vip) = match keys.is_empty() {
+            true => ("-t", "10.0.0.100:80".to_string()),
+            false => pick(rng, &keys).clone(),
+        };
         let mut v = vec!["-A".to_string(), proto.to_string(), vip];
         v.extend(service_opts(rng));
         return v;
     }
     let (spec, dests) = pick(rng, &m.services);
+    if dests.is_empty() && (57..=93).contains(&roll) {
+        // nothing to edit or delete: add one (mostly)
+        roll = if rng.random_bool(0.9) { 27 } else { roll };
+    }
     let sw = match spec.key.proto {
         dirigo::lb::spec::Proto::Tcp => "-t",
         dirigo::lb::spec::Proto::Udp => "-u",
@@ -288,34 +310,24 @@ fn sigkill_at_random_points_keeps_the_last_acknowledged_table() {
     assert!(adm_cmd(&s.sock, &del).status().unwrap().success());
     acked = acked.after(&del).unwrap();
 
+    // the changes, and the REPETITIONS of them (at random) during which
+    // dirigo is killed
+    let changes: usize = std::env::var("DIRIGO_STATE_CHANGES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(CHANGES)
+        .max(REPETITIONS);
+    let mut kills = rand::seq::index::sample(&mut rng, changes, REPETITIONS).into_vec();
+    kills.sort_unstable();
     let (mut done, mut refused, mut in_flight_lost, mut in_flight_kept) = (0, 0, 0, 0);
     let mut mean_us = 5000.0f64;
     let mut starting = Duration::ZERO;
-    for rep in 0..REPETITIONS {
-        let kill_at = rng.random_range(0..CHANGES);
-        let mut in_flight = None;
-        for i in 0..=kill_at {
-            let argv = change(&mut rng, &acked);
-            let next = acked.after(&argv);
-            let start = Instant::now();
-            let child = adm_cmd(&s.sock, &argv).spawn().unwrap();
-            if i == kill_at {
-                // anywhere from before the request to after the answer
-                let us = rng.random_range(0..(mean_us * 1.5) as u64 + 1);
-                std::thread::sleep(Duration::from_micros(us));
-                d.kill9();
-                let o = child.wait_with_output().unwrap();
-                if o.status.success() {
-                    acked = next.clone().unwrap_or_else(|| {
-                        panic!("rep {rep}: dirigoadm {argv:?} succeeded, the model refuses it")
-                    });
-                    done += 1;
-                } else {
-                    // in flight: the old table or, when it was valid, the new
-                    in_flight = next;
-                }
-                break;
-            }
+    for i in 0..changes {
+        let argv = change(&mut rng, &acked);
+        let next = acked.after(&argv);
+        let start = Instant::now();
+        let child = adm_cmd(&s.sock, &argv).spawn().unwrap();
+        let Some(rep) = kills.iter().position(|&k| k == i) else {
             let o = child.wait_with_output().unwrap();
             let el = start.elapsed().as_micros() as f64;
             mean_us = mean_us * 0.9 + el * 0.1;
@@ -325,10 +337,26 @@ fn sigkill_at_random_points_keeps_the_last_acknowledged_table() {
                     done += 1;
                 }
                 (true, None) => {
-                    panic!("rep {rep}: dirigoadm {argv:?} succeeded, the model refuses it")
+                    panic!("change {i}: dirigoadm {argv:?} succeeded, the model refuses it")
                 }
                 (false, _) => refused += 1,
             }
+            continue;
+        };
+        // the kill: anywhere from before the request to after the answer
+        let us = rng.random_range(0..(mean_us * 1.5) as u64 + 1);
+        std::thread::sleep(Duration::from_micros(us));
+        d.kill9();
+        let o = child.wait_with_output().unwrap();
+        let mut in_flight = None;
+        if o.status.success() {
+            acked = next.unwrap_or_else(|| {
+                panic!("change {i}: dirigoadm {argv:?} succeeded, the model refuses it")
+            });
+            done += 1;
+        } else {
+            // in flight: the old table or, when it was valid, the new
+            in_flight = next;
         }
         assert_loads(&s.state);
         let ts = Instant::now();
@@ -345,13 +373,14 @@ fn sigkill_at_random_points_keeps_the_last_acknowledged_table() {
             acked = n;
         } else {
             panic!(
-                "rep {rep} (seed {seed}): after SIGKILL and restart dirigoadm -S is\n{rules}{timeouts:?}\n\
-                 and the last acknowledged table is\n{}{:?}",
+                "kill {rep} at change {i} (seed {seed}): after SIGKILL and restart dirigoadm -S is\n\
+                 {rules}{timeouts:?}\nand the last acknowledged table is\n{}{:?}",
                 acked.save(),
                 acked.timeouts
             );
         }
     }
+    assert_eq!(observed(&s.sock), (acked.save(), acked.timeouts));
     // dirigoctl reload puts the config's services back, and that is saved
     // too (and survives a clean stop)
     let ctl = |args: &[&str]| {
@@ -379,7 +408,7 @@ fn sigkill_at_random_points_keeps_the_last_acknowledged_table() {
     assert_eq!(adm_ok(&s.sock, "-S -n"), toml_rules);
     d.stop();
     eprintln!(
-        "state_file: {REPETITIONS} SIGKILLs, {done} changes acknowledged, {refused} refused, \
+        "state_file: {REPETITIONS} SIGKILLs among {changes} changes: {done} acknowledged, {refused} refused, \
          the change in flight lost {in_flight_lost} / kept {in_flight_kept} times; {:.1} s \
          ({:.1} s of it restarting; a change took {:.1} ms)",
         t0.elapsed().as_secs_f64(),
