@@ -430,21 +430,21 @@ fn a_corrupt_state_file_refuses_the_start_with_its_line() {
     let cfg = s.dir.join("dirigo.toml");
     std::fs::write(&cfg, &s.toml).unwrap();
     let want = format!("{}:4: ", s.state.display());
+    let dirigo = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_dirigo"))
+            .args(args)
+            .arg("--config")
+            .arg(&cfg)
+            .output()
+            .unwrap()
+    };
     // --check: the same FILE:LINE form, exit 2
-    let o = Command::new(env!("CARGO_BIN_EXE_dirigo"))
-        .args(["--check", "--config"])
-        .arg(&cfg)
-        .output()
-        .unwrap();
+    let o = dirigo(&["--check"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.lines().next().unwrap().starts_with(&want), "{err}");
     // the daemon: one line, non-zero, before EAL (no hugepages needed)
-    let o = Command::new(env!("CARGO_BIN_EXE_dirigo"))
-        .arg("--config")
-        .arg(&cfg)
-        .output()
-        .unwrap();
+    let o = dirigo(&[]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_ne!(o.status.code(), Some(0), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -456,11 +456,7 @@ fn a_corrupt_state_file_refuses_the_start_with_its_line() {
         .ends_with("-r 172.16.0.\n"));
     // --check of a good state file says what it holds
     std::fs::write(&s.state, "-A -u 10.0.0.1:53 -s rr\n").unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_dirigo"))
-        .args(["--check", "--config"])
-        .arg(&cfg)
-        .output()
-        .unwrap();
+    let o = dirigo(&["--check"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{out}");
     assert!(out.contains("1 service(s), loaded at start"), "{out}");
