@@ -216,6 +216,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
                 limits: &x.limits,
                 pool: &pool,
             }),
+            pool: Some(&pool),
         };
         worker::run(&mut pipe, &io, &clock);
     };

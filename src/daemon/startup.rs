@@ -167,6 +167,7 @@ pub fn initial_state(
             expire_nodest_conn: cfg.dataplane.expire_nodest_conn,
             workers,
             mh_table_size: cfg.dataplane.mh_table_size,
+            synproxy: cfg.dataplane.synproxy,
         },
         pending_garp: Vec::new(),
         health: crate::daemon::health::HealthState {
@@ -211,6 +212,20 @@ pub fn initial_state(
     Ok((st, view, empty))
 }
 
+/// A fresh random master secret for a worker's SYN cookies (the clock
+/// mixed in should the kernel's generator be unavailable).
+fn synproxy_secret() -> [u64; 2] {
+    let mut b = [0u8; 16];
+    if getrandom::getrandom(&mut b).is_err() {
+        let t = now_ns() as u128 * 0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835;
+        b = t.to_le_bytes();
+    }
+    [
+        u64::from_le_bytes(b[..8].try_into().unwrap_or_default()),
+        u64::from_le_bytes(b[8..].try_into().unwrap_or_default()),
+    ]
+}
+
 /// Each worker's connection core and the counters it publishes.
 pub fn workers(
     cfg: &Config,
@@ -225,6 +240,8 @@ pub fn workers(
             &BalancerConfig {
                 conn_capacity: cfg.dataplane.connections_per_worker,
                 embryonic_grace_ms: cfg.dataplane.embryonic_grace_ms,
+                synproxy: cfg.dataplane.synproxy,
+                synproxy_secret: synproxy_secret(),
                 seed: 0x5eed_0000 ^ (i as u32).wrapping_mul(0x9e37_79b9) ^ (now_ns() as u32),
                 ..BalancerConfig::default()
             },

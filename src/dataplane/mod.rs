@@ -22,6 +22,10 @@ pub enum Verdict {
     /// The next hop `ip` is being resolved: keep the packet a little and
     /// process it again once the neighbor is known ([`hold::HoldArea`]).
     Hold(u32),
+    /// SYN proxy: the packet's connection (record `u32`) waits for its real
+    /// server's SYN/ACK: keep the packet a little and process it again
+    /// ([`hold::HoldArea::wait`]).
+    Wait(u32),
     /// For the kernel interface of this port index (the exception path):
     /// the worker loop rate-limits it and hands it to the control side.
     Kernel(u16),
@@ -72,6 +76,10 @@ pub trait Pipeline {
     /// kernel must also see (port index, frame) to `f`, and forget them.
     /// Called by the worker loop after each round; the default has none.
     fn drain_kernel_copies(&mut self, _f: &mut dyn FnMut(u16, &[u8])) {}
+    /// Frames the pipeline generated itself since the last call (the SYN
+    /// proxy's timeout RSTs), each with the port to send it on; called at
+    /// housekeeping, the worker copies them into mbufs.
+    fn drain_generated(&mut self, _f: &mut dyn FnMut(u16, &[u8])) {}
     /// Whether the MAC of next hop `ip` is known in the view the pipeline
     /// forwards with (the hold area asks before processing a held packet
     /// again).

@@ -62,6 +62,9 @@ pub struct WorkerIo<'a> {
     /// consumes it), each port's through its rate limit. `None`: no port
     /// has a kernel interface.
     pub exception: Option<Exception<'a>>,
+    /// Where frames the pipeline generates itself get their mbufs (the
+    /// SYN proxy's timeout RSTs); None: they are not sent.
+    pub pool: Option<&'a Mempool>,
 }
 
 /// The worker's end of the exception path.
@@ -105,7 +108,7 @@ impl Out<'_, '_> {
                 None => self.steer_lost += 1,
             },
             Verdict::Kernel(p) => self.kernel(p as usize, m),
-            Verdict::Drop | Verdict::Hold(_) => {}
+            Verdict::Drop | Verdict::Hold(_) | Verdict::Wait(_) => {}
         }
     }
 
@@ -148,6 +151,22 @@ impl Out<'_, '_> {
     }
 
     /// Queue `m` for transmission on port index `o`.
+    /// A frame the pipeline built itself: copied into a new mbuf and sent
+    /// on port `p` (a pool without mbufs counts as a full TX).
+    #[cold]
+    fn generated(&mut self, pool: &Mempool, p: usize, frame: &[u8]) {
+        let Some(mut m) = pool.alloc() else {
+            if let Some(c) = self.counters.get_mut(p) {
+                c.tx_full += 1;
+            }
+            return;
+        };
+        if m.append(frame.len()) {
+            m.data_mut().copy_from_slice(frame);
+            self.tx(p, m);
+        }
+    }
+
     #[inline(always)]
     fn tx(&mut self, o: usize, m: Mbuf) {
         if o >= self.nports {
@@ -210,6 +229,10 @@ fn deliver(
             Verdict::Hold(ip) => {
                 let port = port_of(&m);
                 hold.hold(m, ip, port, now);
+            }
+            Verdict::Wait(c) => {
+                let port = port_of(&m);
+                hold.wait(m, c, port, now);
             }
             v => out.send(m, v),
         }
@@ -324,6 +347,7 @@ pub fn run<P: Pipeline>(
                         m.set_port(pid);
                         match pipe.process_local(&mut m, p, now) {
                             Verdict::Hold(ip) => hold.hold(m, ip, p, now),
+                            Verdict::Wait(c) => hold.wait(m, c, p, now),
                             v => out.send(m, v),
                         }
                     } else if !m.is_empty() {
@@ -342,6 +366,9 @@ pub fn run<P: Pipeline>(
             }
             out.publish_steer_lost(&mut lc);
             pipe.housekeeping(now);
+            if let Some(pool) = io.pool {
+                pipe.drain_generated(&mut |p, f| out.generated(pool, p as usize, f));
+            }
             out.publish();
             io.published_hold.publish(hold.counts());
             io.published_loop.publish(&lc);

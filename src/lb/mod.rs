@@ -12,6 +12,8 @@
 //! * [`stats`] — per-lcore counters the control thread reads without locks.
 //! * [`sched`] — schedulers.
 //! * [`persist`] — persistence templates (`-p`, `-M`).
+//! * [`synproxy`] — SYN cookies and the sequence translation of NAT
+//!   services with `--synproxy`.
 
 pub mod balancer;
 pub mod conn;
@@ -22,6 +24,7 @@ pub mod snapshot;
 pub mod spec;
 pub mod state;
 pub mod stats;
+pub mod synproxy;
 pub mod verdict;
 pub mod xmit;
 

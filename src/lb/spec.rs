@@ -85,6 +85,13 @@ pub struct ServiceSpec {
     /// Persistence netmask (`-M`), default 255.255.255.255.
     #[serde(default = "default_netmask")]
     pub netmask: Ipv4Addr,
+    /// SYN proxy (`--synproxy`, NAT only): dirigo answers the client's SYN
+    /// with a SYN cookie and opens the connection to the real server only
+    /// when the client's ACK proves the cookie (see `lb::synproxy`).
+    /// Left out of the control protocol's JSON when off, so the lines of
+    /// every other service stay as they were.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub synproxy: bool,
 }
 
 fn default_netmask() -> Ipv4Addr {

@@ -9,6 +9,7 @@
 //! Arrays are indexed by [`crate::lb::ids::SlotId::slot`]; records are
 //! cache-line aligned so workers' and readers' lines never share.
 
+use crate::lb::synproxy::SynproxyCount;
 use crate::lb::verdict::LbDrop;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
@@ -135,6 +136,8 @@ pub struct WorkerStats {
     pub expired: AtomicU64,
     /// ICMP fragmentation-needed messages generated (TUN).
     pub icmp_frag_sent: AtomicU64,
+    /// What the SYN proxy did, by [`SynproxyCount`].
+    pub synproxy: [AtomicU64; SynproxyCount::COUNT],
 }
 
 impl WorkerStats {
@@ -154,7 +157,15 @@ impl WorkerStats {
             evicted: AtomicU64::new(0),
             expired: AtomicU64::new(0),
             icmp_frag_sent: AtomicU64::new(0),
+            synproxy: std::array::from_fn(|_| AtomicU64::new(0)),
         }
+    }
+
+    /// The SYN proxy's counters as (name, count).
+    pub fn synproxy_counts(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        SynproxyCount::ALL
+            .iter()
+            .map(|c| (c.name(), self.synproxy[c.index()].load(Relaxed)))
     }
 
     /// Drop counters as (name, count).

@@ -31,6 +31,10 @@ crate::counters::counter_enum! {
         Malformed: drop = "malformed",
         /// The connection's real server was removed (`expire_nodest_conn`).
         DestRemoved: drop = "dest_removed",
+        /// SYN proxy: an ACK whose cookie is not ours.
+        SynproxyBadCookie: drop = "synproxy_cookie_invalid",
+        /// SYN proxy: an ACK whose cookie is older than two minutes.
+        SynproxyCookieExpired: drop = "synproxy_cookie_expired",
     }
 }
 
@@ -50,6 +54,12 @@ pub enum LbVerdict {
         ip: u32,
         /// The egress port to resolve it on.
         port: u16,
+    },
+    /// SYN proxy: the connection waits for its real server's SYN/ACK; the
+    /// caller holds the packet (bounded) and processes it again later.
+    Wait {
+        /// The connection's record (the hold key).
+        conn: u32,
     },
     /// Drop it (already counted).
     Drop(LbDrop),
@@ -74,6 +84,10 @@ pub struct BalancerConfig {
     /// How long an embryonic TCP connection is safe from eviction by a full
     /// table (ms; see [`crate::lb::conn::EMBRYONIC_GRACE_MS`]).
     pub embryonic_grace_ms: u32,
+    /// Reserve SYN proxy state ([`crate::lb::synproxy::Aux`] per record).
+    pub synproxy: bool,
+    /// The SYN cookies' master secret (use 16 random bytes).
+    pub synproxy_secret: [u64; 2],
 }
 
 impl Default for BalancerConfig {
@@ -85,6 +99,8 @@ impl Default for BalancerConfig {
             icmp_burst: 20,
             persist_capacity: 0,
             embryonic_grace_ms: crate::lb::conn::EMBRYONIC_GRACE_MS,
+            synproxy: false,
+            synproxy_secret: [0x243f_6a88_85a3_08d3, 0x1319_8a2e_0370_7344],
         }
     }
 }

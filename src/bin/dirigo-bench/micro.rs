@@ -127,6 +127,7 @@ fn snapshot(method: Method) -> (Snapshot, LbIds) {
         flags: SchedFlags::default(),
         persistent: None,
         netmask: Ipv4Addr::BROADCAST,
+        synproxy: false,
     };
     let dests = (0..N_RS)
         .map(|i| DestSpec {

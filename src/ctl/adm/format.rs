@@ -89,6 +89,9 @@ pub fn service_flags(spec: &ServiceSpec) -> String {
             v.push(format!("mask {}", spec.netmask));
         }
     }
+    if spec.synproxy {
+        v.push("synproxy".into());
+    }
     v.join(" ")
 }
 
@@ -225,6 +228,9 @@ pub fn save(list: &ServiceList) -> String {
                 let _ = write!(out, " -M {}", s.spec.netmask);
             }
         }
+        if s.spec.synproxy {
+            out.push_str(" --synproxy");
+        }
         out.push('\n');
         for d in sorted_dests(s, false) {
             let sw = match d.spec.method {
@@ -298,7 +304,7 @@ pub fn usage(prog: &str) -> String {
     let p = prog;
     format!(
         "Usage:\n\
-  {p} -A|E -t|u service-address [-s scheduler] [-p [timeout]] [-M netmask] [-b sched-flags]\n\
+  {p} -A|E -t|u service-address [-s scheduler] [-p [timeout]] [-M netmask] [-b sched-flags] [--synproxy]\n\
   {p} -D -t|u service-address\n\
   {p} -C\n\
   {p} -R\n\
@@ -318,6 +324,7 @@ Options:\n\
   --sched-flags  -b flags             sh-fallback,sh-port,mh-fallback,mh-port\n\
   --persistent   -p [timeout]         persistent service\n\
   --netmask      -M netmask           persistent granularity mask\n\
+  --synproxy     -j [enable|disable]  SYN proxy with SYN cookies (NAT real servers only)\n\
   --real-server  -r server-address    server-address is host (and port)\n\
   --gatewaying   -g                   gatewaying (direct routing) (default)\n\
   --ipip         -i                   ipip encapsulation (tunneling)\n\

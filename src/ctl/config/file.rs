@@ -198,6 +198,10 @@ pub struct DataplaneConfig {
     /// checksums incrementally in software, which costs a few adds).
     #[serde(default = "default_false")]
     pub tx_checksum_offload: bool,
+    /// Reserve SYN proxy state (12 bytes per connection) so services may
+    /// use `--synproxy` / `synproxy = true`.
+    #[serde(default = "default_false")]
+    pub synproxy: bool,
 }
 
 fn default_conns() -> u32 {
@@ -234,6 +238,7 @@ impl Default for DataplaneConfig {
             embryonic_grace_ms: default_grace(),
             rss: true,
             tx_checksum_offload: false,
+            synproxy: false,
         }
     }
 }
@@ -312,6 +317,9 @@ pub struct ServiceConfig {
     /// Persistence netmask.
     #[serde(default)]
     pub netmask: Option<Ipv4Addr>,
+    /// SYN proxy (NAT real servers only).
+    #[serde(default)]
+    pub synproxy: bool,
     /// Real servers.
     #[serde(default)]
     pub real_server: Vec<RealServerConfig>,

@@ -384,6 +384,7 @@ fn service(s: &ServiceConfig, key: ServiceKey, at: &At, iss: &mut Issues) -> Opt
             flags,
             persistent: s.persistent,
             netmask: s.netmask.unwrap_or(Ipv4Addr::BROADCAST),
+            synproxy: s.synproxy,
         },
         dests,
         health,

@@ -199,6 +199,7 @@ fn spec() -> (ServiceSpec, DestSpec) {
         },
         persistent: Some(300),
         netmask: Ipv4Addr::new(255, 255, 255, 0),
+        synproxy: false,
     };
     let dest = DestSpec {
         key: DestKey {

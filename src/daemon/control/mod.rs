@@ -34,6 +34,8 @@ pub struct LbSettings {
     pub workers: u32,
     /// Maglev table size.
     pub mh_table_size: u32,
+    /// The workers keep SYN proxy state (`[dataplane] synproxy`).
+    pub synproxy: bool,
 }
 
 /// Everything the control thread owns (behind one mutex; never touched by
@@ -114,6 +116,7 @@ impl ControlState {
             .expire_nodest_conn(self.settings.expire_nodest_conn)
             .threshold_divisor(self.settings.workers.max(1))
             .mh_table_size(self.settings.mh_table_size as usize)
+            .synproxy(self.settings.synproxy)
             .on_link(&on_link);
         // the workers forward with the effective table: health checks'
         // verdicts (inhibit, remove, sorry server) over the configured one

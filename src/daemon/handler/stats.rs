@@ -129,6 +129,14 @@ impl Ctl {
                                     value: a.load(std::sync::atomic::Ordering::Relaxed),
                                 }),
                             )
+                            .chain(
+                                w.lb.synproxy_counts()
+                                    .filter(|(_, v)| *v > 0)
+                                    .map(|(n, v)| NamedCounter {
+                                        name: n.into(),
+                                        value: v,
+                                    }),
+                            )
                             .collect(),
                         // the worker loop's busy time (polls that carried packets)
                         busy_ns: Some(w.loop_stats.read().busy_ns),

@@ -22,6 +22,7 @@ fn svc(port: u16) -> ServiceSpec {
         flags: SchedFlags::default(),
         persistent: None,
         netmask: Ipv4Addr::BROADCAST,
+        synproxy: false,
     }
 }
 

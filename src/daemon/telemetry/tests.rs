@@ -69,6 +69,7 @@ fn service(k: ServiceKey, sched: SchedKind, dests: Vec<DestInfo>) -> ServiceInfo
             flags: SchedFlags::default(),
             persistent: None,
             netmask: Ipv4Addr::BROADCAST,
+            synproxy: false,
         },
         stats: Stats {
             conns: 3,

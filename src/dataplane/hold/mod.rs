@@ -8,6 +8,12 @@
 //! whose neighbor the pipeline's view now knows and sends them on; those
 //! that waited too long are dropped. A fixed array: nothing allocates.
 //!
+//! The SYN proxy holds here too ([`Verdict::Wait`]): a client's data that
+//! arrives before its real server answered waits, keyed by its
+//! connection, at most [`HOLD_PER_NEIGHBOR`] per connection and for at
+//! most [`HOLD_NS`]; it is processed again at every tick until its
+//! connection is spliced (then forwarded) or gone (then dropped).
+//!
 //! Generic over [`PacketBuf`]: the worker loop holds DPDK mbufs, the unit
 //! tests hold `VecBuf`s. The area counts what happens to the packets
 //! itself ([`HoldCount`]); the worker publishes those counters.
@@ -43,8 +49,10 @@ pub type HoldCounts = Counts<HoldCount, { HoldCount::COUNT }>;
 
 struct Held<B> {
     buf: B,
-    /// The next hop it waits for.
+    /// The next hop it waits for (or, with `conn`, the connection record).
     ip: u32,
+    /// Waits for a SYN proxy connection, not for a neighbor.
+    conn: bool,
     /// The port it was received on (it is processed again as from there).
     port: u16,
     deadline: u64,
@@ -93,8 +101,25 @@ impl<B: PacketBuf> HoldArea<B> {
     /// [`HOLD_PER_NEIGHBOR`] packets waiting already, `buf` is dropped
     /// (counted as overflow).
     pub fn hold(&mut self, buf: B, ip: u32, port: u16, now: u64) {
+        self.put(buf, ip, false, port, now)
+    }
+
+    /// Keep `buf`, received on `port`, while SYN proxy connection `conn`
+    /// waits for its real server, for at most [`HOLD_NS`] from `now`
+    /// (overflow as for [`Self::hold`]).
+    pub fn wait(&mut self, buf: B, conn: u32, port: u16, now: u64) {
+        self.put(buf, conn, true, port, now)
+    }
+
+    fn put(&mut self, buf: B, ip: u32, conn: bool, port: u16, now: u64) {
         if self.n >= HOLD_SLOTS
-            || self.slots.iter().flatten().filter(|h| h.ip == ip).count() >= HOLD_PER_NEIGHBOR
+            || self
+                .slots
+                .iter()
+                .flatten()
+                .filter(|h| h.ip == ip && h.conn == conn)
+                .count()
+                >= HOLD_PER_NEIGHBOR
         {
             self.counts[HoldCount::Overflow] += 1;
             return;
@@ -103,6 +128,7 @@ impl<B: PacketBuf> HoldArea<B> {
             *slot = Some(Held {
                 buf,
                 ip,
+                conn,
                 port,
                 deadline: now + HOLD_NS,
             });
@@ -129,7 +155,8 @@ impl<B: PacketBuf> HoldArea<B> {
             let Some(h) = slot.as_ref() else {
                 continue;
             };
-            let ready = pipe.resolved(h.ip);
+            // a waiting SYN proxy packet is tried again at every tick
+            let ready = h.conn || pipe.resolved(h.ip);
             if !ready && now < h.deadline {
                 continue;
             }
@@ -143,11 +170,16 @@ impl<B: PacketBuf> HoldArea<B> {
             }
             match pipe.process(&mut h.buf, h.port, now) {
                 Verdict::Hold(ip) if now < h.deadline => {
-                    h.ip = ip;
+                    (h.ip, h.conn) = (ip, false);
                     *slot = Some(h);
                     self.n += 1;
                 }
-                Verdict::Hold(_) => self.counts[HoldCount::Expired] += 1,
+                Verdict::Wait(c) if now < h.deadline => {
+                    (h.ip, h.conn) = (c, true);
+                    *slot = Some(h);
+                    self.n += 1;
+                }
+                Verdict::Hold(_) | Verdict::Wait(_) => self.counts[HoldCount::Expired] += 1,
                 v => {
                     self.counts[HoldCount::Released] += 1;
                     send(h.buf, v);

@@ -229,6 +229,7 @@ impl WorkerPipeline {
                 self.event(Event::Resolve { ip, port });
                 Verdict::Hold(ip)
             }
+            LbVerdict::Wait { conn } => Verdict::Wait(conn),
             LbVerdict::Drop(_) => {
                 // the core counted the reason
                 self.counters.own[Count::LbDropped] += 1;
@@ -568,6 +569,14 @@ impl Pipeline for WorkerPipeline {
         if !self.kernel_copies.is_empty() {
             self.kernel_copies.drain(f);
         }
+    }
+
+    fn drain_generated(&mut self, f: &mut dyn FnMut(u16, &[u8])) {
+        let eg = CachedEgress {
+            view: &self.net,
+            cache: &self.nh,
+        };
+        self.lb.drain_resets(&eg, f);
     }
 
     fn housekeeping(&mut self, now_ns: u64) {

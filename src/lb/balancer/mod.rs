@@ -53,13 +53,16 @@
 //! Time: `now` is nanoseconds from any monotonic origin (injected, so tests
 //! control it); the table keeps millisecond ticks.
 
-use crate::lb::conn::{tick_of, tick_reached, Conn, ConnTable, F_ACTIVE, F_NOOUTPUT};
+use crate::lb::conn::{
+    tick_of, tick_reached, Conn, ConnTable, F_ACTIVE, F_NOOUTPUT, F_SP_PENDING, F_SYNPROXY,
+};
 use crate::lb::persist::{PersistStats, PersistTable};
 use crate::lb::sched::{self, Cursor, DestLoad};
 use crate::lb::snapshot::{Service, Snapshot};
 use crate::lb::spec::{Method, Proto};
 use crate::lb::state::{tcp_next, Dir, TcpState};
 use crate::lb::stats::{bump, Traffic, WorkerStats};
+use crate::lb::synproxy::SynProxy;
 use crate::lb::xmit::{self, nat::Side, TokenBucket, XmitError};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Resolve};
@@ -75,6 +78,7 @@ mod persist;
 use persist::{detach_conn, PersistCfg};
 mod load;
 use load::{dest_load, release_counters};
+mod synproxy;
 
 use crate::net::buf::BURST;
 
@@ -97,6 +101,7 @@ pub struct Balancer {
     persist: PersistTable,
     pcfg: Vec<PersistCfg>,
     persist_epoch: Option<u64>,
+    sp: Option<SynProxy>,
 }
 
 /// The key a packet is looked up by (ICMP errors: the quoted tuple reversed).
@@ -134,6 +139,9 @@ impl Balancer {
             ),
             pcfg: vec![PersistCfg::default(); svc_slots as usize],
             persist_epoch: None,
+            sp: cfg
+                .synproxy
+                .then(|| SynProxy::new(cfg.conn_capacity, cfg.synproxy_secret)),
         }
     }
 
@@ -218,11 +226,15 @@ impl Balancer {
             stats,
             persist,
             pcfg,
+            sp,
             ..
         } = self;
-        let n = table.sweep(now, budget, |c| {
+        let n = table.sweep(now, budget, |idx, c| {
             release_counters(stats, c);
             detach_conn(persist, pcfg, c, now_ns);
+            if c.flags & F_SP_PENDING != 0 {
+                synproxy::swept(sp.as_mut(), stats, idx, c);
+            }
         });
         persist.expire(now_ns, budget as usize);
         bump(&self.stats.expired, n as u64);
@@ -371,13 +383,23 @@ impl Balancer {
             };
         }
         if let Some(h) = hit {
-            let (expired, reuse) = match self.table.get(h.idx) {
+            let (expired, reuse, pending) = match self.table.get(h.idx) {
                 Some(c) => (
                     tick_reached(now, c.expires),
                     !h.reply && is_new_syn(meta) && reusable(c),
+                    c.flags & F_SP_PENDING != 0,
                 ),
-                None => (true, false),
+                None => (true, false, false),
             };
+            if pending {
+                if !expired {
+                    return self
+                        .synproxy_pending(snap, egress, buf, meta, now, now_ns, h.idx, h.reply);
+                }
+                if !h.reply {
+                    return self.synproxy_timed_out(egress, buf, meta, h.idx, now_ns);
+                }
+            }
             if expired || reuse {
                 self.expire_idx(h.idx, now_ns);
                 if h.reply {
@@ -394,6 +416,9 @@ impl Balancer {
                 LbVerdict::NotForUs
             };
         };
+        if svc.spec.synproxy && key.proto == PROTO_TCP {
+            return self.synproxy_new(snap, svc, egress, buf, meta, key, now, now_ns);
+        }
         if key.proto == PROTO_TCP
             && (meta.tcp_flags & tcp_flags::SYN == 0 || meta.tcp_flags & tcp_flags::RST != 0)
         {
@@ -543,6 +568,11 @@ impl Balancer {
         // per packet; NAT first keeps both NAT and DR at or below what the
         // u8 method code cost (callgrind, dirigo-bench micro).
         let res = if c.method == Method::Nat {
+            if c.flags & F_SYNPROXY != 0 {
+                if let Some(a) = self.sp.as_ref().and_then(|s| s.aux(idx)) {
+                    crate::lb::synproxy::segment::translate(buf, meta, a, reply);
+                }
+            }
             if reply {
                 xmit::nat::nat(buf, meta, Side::Src, c.vaddr, c.vport, c.caddr, egress)
             } else {

@@ -112,6 +112,11 @@ const NO_FREE: u32 = u32::MAX;
 pub const F_NOOUTPUT: u8 = 2;
 /// Counted as active (ESTABLISHED) in the real server's counters.
 pub const F_ACTIVE: u8 = 4;
+/// Opened by the SYN proxy: its segments are translated (see
+/// [`crate::lb::synproxy`]).
+pub const F_SYNPROXY: u8 = 8;
+/// Opened by the SYN proxy and waiting for the real server's SYN/ACK.
+pub const F_SP_PENDING: u8 = 16;
 
 impl Conn {
     /// The client → VIP tuple.
@@ -670,9 +675,9 @@ impl ConnTable {
     }
 
     /// Examine up to `budget` records from the rotating cursor and remove
-    /// those expired at `now` (ms tick), calling `f` with each. Returns the
-    /// number removed.
-    pub fn sweep(&mut self, now: u32, budget: u32, mut f: impl FnMut(&Conn)) -> u32 {
+    /// those expired at `now` (ms tick), calling `f` with each and its
+    /// record index. Returns the number removed.
+    pub fn sweep(&mut self, now: u32, budget: u32, mut f: impl FnMut(u32, &Conn)) -> u32 {
         let n = self.recs.len() as u32;
         let mut removed = 0;
         for _ in 0..budget.min(n) {
@@ -681,7 +686,7 @@ impl ConnTable {
             let expired = self.get(idx).is_some_and(|c| tick_reached(now, c.expires));
             if expired {
                 if let Some(c) = self.remove(idx) {
-                    f(&c);
+                    f(idx, &c);
                     removed += 1;
                 }
             }

@@ -209,11 +209,15 @@ fn sweep_is_incremental_and_wraps_time() {
         .unwrap();
     }
     let mut seen = 0;
-    assert_eq!(t.sweep(base.wrapping_add(999), 16, |_| seen += 1), 0);
+    assert_eq!(t.sweep(base.wrapping_add(999), 16, |_, _| seen += 1), 0);
     let now = base.wrapping_add(1000);
-    assert_eq!(t.sweep(now, 4, |_| seen += 1), 4, "budget bounds the work");
-    assert_eq!(t.sweep(now, 4, |_| seen += 1), 4);
-    assert_eq!(t.sweep(now, 100, |_| seen += 1), 2);
+    assert_eq!(
+        t.sweep(now, 4, |_, _| seen += 1),
+        4,
+        "budget bounds the work"
+    );
+    assert_eq!(t.sweep(now, 4, |_, _| seen += 1), 4);
+    assert_eq!(t.sweep(now, 100, |_, _| seen += 1), 2);
     assert_eq!(seen, 10);
     assert!(t.is_empty());
     assert_eq!(

@@ -136,6 +136,21 @@ pub enum BuildError {
     /// More real servers than the workers' counter arrays hold.
     #[error("too many real servers (max {0})")]
     TooManyDests(u32),
+    /// `--synproxy` while the workers reserved no SYN proxy state.
+    #[error(
+        "SYN proxy is off in this dirigo: set [dataplane] synproxy = true and restart \
+         (it reserves 12 bytes per connection)"
+    )]
+    SynproxyOff(ServiceKey),
+    /// `--synproxy` on a UDP service.
+    #[error("the SYN proxy is for TCP services, not {}:{} (UDP)", .0.vip, .0.port)]
+    SynproxyNotTcp(ServiceKey),
+    /// `--synproxy` with a DR or TUN real server.
+    #[error(
+        "SYN proxy needs NAT (-m) real servers: {}:{} forwards by {2}, whose replies bypass dirigo",
+        .1.addr, .1.port
+    )]
+    SynproxyNotNat(ServiceKey, DestKey, &'static str),
 }
 
 /// Builds and validates a [`Snapshot`].
@@ -148,6 +163,7 @@ pub struct SnapshotBuilder<'a> {
     mh_table_size: usize,
     on_link: Option<&'a dyn Fn(u32) -> bool>,
     pins: Vec<(ServiceKey, std::net::SocketAddrV4, DestKey)>,
+    synproxy: bool,
 }
 
 impl Default for SnapshotBuilder<'_> {
@@ -168,7 +184,15 @@ impl<'a> SnapshotBuilder<'a> {
             mh_table_size: 0,
             on_link: None,
             pins: Vec::new(),
+            synproxy: false,
         }
+    }
+
+    /// Whether the workers keep SYN proxy state (`[dataplane] synproxy`):
+    /// without it a `--synproxy` service is refused. Default false.
+    pub fn synproxy(&mut self, on: bool) -> &mut Self {
+        self.synproxy = on;
+        self
     }
 
     /// Pin new connections from `client` to service `svc`'s real server
@@ -243,8 +267,24 @@ impl<'a> SnapshotBuilder<'a> {
             if k.port == 0 && spec.persistent.is_none() {
                 return Err(BuildError::PortZero(k));
             }
+            if spec.synproxy {
+                if k.proto != crate::lb::spec::Proto::Tcp {
+                    return Err(BuildError::SynproxyNotTcp(k));
+                }
+                if !self.synproxy {
+                    return Err(BuildError::SynproxyOff(k));
+                }
+            }
             let mut ds = HashSet::new();
             for d in dests {
+                if spec.synproxy && d.method != Method::Nat {
+                    let how = if d.method == Method::Dr {
+                        "DR (-g)"
+                    } else {
+                        "TUN (-i)"
+                    };
+                    return Err(BuildError::SynproxyNotNat(k, d.key, how));
+                }
                 if !ds.insert(d.key) {
                     return Err(BuildError::DuplicateDest(k, d.key));
                 }

@@ -14,6 +14,7 @@ fn svc(proto: Proto, vip: [u8; 4], port: u16) -> ServiceSpec {
         flags: SchedFlags::default(),
         persistent: None,
         netmask: Ipv4Addr::BROADCAST,
+        synproxy: false,
     }
 }
 

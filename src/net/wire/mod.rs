@@ -217,6 +217,7 @@ pub mod icmp;
 pub mod ipv4;
 mod l4;
 pub mod tcp;
+pub mod tcpopt;
 pub mod udp;
 
 /// True for a group (multicast or broadcast) MAC address.

@@ -2,6 +2,7 @@
 
 use super::l4::{self, L4Checksum};
 use super::{check_stated_len, get, set, WireError};
+use crate::net::checksum;
 use crate::net::meta::PROTO_TCP;
 
 /// Byte ranges of the TCP header.
@@ -55,6 +56,13 @@ impl<T: AsRef<[u8]>> Packet<T> {
     pub fn header_len(&self) -> usize {
         ((get::<u8>(self.buffer.as_ref(), field::DATA_OFF) >> 4) as usize) * 4
     }
+    /// The options area (between the 20-byte header and the data offset).
+    pub fn options(&self) -> &[u8] {
+        self.buffer
+            .as_ref()
+            .get(MIN_HEADER_LEN..self.header_len())
+            .unwrap_or(&[])
+    }
     /// Segment data after the header.
     pub fn payload(&self) -> &[u8] {
         self.buffer.as_ref().get(self.header_len()..).unwrap_or(&[])
@@ -92,6 +100,50 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
         let b = self.buffer.as_mut();
         let v = (((len / 4) as u8) << 4) | (get::<u8>(b, field::DATA_OFF) & 0x0f);
         set::<u8>(b, field::DATA_OFF, v)
+    }
+    /// Replace the 32-bit word at byte `at` of the segment (a sequence
+    /// number, an option's field at any alignment) with `v`, updating the
+    /// checksum incrementally (RFC 1624 over the 16-bit words it touches).
+    /// Nothing is written when the word or the checksum is not there.
+    #[inline]
+    pub fn set_u32_update_checksum(&mut self, at: usize, v: u32) {
+        let b = self.buffer.as_mut();
+        if at + 4 > b.len() || CHECKSUM.at.end > b.len() {
+            return;
+        }
+        // the 16-bit words it touches (an odd last byte is summed padded,
+        // as in the full checksum)
+        let (lo, hi) = (at & !1, ((at + 5) & !1).min(b.len()));
+        let old = checksum::sum(&b[lo..hi], 0);
+        b[at..at + 4].copy_from_slice(&v.to_be_bytes());
+        let new = checksum::sum(&b[lo..hi], 0);
+        let c = get::<u16>(b, CHECKSUM.at.clone());
+        let fold = |x: u32| checksum::fold(x) as u32;
+        // HC' = ~(~HC + ~m + m'), with m and m' the words' folded sums
+        let n = !checksum::fold((!c as u32) + (!fold(old) & 0xffff) + fold(new));
+        set::<u16>(b, CHECKSUM.at, n);
+    }
+    /// Set the sequence number, updating the checksum.
+    #[inline]
+    pub fn set_seq_number_update_checksum(&mut self, v: u32) {
+        self.set_u32_update_checksum(field::SEQ_NUM.start, v)
+    }
+    /// Set the acknowledgment number, updating the checksum.
+    #[inline]
+    pub fn set_ack_number_update_checksum(&mut self, v: u32) {
+        self.set_u32_update_checksum(field::ACK_NUM.start, v)
+    }
+    /// Set the window, updating the checksum.
+    #[inline]
+    pub fn set_window_update_checksum(&mut self, v: u16) {
+        let b = self.buffer.as_mut();
+        if b.len() < CHECKSUM.at.end {
+            return;
+        }
+        let old = get::<u16>(b, field::WINDOW);
+        set::<u16>(b, field::WINDOW, v);
+        let c = get::<u16>(b, CHECKSUM.at.clone());
+        set::<u16>(b, CHECKSUM.at, checksum::update16(c, old, v));
     }
     /// Compute and store the checksum (the whole buffer is the segment).
     pub fn fill_checksum(&mut self, src: u32, dst: u32) {
@@ -205,6 +257,44 @@ mod tests {
         0x01, 0xbb, 0x00, 0x50, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0xff, 0xff, 0x37, 0x0e, 0, 0,
         0xaa, 0xbb,
     ];
+
+    #[test]
+    fn word_setters_keep_the_checksum_at_any_alignment() {
+        let (s, d) = (0x0a00_0002, 0x0a00_0001);
+        // 32-byte header (12 option bytes) + 3 data bytes
+        let mut b = [0u8; 35];
+        b[..20].copy_from_slice(&VALID[..20]);
+        b[12] = 0x80;
+        b[20..32].copy_from_slice(&[1, 1, 8, 10, 1, 2, 3, 4, 5, 6, 7, 8]);
+        b[32..].copy_from_slice(&[9, 8, 7]);
+        Packet::new_unchecked(&mut b[..]).fill_checksum(s, d);
+        for (at, v) in [
+            (4, 0xdead_beef),
+            (8, 7),
+            (24, 0xffff_ffff),
+            (21, 0x1234_5678),
+            (31, 1),
+        ] {
+            let mut p = Packet::new_unchecked(&mut b[..]);
+            p.set_u32_update_checksum(at, v);
+            assert!(p.verify_checksum(s, d), "at {at}");
+            assert_eq!(u32::from_be_bytes(b[at..at + 4].try_into().unwrap()), v);
+        }
+        let mut p = Packet::new_unchecked(&mut b[..]);
+        p.set_window_update_checksum(1234);
+        p.set_seq_number_update_checksum(99);
+        p.set_ack_number_update_checksum(100);
+        assert!(p.verify_checksum(s, d));
+        assert_eq!(
+            (p.window(), p.seq_number(), p.ack_number()),
+            (1234, 99, 100)
+        );
+        assert_eq!(p.options().len(), 12);
+        // past the end: nothing written
+        let before = b;
+        Packet::new_unchecked(&mut b[..]).set_u32_update_checksum(33, 5);
+        assert_eq!(b, before);
+    }
 
     #[test]
     fn port_setters_update_checksum() {

@@ -35,6 +35,7 @@ pub fn parse(args: &[String]) -> Result<Command, AdmError> {
     let mut flags_arg: Option<String> = None;
     let mut persistent: Option<u32> = None;
     let mut netmask = Ipv4Addr::BROADCAST;
+    let mut synproxy = false;
     let mut real_arg: Option<String> = None;
     let mut method = Method::Dr;
     let mut weight = 1u32;
@@ -99,6 +100,17 @@ pub fn parse(args: &[String]) -> Result<Command, AdmError> {
                 netmask = v.parse().map_err(|_| {
                     AdmError::usage("illegal virtual server persistent mask specified")
                 })?
+            }
+            O::Synproxy => {
+                synproxy = match v.as_str() {
+                    "" | "enable" => true,
+                    "disable" => false,
+                    _ => {
+                        return Err(AdmError::usage(
+                            "illegal synproxy value specified (enable or disable)",
+                        ))
+                    }
+                }
             }
             O::Real => real_arg = Some(v),
             O::Masq => method = Method::Nat,
@@ -182,6 +194,7 @@ pub fn parse(args: &[String]) -> Result<Command, AdmError> {
                 flags,
                 persistent,
                 netmask,
+                synproxy,
             };
             Command::Mutate(if cmd == O::Add {
                 BatchCmd::AddService { service: spec }

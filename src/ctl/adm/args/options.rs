@@ -34,6 +34,7 @@ pub(super) enum O {
     SchedFlags,
     Persistent,
     Netmask,
+    Synproxy,
     Real,
     Masq,
     Ipip,
@@ -141,6 +142,10 @@ pub(super) const TABLE: &[Opt] = &[
     opt(Some('M'), "netmask", Arg::Req, O::Netmask, "netmask",
         "Persistence granularity: the clients in one netmask share a real server \
          (default 255.255.255.255)."),
+    opt(Some('j'), "synproxy", Arg::Opt, O::Synproxy, "enable|disable",
+        "SYN proxy (dirigo's addition, DPVS's spelling): dirigo answers SYNs with SYN cookies and \
+         opens a connection to the real server only for a client that completes the handshake; \
+         NAT (-m) real servers only. --synproxy alone enables it, -j disable turns it off."),
     opt(Some('r'), "real-server", Arg::Req, O::Real, "server-address",
         "The real server: host[:port]; only NAT (-m) may give it another port than the service's."),
     opt(Some('m'), "masquerading", Arg::No, O::Masq, "",
@@ -207,6 +212,7 @@ pub(super) const OPTNAMES: &[(O, &str)] = &[
     (O::Sched, "scheduler"),
     (O::Persistent, "persistent"),
     (O::Netmask, "netmask"),
+    (O::Synproxy, "synproxy"),
     (O::Real, "real-server"),
     (O::Gate, "forwarding-method"),
     (O::Weight, "weight"),
@@ -263,7 +269,7 @@ fn rule(cmd: O, opt: O) -> char {
     use O::*;
     match (cmd, class(opt)) {
         (Add | Edit, Tcp) => '+',
-        (Add | Edit, Sched | Persistent | Netmask | SchedFlags) => ' ',
+        (Add | Edit, Sched | Persistent | Netmask | SchedFlags | Synproxy) => ' ',
         (Del, Tcp) => '+',
         (List, Numeric | Stats | Rate | Thresholds | PersistConn | NoSort | Exact) => ' ',
         (List, Conn | Tcp | Timeout) => '1',

@@ -412,3 +412,33 @@ fn socket_option_and_line_split() {
     assert_eq!(split_line("# only"), Vec::<String>::new());
     assert_eq!(split_line("-s \"r r\" 'x'"), vec!["-s", "r r", "x"]);
 }
+
+#[test]
+fn synproxy_option() {
+    let k = tkey([10, 0, 0, 100], 80);
+    let mut want = svc(k, SchedKind::Rr, None);
+    want.synproxy = true;
+    for args in [
+        "-A -t 10.0.0.100:80 -s rr --synproxy",
+        "-A -t 10.0.0.100:80 -s rr -j enable",
+        "-A -t 10.0.0.100:80 -s rr --synproxy=enable",
+    ] {
+        assert_eq!(
+            m(args),
+            BatchCmd::AddService {
+                service: want.clone()
+            },
+            "{args}"
+        );
+    }
+    want.synproxy = false;
+    assert_eq!(
+        m("-E -t 10.0.0.100:80 -s rr -j disable"),
+        BatchCmd::EditService { service: want }
+    );
+    assert_eq!(
+        err("-A -t 10.0.0.100:80 -j maybe"),
+        "illegal synproxy value specified (enable or disable)"
+    );
+    assert!(err("-a -t 10.0.0.100:80 -r 10.0.0.1 --synproxy").starts_with("Illegal 'synproxy'"));
+}

@@ -326,3 +326,27 @@ fn daemon_errors_worded_as_ipvsadm() {
         "Memory allocation problem"
     );
 }
+
+#[test]
+fn synproxy_listed_and_saved() {
+    let mut list = sample();
+    for s in &mut list.services {
+        s.spec.synproxy = s.spec.key.proto == Proto::Tcp;
+    }
+    let l = format::list(&list, &ListCmd::default());
+    assert!(
+        l.contains("TCP  10.0.0.100:80 wlc persistent 300 mask 255.255.255.0 synproxy\n"),
+        "{l}"
+    );
+    let text = format::save(&list);
+    assert!(
+        text.starts_with("-A -t 10.0.0.100:80 -s wlc -p 300 -M 255.255.255.0 --synproxy\n"),
+        "{text}"
+    );
+    let cmds = parse_restore(&text).unwrap();
+    let proxied = cmds
+        .iter()
+        .filter(|c| matches!(c, BatchCmd::AddService { service } if service.synproxy))
+        .count();
+    assert_eq!(proxied, 1);
+}

@@ -22,6 +22,7 @@ pub fn svc(key: ServiceKey, sched: SchedKind, persistent: Option<u32>) -> Servic
         flags: SchedFlags::default(),
         persistent,
         netmask: Ipv4Addr::BROADCAST,
+        synproxy: false,
     }
 }
 

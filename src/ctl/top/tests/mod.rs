@@ -61,6 +61,7 @@ fn service(k: ServiceKey, sched: SchedKind, dests: Vec<DestInfo>) -> ServiceInfo
             flags: SchedFlags::default(),
             persistent: None,
             netmask: Ipv4Addr::BROADCAST,
+            synproxy: false,
         },
         stats: stats(n),
         rate: Default::default(),

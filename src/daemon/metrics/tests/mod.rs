@@ -61,6 +61,7 @@ fn service(k: ServiceKey, st: Stats, dests: Vec<DestInfo>) -> ServiceInfo {
             flags: SchedFlags::default(),
             persistent: None,
             netmask: Ipv4Addr::BROADCAST,
+            synproxy: false,
         },
         stats: st,
         rate: Default::default(),

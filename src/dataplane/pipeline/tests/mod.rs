@@ -133,6 +133,7 @@ fn nat_service(rs: &[[u8; 4]]) -> Snapshot {
             flags: SchedFlags::default(),
             persistent: None,
             netmask: Ipv4Addr::BROADCAST,
+            synproxy: false,
         },
         dests,
     );

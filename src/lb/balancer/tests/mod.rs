@@ -21,6 +21,7 @@ fn svc(proto: Proto, port: u16) -> ServiceSpec {
         flags: SchedFlags::default(),
         persistent: None,
         netmask: Ipv4Addr::BROADCAST,
+        synproxy: false,
     }
 }
 
@@ -630,6 +631,7 @@ proptest::proptest! {
 
 mod persist;
 mod pins;
+mod synproxy;
 
 #[test]
 fn drop_reason_names() {
@@ -640,7 +642,8 @@ fn drop_reason_names() {
     assert_eq!(
         names.join(" "),
         "not_a_service no_dest table_full no_route not_tracked too_big \
-         icmp_rate_limited ttl_exceeded no_room malformed dest_removed"
+         icmp_rate_limited ttl_exceeded no_room malformed dest_removed \
+         synproxy_cookie_invalid synproxy_cookie_expired"
     );
 }
 

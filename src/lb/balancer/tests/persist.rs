@@ -29,6 +29,7 @@ fn svc(proto: Proto, persistent: Option<u32>, mask: [u8; 4]) -> ServiceSpec {
         flags: SchedFlags::default(),
         persistent,
         netmask: Ipv4Addr::from(mask),
+        synproxy: false,
     }
 }
 

@@ -1,0 +1,382 @@
+//! The segments the SYN proxy writes: the SYN/ACK with a cookie, the
+//! client's ACK turned into the SYN to the real server, the server's
+//! SYN/ACK turned into the ACK that completes its handshake, RSTs, and the
+//! per-packet sequence translation of a spliced connection.
+//!
+//! A segment dirigo writes gets a fresh 20-byte IPv4 header and a TCP
+//! header rebuilt from values read first (so IP options and any payload
+//! of the packet it reuses are dropped); every checksum is computed in
+//! full. Translation only rewrites fields in place, with incremental
+//! checksums. Headers are written only through `net::wire`.
+
+use super::{rescale, Aux, A_RESCALE, A_TS, A_WS};
+use crate::lb::xmit::{next_hop, set_eth, XmitError};
+use crate::net::buf::PacketBuf;
+use crate::net::egress::{Egress, NextHop};
+use crate::net::meta::{tcp_flags, PacketMeta, PROTO_TCP};
+use crate::net::wire::{ethernet, ipv4, tcp, tcpopt};
+
+/// What a segment dirigo writes carries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Seg {
+    /// Source address.
+    pub src: u32,
+    /// Destination address.
+    pub dst: u32,
+    /// Source port.
+    pub sport: u16,
+    /// Destination port.
+    pub dport: u16,
+    /// Sequence number.
+    pub seq: u32,
+    /// Acknowledgment number.
+    pub ack: u32,
+    /// Flags.
+    pub flags: u8,
+    /// Window.
+    pub window: u16,
+}
+
+/// Bytes of a generated RST frame (Ethernet + IPv4 + TCP, padded to the
+/// Ethernet minimum).
+pub const RESET_FRAME_LEN: usize = 60;
+
+/// An RST to send to a client whose real server never answered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Reset {
+    /// Client address.
+    pub client: u32,
+    /// Client port.
+    pub cport: u16,
+    /// VIP.
+    pub vip: u32,
+    /// Virtual port.
+    pub vport: u16,
+    /// Sequence number (the cookie + 1: what the client expects).
+    pub seq: u32,
+}
+
+/// The TCP header of `buf` at `meta.l4_off` (checked).
+fn tcp_of<'a, B: PacketBuf>(
+    buf: &'a B,
+    meta: &PacketMeta,
+) -> Result<tcp::Packet<&'a [u8]>, XmitError> {
+    let d = buf.data();
+    let end = (meta.l3_off as usize + meta.ip_len as usize).min(d.len());
+    let seg = d
+        .get(meta.l4_off as usize..end)
+        .ok_or(XmitError::Malformed)?;
+    tcp::Packet::new_checked(seg).map_err(|_| XmitError::Malformed)
+}
+
+/// Write `s` with options `opts` as the whole IP packet after `l3` bytes
+/// of link header, resizing the buffer, and address the frame to `nh`.
+fn emit<B: PacketBuf>(
+    buf: &mut B,
+    l3: usize,
+    s: &Seg,
+    opts: &[u8],
+    nh: &NextHop,
+) -> Result<u16, XmitError> {
+    let tcp_len = tcp::MIN_HEADER_LEN + opts.len();
+    let total = l3 + ipv4::MIN_HEADER_LEN + tcp_len;
+    let ok = if buf.len() >= total {
+        buf.trim_to(total)
+    } else {
+        buf.append(total - buf.len())
+    };
+    if !ok {
+        return Err(XmitError::NoRoom);
+    }
+    let d = buf.data_mut();
+    set_eth(d, nh)?;
+    let (ip, seg) = d
+        .get_mut(l3..total)
+        .ok_or(XmitError::Malformed)?
+        .split_at_mut(ipv4::MIN_HEADER_LEN);
+    ipv4::Repr {
+        src: s.src,
+        dst: s.dst,
+        protocol: PROTO_TCP,
+        payload_len: tcp_len as u16,
+        ttl: 64,
+        dscp_ecn: 0,
+        ident: 0,
+        dont_frag: true,
+    }
+    .emit(&mut ipv4::Packet::new_unchecked(&mut *ip));
+    seg[tcp::MIN_HEADER_LEN..].copy_from_slice(opts);
+    let mut t = tcp::Packet::new_unchecked(seg);
+    t.set_src_port(s.sport);
+    t.set_dst_port(s.dport);
+    t.set_seq_number(s.seq);
+    t.set_ack_number(s.ack);
+    t.set_header_len(tcp_len);
+    t.set_flags(s.flags);
+    t.set_window(s.window);
+    t.set_urgent(0);
+    t.fill_checksum(s.src, s.dst);
+    Ok(nh.port)
+}
+
+/// Answer a client's SYN in place with a SYN/ACK whose sequence number is
+/// `cookie`, built with [`super::synack_options`] from the SYN's options
+/// at `now` ms (`opts`), routed back to the client.
+pub fn syn_ack<B: PacketBuf>(
+    buf: &mut B,
+    meta: &PacketMeta,
+    cookie: u32,
+    opts: &tcpopt::SynOptions,
+    egress: &impl Egress,
+) -> Result<u16, XmitError> {
+    let isn = tcp_of(buf, meta)?.seq_number();
+    let nh = next_hop(egress, meta.key.src)?;
+    let mut o = [0u8; 40];
+    let n = tcpopt::emit_syn(&mut o, opts).ok_or(XmitError::Malformed)?;
+    let k = meta.key;
+    let s = Seg {
+        src: k.dst,
+        dst: k.src,
+        sport: k.dport,
+        dport: k.sport,
+        seq: cookie,
+        ack: isn.wrapping_add(1),
+        flags: tcp_flags::SYN | tcp_flags::ACK,
+        window: super::SynProxy::WINDOW,
+    };
+    emit(buf, meta.l3_off as usize, &s, &o[..n], &nh)
+}
+
+/// Turn the client's ACK that proved its cookie into the SYN the real
+/// server gets (the client's ISN, its options `opts`, the ACK's window),
+/// still addressed client → VIP: NAT rewrites it afterwards. The frame is
+/// addressed to `nh` (NAT sets it again).
+pub fn ack_to_syn<B: PacketBuf>(
+    buf: &mut B,
+    meta: &PacketMeta,
+    opts: &tcpopt::SynOptions,
+    nh: &NextHop,
+) -> Result<(), XmitError> {
+    let (seq, window) = {
+        let t = tcp_of(buf, meta)?;
+        (t.seq_number(), t.window())
+    };
+    let mut o = [0u8; 40];
+    let n = tcpopt::emit_syn(&mut o, opts).ok_or(XmitError::Malformed)?;
+    let k = meta.key;
+    let s = Seg {
+        src: k.src,
+        dst: k.dst,
+        sport: k.sport,
+        dport: k.dport,
+        seq: seq.wrapping_sub(1),
+        ack: 0,
+        flags: tcp_flags::SYN,
+        window,
+    };
+    emit(buf, meta.l3_off as usize, &s, &o[..n], nh).map(|_| ())
+}
+
+/// What the real server's SYN/ACK told: its ISN and TSval, its window
+/// scale.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServerHello {
+    /// The server's ISN.
+    pub isn: u32,
+    /// Its TSval, if it uses timestamps.
+    pub tsval: Option<u32>,
+    /// Its window scale, if any.
+    pub wscale: Option<u8>,
+}
+
+/// Read the server's SYN/ACK of a pending connection; None when the
+/// segment is not a SYN/ACK.
+pub fn server_hello<B: PacketBuf>(buf: &B, meta: &PacketMeta) -> Option<ServerHello> {
+    let t = tcp_of(buf, meta).ok()?;
+    let f = t.flags();
+    if f & (tcp_flags::SYN | tcp_flags::ACK | tcp_flags::RST) != tcp_flags::SYN | tcp_flags::ACK {
+        return None;
+    }
+    let o = tcpopt::parse(t.options());
+    Some(ServerHello {
+        isn: t.seq_number(),
+        tsval: o.ts.map(|x| x.val),
+        wscale: o.wscale,
+    })
+}
+
+/// Turn the server's SYN/ACK into the ACK that completes its handshake
+/// (the client's window `window`; timestamps echoed when the server sent
+/// them), sent back to the server.
+pub fn synack_to_ack<B: PacketBuf>(
+    buf: &mut B,
+    meta: &PacketMeta,
+    window: u16,
+    egress: &impl Egress,
+) -> Result<u16, XmitError> {
+    let (seq, ack, ts) = {
+        let t = tcp_of(buf, meta)?;
+        let ts = tcpopt::parse(t.options()).ts;
+        (t.ack_number(), t.seq_number().wrapping_add(1), ts)
+    };
+    let k = meta.key; // server -> client
+    let nh = next_hop(egress, k.src)?;
+    let mut o = [0u8; 12];
+    let n = match ts {
+        Some(ts) => tcpopt::emit_ts(&mut o, ts.ecr, ts.val).ok_or(XmitError::Malformed)?,
+        None => 0,
+    };
+    let s = Seg {
+        src: k.dst,
+        dst: k.src,
+        sport: k.dport,
+        dport: k.sport,
+        seq,
+        ack,
+        flags: tcp_flags::ACK,
+        window,
+    };
+    emit(buf, meta.l3_off as usize, &s, &o[..n], &nh)
+}
+
+/// Turn any packet of a proxied connection into an RST to its client
+/// (from `vip:vport`, sequence `seq`), routed to the client.
+pub fn reset_in_place<B: PacketBuf>(
+    buf: &mut B,
+    meta: &PacketMeta,
+    r: &Reset,
+    egress: &impl Egress,
+) -> Result<u16, XmitError> {
+    let nh = next_hop(egress, r.client)?;
+    emit(buf, meta.l3_off as usize, &reset_seg(r), &[], &nh)
+}
+
+fn reset_seg(r: &Reset) -> Seg {
+    Seg {
+        src: r.vip,
+        dst: r.client,
+        sport: r.vport,
+        dport: r.cport,
+        seq: r.seq,
+        ack: 0,
+        flags: tcp_flags::RST,
+        window: 0,
+    }
+}
+
+/// A buffer that writes into a fixed array (a generated RST).
+struct Fixed<'a> {
+    b: &'a mut [u8],
+    len: usize,
+}
+
+impl PacketBuf for Fixed<'_> {
+    fn data(&self) -> &[u8] {
+        &self.b[..self.len]
+    }
+    fn data_mut(&mut self) -> &mut [u8] {
+        &mut self.b[..self.len]
+    }
+    fn prepend(&mut self, _: usize) -> bool {
+        false
+    }
+    fn adj(&mut self, _: usize) -> bool {
+        false
+    }
+    fn trim_to(&mut self, len: usize) -> bool {
+        if len > self.len {
+            return false;
+        }
+        self.len = len;
+        true
+    }
+    fn append(&mut self, n: usize) -> bool {
+        if self.len + n > self.b.len() {
+            return false;
+        }
+        self.len += n;
+        true
+    }
+}
+
+/// Build the RST frame for `r` into `out` (at least [`RESET_FRAME_LEN`]
+/// bytes): the egress port and the frame's length, or the reason it
+/// cannot be sent.
+pub fn build_reset(
+    out: &mut [u8],
+    r: &Reset,
+    egress: &impl Egress,
+) -> Result<(u16, usize), XmitError> {
+    let nh = next_hop(egress, r.client)?;
+    let out = out.get_mut(..RESET_FRAME_LEN).ok_or(XmitError::NoRoom)?;
+    out.fill(0);
+    let l3 = ethernet::HEADER_LEN;
+    let mut f = Fixed { b: out, len: l3 };
+    ethernet::Frame::new_unchecked(f.data_mut()).set_ethertype(ethernet::ethertype::IPV4);
+    let port = emit(&mut f, l3, &reset_seg(r), &[], &nh)?;
+    Ok((port, RESET_FRAME_LEN))
+}
+
+/// Translate a spliced connection's segment in place: toward the server
+/// (`reply` false) the acknowledgment, SACK blocks and TSecr move by the
+/// deltas; toward the client the sequence number and TSval move back, and
+/// the window is rescaled when the server's scale differs. Checksums are
+/// updated incrementally; a segment whose header is not all there is left
+/// alone (NAT refuses it next).
+#[inline]
+pub fn translate<B: PacketBuf>(buf: &mut B, meta: &PacketMeta, a: &Aux, reply: bool) {
+    let l4 = meta.l4_off as usize;
+    let end = (meta.l3_off as usize + meta.ip_len as usize).min(buf.len());
+    let Some(seg) = buf.data_mut().get_mut(l4..end) else {
+        return;
+    };
+    let Ok(mut t) = tcp::Packet::new_checked(seg) else {
+        return;
+    };
+    let opts = if t.header_len() > tcp::MIN_HEADER_LEN {
+        tcpopt::parse(t.options())
+    } else {
+        tcpopt::TcpOptions::default()
+    };
+    if reply {
+        let s = t.seq_number().wrapping_sub(a.seq);
+        t.set_seq_number_update_checksum(s);
+        if let Some(ts) = opts.ts.filter(|_| a.flags & A_TS != 0) {
+            t.set_u32_update_checksum(ts.at as usize, ts.val.wrapping_sub(a.ts));
+        }
+        if a.flags & A_RESCALE != 0 && t.flags() & tcp_flags::SYN == 0 {
+            let client_ws = if a.flags & A_WS != 0 {
+                super::SynProxy::WSCALE
+            } else {
+                0
+            };
+            let w = rescale(t.window(), a.wscale, client_ws);
+            t.set_window_update_checksum(w);
+        }
+    } else {
+        if t.flags() & tcp_flags::ACK != 0 {
+            let n = t.ack_number().wrapping_add(a.seq);
+            t.set_ack_number_update_checksum(n);
+        }
+        if let Some(ts) = opts.ts.filter(|_| a.flags & A_TS != 0) {
+            t.set_u32_update_checksum(ts.at as usize + 4, ts.ecr.wrapping_add(a.ts));
+        }
+        if let Some((at, n)) = opts.sack {
+            for i in 0..n as usize * 2 {
+                let at = at as usize + 4 * i;
+                let edge = seg_u32(&t, at);
+                t.set_u32_update_checksum(at, edge.wrapping_add(a.seq));
+            }
+        }
+    }
+}
+
+fn seg_u32(t: &tcp::Packet<&mut [u8]>, at: usize) -> u32 {
+    let b = t.options();
+    // `at` is from the header's start; options start at 20
+    let i = at.wrapping_sub(tcp::MIN_HEADER_LEN);
+    match b.get(i..i + 4) {
+        Some(w) => u32::from_be_bytes([w[0], w[1], w[2], w[3]]),
+        None => 0,
+    }
+}
