@@ -1,5 +1,7 @@
 //! The state file (`[control] state_file`) against the real binaries:
-//! random dirigoadm changes, dirigo killed with SIGKILL at random points,
+//! random dirigoadm changes (services, real servers, weights, thresholds,
+//! schedulers and their flags, persistence, modes, SYN proxy, timeouts),
+//! dirigo killed with SIGKILL at random points,
 //! restarted: `dirigoadm -S` is the last acknowledged table each time (or
 //! the change in flight when the kill came, never anything else); a
 //! corrupt state file refuses the start with its line number.
@@ -63,6 +65,7 @@ fn setup(name: &str) -> Setup {
         .vdev("net_null0,no-rx=1")
         .vdev("net_null1,no-rx=1")
         .tables(4096, 4095)
+        .dataplane("synproxy", true)
         .wan_lan("net_null0", "net_null1")
         .service("tcp", "10.0.0.100:80", "rr", &[("172.16.0.50:80", "nat")])
         .toml()
@@ -134,8 +137,9 @@ fn pick<'a, T>(rng: &mut StdRng, v: &'a [T]) -> &'a T {
     &v[rng.random_range(0..v.len())]
 }
 
-/// `-s SCHED [-b FLAGS] [-p T [-M MASK]]`, at random.
-fn service_opts(rng: &mut StdRng) -> Vec<String> {
+/// `-s SCHED [-b FLAGS] [-p T [-M MASK]] [--synproxy]`, at random
+/// (`--synproxy` only on TCP).
+fn service_opts(rng: &mut StdRng, tcp: bool) -> Vec<String> {
     let s = *pick(rng, SCHEDS);
     let mut v = vec!["-s".to_string(), s.to_string()];
     if (s == "sh" || s == "mh") && rng.random_bool(0.5) {
@@ -149,12 +153,20 @@ fn service_opts(rng: &mut StdRng) -> Vec<String> {
             v.extend(["-M".to_string(), "255.255.255.0".to_string()]);
         }
     }
+    if tcp && rng.random_bool(0.15) {
+        v.push("--synproxy".to_string());
+    }
     v
 }
 
-/// `-g|-i|-m -w W [-x U -y L]`, at random.
-fn dest_opts(rng: &mut StdRng) -> Vec<String> {
-    let mut v = vec![pick(rng, &["-g", "-i", "-m"]).to_string()];
+/// `-g|-i|-m -w W [-x U -y L]`, at random (mostly `-m` for a SYN proxy
+/// service, which refuses the others).
+fn dest_opts(rng: &mut StdRng, synproxy: bool) -> Vec<String> {
+    let method = match synproxy && rng.random_bool(0.95) {
+        true => "-m",
+        false => pick(rng, &["-g", "-i", "-m"]),
+    };
+    let mut v = vec![method.to_string()];
     let w: u32 = if rng.random_bool(0.05) {
         65535
     } else {
@@ -200,7 +212,7 @@ fn change(rng: &mut StdRng, m: &Model) -> Vec<String> {
             false => pick(rng, &keys).clone(),
         };
         let mut v = vec!["-A".to_string(), proto.to_string(), vip];
-        v.extend(service_opts(rng));
+        v.extend(service_opts(rng, proto == "-t"));
         return v;
     }
     let (spec, dests) = pick(rng, &m.services);
@@ -231,20 +243,21 @@ fn change(rng: &mut StdRng, m: &Model) -> Vec<String> {
     let mut v: Vec<String>;
     match roll {
         12..=21 => {
+            let tcp = sw == "-t";
             v = vec!["-E".into(), sw, vip];
-            v.extend(service_opts(rng));
+            v.extend(service_opts(rng, tcp));
         }
         22..=26 => v = vec!["-D".into(), sw, vip],
         27..=56 => {
             let existing = rng.random_bool(0.05);
             v = vec!["-a".into(), sw, vip, "-r".into(), rip(rng, existing)];
-            v.extend(dest_opts(rng));
+            v.extend(dest_opts(rng, spec.synproxy));
         }
         57..=81 => {
             let existing = rng.random_bool(0.9);
             let r = rip(rng, existing);
             v = vec!["-e".into(), sw, vip, "-r".into(), r];
-            v.extend(dest_opts(rng));
+            v.extend(dest_opts(rng, spec.synproxy));
         }
         82..=93 => {
             let existing = rng.random_bool(0.9);

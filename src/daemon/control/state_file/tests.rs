@@ -15,6 +15,7 @@ fn svc(proto: Proto, vip: [u8; 4], port: u16, sched: SchedKind) -> ServiceSpec {
         flags: SchedFlags::default(),
         persistent: None,
         netmask: Ipv4Addr::BROADCAST,
+        synproxy: false,
     }
 }
 
@@ -41,6 +42,7 @@ fn table() -> ServiceTable {
     };
     persistent.persistent = Some(600);
     persistent.netmask = Ipv4Addr::new(255, 255, 255, 0);
+    persistent.synproxy = true;
     let mut thresholds = rs([172, 16, 0, 12], 8080, Method::Nat, 0);
     thresholds.upper = 100;
     thresholds.lower = 10;
@@ -54,7 +56,7 @@ fn table() -> ServiceTable {
         ),
         (
             persistent,
-            vec![rs([172, 16, 0, 11], 443, Method::Dr, 3), thresholds],
+            vec![rs([172, 16, 0, 11], 443, Method::Nat, 3), thresholds],
         ),
         (svc(Proto::Udp, [10, 0, 0, 6], 53, SchedKind::Wlc), vec![]),
     ]
@@ -77,8 +79,8 @@ fn render_is_the_header_timeouts_and_dirigoadm_save() {
         "-A -t 10.0.0.5:80 -s rr\n\
          -a -t 10.0.0.5:80 -r 172.16.0.11:80 -g -w 1\n\
          -a -t 10.0.0.5:80 -r 172.16.0.12:80 -i -w 65535\n\
-         -A -t 10.0.0.5:443 -s sh -b sh-fallback,sh-port -p 600 -M 255.255.255.0\n\
-         -a -t 10.0.0.5:443 -r 172.16.0.11:443 -g -w 3\n\
+         -A -t 10.0.0.5:443 -s sh -b sh-fallback,sh-port -p 600 -M 255.255.255.0 --synproxy\n\
+         -a -t 10.0.0.5:443 -r 172.16.0.11:443 -m -w 3\n\
          -a -t 10.0.0.5:443 -r 172.16.0.12:8080 -m -w 0 -x 100 -y 10\n\
          -A -u 10.0.0.6:53 -s wlc\n"
     );
@@ -343,6 +345,7 @@ weight = 7
             expire_nodest_conn: false,
             workers: 1,
             mh_table_size: 251,
+            synproxy: false,
         },
         pending_garp: Vec::new(),
         health,
