@@ -406,6 +406,33 @@ fn sigkill_at_random_points_keeps_the_last_acknowledged_table() {
         assert!(o.status.success(), "dirigoctl {args:?}");
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
+    // a write that fails: the change is applied and answered, the file
+    // keeps the previous rules, the failure is logged and counted; the
+    // next change writes again
+    let drops_failed = |ctl: &dyn Fn(&[&str]) -> String| {
+        ctl(&["drops"])
+            .lines()
+            .find(|l| l.starts_with("state_file_write_failed"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .expect("state_file_write_failed in dirigoctl drops")
+    };
+    assert_eq!(drops_failed(&ctl), 0);
+    let before = std::fs::read_to_string(&s.state).unwrap();
+    let blocker = s.state.with_file_name(".rules.tmp");
+    let _ = std::fs::remove_file(&blocker);
+    std::fs::create_dir(&blocker).unwrap();
+    adm_ok(&s.sock, "-A -u 10.0.0.200:53 -s rr");
+    assert!(adm_ok(&s.sock, "-S -n").contains("-A -u 10.0.0.200:53 -s rr"));
+    assert_eq!(std::fs::read_to_string(&s.state).unwrap(), before);
+    assert_eq!(drops_failed(&ctl), 1);
+    assert!(d.has_line("cannot save the change"), "{}", d.output());
+    std::fs::remove_dir(&blocker).unwrap();
+    adm_ok(&s.sock, "-D -u 10.0.0.200:53");
+    adm_ok(&s.sock, "-A -u 10.0.0.201:53 -s rr");
+    assert!(std::fs::read_to_string(&s.state)
+        .unwrap()
+        .ends_with("-A -u 10.0.0.201:53 -s rr\n"));
+    assert_eq!(drops_failed(&ctl), 1);
     ctl(&["reload"]);
     let toml_rules = "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 172.16.0.50:80 -m -w 1\n";
     assert!(std::fs::read_to_string(&s.state)

@@ -156,7 +156,9 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
         workers: wshared,
         stop: Arc::clone(&stop),
     });
+    let state_file_failed = state.state_file.as_ref().map(|f| f.failed_counter());
     let ctl = Arc::new(Ctl {
+        state_file_failed,
         state: Mutex::new(state),
         shared: Arc::clone(&shared),
         ports: ports.clone(),

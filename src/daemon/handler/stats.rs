@@ -73,8 +73,11 @@ impl Ctl {
             }
         }
         // the state file's failed writes (changes applied but not saved)
-        if let Some(f) = &lock(&self.state).state_file {
-            v.push(("state_file_write_failed".into(), f.failed()));
+        if let Some(n) = &self.state_file_failed {
+            v.push((
+                "state_file_write_failed".into(),
+                n.load(std::sync::atomic::Ordering::Relaxed),
+            ));
         }
         Response::Drops(
             v.into_iter()

@@ -24,6 +24,8 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// The comment the daemon's state file starts with.
 pub const HEADER: &str =
@@ -176,7 +178,7 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> io::Result<()> {
 pub struct StateFile {
     path: PathBuf,
     saved: Option<String>,
-    failed: u64,
+    failed: Arc<AtomicU64>,
 }
 
 impl StateFile {
@@ -185,7 +187,7 @@ impl StateFile {
         StateFile {
             path: path.into(),
             saved: None,
-            failed: 0,
+            failed: Arc::default(),
         }
     }
 
@@ -196,7 +198,13 @@ impl StateFile {
 
     /// Writes that failed since start.
     pub fn failed(&self) -> u64 {
-        self.failed
+        self.failed.load(Ordering::Relaxed)
+    }
+
+    /// That count, to read without the control state's lock (`dirigoctl
+    /// drops`, the metrics).
+    pub fn failed_counter(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.failed)
     }
 
     /// Take `services` and `timeouts` as saved without writing (at start:
@@ -220,12 +228,12 @@ impl StateFile {
                 Ok(())
             }
             Err(e) => {
-                self.failed += 1;
+                let n = self.failed.fetch_add(1, Ordering::Relaxed) + 1;
                 eprintln!(
                     "dirigo: warning: state file {}: cannot save the change ({} failed write(s) so far; \
                      the change is applied, the file keeps the previous rules): {e}",
                     self.path.display(),
-                    self.failed
+                    n
                 );
                 Err(e)
             }
