@@ -30,6 +30,7 @@ fn main() {
         }
     };
     if args.check {
+        check_state_file(&cfg);
         println!("dirigo: config {} is valid", args.config);
         return;
     }
@@ -43,5 +44,28 @@ fn main() {
     if let Err(e) = dirigo::daemon::run(cfg, stop) {
         eprintln!("dirigo: {e}");
         std::process::exit(1);
+    }
+}
+
+/// `--check` of `[control] state_file`: the saved rules as the daemon
+/// would load them at start (a problem as FILE:LINE: message, exit 2).
+fn check_state_file(cfg: &dirigo::ctl::config::Config) {
+    let Some(path) = &cfg.control.state_file else {
+        return;
+    };
+    match dirigo::daemon::control::state_file::load(path, cfg.timeouts) {
+        Ok(Some(s)) => println!(
+            "dirigo: state file {path}: {} service(s), loaded at start in place of the config's {}",
+            s.services.len(),
+            cfg.services.len()
+        ),
+        Ok(None) => println!(
+            "dirigo: state file {path} does not exist yet: the config's services are used at start"
+        ),
+        Err(e) => {
+            eprintln!("{e}");
+            eprintln!("dirigo: {path}: 1 problem; the state file is not valid");
+            std::process::exit(2);
+        }
     }
 }

@@ -25,9 +25,10 @@ pub struct Args {
         value_hint = clap::ValueHint::FilePath
     )]
     pub config: String,
-    /// Validate the configuration file and exit, starting nothing: exit 0
-    /// when it is valid, else every problem as FILE:LINE: message on
-    /// standard error and exit 2 (like `nginx -t`).
+    /// Validate the configuration file (and its state file, when one is
+    /// configured and exists) and exit, starting nothing: exit 0 when they
+    /// are valid, else every problem as FILE:LINE: message on standard
+    /// error and exit 2 (like `nginx -t`).
     #[arg(long, short = 't')]
     pub check: bool,
 }

@@ -4,7 +4,8 @@
 //! * [`startup`] — ports, the initial state and snapshots, workers' shared
 //!   state, the control socket;
 //! * [`control_loop`] — the main lcore's loop (ARP, aging, reclaim, rates);
-//! * [`control`] — the control state and how a change is committed;
+//! * [`control`] — the control state and how a change is committed (and
+//!   saved to the state file);
 //! * [`exception`] — the ports' kernel interfaces and the thread that
 //!   feeds them;
 //! * [`handler`] — the control socket's requests, by topic;
@@ -60,6 +61,9 @@ pub enum DaemonError {
     /// Another DPDK failure.
     #[error("{0}")]
     Dpdk(#[from] crate::pmd::DpdkError),
+    /// The state file is refused (`FILE:LINE: message`).
+    #[error(transparent)]
+    State(#[from] control::state_file::StateError),
     /// Anything else.
     #[error("{0}")]
     Other(String),
@@ -99,6 +103,11 @@ pub fn now_ns() -> u64 {
 pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     // bound before anything starts: a port in use stops dirigo at once
     let metrics_bound = cfg.metrics.map(|m| metrics::bind(m.listen)).transpose()?;
+    // read before EAL: a corrupt state file stops dirigo at once
+    let saved = match &cfg.control.state_file {
+        Some(p) => control::state_file::load(p, cfg.timeouts)?,
+        None => None,
+    };
     let eal = Eal::init(&cfg.eal.args).map_err(DaemonError::Eal)?;
     let lcores = lcore::worker_lcores();
     if lcores.is_empty() {
@@ -147,7 +156,9 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
         workers: wshared,
         stop: Arc::clone(&stop),
     });
+    let state_file_failed = state.state_file.as_ref().map(|f| f.failed_counter());
     let ctl = Arc::new(Ctl {
+        state_file_failed,
         state: Mutex::new(state),
         shared: Arc::clone(&shared),
         ports: ports.clone(),
@@ -161,7 +172,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
             engine: None,
         }),
     });
-    startup::commit_services(&ctl, &cfg)?;
+    startup::commit_services(&ctl, &cfg, saved)?;
     ctl.health_start().map_err(DaemonError::Other)?;
     let telemetry = telemetry::start(&ctl)?;
     let (server_stop, server_thread, ctl_counters) = startup::serve(&cfg, &ctl)?;

@@ -1,6 +1,7 @@
 //! Start-up: the ports, the initial control state and snapshots built from
 //! the configuration, each worker's shared state, and the control socket.
 
+use super::control::state_file::Saved;
 use super::control::{ControlState, LbSettings};
 use super::handler::Ctl;
 use super::{now_ns, DaemonError, RunningPort};
@@ -178,6 +179,11 @@ pub fn initial_state(
                 .collect(),
             ..Default::default()
         },
+        state_file: cfg
+            .control
+            .state_file
+            .as_ref()
+            .map(crate::daemon::control::state_file::StateFile::new),
     };
     let services: Vec<_> = cfg
         .services
@@ -248,17 +254,45 @@ pub fn workers(
     (lbs, wshared)
 }
 
-/// Commit the configuration's services, validated like any other change.
-pub fn commit_services(ctl: &Ctl, cfg: &Config) -> Result<(), DaemonError> {
+/// Commit the start-up services, validated like any other change: the
+/// state file's table when there is one (it replaces the configuration's),
+/// else the configuration's. Nothing is written to the state file here.
+pub fn commit_services(ctl: &Ctl, cfg: &Config, saved: Option<Saved>) -> Result<(), DaemonError> {
     let mut st = ctl.state.lock().unwrap_or_else(|p| p.into_inner());
-    let services: Vec<_> = cfg
-        .services
-        .iter()
-        .map(|s| (s.spec.clone(), s.dests.clone()))
-        .collect();
-    let t = st.timeouts;
-    st.commit(&ctl.shared, services, t)
-        .map_err(|e| DaemonError::Other(format!("config services: {}", e.msg)))?;
+    let from_config = || {
+        cfg.services
+            .iter()
+            .map(|s| (s.spec.clone(), s.dests.clone()))
+            .collect()
+    };
+    let loaded = saved.is_some();
+    let (services, t) = match saved {
+        Some(s) => (s.services, s.timeouts),
+        None => (from_config(), st.timeouts),
+    };
+    let file = st.state_file.take();
+    let r = st.commit(&ctl.shared, services, t);
+    st.state_file = file;
+    r.map_err(|e| match &st.state_file {
+        Some(f) if loaded => DaemonError::Other(format!(
+            "{}: the saved rules are refused: {} (fix or remove the file; docs/OPERATIONS.md, \"The state file\")",
+            f.path().display(),
+            e.msg
+        )),
+        _ => DaemonError::Other(format!("config services: {}", e.msg)),
+    })?;
+    let (services, timeouts) = (st.services.clone(), st.timeouts);
+    if let Some(f) = &mut st.state_file {
+        f.mark_saved(&services, &timeouts);
+        if loaded {
+            eprintln!(
+                "dirigo: state file {}: {} service(s) loaded in place of the config's {} (dirigoctl reload applies the config's)",
+                f.path().display(),
+                services.len(),
+                cfg.services.len()
+            );
+        }
+    }
     st.pending_garp.clear();
     Ok(())
 }

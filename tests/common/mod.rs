@@ -167,6 +167,16 @@ impl Daemon {
         self.log.lock().unwrap().join("\n")
     }
 
+    /// Send SIGKILL (a crash: nothing is cleaned up) and wait; returns the
+    /// output.
+    pub fn kill9(mut self) -> String {
+        let mut child = self.child.take().unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        std::thread::sleep(Duration::from_millis(50));
+        self.output()
+    }
+
     /// Send SIGTERM and wait for a clean exit; returns the output.
     pub fn stop(mut self) -> String {
         let mut child = self.child.take().unwrap();

@@ -194,9 +194,11 @@ pub fn split_line(line: &str) -> Vec<String> {
     words
 }
 
-/// Parse ipvsadm-save text (as `-R` reads it) into `(line number,
-/// command)` pairs. Every non-empty line must be a mutating command.
-pub fn parse_restore_lines(text: &str) -> Result<Vec<(usize, Command)>, AdmError> {
+/// Parse ipvsadm-save text into `(line number, command)` pairs; a refused
+/// line is `Err((line number, message))`. Every non-empty line must be a
+/// mutating command. The one reader of the rule format: `-R` and the
+/// daemon's state file both use it.
+pub fn parse_rules(text: &str) -> Result<Vec<(usize, Command)>, (usize, String)> {
     let mut cmds = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let mut words = split_line(line);
@@ -204,18 +206,19 @@ pub fn parse_restore_lines(text: &str) -> Result<Vec<(usize, Command)>, AdmError
             continue;
         }
         words.insert(0, "dirigoadm".into());
-        let cmd = args::parse(&words)
-            .map_err(|e| AdmError::usage(format!("line {}: {}", n + 1, e.msg)))?;
+        let cmd = args::parse(&words).map_err(|e| (n + 1, e.msg))?;
         if cmd.mutation().is_none() {
-            return Err(AdmError::usage(format!(
-                "line {}: not a rule: {}",
-                n + 1,
-                line.trim()
-            )));
+            return Err((n + 1, format!("not a rule: {}", line.trim())));
         }
         cmds.push((n + 1, cmd));
     }
     Ok(cmds)
+}
+
+/// Parse ipvsadm-save text (as `-R` reads it) into `(line number,
+/// command)` pairs. Every non-empty line must be a mutating command.
+pub fn parse_restore_lines(text: &str) -> Result<Vec<(usize, Command)>, AdmError> {
+    parse_rules(text).map_err(|(n, msg)| AdmError::usage(format!("line {n}: {msg}")))
 }
 
 /// Parse ipvsadm-save text (as `-R` reads it) into one batch.

@@ -24,6 +24,11 @@ pub struct ControlConfig {
     /// Group allowed to use the socket (mode 0660 then); root only when unset.
     #[serde(default)]
     pub group: Option<String>,
+    /// Where every accepted change to the service table is saved (as
+    /// `dirigoadm -S` rules) and loaded from at start, replacing the
+    /// config's services; none: nothing is saved.
+    #[serde(default)]
+    pub state_file: Option<String>,
 }
 
 fn default_socket() -> String {
@@ -35,6 +40,7 @@ impl Default for ControlConfig {
         ControlConfig {
             socket: default_socket(),
             group: None,
+            state_file: None,
         }
     }
 }

@@ -262,6 +262,9 @@ impl Config {
             iss.add(At::key("metrics").k(key), e);
             None
         });
+        if let Err(e) = validate::state_file(raw.control.state_file.as_deref()) {
+            iss.add(At::key("control").k("state_file"), e);
+        }
         if let Err(e) = validate::capture(&raw.capture, &raw.eal) {
             iss.add(At::key("capture").k("enabled"), e);
         }

@@ -455,3 +455,23 @@ pub(super) fn capture(c: &CaptureConfig, eal: &EalConfig) -> Result<(), String> 
         None => Ok(()),
     }
 }
+
+/// `[control] state_file`: a file's path (the directory is created when
+/// missing; the file may not exist yet).
+pub(super) fn state_file(path: Option<&str>) -> Result<(), String> {
+    let Some(p) = path else {
+        return Ok(());
+    };
+    if p.is_empty() || p.ends_with('/') {
+        return Err(format!(
+            "[control] state_file '{p}' is not a file's path (e.g. \"/var/lib/dirigo/rules\")"
+        ));
+    }
+    if std::path::Path::new(p).is_dir() {
+        return Err(format!(
+            "[control] state_file '{p}' is a directory (give a file in it, e.g. \"{}/rules\")",
+            p.trim_end_matches('/')
+        ));
+    }
+    Ok(())
+}

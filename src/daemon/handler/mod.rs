@@ -43,6 +43,9 @@ pub struct Ctl {
     pub exception: Option<Arc<crate::daemon::exception::ExceptionPath>>,
     /// The health-check engine, started with the first checked server.
     pub health: Mutex<HealthEngine>,
+    /// The state file's failed writes, when there is one (read without
+    /// the state's lock).
+    pub state_file_failed: Option<Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// The checker engine and where it runs.

@@ -72,6 +72,13 @@ impl Ctl {
                 ));
             }
         }
+        // the state file's failed writes (changes applied but not saved)
+        if let Some(n) = &self.state_file_failed {
+            v.push((
+                "state_file_write_failed".into(),
+                n.load(std::sync::atomic::Ordering::Relaxed),
+            ));
+        }
         Response::Drops(
             v.into_iter()
                 .map(|(reason, count)| DropCount { reason, count })

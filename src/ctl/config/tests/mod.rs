@@ -361,3 +361,36 @@ fn capture_needs_hugepage_files() {
             .contains("unknown field `enable`")
     );
 }
+
+#[test]
+fn state_file_is_a_file_path() {
+    let with = |v: &str| {
+        ISSUE_EXAMPLE.replace(
+            "socket = \"/run/dirigo/ctl.sock\"\n",
+            &format!("socket = \"/run/dirigo/ctl.sock\"\nstate_file = {v}\n"),
+        )
+    };
+    let c = Config::parse(&with("\"/var/lib/dirigo/rules\""), "t").unwrap();
+    assert_eq!(
+        c.control.state_file.as_deref(),
+        Some("/var/lib/dirigo/rules")
+    );
+    assert_eq!(
+        Config::parse(ISSUE_EXAMPLE, "t")
+            .unwrap()
+            .control
+            .state_file,
+        None
+    );
+    // the key's line (the example's [control] is on line 7)
+    let e = err(&with("\"\""));
+    assert!(
+        e.contains("t.toml:8: [control] state_file '' is not a file's path"),
+        "{e}"
+    );
+    assert!(err(&with("\"/var/lib/dirigo/\"")).contains("is not a file's path"));
+    let dir = tempfile::tempdir().unwrap();
+    let e = err(&with(&format!("{:?}", dir.path().display().to_string())));
+    assert!(e.contains("is a directory"), "{e}");
+    assert!(err(&with("3")).contains("invalid type"));
+}

@@ -4,6 +4,10 @@
 //! Every change is applied to a copy, validated by building the new
 //! snapshot, and only then committed and published (arc-swap store): an
 //! invalid request changes nothing, and a valid one never pauses a worker.
+//! A committed change to the table or the timeouts is saved to the state
+//! file, when one is configured, before the request is answered.
+
+pub mod state_file;
 
 use crate::ctl::proto::{BatchCmd, CtlError, ErrCode};
 use crate::dataplane::shared::Shared;
@@ -58,6 +62,9 @@ pub struct ControlState {
     /// Health checks: the checked servers' state, quorum, withdrawn VIPs
     /// (an input to the snapshot: see [`ControlState::build`]).
     pub health: crate::daemon::health::HealthState,
+    /// Where the table is saved after every change (`[control]
+    /// state_file`), when configured.
+    pub state_file: Option<state_file::StateFile>,
 }
 
 /// Map a snapshot build error to the protocol's error.
@@ -159,6 +166,11 @@ impl ControlState {
             }
         }
         shared.lb.store(Arc::new(snap));
+        // saved before the change is acknowledged (the caller answers
+        // after this); a failed write is logged and counted, never fatal
+        if let Some(f) = &mut self.state_file {
+            let _ = f.save(&self.services, &self.timeouts);
+        }
         Ok(())
     }
 

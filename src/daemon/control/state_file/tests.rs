@@ -1,0 +1,395 @@
+use super::*;
+use crate::ctl::adm::parse_restore;
+use crate::lb::sched::{SchedFlags, SchedKind};
+use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
+use std::net::Ipv4Addr;
+
+fn svc(proto: Proto, vip: [u8; 4], port: u16, sched: SchedKind) -> ServiceSpec {
+    ServiceSpec {
+        key: ServiceKey {
+            proto,
+            vip: Ipv4Addr::from(vip),
+            port,
+        },
+        sched,
+        flags: SchedFlags::default(),
+        persistent: None,
+        netmask: Ipv4Addr::BROADCAST,
+        synproxy: false,
+    }
+}
+
+fn rs(addr: [u8; 4], port: u16, method: Method, weight: u32) -> DestSpec {
+    DestSpec {
+        key: DestKey {
+            addr: Ipv4Addr::from(addr),
+            port,
+        },
+        method,
+        weight,
+        upper: 0,
+        lower: 0,
+    }
+}
+
+/// A table with every kind of setting the rules carry, in the order the
+/// rules list it (services and real servers sorted).
+fn table() -> ServiceTable {
+    let mut persistent = svc(Proto::Tcp, [10, 0, 0, 5], 443, SchedKind::Sh);
+    persistent.flags = SchedFlags {
+        fallback: true,
+        port: true,
+    };
+    persistent.persistent = Some(600);
+    persistent.netmask = Ipv4Addr::new(255, 255, 255, 0);
+    persistent.synproxy = true;
+    let mut thresholds = rs([172, 16, 0, 12], 8080, Method::Nat, 0);
+    thresholds.upper = 100;
+    thresholds.lower = 10;
+    vec![
+        (
+            svc(Proto::Tcp, [10, 0, 0, 5], 80, SchedKind::Rr),
+            vec![
+                rs([172, 16, 0, 11], 80, Method::Dr, 1),
+                rs([172, 16, 0, 12], 80, Method::Tun, 65535),
+            ],
+        ),
+        (
+            persistent,
+            vec![rs([172, 16, 0, 11], 443, Method::Nat, 3), thresholds],
+        ),
+        (svc(Proto::Udp, [10, 0, 0, 6], 53, SchedKind::Wlc), vec![]),
+    ]
+}
+
+const TIMEOUTS: Timeouts = Timeouts {
+    tcp: 1000,
+    tcpfin: 60,
+    udp: 30,
+};
+
+#[test]
+fn render_is_the_header_timeouts_and_dirigoadm_save() {
+    let t = table();
+    let text = render(&t, &TIMEOUTS);
+    let rules = rules(&t);
+    assert_eq!(text, format!("{HEADER}--set 1000 60 30\n{rules}"));
+    assert_eq!(
+        rules,
+        "-A -t 10.0.0.5:80 -s rr\n\
+         -a -t 10.0.0.5:80 -r 172.16.0.11:80 -g -w 1\n\
+         -a -t 10.0.0.5:80 -r 172.16.0.12:80 -i -w 65535\n\
+         -A -t 10.0.0.5:443 -s sh -b sh-fallback,sh-port -p 600 -M 255.255.255.0 --synproxy\n\
+         -a -t 10.0.0.5:443 -r 172.16.0.11:443 -m -w 3\n\
+         -a -t 10.0.0.5:443 -r 172.16.0.12:8080 -m -w 0 -x 100 -y 10\n\
+         -A -u 10.0.0.6:53 -s wlc\n"
+    );
+    // what `dirigoadm -R` reads: the same batch
+    assert_eq!(parse_restore(&text).unwrap().len(), 8);
+}
+
+#[test]
+fn parse_of_render_gives_the_table_back() {
+    let t = table();
+    let saved = parse(&render(&t, &TIMEOUTS), Timeouts::default()).unwrap();
+    assert_eq!(saved.services, t);
+    assert_eq!(saved.timeouts, TIMEOUTS);
+    // empty table: the file still says so (and keeps the timeouts)
+    let saved = parse(&render(&Vec::new(), &TIMEOUTS), Timeouts::default()).unwrap();
+    assert!(saved.services.is_empty());
+    assert_eq!(saved.timeouts, TIMEOUTS);
+}
+
+#[test]
+fn parse_replaces_the_table_and_keeps_unset_timeouts() {
+    // plain `dirigoadm -S` output (no header, no --set) is a state file too
+    let saved = parse("-A -t 10.1.1.1:80 -s rr\n", TIMEOUTS).unwrap();
+    assert_eq!(saved.services.len(), 1);
+    assert_eq!(saved.timeouts, TIMEOUTS);
+    // `--set 0 ...` keeps a value, as ipvsadm's does
+    let saved = parse("--set 0 5 0\n", TIMEOUTS).unwrap();
+    assert_eq!(saved.timeouts.tcpfin, 5);
+    assert_eq!(saved.timeouts.tcp, 1000);
+}
+
+#[test]
+fn a_bad_line_is_refused_with_its_number() {
+    let good = render(&table(), &TIMEOUTS);
+    let lines: Vec<&str> = good.lines().collect();
+    let n = lines.len();
+    let with = |i: usize, bad: &str| {
+        let mut l = lines.clone();
+        l[i] = bad;
+        l.join("\n")
+    };
+    let cases = [
+        // a torn line (cut in the middle of an address)
+        (with(n - 1, "-a -t 10.0.0.5:443 -r 172.16."), n),
+        (with(5, "-A -t 10.0.0.9:80 -s nosuch"), 6),
+        (with(4, "-L -n"), 5),
+        // a real server of a service not (yet) defined
+        (
+            format!("{good}-a -t 10.9.9.9:80 -r 172.16.0.1:80 -g -w 1\n"),
+            n + 1,
+        ),
+        // the same service twice
+        (format!("{good}-A -u 10.0.0.6:53 -s rr\n"), n + 1),
+    ];
+    for (text, line) in cases {
+        let (l, msg) = parse(&text, Timeouts::default()).unwrap_err();
+        assert_eq!(l, line, "{msg}\n{text}");
+        assert!(!msg.is_empty());
+    }
+    let (_, msg) = parse(&format!("{good}-A -u 10.0.0.6:53 -s rr\n"), TIMEOUTS).unwrap_err();
+    assert_eq!(msg, "Service already exists");
+    let (_, msg) = parse("-a -t 10.9.9.9:80 -r 172.16.0.1:80\n", TIMEOUTS).unwrap_err();
+    assert_eq!(msg, "Service not defined");
+}
+
+#[test]
+fn load_missing_is_none_and_corrupt_is_file_line_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("rules");
+    let ps = p.display().to_string();
+    assert_eq!(load(&ps, TIMEOUTS).unwrap(), None);
+    std::fs::write(&p, render(&table(), &TIMEOUTS)).unwrap();
+    assert_eq!(
+        load(&ps, Timeouts::default()).unwrap().unwrap().services,
+        table()
+    );
+    std::fs::write(
+        &p,
+        "-A -t 10.0.0.1:80 -s rr\n-a -t 10.0.0.1:80 -r 1.2.3.4 -w x\n",
+    )
+    .unwrap();
+    let e = load(&ps, TIMEOUTS).unwrap_err();
+    assert_eq!(e.problem.line, Some(2));
+    assert!(e.to_string().starts_with(&format!("{ps}:2: ")), "{e}");
+    // not text: the line of the first bad byte
+    std::fs::write(&p, b"-A -t 10.0.0.1:80 -s rr\n\n-A \xff\n").unwrap();
+    let e = load(&ps, TIMEOUTS).unwrap_err();
+    assert_eq!(e.to_string(), format!("{ps}:3: not UTF-8 text"));
+    // a directory where the file should be: refused, not "no file"
+    std::fs::remove_file(&p).unwrap();
+    std::fs::create_dir(&p).unwrap();
+    let e = load(&ps, TIMEOUTS).unwrap_err();
+    assert_eq!(e.problem.line, None);
+    assert!(e.to_string().contains("cannot read the state file"), "{e}");
+}
+
+#[test]
+fn write_atomic_creates_the_directory_and_leaves_no_temporary() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("var/lib/dirigo/rules");
+    write_atomic(&p, b"one\n").unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), b"one\n");
+    write_atomic(&p, b"two\n").unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), b"two\n");
+    let names: Vec<_> = std::fs::read_dir(p.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["rules"]);
+}
+
+#[test]
+fn a_reader_never_sees_a_torn_file() {
+    // two large contents written in turn; every read is one or the other
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("rules");
+    let a = "-A -t 10.0.0.1:80 -s rr\n".repeat(4000);
+    let b = "-A -u 10.0.0.2:53 -s wlc\n".repeat(3000);
+    write_atomic(&p, a.as_bytes()).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let reader = s.spawn(|| {
+            let mut reads = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let got = std::fs::read_to_string(&p).unwrap();
+                assert!(got == a || got == b, "torn read of {} bytes", got.len());
+                reads += 1;
+            }
+            reads
+        });
+        for i in 0..100 {
+            let c = if i % 2 == 0 { &b } else { &a };
+            write_atomic(&p, c.as_bytes()).unwrap();
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(reader.join().unwrap() > 0);
+    });
+}
+
+#[test]
+fn a_failed_write_leaves_the_old_file_and_says_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("rules");
+    write_atomic(&p, b"old\n").unwrap();
+    // the temporary's name is taken by a directory: open fails
+    let tmp = dir.path().join(".rules.tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let e = write_atomic(&p, b"new\n").unwrap_err();
+    assert!(e.to_string().contains(".rules.tmp"), "{e}");
+    assert_eq!(std::fs::read(&p).unwrap(), b"old\n");
+    // the directory cannot be made (a file is in the way)
+    let e = write_atomic(&dir.path().join("rules/x"), b"new\n").unwrap_err();
+    assert!(e.to_string().starts_with("create "), "{e}");
+    assert_eq!(std::fs::read(&p).unwrap(), b"old\n");
+}
+
+#[test]
+fn state_file_counts_failures_retries_and_skips_what_is_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("rules");
+    let mut f = StateFile::new(&p);
+    let t = table();
+    // at start: taken as saved, nothing written
+    f.mark_saved(&t, &TIMEOUTS);
+    f.save(&t, &TIMEOUTS).unwrap();
+    assert!(!p.exists());
+    // a change is written
+    let mut t2 = t.clone();
+    t2.pop();
+    f.save(&t2, &TIMEOUTS).unwrap();
+    assert_eq!(
+        parse(&std::fs::read_to_string(&p).unwrap(), Timeouts::default())
+            .unwrap()
+            .services,
+        t2
+    );
+    // a failed write: counted, the file keeps the previous rules
+    let tmp = dir.path().join(".rules.tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    assert!(f.save(&t, &TIMEOUTS).is_err());
+    assert_eq!(f.failed(), 1);
+    assert_eq!(
+        parse(&std::fs::read_to_string(&p).unwrap(), Timeouts::default())
+            .unwrap()
+            .services,
+        t2
+    );
+    // the next save of the same table writes it (not taken as saved)
+    std::fs::remove_dir(&tmp).unwrap();
+    f.save(&t, &TIMEOUTS).unwrap();
+    assert_eq!(f.failed(), 1);
+    let on_disk = std::fs::read_to_string(&p).unwrap();
+    assert_eq!(on_disk, render(&t, &TIMEOUTS));
+    // timeouts alone are a change too
+    let t3 = Timeouts {
+        udp: 99,
+        ..TIMEOUTS
+    };
+    f.save(&t, &t3).unwrap();
+    assert!(std::fs::read_to_string(&p)
+        .unwrap()
+        .contains("--set 1000 60 99\n"));
+}
+
+#[test]
+fn commit_saves_configured_weights_not_health_verdicts() {
+    use crate::daemon::control::{ControlState, LbSettings};
+    use crate::daemon::health::HealthState;
+    use crate::health::spec::JobKey;
+    use crate::net::addr::{Ipv4Cidr, OwnAddrs};
+    use crate::net::neigh::{NeighConfig, NeighTable};
+    use crate::net::route::RouteTable;
+    use crate::net::view::{NetView, PortInfo};
+    use std::sync::Arc;
+    // a service whose one real server is checked (the check's settings
+    // as the config gives them)
+    let toml = r#"
+[eal]
+args = ["-l", "0-1"]
+[[port]]
+name = "wan"
+device = "net_null0"
+addresses = ["10.0.0.1/24"]
+[health]
+[[service]]
+protocol = "tcp"
+address = "10.0.0.5:80"
+scheduler = "rr"
+[service.check]
+type = "tcp"
+[[service.real_server]]
+address = "10.0.0.11:80"
+weight = 7
+"#;
+    let cfg = crate::ctl::config::Config::parse(toml, "t.toml").unwrap();
+    let s = &cfg.services[0];
+    let t: ServiceTable = vec![(s.spec.clone(), s.dests.clone())];
+    let mut health = HealthState::default();
+    health.services.insert(s.spec.key, s.health.clone());
+    health.sync(&t, |_, _, _| None, 0);
+    let key = JobKey {
+        service: s.spec.key,
+        rs: s.dests[0].key,
+    };
+    // taken out for maintenance: weight 0 where the workers forward
+    health.set_enabled(&key, false, &t, 0).unwrap();
+    assert_eq!(health.effective(&t)[0].1[0].weight, 0);
+
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("rules");
+    let port_addr = Ipv4Cidr::new(u32::from(Ipv4Addr::new(10, 0, 0, 1)), 24).unwrap();
+    let mut st = ControlState {
+        services: Vec::new(),
+        timeouts: Timeouts::default(),
+        ids: crate::lb::snapshot::LbIds::new(16, 64),
+        epoch: 0,
+        port_addrs: vec![(0, port_addr)],
+        static_routes: Vec::new(),
+        neigh: NeighTable::new(NeighConfig::default()),
+        settings: LbSettings {
+            tunnel_source: None,
+            expire_nodest_conn: false,
+            workers: 1,
+            mh_table_size: 251,
+            synproxy: false,
+        },
+        pending_garp: Vec::new(),
+        health,
+        state_file: Some(StateFile::new(&p)),
+    };
+    let mut addrs = OwnAddrs::new();
+    addrs.add_port_addr(0, port_addr).unwrap();
+    let routes = RouteTable::new(&addrs, &[]).unwrap();
+    let view = NetView::new(
+        vec![PortInfo {
+            mac: [2, 0, 0, 0, 0, 1],
+            mtu: 1500,
+            kernel: false,
+        }]
+        .into(),
+        Arc::new(addrs),
+        Arc::new(routes),
+        Arc::new(st.neigh.snapshot()),
+    );
+    let shared = crate::dataplane::shared::Shared {
+        net: Arc::new(arc_swap::ArcSwap::from_pointee(view)),
+        lb: Arc::new(arc_swap::ArcSwap::from_pointee(
+            crate::lb::snapshot::Snapshot::empty(&st.ids),
+        )),
+        events: crossbeam_queue::ArrayQueue::new(4),
+        workers: Vec::new(),
+        stop: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    };
+    st.commit(&shared, t.clone(), Timeouts::default()).unwrap();
+    let on_disk = std::fs::read_to_string(&p).unwrap();
+    assert!(
+        on_disk.contains("-a -t 10.0.0.5:80 -r 10.0.0.11:80 -g -w 7\n"),
+        "{on_disk}"
+    );
+    // the snapshot the workers have carries the verdict
+    let snap = shared.lb.load();
+    assert_eq!(snap.services()[0].spec.key, s.spec.key);
+    // a health refresh (same configured table) writes nothing
+    std::fs::remove_file(&p).unwrap();
+    st.refresh(&shared).unwrap();
+    assert!(!p.exists());
+    // an invalid change is refused before anything is saved
+    let mut bad = t.clone();
+    bad[0].1.push(rs([192, 168, 9, 9], 80, Method::Dr, 1));
+    assert!(st.commit(&shared, bad, Timeouts::default()).is_err());
+    assert!(!p.exists());
+}
