@@ -51,6 +51,10 @@ pub struct DutCase<'a> {
     /// (a scrape renders every family: the IPVS ones, ports with xstats,
     /// drops, workers with their histograms).
     pub metrics: bool,
+    /// The SYN proxy: `[dataplane] synproxy` and the service's `synproxy`
+    /// (NAT real servers): every SYN of the pcap is answered on the wan
+    /// port with a SYN/ACK cookie ([`DutResult::wan_tx_mpps`]).
+    pub synproxy: bool,
 }
 
 /// Where the metrics scenario's endpoint listens.
@@ -72,6 +76,9 @@ pub struct DutResult {
     pub mconn_s: f64,
     /// Packets received on the wan port per second / 1e6.
     pub rx_mpps: f64,
+    /// Packets transmitted on the wan port per second / 1e6 (the SYN
+    /// proxy's SYN/ACKs).
+    pub wan_tx_mpps: f64,
     /// The wan port's kernel interface, when it has one.
     pub kernel: Option<KernelRates>,
     /// Scrapes of the metrics endpoint that returned the burst histogram
@@ -209,11 +216,13 @@ pub fn config(c: &DutCase<'_>, prefix: &str, sock: &Path) -> String {
                 ("mbufs", (mbufs as i64).into()),
                 ("mbuf_data_room", 256.into()),
                 ("embryonic_grace_ms", c.embryonic_grace_ms.into()),
+                ("synproxy", c.synproxy.into()),
             ]),
         ),
         (
             "service",
             vec![table([
+                ("synproxy", c.synproxy.into()),
                 ("protocol", text("tcp")),
                 (
                     "address",
@@ -354,6 +363,7 @@ struct Sample {
     at: Option<Instant>,
     lan_tx: u64,
     wan_rx: u64,
+    wan_tx: u64,
     conns: u64,
     created: u64,
     /// The wan port's kernel interface counters: to_kernel, rate_limited,
@@ -386,6 +396,7 @@ fn sample(c: &mut Client) -> Result<Sample, String> {
         at: Some(t0 + (t1 - t0) / 2),
         lan_tx: lan.opackets,
         wan_rx: wan.ipackets,
+        wan_tx: wan.opackets,
         conns,
         created,
         kernel,
@@ -446,6 +457,7 @@ pub fn run(c: &DutCase<'_>, tag: &str) -> Result<DutResult, String> {
             tracked: b.conns,
             mconn_s: (b.created - a.created) as f64 / dt / 1e6,
             rx_mpps: (b.wan_rx - a.wan_rx) as f64 / dt / 1e6,
+            wan_tx_mpps: (b.wan_tx - a.wan_tx) as f64 / dt / 1e6,
             kernel: match (a.kernel, b.kernel) {
                 (Some(x), Some(y)) => {
                     let rate = |i: usize| y[i].saturating_sub(x[i]) as f64 / dt;
@@ -552,6 +564,7 @@ mod tests {
                 workers,
                 exception,
                 metrics,
+                synproxy: false,
             };
             let text = config(&c, "dg-bench", Path::new("ctl.sock"));
             let cfg = dirigo::ctl::config::Config::parse(&text, "bench").unwrap();
@@ -583,6 +596,29 @@ mod tests {
                 }
                 None => assert!(!metrics),
             }
+            assert!(!cfg.dataplane.synproxy && !cfg.services[0].spec.synproxy);
         }
+    }
+
+    #[test]
+    fn synproxy_config_is_valid() {
+        let c = DutCase {
+            bin: Path::new("dirigo"),
+            pcap: Path::new("syn.pcap"),
+            pcap_pkts: 1000,
+            method: Method::Nat,
+            capacity: 65536,
+            embryonic_grace_ms: 0,
+            dir: Path::new("."),
+            warmup: Duration::from_secs(1),
+            measure: Duration::from_secs(1),
+            workers: 1,
+            exception: false,
+            metrics: false,
+            synproxy: true,
+        };
+        let text = config(&c, "dg-bench", Path::new("ctl.sock"));
+        let cfg = dirigo::ctl::config::Config::parse(&text, "bench").unwrap();
+        assert!(cfg.dataplane.synproxy && cfg.services[0].spec.synproxy);
     }
 }
