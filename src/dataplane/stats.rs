@@ -24,6 +24,11 @@ counter_enum! {
         ArpReplied: count = "arp_replied",
         /// ARP senders reported to the control thread.
         ArpLearned: count = "arp_learned",
+        /// ARP frames taken in only to learn (or refresh) their sender:
+        /// replies to our requests, others' requests (freed, not
+        /// answered). With every other outcome counted, a worker's
+        /// received packets add up (docs/OPERATIONS.md, Soak).
+        ArpTaken: count = "arp_taken",
         /// ICMP echo requests answered.
         EchoReplied: count = "echo_replied",
         /// For one of our addresses but nothing answers it.

@@ -454,6 +454,7 @@ impl WorkerPipeline {
                     // stays right (its own requests are answered here)
                     return Verdict::Kernel(port);
                 }
+                self.counters.own[Count::ArpTaken] += 1;
                 Verdict::Drop
             }
             ArpAction::Ignore(r) => {
