@@ -11,7 +11,7 @@
 #   - the counters add up (per worker: received == forwarded + dropped +
 #     answered + steered out + held; active + inactive == table entries);
 #   - resident memory stays flat (within 1%) after the first minute (runs
-#     shorter than 3 minutes: after the first third, e.g. 20 s of 60);
+#     shorter than 3 minutes: after the first half, e.g. 30 s of 60);
 #   - the control socket answers every request within 100 ms.
 #
 #   scripts/soak.sh SECONDS        as root, after scripts/setup-hugepages.sh
@@ -155,7 +155,7 @@ for url in http://10.99.0.100/ http://10.99.0.101/ http://10.99.0.102:8080/; do
 done
 say "set up in $((SECONDS - T0)) s; soak for $SECS s"
 
-BASE=$((SECS >= 180 ? 60 : SECS / 3))
+BASE=$((SECS >= 180 ? 60 : SECS / 2))
 timeout -k 10 $((SECS + 150)) "$PY" "$DRIVER" run --seconds "$SECS" --baseline "$BASE" \
     --pid "$DIRIGO_PID" --socket "$WORK/ctl.sock" --config "$WORK/dirigo.toml" \
     --config-head "$WORK/head.toml" --adm "$BIN/dirigoadm" --ctl "$BIN/dirigoctl" \

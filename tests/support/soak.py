@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import random
-import socket
 import subprocess
 import sys
 import threading
@@ -29,7 +28,7 @@ import time
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from soak_checks import Ctl, echo, identities, pct  # noqa: E402
+from soak_checks import Ctl, echo, identities, pct, round_trip  # noqa: E402
 
 VIP_DR = "10.99.0.100"
 VIP_TUN = "10.99.0.101"
@@ -158,17 +157,7 @@ class Soak:
         while not self.stop.is_set():
             t = time.monotonic()
             try:
-                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                s.settimeout(10)
-                s.connect(path)
-                s.sendall(b'{"op":"list"}\n')
-                buf = b""
-                while not buf.endswith(b"\n"):
-                    chunk = s.recv(4096)
-                    if not chunk:
-                        break
-                    buf += chunk
-                s.close()
+                round_trip(path, b'{"op":"list"}')
                 self.ref.append((self.now(), (time.monotonic() - t) * 1e3))
             except OSError:
                 pass
@@ -486,8 +475,10 @@ def run(a):
         for i, name in ((2, "anonymous"), (3, "file-backed"), (4, "shared"), (5, "threads")):
             print(f"  {name:11}: {base[i]} at t={base[0]:.0f}s, {end[i]} at the end ({end[i] - base[i]:+d})")
         print(f"  every sample: {os.path.join(a.work, 'rss.csv')}")
-        if abs(change) > 1.0:
-            fails.append(f"resident memory changed {change:+.2f}% from t={base[0]:.0f}s to the end (bound 1%)")
+        # growth fails; a fall does not (the kernel taking back clean pages
+        # of the binary under memory pressure is not dirigo growing)
+        if change > 1.0:
+            fails.append(f"resident memory grew {change:+.2f}% from t={base[0]:.0f}s to the end (bound 1%)")
     else:
         fails.append("resident memory: not enough samples")
 

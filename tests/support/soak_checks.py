@@ -7,6 +7,33 @@ import socket
 import threading
 
 
+def read_line(s):
+    """Bytes from socket `s` up to a newline (or its end)."""
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            break
+        buf += chunk
+    return buf
+
+
+def round_trip(path, line):
+    """Connect to the Unix socket `path`, send `line` + newline, return the
+    answer line."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    try:
+        s.connect(path)
+        s.sendall(line + b"\n")
+        buf = read_line(s)
+    finally:
+        s.close()
+    if not buf.endswith(b"\n"):
+        raise ConnectionError("the socket closed before the answer")
+    return buf
+
+
 class Ctl:
     """Direct requests on the control socket (timed by the caller)."""
 
@@ -16,19 +43,7 @@ class Ctl:
 
     def call(self, op, **kw):
         self.id += 1
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(10)
-        try:
-            s.connect(self.path)
-            s.sendall((json.dumps({"v": 1, "id": self.id, "req": {"op": op, **kw}}) + "\n").encode())
-            buf = b""
-            while not buf.endswith(b"\n"):
-                chunk = s.recv(1 << 20)
-                if not chunk:
-                    raise ConnectionError("control socket closed")
-                buf += chunk
-        finally:
-            s.close()
+        buf = round_trip(self.path, json.dumps({"v": 1, "id": self.id, "req": {"op": op, **kw}}).encode())
         r = json.loads(buf)
         if "err" in r:
             raise RuntimeError(f"{op}: {r['err']}")
@@ -89,13 +104,7 @@ def echo(path):
 
     def serve(c):
         with c:
-            buf = b""
-            while not buf.endswith(b"\n"):
-                chunk = c.recv(4096)
-                if not chunk:
-                    return
-                buf += chunk
-            c.sendall(buf)
+            c.sendall(read_line(c))
 
     while True:
         c, _ = srv.accept()
