@@ -98,15 +98,7 @@ socket = "$SOCK"
 connections_per_worker = 65536
 mbufs = 8191
 
-[[port]]
-name = "wan"
-device = "net_tap0"
-addresses = ["$LAB_DIRIGO_WAN_IP/24"]
-
-[[port]]
-name = "lan"
-device = "net_tap1"
-addresses = ["$LAB_DIRIGO_LAN_IP/24"]
+$("$LAB" ports-toml)
 
 [[service]]
 protocol = "tcp"

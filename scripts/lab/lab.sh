@@ -13,6 +13,7 @@
 #   lab.sh down             remove everything (idempotent)
 #   lab.sh status           show what exists
 #   lab.sh env              print the lab's names and addresses as shell exports
+#   lab.sh ports-toml       print dirigo's two [[port]] sections for the lab
 #   lab.sh exec WHO CMD...  run CMD in namespace WHO (client, srv, rs1.., dir)
 #
 # Parameters (environment, all optional):
@@ -504,6 +505,14 @@ lab_trap_clear() { trap - EXIT INT TERM; }
 
 # ---------------------------------------------------------------- info
 
+# dirigo's two [[port]] sections for the lab (net_tap0 = WAN, net_tap1 = LAN,
+# as in --vdev=net_tap0,iface=$LAB_WAN_IF --vdev=net_tap1,iface=$LAB_LAN_IF).
+lab_ports_toml() {
+    lab_config
+    printf '[[port]]\nname = "wan"\ndevice = "net_tap0"\naddresses = ["%s/24"]\n\n' "$LAB_DIRIGO_WAN_IP"
+    printf '[[port]]\nname = "lan"\ndevice = "net_tap1"\naddresses = ["%s/24"]\n' "$LAB_DIRIGO_LAN_IP"
+}
+
 lab_env() {
     lab_config
     local v
@@ -551,6 +560,10 @@ lab_main() {
         ;;
     env)
         lab_env
+        return 0
+        ;;
+    ports-toml)
+        lab_ports_toml
         return 0
         ;;
     esac

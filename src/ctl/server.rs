@@ -161,7 +161,7 @@ impl Server {
             workers.retain(|h| !h.is_finished());
             match self.listener.accept() {
                 Ok((stream, _)) => self.spawn_client(stream, &active, &mut workers),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => crate::clock::nap(POLL / 2),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait_client(),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if is_transient(&e) => crate::clock::nap(POLL),
                 Err(e) => break Err(e),
@@ -173,6 +173,19 @@ impl Server {
         }
         let _ = std::fs::remove_file(&self.cfg.path);
         result
+    }
+
+    /// Wait until a client connects (or at most [`POLL`], to look at the
+    /// stop flag): a request is answered as soon as it arrives, not after
+    /// a nap between accepts.
+    fn wait_client(&self) {
+        use nix::poll::{poll, PollFd, PollFlags};
+        use std::os::fd::AsFd;
+        let mut fds = [PollFd::new(self.listener.as_fd(), PollFlags::POLLIN)];
+        let ms = POLL.as_millis() as u16;
+        if poll(&mut fds, ms).is_err() {
+            crate::clock::nap(POLL / 2); // EINTR and the like: as before
+        }
     }
 
     fn spawn_client(

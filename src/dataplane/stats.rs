@@ -47,6 +47,11 @@ counter_enum! {
         KernelCopyLost: drop = "kernel_copy_lost",
         /// Frames the kernel interface sent to dirigo itself (to a VIP).
         FromKernel: count = "from_kernel",
+        /// ARP frames taken in only to learn (or refresh) their sender:
+        /// replies to our requests, others' requests (freed, not
+        /// answered). With every other outcome counted, a worker's
+        /// received packets add up (docs/OPERATIONS.md, Soak).
+        ArpTaken: count = "arp_taken",
     }
 }
 
@@ -356,7 +361,8 @@ mod tests {
         assert_eq!(
             names[..Count::COUNT].join(" "),
             "arp_replied arp_learned echo_replied local_other not_for_us events_lost \
-             forwarded lb_dropped steered_out steered_in other_host kernel_copy_lost from_kernel"
+             forwarded lb_dropped steered_out steered_in other_host kernel_copy_lost from_kernel \
+             arp_taken"
         );
         assert_eq!(&names[Count::COUNT], &"truncated");
         assert_eq!(names.last(), Some(&"icmp_bad_checksum"));

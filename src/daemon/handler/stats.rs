@@ -100,6 +100,10 @@ impl Ctl {
                             .iter()
                             .map(|s| s.conns.load(std::sync::atomic::Ordering::Relaxed))
                             .sum();
+                    // active + inactive over every real-server slot, those
+                    // of removed servers too (their connections stay in the
+                    // table until they end): equals `conns`
+                    let (active, inactive) = dest_totals(&w.lb);
                     LcoreInfo {
                         lcore: w.lcore,
                         role: "worker".into(),
@@ -120,6 +124,14 @@ impl Ctl {
                                 name: n.name.into(),
                                 value: n.value,
                             })
+                            .chain(
+                                [("conns_active", active), ("conns_inactive", inactive)]
+                                    .into_iter()
+                                    .map(|(n, value)| NamedCounter {
+                                        name: n.into(),
+                                        value,
+                                    }),
+                            )
                             .chain(
                                 [
                                     ("conns_evicted", &w.lb.evicted),
@@ -148,4 +160,16 @@ impl Ctl {
                 .collect(),
         )
     }
+}
+
+/// Active and inactive connections of one worker, summed over every
+/// real-server slot (removed servers' slots included).
+fn dest_totals(w: &WorkerStats) -> (u64, u64) {
+    use std::sync::atomic::Ordering::Relaxed;
+    w.dests.iter().fold((0, 0), |(a, i), t| {
+        (
+            a + u64::from(t.active.load(Relaxed)),
+            i + u64::from(t.inactive.load(Relaxed)),
+        )
+    })
 }

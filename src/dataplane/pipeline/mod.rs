@@ -455,6 +455,7 @@ impl WorkerPipeline {
                     // stays right (its own requests are answered here)
                     return Verdict::Kernel(port);
                 }
+                self.counters.own[Count::ArpTaken] += 1;
                 Verdict::Drop
             }
             ArpAction::Ignore(r) => {
@@ -580,6 +581,9 @@ impl Pipeline for WorkerPipeline {
     }
 
     fn housekeeping(&mut self, now_ns: u64) {
+        // the snapshot loaded at the last begin_burst: an idle worker
+        // reports it too, or retired slots would never be reclaimed
+        self.lb.see_snapshot(&self.snap);
         self.lb.expire(now_ns, self.expire_budget);
         let w = &self.shared.workers[self.index];
         w.counters.publish(&self.counters);

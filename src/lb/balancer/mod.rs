@@ -344,6 +344,14 @@ impl Balancer {
         }
     }
 
+    /// Record that this worker now works with `snap` (its housekeeping
+    /// calls it, so a worker without traffic does not hold back the reuse
+    /// of removed services' and real servers' slots, which waits until
+    /// every worker has seen the snapshot that removed them).
+    pub fn see_snapshot(&mut self, snap: &Snapshot) {
+        self.see_epoch(snap);
+    }
+
     #[inline]
     fn see_epoch(&mut self, snap: &Snapshot) {
         self.persist_sync_all(snap);

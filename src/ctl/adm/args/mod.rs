@@ -208,7 +208,10 @@ pub fn parse(args: &[String]) -> Result<Command, AdmError> {
             let key = need_key()?;
             let (addr, rport) = real.ok_or_else(|| AdmError::usage("no real server specified"))?;
             let mut port = rport.unwrap_or(key.port);
-            if method != Method::Nat {
+            // as ipvsadm: a DR or TUN server added or edited takes the
+            // service's port; `-d` deletes the server at the port given (a
+            // NAT server on another port can be deleted without `-m`)
+            if method != Method::Nat && cmd != O::DelDest {
                 port = key.port;
             }
             let dkey = DestKey { addr, port };

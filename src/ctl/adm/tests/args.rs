@@ -214,6 +214,16 @@ fn dest_commands() {
         let dest = d.key;
         assert_eq!(m(args), BatchCmd::DelDest { service: k, dest }, "{args}");
     }
+    // a NAT server on another port than the service's is deleted at its
+    // own port (-d takes no forwarding method; ipvsadm forces the service's
+    // port only on -a and -e of DR and TUN servers)
+    assert_eq!(
+        m("-d -t 10.0.0.100:80 -r 172.16.0.11:8080"),
+        BatchCmd::DelDest {
+            service: k,
+            dest: dest(rs, 8080, Method::Nat, 1).key
+        }
+    );
 }
 
 #[test]

@@ -525,3 +525,21 @@ fn held_packet_released_once_the_view_knows_the_neighbor() {
 }
 
 mod kernel;
+
+#[test]
+fn idle_worker_reports_the_snapshot_it_works_with() {
+    // the control side reuses a removed service's slot only once every
+    // worker has seen the snapshot that removed it; a worker without
+    // traffic reports it from its housekeeping
+    let (shared, mut pipes) = setup(2);
+    let mut next = nat_service(&[RS]);
+    next.epoch = 7;
+    shared.lb.store(Arc::new(next));
+    for p in pipes.iter_mut() {
+        p.begin_burst(2_000_000);
+        p.housekeeping(2_000_000);
+    }
+    for w in &shared.workers {
+        assert_eq!(w.lb.epoch_seen.load(Ordering::Relaxed), 7);
+    }
+}
