@@ -477,8 +477,15 @@ def run(a):
         print(f"  every sample: {os.path.join(a.work, 'rss.csv')}")
         # growth fails; a fall does not (the kernel taking back clean pages
         # of the binary under memory pressure is not dirigo growing)
-        if change > 1.0:
-            fails.append(f"resident memory grew {change:+.2f}% from t={base[0]:.0f}s to the end (bound 1%)")
+        # A run shorter than two minutes has no "after the first minute":
+        # it is measured from half-time, where one or two 512 kB steps of
+        # a glibc malloc arena (about 0.8% each) still fall; such a run
+        # allows 1 MiB, the 1% holds from two minutes on.
+        slack_kb = 1024 if a.seconds < 120 else 0
+        grew_kb = end[1] - base[1]
+        if change > 1.0 and grew_kb > slack_kb:
+            bound = "1%" if slack_kb == 0 else f"1% or {slack_kb} kB"
+            fails.append(f"resident memory grew {change:+.2f}% ({grew_kb:+d} kB) from t={base[0]:.0f}s to the end (bound {bound})")
     else:
         fails.append("resident memory: not enough samples")
 
