@@ -272,8 +272,9 @@ fn run_micro(plan: &Plan, agg: &mut Agg, only: Option<Method>, only_flows: Optio
         agg.push("micro|synproxy|est", r.est_mpps);
         agg.push("micro|synproxy|nat", r.nat_mpps);
         eprintln!(
-            "micro synproxy ({flows} flows): SYNs answered {:.2} Mpps, opened {:.2} Mconn/s, \
+            "micro synproxy ({} flows): SYNs answered {:.2} Mpps, opened {:.2} Mconn/s, \
              proxied established {:.2} Mpps vs plain NAT {:.2} Mpps ({:.2}x)",
+            r.flows,
             r.syn_mpps,
             r.open_mconn,
             r.est_mpps,

@@ -516,6 +516,7 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
         plan.newconn_capacity,
         f2(a.med("micro|newconn|burst|mconn"))
     );
+    synproxy_section(&mut s, a);
     exception_section(&mut s, plan, a);
     metrics_section(&mut s, plan, a);
     let _ = writeln!(s, "## Sans-IO micro-benchmark (no EAL)\n");
@@ -588,4 +589,52 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
     );
     let _ = writeln!(s, "## Machine\n\n```\n{}\n```\n", lscpu());
     s
+}
+
+/// The SYN proxy: the new-connection pcap's SYNs answered with cookies by
+/// the daemon (beside testpmd on the same pcap), and the sans-IO figures
+/// (connections opened through the proxy, proxied established NAT beside
+/// plain NAT on the same frames).
+fn synproxy_section(s: &mut String, a: &Agg) {
+    if a.values("dirigo|synproxy syn|mpps").is_empty() && a.values("micro|synproxy|est").is_empty()
+    {
+        return;
+    }
+    let _ = writeln!(s, "## SYN proxy (NAT, `--synproxy`, one worker)\n");
+    let _ = writeln!(
+        s,
+        "Daemon: the new-connection pcap's SYNs sent to a `--synproxy` NAT service; every SYN is answered on the wan port \
+         with a SYN/ACK cookie and nothing is stored (what a SYN flood costs). Sans-IO core (`dirigo-bench micro`, burst API, \
+         frames with the timestamps option as a Linux peer sends them): connections opened through the proxy (the client's \
+         SYN, then its ACK: cookie check, scheduling, insert, the SYN to the server), and established packets of proxied \
+         connections (sequence and timestamp translation) beside plain NAT on the same frames in the same run.\n"
+    );
+    let _ = writeln!(s, "| what | value | spread |\n|---|---|---|");
+    let _ = writeln!(
+        s,
+        "| SYNs answered (daemon), M/s | {} ({} x macswap on the same pcap) | {:.1}% |",
+        f2(a.med("dirigo|synproxy syn|mpps")),
+        f2(a.med("dirigo|synproxy syn|ratio")),
+        a.spread_pct("dirigo|synproxy syn|mpps"),
+    );
+    let _ = writeln!(
+        s,
+        "| SYNs answered (sans-IO core), M/s | {} | {:.1}% |",
+        f2(a.med("micro|synproxy|syn")),
+        a.spread_pct("micro|synproxy|syn"),
+    );
+    let _ = writeln!(
+        s,
+        "| connections opened through the proxy (sans-IO core), M/s | {} | {:.1}% |",
+        f2(a.med("micro|synproxy|open")),
+        a.spread_pct("micro|synproxy|open"),
+    );
+    let _ = writeln!(
+        s,
+        "| established, proxied (sans-IO core), Mpps | {} ({:.2} x plain NAT {}) | {:.1}% |\n",
+        f2(a.med("micro|synproxy|est")),
+        a.med("micro|synproxy|est") / a.med("micro|synproxy|nat"),
+        f2(a.med("micro|synproxy|nat")),
+        a.spread_pct("micro|synproxy|est"),
+    );
 }

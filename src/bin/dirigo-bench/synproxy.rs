@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 /// What one run measured (millions per second).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SynproxyResult {
+    /// Flows used (at least 16k).
+    pub flows: u32,
     /// SYNs answered with a SYN/ACK cookie.
     pub syn_mpps: f64,
     /// Connections opened (SYN + ACK pairs, each ACK sending the server SYN).
@@ -229,9 +231,16 @@ fn ack(i: u32, cookie: u32, ecr: u32) -> Vec<u8> {
 pub fn run(flows: u32, capacity: u32, time: Duration) -> SynproxyResult {
     let clock = Instant::now();
     let now = || clock.elapsed().as_nanos() as u64 + 1_000_000_000;
-    let mut r = SynproxyResult::default();
+    // at least 16k flows: the opening phase needs four times its table
+    let flows = flows.max(16384);
+    // and every established flow a place in the table
+    let capacity = capacity.max(flows);
+    let mut r = SynproxyResult {
+        flows,
+        ..SynproxyResult::default()
+    };
     // 1. a SYN flood: every SYN answered, nothing stored
-    let syns: Vec<Vec<u8>> = (0..flows.max(1024)).map(syn).collect();
+    let syns: Vec<Vec<u8>> = (0..flows).map(syn).collect();
     let mut flood = Run::new(capacity, true);
     r.syn_mpps = flood.timed(&syns, time, now);
     assert_eq!(flood.w.table().len(), 0);
@@ -252,7 +261,7 @@ pub fn run(flows: u32, capacity: u32, time: Duration) -> SynproxyResult {
         .zip(&acks)
         .flat_map(|(s, a)| [s.clone(), a.clone()])
         .collect();
-    let mut open = Run::new((flows / 4).max(1024), true);
+    let mut open = Run::new(flows / 4, true);
     r.open_mconn = open.timed(&pairs, time, now) / 2.0;
     // 3. established: splice every flow (the servers' SYN/ACKs), then
     // the clients' ACKs, both through the proxy and through plain NAT
