@@ -12,8 +12,9 @@
 #
 # What the runs find goes to fuzz/work/<target>/ (the growing corpus, kept
 # between runs, not checked in); the seeds are never written. Environment:
-# FUZZ_JOBS=N runs each target in N processes (libFuzzer -fork; default 1),
-# FUZZ_ARGS adds libFuzzer options.
+# FUZZ_WORK=DIR puts that corpus in DIR/<target> instead (the CI smoke test
+# starts from the seeds alone), FUZZ_JOBS=N runs each target in N processes
+# (libFuzzer -fork; default 1), FUZZ_ARGS adds libFuzzer options.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for d in "$HOME/.cargo/bin" /usr/local/cargo/bin; do
@@ -56,7 +57,14 @@ bins=()
 for t in "${targets[@]}"; do bins+=(--bin "$t"); done
 echo "== fuzz: building ${targets[*]} (nightly, $triple)"
 start=$(date +%s)
-(cd fuzz && cargo +nightly build -q --release --locked --target "$triple" "${bins[@]}")
+# in a clean environment: what a caller's environment holds (cargo test's
+# variables, a CC) would otherwise mark crates dirty and rebuild them
+# whenever the caller changes
+keep=(PATH="$PATH" HOME="$HOME" RUSTFLAGS="$RUSTFLAGS" CARGO_TARGET_DIR="$CARGO_TARGET_DIR")
+for v in CARGO_HOME RUSTUP_HOME TMPDIR; do
+    [ -n "${!v:-}" ] && keep+=("$v=${!v}")
+done
+(cd fuzz && env -i "${keep[@]}" cargo +nightly build -q --release --locked --target "$triple" "${bins[@]}")
 echo "== fuzz: built in $(( $(date +%s) - start )) s"
 [ "$build_only" = 1 ] && exit 0
 
@@ -71,10 +79,10 @@ max_len() {
 rows=()
 crashed=0
 for t in "${targets[@]}"; do
-    work="fuzz/work/$t"
+    work="${FUZZ_WORK:-fuzz/work}/$t"
     arts="fuzz/artifacts/$t"
     mkdir -p "$work" "$arts"
-    log="fuzz/work/$t.log"
+    log="$work.log"
     before=$(find "$arts" -type f | wc -l)
     fork=()
     [ "${FUZZ_JOBS:-1}" -gt 1 ] && fork=(-fork="$FUZZ_JOBS" -ignore_crashes=1)
