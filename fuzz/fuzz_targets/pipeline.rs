@@ -5,7 +5,7 @@
 //! resolving held next hops, publishing a new view), and a clock that only
 //! moves forward.
 //!
-//! The input is a program, one operation after another (see [`Op`]): a
+//! The input is a program, one operation after another (fuzz/README.md): a
 //! frame to one worker, a burst, a resolution round, a clock jump. After
 //! every operation the counters are published and checked:
 //!
@@ -16,8 +16,8 @@
 //!   ICMP's, `other_host`, `not_for_us`, `local_other`, `lb_dropped`) or an
 //!   ARP frame consumed by learning (`arp_learned`);
 //! * `lb_dropped` is the sum of the core's drop reasons;
-//! * each table holds at most its capacity, and the core's `conns` gauge
-//!   is the table's listing;
+//! * each table holds at most its capacity (the core's `conns` gauge), and
+//!   its listing (`ipvsadm -L -c`) no more than the gauge;
 //! * every port or worker a verdict names exists.
 //!
 //! Any panic (including overflow and debug assertions) is a bug.
