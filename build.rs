@@ -15,6 +15,8 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 fn main() {
+    // the fuzz build's `--cfg fuzzing` (fuzz/, scripts/fuzz.sh)
+    println!("cargo:rustc-check-cfg=cfg(fuzzing)");
     println!("cargo:rerun-if-env-changed=DIRIGO_GIT_COMMIT");
     let commit = std::env::var("DIRIGO_GIT_COMMIT")
         .ok()

@@ -28,5 +28,11 @@ if ! command -v cargo >/dev/null 2>&1; then
     echo "install-deps: no Rust toolchain found: install one with rustup (https://rustup.rs), Rust >= 1.85" >&2
     exit 1
 fi
+# the fuzz targets (tests/fuzz_smoke.rs, scripts/fuzz.sh): libFuzzer's
+# coverage instrumentation needs nightly, beside the stable toolchain
+if ! cargo +nightly --version >/dev/null 2>&1 && command -v rustup >/dev/null 2>&1; then
+    echo "install-deps: installing the nightly Rust toolchain (fuzz targets)"
+    rustup toolchain install nightly --profile minimal >/dev/null
+fi
 pkg-config --atleast-version=22.11 libdpdk || { echo "install-deps: DPDK >= 22.11 not found after install" >&2; exit 1; }
 echo "install-deps: ok (DPDK $(pkg-config --modversion libdpdk), $(cargo --version))"

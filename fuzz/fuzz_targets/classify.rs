@@ -11,8 +11,14 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let mut addrs = OwnAddrs::new();
-    let _ = addrs.add_port_addr(0, Ipv4Cidr { addr: 0x0a00_0001, len: 24 });
-    addrs.add_vip(0xcb00_710a);
+    let _ = addrs.add_port_addr(
+        0,
+        Ipv4Cidr {
+            addr: 0x0a00_0001,
+            len: 24,
+        },
+    );
+    addrs.add_vip(0x0a00_0064); // 10.0.0.100, the seeds' VIP
     let mut frame = data.to_vec();
     match classify(data, 0) {
         Classified::Arp { .. } => {

@@ -237,7 +237,7 @@ pub(super) fn deserialize<T: DeserializeOwned>(text: &str) -> Result<T, Vec<Prob
     let doc = ImDocument::parse(text).map_err(|e| {
         vec![Problem {
             line: e.span().map(|s| line_of(text, s.start)),
-            msg: one_line(e.message()),
+            msg: said(e.message(), text, e.span()),
         }]
     })?;
     let mut regions = regions(doc.as_table());
@@ -250,7 +250,7 @@ pub(super) fn deserialize<T: DeserializeOwned>(text: &str) -> Result<T, Vec<Prob
             Ok(_) => return Err(problems),
             Err(e) => e,
         };
-        let msg = one_line(e.message());
+        let msg = said(e.message(), &text, e.span());
         // a required section blanked out for an earlier problem
         if blanked
             .iter()
@@ -294,6 +294,20 @@ fn blank(text: &mut String, r: Range<usize>) {
     // only ASCII spaces replace whole characters' bytes inside `r`, whose
     // ends are token boundaries: still UTF-8
     *text = String::from_utf8(bytes).unwrap_or_default();
+}
+
+/// The parser's message on one line; for the errors it has no words for
+/// (a control character in a comment, found by fuzzing), the character
+/// where it stopped.
+fn said(m: &str, text: &str, span: Option<Range<usize>>) -> String {
+    let m = one_line(m);
+    if !m.is_empty() {
+        return m;
+    }
+    match span.and_then(|s| text.get(s.start..)?.chars().next()) {
+        Some(c) => format!("invalid TOML: unexpected character {:?}", c),
+        None => "invalid TOML: unexpected end of file".into(),
+    }
 }
 
 /// A message on one line.

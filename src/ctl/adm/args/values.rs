@@ -26,6 +26,10 @@ fn resolve(host: &str) -> Option<Ipv4Addr> {
     {
         return None;
     }
+    // a fuzzed host name is never looked up: a DNS query per input
+    if cfg!(fuzzing) {
+        return (host == "localhost").then_some(Ipv4Addr::LOCALHOST);
+    }
     (host, 0u16)
         .to_socket_addrs()
         .ok()?

@@ -179,3 +179,26 @@ fn display_is_one_line_per_problem() {
     assert!(lines[1].starts_with("invalid config t.toml:12: "), "{s}");
     assert_eq!(e.lines()[0], lines[0].trim_start_matches("invalid config "));
 }
+
+/// Found by the `config` fuzz target: a control character in a comment
+/// (or an unterminated string) is a syntax error whose message says what
+/// is wrong, never an empty one.
+#[test]
+fn syntax_errors_say_what_is_wrong() {
+    for text in [
+        "# a comment with a \0 in it\n[eal]\nargs = []\n",
+        "[eal]\nargs = [\"-l]\n",
+    ] {
+        let p = problems(text);
+        assert_eq!(p.len(), 1, "{p:?}");
+        let msg = p[0].split_once(": ").map_or("", |(_, m)| m);
+        assert!(
+            !msg.trim().is_empty(),
+            "an empty message for {text:?}: {p:?}"
+        );
+    }
+    assert_eq!(
+        problems("# a \0 in a comment\n"),
+        ["1: invalid TOML: unexpected character '\\0'"]
+    );
+}

@@ -1,0 +1,511 @@
+//! Fuzz the whole sans-IO pipeline on sequences of frames: two workers'
+//! `WorkerPipeline`s sharing one control state (a 64-entry connection
+//! table each, DR, TUN and NAT services, one of them persistent), a hold
+//! area, the control thread's part played in between (ARP learning,
+//! resolving held next hops, publishing a new view), and a clock that only
+//! moves forward.
+//!
+//! The input is a program, one operation after another (fuzz/README.md): a
+//! frame to one worker, a burst, a resolution round, a clock jump. After
+//! every operation the counters are published and checked:
+//!
+//! * every `Tx` verdict is exactly one of `forwarded`, `echo_replied`,
+//!   `arp_replied`; every `Steer` one `steered_out`, every steered packet
+//!   one `steered_in`;
+//! * every `Drop` verdict is one counted drop reason (classify's, ARP's,
+//!   ICMP's, `other_host`, `not_for_us`, `local_other`, `lb_dropped`) or an
+//!   ARP frame consumed by learning (`arp_learned`);
+//! * `lb_dropped` is the sum of the core's drop reasons;
+//! * each table holds at most its capacity (the core's `conns` gauge), and
+//!   its listing (`ipvsadm -L -c`) no more than the gauge;
+//! * every port or worker a verdict names exists.
+//!
+//! Any panic (including overflow and debug assertions) is a bug.
+#![no_main]
+
+use arc_swap::ArcSwap;
+use crossbeam_queue::ArrayQueue;
+use dirigo::dataplane::hold::HoldArea;
+use dirigo::dataplane::pipeline::WorkerPipeline;
+use dirigo::dataplane::shared::{ConnRequest, Event, Shared, WorkerShared};
+use dirigo::dataplane::{Pipeline, Verdict};
+use dirigo::lb::balancer::{Balancer, BalancerConfig};
+use dirigo::lb::sched::{SchedFlags, SchedKind};
+use dirigo::lb::snapshot::{LbIds, SnapshotBuilder};
+use dirigo::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
+use dirigo::net::addr::{Ipv4Cidr, OwnAddrs};
+use dirigo::net::buf::{VecBuf, BURST};
+use dirigo::net::neigh::{NeighConfig, NeighTable};
+use dirigo::net::route::RouteTable;
+use dirigo::net::view::{NetView, PortInfo};
+use libfuzzer_sys::fuzz_target;
+use std::net::Ipv4Addr;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+
+const WORKERS: usize = 2;
+const PORTS: usize = 2;
+const CAPACITY: u32 = 64;
+/// Port 0: clients, 10.0.0.1/24 (a kernel interface); port 1: real
+/// servers, 172.16.0.1/24.
+const OUR_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0xd1];
+const VIP: [u8; 4] = [10, 0, 0, 100];
+const VIP2: [u8; 4] = [10, 0, 0, 101];
+/// Real servers with a static neighbor entry; .12 and .15 start unknown.
+const KNOWN_RS: [u8; 3] = [11, 13, 14];
+
+/// Clock steps, selected by the top three bits of an operation byte.
+const STEPS_NS: [u64; 8] = [
+    0,
+    1_000,
+    1_000_000,
+    100_000_000,
+    1_000_000_000,
+    10_000_000_000,
+    120_000_000_000,
+    1_000_000_000_000,
+];
+
+fn rs(last: u8) -> [u8; 4] {
+    [172, 16, 0, last]
+}
+
+fn dest(last: u8, port: u16, method: Method, weight: u32) -> DestSpec {
+    DestSpec {
+        key: DestKey {
+            addr: Ipv4Addr::from(rs(last)),
+            port,
+        },
+        method,
+        weight,
+        upper: 0,
+        lower: 0,
+    }
+}
+
+fn service(proto: Proto, vip: [u8; 4], port: u16, sched: SchedKind, p: Option<u32>) -> ServiceSpec {
+    ServiceSpec {
+        key: ServiceKey {
+            proto,
+            vip: Ipv4Addr::from(vip),
+            port,
+        },
+        sched,
+        flags: SchedFlags::default(),
+        persistent: p,
+        netmask: if p.is_some() {
+            Ipv4Addr::new(255, 255, 255, 0)
+        } else {
+            Ipv4Addr::BROADCAST
+        },
+    }
+}
+
+struct World {
+    shared: Arc<Shared>,
+    pipes: Vec<WorkerPipeline>,
+    neigh: NeighTable,
+    base: NetView,
+    hold: HoldArea<VecBuf>,
+    now: u64,
+}
+
+fn world() -> World {
+    let mut addrs = OwnAddrs::new();
+    addrs
+        .add_port_addr(
+            0,
+            Ipv4Cidr::new(u32::from_be_bytes([10, 0, 0, 1]), 24).unwrap(),
+        )
+        .unwrap();
+    addrs
+        .add_port_addr(
+            1,
+            Ipv4Cidr::new(u32::from_be_bytes([172, 16, 0, 1]), 24).unwrap(),
+        )
+        .unwrap();
+    addrs.add_vip(u32::from_be_bytes(VIP));
+    addrs.add_vip(u32::from_be_bytes(VIP2));
+    let routes = RouteTable::new(&addrs, &[]).unwrap();
+    let mut neigh = NeighTable::new(NeighConfig::default());
+    for l in KNOWN_RS {
+        neigh
+            .add_static(u32::from_be_bytes(rs(l)), [2, 0, 0, 0, 0, l], 1)
+            .unwrap();
+    }
+    for c in 2..=9u8 {
+        neigh
+            .add_static(u32::from_be_bytes([10, 0, 0, c]), [2, 0, 0, 0, 1, c], 0)
+            .unwrap();
+    }
+    let ports: Arc<[PortInfo]> = [true, false]
+        .iter()
+        .map(|&kernel| PortInfo {
+            mac: OUR_MAC,
+            mtu: 1500,
+            kernel,
+        })
+        .collect();
+    let base = NetView::new(
+        ports,
+        Arc::new(addrs),
+        Arc::new(routes),
+        Arc::new(neigh.snapshot()),
+    );
+    let mut ids = LbIds::new(16, 64);
+    let mut b = SnapshotBuilder::new();
+    // a small Maglev table: the default one's build is most of a run
+    b.mh_table_size(251);
+    b.service(
+        service(Proto::Tcp, VIP, 80, SchedKind::Rr, None),
+        vec![
+            dest(11, 8080, Method::Nat, 1),
+            dest(12, 8080, Method::Nat, 2),
+        ],
+    );
+    b.service(
+        service(Proto::Tcp, VIP, 443, SchedKind::Wlc, Some(300)),
+        vec![dest(13, 443, Method::Dr, 1), dest(14, 443, Method::Dr, 0)],
+    );
+    b.service(
+        service(Proto::Udp, VIP, 53, SchedKind::Sh, None),
+        vec![dest(14, 53, Method::Tun, 1), dest(15, 53, Method::Tun, 1)],
+    );
+    b.service(
+        service(Proto::Tcp, VIP2, 80, SchedKind::Mh, None),
+        vec![
+            dest(11, 80, Method::Dr, 1),
+            dest(13, 80, Method::Tun, 1),
+            dest(12, 80, Method::Nat, 1),
+        ],
+    );
+    let snap = b.build(&mut ids, 1).unwrap();
+    let mut lbs = Vec::new();
+    let mut ws = Vec::new();
+    for i in 0..WORKERS {
+        let lb = Balancer::new(
+            &BalancerConfig {
+                conn_capacity: CAPACITY,
+                // small enough to fill: a full one schedules without
+                persist_capacity: 16,
+                seed: i as u32 + 7,
+                ..Default::default()
+            },
+            64,
+            16,
+        );
+        assert_eq!(lb.table().capacity(), CAPACITY);
+        ws.push(WorkerShared::new(lb.stats(), PORTS, i as u32 + 1));
+        lbs.push(lb);
+    }
+    let shared = Arc::new(Shared {
+        net: Arc::new(ArcSwap::from_pointee(base.clone())),
+        lb: Arc::new(ArcSwap::from_pointee(snap)),
+        events: ArrayQueue::new(16),
+        workers: ws,
+        stop: Arc::new(AtomicBool::new(false)),
+    });
+    let pipes = lbs
+        .into_iter()
+        .enumerate()
+        .map(|(i, lb)| {
+            let mut p = WorkerPipeline::new(&shared, i, lb);
+            p.begin_burst(0);
+            p
+        })
+        .collect();
+    World {
+        shared,
+        pipes,
+        neigh,
+        base,
+        hold: HoldArea::new(),
+        now: 1,
+    }
+}
+
+/// The counters every check reads, summed over the workers.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+struct Tally {
+    tx: u64,
+    steered_out: u64,
+    steered_in: u64,
+    drops: u64,
+    arp_learned: u64,
+    lb_dropped: u64,
+    lb_reasons: u64,
+}
+
+impl World {
+    fn tally(&mut self) -> Tally {
+        let mut t = Tally::default();
+        for (i, p) in self.pipes.iter_mut().enumerate() {
+            p.housekeeping(self.now);
+            let w = &self.shared.workers[i];
+            for n in w.counters.iter() {
+                match n.name {
+                    "forwarded" | "echo_replied" | "arp_replied" => t.tx += n.value,
+                    "steered_out" => t.steered_out += n.value,
+                    "steered_in" => t.steered_in += n.value,
+                    "arp_learned" => t.arp_learned += n.value,
+                    "lb_dropped" => {
+                        t.lb_dropped += n.value;
+                        t.drops += n.value;
+                    }
+                    // not per frame: an event or a copy lost beside a verdict
+                    "events_lost" | "kernel_copy_lost" => {}
+                    _ if n.drop => t.drops += n.value,
+                    _ => {}
+                }
+            }
+            t.lb_reasons += w.lb.drop_counts().map(|(_, v)| v).sum::<u64>();
+            let conns = w.lb.conns.load(Relaxed);
+            assert!(
+                conns <= CAPACITY as u64,
+                "worker {i}: {conns} connections in a table of {CAPACITY}"
+            );
+        }
+        t
+    }
+
+    /// A new view: the base with the neighbor table as it is now.
+    fn publish_neigh(&mut self) {
+        let v = self.base.with_neigh(Arc::new(self.neigh.snapshot()));
+        self.shared.net.store(Arc::new(v));
+        for p in &mut self.pipes {
+            p.begin_burst(self.now);
+        }
+    }
+
+    /// The control thread's round: learn what the workers reported; with
+    /// `answer`, every pending resolution gets an ARP reply.
+    fn control(&mut self, answer: bool) {
+        while let Some(ev) = self.shared.events.pop() {
+            match ev {
+                Event::Learn {
+                    ip,
+                    mac,
+                    port,
+                    create,
+                } => {
+                    self.neigh.learn(ip, mac, port, self.now, create);
+                }
+                Event::Resolve { ip, port } => {
+                    let _ = self.neigh.resolve(ip, port, self.now);
+                    if answer {
+                        let mac = [2, 0, 0, 9, (ip >> 8) as u8, ip as u8];
+                        self.neigh.learn(ip, mac, port, self.now, true);
+                    }
+                }
+                Event::Looped { port } => assert!((port as usize) < PORTS),
+            }
+        }
+        self.publish_neigh();
+    }
+}
+
+/// What one operation's verdicts must add to.
+#[derive(Default)]
+struct Seen {
+    tx: u64,
+    steer: u64,
+    steered: u64,
+    drops: u64,
+}
+
+/// `PIPELINE_TRACE=1`: print every verdict (replaying an input by hand).
+fn trace() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("PIPELINE_TRACE").is_some())
+}
+
+impl Seen {
+    fn verdict(&mut self, v: Verdict) {
+        if trace() {
+            eprintln!("verdict {v:?}");
+        }
+        match v {
+            Verdict::Tx(p) => {
+                assert!((p as usize) < PORTS, "{v:?}");
+                self.tx += 1;
+            }
+            Verdict::Kernel(p) => assert!((p as usize) < PORTS, "{v:?}"),
+            Verdict::Steer(w) => {
+                assert!((w as usize) < WORKERS, "{v:?}");
+                self.steer += 1;
+            }
+            Verdict::Drop => self.drops += 1,
+            Verdict::Hold(_) => {}
+        }
+    }
+}
+
+fn check(before: Tally, after: Tally, seen: &Seen) {
+    let d = |f: fn(&Tally) -> u64| f(&after) - f(&before);
+    assert_eq!(d(|t| t.tx), seen.tx, "Tx verdicts vs tx counters");
+    assert_eq!(
+        d(|t| t.steered_out),
+        seen.steer,
+        "Steer verdicts vs steered_out"
+    );
+    assert_eq!(
+        d(|t| t.steered_in),
+        seen.steered,
+        "steered packets vs steered_in"
+    );
+    let drops = d(|t| t.drops);
+    assert!(
+        drops <= seen.drops && seen.drops <= drops + d(|t| t.arp_learned),
+        "{} Drop verdicts, {drops} counted drops, {} ARP learned",
+        seen.drops,
+        d(|t| t.arp_learned)
+    );
+    assert_eq!(
+        after.lb_dropped, after.lb_reasons,
+        "lb_dropped vs the core's reasons"
+    );
+}
+
+/// Split the next frame off `data`: a big-endian u16 length, then that
+/// many bytes (fewer at the end of the input).
+fn frame<'a>(data: &mut &'a [u8]) -> Option<&'a [u8]> {
+    if data.len() < 2 {
+        return None;
+    }
+    let n = (u16::from_be_bytes([data[0], data[1]]) as usize).min(data.len() - 2);
+    let f = &data[2..2 + n];
+    *data = &data[2 + n..];
+    Some(f)
+}
+
+/// One frame to worker `at` on `port`, a steer followed to the owner, a
+/// hold kept in the hold area.
+fn one(w: &mut World, seen: &mut Seen, at: usize, port: u16, f: &[u8]) {
+    let mut b = VecBuf::new(f);
+    let now = w.now;
+    let mut v = w.pipes[at].process(&mut b, port, now);
+    seen.verdict(v);
+    if let Verdict::Steer(o) = v {
+        seen.steered += 1;
+        v = w.pipes[o as usize].process_steered(&mut b, port, now);
+        assert!(!matches!(v, Verdict::Steer(_)), "steered twice");
+        seen.verdict(v);
+    }
+    if let Verdict::Hold(ip) = v {
+        w.hold.hold(b, ip, port, now);
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let mut w = world();
+    let mut data = data;
+    let mut ops = 0;
+    let mut before = w.tally();
+    while let Some((&op, rest)) = data.split_first() {
+        data = rest;
+        ops += 1;
+        if ops > 256 {
+            break;
+        }
+        w.now += STEPS_NS[(op >> 5) as usize];
+        let port = u16::from(op & 0x10 != 0);
+        let at = usize::from(op & 0x08 != 0);
+        let mut seen = Seen::default();
+        match op & 0x7 {
+            // one frame on its own
+            0..=3 => {
+                let Some(f) = frame(&mut data) else { break };
+                one(&mut w, &mut seen, at, port, f);
+            }
+            // a burst: a count, then that many frames
+            4 => {
+                let Some((&n, rest)) = data.split_first() else {
+                    break;
+                };
+                data = rest;
+                let n = (n as usize % (2 * BURST)) + 1;
+                let mut bufs: Vec<VecBuf> = Vec::with_capacity(n);
+                while bufs.len() < n {
+                    let Some(f) = frame(&mut data) else { break };
+                    bufs.push(VecBuf::new(f));
+                }
+                let mut out = vec![Verdict::Drop; bufs.len()];
+                let now = w.now;
+                w.pipes[at].begin_burst(now);
+                w.pipes[at].process_burst(&mut bufs, port, now, &mut out);
+                // what another worker owns goes there, as one burst
+                let mut steered: Vec<Vec<VecBuf>> = vec![Vec::new(); WORKERS];
+                for (b, &v) in bufs.into_iter().zip(&out) {
+                    seen.verdict(v);
+                    match v {
+                        Verdict::Steer(o) => steered[o as usize].push(b),
+                        Verdict::Hold(ip) => w.hold.hold(b, ip, port, now),
+                        _ => {}
+                    }
+                }
+                for (o, mut bs) in steered.into_iter().enumerate() {
+                    if bs.is_empty() {
+                        continue;
+                    }
+                    let mut out = vec![Verdict::Drop; bs.len()];
+                    seen.steered += bs.len() as u64;
+                    w.pipes[o].process_steered_burst(&mut bs, port, now, &mut out);
+                    for (b, &v) in bs.into_iter().zip(&out) {
+                        assert!(!matches!(v, Verdict::Steer(_)), "steered twice");
+                        seen.verdict(v);
+                        if let Verdict::Hold(ip) = v {
+                            w.hold.hold(b, ip, port, now);
+                        }
+                    }
+                }
+            }
+            // the control thread: learn, maybe answer, then the workers
+            // release what is now resolved (every held packet went to
+            // worker `at`'s owner already: release it there)
+            5 | 6 => {
+                w.control(op & 1 == 1);
+                let now = w.now;
+                let mut sent = Vec::new();
+                w.hold
+                    .release(&mut w.pipes[at], now, |b, v| sent.push((b, v)));
+                // a held packet is processed as received: a Steer is only
+                // counted here (the loop would hand it over)
+                for (_, v) in sent {
+                    seen.verdict(v);
+                }
+            }
+            // a frame the kernel interface sends to dirigo itself
+            _ => {
+                let Some(f) = frame(&mut data) else { break };
+                let mut b = VecBuf::new(f);
+                let now = w.now;
+                let v = w.pipes[0].process_local(&mut b, port, now);
+                assert!(!matches!(v, Verdict::Steer(_)), "a local frame steered");
+                seen.verdict(v);
+                if let Verdict::Hold(ip) = v {
+                    w.hold.hold(b, ip, port, now);
+                }
+            }
+        }
+        let after = w.tally();
+        check(before, after, &seen);
+        before = after;
+    }
+    // every table's listing agrees with its gauge and its capacity
+    for (i, ws) in w.shared.workers.iter().enumerate() {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let pushed = ws.conn_requests.push(ConnRequest {
+            limit: usize::MAX,
+            reply: tx,
+        });
+        assert!(pushed.is_ok(), "the request queue is empty");
+        let now = w.now;
+        w.pipes[i].housekeeping(now);
+        let list = rx.try_recv().unwrap();
+        assert!(list.len() <= CAPACITY as usize);
+        assert!(
+            list.len() as u64 <= ws.lb.conns.load(Relaxed),
+            "listed more than the gauge"
+        );
+    }
+});
