@@ -98,6 +98,7 @@ fn service(proto: Proto, vip: [u8; 4], port: u16, sched: SchedKind, p: Option<u3
         } else {
             Ipv4Addr::BROADCAST
         },
+        synproxy: false,
     }
 }
 
@@ -155,7 +156,14 @@ fn world() -> World {
     let mut ids = LbIds::new(16, 64);
     let mut b = SnapshotBuilder::new();
     // a small Maglev table: the default one's build is most of a run
-    b.mh_table_size(251);
+    b.mh_table_size(251).synproxy(true);
+    // the SYN proxy on a NAT service: cookies, splices, translation
+    let mut sp = service(Proto::Tcp, VIP, 8443, SchedKind::Rr, None);
+    sp.synproxy = true;
+    b.service(
+        sp,
+        vec![dest(11, 8443, Method::Nat, 1), dest(12, 8443, Method::Nat, 1)],
+    );
     b.service(
         service(Proto::Tcp, VIP, 80, SchedKind::Rr, None),
         vec![
@@ -189,6 +197,7 @@ fn world() -> World {
                 // small enough to fill: a full one schedules without
                 persist_capacity: 16,
                 seed: i as u32 + 7,
+                synproxy: true,
                 ..Default::default()
             },
             64,
@@ -335,7 +344,7 @@ impl Seen {
                 self.steer += 1;
             }
             Verdict::Drop => self.drops += 1,
-            Verdict::Hold(_) => {}
+            Verdict::Hold(_) | Verdict::Wait(_) => {}
         }
     }
 }
@@ -391,8 +400,10 @@ fn one(w: &mut World, seen: &mut Seen, at: usize, port: u16, f: &[u8]) {
         assert!(!matches!(v, Verdict::Steer(_)), "steered twice");
         seen.verdict(v);
     }
-    if let Verdict::Hold(ip) = v {
-        w.hold.hold(b, ip, port, now);
+    match v {
+        Verdict::Hold(ip) => w.hold.hold(b, ip, port, now),
+        Verdict::Wait(c) => w.hold.wait(b, c, port, now),
+        _ => {}
     }
 }
 
@@ -440,6 +451,7 @@ fuzz_target!(|data: &[u8]| {
                     match v {
                         Verdict::Steer(o) => steered[o as usize].push(b),
                         Verdict::Hold(ip) => w.hold.hold(b, ip, port, now),
+                        Verdict::Wait(c) => w.hold.wait(b, c, port, now),
                         _ => {}
                     }
                 }
@@ -453,8 +465,10 @@ fuzz_target!(|data: &[u8]| {
                     for (b, &v) in bs.into_iter().zip(&out) {
                         assert!(!matches!(v, Verdict::Steer(_)), "steered twice");
                         seen.verdict(v);
-                        if let Verdict::Hold(ip) = v {
-                            w.hold.hold(b, ip, port, now);
+                        match v {
+                            Verdict::Hold(ip) => w.hold.hold(b, ip, port, now),
+                            Verdict::Wait(c) => w.hold.wait(b, c, port, now),
+                            _ => {}
                         }
                     }
                 }
@@ -482,8 +496,10 @@ fuzz_target!(|data: &[u8]| {
                 let v = w.pipes[0].process_local(&mut b, port, now);
                 assert!(!matches!(v, Verdict::Steer(_)), "a local frame steered");
                 seen.verdict(v);
-                if let Verdict::Hold(ip) = v {
-                    w.hold.hold(b, ip, port, now);
+                match v {
+                    Verdict::Hold(ip) => w.hold.hold(b, ip, port, now),
+                    Verdict::Wait(c) => w.hold.wait(b, c, port, now),
+                    _ => {}
                 }
             }
         }
