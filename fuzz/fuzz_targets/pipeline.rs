@@ -162,7 +162,10 @@ fn world() -> World {
     sp.synproxy = true;
     b.service(
         sp,
-        vec![dest(11, 8443, Method::Nat, 1), dest(12, 8443, Method::Nat, 1)],
+        vec![
+            dest(11, 8443, Method::Nat, 1),
+            dest(12, 8443, Method::Nat, 1),
+        ],
     );
     b.service(
         service(Proto::Tcp, VIP, 80, SchedKind::Rr, None),
