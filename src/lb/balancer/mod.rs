@@ -404,9 +404,9 @@ impl Balancer {
                     return self
                         .synproxy_pending(snap, egress, buf, meta, now, now_ns, h.idx, h.reply);
                 }
-                if !h.reply {
-                    return self.synproxy_timed_out(egress, buf, meta, h.idx, now_ns);
-                }
+                // too late, from either side: the segment becomes the
+                // client's RST
+                return self.synproxy_timed_out(egress, buf, meta, h.idx, now_ns);
             }
             if expired || reuse {
                 self.expire_idx(h.idx, now_ns);

@@ -289,8 +289,9 @@ impl Balancer {
         LbVerdict::Tx { port }
     }
 
-    /// A client's segment found its pending connection expired: the real
-    /// server never answered; the segment becomes the client's RST.
+    /// A segment found its pending connection expired: the real server did
+    /// not answer in time (a SYN/ACK now is too late); the segment becomes
+    /// the client's RST.
     pub(super) fn synproxy_timed_out<B: PacketBuf>(
         &mut self,
         egress: &impl Egress,

@@ -441,6 +441,17 @@ fn a_server_that_never_answers_gets_the_client_an_rst() {
     assert_eq!(o.tcp.sequence_number, cookie.wrapping_add(1));
     assert_eq!(e.w.table().len(), 0);
     assert_eq!(count(&e, SynproxyCount::ServerTimeout), 1);
+    // a server's SYN/ACK after the deadline: too late, the client's RST
+    let mut e = sp_env();
+    let snap = sp_snap(&mut e);
+    let (cookie, ts) = handshake(&mut e, &snap, T0);
+    e.send(&snap, &client_ack(cookie, ts, b""), T0 + MS);
+    let (v, out) = e.send(&snap, &server_synack(7), late);
+    assert_eq!(v, LbVerdict::Tx { port: 0 });
+    let o = read(&out);
+    assert!(o.tcp.rst && (o.src, o.dst) == (VIP, CLIENT));
+    assert_eq!(o.tcp.sequence_number, cookie.wrapping_add(1));
+    assert_eq!(e.w.table().len(), 0);
     // from the sweep
     let mut e = sp_env();
     let snap = sp_snap(&mut e);
