@@ -164,6 +164,37 @@ fn server_logs(lab: &Lab) -> String {
         .join("; ")
 }
 
+/// `conns` transfers of `bytes` each way through VIP:[`PORT`], started
+/// after `delay` seconds, in the background.
+fn batch(lab: &Lab, conns: &str, bytes: u64, delay: &str) -> Child {
+    lab.client_spawn(&[
+        "python3",
+        &support("flood_transfer.py"),
+        "run",
+        VIP,
+        PORT,
+        "--conns",
+        conns,
+        "--bytes",
+        &bytes.to_string(),
+        "--timeout",
+        "30",
+        "--delay",
+        delay,
+    ])
+}
+
+/// The four transfers' lines of a [`batch`].
+fn transfers(c: Child) -> Vec<Transfer> {
+    let out = c.wait_with_output().expect("flood_transfer run");
+    let v: Vec<Transfer> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    assert_eq!(v.len(), 4, "{}", String::from_utf8_lossy(&out.stderr));
+    v
+}
+
 fn run(sc: &Scenario) {
     let lab = Lab::start_with_table(&sc.spec, TABLE);
     let vport = format!("{VIP}:{PORT}");
@@ -208,59 +239,11 @@ fn run(sc: &Scenario) {
         // the middle of it (their SYNs compete with the flood's for the
         // table, so their connect may take SYN retries: only the data phase
         // is held to MAX_STALL_S)
-        let batch = |conns: &str, bytes: u64, delay: &str| {
-            lab.client_spawn(&[
-                "python3",
-                &support("flood_transfer.py"),
-                "run",
-                VIP,
-                PORT,
-                "--conns",
-                conns,
-                "--bytes",
-                &bytes.to_string(),
-                "--timeout",
-                "30",
-                "--delay",
-                delay,
-            ])
-        };
-        let a = batch("4", BYTES, "0");
-        let b = batch("4", BYTES_B, "3.5");
+        let a = batch(&lab, "4", BYTES, "0");
+        let b = batch(&lab, "4", BYTES_B, "3.5");
         std::thread::sleep(Duration::from_millis(500));
-        let flood = lab.exec(
-            "client",
-            &[
-                "timeout",
-                FLOOD_S,
-                "hping3",
-                "-q",
-                "-S",
-                "-i",
-                FLOOD_INTERVAL,
-                "--rand-source",
-                "-p",
-                PORT,
-                VIP,
-            ],
-        );
-        // timeout's 124 is the normal end; anything else: hping3 did not run
-        let code = flood.status.code();
-        assert!(
-            code == Some(124) || code == Some(0),
-            "hping3 failed ({code:?}): {}",
-            String::from_utf8_lossy(&flood.stderr)
-        );
-        let parse = |c: Child| -> Vec<Transfer> {
-            let out = c.wait_with_output().expect("flood_transfer run");
-            let v: Vec<Transfer> = String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
-                .collect();
-            assert_eq!(v.len(), 4, "{}", String::from_utf8_lossy(&out.stderr));
-            v
-        };
-        let (ta, tb) = (parse(a), parse(b));
+        hping(&lab, FLOOD_S);
+        let (ta, tb) = (transfers(a), transfers(b));
         let link = link_drops(&lab) - link0;
         let raw = rs_raw_drops(&lab) - raw0;
         let flood_flows = new_flows(&lab) - flows0;
@@ -474,14 +457,15 @@ fn hping(lab: &Lab, secs: &str) {
 }
 
 /// Connect to VIP:`port`, send a line, and report how the connection ended:
-/// `data`, `eof`, `reset` or `timeout`, with the seconds it took.
+/// `data`, `eof`, `reset` or `timeout`, with the seconds it took from the
+/// connect (a refusing server's RST can reach the client before its
+/// `connect()` returns: a reset either way).
 fn probe(lab: &Lab, port: &str) -> (String, f64) {
     let code = format!(
         "import socket,time\n\
-         s=socket.create_connection(('{VIP}',{port}),timeout=10)\n\
          t=time.time()\n\
-         s.sendall(b'hello\\n')\n\
-         try:\n  d=s.recv(10); r='data' if d else 'eof'\n\
+         try:\n  s=socket.create_connection(('{VIP}',{port}),timeout=10); \
+         s.sendall(b'hello\\n'); d=s.recv(10); r='data' if d else 'eof'\n\
          except ConnectionResetError: r='reset'\n\
          except socket.timeout: r='timeout'\n\
          print(r, round(time.time()-t, 2))\n"
@@ -586,37 +570,13 @@ fn lab_flood_nat_synproxy() {
         "the proxy opened the client's connections: {legit0}"
     );
     assert_eq!(flood0, 0);
-    let batch = |conns: &str, bytes: u64, delay: &str| {
-        lab.client_spawn(&[
-            "python3",
-            &support("flood_transfer.py"),
-            "run",
-            VIP,
-            PORT,
-            "--conns",
-            conns,
-            "--bytes",
-            &bytes.to_string(),
-            "--timeout",
-            "30",
-            "--delay",
-            delay,
-        ])
-    };
     let c0 = synproxy_counts(&lab);
     let d0 = drops(&lab);
-    let a = batch("4", BYTES_B, "0");
-    let b = batch("4", BYTES_B, "3.5");
+    let a = batch(&lab, "4", BYTES_B, "0");
+    let b = batch(&lab, "4", BYTES_B, "3.5");
     std::thread::sleep(Duration::from_millis(500));
     hping(&lab, FLOOD_S);
-    let parse = |c: Child| -> Vec<Transfer> {
-        let out = c.wait_with_output().expect("flood_transfer run");
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
-            .collect()
-    };
-    let (ta, tb) = (parse(a), parse(b));
+    let (ta, tb) = (transfers(a), transfers(b));
     let c1 = synproxy_counts(&lab);
     // the flood's SYNs dirigo answered: a SYN/ACK sent, or one with no
     // route back to the random source (the lab has no default route)
@@ -638,7 +598,6 @@ fn lab_flood_nat_synproxy() {
     for t in ta.iter().chain(&tb) {
         eprintln!("  {t:?}");
     }
-    assert_eq!((ta.len(), tb.len()), (4, 4), "{report}");
     for t in ta.iter().chain(&tb) {
         assert!(
             t.exact && t.error.is_none() && t.sent == BYTES_B && t.received == BYTES_B,

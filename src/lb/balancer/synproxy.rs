@@ -50,6 +50,13 @@ impl Balancer {
         bump(&self.stats.synproxy[c.index()], 1);
     }
 
+    /// Record `idx` and its SYN proxy state.
+    fn conn_aux(&self, idx: u32) -> Option<(Conn, Aux)> {
+        let c = *self.table.get(idx)?;
+        let a = *self.sp.as_ref()?.aux(idx)?;
+        Some((c, a))
+    }
+
     /// A segment to a `--synproxy` service that matched no connection: a
     /// SYN is answered with a cookie; an ACK proving one opens the
     /// connection; anything else is not tracked.
@@ -186,10 +193,7 @@ impl Balancer {
         idx: u32,
         reply: bool,
     ) -> LbVerdict {
-        let (Some(c), Some(a)) = (
-            self.table.get(idx).copied(),
-            self.sp.as_ref().and_then(|s| s.aux(idx)).copied(),
-        ) else {
+        let Some((c, a)) = self.conn_aux(idx) else {
             return self.drop(LbDrop::Malformed);
         };
         let flags = meta.tcp_flags;
@@ -300,10 +304,7 @@ impl Balancer {
         idx: u32,
         now_ns: u64,
     ) -> LbVerdict {
-        let (Some(c), Some(a)) = (
-            self.table.get(idx).copied(),
-            self.sp.as_ref().and_then(|s| s.aux(idx)).copied(),
-        ) else {
+        let Some((c, a)) = self.conn_aux(idx) else {
             return self.drop(LbDrop::Malformed);
         };
         self.expire_idx(idx, now_ns);
