@@ -59,7 +59,7 @@ use crate::lb::conn::{
 use crate::lb::persist::{PersistStats, PersistTable};
 use crate::lb::sched::{self, Cursor, DestLoad};
 use crate::lb::snapshot::{Service, Snapshot};
-use crate::lb::spec::{Method, Proto};
+use crate::lb::spec::Method;
 use crate::lb::state::{tcp_next, Dir, TcpState};
 use crate::lb::stats::{bump, Traffic, WorkerStats};
 use crate::lb::synproxy::SynProxy;
@@ -67,7 +67,6 @@ use crate::lb::xmit::{self, nat::Side, TokenBucket, XmitError};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Resolve};
 use crate::net::meta::{tcp_flags, FlowKey, PacketMeta, PROTO_TCP, PROTO_UDP};
-use std::net::SocketAddrV4;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
@@ -78,6 +77,8 @@ mod persist;
 use persist::{detach_conn, PersistCfg};
 mod load;
 use load::{dest_load, release_counters};
+mod icmp;
+mod listing;
 mod synproxy;
 
 use crate::net::buf::BURST;
@@ -639,62 +640,6 @@ impl Balancer {
                 self.xmit_failed(e, egress, dst)
             }
         }
-    }
-
-    /// Forward or translate an ICMP error quoting connection `idx`.
-    fn icmp<B: PacketBuf>(
-        &mut self,
-        snap: &Snapshot,
-        egress: &impl Egress,
-        buf: &mut B,
-        meta: &PacketMeta,
-        idx: u32,
-        reply: bool,
-    ) -> LbVerdict {
-        let Some(c) = self.table.get(idx).copied() else {
-            return LbVerdict::NotForUs;
-        };
-        let res = match (c.method, reply) {
-            (Method::Dr, false) => xmit::dr::dr(buf, c.daddr, egress),
-            (Method::Tun, false) => {
-                xmit::tun::tun(buf, meta, c.daddr, snap.tunnel_src, egress, &mut self.ip_id)
-            }
-            (Method::Nat, false) => {
-                xmit::nat::nat_icmp(buf, meta, Side::Dst, c.daddr, c.dport, egress)
-            }
-            (Method::Nat, true) => {
-                xmit::nat::nat_icmp(buf, meta, Side::Src, c.vaddr, c.vport, egress)
-            }
-            (Method::Dr | Method::Tun, true) => return LbVerdict::NotForUs,
-        };
-        self.finish(res, &c, reply, meta, buf, egress, 0)
-    }
-
-    /// Connections for `ipvsadm -L -n -c`, at time `now` (ns). Iterating
-    /// scans the whole table: call it when the control side asks, between
-    /// bursts (collecting into a `Vec` allocates, off the fast path).
-    pub fn conns(&self, now: u64) -> impl Iterator<Item = ConnEntry> + '_ {
-        let now = tick_of(now);
-        self.table.iter().map(move |c| {
-            let left = c.expires.wrapping_sub(now) as i32;
-            let sa = |a: u32, p: u16| SocketAddrV4::new(a.into(), p);
-            ConnEntry {
-                proto: if c.proto == PROTO_TCP {
-                    Proto::Tcp
-                } else {
-                    Proto::Udp
-                },
-                client: sa(c.caddr, c.cport),
-                vip: sa(c.vaddr, c.vport),
-                rs: sa(c.daddr, c.dport),
-                state: if c.proto == PROTO_TCP {
-                    TcpState::from_u8(c.state).name()
-                } else {
-                    "UDP"
-                },
-                expires_s: left.max(0) as u32 / 1000,
-            }
-        })
     }
 }
 

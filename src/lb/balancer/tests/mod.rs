@@ -1,7 +1,7 @@
 use super::*;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::snapshot::{LbIds, SnapshotBuilder};
-use crate::lb::spec::{ServiceKey, ServiceSpec, Timeouts};
+use crate::lb::spec::{Proto, ServiceKey, ServiceSpec, Timeouts};
 use crate::lb::stats::sum_dest;
 use crate::lb::testutil::*;
 use crate::net::buf::VecBuf;

@@ -4,7 +4,7 @@ use crate::lb::balancer::*;
 use crate::lb::persist::client_key;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::snapshot::{LbIds, SnapshotBuilder};
-use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
+use crate::lb::spec::{DestKey, DestSpec, Proto, ServiceKey, ServiceSpec, Timeouts};
 use crate::lb::testutil::*;
 use crate::net::buf::VecBuf;
 use crate::net::meta::tcp_flags::{ACK, SYN};
