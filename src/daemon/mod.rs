@@ -219,6 +219,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
                 pool: &pool,
             }),
             pool: Some(&pool),
+            idle_sleep: cfg.dataplane.idle == crate::ctl::config::IdleMode::Sleep,
         };
         worker::run(&mut pipe, &io, &clock);
     };

@@ -157,6 +157,11 @@ impl Daemon {
         d
     }
 
+    /// The daemon's process id (None once stopped).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
     /// Whether some output line contains `s`.
     pub fn has_line(&self, s: &str) -> bool {
         self.log.lock().unwrap().iter().any(|l| l.contains(s))

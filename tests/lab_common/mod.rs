@@ -158,6 +158,14 @@ impl Lab {
             .service("udp", &format!("{VIP}:5353"), "rr", &rs)
     }
 
+    /// The daemon's process id.
+    pub fn daemon_pid(&self) -> u32 {
+        self.daemon
+            .as_ref()
+            .and_then(|d| d.pid())
+            .expect("dirigo is running")
+    }
+
     /// The daemon's log so far.
     pub fn daemon_log(&self) -> String {
         self.daemon.as_ref().map(|d| d.output()).unwrap_or_default()

@@ -13,8 +13,8 @@ mod validate;
 
 pub use file::{
     CaptureConfig, CheckConfig, ControlConfig, DataplaneConfig, EalConfig, ExceptionBackend,
-    ExceptionConfig, HealthConfig, MetricsConfig, NeighborConfig, PortConfig, RealServerConfig,
-    RouteConfig, ServiceConfig, TimeoutsConfig,
+    ExceptionConfig, HealthConfig, IdleMode, MetricsConfig, NeighborConfig, PortConfig,
+    RealServerConfig, RouteConfig, ServiceConfig, TimeoutsConfig,
 };
 pub use health::{check_spec, ServiceHealth};
 pub use locate::Problem;
