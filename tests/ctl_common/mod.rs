@@ -340,6 +340,7 @@ impl Handler for Mock {
                 ErrCode::NotFound,
                 "TCP 10.0.0.100:80 real server has no health check",
             )),
+            Request::Fingerprint { .. } => Ok(Response::Fingerprints(vec![])),
             Request::Version => Ok(Response::Version(VersionInfo {
                 version: "0.1.0-mock".into(),
                 proto: 1,

@@ -13,8 +13,8 @@ mod wire;
 pub use error::{CtlError, ErrCode};
 
 use crate::ctl::view::{
-    AddrInfo, ConnInfo, DropCount, HealthReport, LcoreInfo, MacAddr, NeighInfo, PortInfo,
-    RouteInfo, ServiceList, VersionInfo,
+    AddrInfo, ConnInfo, DropCount, FingerprintInfo, HealthReport, LcoreInfo, MacAddr, NeighInfo,
+    PortInfo, RouteInfo, ServiceList, VersionInfo,
 };
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
 use serde::{Deserialize, Serialize};
@@ -279,6 +279,14 @@ pub enum Request {
         /// Whether it is enabled.
         enable: bool,
     },
+    /// Each service's scheduler table fingerprint, in service order
+    /// (protocol, VIP, port), to compare across directors. Answer:
+    /// [`Response::Fingerprints`]. Errors: `no_service`.
+    Fingerprint {
+        /// Only this service.
+        #[serde(default)]
+        service: Option<ServiceKey>,
+    },
 }
 
 impl From<BatchCmd> for Request {
@@ -316,6 +324,8 @@ pub enum Response {
     Drops(Vec<DropCount>),
     /// Version information.
     Version(VersionInfo),
+    /// Scheduler table fingerprints.
+    Fingerprints(Vec<FingerprintInfo>),
 }
 
 impl Request {
@@ -341,6 +351,7 @@ impl Request {
             Request::Version => "version",
             Request::Health => "health",
             Request::HealthSet { .. } => "health_set",
+            Request::Fingerprint { .. } => "fingerprint",
         }
     }
 }

@@ -263,6 +263,19 @@ impl Prepared {
         }
     }
 
+    /// The table that maps a flow to a server by hashing alone (slot or
+    /// bucket -> server index, [`NO_DEST`] = none): mh's Maglev table,
+    /// sh's and dh's buckets; `None` for the schedulers whose choice
+    /// depends on a worker's own state (rr, wrr, lc, ...). What
+    /// `dirigoctl fingerprint` hashes.
+    pub fn flow_table(&self) -> Option<&[u32]> {
+        match &self.table {
+            Table::Maglev(m) => Some(m.table()),
+            Table::Buckets(b) => Some(b.table()),
+            _ => None,
+        }
+    }
+
     /// One cycle of the wrr sequence (server indexes), for inspection;
     /// `None` for other kinds.
     pub fn wrr_sequence(&self) -> Option<&[u32]> {
