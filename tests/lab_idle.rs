@@ -73,19 +73,9 @@ fn lab_idle_sleep_forwards_and_rests() {
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mode = std::env::var("DIRIGO_LAB_IDLE").unwrap_or_else(|_| "sleep".into());
-    let lab = Lab::start_with_config(
-        &LabSpec {
-            name: "lab_idle",
-            prefix: "dgid",
-            mode: "dr",
-            method: "dr",
-            cores: &["-l", "0-1"],
-            nrs: 3,
-            env: &[],
-        },
-        65536,
-        |c| c.dataplane("idle", format!("\"{mode}\"")),
-    );
+    let lab = Lab::start_with_config(&LabSpec::dr("lab_idle", "dgid"), 65536, |c| {
+        c.dataplane("idle", format!("\"{mode}\""))
+    });
     // (a) it still answers and forwards
     ping(&lab);
     transfer(&lab, "dr");
