@@ -219,7 +219,7 @@ pub enum IdleMode {
     /// After a run of empty rounds, sleep in short growing steps (20 µs up
     /// to 200 µs, `dataplane::idle`): for machines whose cores are shared
     /// with other processes; a packet after a quiet spell waits up to
-    /// about 0.25 ms more.
+    /// about 0.3 ms more (the nap, the timer slack, the wake-up).
     Sleep,
 }
 
