@@ -70,6 +70,10 @@ pub enum Cmd {
         #[command(subcommand)]
         op: Option<HealthOp>,
     },
+    /// Connection sync with other directors (the IPVS sync protocol,
+    /// `[sync]`): where messages go and what was sent, received,
+    /// installed and dropped.
+    Sync,
     /// Client and daemon versions.
     Version,
     /// A live view, like top: services and real servers with their
