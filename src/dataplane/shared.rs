@@ -85,6 +85,9 @@ pub struct WorkerSync {
     pub out: Arc<SyncQueue>,
     /// Sync thread -> worker.
     pub inbound: SyncQueue,
+    /// Set by the sync thread when another director started: the worker
+    /// sends its whole table again (a bounded slice per housekeeping tick).
+    pub resend: AtomicBool,
 }
 
 impl WorkerSync {
@@ -93,6 +96,7 @@ impl WorkerSync {
         WorkerSync {
             out: Arc::new(SyncQueue::new(capacity)),
             inbound: SyncQueue::new(capacity),
+            resend: AtomicBool::new(false),
         }
     }
 }

@@ -56,6 +56,9 @@ counter_enum! {
         SyncidMismatch: drop = "sync_syncid_mismatch",
         /// Connections lost: the owning worker's queue was full.
         WorkerQueueFull: drop = "sync_worker_queue_full",
+        /// Messages without entries: a director that started (answered by
+        /// sending the whole table again, at most once a second).
+        PeerHello: count = "sync_peer_hello",
     }
 }
 
@@ -303,6 +306,11 @@ fn run(cfg: &SyncConfig, sock: &UdpSocket, shared: &Shared, stats: &SyncStats, s
             }
         }
     };
+    if cfg.send {
+        // a director that starts says so: the others send it their tables
+        send(&mut pending, &mut buf);
+    }
+    let mut last_resend: Option<Instant> = None;
     while !stop.load(Relaxed) {
         if cfg.send {
             for w in &shared.workers {
@@ -331,7 +339,15 @@ fn run(cfg: &SyncConfig, sock: &UdpSocket, shared: &Shared, stats: &SyncStats, s
                     std::net::IpAddr::V4(a) => Some(a),
                     std::net::IpAddr::V6(_) => None,
                 };
-                receive(cfg, shared, stats, &rbuf[..n.min(rbuf.len())], src);
+                let hello = receive(cfg, shared, stats, &rbuf[..n.min(rbuf.len())], src);
+                if hello && cfg.send && last_resend.is_none_or(|t| t.elapsed() >= RESEND_HOLDOFF) {
+                    last_resend = Some(Instant::now());
+                    for w in &shared.workers {
+                        if let Some(q) = &w.sync {
+                            q.resend.store(true, Relaxed);
+                        }
+                    }
+                }
             }
             Ok(_) => {}
             Err(_) => {}
@@ -342,30 +358,38 @@ fn run(cfg: &SyncConfig, sock: &UdpSocket, shared: &Shared, stats: &SyncStats, s
     }
 }
 
-/// One received datagram from `src`.
+/// A director's tables are sent again at most this often.
+const RESEND_HOLDOFF: Duration = Duration::from_secs(1);
+
+/// One received datagram from `src`; true when it is a peer's hello (a
+/// message without entries: that director just started).
 pub fn receive(
     cfg: &SyncConfig,
     shared: &Shared,
     stats: &SyncStats,
     data: &[u8],
     src: Option<Ipv4Addr>,
-) {
+) -> bool {
     if src == Some(cfg.source) {
         stats.bump(SyncThreadCount::OwnIgnored, 1);
-        return;
+        return false;
     }
     let (hdr, entries) = match wire::parse(data) {
         Ok(x) => x,
         Err(e) => {
             stats.bad(e);
-            return;
+            return false;
         }
     };
     if cfg.syncid != 0 && hdr.syncid != cfg.syncid {
         stats.bump(SyncThreadCount::SyncidMismatch, 1);
-        return;
+        return false;
     }
     stats.bump(SyncThreadCount::MessagesReceived, 1);
+    if hdr.count == 0 {
+        stats.bump(SyncThreadCount::PeerHello, 1);
+        return true;
+    }
     let snap = shared.lb.load();
     let mask = steer_mask(&snap);
     let workers = shared.workers.len().max(1) as u32;
@@ -387,6 +411,7 @@ pub fn receive(
             Err(e) => stats.bad(e),
         }
     }
+    false
 }
 
 #[cfg(test)]

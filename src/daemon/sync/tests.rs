@@ -309,6 +309,12 @@ fn garbage_own_messages_and_foreign_syncids_are_counted_and_dropped() {
     receive(&cfg(9), &b, &stats, &msg, peer);
     assert_eq!(count(&stats, SyncThreadCount::ConnsReceived), 4);
     assert_eq!(count(&stats, SyncThreadCount::WorkerQueueFull), 2);
+    // a message without entries is a director saying it started
+    let mut hbuf = vec![0u8; 64];
+    let hello = MessageWriter::new(&mut hbuf, 0).finish().to_vec();
+    assert!(receive(&cfg(0), &b, &stats, &hello, peer));
+    assert_eq!(count(&stats, SyncThreadCount::PeerHello), 1);
+    assert!(!receive(&cfg(0), &b, &stats, &msg, peer));
     let names: Vec<String> = stats.named().into_iter().map(|n| n.0).collect();
     assert!(names.iter().any(|n| n == "sync_worker_queue_full"));
     assert!(names.iter().any(|n| n.starts_with("sync_bad_")));

@@ -592,6 +592,16 @@ impl Pipeline for WorkerPipeline {
                 let Some(c) = sync.inbound.pop() else { break };
                 self.lb.install_synced(&self.snap, &c, now_ns);
             }
+            if sync
+                .resend
+                .swap(false, std::sync::atomic::Ordering::Relaxed)
+            {
+                self.lb.resend_all();
+            }
+            if self.lb.resending() {
+                self.lb
+                    .resend_step(now_ns, crate::lb::sync::RESEND_PER_TICK);
+            }
         }
         w.counters.publish(&self.counters);
         while let Some(req) = w.conn_requests.pop() {
