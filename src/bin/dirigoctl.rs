@@ -100,6 +100,7 @@ fn request(cmd: &Cmd) -> Result<Request, String> {
             ),
         },
         Cmd::Version => Request::Version,
+        Cmd::Sync => Request::Sync,
         Cmd::Fingerprint { service } => Request::Fingerprint {
             service: service.as_deref().map(parse_service).transpose()?,
         },
@@ -119,6 +120,7 @@ fn render(resp: Response) -> String {
         Response::Drops(d) => table::drops(&d),
         Response::Version(v) => table::version(&v),
         Response::Health(h) => table::health(&h),
+        Response::Sync(s) => table::sync(s.as_ref()),
         Response::Fingerprints(f) => table::fingerprints(&f),
         other => format!("{other:?}\n"),
     }

@@ -71,6 +71,10 @@ pub enum Cmd {
         #[command(subcommand)]
         op: Option<HealthOp>,
     },
+    /// Connection sync with other directors (the IPVS sync protocol,
+    /// `[sync]`): where messages go and what was sent, received,
+    /// installed and dropped.
+    Sync,
     /// Client and daemon versions.
     Version,
     /// Per service, a fingerprint of its scheduler's lookup table (mh, sh,

@@ -14,7 +14,7 @@ pub use error::{CtlError, ErrCode};
 
 use crate::ctl::view::{
     AddrInfo, ConnInfo, DropCount, FingerprintInfo, HealthReport, LcoreInfo, MacAddr, NeighInfo,
-    PortInfo, RouteInfo, ServiceList, VersionInfo,
+    PortInfo, RouteInfo, ServiceList, SyncInfo, VersionInfo,
 };
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
 use serde::{Deserialize, Serialize};
@@ -279,6 +279,9 @@ pub enum Request {
         /// Whether it is enabled.
         enable: bool,
     },
+    /// Connection sync: settings and counters. Answer: [`Response::Sync`]
+    /// (`null` when `[sync]` is off).
+    Sync,
     /// Each service's scheduler table fingerprint, in service order
     /// (protocol, VIP, port), to compare across directors. Answer:
     /// [`Response::Fingerprints`]. Errors: `no_service`.
@@ -324,6 +327,8 @@ pub enum Response {
     Drops(Vec<DropCount>),
     /// Version information.
     Version(VersionInfo),
+    /// Connection sync (`None`: off).
+    Sync(Option<SyncInfo>),
     /// Scheduler table fingerprints.
     Fingerprints(Vec<FingerprintInfo>),
 }
@@ -351,6 +356,7 @@ impl Request {
             Request::Version => "version",
             Request::Health => "health",
             Request::HealthSet { .. } => "health_set",
+            Request::Sync => "sync",
             Request::Fingerprint { .. } => "fingerprint",
         }
     }
