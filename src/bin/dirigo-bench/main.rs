@@ -224,6 +224,7 @@ fn run_micro(plan: &Plan, agg: &mut Agg, only: Option<Method>, only_flows: Optio
                     workload: micro::Workload::Established,
                     capacity: plan.capacity,
                     burst_api,
+                    sync: false,
                 };
                 let r = micro::run(case, plan.micro);
                 let k = format!(
@@ -247,6 +248,7 @@ fn run_micro(plan: &Plan, agg: &mut Agg, only: Option<Method>, only_flows: Optio
                 workload: micro::Workload::NewConn,
                 capacity: plan.newconn_capacity,
                 burst_api,
+                sync: false,
             };
             let r = micro::run(case, plan.micro);
             let k = format!("micro|newconn|{}", if burst_api { "burst" } else { "pkt" });
@@ -255,6 +257,26 @@ fn run_micro(plan: &Plan, agg: &mut Agg, only: Option<Method>, only_flows: Optio
                 "micro {k}: {:.2} Mpps, {:.2} Mconn/s, tracked {}, {} packets",
                 r.mpps, r.mconn_s, r.tracked, r.packets
             );
+        }
+    }
+    if only_flows.is_none() && (only.is_none() || only == Some(Method::Dr)) {
+        // connection sync's cost on the established path: DR with [sync]
+        // beside plain DR on the same flows (the burst API, the daemon's)
+        if let Some(&(label, flows)) = plan.sizes.last() {
+            for sync in [false, true] {
+                let case = micro::Case {
+                    method: Method::Dr,
+                    flows,
+                    workload: micro::Workload::Established,
+                    capacity: plan.capacity,
+                    burst_api: true,
+                    sync,
+                };
+                let r = micro::run(case, plan.micro);
+                let k = format!("micro|sync {label}|{}", if sync { "on" } else { "off" });
+                record_micro(agg, &k, &r);
+                eprintln!("micro {k}: {:.2} Mpps, {:.1} ns/pkt", r.mpps, r.ns_per_pkt);
+            }
         }
     }
     if only_flows.is_none() && (only.is_none() || only == Some(Method::Nat)) {

@@ -8,6 +8,7 @@ use dirigo::lb::balancer::{Balancer, BalancerConfig, LbVerdict};
 use dirigo::lb::sched::{SchedFlags, SchedKind};
 use dirigo::lb::snapshot::{LbIds, Snapshot, SnapshotBuilder};
 use dirigo::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
+use dirigo::lb::sync::{SyncPolicy, SyncQueue};
 use dirigo::net::buf::{PacketBuf, VecBuf};
 use dirigo::net::classify::{classify, Classified};
 use dirigo::net::egress::{Egress, NextHop, Resolve};
@@ -88,6 +89,10 @@ pub struct Case {
     /// Use `Balancer::process_burst` (hash + touch the burst first) instead
     /// of `process` per packet (what the daemon's pipeline calls).
     pub burst_api: bool,
+    /// Connection sync on (`[sync]`): the balancer checks every packet
+    /// and queues what is due; the queue is emptied between timed bursts,
+    /// as the sync thread would.
+    pub sync: bool,
 }
 
 /// What one case measured.
@@ -168,6 +173,8 @@ struct Runner {
     forwarded: u64,
     /// Packets through [`Runner::timed`].
     timed: u64,
+    /// With sync: the queue the balancer sends to.
+    sync: Option<std::sync::Arc<SyncQueue>>,
 }
 
 impl Runner {
@@ -246,7 +253,13 @@ pub fn run(case: Case, time: Duration) -> MicroResult {
         },
         ..BalancerConfig::default()
     };
-    let w = Balancer::new(&cfg, ids.dests.capacity(), ids.services.capacity());
+    let mut w = Balancer::new(&cfg, ids.dests.capacity(), ids.services.capacity());
+    let sync = case
+        .sync
+        .then(|| std::sync::Arc::new(SyncQueue::new(1 << 16)));
+    if let Some(q) = &sync {
+        w.set_sync(Some((q.clone(), SyncPolicy::default())));
+    }
     let mut r = Runner {
         w,
         snap,
@@ -258,6 +271,7 @@ pub fn run(case: Case, time: Duration) -> MicroResult {
         burst_api: case.burst_api,
         forwarded: 0,
         timed: 0,
+        sync,
     };
     let clock = Instant::now();
     let now = |c: &Instant| c.elapsed().as_nanos() as u64 + 1_000_000_000;
@@ -282,6 +296,9 @@ pub fn run(case: Case, time: Duration) -> MicroResult {
             syn
         }
     };
+    if let Some(q) = &r.sync {
+        while q.pop().is_some() {}
+    }
     let mut hist = Histogram::<u64>::new_with_bounds(1, 1_000_000, 3).expect("histogram");
     r.forwarded = 0;
     let created0 = r.created();
@@ -293,6 +310,9 @@ pub fn run(case: Case, time: Duration) -> MicroResult {
             let t0 = Instant::now();
             r.timed(ch, now(&clock));
             let dt = t0.elapsed().as_nanos() as u64;
+            if let Some(q) = &r.sync {
+                while q.pop().is_some() {}
+            }
             busy_ns += dt;
             pkts += ch.len() as u64;
             let _ = hist.record((dt / ch.len() as u64).max(1));
@@ -334,6 +354,7 @@ mod tests {
                     workload: Workload::Established,
                     capacity: 4096,
                     burst_api: false,
+                    sync: false,
                 },
                 Duration::from_millis(20),
             );
@@ -352,6 +373,7 @@ mod tests {
                 workload: Workload::NewConn,
                 capacity: 1024,
                 burst_api: true,
+                sync: false,
             },
             Duration::from_millis(20),
         );

@@ -182,6 +182,24 @@ pub fn micro_table(plan: &Plan, a: &Agg) -> String {
             a.med("micro|synproxy|est") / a.med("micro|synproxy|nat"),
         );
     }
+    if let Some(&(label, _)) = plan.sizes.last() {
+        let (on, off) = (
+            format!("micro|sync {label}|on"),
+            format!("micro|sync {label}|off"),
+        );
+        if !a.values(&format!("{on}|mpps")).is_empty() {
+            let _ = writeln!(
+                s,
+                "micro connection sync (DR {label}, burst): with [sync] {} Mpps ({} ns/pkt) beside \
+                 without {} Mpps ({} ns/pkt) ({:.2}x)",
+                f2(a.med(&format!("{on}|mpps"))),
+                f0(a.med(&format!("{on}|ns"))),
+                f2(a.med(&format!("{off}|mpps"))),
+                f0(a.med(&format!("{off}|ns"))),
+                a.med(&format!("{on}|mpps")) / a.med(&format!("{off}|mpps")),
+            );
+        }
+    }
     s
 }
 
