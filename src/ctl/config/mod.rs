@@ -4,6 +4,7 @@
 //! module validates each section into the types the daemon uses. See
 //! docs/CONFIG.md.
 
+mod announce;
 mod eal;
 mod file;
 mod health;
@@ -11,8 +12,9 @@ mod locate;
 mod metrics;
 mod validate;
 
+pub use announce::Announce;
 pub use file::{
-    CaptureConfig, CheckConfig, ControlConfig, DataplaneConfig, EalConfig, ExceptionBackend,
+    AnnounceConfig, CaptureConfig, CheckConfig, ControlConfig, DataplaneConfig, EalConfig, ExceptionBackend,
     ExceptionConfig, HealthConfig, MetricsConfig, NeighborConfig, PortConfig, RealServerConfig,
     RouteConfig, ServiceConfig, TimeoutsConfig,
 };
@@ -158,6 +160,9 @@ pub struct Config {
     pub metrics: Option<Metrics>,
     /// Live capture (`[capture]`).
     pub capture: CaptureConfig,
+    /// VIP routes for a routing daemon (`None`: no `[announce]`, or
+    /// `enabled = false`).
+    pub announce: Option<Announce>,
 }
 
 /// Parse `aa:bb:cc:dd:ee:ff`.
@@ -262,6 +267,17 @@ impl Config {
             iss.add(At::key("metrics").k(key), e);
             None
         });
+        let announce = announce::announce(
+            raw.announce.as_ref(),
+            &ports,
+            raw.exception.is_some(),
+        )
+        .unwrap_or_else(|errs| {
+            for (key, e) in errs {
+                iss.add(At::key("announce").k(key), e);
+            }
+            None
+        });
         if let Err(e) = validate::state_file(raw.control.state_file.as_deref()) {
             iss.add(At::key("control").k("state_file"), e);
         }
@@ -282,6 +298,7 @@ impl Config {
             health_netns,
             metrics,
             capture: raw.capture,
+            announce,
         }
     }
 }
