@@ -374,7 +374,10 @@ fn device_routes_in_a_table_of_our_own() {
         .unwrap_err();
     assert_eq!(e.errno(), Some(libc::ENODEV), "{e}");
     let e = e.to_string();
-    assert!(e.contains("10.204.0.5/32") && e.contains("table 100"), "{e}");
+    assert!(
+        e.contains("10.204.0.5/32") && e.contains("table 100"),
+        "{e}"
+    );
     eprintln!("route through no interface: {e}");
 
     // SIGKILL: the TAP goes, and its routes with it
@@ -382,7 +385,10 @@ fn device_routes_in_a_table_of_our_own() {
     child.wait().unwrap();
     let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
     while nl.index_of(&tap).unwrap().is_some() {
-        assert!(std::time::Instant::now() < end, "the TAP outlived its process");
+        assert!(
+            std::time::Instant::now() < end,
+            "the TAP outlived its process"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert_eq!(nl.routes(100, 201).unwrap(), vec![]);

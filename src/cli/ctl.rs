@@ -14,7 +14,7 @@ use std::path::PathBuf;
     version,
     about = "Inspect and manage a running dirigo",
     long_about = "Inspect and manage a running dirigo: its ports, addresses, routes, \
-        neighbors, lcores, drop counters and health checks; reload its configuration \
+        neighbors, lcores, drop counters, health checks and VIP announcement; reload its configuration \
         file. Services are dirigoadm's (ipvsadm's command line). keepalived-convert \
         works offline."
 )]
@@ -70,6 +70,9 @@ pub enum Cmd {
         #[command(subcommand)]
         op: Option<HealthOp>,
     },
+    /// VIPs and their announce state (`[announce]`): announced,
+    /// withdrawn, draining or error, and why.
+    Vips,
     /// Client and daemon versions.
     Version,
     /// A live view, like top: services and real servers with their

@@ -92,10 +92,14 @@ pub(super) fn announce(
         }
     };
     match a.table {
-        0 => errs.push(("table", "[announce] table 0 is no table (1..4294967295; the default is 100)".into())),
+        0 => errs.push((
+            "table",
+            "[announce] table 0 is no table (1..4294967295; the default is 100)".into(),
+        )),
         255 => errs.push((
             "table",
-            "[announce] table 255 is the kernel's local table (use a table of its own, e.g. 100)".into(),
+            "[announce] table 255 is the kernel's local table (use a table of its own, e.g. 100)"
+                .into(),
         )),
         _ => {}
     }

@@ -14,9 +14,9 @@ mod validate;
 
 pub use announce::Announce;
 pub use file::{
-    AnnounceConfig, CaptureConfig, CheckConfig, ControlConfig, DataplaneConfig, EalConfig, ExceptionBackend,
-    ExceptionConfig, HealthConfig, MetricsConfig, NeighborConfig, PortConfig, RealServerConfig,
-    RouteConfig, ServiceConfig, TimeoutsConfig,
+    AnnounceConfig, CaptureConfig, CheckConfig, ControlConfig, DataplaneConfig, EalConfig,
+    ExceptionBackend, ExceptionConfig, HealthConfig, MetricsConfig, NeighborConfig, PortConfig,
+    RealServerConfig, RouteConfig, ServiceConfig, TimeoutsConfig,
 };
 pub use health::{check_spec, ServiceHealth};
 pub use locate::Problem;
@@ -267,17 +267,13 @@ impl Config {
             iss.add(At::key("metrics").k(key), e);
             None
         });
-        let announce = announce::announce(
-            raw.announce.as_ref(),
-            &ports,
-            raw.exception.is_some(),
-        )
-        .unwrap_or_else(|errs| {
-            for (key, e) in errs {
-                iss.add(At::key("announce").k(key), e);
-            }
-            None
-        });
+        let announce = announce::announce(raw.announce.as_ref(), &ports, raw.exception.is_some())
+            .unwrap_or_else(|errs| {
+                for (key, e) in errs {
+                    iss.add(At::key("announce").k(key), e);
+                }
+                None
+            });
         if let Err(e) = validate::state_file(raw.control.state_file.as_deref()) {
             iss.add(At::key("control").k("state_file"), e);
         }

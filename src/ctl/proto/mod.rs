@@ -14,7 +14,7 @@ pub use error::{CtlError, ErrCode};
 
 use crate::ctl::view::{
     AddrInfo, ConnInfo, DropCount, HealthReport, LcoreInfo, MacAddr, NeighInfo, PortInfo,
-    RouteInfo, ServiceList, VersionInfo,
+    RouteInfo, ServiceList, VersionInfo, VipReport,
 };
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
 use serde::{Deserialize, Serialize};
@@ -279,6 +279,9 @@ pub enum Request {
         /// Whether it is enabled.
         enable: bool,
     },
+    /// Every VIP's announce state (`[announce]`). Answer:
+    /// [`Response::Vips`].
+    Vips,
 }
 
 impl From<BatchCmd> for Request {
@@ -316,6 +319,8 @@ pub enum Response {
     Drops(Vec<DropCount>),
     /// Version information.
     Version(VersionInfo),
+    /// VIPs and their announce state.
+    Vips(VipReport),
 }
 
 impl Request {
@@ -341,6 +346,7 @@ impl Request {
             Request::Version => "version",
             Request::Health => "health",
             Request::HealthSet { .. } => "health_set",
+            Request::Vips => "vips",
         }
     }
 }

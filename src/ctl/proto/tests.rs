@@ -123,6 +123,7 @@ fn every_request_round_trips() {
         Request::Drops,
         Request::Reload,
         Request::Version,
+        Request::Vips,
     ];
     for (i, req) in reqs.into_iter().enumerate() {
         let env = RequestEnvelope {
@@ -335,6 +336,7 @@ fn mutating_requests_golden_lines() {
             r#"{"v":1,"id":42,"req":{"op":"neigh_flush","port":2}}"#,
         ),
         (Request::Reload, r#"{"v":1,"id":42,"req":{"op":"reload"}}"#),
+        (Request::Vips, r#"{"v":1,"id":42,"req":{"op":"vips"}}"#),
     ];
     for (req, line) in others {
         assert_golden(req, line);
@@ -347,7 +349,7 @@ fn bad_request_golden_answers() {
     let cases = [
         (
             r#"{"v":1,"id":5,"req":{"op":"fly"}}"#,
-            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `fly`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `list`, `list_conns`, `zero`, `set_timeouts`, `get_timeouts`, `restore_batch`, `ports`, `addresses`, `addr_add`, `addr_del`, `routes`, `neighbors`, `neigh_add`, `neigh_flush`, `lcores`, `drops`, `reload`, `version`, `health`, `health_set`"}}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `fly`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `list`, `list_conns`, `zero`, `set_timeouts`, `get_timeouts`, `restore_batch`, `ports`, `addresses`, `addr_add`, `addr_del`, `routes`, `neighbors`, `neigh_add`, `neigh_flush`, `lcores`, `drops`, `reload`, `version`, `health`, `health_set`, `vips`"}}"#,
         ),
         (
             r#"{"v":1,"id":5,"req":{}}"#,

@@ -3,13 +3,17 @@
 //!
 //! * `services` — ipvsadm's mutations, listings, `-Z`, connections, reload;
 //! * `network` — ports, addresses, routes, neighbors;
-//! * `stats` — per-worker and drop counters, rate estimation.
+//! * `stats` — per-worker and drop counters, rate estimation;
+//! * `health` — health checks and maintenance;
+//! * `announce` — the VIP routes for a routing daemon (`dirigoctl vips`).
 
+mod announce;
 mod health;
 mod network;
 mod services;
 mod stats;
 
+pub use announce::KernelAnnouncer;
 pub use stats::{RateEst, StatKey};
 
 use super::control::{self, ControlState};
@@ -46,6 +50,9 @@ pub struct Ctl {
     /// The state file's failed writes, when there is one (read without
     /// the state's lock).
     pub state_file_failed: Option<Arc<std::sync::atomic::AtomicU64>>,
+    /// The VIP routes for a routing daemon (`[announce]`), when on. Taken
+    /// before the state's lock when both are.
+    pub announce: Mutex<Option<KernelAnnouncer>>,
 }
 
 /// The checker engine and where it runs.
@@ -95,6 +102,7 @@ impl Handler for Ctl {
                 dest,
                 enable,
             } => self.health_set(service, dest, enable),
+            Request::Vips => Ok(self.vips()),
             Request::Version => Ok(Response::Version(VersionInfo {
                 version: crate::version::VERSION.into(),
                 proto: crate::ctl::proto::PROTO_VERSION,

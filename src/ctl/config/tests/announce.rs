@@ -13,7 +13,11 @@ fn with(keys: &str, lan: bool) -> String {
     with_exception(
         &format!("{EXC}[announce]\n{keys}\n"),
         "kernel_interface = \"kwan\"",
-        if lan { "kernel_interface = \"klan\"" } else { "" },
+        if lan {
+            "kernel_interface = \"klan\""
+        } else {
+            ""
+        },
     )
 }
 
@@ -51,10 +55,16 @@ fn defaults_and_keys() {
 fn refusals_are_located_lines() {
     // no exception path at all
     let e = err(&format!("{ISSUE_EXAMPLE}[announce]\ndrain_ms = 500\n"));
-    assert!(e.contains("t.toml:") && e.contains("needs the exception path"), "{e}");
+    assert!(
+        e.contains("t.toml:") && e.contains("needs the exception path"),
+        "{e}"
+    );
     // several kernel interfaces, none named
     let e = err(&with("", true));
-    assert!(e.contains("several ports have a kernel interface (wan, lan)"), "{e}");
+    assert!(
+        e.contains("several ports have a kernel interface (wan, lan)"),
+        "{e}"
+    );
     // a port without one, and an unknown port
     let t = with("port = \"lan\"", false);
     let e = err(&t);
