@@ -165,6 +165,7 @@ pub fn initial_state(
         settings: LbSettings {
             tunnel_source: cfg.dataplane.tunnel_source,
             expire_nodest_conn: cfg.dataplane.expire_nodest_conn,
+            sloppy_tcp: cfg.dataplane.sloppy_tcp,
             workers,
             mh_table_size: cfg.dataplane.mh_table_size,
             synproxy: cfg.dataplane.synproxy,

@@ -14,6 +14,8 @@
 //! * [`persist`] — persistence templates (`-p`, `-M`).
 //! * [`synproxy`] — SYN cookies and the sequence translation of NAT
 //!   services with `--synproxy`.
+//! * [`sync`] — connection sync with other directors (what a worker sends
+//!   and installs; the IPVS messages are `net::wire::ipvs_sync`).
 
 pub mod balancer;
 pub mod conn;
@@ -24,6 +26,7 @@ pub mod snapshot;
 pub mod spec;
 pub mod state;
 pub mod stats;
+pub mod sync;
 pub mod synproxy;
 pub mod verdict;
 pub mod xmit;

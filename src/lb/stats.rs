@@ -9,6 +9,7 @@
 //! Arrays are indexed by [`crate::lb::ids::SlotId::slot`]; records are
 //! cache-line aligned so workers' and readers' lines never share.
 
+use crate::lb::sync::SyncCount;
 use crate::lb::synproxy::SynproxyCount;
 use crate::lb::verdict::LbDrop;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -138,6 +139,8 @@ pub struct WorkerStats {
     pub icmp_frag_sent: AtomicU64,
     /// What the SYN proxy did, by [`SynproxyCount`].
     pub synproxy: [AtomicU64; SynproxyCount::COUNT],
+    /// What connection sync did, by [`SyncCount`].
+    pub sync: [AtomicU64; SyncCount::COUNT],
 }
 
 impl WorkerStats {
@@ -158,6 +161,7 @@ impl WorkerStats {
             expired: AtomicU64::new(0),
             icmp_frag_sent: AtomicU64::new(0),
             synproxy: std::array::from_fn(|_| AtomicU64::new(0)),
+            sync: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 
@@ -166,6 +170,13 @@ impl WorkerStats {
         SynproxyCount::ALL
             .iter()
             .map(|c| (c.name(), self.synproxy[c.index()].load(Relaxed)))
+    }
+
+    /// Connection sync's counters as (name, count).
+    pub fn sync_counts(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        SyncCount::ALL
+            .iter()
+            .map(|c| (c.name(), self.sync[c.index()].load(Relaxed)))
     }
 
     /// Drop counters as (name, count).

@@ -183,6 +183,11 @@ pub struct DataplaneConfig {
     /// (IPVS expire_nodest_conn); otherwise they expire by timeout.
     #[serde(default)]
     pub expire_nodest_conn: bool,
+    /// Let any TCP packet without RST create a connection, not only a SYN
+    /// (IPVS `sloppy_tcp`): a director that takes over a flow mid-stream
+    /// (router ECMP after another director failed) schedules it.
+    #[serde(default)]
+    pub sloppy_tcp: bool,
     /// Maglev lookup table size (a prime).
     #[serde(default = "default_mh")]
     pub mh_table_size: u32,
@@ -234,6 +239,7 @@ impl Default for DataplaneConfig {
             mbuf_data_room: default_data_room(),
             tunnel_source: None,
             expire_nodest_conn: false,
+            sloppy_tcp: false,
             mh_table_size: default_mh(),
             embryonic_grace_ms: default_grace(),
             rss: true,

@@ -30,6 +30,8 @@ pub struct LbSettings {
     pub tunnel_source: Option<std::net::Ipv4Addr>,
     /// IPVS expire_nodest_conn.
     pub expire_nodest_conn: bool,
+    /// IPVS sloppy_tcp.
+    pub sloppy_tcp: bool,
     /// Number of workers (thresholds are split between them).
     pub workers: u32,
     /// Maglev table size.
@@ -114,6 +116,7 @@ impl ControlState {
         b.timeouts(timeouts)
             .tunnel_src(self.settings.tunnel_source)
             .expire_nodest_conn(self.settings.expire_nodest_conn)
+            .sloppy_tcp(self.settings.sloppy_tcp)
             .threshold_divisor(self.settings.workers.max(1))
             .mh_table_size(self.settings.mh_table_size as usize)
             .synproxy(self.settings.synproxy)

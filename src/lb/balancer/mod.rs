@@ -54,7 +54,8 @@
 //! control it); the table keeps millisecond ticks.
 
 use crate::lb::conn::{
-    tick_of, tick_reached, Conn, ConnTable, F_ACTIVE, F_NOOUTPUT, F_SP_PENDING, F_SYNPROXY,
+    tick_of, tick_reached, Conn, ConnTable, F_ACTIVE, F_NOOUTPUT, F_SP_PENDING, F_SYNCED,
+    F_SYNPROXY,
 };
 use crate::lb::persist::{PersistStats, PersistTable};
 use crate::lb::sched::{self, Cursor, DestLoad};
@@ -79,6 +80,7 @@ mod load;
 use load::{dest_load, release_counters};
 mod icmp;
 mod listing;
+mod sync;
 mod synproxy;
 
 use crate::net::buf::BURST;
@@ -103,6 +105,7 @@ pub struct Balancer {
     pcfg: Vec<PersistCfg>,
     persist_epoch: Option<u64>,
     sp: Option<SynProxy>,
+    sync: Option<sync::SyncOut>,
 }
 
 /// The key a packet is looked up by (ICMP errors: the quoted tuple reversed).
@@ -143,6 +146,7 @@ impl Balancer {
             sp: cfg
                 .synproxy
                 .then(|| SynProxy::new(cfg.conn_capacity, cfg.synproxy_secret)),
+            sync: None,
         }
     }
 
@@ -429,11 +433,20 @@ impl Balancer {
             return self.synproxy_new(snap, svc, egress, buf, meta, key, now, now_ns);
         }
         if key.proto == PROTO_TCP
-            && (meta.tcp_flags & tcp_flags::SYN == 0 || meta.tcp_flags & tcp_flags::RST != 0)
+            && (meta.tcp_flags & tcp_flags::RST != 0
+                || (meta.tcp_flags & tcp_flags::SYN == 0 && !snap.sloppy_tcp))
         {
             return self.drop(LbDrop::NotTracked);
         }
-        match self.new_conn(snap, svc, key, now, now_ns) {
+        // sloppy_tcp: a segment without SYN is a flow taken over
+        // mid-stream (another director had it), so it starts ESTABLISHED
+        // (IPVS leaves it in NONE, and the ACK moves it to CLOSE)
+        let start = if key.proto == PROTO_TCP && meta.tcp_flags & tcp_flags::SYN == 0 {
+            TcpState::Established
+        } else {
+            TcpState::None
+        };
+        match self.new_conn(snap, svc, key, start, now, now_ns) {
             Ok(idx) => self.forward(snap, egress, buf, meta, now, now_ns, idx, false),
             Err(why) => self.drop(why),
         }
@@ -444,6 +457,7 @@ impl Balancer {
         snap: &Snapshot,
         svc: &Service,
         key: &FlowKey,
+        start: TcpState,
         now: u32,
         now_ns: u64,
     ) -> Result<u32, LbDrop> {
@@ -472,7 +486,7 @@ impl Balancer {
         };
         let d = d.ok_or(LbDrop::NoDest)?;
         let init = if key.proto == PROTO_TCP {
-            snap.timeouts.tcp(TcpState::None)
+            snap.timeouts.tcp(start)
         } else {
             snap.timeouts.udp_ms
         };
@@ -487,7 +501,7 @@ impl Balancer {
             dport: if d.port == 0 { key.dport } else { d.port },
             svc: svc.id.slot as u16,
             proto: key.proto,
-            state: TcpState::None as u8,
+            state: start as u8,
             flags: if d.method == Method::Nat {
                 0
             } else {
@@ -539,8 +553,8 @@ impl Balancer {
             self.expire_idx(idx, now_ns);
             return self.drop(LbDrop::DestRemoved);
         }
-        // state machine and timer
-        let mut flags = c.flags;
+        // state machine and timer; a packet here makes a synced copy ours
+        let mut flags = c.flags & !F_SYNCED;
         let (state, timeout) = if c.proto == PROTO_TCP {
             let dir = if reply {
                 flags &= !F_NOOUTPUT;
@@ -565,12 +579,19 @@ impl Balancer {
             (new as u8, snap.timeouts.tcp(new))
         } else {
             flags &= !F_NOOUTPUT;
-            (c.state, snap.timeouts.udp_ms)
+            // UDP has no state: the byte counts the first packets (sync)
+            (c.state.saturating_add(1), snap.timeouts.udp_ms)
         };
+        let expires = now.wrapping_add(timeout);
         if let Some(m) = self.table.get_mut(idx) {
             m.state = state;
             m.flags = flags;
-            m.expires = now.wrapping_add(timeout);
+            m.expires = expires;
+        }
+        if let Some(out) = &self.sync {
+            if sync::due(&out.policy, &c, state, expires) {
+                self.sync_push(sync::to_sync(&Conn { flags, ..c }, state, timeout));
+            }
         }
         // Tests in this order on purpose: as a match on (method, reply)
         // LLVM tests DR, then TUN, then NAT, which costs NAT instructions

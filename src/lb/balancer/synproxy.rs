@@ -110,7 +110,7 @@ impl Balancer {
             }
         };
         self.sp_count(SynproxyCount::CookiesValid);
-        let idx = match self.new_conn(snap, svc, key, now, now_ns) {
+        let idx = match self.new_conn(snap, svc, key, TcpState::None, now, now_ns) {
             Ok(i) => i,
             Err(why) => return self.drop(why),
         };

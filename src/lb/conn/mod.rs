@@ -117,6 +117,9 @@ pub const F_ACTIVE: u8 = 4;
 pub const F_SYNPROXY: u8 = 8;
 /// Opened by the SYN proxy and waiting for the real server's SYN/ACK.
 pub const F_SP_PENDING: u8 = 16;
+/// Installed from another director's sync message and not yet used here
+/// (see [`crate::lb::sync`]).
+pub const F_SYNCED: u8 = 32;
 
 impl Conn {
     /// The client → VIP tuple.

@@ -159,6 +159,7 @@ pub struct SnapshotBuilder<'a> {
     timeouts: Timeouts,
     tunnel_src: Option<Ipv4Addr>,
     expire_nodest_conn: bool,
+    sloppy_tcp: bool,
     threshold_divisor: u32,
     mh_table_size: usize,
     on_link: Option<&'a dyn Fn(u32) -> bool>,
@@ -180,6 +181,7 @@ impl<'a> SnapshotBuilder<'a> {
             timeouts: Timeouts::default(),
             tunnel_src: None,
             expire_nodest_conn: false,
+            sloppy_tcp: false,
             threshold_divisor: 1,
             mh_table_size: 0,
             on_link: None,
@@ -230,6 +232,16 @@ impl<'a> SnapshotBuilder<'a> {
     /// its next packet; false (default) keeps forwarding them to it.
     pub fn expire_nodest_conn(&mut self, on: bool) -> &mut Self {
         self.expire_nodest_conn = on;
+        self
+    }
+
+    /// IPVS `sloppy_tcp` sysctl: true lets a TCP packet without SYN (and
+    /// without RST) create a connection, scheduled as a SYN would be, so a
+    /// flow that another director started can be taken over mid-stream
+    /// (with `mh`, `sh` or `dh` every director picks the same real server).
+    /// Default false: only a SYN creates a TCP connection.
+    pub fn sloppy_tcp(&mut self, on: bool) -> &mut Self {
+        self.sloppy_tcp = on;
         self
     }
 
@@ -423,6 +435,7 @@ impl<'a> SnapshotBuilder<'a> {
             raw_timeouts: self.timeouts,
             tunnel_src: self.tunnel_src.map(u32::from),
             expire_nodest_conn: self.expire_nodest_conn,
+            sloppy_tcp: self.sloppy_tcp,
         })
     }
 }
@@ -466,6 +479,8 @@ pub struct Snapshot {
     pub tunnel_src: Option<u32>,
     /// IPVS `expire_nodest_conn`.
     pub expire_nodest_conn: bool,
+    /// IPVS `sloppy_tcp`.
+    pub sloppy_tcp: bool,
 }
 
 impl Snapshot {

@@ -215,6 +215,7 @@ pub mod arp;
 pub mod ethernet;
 pub mod icmp;
 pub mod ipv4;
+pub mod ipvs_sync;
 mod l4;
 pub mod tcp;
 pub mod tcpopt;

@@ -343,6 +343,7 @@ weight = 7
         settings: LbSettings {
             tunnel_source: None,
             expire_nodest_conn: false,
+            sloppy_tcp: false,
             workers: 1,
             mh_table_size: 251,
             synproxy: false,

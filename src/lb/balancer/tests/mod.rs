@@ -631,6 +631,7 @@ proptest::proptest! {
 
 mod persist;
 mod pins;
+mod sync;
 mod synproxy;
 
 #[test]

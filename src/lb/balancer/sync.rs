@@ -1,0 +1,217 @@
+//! The balancer's side of connection sync (see [`crate::lb::sync`]): the
+//! check on every forwarded packet of whether its connection is worth
+//! sending, and the install of received connections at housekeeping.
+
+use super::Balancer;
+use crate::lb::conn::{tick_of, tick_reached, Conn, F_ACTIVE, F_NOOUTPUT, F_SYNCED};
+use crate::lb::snapshot::Snapshot;
+use crate::lb::spec::Method;
+use crate::lb::state::{TcpState, MAX_TIMEOUT_S, TCP_STATES};
+use crate::lb::stats::bump;
+use crate::lb::sync::{SyncConn, SyncCount, SyncPolicy, SyncQueue, SYNC_FILL_LIMIT};
+use crate::net::meta::{FlowKey, PROTO_TCP, PROTO_UDP};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+/// A worker's sync sender side: the queue and when to use it.
+pub(super) struct SyncOut {
+    pub(super) queue: Arc<SyncQueue>,
+    pub(super) policy: SyncPolicy,
+}
+
+/// The TCP states IPVS syncs (`ip_vs_sync_conn_needed`).
+#[inline]
+fn synced_state(s: u8) -> bool {
+    const MASK: u32 = 1 << TcpState::Established as u32
+        | 1 << TcpState::FinWait as u32
+        | 1 << TcpState::CloseWait as u32
+        | 1 << TcpState::TimeWait as u32
+        | 1 << TcpState::Close as u32;
+    s < 32 && MASK & (1 << s) != 0
+}
+
+/// Whether connection `c` (as it was before this packet) is to be sent now
+/// that its state is `state` and it expires at `expires` (ms tick).
+#[inline]
+pub(super) fn due(p: &SyncPolicy, c: &Conn, state: u8, expires: u32) -> bool {
+    if c.proto == PROTO_TCP {
+        if !synced_state(state) {
+            return false;
+        }
+        if state != c.state {
+            return true;
+        }
+    } else if state < p.udp_threshold {
+        return false;
+    } else if c.state < p.udp_threshold {
+        return true; // this packet reached the threshold
+    }
+    p.refresh_shift != 0 && (c.expires ^ expires) >> p.refresh_shift != 0
+}
+
+/// What the sync protocol says about `c` in state `state` with `timeout_ms` left.
+pub(super) fn to_sync(c: &Conn, state: u8, timeout_ms: u32) -> SyncConn {
+    SyncConn {
+        proto: c.proto,
+        state: if c.proto == PROTO_TCP { state } else { 0 },
+        no_output: c.flags & F_NOOUTPUT != 0,
+        method: Some(c.method),
+        template: false,
+        caddr: c.caddr,
+        vaddr: c.vaddr,
+        daddr: c.daddr,
+        cport: c.cport,
+        vport: c.vport,
+        dport: c.dport,
+        timeout_s: timeout_ms.div_ceil(1000),
+    }
+}
+
+impl Balancer {
+    /// Send received connections' changes to `queue` under `policy`
+    /// (`None`: no sync, the default).
+    pub fn set_sync(&mut self, out: Option<(Arc<SyncQueue>, SyncPolicy)>) {
+        self.sync = out.map(|(queue, policy)| SyncOut { queue, policy });
+    }
+
+    fn sync_count(&self, c: SyncCount) {
+        bump(&self.stats.sync[c.index()], 1);
+    }
+
+    /// Hand `s` to the sync sender (a full queue is a counted loss).
+    #[cold]
+    pub(super) fn sync_push(&self, s: SyncConn) {
+        let Some(out) = self.sync.as_ref() else {
+            return;
+        };
+        if out.queue.push(s).is_ok() {
+            self.sync_count(SyncCount::Queued);
+        } else {
+            self.sync_count(SyncCount::QueueFull);
+        }
+    }
+
+    /// Install a connection another director sent (at housekeeping, never
+    /// per packet). Counted by outcome in [`SyncCount`].
+    pub fn install_synced(&mut self, snap: &Snapshot, s: &SyncConn, now_ns: u64) {
+        let outcome = self.install(snap, s, now_ns);
+        self.sync_count(outcome);
+    }
+
+    fn install(&mut self, snap: &Snapshot, s: &SyncConn, now_ns: u64) -> SyncCount {
+        let now = tick_of(now_ns);
+        let tcp = s.proto == PROTO_TCP;
+        if s.template || (!tcp && s.proto != PROTO_UDP) || (tcp && s.state as usize >= TCP_STATES) {
+            return SyncCount::Unsupported;
+        }
+        let Some(method) = s.method else {
+            return SyncCount::Unsupported;
+        };
+        let state = if tcp {
+            TcpState::from_u8(s.state)
+        } else {
+            TcpState::None
+        };
+        let timeout_ms = match s.timeout_s {
+            0 if tcp => snap.timeouts.tcp(state),
+            0 => snap.timeouts.udp_ms,
+            t => t.min(MAX_TIMEOUT_S) * 1000,
+        };
+        let expires = now.wrapping_add(timeout_ms);
+        let active = tcp && state.is_active();
+        let key = FlowKey {
+            src: s.caddr,
+            dst: s.vaddr,
+            sport: s.cport,
+            dport: s.vport,
+            proto: s.proto,
+        };
+        if let Some(h) = self.table.lookup(&key) {
+            let Some(c) = self.table.get(h.idx).copied() else {
+                return SyncCount::Unsupported;
+            };
+            if tick_reached(now, c.expires) {
+                self.expire_idx(h.idx, now_ns);
+            } else if c.flags & F_SYNCED == 0 || h.reply {
+                return SyncCount::LocalKept;
+            } else {
+                // a newer word about a copy: its state and timer
+                let was = c.flags & F_ACTIVE != 0;
+                if was != active {
+                    if let Some(t) = self.dest_rec(c.dest) {
+                        if was {
+                            t.adjust(-1, 1, 0);
+                        } else {
+                            t.adjust(1, -1, 0);
+                        }
+                    }
+                }
+                if let Some(m) = self.table.get_mut(h.idx) {
+                    m.state = state as u8;
+                    m.flags = (m.flags & !F_ACTIVE) | if active { F_ACTIVE } else { 0 };
+                    m.expires = expires;
+                }
+                return SyncCount::Updated;
+            }
+        }
+        let Some((_, svc)) = snap.service(s.proto, s.vaddr, s.vport) else {
+            return SyncCount::NoService;
+        };
+        let Some(d) = svc
+            .dests
+            .iter()
+            .find(|d| d.addr == s.daddr && (if d.port == 0 { s.vport } else { d.port }) == s.dport)
+        else {
+            return SyncCount::NoDest;
+        };
+        let cap = self.table.capacity();
+        if self.table.len() >= cap / 8 * SYNC_FILL_LIMIT {
+            return SyncCount::TableFull;
+        }
+        // the local configuration says how the server is reached
+        let method = if d.method == method { method } else { d.method };
+        let conn = Conn {
+            caddr: s.caddr,
+            vaddr: s.vaddr,
+            daddr: d.addr,
+            dest: d.id.slot,
+            expires,
+            cport: s.cport,
+            vport: s.vport,
+            dport: s.dport,
+            svc: svc.id.slot as u16,
+            proto: s.proto,
+            state: state as u8,
+            flags: F_SYNCED
+                | if method != Method::Nat || s.no_output {
+                    F_NOOUTPUT
+                } else {
+                    0
+                }
+                | if active { F_ACTIVE } else { 0 },
+            method,
+        };
+        let ins = self.table.insert(conn, now);
+        if let Some(ev) = ins.evicted {
+            self.release(&ev, now_ns);
+            bump(&self.stats.evicted, 1);
+        }
+        if ins.result.is_err() {
+            return SyncCount::TableFull;
+        }
+        if let Some(t) = self.stats.dests.get(d.id.slot as usize) {
+            t.adopt(d.id.gen);
+            if active {
+                t.adjust(1, 0, 1);
+            } else {
+                t.adjust(0, 1, 1);
+            }
+        }
+        if let Some(t) = self.stats.services.get(svc.id.slot as usize) {
+            t.adopt(svc.id.gen);
+            t.adjust(0, 0, 1);
+        }
+        self.stats.conns.store(self.table.len() as u64, Relaxed);
+        SyncCount::Installed
+    }
+}

@@ -1,0 +1,712 @@
+//! The Linux IPVS connection-sync message, version 1 (what
+//! `net/netfilter/ipvs/ip_vs_sync.c` sends to 224.0.0.81:8848 so that
+//! backup directors learn a master's connections): a codec, sans-IO.
+//!
+//! A message is an 8-byte header and up to 255 entries, one per
+//! connection, each starting on a 4-byte boundary. An entry is a fixed
+//! part (36 bytes for IPv4, type 0; 72 for IPv6, type 1) and options
+//! inside the entry's stated size: sequence-adjust data, persistence-engine
+//! data and name. Everything is in network order.
+//!
+//! [`MessageWriter`] builds a message in the caller's buffer (IPv4 entries,
+//! no options: dirigo adjusts no sequence numbers and has no persistence
+//! engines). [`parse`] checks a received datagram as Linux's receiver
+//! (`ip_vs_process_message`, `ip_vs_proc_sync_conn`) does and hands out
+//! its entries through [`Entries`]: an error that makes Linux drop the rest
+//! of the message ends the iteration, one that makes it drop one entry
+//! (IPv6, an unknown mandatory option, persistence-engine data, an
+//! unsupported protocol or state; [`SyncError::skips_entry`]) lets it go on.
+//!
+//! The [`Header`] and [`Conn`] views hold the byte offsets (`field`,
+//! `conn_field`); like the other views, `new_checked` checks the length
+//! the accessors need. What the values mean (which flags a backup keeps,
+//! the timeout's range) is the balancer's business.
+
+use super::WireError;
+use crate::net::meta::{PROTO_TCP, PROTO_UDP};
+use std::net::Ipv4Addr;
+
+/// The UDP port Linux sends sync messages to (sync daemon 0; daemon `id`
+/// uses `SYNC_PORT + id`).
+pub const SYNC_PORT: u16 = 8848;
+/// The multicast group Linux sends sync messages to.
+pub const SYNC_GROUP: Ipv4Addr = Ipv4Addr::new(224, 0, 0, 81);
+/// The message version this codec speaks (`SYNC_PROTO_VER`).
+pub const SYNC_VERSION: u8 = 1;
+/// Length of the version 1 message header (`struct ip_vs_sync_mesg`).
+pub const HEADER_LEN: usize = 8;
+/// Length of a version 0 message header (`struct ip_vs_sync_mesg_v0`).
+pub const HEADER_V0_LEN: usize = 4;
+/// Length of an IPv4 entry without options (`struct ip_vs_sync_v4`).
+pub const CONN_V4_LEN: usize = 36;
+/// Length of an IPv6 entry without options (`struct ip_vs_sync_v6`).
+pub const CONN_V6_LEN: usize = 72;
+/// The most entries a message holds (its count is one byte).
+pub const MAX_ENTRIES: usize = 255;
+
+/// Entry types (the `type` byte).
+pub mod conn_type {
+    /// IPv4.
+    pub const V4: u8 = 0;
+    /// The bit that makes an entry IPv6 (`STYPE_F_INET6`); any other
+    /// non-zero type is refused.
+    pub const F_INET6: u8 = 1;
+}
+
+/// Options after an entry's fixed part: type byte, length byte (1..=255),
+/// data.
+pub mod opt {
+    /// Sequence-adjust data: `in_seq` and `out_seq` (`IPVS_OPT_SEQ_DATA`).
+    pub const SEQ_DATA: u8 = 1;
+    /// Persistence-engine data, e.g. a SIP Call-ID (`IPVS_OPT_PE_DATA`).
+    pub const PE_DATA: u8 = 2;
+    /// Persistence-engine name (`IPVS_OPT_PE_NAME`).
+    pub const PE_NAME: u8 = 3;
+    /// Set in the type of an option a receiver may ignore when it does
+    /// not know it (`IPVS_OPT_F_PARAM`); without it an unknown option
+    /// makes the entry be dropped.
+    pub const F_PARAM: u8 = 1 << 6;
+    /// The length of [`SEQ_DATA`]: two `struct ip_vs_seq` of three 32-bit
+    /// words (initial sequence, delta, previous delta).
+    pub const SEQ_DATA_LEN: usize = 24;
+    /// The longest [`PE_NAME`] (`IP_VS_PENAME_MAXLEN`).
+    pub const PE_NAME_MAXLEN: usize = 16;
+}
+
+/// Connection flags (`IP_VS_CONN_F_*`, include/uapi/linux/ip_vs.h).
+pub mod flags {
+    /// The forwarding method's bits.
+    pub const FWD_MASK: u32 = 0x0007;
+    /// NAT (masquerading).
+    pub const MASQ: u32 = 0x0000;
+    /// Local node.
+    pub const LOCALNODE: u32 = 0x0001;
+    /// Tunnelling (IPIP).
+    pub const TUNNEL: u32 = 0x0002;
+    /// Direct routing.
+    pub const DROUTE: u32 = 0x0003;
+    /// Cache bypass.
+    pub const BYPASS: u32 = 0x0004;
+    /// Created by sync (a backup sets it on what it learns).
+    pub const SYNC: u32 = 0x0020;
+    /// Hashed (Linux's sender clears it).
+    pub const HASHED: u32 = 0x0040;
+    /// No output packets.
+    pub const NOOUTPUT: u32 = 0x0080;
+    /// Not established.
+    pub const INACTIVE: u32 = 0x0100;
+    /// Output sequence adjust.
+    pub const OUT_SEQ: u32 = 0x0200;
+    /// Input sequence adjust.
+    pub const IN_SEQ: u32 = 0x0400;
+    /// Both sequence-adjust bits.
+    pub const SEQ_MASK: u32 = 0x0600;
+    /// No client port yet (a persistence template for any port).
+    pub const NO_CPORT: u32 = 0x0800;
+    /// A persistence template, not a connection.
+    pub const TEMPLATE: u32 = 0x1000;
+    /// One-packet scheduling (never synced by Linux).
+    pub const ONE_PACKET: u32 = 0x2000;
+    /// The bits a Linux backup takes from an entry
+    /// (`IP_VS_CONN_F_BACKUP_MASK`); it adds [`SYNC`].
+    pub const BACKUP_MASK: u32 = FWD_MASK | NOOUTPUT | INACTIVE | SEQ_MASK | NO_CPORT | TEMPLATE;
+    /// The bits a Linux backup updates on a connection it already has
+    /// (`IP_VS_CONN_F_BACKUP_UPD_MASK`).
+    pub const BACKUP_UPD_MASK: u32 = INACTIVE | SEQ_MASK;
+}
+
+/// IPVS TCP states as numbered on the wire (`IP_VS_TCP_S_*`,
+/// include/net/ip_vs.h).
+pub mod tcp_state {
+    /// No state.
+    pub const NONE: u16 = 0;
+    /// Established.
+    pub const ESTABLISHED: u16 = 1;
+    /// SYN sent.
+    pub const SYN_SENT: u16 = 2;
+    /// SYN received.
+    pub const SYN_RECV: u16 = 3;
+    /// FIN wait.
+    pub const FIN_WAIT: u16 = 4;
+    /// TIME_WAIT.
+    pub const TIME_WAIT: u16 = 5;
+    /// Closed.
+    pub const CLOSE: u16 = 6;
+    /// CLOSE_WAIT.
+    pub const CLOSE_WAIT: u16 = 7;
+    /// LAST_ACK.
+    pub const LAST_ACK: u16 = 8;
+    /// LISTEN.
+    pub const LISTEN: u16 = 9;
+    /// SYN/ACK seen.
+    pub const SYNACK: u16 = 10;
+    /// The number of TCP states (`IP_VS_TCP_S_LAST`): a TCP connection's
+    /// state is below it.
+    pub const LAST: u16 = 11;
+}
+
+/// The number of UDP states (`IP_VS_UDP_S_LAST`: only `NORMAL`, 0).
+pub const UDP_STATES: u16 = 1;
+
+/// Byte ranges of the message header.
+pub mod field {
+    use core::ops::Range;
+    /// Zero in version 1 (a version 0 message's entry count).
+    pub const RESERVED: usize = 0;
+    /// Sync ID (the group of directors).
+    pub const SYNCID: usize = 1;
+    /// Length of the whole message, header included.
+    pub const SIZE: Range<usize> = 2..4;
+    /// Number of entries.
+    pub const COUNT: usize = 4;
+    /// Version (1).
+    pub const VERSION: usize = 5;
+    /// Zero.
+    pub const SPARE: Range<usize> = 6..8;
+}
+
+/// Byte ranges of an entry (from the entry's first byte).
+pub mod conn_field {
+    use core::ops::Range;
+    /// Type ([`super::conn_type`]).
+    pub const TYPE: usize = 0;
+    /// IP protocol.
+    pub const PROTOCOL: usize = 1;
+    /// Entry version (top 4 bits, 0) and size (low 12 bits, options
+    /// included, padding not).
+    pub const VER_SIZE: Range<usize> = 2..4;
+    /// Flags ([`super::flags`]).
+    pub const FLAGS: Range<usize> = 4..8;
+    /// State ([`super::tcp_state`] for TCP).
+    pub const STATE: Range<usize> = 8..10;
+    /// Client port.
+    pub const CPORT: Range<usize> = 10..12;
+    /// Virtual port.
+    pub const VPORT: Range<usize> = 12..14;
+    /// Destination (real server) port.
+    pub const DPORT: Range<usize> = 14..16;
+    /// Firewall mark.
+    pub const FWMARK: Range<usize> = 16..20;
+    /// Timeout in seconds.
+    pub const TIMEOUT: Range<usize> = 20..24;
+    /// Client address (IPv4 entry).
+    pub const CADDR: Range<usize> = 24..28;
+    /// Virtual address (IPv4 entry).
+    pub const VADDR: Range<usize> = 28..32;
+    /// Destination address (IPv4 entry).
+    pub const DADDR: Range<usize> = 32..36;
+    /// The size's bits in [`VER_SIZE`].
+    pub const SIZE_MASK: u16 = 0x0fff;
+    /// The shift of the version in [`VER_SIZE`].
+    pub const VER_SHIFT: u32 = 12;
+}
+
+view!(
+    /// A view of a message header (the buffer is the UDP payload).
+    Header,
+    check_len
+);
+
+impl<T: AsRef<[u8]>> Header<T> {
+    /// The check `new_checked` makes: the 8 header bytes are there (the
+    /// message's own rules are [`parse`]'s).
+    pub fn check_len(&self) -> Result<(), WireError> {
+        if self.buffer.as_ref().len() < HEADER_LEN {
+            return Err(WireError::Truncated);
+        }
+        Ok(())
+    }
+}
+
+accessors! {
+    Header;
+    /// Reserved byte (0 in version 1).
+    reserved, set_reserved: u8 = field::RESERVED;
+    /// Sync ID.
+    syncid, set_syncid: u8 = field::SYNCID;
+    /// Message size, header included.
+    size, set_size: u16 = field::SIZE;
+    /// Number of entries.
+    count, set_count: u8 = field::COUNT;
+    /// Version.
+    version, set_version: u8 = field::VERSION;
+    /// Spare (0).
+    spare, set_spare: u16 = field::SPARE;
+}
+
+view!(
+    /// A view of one entry (the buffer starts at its type byte).
+    Conn,
+    check_len
+);
+
+impl<T: AsRef<[u8]>> Conn<T> {
+    /// The check `new_checked` makes: the 36 bytes of an IPv4 entry's
+    /// fixed part are there (the entry's own rules are [`parse`]'s).
+    pub fn check_len(&self) -> Result<(), WireError> {
+        if self.buffer.as_ref().len() < CONN_V4_LEN {
+            return Err(WireError::Truncated);
+        }
+        Ok(())
+    }
+    /// The entry's size (low 12 bits of the version/size word).
+    pub fn size(&self) -> usize {
+        (self.ver_size() & conn_field::SIZE_MASK) as usize
+    }
+    /// The entry's version (top 4 bits of the version/size word; 0).
+    pub fn entry_version(&self) -> u8 {
+        (self.ver_size() >> conn_field::VER_SHIFT) as u8
+    }
+}
+
+accessors! {
+    Conn;
+    /// Entry type.
+    conn_type, set_conn_type: u8 = conn_field::TYPE;
+    /// IP protocol.
+    protocol, set_protocol: u8 = conn_field::PROTOCOL;
+    /// Version and size word as stored.
+    ver_size, set_ver_size: u16 = conn_field::VER_SIZE;
+    /// Flags.
+    flags, set_flags: u32 = conn_field::FLAGS;
+    /// State.
+    state, set_state: u16 = conn_field::STATE;
+    /// Client port.
+    cport, set_cport: u16 = conn_field::CPORT;
+    /// Virtual port.
+    vport, set_vport: u16 = conn_field::VPORT;
+    /// Destination port.
+    dport, set_dport: u16 = conn_field::DPORT;
+    /// Firewall mark.
+    fwmark, set_fwmark: u32 = conn_field::FWMARK;
+    /// Timeout in seconds.
+    timeout, set_timeout: u32 = conn_field::TIMEOUT;
+    /// Client address (host order).
+    caddr, set_caddr: u32 = conn_field::CADDR;
+    /// Virtual address (host order).
+    vaddr, set_vaddr: u32 = conn_field::VADDR;
+    /// Destination address (host order).
+    daddr, set_daddr: u32 = conn_field::DADDR;
+}
+
+/// One IPv4 connection entry (type 0), as sent and received.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnRepr {
+    /// IP protocol (6 TCP, 17 UDP).
+    pub protocol: u8,
+    /// Flags ([`flags`]), as on the wire.
+    pub flags: u32,
+    /// State ([`tcp_state`] for TCP, 0 for UDP).
+    pub state: u16,
+    /// Client port.
+    pub cport: u16,
+    /// Virtual port.
+    pub vport: u16,
+    /// Destination (real server) port.
+    pub dport: u16,
+    /// Firewall mark (0 without one).
+    pub fwmark: u32,
+    /// Timeout in seconds (Linux sends `cp->timeout / HZ`; 0 asks the
+    /// receiver for its default of the state).
+    pub timeout: u32,
+    /// Client address.
+    pub caddr: Ipv4Addr,
+    /// Virtual address.
+    pub vaddr: Ipv4Addr,
+    /// Destination (real server) address.
+    pub daddr: Ipv4Addr,
+}
+
+impl ConnRepr {
+    /// The fields of an IPv4 entry (its type and size are not looked at).
+    pub fn parse<T: AsRef<[u8]>>(c: &Conn<T>) -> ConnRepr {
+        ConnRepr {
+            protocol: c.protocol(),
+            flags: c.flags(),
+            state: c.state(),
+            cport: c.cport(),
+            vport: c.vport(),
+            dport: c.dport(),
+            fwmark: c.fwmark(),
+            timeout: c.timeout(),
+            caddr: Ipv4Addr::from(c.caddr()),
+            vaddr: Ipv4Addr::from(c.vaddr()),
+            daddr: Ipv4Addr::from(c.daddr()),
+        }
+    }
+
+    /// Write the 36-byte entry without options: type 0, version 0, size
+    /// 36 (nothing is written to a buffer shorter than that).
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, c: &mut Conn<T>) {
+        if c.check_len().is_err() {
+            return;
+        }
+        c.set_conn_type(conn_type::V4);
+        c.set_protocol(self.protocol);
+        c.set_ver_size(CONN_V4_LEN as u16);
+        c.set_flags(self.flags);
+        c.set_state(self.state);
+        c.set_cport(self.cport);
+        c.set_vport(self.vport);
+        c.set_dport(self.dport);
+        c.set_fwmark(self.fwmark);
+        c.set_timeout(self.timeout);
+        c.set_caddr(self.caddr.into());
+        c.set_vaddr(self.vaddr.into());
+        c.set_daddr(self.daddr.into());
+    }
+}
+
+/// A message header as received.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeaderRepr {
+    /// Sync ID.
+    pub syncid: u8,
+    /// Message size, header included (the datagram's length).
+    pub size: u16,
+    /// Number of entries the message says it has.
+    pub count: u8,
+    /// Version (1).
+    pub version: u8,
+}
+
+/// Why a message, or one entry of it, was refused. The first four come
+/// from [`parse`] (the message is dropped); the others from [`Entries`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SyncError {
+    /// The datagram is shorter than a header, or ends before an entry the
+    /// count promises (or before the size an entry states).
+    #[error("truncated sync message")]
+    Truncated,
+    /// The header's size is not the datagram's length.
+    #[error("sync message size is not the datagram's length")]
+    BadSize,
+    /// Linux's old version 0 format (reserved byte not 0, or a 4-byte
+    /// header alone), which dirigo does not read.
+    #[error("sync message in the old version 0 format")]
+    Version0,
+    /// Version not 1, or the spare field not 0.
+    #[error("sync message version is not 1")]
+    BadVersion,
+    /// An entry of unknown type, of a version other than 0, or with a
+    /// size below its fixed part.
+    #[error("malformed sync entry")]
+    BadEntry,
+    /// An IPv6 entry (type 1): dirigo is IPv4-only; the next entry is read.
+    #[error("IPv6 sync entry")]
+    Ipv6,
+    /// A malformed option: past the entry, of length 0, sequence data not
+    /// 24 bytes, a name over 16, an option given twice.
+    #[error("malformed sync entry option")]
+    BadOption,
+    /// An option of unknown type without the may-ignore bit: the entry is
+    /// skipped.
+    #[error("unknown mandatory sync entry option")]
+    UnknownOption,
+    /// Persistence-engine data: dirigo has no engines (Linux drops such an
+    /// entry too unless it has the named engine); the entry is skipped.
+    #[error("sync entry with persistence-engine data")]
+    PeData,
+    /// A connection (not a template) of a protocol other than TCP and UDP:
+    /// the entry is skipped.
+    #[error("sync entry of an unsupported protocol")]
+    BadProtocol,
+    /// A connection's state is not one of its protocol's: the entry is
+    /// skipped.
+    #[error("sync entry with an invalid state")]
+    BadState,
+}
+
+impl SyncError {
+    /// Every variant, in declaration order.
+    pub const ALL: [SyncError; 11] = [
+        SyncError::Truncated,
+        SyncError::BadSize,
+        SyncError::Version0,
+        SyncError::BadVersion,
+        SyncError::BadEntry,
+        SyncError::Ipv6,
+        SyncError::BadOption,
+        SyncError::UnknownOption,
+        SyncError::PeData,
+        SyncError::BadProtocol,
+        SyncError::BadState,
+    ];
+
+    /// A snake_case name (a drop counter's).
+    pub fn name(&self) -> &'static str {
+        match self {
+            SyncError::Truncated => "truncated",
+            SyncError::BadSize => "bad_size",
+            SyncError::Version0 => "version0",
+            SyncError::BadVersion => "bad_version",
+            SyncError::BadEntry => "bad_entry",
+            SyncError::Ipv6 => "ipv6",
+            SyncError::BadOption => "bad_option",
+            SyncError::UnknownOption => "unknown_option",
+            SyncError::PeData => "pe_data",
+            SyncError::BadProtocol => "bad_protocol",
+            SyncError::BadState => "bad_state",
+        }
+    }
+
+    /// True when only the entry is dropped and [`Entries`] goes on with the
+    /// next one (Linux's positive return codes); false when the rest of
+    /// the message is dropped.
+    pub fn skips_entry(&self) -> bool {
+        matches!(
+            self,
+            SyncError::Ipv6
+                | SyncError::UnknownOption
+                | SyncError::PeData
+                | SyncError::BadProtocol
+                | SyncError::BadState
+        )
+    }
+}
+
+/// Builds one message in a caller's buffer (no allocation): entries are
+/// written as they are pushed, the header by [`MessageWriter::finish`].
+#[derive(Debug)]
+pub struct MessageWriter<'a> {
+    buf: &'a mut [u8],
+    /// The most bytes the message may take (0: nothing fits).
+    cap: usize,
+    /// Bytes used, header included.
+    len: usize,
+    count: u8,
+    syncid: u8,
+}
+
+impl<'a> MessageWriter<'a> {
+    /// A writer into `buf`, whose length is the largest message the caller
+    /// allows (e.g. the MTU less 28). A buffer shorter than the header
+    /// gives a writer that accepts nothing; a message is at most 65535
+    /// bytes (its size field).
+    pub fn new(buf: &'a mut [u8], syncid: u8) -> MessageWriter<'a> {
+        let cap = if buf.len() < HEADER_LEN {
+            0
+        } else {
+            buf.len().min(u16::MAX as usize)
+        };
+        MessageWriter {
+            buf,
+            cap,
+            len: if cap == 0 { 0 } else { HEADER_LEN },
+            count: 0,
+            syncid,
+        }
+    }
+
+    /// Append an entry (36 bytes, no options); false, and nothing written,
+    /// when it does not fit or 255 entries are in already.
+    pub fn push(&mut self, c: &ConnRepr) -> bool {
+        if self.cap == 0 || self.count as usize >= MAX_ENTRIES {
+            return false;
+        }
+        let end = self.len + CONN_V4_LEN;
+        if end > self.cap {
+            return false;
+        }
+        let Some(b) = self.buf.get_mut(self.len..end) else {
+            return false;
+        };
+        c.emit(&mut Conn::new_unchecked(b));
+        self.len = end;
+        self.count += 1;
+        true
+    }
+
+    /// Entries pushed.
+    pub fn count(&self) -> usize {
+        self.count as usize
+    }
+
+    /// True before the first entry.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Bytes of the message so far, header included (0 for a writer that
+    /// accepts nothing).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Write the header (reserved 0, sync ID, size, count, version 1,
+    /// spare 0) and return the message: header and entries.
+    pub fn finish(self) -> &'a [u8] {
+        let MessageWriter {
+            buf,
+            len,
+            count,
+            syncid,
+            ..
+        } = self;
+        let msg = buf.get_mut(..len).unwrap_or(&mut []);
+        if len >= HEADER_LEN {
+            let mut h = Header::new_unchecked(&mut *msg);
+            h.set_reserved(0);
+            h.set_syncid(syncid);
+            h.set_size(len as u16);
+            h.set_count(count);
+            h.set_version(SYNC_VERSION);
+            h.set_spare(0);
+        }
+        msg
+    }
+}
+
+/// Parse one received UDP payload: the header's checks (the datagram's
+/// length vs the size field, version 1, reserved and spare 0), then its
+/// entries, one at a time, from the iterator.
+pub fn parse(buf: &[u8]) -> Result<(HeaderRepr, Entries<'_>), SyncError> {
+    if buf.len() < HEADER_V0_LEN {
+        return Err(SyncError::Truncated);
+    }
+    let h = Header::new_unchecked(buf);
+    if h.size() as usize != buf.len() {
+        return Err(SyncError::BadSize);
+    }
+    // a version 1 message is never shorter than its header; Linux reads
+    // anything else as version 0
+    if buf.len() < HEADER_LEN || h.reserved() != 0 {
+        return Err(SyncError::Version0);
+    }
+    if h.version() != SYNC_VERSION || h.spare() != 0 {
+        return Err(SyncError::BadVersion);
+    }
+    let header = HeaderRepr {
+        syncid: h.syncid(),
+        size: h.size(),
+        count: h.count(),
+        version: h.version(),
+    };
+    let entries = Entries {
+        buf,
+        at: HEADER_LEN,
+        left: h.count(),
+    };
+    Ok((header, entries))
+}
+
+/// The entries of a message, in order: at most its count. An error that
+/// drops the rest of the message is the last item; one that drops only
+/// its entry ([`SyncError::skips_entry`]) is followed by the next entry.
+#[derive(Clone, Debug)]
+pub struct Entries<'a> {
+    buf: &'a [u8],
+    /// Where the next entry starts.
+    at: usize,
+    /// Entries the count still promises (0 once the iteration ended).
+    left: u8,
+}
+
+impl<'a> Iterator for Entries<'a> {
+    type Item = Result<ConnRepr, SyncError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let rest = self.buf.get(self.at..).unwrap_or(&[]);
+        let Ok(c) = Conn::new_checked(rest) else {
+            self.left = 0;
+            return Some(Err(SyncError::Truncated));
+        };
+        let size = c.size();
+        let Some(entry) = rest.get(..size) else {
+            self.left = 0;
+            return Some(Err(SyncError::Truncated));
+        };
+        if c.entry_version() != 0 {
+            self.left = 0;
+            return Some(Err(SyncError::BadEntry));
+        }
+        let r = entry_checks(entry);
+        match r {
+            Err(e) if !e.skips_entry() => self.left = 0,
+            // the next entry starts on a 4-byte boundary
+            _ => self.at += (size + 3) & !3,
+        }
+        Some(r)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.left as usize))
+    }
+}
+
+impl core::iter::FusedIterator for Entries<'_> {}
+
+/// The checks of `ip_vs_proc_sync_conn` on one entry (`entry` is exactly
+/// its stated size, at least 36 bytes), in Linux's order.
+fn entry_checks(entry: &[u8]) -> Result<ConnRepr, SyncError> {
+    let c = Conn::new_unchecked(entry);
+    let ty = c.conn_type();
+    let fixed = if ty & conn_type::F_INET6 != 0 {
+        CONN_V6_LEN
+    } else if ty == conn_type::V4 {
+        CONN_V4_LEN
+    } else {
+        return Err(SyncError::BadEntry);
+    };
+    let options = entry.get(fixed..).ok_or(SyncError::BadEntry)?;
+    let pe_data = walk_options(options)?;
+    if fixed == CONN_V6_LEN {
+        return Err(SyncError::Ipv6);
+    }
+    let repr = ConnRepr::parse(&c);
+    if repr.flags & flags::TEMPLATE == 0 {
+        let states = match repr.protocol {
+            PROTO_TCP => tcp_state::LAST,
+            PROTO_UDP => UDP_STATES,
+            _ => return Err(SyncError::BadProtocol),
+        };
+        if repr.state >= states {
+            return Err(SyncError::BadState);
+        }
+    }
+    if pe_data {
+        return Err(SyncError::PeData);
+    }
+    Ok(repr)
+}
+
+/// Walk an entry's options with their bounds and Linux's rules; true when
+/// persistence-engine data is among them.
+fn walk_options(mut o: &[u8]) -> Result<bool, SyncError> {
+    let (mut seq, mut pe_data, mut pe_name) = (false, false, false);
+    while !o.is_empty() {
+        let [ty, len, ref rest @ ..] = *o else {
+            return Err(SyncError::BadOption);
+        };
+        let len = len as usize;
+        if len == 0 || len > rest.len() {
+            return Err(SyncError::BadOption);
+        }
+        let once = |seen: &mut bool| {
+            if std::mem::replace(seen, true) {
+                Err(SyncError::BadOption)
+            } else {
+                Ok(())
+            }
+        };
+        match ty & !opt::F_PARAM {
+            opt::SEQ_DATA if len != opt::SEQ_DATA_LEN => return Err(SyncError::BadOption),
+            opt::SEQ_DATA => once(&mut seq)?,
+            // at most 255 (`IP_VS_PEDATA_MAXLEN`), as the length byte is
+            opt::PE_DATA => once(&mut pe_data)?,
+            opt::PE_NAME if len > opt::PE_NAME_MAXLEN => return Err(SyncError::BadOption),
+            opt::PE_NAME => once(&mut pe_name)?,
+            _ if ty & opt::F_PARAM == 0 => return Err(SyncError::UnknownOption),
+            _ => {}
+        }
+        o = rest.get(len..).unwrap_or(&[]);
+    }
+    Ok(pe_data)
+}
+
+#[cfg(test)]
+mod tests;
