@@ -157,6 +157,18 @@ impl Daemon {
         d
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, |c| c.id())
+    }
+
+    /// Whether the process has exited (reaped when it has).
+    pub fn exited(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_none_or(|c| c.try_wait().ok().flatten().is_some())
+    }
+
     /// Whether some output line contains `s`.
     pub fn has_line(&self, s: &str) -> bool {
         self.log.lock().unwrap().iter().any(|l| l.contains(s))

@@ -309,34 +309,166 @@ fn entry_cases() -> Vec<(&'static str, Vec<u8>, Vec<Result<ConnRepr, SyncError>>
     let twice = [&seq[..], &seq[..]].concat();
     let name17 = [&[opt::PE_NAME, 17][..], &[b'x'; 17]].concat();
     vec![
-        ("count beyond the entries", message(2, &[&v4]), vec![ok, Err(Truncated)]),
+        (
+            "count beyond the entries",
+            message(2, &[&v4]),
+            vec![ok, Err(Truncated)],
+        ),
         ("no entry at all", message(1, &[]), vec![Err(Truncated)]),
-        ("an entry shorter than its fixed part", message(1, &[&v4[..30]]), vec![Err(Truncated)]),
-        ("size past the datagram", message(1, &[&set(v4.clone(), 3, 40)]), vec![Err(Truncated)]),
-        ("entry version 1", message(2, &[&set(v4.clone(), 2, 0x10), &v4]), vec![Err(BadEntry)]),
-        ("type 2", message(2, &[&set(v4.clone(), 0, 2), &v4]), vec![Err(BadEntry)]),
-        ("size below the fixed part", message(2, &[&set(v4.clone(), 3, 35), &v4]), vec![Err(BadEntry)]),
-        ("size 0", message(1, &[&set(v4.clone(), 3, 0)]), vec![Err(BadEntry)]),
-        ("IPv6 entry of 36 bytes", message(2, &[&v6, &v4]), vec![Err(BadEntry)]),
-        ("type 3 is IPv6", message(2, &[&set(MSG[72..144].to_vec(), 0, 3), &v4]), vec![Err(Ipv6), ok]),
-        ("option header past the entry", message(2, &[&with_options(v4.clone(), &[1]), &v4]), vec![Err(BadOption)]),
-        ("option of length 0", message(2, &[&with_options(v4.clone(), &[0x41, 0]), &v4]), vec![Err(BadOption)]),
-        ("option data past the entry", message(2, &[&with_options(v4.clone(), &[0x41, 3, 0]), &v4]), vec![Err(BadOption)]),
-        ("sequence data of 20 bytes", message(1, &[&with_options(v4.clone(), &seq[..22])]), vec![Err(BadOption)]),
-        ("sequence data twice", message(1, &[&with_options(v4.clone(), &twice)]), vec![Err(BadOption)]),
-        ("PE data twice", message(1, &[&with_options(v4.clone(), &[&pe_data[..], &pe_data].concat())]), vec![Err(BadOption)]),
-        ("PE name of 17 bytes", message(1, &[&with_options(v4.clone(), &name17)]), vec![Err(BadOption)]),
-        ("PE name twice", message(1, &[&with_options(v4.clone(), &[&pe_name[..], &pe_name].concat())]), vec![Err(BadOption)]),
-        ("sequence data, 0x40 set", message(1, &[&with_options(v4.clone(), &[&[0x41][..], &seq[1..]].concat())]), vec![ok]),
-        ("an unknown option that may be ignored", message(1, &[&with_options(v4.clone(), &[0x45, 1, 9])]), vec![ok]),
-        ("an unknown mandatory option", message(2, &[&with_options(v4.clone(), &[5, 1, 9]), &v4]), vec![Err(UnknownOption), ok]),
-        ("PE data and name", message(2, &[&with_options(v4.clone(), &[&pe_data[..], &pe_name].concat()), &v4]), vec![Err(PeData), ok]),
-        ("PE data without a name", message(2, &[&with_options(v4.clone(), &pe_data), &v4]), vec![Err(PeData), ok]),
-        ("a PE name alone is ignored", message(1, &[&with_options(v4.clone(), &pe_name)]), vec![ok]),
-        ("SCTP", message(2, &[&set(v4.clone(), 1, 132), &v4]), vec![Err(BadProtocol), ok]),
-        ("UDP state 1", message(2, &[&set(v4.clone(), 9, 1), &v4]), vec![Err(BadState), ok]),
-        ("TCP state 11", message(2, &[&set(set(v4.clone(), 1, 6), 9, 11), &v4]), vec![Err(BadState), ok]),
-        ("entries after the count are not read", message(1, &[&v4, &[0xff; 40]]), vec![ok]),
+        (
+            "an entry shorter than its fixed part",
+            message(1, &[&v4[..30]]),
+            vec![Err(Truncated)],
+        ),
+        (
+            "size past the datagram",
+            message(1, &[&set(v4.clone(), 3, 40)]),
+            vec![Err(Truncated)],
+        ),
+        (
+            "entry version 1",
+            message(2, &[&set(v4.clone(), 2, 0x10), &v4]),
+            vec![Err(BadEntry)],
+        ),
+        (
+            "type 2",
+            message(2, &[&set(v4.clone(), 0, 2), &v4]),
+            vec![Err(BadEntry)],
+        ),
+        (
+            "size below the fixed part",
+            message(2, &[&set(v4.clone(), 3, 35), &v4]),
+            vec![Err(BadEntry)],
+        ),
+        (
+            "size 0",
+            message(1, &[&set(v4.clone(), 3, 0)]),
+            vec![Err(BadEntry)],
+        ),
+        (
+            "IPv6 entry of 36 bytes",
+            message(2, &[&v6, &v4]),
+            vec![Err(BadEntry)],
+        ),
+        (
+            "type 3 is IPv6",
+            message(2, &[&set(MSG[72..144].to_vec(), 0, 3), &v4]),
+            vec![Err(Ipv6), ok],
+        ),
+        (
+            "option header past the entry",
+            message(2, &[&with_options(v4.clone(), &[1]), &v4]),
+            vec![Err(BadOption)],
+        ),
+        (
+            "option of length 0",
+            message(2, &[&with_options(v4.clone(), &[0x41, 0]), &v4]),
+            vec![Err(BadOption)],
+        ),
+        (
+            "option data past the entry",
+            message(2, &[&with_options(v4.clone(), &[0x41, 3, 0]), &v4]),
+            vec![Err(BadOption)],
+        ),
+        (
+            "sequence data of 20 bytes",
+            message(1, &[&with_options(v4.clone(), &seq[..22])]),
+            vec![Err(BadOption)],
+        ),
+        (
+            "sequence data twice",
+            message(1, &[&with_options(v4.clone(), &twice)]),
+            vec![Err(BadOption)],
+        ),
+        (
+            "PE data twice",
+            message(
+                1,
+                &[&with_options(
+                    v4.clone(),
+                    &[&pe_data[..], &pe_data].concat(),
+                )],
+            ),
+            vec![Err(BadOption)],
+        ),
+        (
+            "PE name of 17 bytes",
+            message(1, &[&with_options(v4.clone(), &name17)]),
+            vec![Err(BadOption)],
+        ),
+        (
+            "PE name twice",
+            message(
+                1,
+                &[&with_options(
+                    v4.clone(),
+                    &[&pe_name[..], &pe_name].concat(),
+                )],
+            ),
+            vec![Err(BadOption)],
+        ),
+        (
+            "sequence data, 0x40 set",
+            message(
+                1,
+                &[&with_options(
+                    v4.clone(),
+                    &[&[0x41][..], &seq[1..]].concat(),
+                )],
+            ),
+            vec![ok],
+        ),
+        (
+            "an unknown option that may be ignored",
+            message(1, &[&with_options(v4.clone(), &[0x45, 1, 9])]),
+            vec![ok],
+        ),
+        (
+            "an unknown mandatory option",
+            message(2, &[&with_options(v4.clone(), &[5, 1, 9]), &v4]),
+            vec![Err(UnknownOption), ok],
+        ),
+        (
+            "PE data and name",
+            message(
+                2,
+                &[
+                    &with_options(v4.clone(), &[&pe_data[..], &pe_name].concat()),
+                    &v4,
+                ],
+            ),
+            vec![Err(PeData), ok],
+        ),
+        (
+            "PE data without a name",
+            message(2, &[&with_options(v4.clone(), &pe_data), &v4]),
+            vec![Err(PeData), ok],
+        ),
+        (
+            "a PE name alone is ignored",
+            message(1, &[&with_options(v4.clone(), &pe_name)]),
+            vec![ok],
+        ),
+        (
+            "SCTP",
+            message(2, &[&set(v4.clone(), 1, 132), &v4]),
+            vec![Err(BadProtocol), ok],
+        ),
+        (
+            "UDP state 1",
+            message(2, &[&set(v4.clone(), 9, 1), &v4]),
+            vec![Err(BadState), ok],
+        ),
+        (
+            "TCP state 11",
+            message(2, &[&set(set(v4.clone(), 1, 6), 9, 11), &v4]),
+            vec![Err(BadState), ok],
+        ),
+        (
+            "entries after the count are not read",
+            message(1, &[&v4, &[0xff; 40]]),
+            vec![ok],
+        ),
     ]
 }
 
@@ -372,7 +504,12 @@ fn templates_skip_the_protocol_and_state_checks() {
 #[test]
 fn every_error_comes_from_some_input() {
     let mut seen = BTreeSet::new();
-    for b in [&MSG[..3], &MSG[..179], &[0, 7, 0, 4], &[0, 7, 0, 8, 0, 2, 0, 0]] {
+    for b in [
+        &MSG[..3],
+        &MSG[..179],
+        &[0, 7, 0, 4],
+        &[0, 7, 0, 8, 0, 2, 0, 0],
+    ] {
         seen.insert(parse(b).unwrap_err().name());
     }
     for (_, msg, _) in entry_cases() {
@@ -385,7 +522,10 @@ fn every_error_comes_from_some_input() {
     assert_eq!(names.len(), SyncError::ALL.len(), "names are distinct");
     assert_eq!(seen, names);
     for e in SyncError::ALL {
-        assert!(e.name().bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'));
+        assert!(e
+            .name()
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'));
         assert!(!e.to_string().is_empty());
     }
 }
