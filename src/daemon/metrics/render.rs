@@ -7,7 +7,7 @@
 //! `_total` suffix (the encoder adds it).
 
 use super::collect::{Scrape, WorkerSample};
-use crate::ctl::view::{DestInfo, HealthInfo, PortInfo, ServiceInfo, Stats};
+use crate::ctl::view::{DestInfo, PortInfo, ServiceInfo, Stats};
 use crate::dataplane::stats::BURST_BUCKETS;
 use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::counter::ConstCounter;
@@ -69,10 +69,10 @@ impl EncodeMetric for ConstHistogram {
 }
 
 /// Registers families on a registry.
-struct Out<'a>(&'a mut Registry);
+pub(super) struct Out<'a>(&'a mut Registry);
 
 impl Out<'_> {
-    fn counters<N>(&mut self, name: &str, help: &str, rows: Vec<(Labels, N)>)
+    pub(super) fn counters<N>(&mut self, name: &str, help: &str, rows: Vec<(Labels, N)>)
     where
         ConstCounter<N>: EncodeMetric + std::fmt::Debug + Send + Sync + 'static,
     {
@@ -90,7 +90,7 @@ impl Out<'_> {
         );
     }
 
-    fn gauges<N>(&mut self, name: &str, help: &str, rows: Vec<(Labels, N)>)
+    pub(super) fn gauges<N>(&mut self, name: &str, help: &str, rows: Vec<(Labels, N)>)
     where
         ConstGauge<N>: EncodeMetric + std::fmt::Debug + Send + Sync + 'static,
     {
@@ -108,7 +108,7 @@ impl Out<'_> {
         );
     }
 
-    fn counter(&mut self, name: &str, help: &str, v: u64) {
+    pub(super) fn counter(&mut self, name: &str, help: &str, v: u64) {
         self.counters(name, help, vec![(Vec::new(), v)]);
     }
 }
@@ -197,7 +197,8 @@ pub fn render(s: &Scrape) -> String {
             .collect(),
     );
     workers(&mut o, s);
-    health(&mut o, s);
+    super::health::health(&mut o, s);
+    super::health::announce(&mut o, s);
     o.counter(
         "dirigo_control_requests",
         "Requests the control socket answered",
@@ -518,71 +519,4 @@ fn burst_histogram(b: &[u64; BURST_BUCKETS], sum_ns: u64) -> ConstHistogram {
         count: b.iter().sum(),
         buckets,
     }
-}
-
-fn health(o: &mut Out, s: &Scrape) {
-    let Some(h) = &s.health else {
-        return;
-    };
-    let labels = |x: &HealthInfo| -> Labels {
-        vec![
-            ("local_address", x.service.vip.to_string()),
-            ("local_port", x.service.port.to_string()),
-            ("remote_address", x.dest.addr.to_string()),
-            ("remote_port", x.dest.port.to_string()),
-            ("proto", x.service.proto.upper().to_string()),
-            ("check", x.check.clone()),
-        ]
-    };
-    let per = |f: &dyn Fn(&HealthInfo) -> u64| -> Vec<(Labels, u64)> {
-        h.servers.iter().map(|x| (labels(x), f(x))).collect()
-    };
-    let gauge = |v: Vec<(Labels, u64)>| -> Vec<(Labels, i64)> {
-        v.into_iter().map(|(l, v)| (l, v as i64)).collect()
-    };
-    o.gauges(
-        "dirigo_health_up",
-        "Whether the checked real server is up (0: down or disabled)",
-        gauge(per(&|x| u64::from(x.state == "up"))),
-    );
-    o.gauges(
-        "dirigo_health_disabled",
-        "Whether the checked real server is disabled for maintenance",
-        gauge(per(&|x| u64::from(x.state == "disabled"))),
-    );
-    o.gauges(
-        "dirigo_health_check_latency_seconds",
-        "How long the last check took",
-        h.servers
-            .iter()
-            .filter_map(|x| Some((labels(x), x.latency_us? as f64 / 1e6)))
-            .collect(),
-    );
-    o.counters("dirigo_health_checks", "Checks run", per(&|x| x.checks));
-    o.counters(
-        "dirigo_health_check_failures",
-        "Checks failed",
-        per(&|x| x.failures),
-    );
-    o.counters(
-        "dirigo_health_transitions",
-        "Up/down transitions",
-        per(&|x| x.transitions),
-    );
-    o.gauges(
-        "dirigo_health_vip_withdrawn",
-        "A VIP withdrawn for lost quorum (no ARP, no ping); absent when none",
-        h.withdrawn
-            .iter()
-            .map(|v| (vec![("vip", v.to_string())], 1i64))
-            .collect(),
-    );
-    o.gauges(
-        "dirigo_health_quorum_lost",
-        "A service whose quorum is lost; absent when none",
-        h.quorum_lost
-            .iter()
-            .map(|v| (vec![("service", v.clone())], 1i64))
-            .collect(),
-    );
 }
