@@ -27,23 +27,15 @@ SUPPORT=$REPO/tests/support
 VIP=10.90.0.100
 NRS=3
 
-die() {
-    echo "scaleout[$P]: ERROR: $*" >&2
-    exit 1
-}
-x() { "$@" || die "command failed (rc=$?): $*"; }
-sysctl_in() { ip netns exec "$1" sh -c "echo $3 > /proc/sys/${2//.//}" || die "sysctl $2=$3 in $1"; }
-
-ns_add() {
-    x ip netns add "$1"
-    x ip -n "$1" link set lo up
-    sysctl_in "$1" net.ipv4.conf.all.rp_filter 0
-    sysctl_in "$1" net.ipv4.conf.default.rp_filter 0
-    if ip netns exec "$1" test -e /proc/sys/net/ipv6/conf/all/disable_ipv6; then
-        sysctl_in "$1" net.ipv6.conf.all.disable_ipv6 1
-        sysctl_in "$1" net.ipv6.conf.default.disable_ipv6 1
-    fi
-}
+# lab.sh's helpers: lab__x (run or die), lab__sysctl, lab__add_ns (lo up,
+# rp_filter off, IPv6 off)
+# shellcheck source=lab.sh
+source "$HERE/lab.sh"
+LAB_PREFIX=$P
+die() { lab__die "$@"; }
+x() { lab__x "$@"; }
+sysctl_in() { lab__sysctl "$@"; }
+ns_add() { lab__add_ns "$1"; }
 
 # a veth from namespace $1 (name $2, address $3 or none) to the switch's bridge $4 (port $5)
 to_bridge() {

@@ -17,7 +17,7 @@
 //! router's view), [`ScaleLab::conns`] (a director's connection count).
 #![allow(dead_code)]
 
-use crate::common::{self, DaemonConfig};
+use crate::common::{self, repo, support, text, DaemonConfig};
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -29,19 +29,6 @@ pub const LETTERS: [char; 2] = ['a', 'b'];
 /// Real server `n`'s address (1-based).
 pub fn rip(n: usize) -> String {
     format!("10.93.0.{}", 10 + n)
-}
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// One running director: dirigo and the BIRD of its exception namespace.
@@ -85,6 +72,11 @@ impl ScaleLab {
             directors: vec![None, None],
             t0: Instant::now(),
         };
+        // what an aborted (killed) run of this test left: its dirigos
+        // (found by their exact config paths) and BIRDs, our prefix only
+        for l in LETTERS {
+            common::stop_stale_daemon(&lab.dir.join(format!("dir-{l}/dirigo.toml")));
+        }
         lab.script(&["down"]);
         let o = lab.script(&["up"]);
         assert!(o.status.success(), "scaleout.sh up: {}", text(&o));
@@ -234,16 +226,24 @@ impl ScaleLab {
         let _ = Command::new("kill")
             .args(["-TERM", &d.daemon.pid().to_string()])
             .status();
-        while !d.daemon.exited() {
+        let status = loop {
+            if let Some(st) = d.daemon.exited() {
+                break st;
+            }
             assert!(
                 t.elapsed() < Duration::from_secs(20),
                 "director {i} did not stop"
             );
             while_draining();
             std::thread::sleep(Duration::from_millis(20));
-        }
+        };
         let took = t.elapsed();
-        let out = d.daemon.stop();
+        std::thread::sleep(Duration::from_millis(100)); // the last lines
+        let out = d.daemon.output();
+        assert!(
+            status.success(),
+            "director {i} exited with {status}:\n{out}"
+        );
         assert!(!out.contains("panicked"), "dirigo panicked:\n{out}");
         took
     }
@@ -260,12 +260,7 @@ impl ScaleLab {
 
     /// Run `cmd` in namespace `ns`; any outcome.
     pub fn in_ns(&self, ns: &str, cmd: &[&str]) -> Output {
-        Command::new("ip")
-            .args(["netns", "exec", ns])
-            .args(cmd)
-            .stdin(Stdio::null())
-            .output()
-            .expect("ip netns exec")
+        common::in_netns(ns, cmd)
     }
 
     /// A namespace of the lab by its short name (`cl`, `rt`, `sw`, `rs1`).
@@ -334,16 +329,7 @@ impl ScaleLab {
 
     /// `dirigoctl --json ARGS` on director `i`: the response's data.
     pub fn ctl_json(&self, i: usize, args: &[&str]) -> serde_json::Value {
-        let o = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
-            .arg("--socket")
-            .arg(&self.director(i).sock)
-            .arg("--json")
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "dirigoctl {args:?}: {}", text(&o));
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
-        v["ok"]["data"].clone()
+        common::ctl_json(&self.director(i).sock, args)
     }
 
     /// Director `i`'s VIP entry in `dirigoctl vips`.
@@ -433,15 +419,6 @@ impl ScaleLab {
         }
         t
     }
-}
-
-/// Path of a support program.
-pub fn support(name: &str) -> String {
-    repo()
-        .join("tests/support")
-        .join(name)
-        .display()
-        .to_string()
 }
 
 fn bird_alive(pidfile: &std::path::Path) -> bool {

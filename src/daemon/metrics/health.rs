@@ -1,7 +1,7 @@
 //! The health checks' and the VIP announcement's series.
 
 use super::collect::Scrape;
-use super::render::{Labels, Out};
+use super::family::{Labels, Out};
 use crate::ctl::view::HealthInfo;
 
 /// Each checked server's state and counters; withdrawn VIPs, lost quorums.

@@ -11,10 +11,12 @@
 //!
 //! * [`collect`] — a [`Scrape`]: the values of one exposition;
 //! * [`render`] — the exposition of a [`Scrape`] (prometheus-client), with
-//!   `health` (the health checks' and the VIP announcement's series);
+//!   `health` (the health checks' and the VIP announcement's series) and
+//!   `family` (the series' building blocks);
 //! * [`server`] — HTTP (hyper), bounds, the render cache.
 
 pub mod collect;
+mod family;
 mod health;
 pub mod render;
 pub mod server;

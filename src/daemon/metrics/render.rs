@@ -7,111 +7,19 @@
 //! `_total` suffix (the encoder adds it).
 
 use super::collect::{Scrape, WorkerSample};
+pub use super::family::Labels;
+use super::family::{ConstHistogram, Family, Out};
 use crate::ctl::view::{DestInfo, PortInfo, ServiceInfo, Stats};
 use crate::dataplane::stats::BURST_BUCKETS;
-use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
-use prometheus_client::metrics::counter::ConstCounter;
-use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
 /// The `Content-Type` of the exposition.
 pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 
-/// A series' labels, in order.
-pub type Labels = Vec<(&'static str, String)>;
-
 /// Smallest burst-histogram bucket shown: 2^6 ns = 64 ns (the smaller ones
 /// are folded into it; no iteration that carries packets is that short).
 pub const FIRST_BUCKET: usize = 6;
-
-/// A family of constant series of one type, in the order given.
-#[derive(Debug)]
-struct Family<M> {
-    kind: MetricType,
-    rows: Vec<(Labels, M)>,
-}
-
-impl<M: EncodeMetric> EncodeMetric for Family<M> {
-    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
-        for (labels, m) in &self.rows {
-            m.encode(encoder.encode_family(labels)?)?;
-        }
-        Ok(())
-    }
-
-    fn metric_type(&self) -> MetricType {
-        self.kind
-    }
-
-    fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-}
-
-/// A histogram from counts already binned: `(upper bound, count)` per
-/// bucket (not cumulative; the encoder adds them up and appends +Inf).
-#[derive(Debug)]
-struct ConstHistogram {
-    sum: f64,
-    count: u64,
-    buckets: Vec<(f64, u64)>,
-}
-
-impl EncodeMetric for ConstHistogram {
-    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
-        encoder.encode_histogram::<NoLabelSet>(self.sum, self.count, &self.buckets, None)
-    }
-
-    fn metric_type(&self) -> MetricType {
-        MetricType::Histogram
-    }
-}
-
-/// Registers families on a registry.
-pub(super) struct Out<'a>(&'a mut Registry);
-
-impl Out<'_> {
-    pub(super) fn counters<N>(&mut self, name: &str, help: &str, rows: Vec<(Labels, N)>)
-    where
-        ConstCounter<N>: EncodeMetric + std::fmt::Debug + Send + Sync + 'static,
-    {
-        let rows = rows
-            .into_iter()
-            .map(|(l, v)| (l, ConstCounter::new(v)))
-            .collect();
-        self.0.register(
-            name,
-            help,
-            Family {
-                kind: MetricType::Counter,
-                rows,
-            },
-        );
-    }
-
-    pub(super) fn gauges<N>(&mut self, name: &str, help: &str, rows: Vec<(Labels, N)>)
-    where
-        ConstGauge<N>: EncodeMetric + std::fmt::Debug + Send + Sync + 'static,
-    {
-        let rows = rows
-            .into_iter()
-            .map(|(l, v)| (l, ConstGauge::new(v)))
-            .collect();
-        self.0.register(
-            name,
-            help,
-            Family {
-                kind: MetricType::Gauge,
-                rows,
-            },
-        );
-    }
-
-    pub(super) fn counter(&mut self, name: &str, help: &str, v: u64) {
-        self.counters(name, help, vec![(Vec::new(), v)]);
-    }
-}
 
 /// A service's labels, as node_exporter names them.
 fn service_labels(s: &ServiceInfo) -> Labels {
