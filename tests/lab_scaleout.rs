@@ -11,6 +11,8 @@
 //!   leaves the router before A exits, A exits within drain_ms + margin,
 //!   and no transfer breaks (the flows that move to B continue there:
 //!   `sloppy_tcp` with mh).
+//! * SIGKILL on director B: its taps go with the process and the kernel
+//!   deletes its VIP route; the router drops B's next hop.
 //! * Health: A's back link down: A's checks fail, A withdraws the VIP
 //!   (`dirigoctl vips` says why), B keeps serving; the link back: A
 //!   announces again.
@@ -53,6 +55,7 @@ fn lab_scaleout() {
     ecmp_spreads_flows(&lab);
     health_withdraws_one_director(&lab);
     sigterm_withdraws_then_drains(&mut lab);
+    sigkill_withdraws_too(&mut lab);
     eprintln!("lab_scaleout: {:.1} s", t0.elapsed().as_secs_f64());
 }
 
@@ -123,8 +126,17 @@ fn sigterm_withdraws_then_drains(lab: &mut ScaleLab) {
     let mut withdrawn_at: Option<Duration> = None;
     let start = Instant::now();
     let router = lab.ns("rt");
+    let sock = lab.director(0).sock.clone();
+    let mut draining_seen = false;
     // the router polled while A drains (stop_director borrows the lab)
     let took = lab.stop_director(0, || {
+        if !draining_seen {
+            let o = std::process::Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+                .args(["--socket", &sock, "--json", "vips"])
+                .output()
+                .unwrap();
+            draining_seen = String::from_utf8_lossy(&o.stdout).contains(r#""state":"draining""#);
+        }
         let o = std::process::Command::new("ip")
             .args([
                 "netns",
@@ -150,6 +162,7 @@ fn sigterm_withdraws_then_drains(lab: &mut ScaleLab) {
         DRAIN.as_millis()
     );
     assert!(withdrawn_at < took, "withdrawn before the exit");
+    assert!(draining_seen, "dirigoctl vips said draining");
     assert!(took >= DRAIN, "the drain is waited: {took:?}");
     assert!(
         took < DRAIN + Duration::from_secs(3),
@@ -169,4 +182,26 @@ fn sigterm_withdraws_then_drains(lab: &mut ScaleLab) {
     lab.start_director(0);
     lab.wait_nexthops(2, 20);
     lab.wait_healthy(0, 15);
+}
+
+/// SIGKILL (nothing cleaned up by dirigo): its taps go with the process,
+/// the kernel deletes the VIP route through them, and the router drops
+/// the next hop.
+fn sigkill_withdraws_too(lab: &mut ScaleLab) {
+    let t = Instant::now();
+    lab.kill_director(1, false);
+    lab.wait_nexthops(1, 10);
+    eprintln!(
+        "SIGKILL: next hop gone after {:.2} s",
+        t.elapsed().as_secs_f64()
+    );
+    assert_eq!(lab.nexthops(), vec!["10.92.0.1".to_string()]);
+    let o = lab.in_ns(
+        &lab.exc_ns(1),
+        &["ip", "route", "show", "table", "100", "proto", "201"],
+    );
+    let left = String::from_utf8_lossy(&o.stdout);
+    assert!(left.trim().is_empty(), "routes left behind: {left}");
+    let r = lab.burst(20, 20_000, 4);
+    assert_eq!(r["ok"], 20, "A serves alone: {r}");
 }
