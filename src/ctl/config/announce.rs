@@ -21,8 +21,9 @@ pub struct Announce {
     pub drain: Duration,
 }
 
-/// The longest drain accepted (systemd's default stop timeout is 90 s).
-pub const MAX_DRAIN_MS: u64 = 60_000;
+/// The longest drain accepted: well inside the packaged unit's
+/// `TimeoutStopSec=30` (after the drain dirigo still has to stop).
+pub const MAX_DRAIN_MS: u64 = 20_000;
 
 /// Protocol numbers a routing daemon takes for its own routes (it would
 /// remove or ignore ours): zebra (FRR) 11, bird 12, FRR's 186-192.
@@ -135,7 +136,8 @@ pub(super) fn announce(
         errs.push((
             "drain_ms",
             format!(
-                "[announce] drain_ms {} is more than {MAX_DRAIN_MS} (a minute)",
+                "[announce] drain_ms {} is more than {MAX_DRAIN_MS} (the packaged systemd unit \
+                 stops dirigo by force after 30 s)",
                 a.drain_ms
             ),
         ));

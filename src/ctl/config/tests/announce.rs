@@ -80,7 +80,7 @@ fn refusals_are_located_lines() {
         ("protocol = 12", "BIRD's own"),
         ("protocol = 188", "FRR uses for its own routes"),
         ("protocol = 300", "protocol 300: at most 255"),
-        ("drain_ms = 600000", "drain_ms 600000 is more than 60000"),
+        ("drain_ms = 20001", "drain_ms 20001 is more than 20000"),
     ] {
         let t = with(keys, false);
         let e = err(&t);
