@@ -121,8 +121,12 @@ fn health_withdraws_one_director(lab: &ScaleLab) {
 
 fn sigterm_withdraws_then_drains(lab: &mut ScaleLab) {
     // 40 downloads of 1.2 MB at 200 kB/s: ~6 s each, on both directors
+    let (a0, b0) = (lab.conns(0), lab.conns(1));
     let t = lab.long_transfers(40, 1_200_000, 200_000);
     std::thread::sleep(Duration::from_millis(500));
+    // every transfer has its headers: how many A carries when it is stopped
+    let (on_a, on_b) = (lab.conns(0) - a0, lab.conns(1) - b0);
+    assert!(on_a > 0 && on_b > 0, "transfers on both: {on_a} + {on_b}");
     let mut withdrawn_at: Option<Duration> = None;
     let start = Instant::now();
     let router = lab.ns("rt");
@@ -171,6 +175,12 @@ fn sigterm_withdraws_then_drains(lab: &mut ScaleLab) {
     assert_eq!(lab.nexthops(), vec!["10.92.0.2".to_string()]);
     let results = t.finish();
     assert_eq!(results.len(), 40);
+    let moved = lab.conns(1) - b0 - on_b;
+    eprintln!("SIGTERM: {on_a} transfers on A, {on_b} on B; B took up {moved} mid-stream");
+    assert!(
+        moved >= on_a,
+        "B took up A's flows (sloppy_tcp): {moved} of {on_a}"
+    );
     let broken = Transfers::broken(&results);
     // needs sloppy_tcp on B (flows that move mid-stream)
     assert!(
