@@ -234,6 +234,50 @@ ADM = [
 ]
 
 
+
+def sync_entry(proto, flags, state, cport, vport, dport, caddr, vaddr, daddr,
+               fwmark=0, timeout=900, options=b""):
+    """One IPv4 entry of an IPVS sync message (struct ip_vs_sync_v4)."""
+    size = 36 + len(options)
+    return struct.pack("!BBHIHHHHII4s4s4s", 0, proto, size, flags, state, cport, vport,
+                       dport, fwmark, timeout, ip4(caddr), ip4(vaddr), ip4(daddr)) + options
+
+
+def sync_message(entries, syncid=1, count=None):
+    """A version 1 IPVS sync message: the header, each entry on a 4-byte boundary."""
+    body = b""
+    for e in entries:
+        body += b"\0" * (-len(body) % 4) + e
+    n = len(entries) if count is None else count
+    return struct.pack("!BBHBBH", 0, syncid, 8 + len(body), n, 1, 0) + body
+
+
+SEQ_DATA = bytes([1, 24]) + bytes(range(24))
+SYNC_V6 = struct.pack("!BBHIHHHHII", 1, 17, 72, 3, 0, 5000, 53, 53, 0, 300) + (
+    b"\x20\x01\x0d\xb8" + b"\0" * 11 + b"\x02") * 3
+SYNC = {
+    # what a Linux master sends: DR and NAT connections, a template, UDP
+    "conns": sync_message([
+        sync_entry(6, 0x0003, 1, 40000, 80, 80, C, VIP, "172.16.0.11"),
+        sync_entry(6, 0x0000, 3, 40001, 80, 8080, C, VIP, "172.16.0.12", timeout=60),
+        sync_entry(6, 0x1803, 0, 0, 443, 443, C, VIP, "172.16.0.13", timeout=300),
+        sync_entry(17, 0x0002, 0, 5353, 53, 53, C, VIP, "172.16.0.14", fwmark=7),
+    ], syncid=7),
+    # a NAT connection with sequence-adjust data, then an IPv6 entry and
+    # one with persistence-engine data and name
+    "options": sync_message([
+        sync_entry(6, 0x0600, 1, 40002, 80, 8080, C, VIP, "172.16.0.11", options=SEQ_DATA),
+        SYNC_V6,
+        sync_entry(17, 0x1003, 0, 5060, 5060, 5060, C, VIP, "172.16.0.15",
+                   options=bytes([2, 4, 1, 2, 3, 4, 3, 3]) + b"sip"),
+        sync_entry(6, 0x0003, 1, 40003, 80, 80, C, VIP, "172.16.0.11"),
+    ]),
+    "empty": sync_message([]),
+    # the old version 0 format: count 1 in the first byte
+    "version0": struct.pack("!BBH", 1, 0, 28) + struct.pack(
+        "!BBHHH4s4s4sHH", 0, 6, 40000, 80, 80, ip4(C), ip4(VIP), ip4("172.16.0.11"), 3, 1),
+}
+
 def write(target, name, data):
     d = os.path.join(CORPUS, target)
     os.makedirs(d, exist_ok=True)
@@ -267,6 +311,8 @@ def main():
         write("classify", n, f)
     for n, p in PROGRAMS.items():
         write("pipeline", n, p)
+    for n, m in SYNC.items():
+        write("ipvs_sync", n, m)
     for i, r in enumerate(REQUESTS):
         write("ctl_proto", "line%02d" % i, r.encode())
     for i, a in enumerate(ADM):

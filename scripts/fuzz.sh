@@ -5,7 +5,7 @@
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #   scripts/fuzz.sh --build [TARGET...]     (build only)
 #
-# Targets: classify pipeline ctl_proto config adm_args keepalived (all by
+# Targets: classify pipeline ctl_proto config adm_args keepalived ipvs_sync (all by
 # default). Prints executions and crashes per target in a table; exits 1
 # when a target crashed (the input is in fuzz/artifacts/<target>/), 77 when
 # no nightly toolchain is installed, 2 on a usage error.
@@ -22,7 +22,7 @@ for d in "$HOME/.cargo/bin" /usr/local/cargo/bin; do
 done
 export PATH
 
-ALL=(classify pipeline ctl_proto config adm_args keepalived)
+ALL=(classify pipeline ctl_proto config adm_args keepalived ipvs_sync)
 secs=300
 build_only=0
 if [ "${1:-}" = --build ]; then

@@ -98,3 +98,8 @@ fn fuzz_adm_args() {
 fn fuzz_keepalived() {
     smoke("keepalived");
 }
+
+#[test]
+fn fuzz_ipvs_sync() {
+    smoke("ipvs_sync");
+}

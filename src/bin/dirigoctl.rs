@@ -101,6 +101,7 @@ fn request(cmd: &Cmd) -> Result<Request, String> {
         },
         Cmd::Vips => Request::Vips,
         Cmd::Version => Request::Version,
+        Cmd::Sync => Request::Sync,
         Cmd::KeepalivedConvert { .. } => return Err("keepalived-convert needs no daemon".into()),
         Cmd::Top(_) => return Err("top is not one request".into()),
     })
@@ -117,6 +118,7 @@ fn render(resp: Response) -> String {
         Response::Drops(d) => table::drops(&d),
         Response::Version(v) => table::version(&v),
         Response::Health(h) => table::health(&h),
+        Response::Sync(s) => table::sync(s.as_ref()),
         Response::Vips(v) => table::vips(&v),
         other => format!("{other:?}\n"),
     }

@@ -70,6 +70,10 @@ pub enum Cmd {
         #[command(subcommand)]
         op: Option<HealthOp>,
     },
+    /// Connection sync with other directors (the IPVS sync protocol,
+    /// `[sync]`): where messages go and what was sent, received,
+    /// installed and dropped.
+    Sync,
     /// VIPs and their announce state (`[announce]`): announced,
     /// withdrawn, draining or error, and why.
     Vips,

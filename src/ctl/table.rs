@@ -126,6 +126,42 @@ pub fn drops(d: &[DropCount]) -> String {
     out
 }
 
+/// `dirigoctl sync`.
+pub fn sync(s: Option<&crate::ctl::view::SyncInfo>) -> String {
+    let Some(s) = s else {
+        return "connection sync is off ([sync] enabled = false)\n".into();
+    };
+    let to = if s.peers.is_empty() {
+        format!("group {}:{} ttl {}", s.group, s.udp_port, s.ttl)
+    } else {
+        let p: Vec<String> = s
+            .peers
+            .iter()
+            .map(|p| format!("{p}:{}", s.udp_port))
+            .collect();
+        format!("peers {}", p.join(" "))
+    };
+    let role = match (s.send, s.receive) {
+        (true, true) => "send+receive",
+        (true, false) => "send",
+        _ => "receive",
+    };
+    let refresh = if s.refresh_ms == 0 {
+        "none".to_string()
+    } else {
+        format!("{} ms", s.refresh_ms)
+    };
+    let mut out = format!(
+        "sync {role} on {} from {}, {to}, syncid {}, maxlen {}, udp threshold {}, refresh {refresh}\n",
+        s.interface, s.source, s.syncid, s.max_message, s.threshold
+    );
+    let _ = writeln!(out, "{:<32} {:>20}", "COUNTER", "VALUE");
+    for c in &s.counters {
+        let _ = writeln!(out, "{:<32} {:>20}", c.name, c.value);
+    }
+    out
+}
+
 /// `dirigoctl health`.
 pub fn health(h: &HealthReport) -> String {
     let mut out = format!(

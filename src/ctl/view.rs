@@ -309,6 +309,37 @@ pub struct VersionInfo {
     pub commit: Option<String>,
 }
 
+/// Connection sync (`dirigoctl sync`, `dirigoadm -L --daemon`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncInfo {
+    /// The kernel interface the messages use.
+    pub interface: String,
+    /// The address they are sent from.
+    pub source: Ipv4Addr,
+    /// Multicast group (unused with unicast peers).
+    pub group: Ipv4Addr,
+    /// UDP port.
+    pub udp_port: u16,
+    /// Multicast TTL.
+    pub ttl: u32,
+    /// IPVS syncid.
+    pub syncid: u8,
+    /// Unicast peers (empty: the group).
+    pub peers: Vec<Ipv4Addr>,
+    /// Sends this director's connections (IPVS: a master daemon).
+    pub send: bool,
+    /// Installs the others' (IPVS: a backup daemon).
+    pub receive: bool,
+    /// Largest message, bytes of UDP payload (IPVS `maxlen`).
+    pub max_message: u32,
+    /// UDP connections are sent at this packet.
+    pub threshold: u32,
+    /// Refresh period as applied, ms (0 = none).
+    pub refresh_ms: u64,
+    /// The sync thread's counters, then the workers' summed.
+    pub counters: Vec<NamedCounter>,
+}
+
 /// One checked real server (`dirigoctl health`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HealthInfo {

@@ -24,6 +24,7 @@ pub mod health;
 pub mod metrics;
 pub mod notify;
 pub mod startup;
+pub mod sync;
 pub mod telemetry;
 
 use crate::ctl::config::Config;
@@ -165,6 +166,27 @@ pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
         stop: Arc::clone(&stop),
     });
     let state_file_failed = state.state_file.as_ref().map(|f| f.failed_counter());
+    let sync_thread = match &cfg.sync {
+        Some(s) => {
+            let netns = cfg.exception.as_ref().and_then(|x| x.netns.clone());
+            let t = sync::start(s.clone(), netns, Arc::clone(&shared), Arc::clone(&stop))?;
+            eprintln!(
+                "dirigo: connection sync on {} ({}:{}, syncid {}{}{})",
+                s.interface,
+                if s.peers.is_empty() {
+                    s.group.to_string()
+                } else {
+                    format!("{:?}", s.peers)
+                },
+                s.udp_port,
+                s.syncid,
+                if s.send { ", sending" } else { "" },
+                if s.receive { ", receiving" } else { "" },
+            );
+            Some(t)
+        }
+        None => None,
+    };
     let ctl = Arc::new(Ctl {
         state_file_failed,
         state: Mutex::new(state),
@@ -175,6 +197,9 @@ pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
         zero: Mutex::new(HashMap::new()),
         rates: Mutex::new(HashMap::new()),
         exception: exception.clone(),
+        sync: sync_thread
+            .as_ref()
+            .map(|t| (t.config.clone(), Arc::clone(&t.stats))),
         health: Mutex::new(handler::HealthEngine {
             netns: cfg.health_netns.clone(),
             engine: None,
@@ -249,6 +274,10 @@ pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
     });
     server_stop.stop();
     let _ = server_thread.join();
+    // the stop flag is set: the sync thread sends what is pending and ends
+    if let Some(t) = sync_thread {
+        t.join();
+    }
     if let Some(m) = metrics {
         m.stop();
     }

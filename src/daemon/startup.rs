@@ -227,6 +227,9 @@ fn synproxy_secret() -> [u64; 2] {
     ]
 }
 
+/// Connections each way between a worker and the sync thread.
+const SYNC_QUEUE: usize = 16384;
+
 /// Each worker's connection core and the counters it publishes.
 pub fn workers(
     cfg: &Config,
@@ -249,7 +252,16 @@ pub fn workers(
             state.ids.dests.capacity(),
             state.ids.services.capacity(),
         );
-        wshared.push(WorkerShared::new(lb.stats(), nports, l));
+        let mut lb = lb;
+        let mut ws = WorkerShared::new(lb.stats(), nports, l);
+        if let Some(s) = &cfg.sync {
+            let q = crate::dataplane::shared::WorkerSync::new(SYNC_QUEUE);
+            if s.send {
+                lb.set_sync(Some((Arc::clone(&q.out), s.policy)));
+            }
+            ws.sync = Some(q);
+        }
+        wshared.push(ws);
         lbs.push(Some(lb));
     }
     (lbs, wshared)

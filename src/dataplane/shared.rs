@@ -9,6 +9,7 @@ use crate::dataplane::stats::{Counters, PublishedCounters, PublishedIo, Publishe
 use crate::lb::balancer::ConnEntry;
 use crate::lb::snapshot::Snapshot;
 use crate::lb::stats::WorkerStats;
+use crate::lb::sync::SyncQueue;
 use crate::net::view::NetView;
 use arc_swap::ArcSwap;
 use crossbeam_queue::ArrayQueue;
@@ -71,6 +72,33 @@ pub struct WorkerShared {
     pub conn_requests: ArrayQueue<ConnRequest>,
     /// The lcore it runs on.
     pub lcore: u32,
+    /// Connection sync: what the worker sends (its balancer pushes, the
+    /// sync thread pops) and what it installs (the sync thread pushes
+    /// other directors' connections it owns, the worker pops at
+    /// housekeeping). `None` without `[sync]`.
+    pub sync: Option<WorkerSync>,
+}
+
+/// One worker's two sync queues (bounded; full = counted loss).
+pub struct WorkerSync {
+    /// Worker -> sync thread.
+    pub out: Arc<SyncQueue>,
+    /// Sync thread -> worker.
+    pub inbound: SyncQueue,
+    /// Set by the sync thread when another director started: the worker
+    /// sends its whole table again (a bounded slice per housekeeping tick).
+    pub resend: AtomicBool,
+}
+
+impl WorkerSync {
+    /// Queues of `capacity` connections each way.
+    pub fn new(capacity: usize) -> WorkerSync {
+        WorkerSync {
+            out: Arc::new(SyncQueue::new(capacity)),
+            inbound: SyncQueue::new(capacity),
+            resend: AtomicBool::new(false),
+        }
+    }
 }
 
 impl WorkerShared {
@@ -85,6 +113,7 @@ impl WorkerShared {
             loop_stats: PublishedLoop::default(),
             conn_requests: ArrayQueue::new(4),
             lcore,
+            sync: None,
         }
     }
 

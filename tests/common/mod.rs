@@ -46,7 +46,7 @@ fn is_root() -> bool {
 
 /// True when nothing is missing; else a failure in CI, a printed skip
 /// elsewhere.
-fn may_run(what: &str, why: &[&str]) -> bool {
+pub fn may_run(what: &str, why: &[&str]) -> bool {
     if why.is_empty() {
         return true;
     }

@@ -301,6 +301,7 @@ impl Handler for Mock {
                 count: 42,
             }])),
             Request::Reload => Ok(Response::Done),
+            Request::Sync => Ok(Response::Sync(None)),
             Request::Health => Ok(Response::Health(HealthReport {
                 servers: vec![HealthInfo {
                     service: ServiceKey {

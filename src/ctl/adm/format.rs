@@ -289,6 +289,25 @@ pub fn timeouts(t: &Timeouts) -> String {
     )
 }
 
+/// `-L --daemon`: ipvsadm's lines for the sync daemons (none when sync is
+/// off). dirigo's one sync thread is IPVS's master when it sends and its
+/// backup when it receives; `mcast=` names the kernel interface.
+pub fn daemon(s: Option<&crate::ctl::view::SyncInfo>) -> String {
+    let Some(s) = s else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for (on, kind) in [(s.send, "master"), (s.receive, "backup")] {
+        if on {
+            out.push_str(&format!(
+                "{kind} sync daemon (mcast={}, syncid={}, maxlen={}, group={}, port={}, ttl={})\n",
+                s.interface, s.syncid, s.max_message, s.group, s.udp_port, s.ttl
+            ));
+        }
+    }
+    out
+}
+
 /// `-v` output.
 pub fn version() -> String {
     format!(

@@ -40,6 +40,8 @@ pub struct ListCmd {
     pub conns: bool,
     /// `--timeout`.
     pub timeout: bool,
+    /// `--daemon`: the sync daemon.
+    pub daemon: bool,
     /// `--thresholds`.
     pub thresholds: bool,
     /// `--persistent-conn`.

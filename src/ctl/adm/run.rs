@@ -67,6 +67,10 @@ pub fn execute(
                 r => Err(unexpected(r)),
             }
         }
+        Command::List(l) if l.daemon => match call(client, cmd, Request::Sync)? {
+            Response::Sync(s) => Ok(format::daemon(s.as_ref())),
+            r => Err(unexpected(r)),
+        },
         Command::List(l) if l.timeout => match call(client, cmd, Request::GetTimeouts)? {
             Response::Timeouts(t) => Ok(format::timeouts(&t)),
             r => Err(unexpected(r)),

@@ -400,6 +400,61 @@ pub struct MetricsConfig {
     pub burst_histogram: Option<bool>,
 }
 
+/// `[sync]` — connection sync with other directors (IPVS sync v1).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SyncConfig {
+    /// Sync on or off (default off).
+    #[serde(default)]
+    pub enabled: bool,
+    /// The port whose kernel interface carries the messages.
+    #[serde(default)]
+    pub port: Option<String>,
+    /// Multicast group.
+    #[serde(default = "default_sync_group")]
+    pub group: String,
+    /// UDP port.
+    #[serde(default = "default_sync_port")]
+    pub udp_port: u16,
+    /// Multicast TTL.
+    #[serde(default = "default_sync_ttl")]
+    pub ttl: u32,
+    /// IPVS syncid, 0..255 (0 = accept every message).
+    #[serde(default)]
+    pub syncid: u32,
+    /// Unicast peers instead of the group.
+    #[serde(default)]
+    pub peers: Vec<String>,
+    /// Send this director's connections.
+    #[serde(default = "default_true")]
+    pub send: bool,
+    /// Install the others'.
+    #[serde(default = "default_true")]
+    pub receive: bool,
+    /// UDP connections are sent at this packet (IPVS sync_threshold).
+    #[serde(default = "default_sync_threshold")]
+    pub threshold: u32,
+    /// Seconds between refreshes of a live connection (0 = none).
+    #[serde(default = "default_sync_refresh")]
+    pub refresh_period: u32,
+}
+
+fn default_sync_group() -> String {
+    "224.0.0.81".into()
+}
+fn default_sync_port() -> u16 {
+    8848
+}
+fn default_sync_ttl() -> u32 {
+    1
+}
+fn default_sync_threshold() -> u32 {
+    3
+}
+fn default_sync_refresh() -> u32 {
+    60
+}
+
 /// `[announce]` — a route per announced VIP in the exception namespace,
 /// for a routing daemon there (BIRD, FRR) to redistribute over BGP.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -463,6 +518,8 @@ pub(super) struct RawConfig {
     pub(super) service: Vec<ServiceConfig>,
     #[serde(default)]
     pub(super) exception: Option<ExceptionConfig>,
+    #[serde(default)]
+    pub(super) sync: Option<SyncConfig>,
     #[serde(default)]
     pub(super) health: Option<HealthConfig>,
     #[serde(default)]

@@ -10,6 +10,7 @@ mod file;
 mod health;
 mod locate;
 mod metrics;
+mod sync;
 mod validate;
 
 pub use announce::Announce;
@@ -21,6 +22,7 @@ pub use file::{
 pub use health::{check_spec, ServiceHealth};
 pub use locate::Problem;
 pub use metrics::Metrics;
+pub use sync::Sync;
 
 use crate::lb::spec::{DestSpec, ServiceSpec, Timeouts};
 use crate::net::addr::Ipv4Cidr;
@@ -160,6 +162,8 @@ pub struct Config {
     pub metrics: Option<Metrics>,
     /// Live capture (`[capture]`).
     pub capture: CaptureConfig,
+    /// Connection sync (`None`: off).
+    pub sync: Option<Sync>,
     /// VIP routes for a routing daemon (`None`: no `[announce]`, or
     /// `enabled = false`).
     pub announce: Option<Announce>,
@@ -277,6 +281,10 @@ impl Config {
         if let Err(e) = validate::state_file(raw.control.state_file.as_deref()) {
             iss.add(At::key("control").k("state_file"), e);
         }
+        let sync = sync::sync(raw.sync.as_ref(), &ports).unwrap_or_else(|(key, e)| {
+            iss.add(At::key("sync").k(key), e);
+            None
+        });
         if let Err(e) = validate::capture(&raw.capture, &raw.eal) {
             iss.add(At::key("capture").k("enabled"), e);
         }
@@ -294,6 +302,7 @@ impl Config {
             health_netns,
             metrics,
             capture: raw.capture,
+            sync,
             announce,
         }
     }

@@ -14,7 +14,7 @@ pub use error::{CtlError, ErrCode};
 
 use crate::ctl::view::{
     AddrInfo, ConnInfo, DropCount, HealthReport, LcoreInfo, MacAddr, NeighInfo, PortInfo,
-    RouteInfo, ServiceList, VersionInfo, VipReport,
+    RouteInfo, ServiceList, SyncInfo, VersionInfo, VipReport,
 };
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
 use serde::{Deserialize, Serialize};
@@ -279,6 +279,9 @@ pub enum Request {
         /// Whether it is enabled.
         enable: bool,
     },
+    /// Connection sync: settings and counters. Answer: [`Response::Sync`]
+    /// (`null` when `[sync]` is off).
+    Sync,
     /// Every VIP's announce state (`[announce]`). Answer:
     /// [`Response::Vips`].
     Vips,
@@ -319,6 +322,8 @@ pub enum Response {
     Drops(Vec<DropCount>),
     /// Version information.
     Version(VersionInfo),
+    /// Connection sync (`None`: off).
+    Sync(Option<SyncInfo>),
     /// VIPs and their announce state.
     Vips(VipReport),
 }
@@ -346,6 +351,7 @@ impl Request {
             Request::Version => "version",
             Request::Health => "health",
             Request::HealthSet { .. } => "health_set",
+            Request::Sync => "sync",
             Request::Vips => "vips",
         }
     }

@@ -336,6 +336,7 @@ fn mutating_requests_golden_lines() {
             r#"{"v":1,"id":42,"req":{"op":"neigh_flush","port":2}}"#,
         ),
         (Request::Reload, r#"{"v":1,"id":42,"req":{"op":"reload"}}"#),
+        (Request::Sync, r#"{"v":1,"id":42,"req":{"op":"sync"}}"#),
         (Request::Vips, r#"{"v":1,"id":42,"req":{"op":"vips"}}"#),
     ];
     for (req, line) in others {
@@ -349,7 +350,7 @@ fn bad_request_golden_answers() {
     let cases = [
         (
             r#"{"v":1,"id":5,"req":{"op":"fly"}}"#,
-            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `fly`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `list`, `list_conns`, `zero`, `set_timeouts`, `get_timeouts`, `restore_batch`, `ports`, `addresses`, `addr_add`, `addr_del`, `routes`, `neighbors`, `neigh_add`, `neigh_flush`, `lcores`, `drops`, `reload`, `version`, `health`, `health_set`, `vips`"}}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `fly`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `list`, `list_conns`, `zero`, `set_timeouts`, `get_timeouts`, `restore_batch`, `ports`, `addresses`, `addr_add`, `addr_del`, `routes`, `neighbors`, `neigh_add`, `neigh_flush`, `lcores`, `drops`, `reload`, `version`, `health`, `health_set`, `sync`, `vips`"}}"#,
         ),
         (
             r#"{"v":1,"id":5,"req":{}}"#,

@@ -50,6 +50,11 @@ pub struct Ctl {
     /// The state file's failed writes, when there is one (read without
     /// the state's lock).
     pub state_file_failed: Option<Arc<std::sync::atomic::AtomicU64>>,
+    /// Connection sync's settings and counters, when `[sync]` is on.
+    pub sync: Option<(
+        crate::ctl::config::Sync,
+        Arc<crate::daemon::sync::SyncStats>,
+    )>,
     /// The VIP routes for a routing daemon (`[announce]`), when on. Taken
     /// before the state's lock when both are.
     pub announce: Mutex<Option<KernelAnnouncer>>,
@@ -97,6 +102,7 @@ impl Handler for Ctl {
             Request::Drops => Ok(self.drops()),
             Request::Reload => self.reload(),
             Request::Health => Ok(self.health()),
+            Request::Sync => Ok(Response::Sync(self.sync_info())),
             Request::HealthSet {
                 service,
                 dest,

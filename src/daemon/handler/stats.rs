@@ -3,7 +3,11 @@
 
 use super::{lock, Ctl};
 use crate::ctl::proto::Response;
-use crate::ctl::view::{DropCount, LcoreInfo, NamedCounter, Rate};
+use crate::ctl::view::{DropCount, LcoreInfo, NamedCounter, Rate, SyncInfo};
+
+/// How many counters the sync thread lists before the workers' start.
+const SYNC_THREAD_COUNTERS: usize =
+    crate::daemon::sync::SyncThreadCount::COUNT + crate::net::wire::ipvs_sync::SyncError::ALL.len();
 use crate::lb::ids::SlotId;
 use crate::lb::stats::{sum_dest, sum_service, TrafficSnapshot, WorkerStats};
 
@@ -19,6 +23,43 @@ pub struct RateEst {
 }
 
 impl Ctl {
+    /// `dirigoctl sync`: the settings, the sync thread's counters and the
+    /// workers' (summed).
+    pub(super) fn sync_info(&self) -> Option<SyncInfo> {
+        let (c, stats) = self.sync.as_ref()?;
+        let mut counters: Vec<NamedCounter> = stats
+            .named()
+            .into_iter()
+            .map(|(name, value, _)| NamedCounter { name, value })
+            .collect();
+        for ws in self.worker_stats() {
+            for (i, (name, v)) in ws.sync_counts().enumerate() {
+                match counters.get_mut(SYNC_THREAD_COUNTERS + i) {
+                    Some(n) => n.value += v,
+                    None => counters.push(NamedCounter {
+                        name: name.into(),
+                        value: v,
+                    }),
+                }
+            }
+        }
+        Some(SyncInfo {
+            interface: c.interface.clone(),
+            source: c.source,
+            group: c.group,
+            udp_port: c.udp_port,
+            ttl: c.ttl,
+            syncid: c.syncid,
+            peers: c.peers.clone(),
+            send: c.send,
+            receive: c.receive,
+            max_message: c.max_message as u32,
+            threshold: c.policy.udp_threshold as u32,
+            refresh_ms: c.policy.refresh_ms(),
+            counters,
+        })
+    }
+
     pub(super) fn worker_stats(&self) -> Vec<&WorkerStats> {
         self.shared.workers.iter().map(|w| &*w.lb).collect()
     }

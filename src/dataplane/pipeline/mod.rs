@@ -153,7 +153,7 @@ fn client_of(snap: &Snapshot, meta: &PacketMeta) -> u32 {
 
 /// The widest persistence netmask of the snapshot's services: steering by
 /// it keeps all of one persistent client's connections on one worker.
-fn steer_mask(snap: &Snapshot) -> u32 {
+pub fn steer_mask(snap: &Snapshot) -> u32 {
     snap.services()
         .iter()
         .filter(|s| s.spec.persistent.is_some())
@@ -586,6 +586,23 @@ impl Pipeline for WorkerPipeline {
         self.lb.see_snapshot(&self.snap);
         self.lb.expire(now_ns, self.expire_budget);
         let w = &self.shared.workers[self.index];
+        if let Some(sync) = &w.sync {
+            // other directors' connections, a bounded number per tick
+            for _ in 0..crate::lb::sync::INSTALL_PER_TICK {
+                let Some(c) = sync.inbound.pop() else { break };
+                self.lb.install_synced(&self.snap, &c, now_ns);
+            }
+            if sync
+                .resend
+                .swap(false, std::sync::atomic::Ordering::Relaxed)
+            {
+                self.lb.resend_all();
+            }
+            if self.lb.resending() {
+                self.lb
+                    .resend_step(now_ns, crate::lb::sync::RESEND_PER_TICK);
+            }
+        }
         w.counters.publish(&self.counters);
         while let Some(req) = w.conn_requests.pop() {
             let list: Vec<_> = self.lb.conns(now_ns).take(req.limit).collect();

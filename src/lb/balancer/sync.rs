@@ -17,6 +17,9 @@ use std::sync::Arc;
 pub(super) struct SyncOut {
     pub(super) queue: Arc<SyncQueue>,
     pub(super) policy: SyncPolicy,
+    /// The next record a resend of the whole table looks at (`None`: no
+    /// resend in progress).
+    pub(super) resend: Option<u32>,
 }
 
 /// The TCP states IPVS syncs (`ip_vs_sync_conn_needed`).
@@ -71,7 +74,62 @@ impl Balancer {
     /// Send received connections' changes to `queue` under `policy`
     /// (`None`: no sync, the default).
     pub fn set_sync(&mut self, out: Option<(Arc<SyncQueue>, SyncPolicy)>) {
-        self.sync = out.map(|(queue, policy)| SyncOut { queue, policy });
+        self.sync = out.map(|(queue, policy)| SyncOut {
+            queue,
+            policy,
+            resend: None,
+        });
+    }
+
+    /// Send every live connection again (another director started and
+    /// knows none of them): [`Balancer::resend_step`] walks the table from
+    /// its start. A resend in progress starts over.
+    pub fn resend_all(&mut self) {
+        if let Some(out) = self.sync.as_mut() {
+            out.resend = Some(0);
+        }
+    }
+
+    /// Whether a resend is in progress.
+    pub fn resending(&self) -> bool {
+        self.sync.as_ref().is_some_and(|o| o.resend.is_some())
+    }
+
+    /// Look at up to `budget` records of a resend in progress (at
+    /// housekeeping): queue those in a state worth sending, with the time
+    /// they have left. A full queue pauses the walk until the next call.
+    /// Returns how many were queued.
+    pub fn resend_step(&mut self, now_ns: u64, budget: u32) -> u32 {
+        let now = tick_of(now_ns);
+        let Some(out) = self.sync.as_mut() else {
+            return 0;
+        };
+        let Some(mut idx) = out.resend else {
+            return 0;
+        };
+        let cap = self.table.capacity();
+        let end = idx.saturating_add(budget).min(cap);
+        let mut queued = 0;
+        while idx < end {
+            if let Some(c) = self.table.get(idx) {
+                let left = c.expires.wrapping_sub(now) as i32;
+                let worth = if c.proto == PROTO_TCP {
+                    synced_state(c.state)
+                } else {
+                    c.state >= out.policy.udp_threshold
+                };
+                if worth && left > 0 {
+                    if out.queue.push(to_sync(c, c.state, left as u32)).is_err() {
+                        break; // full: go on from here next time
+                    }
+                    queued += 1;
+                }
+            }
+            idx += 1;
+        }
+        out.resend = (idx < cap).then_some(idx);
+        bump(&self.stats.sync[SyncCount::Resent.index()], queued as u64);
+        queued
     }
 
     fn sync_count(&self, c: SyncCount) {

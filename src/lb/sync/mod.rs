@@ -34,6 +34,15 @@
 //! a peer's copy no longer overwrites it. Received entries may fill at most
 //! 7/8 of the table ([`SYNC_FILL_LIMIT`]), so a flood of sync messages
 //! cannot take the room local connections need.
+//!
+//! A director that starts knows nothing of the flows the others carry, and
+//! IPVS would only tell it about each at its next state change or refresh.
+//! So dirigo's sync thread sends one message without entries when it
+//! starts (valid for Linux too, which ignores it), and a director that
+//! receives such a message from a peer sends its whole table again
+//! ([`crate::lb::balancer::Balancer::resend_all`], [`RESEND_PER_TICK`]
+//! records per tick): the newcomer is warm within about a second, before
+//! the routers (BGP, BFD) move flows to it.
 
 use crate::counters::counter_enum;
 use crate::lb::spec::Method;
@@ -46,6 +55,8 @@ counter_enum! {
         Queued: count = "sync_queued",
         /// Connections not sent: the sender's queue was full.
         QueueFull: drop = "sync_queue_full",
+        /// Connections sent again because another director started.
+        Resent: count = "sync_resent",
         /// Received connections installed.
         Installed: count = "sync_installed",
         /// Received connections that refreshed a synced one.
@@ -70,6 +81,10 @@ counter_enum! {
 /// Received connections a worker installs per housekeeping tick (1 ms): a
 /// sync flood costs a worker a bounded slice of every millisecond.
 pub const INSTALL_PER_TICK: usize = 256;
+
+/// Records a worker looks at per housekeeping tick while it sends its whole
+/// table again (a million-connection table in about a second).
+pub const RESEND_PER_TICK: u32 = 1024;
 
 /// Synced entries may fill at most this fraction (in 1/8) of a table.
 pub const SYNC_FILL_LIMIT: u32 = 7;

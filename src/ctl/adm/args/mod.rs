@@ -134,6 +134,7 @@ pub fn parse(args: &[String]) -> Result<Command, AdmError> {
             O::Numeric => list.numeric = true,
             O::Conn => list.conns = true,
             O::Timeout => list.timeout = true,
+            O::Daemon => list.daemon = true,
             O::Stats => list.stats = true,
             O::Rate => list.rate = true,
             O::Thresholds => list.thresholds = true,
@@ -238,7 +239,7 @@ pub fn parse(args: &[String]) -> Result<Command, AdmError> {
             })
         }
         O::List => {
-            if (list.conns || list.timeout)
+            if (list.conns || list.timeout || list.daemon)
                 && (list.stats || list.rate || list.thresholds || list.persist_conn)
             {
                 return Err(AdmError::usage("options conflicts in the list command"));

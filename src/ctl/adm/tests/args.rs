@@ -325,6 +325,15 @@ fn list_zero_set_save_restore() {
         ..Default::default()
     };
     assert_eq!(p("-L --timeout").unwrap(), Command::List(t));
+    let d = ListCmd {
+        daemon: true,
+        numeric: true,
+        ..Default::default()
+    };
+    assert_eq!(p("-L -n --daemon").unwrap(), Command::List(d));
+    assert!(err("-L --daemon --timeout").contains("conflicts"));
+    assert!(err("-L --daemon --stats").contains("conflicts"));
+    assert!(err("-A --daemon -t 1.2.3.4:80").contains("Illegal 'daemon' option"));
     let th = ListCmd {
         thresholds: true,
         ..Default::default()

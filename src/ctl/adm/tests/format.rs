@@ -350,3 +350,31 @@ fn synproxy_listed_and_saved() {
         .count();
     assert_eq!(proxied, 1);
 }
+
+#[test]
+fn daemon_lines_are_ipvsadms() {
+    use crate::ctl::view::SyncInfo;
+    let mut s = SyncInfo {
+        interface: "dg-back".into(),
+        source: Ipv4Addr::new(10, 0, 1, 1),
+        group: Ipv4Addr::new(224, 0, 0, 81),
+        udp_port: 8848,
+        ttl: 1,
+        syncid: 7,
+        peers: vec![],
+        send: true,
+        receive: true,
+        max_message: 1472,
+        threshold: 3,
+        refresh_ms: 65536,
+        counters: vec![],
+    };
+    assert_eq!(
+        format::daemon(Some(&s)),
+        "master sync daemon (mcast=dg-back, syncid=7, maxlen=1472, group=224.0.0.81, port=8848, ttl=1)\n\
+         backup sync daemon (mcast=dg-back, syncid=7, maxlen=1472, group=224.0.0.81, port=8848, ttl=1)\n"
+    );
+    s.send = false;
+    assert!(format::daemon(Some(&s)).starts_with("backup sync daemon (mcast=dg-back"));
+    assert_eq!(format::daemon(None), "");
+}

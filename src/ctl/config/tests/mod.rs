@@ -395,3 +395,4 @@ fn state_file_is_a_file_path() {
     assert!(e.contains("is a directory"), "{e}");
     assert!(err(&with("3")).contains("invalid type"));
 }
+mod sync;

@@ -285,3 +285,42 @@ fn a_synced_nat_connection_translates_replies() {
     assert_eq!((m.key.src, m.key.sport), (ip(VIP), 80));
     verify(&out);
 }
+
+#[test]
+fn the_whole_table_is_sent_again_in_slices_and_a_full_queue_pauses_it() {
+    let mut e = env(256);
+    let q = Arc::new(SyncQueue::new(8));
+    e.w.set_sync(Some((q.clone(), SyncPolicy::new(3, 0))));
+    let s = e.snap(1, dr_service);
+    for p in 0..20u16 {
+        e.send(&s, &tcp(SYN, 100 + p), S);
+        e.send(&s, &tcp(ACK, 100 + p), S);
+    }
+    // handshakes in progress are not worth sending
+    for p in 0..5u16 {
+        e.send(&s, &tcp(SYN, 500 + p), S);
+    }
+    drain(&q);
+    assert!(!e.w.resending());
+    e.w.resend_all();
+    let mut got = Vec::new();
+    let mut rounds = 0;
+    while e.w.resending() {
+        e.w.resend_step(10 * S, 64);
+        got.extend(drain(&q));
+        rounds += 1;
+        assert!(rounds < 100, "the walk ends");
+    }
+    assert_eq!(got.len(), 20, "every established connection, once");
+    assert!(got.iter().all(|c| c.state == TcpState::Established as u8));
+    assert!(
+        got.iter().all(|c| c.timeout_s == 891),
+        "the time left: 900 - 9 s"
+    );
+    assert_eq!(count(&e, SyncCount::Resent), 20);
+    // no resend without sync
+    let mut plain = env(64);
+    plain.w.resend_all();
+    assert!(!plain.w.resending());
+    assert_eq!(plain.w.resend_step(S, 64), 0);
+}

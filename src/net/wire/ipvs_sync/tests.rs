@@ -291,8 +291,12 @@ fn header_errors() {
     assert_eq!(e(&b), Some(SyncError::BadVersion));
 }
 
+/// An entry case: what, the message, the items its entries yield.
+type Case = (&'static str, Vec<u8>, Vec<Result<ConnRepr, SyncError>>);
+
 /// Entry errors, each with the items the iteration yields.
-fn entry_cases() -> Vec<(&'static str, Vec<u8>, Vec<Result<ConnRepr, SyncError>>)> {
+#[rustfmt::skip]
+fn entry_cases() -> Vec<Case> {
     use SyncError::*;
     let ok = Ok(third());
     let v4 = v4_entry();
@@ -300,175 +304,44 @@ fn entry_cases() -> Vec<(&'static str, Vec<u8>, Vec<Result<ConnRepr, SyncError>>
         e[at] = v;
         e
     };
+    let opts = |o: &[u8]| with_options(v4_entry(), o);
     let mut seq = vec![opt::SEQ_DATA, 24];
     seq.extend_from_slice(&[0x5a; 24]);
     let pe_data = [opt::PE_DATA, 4, 1, 2, 3, 4];
     let pe_name = [opt::PE_NAME, 3, b's', b'i', b'p'];
     let mut v6 = MSG[72..144].to_vec();
     v6[3] = 36; // an IPv6 entry no longer than an IPv4 one
-    let twice = [&seq[..], &seq[..]].concat();
     let name17 = [&[opt::PE_NAME, 17][..], &[b'x'; 17]].concat();
     vec![
-        (
-            "count beyond the entries",
-            message(2, &[&v4]),
-            vec![ok, Err(Truncated)],
-        ),
+        ("count beyond the entries", message(2, &[&v4]), vec![ok, Err(Truncated)]),
         ("no entry at all", message(1, &[]), vec![Err(Truncated)]),
-        (
-            "an entry shorter than its fixed part",
-            message(1, &[&v4[..30]]),
-            vec![Err(Truncated)],
-        ),
-        (
-            "size past the datagram",
-            message(1, &[&set(v4.clone(), 3, 40)]),
-            vec![Err(Truncated)],
-        ),
-        (
-            "entry version 1",
-            message(2, &[&set(v4.clone(), 2, 0x10), &v4]),
-            vec![Err(BadEntry)],
-        ),
-        (
-            "type 2",
-            message(2, &[&set(v4.clone(), 0, 2), &v4]),
-            vec![Err(BadEntry)],
-        ),
-        (
-            "size below the fixed part",
-            message(2, &[&set(v4.clone(), 3, 35), &v4]),
-            vec![Err(BadEntry)],
-        ),
-        (
-            "size 0",
-            message(1, &[&set(v4.clone(), 3, 0)]),
-            vec![Err(BadEntry)],
-        ),
-        (
-            "IPv6 entry of 36 bytes",
-            message(2, &[&v6, &v4]),
-            vec![Err(BadEntry)],
-        ),
-        (
-            "type 3 is IPv6",
-            message(2, &[&set(MSG[72..144].to_vec(), 0, 3), &v4]),
-            vec![Err(Ipv6), ok],
-        ),
-        (
-            "option header past the entry",
-            message(2, &[&with_options(v4.clone(), &[1]), &v4]),
-            vec![Err(BadOption)],
-        ),
-        (
-            "option of length 0",
-            message(2, &[&with_options(v4.clone(), &[0x41, 0]), &v4]),
-            vec![Err(BadOption)],
-        ),
-        (
-            "option data past the entry",
-            message(2, &[&with_options(v4.clone(), &[0x41, 3, 0]), &v4]),
-            vec![Err(BadOption)],
-        ),
-        (
-            "sequence data of 20 bytes",
-            message(1, &[&with_options(v4.clone(), &seq[..22])]),
-            vec![Err(BadOption)],
-        ),
-        (
-            "sequence data twice",
-            message(1, &[&with_options(v4.clone(), &twice)]),
-            vec![Err(BadOption)],
-        ),
-        (
-            "PE data twice",
-            message(
-                1,
-                &[&with_options(
-                    v4.clone(),
-                    &[&pe_data[..], &pe_data].concat(),
-                )],
-            ),
-            vec![Err(BadOption)],
-        ),
-        (
-            "PE name of 17 bytes",
-            message(1, &[&with_options(v4.clone(), &name17)]),
-            vec![Err(BadOption)],
-        ),
-        (
-            "PE name twice",
-            message(
-                1,
-                &[&with_options(
-                    v4.clone(),
-                    &[&pe_name[..], &pe_name].concat(),
-                )],
-            ),
-            vec![Err(BadOption)],
-        ),
-        (
-            "sequence data, 0x40 set",
-            message(
-                1,
-                &[&with_options(
-                    v4.clone(),
-                    &[&[0x41][..], &seq[1..]].concat(),
-                )],
-            ),
-            vec![ok],
-        ),
-        (
-            "an unknown option that may be ignored",
-            message(1, &[&with_options(v4.clone(), &[0x45, 1, 9])]),
-            vec![ok],
-        ),
-        (
-            "an unknown mandatory option",
-            message(2, &[&with_options(v4.clone(), &[5, 1, 9]), &v4]),
-            vec![Err(UnknownOption), ok],
-        ),
-        (
-            "PE data and name",
-            message(
-                2,
-                &[
-                    &with_options(v4.clone(), &[&pe_data[..], &pe_name].concat()),
-                    &v4,
-                ],
-            ),
-            vec![Err(PeData), ok],
-        ),
-        (
-            "PE data without a name",
-            message(2, &[&with_options(v4.clone(), &pe_data), &v4]),
-            vec![Err(PeData), ok],
-        ),
-        (
-            "a PE name alone is ignored",
-            message(1, &[&with_options(v4.clone(), &pe_name)]),
-            vec![ok],
-        ),
-        (
-            "SCTP",
-            message(2, &[&set(v4.clone(), 1, 132), &v4]),
-            vec![Err(BadProtocol), ok],
-        ),
-        (
-            "UDP state 1",
-            message(2, &[&set(v4.clone(), 9, 1), &v4]),
-            vec![Err(BadState), ok],
-        ),
-        (
-            "TCP state 11",
-            message(2, &[&set(set(v4.clone(), 1, 6), 9, 11), &v4]),
-            vec![Err(BadState), ok],
-        ),
-        (
-            "entries after the count are not read",
-            message(1, &[&v4, &[0xff; 40]]),
-            vec![ok],
-        ),
+        ("an entry shorter than its fixed part", message(1, &[&v4[..30]]), vec![Err(Truncated)]),
+        ("size past the datagram", message(1, &[&set(v4.clone(), 3, 40)]), vec![Err(Truncated)]),
+        ("entry version 1", message(2, &[&set(v4.clone(), 2, 0x10), &v4]), vec![Err(BadEntry)]),
+        ("type 2", message(2, &[&set(v4.clone(), 0, 2), &v4]), vec![Err(BadEntry)]),
+        ("size below the fixed part", message(2, &[&set(v4.clone(), 3, 35), &v4]), vec![Err(BadEntry)]),
+        ("size 0", message(1, &[&set(v4.clone(), 3, 0)]), vec![Err(BadEntry)]),
+        ("IPv6 entry of 36 bytes", message(2, &[&v6, &v4]), vec![Err(BadEntry)]),
+        ("type 3 is IPv6", message(2, &[&set(MSG[72..144].to_vec(), 0, 3), &v4]), vec![Err(Ipv6), ok]),
+        ("option header past the entry", message(2, &[&opts(&[1]), &v4]), vec![Err(BadOption)]),
+        ("option of length 0", message(2, &[&opts(&[0x41, 0]), &v4]), vec![Err(BadOption)]),
+        ("option data past the entry", message(2, &[&opts(&[0x41, 3, 0]), &v4]), vec![Err(BadOption)]),
+        ("sequence data of 20 bytes", message(1, &[&opts(&[&[1, 20][..], &[0; 20]].concat())]), vec![Err(BadOption)]),
+        ("sequence data twice", message(1, &[&opts(&[&seq[..], &seq].concat())]), vec![Err(BadOption)]),
+        ("PE data twice", message(1, &[&opts(&[&pe_data[..], &pe_data].concat())]), vec![Err(BadOption)]),
+        ("PE name of 17 bytes", message(1, &[&opts(&name17)]), vec![Err(BadOption)]),
+        ("PE name twice", message(1, &[&opts(&[&pe_name[..], &pe_name].concat())]), vec![Err(BadOption)]),
+        ("sequence data, 0x40 set", message(1, &[&opts(&[&[0x41][..], &seq[1..]].concat())]), vec![ok]),
+        ("an unknown option that may be ignored", message(1, &[&opts(&[0x45, 1, 9])]), vec![ok]),
+        ("an unknown mandatory option", message(2, &[&opts(&[5, 1, 9]), &v4]), vec![Err(UnknownOption), ok]),
+        ("malformed after an unknown mandatory one", message(2, &[&opts(&[5, 1, 9, 1, 2, 0, 0]), &v4]), vec![Err(UnknownOption), ok]),
+        ("PE data and name", message(2, &[&opts(&[&pe_data[..], &pe_name].concat()), &v4]), vec![Err(PeData), ok]),
+        ("PE data without a name", message(2, &[&opts(&pe_data), &v4]), vec![Err(PeData), ok]),
+        ("a PE name alone is ignored", message(1, &[&opts(&pe_name)]), vec![ok]),
+        ("SCTP", message(2, &[&set(v4.clone(), 1, 132), &v4]), vec![Err(BadProtocol), ok]),
+        ("UDP state 1", message(2, &[&set(v4.clone(), 9, 1), &v4]), vec![Err(BadState), ok]),
+        ("TCP state 11", message(2, &[&set(set(v4.clone(), 1, 6), 9, 11), &v4]), vec![Err(BadState), ok]),
+        ("entries after the count are not read", message(1, &[&v4, &[0xff; 40]]), vec![ok]),
     ]
 }
 
@@ -652,4 +525,25 @@ proptest! {
         let back: Vec<ConnRepr> = entries.map(|r| r.unwrap()).collect();
         prop_assert_eq!(&back[..], &conns[..taken]);
     }
+}
+
+/// The fuzz target's seeds (fuzz/seeds.py) are the messages they are
+/// meant to be.
+#[test]
+fn fuzz_seeds_parse_as_meant() {
+    use SyncError::*;
+    let kinds = |b: &[u8]| -> Vec<Result<u16, SyncError>> {
+        parse(b).unwrap().1.map(|r| r.map(|c| c.cport)).collect()
+    };
+    let conns = include_bytes!("../../../../fuzz/corpus/ipvs_sync/conns");
+    assert_eq!(kinds(conns), vec![Ok(40000), Ok(40001), Ok(0), Ok(5353)]);
+    let options = include_bytes!("../../../../fuzz/corpus/ipvs_sync/options");
+    assert_eq!(
+        kinds(options),
+        vec![Ok(40002), Err(Ipv6), Err(PeData), Ok(40003)]
+    );
+    let empty = include_bytes!("../../../../fuzz/corpus/ipvs_sync/empty");
+    assert_eq!(kinds(empty), vec![]);
+    let v0 = include_bytes!("../../../../fuzz/corpus/ipvs_sync/version0");
+    assert_eq!(parse(v0).err(), Some(Version0));
 }

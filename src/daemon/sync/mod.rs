@@ -1,0 +1,418 @@
+//! Connection sync with other directors: the `dirigo-sync` thread.
+//!
+//! Linux IPVS's sync protocol, version 1 ([`crate::net::wire::ipvs_sync`]),
+//! over an ordinary kernel UDP socket in the exception namespace: the
+//! messages leave and arrive through the `[sync] port`'s kernel interface,
+//! never through a worker's system call.
+//!
+//! ```text
+//!  workers ─ SyncConn ─► WorkerSync::out (bounded) ─┐
+//!                                                   ▼
+//!            dirigo-sync: batch into full messages (or flush after 100 ms)
+//!                         ─► UDP to 224.0.0.81:8848 (or each unicast peer)
+//!            ◄─ UDP :8848: parse, check syncid, per connection: the owning
+//!               worker (the steering hash of the client address, as the
+//!               pipeline's) ─► WorkerSync::inbound (bounded) ─► installed at
+//!               housekeeping, INSTALL_PER_TICK per ms
+//! ```
+//!
+//! Bounded everywhere: a full queue, a malformed message or entry, a
+//! foreign syncid, our own message looped back are counted
+//! ([`SyncThreadCount`], [`SyncStats::bad`]) and dropped; the thread never
+//! waits for a worker and a worker never waits for it.
+
+use crate::counters::counter_enum;
+use crate::ctl::config::Sync as SyncConfig;
+use crate::daemon::DaemonError;
+use crate::dataplane::pipeline::{owner_of, steer_mask};
+use crate::dataplane::shared::Shared;
+use crate::lb::spec::Method;
+use crate::lb::sync::SyncConn;
+use crate::net::wire::ipvs_sync::{self as wire, flags, ConnRepr, MessageWriter, SyncError};
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+counter_enum! {
+    /// What the sync thread did.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum SyncThreadCount {
+        /// Messages sent (to the group, or once per unicast peer).
+        MessagesSent: count = "sync_messages_sent",
+        /// Connections sent.
+        ConnsSent: count = "sync_conns_sent",
+        /// Messages the socket refused to send.
+        SendFailed: drop = "sync_send_failed",
+        /// Messages received and parsed.
+        MessagesReceived: count = "sync_messages_received",
+        /// Connections received and handed to their worker.
+        ConnsReceived: count = "sync_conns_received",
+        /// Messages from one of this director's own addresses (ignored).
+        OwnIgnored: count = "sync_own_ignored",
+        /// Messages with another syncid (ignored).
+        SyncidMismatch: drop = "sync_syncid_mismatch",
+        /// Connections lost: the owning worker's queue was full.
+        WorkerQueueFull: drop = "sync_worker_queue_full",
+        /// Messages without entries: a director that started (answered by
+        /// sending the whole table again, at most once a second).
+        PeerHello: count = "sync_peer_hello",
+    }
+}
+
+/// The sync thread's counters (single writer: the thread).
+pub struct SyncStats {
+    /// By [`SyncThreadCount`].
+    pub counts: [AtomicU64; SyncThreadCount::COUNT],
+    /// Malformed messages and entries, by [`SyncError`] (in `SyncError::ALL` order).
+    pub bad: [AtomicU64; SyncError::ALL.len()],
+}
+
+impl Default for SyncStats {
+    fn default() -> Self {
+        SyncStats {
+            counts: std::array::from_fn(|_| AtomicU64::new(0)),
+            bad: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+}
+
+impl SyncStats {
+    fn bump(&self, c: SyncThreadCount, n: u64) {
+        self.counts[c.index()].fetch_add(n, Relaxed);
+    }
+
+    fn bad(&self, e: SyncError) {
+        if let Some(i) = SyncError::ALL.iter().position(|x| *x == e) {
+            self.bad[i].fetch_add(1, Relaxed);
+        }
+    }
+
+    /// Every counter as (name, value): the thread's, then the malformed
+    /// ones as `sync_bad_<reason>`.
+    pub fn named(&self) -> Vec<(String, u64, bool)> {
+        let mut v: Vec<(String, u64, bool)> = SyncThreadCount::ALL
+            .iter()
+            .map(|c| {
+                (
+                    c.name().to_string(),
+                    self.counts[c.index()].load(Relaxed),
+                    c.is_drop(),
+                )
+            })
+            .collect();
+        for (i, e) in SyncError::ALL.iter().enumerate() {
+            v.push((
+                format!("sync_bad_{}", e.name()),
+                self.bad[i].load(Relaxed),
+                true,
+            ));
+        }
+        v
+    }
+}
+
+/// A flush of a partly filled message after this long (IPVS waits 2 s;
+/// a takeover wants the state sooner).
+pub const FLUSH: Duration = Duration::from_millis(100);
+
+/// The connections a worker's queue gives the thread per round.
+const POP_PER_ROUND: usize = 4096;
+
+/// How a connection is written on the wire (IPVS `IP_VS_CONN_F_BACKUP_MASK`
+/// flags: the forwarding method, no-output, inactive).
+pub fn to_repr(c: &SyncConn) -> ConnRepr {
+    let fwd = match c.method {
+        Some(Method::Nat) | None => flags::MASQ,
+        Some(Method::Tun) => flags::TUNNEL,
+        Some(Method::Dr) => flags::DROUTE,
+    };
+    let tcp = c.proto == crate::net::meta::PROTO_TCP;
+    let established = tcp && c.state == crate::lb::state::TcpState::Established as u8;
+    let mut f = fwd;
+    if c.no_output {
+        f |= flags::NOOUTPUT;
+    }
+    if !established {
+        f |= flags::INACTIVE;
+    }
+    if c.template {
+        f |= flags::TEMPLATE;
+    }
+    ConnRepr {
+        protocol: c.proto,
+        flags: f,
+        state: c.state as u16,
+        cport: c.cport,
+        vport: c.vport,
+        dport: c.dport,
+        fwmark: 0,
+        timeout: c.timeout_s,
+        caddr: c.caddr.into(),
+        vaddr: c.vaddr.into(),
+        daddr: c.daddr.into(),
+    }
+}
+
+/// What a received entry says, in the core's terms.
+pub fn from_repr(r: &ConnRepr) -> SyncConn {
+    let method = match r.flags & flags::FWD_MASK {
+        flags::MASQ => Some(Method::Nat),
+        flags::TUNNEL => Some(Method::Tun),
+        flags::DROUTE => Some(Method::Dr),
+        _ => None,
+    };
+    SyncConn {
+        proto: r.protocol,
+        state: u8::try_from(r.state).unwrap_or(u8::MAX),
+        no_output: r.flags & flags::NOOUTPUT != 0,
+        method,
+        template: r.flags & flags::TEMPLATE != 0,
+        caddr: r.caddr.into(),
+        vaddr: r.vaddr.into(),
+        daddr: r.daddr.into(),
+        cport: r.cport,
+        vport: r.vport,
+        dport: r.dport,
+        timeout_s: r.timeout,
+    }
+}
+
+/// The running sync thread.
+pub struct SyncThread {
+    /// Its counters.
+    pub stats: Arc<SyncStats>,
+    /// What it was started with.
+    pub config: SyncConfig,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl SyncThread {
+    /// Wait for the thread (after `stop` was set).
+    pub fn join(mut self) {
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// The socket, made in the namespace of the kernel interface (socket2 for
+/// the multicast options std lacks, then used as a std socket).
+fn socket(cfg: &SyncConfig) -> std::io::Result<UdpSocket> {
+    let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))?;
+    s.set_reuse_address(true)?;
+    s.bind(&SockAddr::from(SocketAddrV4::new(
+        Ipv4Addr::UNSPECIFIED,
+        cfg.udp_port,
+    )))?;
+    s.set_multicast_if_v4(&cfg.source)?;
+    s.set_multicast_ttl_v4(cfg.ttl)?;
+    s.set_multicast_loop_v4(false)?;
+    if cfg.receive && cfg.peers.is_empty() {
+        s.join_multicast_v4(&cfg.group, &cfg.source)?;
+    }
+    s.set_read_timeout(Some(Duration::from_millis(5)))?;
+    Ok(s.into())
+}
+
+/// Start the thread in namespace `netns` (`None`: dirigo's own); the
+/// socket is made before this returns, so a port in use or a missing
+/// interface stops dirigo at start with one line.
+pub fn start(
+    cfg: SyncConfig,
+    netns: Option<String>,
+    shared: Arc<Shared>,
+    stop: Arc<AtomicBool>,
+) -> Result<SyncThread, DaemonError> {
+    let stats = Arc::new(SyncStats::default());
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<(), String>>(1);
+    let st = Arc::clone(&stats);
+    let c = cfg.clone();
+    let handle = std::thread::Builder::new()
+        .name("dirigo-sync".into())
+        .spawn(move || {
+            let made = (|| -> Result<UdpSocket, String> {
+                if let Some(n) = &netns {
+                    let ns = crate::kernel::netns::Netns::ensure(n).map_err(|e| e.to_string())?;
+                    ns.enter_current_thread().map_err(|e| e.to_string())?;
+                }
+                socket(&c).map_err(|e| {
+                    format!(
+                        "sync socket on {} (UDP {}, group {}): {e}",
+                        c.interface, c.udp_port, c.group
+                    )
+                })
+            })();
+            match made {
+                Ok(sock) => {
+                    let _ = tx.send(Ok(()));
+                    run(&c, &sock, &shared, &st, &stop);
+                }
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                }
+            }
+        })
+        .map_err(|e| DaemonError::Other(format!("sync thread: {e}")))?;
+    match rx.recv() {
+        Ok(Ok(())) => Ok(SyncThread {
+            stats,
+            config: cfg,
+            handle: Some(handle),
+        }),
+        Ok(Err(e)) => {
+            let _ = handle.join();
+            Err(DaemonError::Other(e))
+        }
+        Err(_) => Err(DaemonError::Other("sync thread ended at start".into())),
+    }
+}
+
+/// Connections per message: what fits in `max_message` (at most 255).
+pub fn per_message(max_message: usize) -> usize {
+    (max_message.saturating_sub(wire::HEADER_LEN) / wire::CONN_V4_LEN).clamp(1, 255)
+}
+
+fn run(cfg: &SyncConfig, sock: &UdpSocket, shared: &Shared, stats: &SyncStats, stop: &AtomicBool) {
+    let per_msg = per_message(cfg.max_message);
+    let mut pending: Vec<ConnRepr> = Vec::with_capacity(per_msg);
+    let mut buf = vec![0u8; cfg.max_message.max(wire::HEADER_LEN + wire::CONN_V4_LEN)];
+    let mut rbuf = vec![0u8; 65_536];
+    let mut last_flush = Instant::now();
+    let targets: Vec<SocketAddrV4> = if cfg.peers.is_empty() {
+        vec![SocketAddrV4::new(cfg.group, cfg.udp_port)]
+    } else {
+        cfg.peers
+            .iter()
+            .map(|p| SocketAddrV4::new(*p, cfg.udp_port))
+            .collect()
+    };
+    let send = |pending: &mut Vec<ConnRepr>, buf: &mut [u8]| {
+        let mut w = MessageWriter::new(buf, cfg.syncid);
+        let n = pending.len();
+        for c in pending.drain(..) {
+            let _ = w.push(&c);
+        }
+        let msg = w.finish();
+        for t in &targets {
+            match sock.send_to(msg, t) {
+                Ok(_) => {
+                    stats.bump(SyncThreadCount::MessagesSent, 1);
+                    stats.bump(SyncThreadCount::ConnsSent, n as u64);
+                }
+                Err(_) => stats.bump(SyncThreadCount::SendFailed, 1),
+            }
+        }
+    };
+    if cfg.send {
+        // a director that starts says so: the others send it their tables
+        send(&mut pending, &mut buf);
+    }
+    let mut last_resend: Option<Instant> = None;
+    while !stop.load(Relaxed) {
+        if cfg.send {
+            for w in &shared.workers {
+                let Some(q) = &w.sync else { continue };
+                for _ in 0..POP_PER_ROUND {
+                    let Some(c) = q.out.pop() else { break };
+                    pending.push(to_repr(&c));
+                    if pending.len() >= per_msg {
+                        send(&mut pending, &mut buf);
+                        last_flush = Instant::now();
+                    }
+                }
+            }
+            if !pending.is_empty() && last_flush.elapsed() >= FLUSH {
+                send(&mut pending, &mut buf);
+                last_flush = Instant::now();
+            }
+            if pending.is_empty() {
+                last_flush = Instant::now();
+            }
+        }
+        // the read timeout paces the loop when nothing arrives
+        match sock.recv_from(&mut rbuf) {
+            Ok((n, from)) if cfg.receive => {
+                let src = match from.ip() {
+                    std::net::IpAddr::V4(a) => Some(a),
+                    std::net::IpAddr::V6(_) => None,
+                };
+                let hello = receive(cfg, shared, stats, &rbuf[..n.min(rbuf.len())], src);
+                if hello && cfg.send && last_resend.is_none_or(|t| t.elapsed() >= RESEND_HOLDOFF) {
+                    last_resend = Some(Instant::now());
+                    for w in &shared.workers {
+                        if let Some(q) = &w.sync {
+                            q.resend.store(true, Relaxed);
+                        }
+                    }
+                }
+            }
+            Ok(_) => {}
+            Err(_) => {}
+        }
+    }
+    if cfg.send && !pending.is_empty() {
+        send(&mut pending, &mut buf);
+    }
+}
+
+/// A director's tables are sent again at most this often.
+const RESEND_HOLDOFF: Duration = Duration::from_secs(1);
+
+/// One received datagram from `src`; true when it is a peer's hello (a
+/// message without entries: that director just started).
+pub fn receive(
+    cfg: &SyncConfig,
+    shared: &Shared,
+    stats: &SyncStats,
+    data: &[u8],
+    src: Option<Ipv4Addr>,
+) -> bool {
+    if src == Some(cfg.source) {
+        stats.bump(SyncThreadCount::OwnIgnored, 1);
+        return false;
+    }
+    let (hdr, entries) = match wire::parse(data) {
+        Ok(x) => x,
+        Err(e) => {
+            stats.bad(e);
+            return false;
+        }
+    };
+    if cfg.syncid != 0 && hdr.syncid != cfg.syncid {
+        stats.bump(SyncThreadCount::SyncidMismatch, 1);
+        return false;
+    }
+    stats.bump(SyncThreadCount::MessagesReceived, 1);
+    if hdr.count == 0 {
+        stats.bump(SyncThreadCount::PeerHello, 1);
+        return true;
+    }
+    let snap = shared.lb.load();
+    let mask = steer_mask(&snap);
+    let workers = shared.workers.len().max(1) as u32;
+    for e in entries {
+        match e {
+            Ok(r) => {
+                let c = from_repr(&r);
+                let owner = owner_of(c.caddr, mask, workers) as usize;
+                let Some(q) = shared.workers.get(owner).and_then(|w| w.sync.as_ref()) else {
+                    stats.bump(SyncThreadCount::WorkerQueueFull, 1);
+                    continue;
+                };
+                if q.inbound.push(c).is_ok() {
+                    stats.bump(SyncThreadCount::ConnsReceived, 1);
+                } else {
+                    stats.bump(SyncThreadCount::WorkerQueueFull, 1);
+                }
+            }
+            Err(e) => stats.bad(e),
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,328 @@
+//! Two directors' workers, sans-IO: what one worker queues goes through the
+//! IPVS message format to the other director's owning worker, which
+//! installs it at housekeeping and forwards the flow's next segment.
+
+use super::*;
+use crate::dataplane::pipeline::WorkerPipeline;
+use crate::dataplane::shared::{WorkerShared, WorkerSync};
+use crate::dataplane::{Pipeline, Verdict};
+use crate::lb::balancer::{Balancer, BalancerConfig};
+use crate::lb::sched::{SchedFlags, SchedKind};
+use crate::lb::snapshot::{LbIds, Snapshot, SnapshotBuilder};
+use crate::lb::spec::{DestKey, DestSpec, Proto, ServiceKey, ServiceSpec};
+use crate::lb::state::TcpState;
+use crate::lb::sync::{SyncCount, SyncPolicy};
+use crate::lb::testutil::{tcp_frame, OUR_MAC};
+use crate::net::addr::{Ipv4Cidr, OwnAddrs};
+use crate::net::buf::{PacketBuf, VecBuf};
+use crate::net::meta::tcp_flags::{ACK, PSH, SYN};
+use crate::net::neigh::{NeighConfig, NeighTable};
+use crate::net::route::RouteTable;
+use crate::net::view::{NetView, PortInfo};
+use crate::net::wire::ipvs_sync::tcp_state;
+use arc_swap::ArcSwap;
+use crossbeam_queue::ArrayQueue;
+
+const VIP: [u8; 4] = [10, 0, 0, 100];
+const RS: [[u8; 4]; 2] = [[10, 0, 1, 11], [10, 0, 1, 12]];
+
+fn cfg(syncid: u8) -> SyncConfig {
+    SyncConfig {
+        port: 1,
+        interface: "dg-back".into(),
+        source: Ipv4Addr::new(10, 0, 1, 1),
+        group: wire::SYNC_GROUP,
+        udp_port: wire::SYNC_PORT,
+        ttl: 1,
+        syncid,
+        peers: vec![],
+        send: true,
+        receive: true,
+        policy: SyncPolicy::default(),
+        max_message: 1472,
+    }
+}
+
+fn snapshot(order: &[usize]) -> Snapshot {
+    let mut ids = LbIds::new(16, 64);
+    let dests = order
+        .iter()
+        .map(|&i| DestSpec {
+            key: DestKey {
+                addr: Ipv4Addr::from(RS[i]),
+                port: 80,
+            },
+            method: Method::Dr,
+            weight: 1,
+            upper: 0,
+            lower: 0,
+        })
+        .collect();
+    let mut b = SnapshotBuilder::new();
+    b.service(
+        ServiceSpec {
+            key: ServiceKey {
+                proto: Proto::Tcp,
+                vip: Ipv4Addr::from(VIP),
+                port: 80,
+            },
+            sched: SchedKind::Rr,
+            flags: SchedFlags::default(),
+            persistent: None,
+            netmask: Ipv4Addr::BROADCAST,
+            synproxy: false,
+        },
+        dests,
+    );
+    b.build(&mut ids, 1).unwrap()
+}
+
+/// One director: `workers` pipelines with sync queues of `queue` each.
+fn director(workers: usize, queue: usize, order: &[usize]) -> (Arc<Shared>, Vec<WorkerPipeline>) {
+    let mut addrs = OwnAddrs::new();
+    let cidr = |a: [u8; 4]| Ipv4Cidr::new(u32::from_be_bytes(a), 24).unwrap();
+    addrs.add_port_addr(0, cidr([10, 0, 0, 1])).unwrap();
+    addrs.add_port_addr(1, cidr([10, 0, 1, 1])).unwrap();
+    addrs.add_vip(u32::from_be_bytes(VIP));
+    let routes = RouteTable::new(&addrs, &[]).unwrap();
+    let mut neigh = NeighTable::new(NeighConfig::default());
+    for (i, rs) in RS.iter().enumerate() {
+        neigh
+            .add_static(u32::from_be_bytes(*rs), [2, 0, 0, 0, 1, i as u8], 1)
+            .unwrap();
+    }
+    let ports = (0..2)
+        .map(|_| PortInfo {
+            mac: OUR_MAC,
+            mtu: 1500,
+            kernel: true,
+        })
+        .collect();
+    let view = NetView::new(
+        ports,
+        Arc::new(addrs),
+        Arc::new(routes),
+        Arc::new(neigh.snapshot()),
+    );
+    let mut lbs = Vec::new();
+    let mut ws = Vec::new();
+    for i in 0..workers {
+        let mut lb = Balancer::new(
+            &BalancerConfig {
+                conn_capacity: 1024,
+                seed: i as u32 + 7,
+                ..Default::default()
+            },
+            64,
+            16,
+        );
+        let mut w = WorkerShared::new(lb.stats(), 2, i as u32 + 1);
+        let q = WorkerSync::new(queue);
+        lb.set_sync(Some((Arc::clone(&q.out), SyncPolicy::default())));
+        w.sync = Some(q);
+        ws.push(w);
+        lbs.push(lb);
+    }
+    let shared = Arc::new(Shared {
+        net: Arc::new(ArcSwap::from_pointee(view)),
+        lb: Arc::new(ArcSwap::from_pointee(snapshot(order))),
+        events: ArrayQueue::new(64),
+        workers: ws,
+        stop: Arc::new(AtomicBool::new(false)),
+    });
+    let pipes = lbs
+        .into_iter()
+        .enumerate()
+        .map(|(i, lb)| {
+            let mut p = WorkerPipeline::new(&shared, i, lb);
+            p.begin_burst(0);
+            p
+        })
+        .collect();
+    (shared, pipes)
+}
+
+fn client_frame(client: u8, cport: u16, flags: u8) -> VecBuf {
+    VecBuf::new(&tcp_frame(
+        [192, 0, 2, client],
+        cport,
+        VIP,
+        80,
+        flags,
+        b"data",
+        64,
+        true,
+    ))
+}
+
+/// Everything director `a`'s workers queued, as IPVS messages.
+fn messages(a: &Shared, syncid: u8) -> Vec<Vec<u8>> {
+    let mut pending: Vec<ConnRepr> = a
+        .workers
+        .iter()
+        .flat_map(|w| std::iter::from_fn(|| w.sync.as_ref().and_then(|s| s.out.pop())))
+        .map(|c| to_repr(&c))
+        .collect();
+    let mut out = Vec::new();
+    while !pending.is_empty() {
+        let mut buf = vec![0u8; 1472];
+        let mut w = MessageWriter::new(&mut buf, syncid);
+        while let Some(c) = pending.first() {
+            if !w.push(c) {
+                break;
+            }
+            pending.remove(0);
+        }
+        out.push(w.finish().to_vec());
+    }
+    out
+}
+
+fn count(s: &SyncStats, c: SyncThreadCount) -> u64 {
+    s.counts[c.index()].load(Relaxed)
+}
+
+#[test]
+fn repr_round_trip_keeps_what_a_backup_needs() {
+    for (m, fwd) in [
+        (Method::Dr, flags::DROUTE),
+        (Method::Tun, flags::TUNNEL),
+        (Method::Nat, flags::MASQ),
+    ] {
+        let c = SyncConn {
+            proto: 6,
+            state: TcpState::Established as u8,
+            no_output: m != Method::Nat,
+            method: Some(m),
+            template: false,
+            caddr: 0xc000_0207,
+            vaddr: 0x0a00_0064,
+            daddr: 0x0a00_010b,
+            cport: 40000,
+            vport: 80,
+            dport: 8080,
+            timeout_s: 900,
+        };
+        let r = to_repr(&c);
+        assert_eq!(r.flags & flags::FWD_MASK, fwd);
+        assert_eq!(r.flags & flags::INACTIVE, 0, "established is active");
+        assert_eq!(r.state, tcp_state::ESTABLISHED);
+        assert_eq!(r.caddr, Ipv4Addr::new(192, 0, 2, 7));
+        assert_eq!(from_repr(&r), c);
+        let fw = SyncConn {
+            state: TcpState::FinWait as u8,
+            ..c
+        };
+        assert_ne!(to_repr(&fw).flags & flags::INACTIVE, 0);
+    }
+    let mut r = to_repr(&SyncConn::default());
+    r.flags = flags::LOCALNODE;
+    assert_eq!(from_repr(&r).method, None);
+    r.state = 300;
+    assert_eq!(
+        from_repr(&r).state,
+        u8::MAX,
+        "an impossible state stays impossible"
+    );
+}
+
+#[test]
+fn connections_reach_the_other_directors_owning_worker_and_are_used() {
+    let (a, mut apipes) = director(2, 64, &[0, 1]);
+    // the other director has its servers in the other order
+    let (b, mut bpipes) = director(2, 64, &[1, 0]);
+    let cfg = cfg(0);
+    let stats = SyncStats::default();
+    // 20 clients' handshakes on A, each on its owning worker
+    let mut sent_to = Vec::new();
+    for client in 1..=20u8 {
+        let owner = owner_of(u32::from_be_bytes([192, 0, 2, client]), u32::MAX, 2) as usize;
+        for flags in [SYN, ACK] {
+            let mut f = client_frame(client, 1000 + client as u16, flags);
+            let v = apipes[owner].process(&mut f, 0, 1_000_000);
+            assert_eq!(v, Verdict::Tx(1));
+            if flags == ACK {
+                sent_to.push(f.data()[0..6].to_vec());
+            }
+        }
+    }
+    let msgs = messages(&a, 0);
+    assert_eq!(msgs.len(), 1, "20 connections fit one message");
+    for m in &msgs {
+        receive(&cfg, &b, &stats, m, Some(Ipv4Addr::new(10, 0, 1, 2)));
+    }
+    assert_eq!(count(&stats, SyncThreadCount::MessagesReceived), 1);
+    assert_eq!(count(&stats, SyncThreadCount::ConnsReceived), 20);
+    for p in &mut bpipes {
+        p.housekeeping(2_000_000);
+    }
+    let installed: u64 = b
+        .workers
+        .iter()
+        .map(|w| w.lb.sync[SyncCount::Installed.index()].load(Relaxed))
+        .sum();
+    assert_eq!(installed, 20);
+    // the routers move the flows to B: their next segments go to the same
+    // real servers, though B never saw a SYN (and has no sloppy_tcp)
+    for client in 1..=20u8 {
+        let owner = owner_of(u32::from_be_bytes([192, 0, 2, client]), u32::MAX, 2) as usize;
+        let mut f = client_frame(client, 1000 + client as u16, ACK | PSH);
+        assert_eq!(bpipes[owner].process(&mut f, 0, 3_000_000), Verdict::Tx(1));
+        assert_eq!(f.data()[0..6], sent_to[client as usize - 1][..]);
+    }
+}
+
+#[test]
+fn garbage_own_messages_and_foreign_syncids_are_counted_and_dropped() {
+    let (b, _pipes) = director(1, 4, &[0, 1]);
+    let stats = SyncStats::default();
+    let peer = Some(Ipv4Addr::new(10, 0, 1, 2));
+    receive(&cfg(0), &b, &stats, b"\x00\x01garbage", peer);
+    receive(&cfg(0), &b, &stats, &[], peer);
+    let bad: u64 = stats.bad.iter().map(|c| c.load(Relaxed)).sum();
+    assert_eq!(bad, 2);
+    // a message from our own address (multicast looped by a switch)
+    let c = to_repr(&SyncConn {
+        proto: 6,
+        state: 1,
+        method: Some(Method::Dr),
+        caddr: 0xc000_0201,
+        vaddr: u32::from_be_bytes(VIP),
+        daddr: u32::from_be_bytes(RS[0]),
+        cport: 5,
+        vport: 80,
+        dport: 80,
+        timeout_s: 900,
+        ..Default::default()
+    });
+    let mut buf = vec![0u8; 1472];
+    let mut w = MessageWriter::new(&mut buf, 9);
+    for _ in 0..6 {
+        assert!(w.push(&c));
+    }
+    let msg = w.finish().to_vec();
+    receive(&cfg(0), &b, &stats, &msg, Some(cfg(0).source));
+    assert_eq!(count(&stats, SyncThreadCount::OwnIgnored), 1);
+    receive(&cfg(3), &b, &stats, &msg, peer);
+    assert_eq!(count(&stats, SyncThreadCount::SyncidMismatch), 1);
+    // accepted with syncid 0 (any) or 9: the worker's queue holds 4
+    receive(&cfg(9), &b, &stats, &msg, peer);
+    assert_eq!(count(&stats, SyncThreadCount::ConnsReceived), 4);
+    assert_eq!(count(&stats, SyncThreadCount::WorkerQueueFull), 2);
+    // a message without entries is a director saying it started
+    let mut hbuf = vec![0u8; 64];
+    let hello = MessageWriter::new(&mut hbuf, 0).finish().to_vec();
+    assert!(receive(&cfg(0), &b, &stats, &hello, peer));
+    assert_eq!(count(&stats, SyncThreadCount::PeerHello), 1);
+    assert!(!receive(&cfg(0), &b, &stats, &msg, peer));
+    let names: Vec<String> = stats.named().into_iter().map(|n| n.0).collect();
+    assert!(names.iter().any(|n| n == "sync_worker_queue_full"));
+    assert!(names.iter().any(|n| n.starts_with("sync_bad_")));
+}
+
+#[test]
+fn a_message_holds_what_the_mtu_allows() {
+    assert_eq!(per_message(1472), (1472 - 8) / 36);
+    assert_eq!(per_message(100_000), 255);
+    assert_eq!(per_message(10), 1);
+}
