@@ -345,12 +345,21 @@ impl<R: Routes> Announcer<R> {
 /// health state withdrew it ([`ControlState::announced`], the decision
 /// ARP answers with), with each service's live servers as the reason.
 pub fn wants(st: &ControlState) -> Vec<Want> {
-    let announced = st.announced(&st.services);
+    wants_of(&st.services, &st.health, &st.announced(&st.services))
+}
+
+/// [`wants`] from its parts: the table, its health and the VIPs
+/// `ControlState::announced` keeps.
+pub fn wants_of(
+    services: &[(ServiceSpec, Vec<DestSpec>)],
+    health: &HealthState,
+    announced: &std::collections::HashSet<u32>,
+) -> Vec<Want> {
     let mut by_vip: BTreeMap<Ipv4Addr, Vec<String>> = BTreeMap::new();
     let mut lost_of: BTreeMap<Ipv4Addr, Vec<String>> = BTreeMap::new();
-    for (s, dests) in &st.services {
-        let text = service_health(&st.health, s, dests);
-        if st.health.quorum_lost.contains(&s.key) {
+    for (s, dests) in services {
+        let text = service_health(health, s, dests);
+        if health.quorum_lost.contains(&s.key) {
             lost_of.entry(s.key.vip).or_default().push(text.clone());
         }
         by_vip.entry(s.key.vip).or_default().push(text);
