@@ -8,7 +8,9 @@
 //! failure or panic).
 //!
 //! For further tests on this lab: [`ScaleLab::start`] with the scheduler
-//! and extra TOML (e.g. sync settings) for both directors, then
+//! and extra TOML for both directors, or [`ScaleLab::start_with`] and a
+//! hook that changes each director's config (`[sync]`, `[dataplane]`
+//! keys), then
 //! [`ScaleLab::stop_director`] (SIGTERM), [`ScaleLab::kill_director`]
 //! (SIGKILL, optionally with its BIRD: a dead machine),
 //! [`ScaleLab::start_director`] (back again), [`ScaleLab::long_transfers`]
@@ -39,6 +41,9 @@ pub struct Director {
     pub sock: String,
 }
 
+/// A change to director `i`'s configuration (`[sync]`, `[dataplane]` keys).
+pub type Hook = dyn Fn(usize, DaemonConfig) -> DaemonConfig;
+
 /// The lab and its directors.
 pub struct ScaleLab {
     /// Name prefix of namespaces and interfaces (at most 5 characters).
@@ -47,9 +52,10 @@ pub struct ScaleLab {
     pub dir: PathBuf,
     /// scaleout.sh's state directory (router BIRD, real servers).
     pub state: String,
-    /// Each director's TOML besides the common part (scheduler, extras).
+    /// The service's scheduler.
     sched: String,
-    extra: String,
+    /// What each director's configuration gets besides the common part.
+    hook: Box<Hook>,
     /// The directors, by index (None: not running).
     pub directors: Vec<Option<Director>>,
     /// When the lab was started.
@@ -61,6 +67,19 @@ impl ScaleLab {
     /// on `sched` (DR, rs1..3, a TCP check), `extra` TOML added to each
     /// director's config; wait until the router has both next hops.
     pub fn start(name: &str, prefix: &str, sched: &str, extra: &str) -> ScaleLab {
+        let extra = extra.to_string();
+        ScaleLab::start_with(name, prefix, sched, move |_, c| c.raw(&extra))
+    }
+
+    /// [`ScaleLab::start`] with each director's configuration changed by
+    /// `hook(index, config)` (e.g. `c.dataplane("idle", "\"sleep\"")`, or
+    /// a `[sync]` section through `raw`; it may differ per director).
+    pub fn start_with(
+        name: &str,
+        prefix: &str,
+        sched: &str,
+        hook: impl Fn(usize, DaemonConfig) -> DaemonConfig + 'static,
+    ) -> ScaleLab {
         assert!(prefix.len() <= 5, "interface names must stay short");
         let dir = common::scratch(name);
         let mut lab = ScaleLab {
@@ -68,7 +87,7 @@ impl ScaleLab {
             dir,
             state: format!("/run/dirigo-lab/{prefix}-so"),
             sched: sched.into(),
-            extra: extra.into(),
+            hook: Box::new(hook),
             directors: vec![None, None],
             t0: Instant::now(),
         };
@@ -122,7 +141,9 @@ impl ScaleLab {
         )
     }
 
-    /// Director `i`'s configuration.
+    /// Director `i`'s configuration before the hook: two ports with kernel
+    /// interfaces, `[exception]`, `[announce]` (drain 1.5 s), `sloppy_tcp`,
+    /// the VIP's TCP service with a TCP check (0.3 s, rise 2, fall 2).
     pub fn config(&self, i: usize) -> DaemonConfig {
         let (p, l) = (&self.prefix, LETTERS[i]);
         let (front, back) = self.taps(i);
@@ -150,11 +171,10 @@ impl ScaleLab {
                 "[exception]\nbackend = \"tap\"\nnetns = \"{}\"\n\
                  [announce]\nport = \"front\"\ndrain_ms = 1500\n\
                  [[service]]\nprotocol = \"tcp\"\naddress = \"{VIP}:80\"\nscheduler = \"{}\"\n\
-                 [service.check]\ntype = \"tcp\"\ninterval = 0.3\ntimeout = 0.2\nrise = 2\nfall = 2\n{}\n{}",
+                 [service.check]\ntype = \"tcp\"\ninterval = 0.3\ntimeout = 0.2\nrise = 2\nfall = 2\n{}",
                 self.exc_ns(i),
                 self.sched,
                 rs.join(""),
-                self.extra
             ))
     }
 
@@ -162,7 +182,7 @@ impl ScaleLab {
     pub fn start_director(&mut self, i: usize) {
         assert!(self.directors[i].is_none(), "director {i} runs");
         let l = LETTERS[i];
-        let cfg = self.config(i);
+        let cfg = (self.hook)(i, self.config(i));
         let ddir = self.dir.join(format!("dir-{l}"));
         std::fs::create_dir_all(&ddir).unwrap();
         let sock = self.dir.join(format!("{l}.sock")).display().to_string();
