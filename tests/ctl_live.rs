@@ -228,10 +228,82 @@ fn dirigoctl_drives_the_real_daemon() {
     );
     let v = l.ctl("version");
     assert!(v.contains(env!("CARGO_PKG_VERSION")), "{v}");
+    fingerprints(&l);
     // Reload applies the config file's (empty) service list.
     l.adm_ok("-A -t 10.0.0.100:80");
     l.ctl("reload");
     assert_eq!(l.adm_ok("-S -n"), "");
+}
+
+/// `dirigoctl fingerprint`: the same servers added in another order give
+/// the same fingerprint (what two directors compare), a new weight another.
+fn fingerprints(l: &Live) {
+    let add = |order: &[(u8, u8)]| {
+        l.adm_ok("-C");
+        l.adm_ok("-A -t 10.0.0.100:80 -s mh");
+        l.adm_ok("-A -u 10.0.0.100:53 -s sh -b sh-port");
+        l.adm_ok("-A -t 10.0.0.100:81 -s rr");
+        for &(o, w) in order {
+            l.adm_ok(&format!("-a -t 10.0.0.100:80 -r 172.16.0.{o} -g -w {w}"));
+            l.adm_ok(&format!("-a -u 10.0.0.100:53 -r 172.16.0.{o} -m -w {w}"));
+        }
+        l.ctl("fingerprint")
+    };
+    let a = add(&[(11, 1), (12, 2), (13, 3)]);
+    let lines: Vec<Vec<&str>> = a.lines().map(|x| x.split_whitespace().collect()).collect();
+    assert_eq!(
+        lines[0],
+        ["SERVICE", "SCHED", "ENTRIES", "SERVERS", "FINGERPRINT"],
+        "{a}"
+    );
+    // in key order: TCP :80, TCP :81, UDP :53
+    assert_eq!(
+        lines[1][..5],
+        ["TCP", "10.0.0.100:80", "mh", "65537", "3"],
+        "{a}"
+    );
+    assert!(
+        lines[1][5].starts_with("0x") && lines[1][5].len() == 18,
+        "{a}"
+    );
+    assert_eq!(lines[2][1..], ["10.0.0.100:81", "rr", "-", "-", "-"], "{a}");
+    assert_eq!(
+        lines[3][..5],
+        ["UDP", "10.0.0.100:53", "sh", "256", "3"],
+        "{a}"
+    );
+    let b = add(&[(13, 3), (11, 1), (12, 2)]);
+    assert_eq!(a, b, "the order servers were added in does not matter");
+    l.adm_ok("-e -t 10.0.0.100:80 -r 172.16.0.12 -g -w 5");
+    let c = l.ctl("fingerprint tcp:10.0.0.100:80");
+    assert_eq!(c.lines().count(), 2, "one service: {c}");
+    let fp = |t: &str| {
+        t.lines()
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .last()
+            .unwrap()
+            .to_string()
+    };
+    assert_ne!(fp(&c), fp(&a), "a new weight, a new table: {a}{c}");
+    let j: serde_json::Value =
+        serde_json::from_str(&l.ctl("fingerprint --json udp:10.0.0.100:53")).unwrap();
+    let d = &j["ok"]["data"][0];
+    assert_eq!(d["sched"], "sh", "{j}");
+    assert_eq!(d["fingerprint"].as_str(), Some(lines[3][5]), "{j}");
+    let o = common::run_with_input(
+        Command::new(env!("CARGO_BIN_EXE_dirigoctl")).args([
+            "--socket",
+            &l.sock,
+            "fingerprint",
+            "10.0.0.199:80",
+        ]),
+        "",
+    );
+    assert_ne!(o.code, 0);
+    assert!(o.stderr.contains("No such service"), "{}", o.stderr);
+    l.adm_ok("-C");
 }
 
 #[test]

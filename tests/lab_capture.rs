@@ -270,22 +270,10 @@ fn dumpcap_captures_lab_traffic() {
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let _leftovers = EalLeftovers;
-    let lab = Lab::start_with_config(
-        &LabSpec {
-            name: NAME,
-            prefix: "dgq",
-            mode: "dr",
-            method: "dr",
-            cores: &["-l", "0-1"],
-            nrs: 3,
-            env: &[],
-        },
-        65536,
-        |c| {
-            c.eal_without("--in-memory")
-                .raw("[capture]\nenabled = true\n")
-        },
-    );
+    let lab = Lab::start_with_config(&LabSpec::dr(NAME, "dgq"), 65536, |c| {
+        c.eal_without("--in-memory")
+            .raw("[capture]\nenabled = true\n")
+    });
     let log = lab.daemon_log();
     assert!(
         log.contains(&format!(

@@ -1,5 +1,5 @@
-//! dirigoctl: ports, addresses, routes, neighbors, lcores, drops, reload and
-//! version of a running dirigo. `--json` prints the daemon's raw response.
+//! dirigoctl: ports, addresses, routes, neighbors, lcores, drops, reload,
+//! scheduler table fingerprints and version of a running dirigo. `--json` prints the daemon's raw response.
 //! `top` is a live view of services, workers and drops (`--once`: one
 //! plain-text frame).
 //! `keepalived-convert FILE` works offline: keepalived.conf's virtual
@@ -102,6 +102,9 @@ fn request(cmd: &Cmd) -> Result<Request, String> {
         Cmd::Vips => Request::Vips,
         Cmd::Version => Request::Version,
         Cmd::Sync => Request::Sync,
+        Cmd::Fingerprint { service } => Request::Fingerprint {
+            service: service.as_deref().map(parse_service).transpose()?,
+        },
         Cmd::KeepalivedConvert { .. } => return Err("keepalived-convert needs no daemon".into()),
         Cmd::Top(_) => return Err("top is not one request".into()),
     })
@@ -119,6 +122,7 @@ fn render(resp: Response) -> String {
         Response::Version(v) => table::version(&v),
         Response::Health(h) => table::health(&h),
         Response::Sync(s) => table::sync(s.as_ref()),
+        Response::Fingerprints(f) => table::fingerprints(&f),
         Response::Vips(v) => table::vips(&v),
         other => format!("{other:?}\n"),
     }

@@ -1,5 +1,6 @@
 //! dirigoctl's command line: ports, addresses, routes, neighbors, lcores,
-//! drops, reload, health and version of a running dirigo, and the offline
+//! drops, reload, health, scheduler fingerprints and version of a running
+//! dirigo, and the offline
 //! keepalived.conf converter. `src/bin/dirigoctl.rs` turns it into requests.
 
 use crate::ctl::view::MacAddr;
@@ -14,8 +15,8 @@ use std::path::PathBuf;
     version,
     about = "Inspect and manage a running dirigo",
     long_about = "Inspect and manage a running dirigo: its ports, addresses, routes, \
-        neighbors, lcores, drop counters, health checks and VIP announcement; reload its configuration \
-        file. Services are dirigoadm's (ipvsadm's command line). keepalived-convert \
+        neighbors, lcores, drop counters, health checks and VIP announcement, and the fingerprints of its \
+        scheduler tables (to compare directors); reload its configuration file. Services are dirigoadm's (ipvsadm's command line). keepalived-convert \
         works offline."
 )]
 pub struct Cli {
@@ -79,6 +80,19 @@ pub enum Cmd {
     Vips,
     /// Client and daemon versions.
     Version,
+    /// Per service, a fingerprint of its scheduler's lookup table (mh, sh,
+    /// dh) as the workers use it: directors behind one ECMP group whose
+    /// fingerprints of a service are equal send every flow of it to the
+    /// same real server. `-` for schedulers without a table (rr, wlc, ...).
+    ///
+    /// The fingerprint is SipHash-2-4 with keys 0 and 0 over the
+    /// scheduler's name, its flags, the table's size and each entry's real
+    /// server address and port, so it is the same on every machine and
+    /// build, and independent of the order the servers were added in.
+    Fingerprint {
+        /// Only this service: `[tcp:|udp:]VIP:PORT` (tcp when not said).
+        service: Option<String>,
+    },
     /// A live view, like top: services and real servers with their
     /// connections and rates, each worker's table fill and packet rates,
     /// drops by reason. q, Esc or Ctrl-C quits.

@@ -1,8 +1,8 @@
 //! dirigoctl's human-readable tables.
 
 use crate::ctl::view::{
-    AddrInfo, DropCount, HealthReport, LcoreInfo, NeighInfo, PortInfo, RouteInfo, VersionInfo,
-    VipReport,
+    AddrInfo, DropCount, FingerprintInfo, HealthReport, LcoreInfo, NeighInfo, PortInfo, RouteInfo,
+    VersionInfo, VipReport,
 };
 use std::fmt::Write;
 
@@ -158,6 +158,33 @@ pub fn sync(s: Option<&crate::ctl::view::SyncInfo>) -> String {
     let _ = writeln!(out, "{:<32} {:>20}", "COUNTER", "VALUE");
     for c in &s.counters {
         let _ = writeln!(out, "{:<32} {:>20}", c.name, c.value);
+    }
+    out
+}
+
+/// `dirigoctl fingerprint`: one line per service, `-` where its scheduler
+/// has no table.
+pub fn fingerprints(f: &[FingerprintInfo]) -> String {
+    let mut out = format!(
+        "{:<26} {:<5} {:>8} {:>7} {}\n",
+        "SERVICE", "SCHED", "ENTRIES", "SERVERS", "FINGERPRINT"
+    );
+    let dash = |v: Option<u32>| v.map_or("-".to_string(), |n| n.to_string());
+    for i in f {
+        let svc = format!(
+            "{} {}:{}",
+            i.service.proto.upper(),
+            i.service.vip,
+            i.service.port
+        );
+        let _ = writeln!(
+            out,
+            "{svc:<26} {:<5} {:>8} {:>7} {}",
+            i.sched,
+            dash(i.entries),
+            dash(i.servers),
+            i.fingerprint.as_deref().unwrap_or("-")
+        );
     }
     out
 }

@@ -340,6 +340,27 @@ pub struct SyncInfo {
     pub counters: Vec<NamedCounter>,
 }
 
+/// One service's scheduler table as the running snapshot holds it
+/// (`dirigoctl fingerprint`): directors whose fingerprints of a service
+/// are equal send every flow of it to the same real server.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FingerprintInfo {
+    /// The service.
+    pub service: crate::lb::spec::ServiceKey,
+    /// Its scheduler (`mh`, `sh`, `rr`, ...).
+    pub sched: String,
+    /// Slots (mh) or buckets (sh, dh); `None`: the scheduler has no
+    /// table (rr, wrr, lc, wlc, sed, nq, fo: their choice depends on each
+    /// worker's own state).
+    pub entries: Option<u32>,
+    /// Distinct real servers owning at least one entry.
+    pub servers: Option<u32>,
+    /// SipHash-2-4 (keys 0, 0) over the scheduler's name, flags, the
+    /// table's size and every entry's server address and port (see
+    /// `lb::snapshot::fingerprint`), as `0x` and 16 hex digits.
+    pub fingerprint: Option<String>,
+}
+
 /// One checked real server (`dirigoctl health`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HealthInfo {

@@ -253,6 +253,7 @@ pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
                 pool: &pool,
             }),
             pool: Some(&pool),
+            idle_sleep: cfg.dataplane.idle == crate::ctl::config::IdleMode::Sleep,
         };
         worker::run(&mut pipe, &io, &clock);
     };

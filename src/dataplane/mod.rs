@@ -3,6 +3,7 @@
 
 pub mod exception;
 pub mod hold;
+pub mod idle;
 pub mod pipeline;
 pub mod shared;
 pub mod stats;

@@ -7,10 +7,13 @@
 //! ports' kernel interfaces send (the exception path), which the control
 //! side's exception thread puts on the same ring. Packets for the kernel
 //! interfaces leave the other way on the exception ring. Packets waiting
-//! for their next hop's MAC wait in the worker's [`HoldArea`].
+//! for their next hop's MAC wait in the worker's [`HoldArea`]. With
+//! `[dataplane] idle = "sleep"` a worker that finds nothing to do naps
+//! between rounds ([`super::idle::Backoff`]).
 
 use super::exception::TokenBucket;
 use super::hold::HoldArea;
+use super::idle::Backoff;
 use super::stats::{IoCounters, LoopCounters, PublishedCounters, PublishedIo, PublishedLoop};
 use super::{Pipeline, Verdict};
 use crate::net::buf::PacketBuf;
@@ -65,6 +68,9 @@ pub struct WorkerIo<'a> {
     /// Where frames the pipeline generates itself get their mbufs (the
     /// SYN proxy's timeout RSTs); None: they are not sent.
     pub pool: Option<&'a Mempool>,
+    /// `[dataplane] idle = "sleep"`: nap after a run of empty rounds
+    /// instead of polling all the time.
+    pub idle_sleep: bool,
 }
 
 /// The worker's end of the exception path.
@@ -278,6 +284,8 @@ pub fn run<P: Pipeline>(
     let hist = io.burst_histogram;
     let mut prev = clock.now_ns();
     let mut busy = false;
+    // `idle = "poll"`: None, one predictable branch per round.
+    let mut backoff = io.idle_sleep.then(Backoff::new);
     loop {
         // Checking the flag every 64 iterations keeps the shared cache line
         // out of the loop's way.
@@ -337,6 +345,7 @@ pub fn run<P: Pipeline>(
         if let Some(ring) = io.inject.filter(|_| iter % 8 == 0) {
             let mut b = Burst::new();
             if ring.dequeue(&mut b) > 0 {
+                busy = true;
                 for mut m in b.drain() {
                     let p = m.port();
                     if p & TO_PIPELINE != 0 {
@@ -373,6 +382,17 @@ pub fn run<P: Pipeline>(
             io.published_hold.publish(hold.counts());
             io.published_loop.publish(&lc);
             next_hk = now + io.housekeeping_ns;
+        }
+        if let Some(b) = backoff.as_mut() {
+            let ns = b.after_round(busy, next_hk.saturating_sub(clock.now_ns()));
+            if ns > 0 {
+                // counted as idle: this round carried nothing, and its
+                // span (to the next round's clock reading) includes the nap
+                crate::clock::nap(std::time::Duration::from_nanos(ns));
+                // look at the inject ring in the next round (it is read
+                // every 8th), and at the stop flag every 8 naps
+                iter |= 7;
+            }
         }
     }
     pipe.housekeeping(clock.now_ns());

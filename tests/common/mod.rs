@@ -157,9 +157,9 @@ impl Daemon {
         d
     }
 
-    /// The process id.
-    pub fn pid(&self) -> u32 {
-        self.child.as_ref().map_or(0, |c| c.id())
+    /// The daemon's process id (None once stopped).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
     }
 
     /// The exit status once the process has exited (reaped then).

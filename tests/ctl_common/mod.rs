@@ -341,6 +341,7 @@ impl Handler for Mock {
                 ErrCode::NotFound,
                 "TCP 10.0.0.100:80 real server has no health check",
             )),
+            Request::Fingerprint { .. } => Ok(Response::Fingerprints(vec![])),
             Request::Vips => Ok(Response::Vips(VipReport {
                 enabled: true,
                 interface: Some("kfront".into()),

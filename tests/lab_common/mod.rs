@@ -51,6 +51,22 @@ pub struct LabSpec<'a> {
     pub env: &'a [(&'a str, &'a str)],
 }
 
+impl<'a> LabSpec<'a> {
+    /// The usual lab: DR real servers rs1..rs3, dirigo on lcores 0-1 (one
+    /// worker).
+    pub fn dr(name: &'a str, prefix: &'a str) -> LabSpec<'a> {
+        LabSpec {
+            name,
+            prefix,
+            mode: "dr",
+            method: "dr",
+            cores: &["-l", "0-1"],
+            nrs: 3,
+            env: &[],
+        }
+    }
+}
+
 /// A running lab + dirigo. Dropping it stops dirigo and removes the lab.
 pub struct Lab {
     /// LAB_PREFIX.
@@ -137,6 +153,14 @@ impl Lab {
             .port("lan", "net_tap1", "10.98.0.1/24")
             .service("tcp", &format!("{VIP}:80"), "rr", &rs)
             .service("udp", &format!("{VIP}:5353"), "rr", &rs)
+    }
+
+    /// The daemon's process id.
+    pub fn daemon_pid(&self) -> u32 {
+        self.daemon
+            .as_ref()
+            .and_then(|d| d.pid())
+            .expect("dirigo is running")
     }
 
     /// The daemon's log so far.

@@ -244,7 +244,7 @@ impl ScaleLab {
         let mut d = self.directors[i].take().expect("the director runs");
         let t = Instant::now();
         let _ = Command::new("kill")
-            .args(["-TERM", &d.daemon.pid().to_string()])
+            .args(["-TERM", &d.daemon.pid().expect("running").to_string()])
             .status();
         let status = loop {
             if let Some(st) = d.daemon.exited() {

@@ -207,6 +207,35 @@ pub struct DataplaneConfig {
     /// use `--synproxy` / `synproxy = true`.
     #[serde(default = "default_false")]
     pub synproxy: bool,
+    /// What a worker does when a round finds nothing to do.
+    #[serde(default)]
+    pub idle: IdleMode,
+}
+
+/// `[dataplane] idle`: what a worker does when its queues and rings are
+/// empty.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum IdleMode {
+    /// Poll again at once (DPDK's busy polling: a worker lcore is always
+    /// at 100%, and reacts to a packet within one round).
+    #[default]
+    Poll,
+    /// After a run of empty rounds, sleep in short growing steps (20 µs up
+    /// to 200 µs, `dataplane::idle`): for machines whose cores are shared
+    /// with other processes; a packet after a quiet spell waits up to
+    /// about 0.3 ms more (the nap, the timer slack, the wake-up).
+    Sleep,
+}
+
+impl IdleMode {
+    /// The name in the config file.
+    pub fn name(self) -> &'static str {
+        match self {
+            IdleMode::Poll => "poll",
+            IdleMode::Sleep => "sleep",
+        }
+    }
 }
 
 fn default_conns() -> u32 {
@@ -245,6 +274,7 @@ impl Default for DataplaneConfig {
             rss: true,
             tx_checksum_offload: false,
             synproxy: false,
+            idle: IdleMode::Poll,
         }
     }
 }

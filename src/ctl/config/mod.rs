@@ -16,8 +16,8 @@ mod validate;
 pub use announce::Announce;
 pub use file::{
     AnnounceConfig, CaptureConfig, CheckConfig, ControlConfig, DataplaneConfig, EalConfig,
-    ExceptionBackend, ExceptionConfig, HealthConfig, MetricsConfig, NeighborConfig, PortConfig,
-    RealServerConfig, RouteConfig, ServiceConfig, TimeoutsConfig,
+    ExceptionBackend, ExceptionConfig, HealthConfig, IdleMode, MetricsConfig, NeighborConfig,
+    PortConfig, RealServerConfig, RouteConfig, ServiceConfig, TimeoutsConfig,
 };
 pub use health::{check_spec, ServiceHealth};
 pub use locate::Problem;

@@ -13,8 +13,8 @@ mod wire;
 pub use error::{CtlError, ErrCode};
 
 use crate::ctl::view::{
-    AddrInfo, ConnInfo, DropCount, HealthReport, LcoreInfo, MacAddr, NeighInfo, PortInfo,
-    RouteInfo, ServiceList, SyncInfo, VersionInfo, VipReport,
+    AddrInfo, ConnInfo, DropCount, FingerprintInfo, HealthReport, LcoreInfo, MacAddr, NeighInfo,
+    PortInfo, RouteInfo, ServiceList, SyncInfo, VersionInfo, VipReport,
 };
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
 use serde::{Deserialize, Serialize};
@@ -282,6 +282,14 @@ pub enum Request {
     /// Connection sync: settings and counters. Answer: [`Response::Sync`]
     /// (`null` when `[sync]` is off).
     Sync,
+    /// Each service's scheduler table fingerprint, in service order
+    /// (protocol, VIP, port), to compare across directors. Answer:
+    /// [`Response::Fingerprints`]. Errors: `no_service`.
+    Fingerprint {
+        /// Only this service.
+        #[serde(default)]
+        service: Option<ServiceKey>,
+    },
     /// Every VIP's announce state (`[announce]`). Answer:
     /// [`Response::Vips`].
     Vips,
@@ -324,6 +332,8 @@ pub enum Response {
     Version(VersionInfo),
     /// Connection sync (`None`: off).
     Sync(Option<SyncInfo>),
+    /// Scheduler table fingerprints.
+    Fingerprints(Vec<FingerprintInfo>),
     /// VIPs and their announce state.
     Vips(VipReport),
 }
@@ -352,6 +362,7 @@ impl Request {
             Request::Health => "health",
             Request::HealthSet { .. } => "health_set",
             Request::Sync => "sync",
+            Request::Fingerprint { .. } => "fingerprint",
             Request::Vips => "vips",
         }
     }

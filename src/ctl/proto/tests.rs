@@ -123,6 +123,7 @@ fn every_request_round_trips() {
         Request::Drops,
         Request::Reload,
         Request::Version,
+        Request::Fingerprint { service: None },
         Request::Vips,
     ];
     for (i, req) in reqs.into_iter().enumerate() {
@@ -163,6 +164,8 @@ fn optional_fields_default() {
     assert_eq!(e.req, Request::Mutate(BatchCmd::Zero { service: None }));
     let e = parse_request_line(br#"{"v":1,"id":1,"req":{"op":"ports"}}"#).unwrap();
     assert_eq!(e.req, Request::Ports { xstats: false });
+    let e = parse_request_line(br#"{"v":1,"id":1,"req":{"op":"fingerprint"}}"#).unwrap();
+    assert_eq!(e.req, Request::Fingerprint { service: None });
     // A service spec without the optional fields gets ipvsadm's defaults.
     let e = parse_request_line(
         br#"{"v":1,"id":2,"req":{"op":"add_service","service":{"key":{"proto":"udp","vip":"1.2.3.4","port":53},"sched":"rr"}}}"#,
@@ -337,6 +340,16 @@ fn mutating_requests_golden_lines() {
         ),
         (Request::Reload, r#"{"v":1,"id":42,"req":{"op":"reload"}}"#),
         (Request::Sync, r#"{"v":1,"id":42,"req":{"op":"sync"}}"#),
+        (
+            Request::Fingerprint { service: None },
+            r#"{"v":1,"id":42,"req":{"op":"fingerprint","service":null}}"#,
+        ),
+        (
+            Request::Fingerprint {
+                service: Some(key()),
+            },
+            r#"{"v":1,"id":42,"req":{"op":"fingerprint","service":{"proto":"tcp","vip":"10.0.0.100","port":80}}}"#,
+        ),
         (Request::Vips, r#"{"v":1,"id":42,"req":{"op":"vips"}}"#),
     ];
     for (req, line) in others {
@@ -350,7 +363,7 @@ fn bad_request_golden_answers() {
     let cases = [
         (
             r#"{"v":1,"id":5,"req":{"op":"fly"}}"#,
-            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `fly`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `list`, `list_conns`, `zero`, `set_timeouts`, `get_timeouts`, `restore_batch`, `ports`, `addresses`, `addr_add`, `addr_del`, `routes`, `neighbors`, `neigh_add`, `neigh_flush`, `lcores`, `drops`, `reload`, `version`, `health`, `health_set`, `sync`, `vips`"}}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `fly`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `list`, `list_conns`, `zero`, `set_timeouts`, `get_timeouts`, `restore_batch`, `ports`, `addresses`, `addr_add`, `addr_del`, `routes`, `neighbors`, `neigh_add`, `neigh_flush`, `lcores`, `drops`, `reload`, `version`, `health`, `health_set`, `sync`, `fingerprint`, `vips`"}}"#,
         ),
         (
             r#"{"v":1,"id":5,"req":{}}"#,

@@ -1,7 +1,8 @@
 //! The control socket's request handler: [`Ctl`], shared by the socket
 //! server's threads and the control loop, answers each request by topic:
 //!
-//! * `services` — ipvsadm's mutations, listings, `-Z`, connections, reload;
+//! * `services` — ipvsadm's mutations, listings, `-Z`, connections, reload,
+//!   scheduler table fingerprints;
 //! * `network` — ports, addresses, routes, neighbors;
 //! * `stats` — per-worker and drop counters, rate estimation;
 //! * `health` — health checks and maintenance;
@@ -108,6 +109,7 @@ impl Handler for Ctl {
                 dest,
                 enable,
             } => self.health_set(service, dest, enable),
+            Request::Fingerprint { service } => self.fingerprints(service),
             Request::Vips => Ok(self.vips()),
             Request::Version => Ok(Response::Version(VersionInfo {
                 version: crate::version::VERSION.into(),

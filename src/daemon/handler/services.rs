@@ -4,7 +4,9 @@
 use super::control::{apply, ServiceTable};
 use super::{lock, Ctl};
 use crate::ctl::proto::{BatchCmd, CtlError, ErrCode, ListOpts, Response};
-use crate::ctl::view::{ConnInfo, DestInfo, Rate, ServiceInfo, ServiceList, Stats};
+use crate::ctl::view::{
+    ConnInfo, DestInfo, FingerprintInfo, Rate, ServiceInfo, ServiceList, Stats,
+};
 use crate::dataplane::shared::ConnRequest;
 use crate::lb::snapshot::Snapshot;
 use crate::lb::spec::{ServiceKey, Timeouts};
@@ -215,6 +217,35 @@ impl Ctl {
         }
         st.publish_neigh(&self.shared);
         Ok(Response::Done)
+    }
+}
+
+impl Ctl {
+    /// `dirigoctl fingerprint`: each service's table as the workers
+    /// schedule with it (the published snapshot), in key order so that two
+    /// directors' answers compare line by line.
+    pub(super) fn fingerprints(&self, only: Option<ServiceKey>) -> Result<Response, CtlError> {
+        let snap = self.shared.lb.load_full();
+        let mut out: Vec<FingerprintInfo> = snap
+            .services()
+            .iter()
+            .filter(|s| only.is_none_or(|k| k == s.spec.key))
+            .map(|s| {
+                let f = s.fingerprint();
+                FingerprintInfo {
+                    service: s.spec.key,
+                    sched: s.spec.sched.name().into(),
+                    entries: f.map(|f| f.entries),
+                    servers: f.map(|f| f.servers),
+                    fingerprint: f.map(|f| format!("{:#018x}", f.hash)),
+                }
+            })
+            .collect();
+        if only.is_some() && out.is_empty() {
+            return Err(CtlError::no_service());
+        }
+        out.sort_by_key(|f| f.service);
+        Ok(Response::Fingerprints(out))
     }
 }
 

@@ -4,7 +4,7 @@
 //! Both use IPVS's 256-bucket tables and hash functions, so for ordinary
 //! weights a flow lands on the same bucket as under IPVS:
 //! * sh: bucket = `hash_32(sport + saddr, 8)` (`sport` only with the `port`
-//!   flag), buckets dealt out in list order, each server taking
+//!   flag), buckets dealt out in turn, each server taking
 //!   `weight / gcd` consecutive buckets per round. IPVS deals raw weights
 //!   (so weights summing past 256 starve the last servers); here they are
 //!   divided by their gcd first and, if their sum still exceeds 256, scaled
@@ -13,6 +13,14 @@
 //!   limit of the 256-bucket design that IPVS shares);
 //! * dh: bucket = `(daddr * 2654435761) & 255`, one bucket per server in
 //!   turn (weights only decide availability, as in IPVS).
+//!
+//! IPVS deals in list order, so two directors whose servers were added in
+//! different orders send a flow to different servers. Here the servers
+//! take their turns in the order of their stable identities
+//! ([`stable_id`], ties in list order): the table (bucket -> list index)
+//! then maps every bucket to the same *server* whatever the list order, so
+//! directors behind one ECMP group agree. With ids equal to the list
+//! positions ([`super::Prepared::build`]) this is IPVS's list order.
 //!
 //! Servers built with weight 0 get no bucket (IPVS gives them one; see the
 //! module docs of [`super`] for keeping a quiesced server's buckets).
@@ -82,12 +90,13 @@ pub struct Buckets {
 }
 
 impl Buckets {
-    /// Deal buckets in list order, `turns[i]` consecutive buckets per server
-    /// per round (servers with 0 turns are skipped), as
-    /// `ip_vs_sh_reassign` does.
-    fn deal(turns: &[u64]) -> Buckets {
+    /// Deal buckets in stable-identity order (`ids[i]`, ties in list
+    /// order), `turns[i]` consecutive buckets per server per round (servers
+    /// with 0 turns are skipped), as `ip_vs_sh_reassign` does in list order.
+    fn deal(ids: &[u64], turns: &[u64]) -> Buckets {
         let mut tab = vec![NO_DEST; TAB_SIZE];
-        let dealt: Vec<usize> = (0..turns.len()).filter(|&i| turns[i] > 0).collect();
+        let mut dealt: Vec<usize> = (0..turns.len()).filter(|&i| turns[i] > 0).collect();
+        dealt.sort_by_key(|&i| (ids.get(i).copied().unwrap_or(u64::MAX), i));
         if !dealt.is_empty() {
             let (mut k, mut count) = (0, 0);
             for b in tab.iter_mut() {
@@ -105,8 +114,9 @@ impl Buckets {
         }
     }
 
-    /// The sh table for `weights`.
-    pub fn build_sh(weights: &[u32]) -> Buckets {
+    /// The sh table for `dests` = `(stable id, weight)` in list order.
+    pub fn build_sh(dests: &[(u64, u32)]) -> Buckets {
+        let (ids, weights): (Vec<u64>, Vec<u32>) = dests.iter().copied().unzip();
         let g = weights
             .iter()
             .filter(|&&w| w > 0)
@@ -121,13 +131,15 @@ impl Buckets {
                 *t = (*t * TAB_SIZE as u64 / sum).max(1);
             }
         }
-        Buckets::deal(&turns)
+        Buckets::deal(&ids, &turns)
     }
 
-    /// The dh table for `weights` (one bucket per weighted server in turn).
-    pub fn build_dh(weights: &[u32]) -> Buckets {
-        let turns: Vec<u64> = weights.iter().map(|&w| u64::from(w > 0)).collect();
-        Buckets::deal(&turns)
+    /// The dh table for `dests` = `(stable id, weight)` in list order (one
+    /// bucket per weighted server in turn).
+    pub fn build_dh(dests: &[(u64, u32)]) -> Buckets {
+        let ids: Vec<u64> = dests.iter().map(|d| d.0).collect();
+        let turns: Vec<u64> = dests.iter().map(|d| u64::from(d.1 > 0)).collect();
+        Buckets::deal(&ids, &turns)
     }
 
     /// Bucket -> server index.

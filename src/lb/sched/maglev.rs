@@ -24,8 +24,9 @@
 //! unavailable server is skipped by rehashing with an offset, as
 //! `ip_vs_mh_get_fallback` does, but only [`MH_FALLBACK_PROBES`] times; if
 //! all of those land on unavailable servers the flow goes to the
-//! `(hash % available)`-th available server in list order: O(n), bounded,
-//! and still deterministic for a given set of available servers.
+//! `(hash % available)`-th available server in stable-identity order:
+//! O(n), bounded, and the same on every director with the same set of
+//! available servers, whatever their list order.
 
 use super::hash::hash_seeded;
 use super::{available, DestLoad, SchedFlags, NO_DEST};
@@ -116,6 +117,8 @@ fn apportion(m: usize, weights: &[u64]) -> Vec<usize> {
 #[derive(Clone, Debug)]
 pub struct Maglev {
     tab: Box<[u32]>,
+    /// Every server index, in stable-identity order (the last resort's).
+    by_id: Box<[u32]>,
 }
 
 impl Maglev {
@@ -123,10 +126,18 @@ impl Maglev {
     /// `size` is rounded up to a prime (0 = [`MH_DEFAULT_TABLE_SIZE`]).
     pub fn build(dests: &[(u64, u32)], size: usize) -> Maglev {
         // Servers that take part, ordered by identity (ties: list order).
-        let mut order: Vec<usize> = (0..dests.len()).filter(|&i| dests[i].1 > 0).collect();
-        order.sort_by_key(|&i| (dests[i].0, i));
+        let mut by_id: Vec<u32> = (0..dests.len().min(NO_DEST as usize) as u32).collect();
+        by_id.sort_by_key(|&i| (dests[i as usize].0, i));
+        let order: Vec<usize> = by_id
+            .iter()
+            .map(|&i| i as usize)
+            .filter(|&i| dests[i].1 > 0)
+            .collect();
         if order.is_empty() || dests.len() >= NO_DEST as usize {
-            return Maglev { tab: Box::new([]) };
+            return Maglev {
+                tab: Box::new([]),
+                by_id: Box::new([]),
+            };
         }
         let size = if size == 0 {
             MH_DEFAULT_TABLE_SIZE
@@ -179,6 +190,7 @@ impl Maglev {
         }
         Maglev {
             tab: tab.into_boxed_slice(),
+            by_id: by_id.into_boxed_slice(),
         }
     }
 
@@ -218,17 +230,21 @@ impl Maglev {
                 return Some(d as usize);
             }
         }
-        // Last resort: the (hash % count)-th available server.
-        let count = loads.iter().filter(|l| l.available()).count();
+        // Last resort: the (hash % count)-th available server, counted in
+        // identity order (list order would differ between directors).
+        let count = self
+            .by_id
+            .iter()
+            .filter(|&&i| available(loads, i as usize))
+            .count();
         if count == 0 {
             return None;
         }
         let r = (hash_seeded(v as u64, SEED_SKIP) % count as u64) as usize;
-        loads
+        self.by_id
             .iter()
-            .enumerate()
-            .filter(|(_, l)| l.available())
+            .map(|&i| i as usize)
+            .filter(|&i| available(loads, i))
             .nth(r)
-            .map(|(i, _)| i)
     }
 }

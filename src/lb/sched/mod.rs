@@ -15,7 +15,8 @@
 //! * `lc`, `wlc`, `sed`, `nq`, `fo` ([`least`]): one O(n) scan over the live
 //!   loads, IPVS overheads and tie-breaking (first minimum in list order,
 //!   compared by cross-multiplication, never division);
-//! * `sh`, `dh` ([`hash`]): IPVS's 256-bucket tables and hash functions;
+//! * `sh`, `dh` ([`hash`]): IPVS's 256-bucket tables and hash functions,
+//!   dealt in stable-identity order rather than list order;
 //! * `mh` ([`maglev`]): Maglev with a prime table (default 65537) and
 //!   permutations derived from a stable per-server identity.
 //!
@@ -171,7 +172,7 @@ pub struct Prepared {
 
 impl Prepared {
     /// Build for `weights` (index = real server index in the service). The
-    /// index doubles as the server identity for `mh`; prefer
+    /// index doubles as the server identity for `mh`, `sh` and `dh`; prefer
     /// [`Prepared::build_ids`] so that removing a server disturbs only the
     /// Maglev slots it owned.
     pub fn build(kind: SchedKind, flags: SchedFlags, weights: &[u32]) -> Prepared {
@@ -198,8 +199,10 @@ impl Prepared {
     /// Build from `(stable id, weight)` per real server, in the service's
     /// list order (index = position, as in `loads`). The id (see
     /// [`stable_id`]) seeds the Maglev permutation and orders its population,
-    /// so the table depends on the set of servers, not on their positions.
-    /// Other kinds ignore the ids.
+    /// and orders the dealing of sh and dh buckets, so those tables map
+    /// every slot to the same server whatever the servers' positions (two
+    /// directors configured in different orders agree). Other kinds ignore
+    /// the ids.
     pub fn build_ids(
         kind: SchedKind,
         flags: SchedFlags,
@@ -209,8 +212,8 @@ impl Prepared {
         let weights: Vec<u32> = dests.iter().map(|d| d.1).collect();
         let table = match kind {
             SchedKind::Wrr => Table::Wrr(rr::WrrTable::build(&weights)),
-            SchedKind::Sh => Table::Buckets(hash::Buckets::build_sh(&weights)),
-            SchedKind::Dh => Table::Buckets(hash::Buckets::build_dh(&weights)),
+            SchedKind::Sh => Table::Buckets(hash::Buckets::build_sh(dests)),
+            SchedKind::Dh => Table::Buckets(hash::Buckets::build_dh(dests)),
             SchedKind::Mh => Table::Maglev(maglev::Maglev::build(dests, mh_table_size)),
             _ => Table::None,
         };
@@ -255,6 +258,19 @@ impl Prepared {
     /// inspection; `None` for other kinds.
     pub fn buckets(&self) -> Option<&[u32]> {
         match &self.table {
+            Table::Buckets(b) => Some(b.table()),
+            _ => None,
+        }
+    }
+
+    /// The table that maps a flow to a server by hashing alone (slot or
+    /// bucket -> server index, [`NO_DEST`] = none): mh's Maglev table,
+    /// sh's and dh's buckets; `None` for the schedulers whose choice
+    /// depends on a worker's own state (rr, wrr, lc, ...). What
+    /// `dirigoctl fingerprint` hashes.
+    pub fn flow_table(&self) -> Option<&[u32]> {
+        match &self.table {
+            Table::Maglev(m) => Some(m.table()),
             Table::Buckets(b) => Some(b.table()),
             _ => None,
         }

@@ -12,6 +12,10 @@
 //! open-addressing table, VIPs in a sorted array, real servers in a
 //! slot-indexed array.
 
+mod fingerprint;
+
+pub use fingerprint::Fingerprint;
+
 use crate::lb::ids::{SlotAllocator, SlotId};
 use crate::lb::sched::{stable_id, Prepared};
 use crate::lb::spec::{DestKey, DestSpec, Method, ServiceKey, ServiceSpec, Timeouts};

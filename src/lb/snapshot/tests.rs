@@ -282,3 +282,100 @@ fn maglev_built_from_stable_ids() {
         "index ids moved {idx_moved}, stable {moved}"
     );
 }
+
+/// One service of `sched` over 10.0.0.{o}:8080 (NAT) with these weights,
+/// in this order, on a director of its own (fresh slot ids).
+fn fp_of(sched: SchedKind, servers: &[(u8, u32)]) -> Option<Fingerprint> {
+    let mut ids = LbIds::new(4, 16);
+    let mut b = SnapshotBuilder::new();
+    b.mh_table_size(251);
+    let mut spec = svc(Proto::Tcp, V, 80);
+    spec.sched = sched;
+    b.service(
+        spec,
+        servers
+            .iter()
+            .map(|&(o, w)| dest([10, 0, 0, o], 8080, Method::Nat, w))
+            .collect(),
+    );
+    b.build(&mut ids, 1).unwrap().services()[0].fingerprint()
+}
+
+#[test]
+fn fingerprint_is_the_same_in_any_order_and_follows_weights() {
+    let base = [(2, 1), (3, 2), (4, 3), (5, 1)];
+    for sched in [SchedKind::Sh, SchedKind::Dh, SchedKind::Mh] {
+        let f = fp_of(sched, &base).expect("a table");
+        let entries = if sched == SchedKind::Mh { 251 } else { 256 };
+        assert_eq!((f.entries, f.servers), (entries, 4), "{sched:?}");
+        for order in [
+            [(5, 1), (4, 3), (3, 2), (2, 1)],
+            [(3, 2), (5, 1), (2, 1), (4, 3)],
+        ] {
+            assert_eq!(fp_of(sched, &order), Some(f), "{sched:?} {order:?}");
+        }
+        // a server removed: another table
+        let fewer = fp_of(sched, &base[1..]).unwrap();
+        assert_ne!(fewer.hash, f.hash, "{sched:?}");
+        assert_eq!(fewer.servers, 3);
+        // quiesced in the build (weight 0): it owns nothing
+        let q = fp_of(sched, &[(2, 0), (3, 2), (4, 3), (5, 1)]).unwrap();
+        assert_eq!(q.servers, 3, "{sched:?}");
+        assert_ne!(q.hash, f.hash, "{sched:?}");
+    }
+    // a changed weight changes the tables that weights shape (dh's one
+    // bucket per server in turn does not depend on them, as in IPVS)
+    for sched in [SchedKind::Sh, SchedKind::Mh] {
+        let f = fp_of(sched, &base).unwrap();
+        let w = fp_of(sched, &[(2, 1), (3, 2), (4, 5), (5, 1)]).unwrap();
+        assert_ne!(w.hash, f.hash, "{sched:?}");
+    }
+    assert_eq!(
+        fp_of(SchedKind::Dh, &base),
+        fp_of(SchedKind::Dh, &[(2, 1), (3, 2), (4, 5), (5, 1)])
+    );
+    // the scheduler's name enters: sh and dh tables of 1:1 weights are alike
+    let even = [(2, 1), (3, 1)];
+    assert_ne!(
+        fp_of(SchedKind::Sh, &even).unwrap().hash,
+        fp_of(SchedKind::Dh, &even).unwrap().hash
+    );
+    for sched in [SchedKind::Rr, SchedKind::Wrr, SchedKind::Wlc, SchedKind::Fo] {
+        assert_eq!(fp_of(sched, &base), None, "{sched:?} has no flow table");
+    }
+}
+
+/// The documented definition, byte for byte: SipHash-2-4, keys 0 and 0,
+/// over name, 0, flags, size, then address and port of every entry.
+#[test]
+fn fingerprint_is_siphash_of_the_documented_bytes() {
+    use std::hash::Hasher;
+    let mut ids = LbIds::new(4, 16);
+    let mut b = SnapshotBuilder::new();
+    let mut spec = svc(Proto::Tcp, V, 80);
+    spec.sched = SchedKind::Dh;
+    spec.flags.fallback = true;
+    b.service(
+        spec,
+        vec![
+            dest([10, 0, 0, 2], 8080, Method::Nat, 1),
+            dest([10, 0, 0, 3], 0, Method::Dr, 1),
+        ],
+    );
+    let s = b.build(&mut ids, 1).unwrap();
+    let svc = &s.services()[0];
+    let mut bytes = b"dh\0\x01".to_vec();
+    bytes.extend_from_slice(&256u32.to_be_bytes());
+    for &i in svc.prepared.buckets().unwrap() {
+        let d = &svc.dests[i as usize];
+        bytes.extend_from_slice(&d.addr.to_be_bytes());
+        bytes.extend_from_slice(&d.port.to_be_bytes());
+    }
+    let mut h = siphasher::sip::SipHasher24::new_with_keys(0, 0);
+    h.write(&bytes);
+    let f = svc.fingerprint().unwrap();
+    assert_eq!(f.hash, h.finish());
+    // and it does not change between builds (a golden value: if this
+    // moves, directors of two versions can no longer be compared)
+    assert_eq!(format!("{:#018x}", f.hash), "0x203520759a595c4a");
+}

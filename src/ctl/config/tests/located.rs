@@ -202,3 +202,27 @@ fn syntax_errors_say_what_is_wrong() {
         ["1: invalid TOML: unexpected character '\\0'"]
     );
 }
+
+#[test]
+fn idle_mode_is_poll_or_sleep() {
+    use super::super::IdleMode;
+    let parse = |kv: &str| Config::parse(&(PORTS.to_string() + "[dataplane]\n" + kv + "\n"), "t");
+    assert_eq!(parse("").unwrap().dataplane.idle, IdleMode::Poll);
+    assert_eq!(
+        parse("idle = \"poll\"").unwrap().dataplane.idle,
+        IdleMode::Poll
+    );
+    assert_eq!(
+        parse("idle = \"sleep\"").unwrap().dataplane.idle,
+        IdleMode::Sleep
+    );
+    assert_eq!(IdleMode::Sleep.name(), "sleep");
+    // a bad value is an error at its line (PORTS is 12 lines, then the section)
+    let text = PORTS.to_string() + "[dataplane]\nmbufs = 4096\nidle = \"spin\"\n";
+    expect(
+        &text,
+        &[(15, "unknown variant `spin`, expected `poll` or `sleep`")],
+    );
+    let text = PORTS.to_string() + "[dataplane]\nidle = true\n";
+    expect(&text, &[(14, "wanted string or table")]);
+}

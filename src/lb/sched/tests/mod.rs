@@ -5,6 +5,7 @@ use super::*;
 mod hashing;
 mod least;
 mod maglev;
+mod order;
 mod rr;
 
 /// xorshift64*: a small seeded generator for reproducible tests.

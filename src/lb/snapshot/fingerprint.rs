@@ -1,0 +1,59 @@
+//! A fingerprint of a service's scheduler table, for operators to compare
+//! across directors (`dirigoctl fingerprint`): directors behind one ECMP
+//! group send a flow to the same real server exactly when their tables
+//! for the service are equal, whatever order the servers were added in.
+//!
+//! The fingerprint is SipHash-2-4 (keys 0, 0: deterministic across
+//! processes, builds and machines) over, in order:
+//! the scheduler's name, a zero byte, a flags byte (1 = fallback,
+//! 2 = port), the table's size (u32, big-endian), then each slot or
+//! bucket's server as its address (u32) and port (u16), big-endian —
+//! `0.0.0.0:0` for an empty slot. Entries are servers, not list
+//! positions, so the order of the service's list does not enter; the port
+//! is the one connections go to (the service's for DR and TUN).
+
+use super::Service;
+use crate::lb::sched::NO_DEST;
+use siphasher::sip::SipHasher24;
+use std::hash::Hasher;
+
+/// The fingerprint of one service's table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fingerprint {
+    /// Slots (mh) or buckets (sh, dh) in the table.
+    pub entries: u32,
+    /// Distinct servers that own at least one entry.
+    pub servers: u32,
+    /// The hash (see the module docs).
+    pub hash: u64,
+}
+
+impl Service {
+    /// The fingerprint of this service's scheduler table, `None` for a
+    /// scheduler without one (rr, wrr, lc, wlc, sed, nq, fo).
+    pub fn fingerprint(&self) -> Option<Fingerprint> {
+        let tab = self.prepared.flow_table()?;
+        let mut h = SipHasher24::new_with_keys(0, 0);
+        h.write(self.spec.sched.name().as_bytes());
+        h.write_u8(0);
+        h.write_u8(u8::from(self.spec.flags.fallback) | (u8::from(self.spec.flags.port) << 1));
+        h.write(&(tab.len() as u32).to_be_bytes());
+        let mut owners = vec![false; self.dests.len()];
+        for &i in tab {
+            let (addr, port) = match self.dests.get(i as usize) {
+                Some(d) if i != NO_DEST => {
+                    owners[i as usize] = true;
+                    (d.addr, d.port)
+                }
+                _ => (0, 0),
+            };
+            h.write(&addr.to_be_bytes());
+            h.write(&port.to_be_bytes());
+        }
+        Some(Fingerprint {
+            entries: tab.len() as u32,
+            servers: owners.iter().filter(|&&o| o).count() as u32,
+            hash: h.finish(),
+        })
+    }
+}
