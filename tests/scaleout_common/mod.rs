@@ -143,6 +143,7 @@ impl ScaleLab {
 
     /// Director `i`'s configuration before the hook: two ports with kernel
     /// interfaces, `[exception]`, `[announce]` (drain 1.5 s), `sloppy_tcp`,
+    /// `idle = "sleep"`,
     /// the VIP's TCP service with a TCP check (0.3 s, rise 2, fall 2).
     pub fn config(&self, i: usize) -> DaemonConfig {
         let (p, l) = (&self.prefix, LETTERS[i]);
@@ -163,6 +164,8 @@ impl ScaleLab {
             // a flow ECMP moves here mid-stream is taken up (with mh: by
             // the same real server)
             .dataplane("sloppy_tcp", true)
+            // two directors, two BIRDs and the peers on a 2-core machine
+            .dataplane("idle", "\"sleep\"")
             .port("front", "net_tap0", &format!("10.92.0.{}/24", i + 1))
             .port_keys("front", &format!("kernel_interface = \"{p}-{l}kf\""))
             .port("back", "net_tap1", &format!("10.93.0.{}/24", i + 1))
