@@ -410,3 +410,30 @@ fn dirigoctl_health() {
         o.stderr
     );
 }
+
+#[test]
+fn dirigoctl_vips() {
+    let srv = start();
+    let s = srv.path.as_path();
+    let o = ctl(s, &["vips"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let lines: Vec<&str> = o.stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "announce: routes through kfront, table 100, proto 201; 0 failure(s)"
+    );
+    assert!(lines[1].starts_with("VIP "), "{}", o.stdout);
+    let row: Vec<&str> = lines[2].split_whitespace().collect();
+    assert_eq!(&row[..4], &["10.0.0.100", "announced", "42s", "quorum:"]);
+    assert!(
+        lines[3].ends_with("no quorum: TCP 10.0.0.101:80 0/3 up"),
+        "{}",
+        lines[3]
+    );
+    let o = ctl(s, &["--json", "vips"]);
+    let v: serde_json::Value = serde_json::from_str(o.stdout.trim()).unwrap();
+    assert_eq!(v["ok"]["kind"], "vips");
+    assert_eq!(v["ok"]["data"]["vips"][1]["state"], "withdrawn");
+    assert_eq!(v["ok"]["data"]["table"], 100);
+    srv.shutdown().unwrap();
+}

@@ -272,3 +272,129 @@ fn in_private_mount_namespace() {
     Netns::remove("dgk-private").unwrap();
     Netns::remove("dgk-private2").unwrap();
 }
+
+/// A TAP interface held open by a child process, as DPDK's net_tap holds
+/// dirigo's (not persistent: it goes when its file descriptor closes).
+fn tap_held_by_child(name: &str) -> std::process::Child {
+    let script = format!(
+        "import fcntl, os, struct, sys, time\n\
+         fd = os.open('/dev/net/tun', os.O_RDWR)\n\
+         fcntl.ioctl(fd, 0x400454ca, struct.pack('16sH', b'{name}', 0x0002 | 0x1000))\n\
+         print('ready', flush=True)\n\
+         time.sleep(120)\n"
+    );
+    let mut c = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(c.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "ready", "the TAP helper did not start");
+    c
+}
+
+/// Device routes in a table of our own with a protocol number of our own
+/// (how dirigo announces a VIP): added (twice is fine), listed by table and
+/// protocol only, seen by `ip route`, removed (an absent one is `false`);
+/// and gone with their device when the process holding the TAP dies by
+/// SIGKILL — what makes a crashed dirigo withdraw its VIPs.
+#[test]
+fn device_routes_in_a_table_of_our_own() {
+    use dirigo::kernel::route::DevRoute;
+    if !root("kernel_netlink (routes)") {
+        return;
+    }
+    let pid = std::process::id();
+    let name = format!("dgr-{pid}");
+    let tap = format!("dgrt{pid}");
+    let _cleanup = Cleanup {
+        ns: name.clone(),
+        veth: [tap.clone(), format!("dgrx{pid}")],
+    };
+    let ns = Netns::ensure(&name).unwrap();
+    let mut child = tap_held_by_child(&tap);
+    let mut root_nl = Rtnl::open().unwrap();
+    let idx = root_nl.index_of(&tap).unwrap().expect("the TAP exists");
+    root_nl.set_netns(idx, &ns).unwrap();
+    let mut nl = Rtnl::open_in(&ns).unwrap();
+    let idx = nl.index_of(&tap).unwrap().expect("moved");
+    nl.set_up(idx, true).unwrap();
+    nl.add_addr(idx, Ipv4Addr::new(10, 203, 0, 1), 24).unwrap();
+    let vip = |last| DevRoute {
+        dst: Ipv4Addr::new(10, 204, 0, last),
+        prefix_len: 32,
+        oif: idx,
+        table: 100,
+        protocol: 201,
+    };
+    nl.add_route(&vip(1)).unwrap();
+    nl.add_route(&vip(1)).unwrap(); // again: replaced, not an error
+    nl.add_route(&vip(2)).unwrap();
+    // a table past 255 (RTA_TABLE only), and another protocol in ours
+    nl.add_route(&DevRoute {
+        table: 1000,
+        ..vip(3)
+    })
+    .unwrap();
+    ok(&format!(
+        "ip -n {name} route add 10.204.0.9/32 dev {tap} table 100 proto static"
+    ));
+    let mut ours = nl.routes(100, 201).unwrap();
+    ours.sort();
+    assert_eq!(ours, vec![vip(1), vip(2)]);
+    assert_eq!(
+        nl.routes(1000, 201).unwrap(),
+        vec![DevRoute {
+            table: 1000,
+            ..vip(3)
+        }]
+    );
+    let shown = ok(&format!("ip -n {name} route show table 100 proto 201"));
+    assert!(
+        shown.contains(&format!("10.204.0.1 dev {tap} scope link"))
+            && shown.contains("10.204.0.2")
+            && !shown.contains("10.204.0.9"),
+        "{shown}"
+    );
+    assert!(nl.del_route(&vip(2)).unwrap());
+    assert!(!nl.del_route(&vip(2)).unwrap(), "already gone");
+    assert_eq!(nl.routes(100, 201).unwrap(), vec![vip(1)]);
+    // a route through an interface that does not exist: one line
+    let e = nl
+        .add_route(&DevRoute {
+            oif: 70_000,
+            ..vip(5)
+        })
+        .unwrap_err();
+    assert_eq!(e.errno(), Some(libc::ENODEV), "{e}");
+    let e = e.to_string();
+    assert!(
+        e.contains("10.204.0.5/32") && e.contains("table 100"),
+        "{e}"
+    );
+    eprintln!("route through no interface: {e}");
+
+    // SIGKILL: the TAP goes, and its routes with it
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while nl.index_of(&tap).unwrap().is_some() {
+        assert!(
+            std::time::Instant::now() < end,
+            "the TAP outlived its process"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(nl.routes(100, 201).unwrap(), vec![]);
+    assert_eq!(nl.routes(1000, 201).unwrap(), vec![]);
+    let shown = ok(&format!("ip -n {name} route show table 100"));
+    assert!(shown.trim().is_empty(), "{shown}");
+    drop(nl);
+    drop(ns);
+}

@@ -154,6 +154,7 @@ fn package_builds_installs_and_leaves_no_trace() {
         "/usr/share/doc/dirigo/CONFIG.md",
         "/usr/share/doc/dirigo/OPERATIONS.md",
         "/usr/share/doc/dirigo/examples/lab.toml",
+        "/usr/share/doc/dirigo/examples/bird-director.conf",
     ]) {
         assert!(Path::new(f).is_file(), "{f} was not installed");
     }

@@ -99,6 +99,7 @@ fn request(cmd: &Cmd) -> Result<Request, String> {
                 }
             ),
         },
+        Cmd::Vips => Request::Vips,
         Cmd::Version => Request::Version,
         Cmd::Sync => Request::Sync,
         Cmd::Fingerprint { service } => Request::Fingerprint {
@@ -122,6 +123,7 @@ fn render(resp: Response) -> String {
         Response::Health(h) => table::health(&h),
         Response::Sync(s) => table::sync(s.as_ref()),
         Response::Fingerprints(f) => table::fingerprints(&f),
+        Response::Vips(v) => table::vips(&v),
         other => format!("{other:?}\n"),
     }
 }

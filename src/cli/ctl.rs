@@ -15,7 +15,7 @@ use std::path::PathBuf;
     version,
     about = "Inspect and manage a running dirigo",
     long_about = "Inspect and manage a running dirigo: its ports, addresses, routes, \
-        neighbors, lcores, drop counters and health checks, and the fingerprints of its \
+        neighbors, lcores, drop counters, health checks and VIP announcement, and the fingerprints of its \
         scheduler tables (to compare directors); reload its configuration file. Services are dirigoadm's (ipvsadm's command line). keepalived-convert \
         works offline."
 )]
@@ -75,6 +75,9 @@ pub enum Cmd {
     /// `[sync]`): where messages go and what was sent, received,
     /// installed and dropped.
     Sync,
+    /// VIPs and their announce state (`[announce]`): announced,
+    /// withdrawn, draining or error, and why.
+    Vips,
     /// Client and daemon versions.
     Version,
     /// Per service, a fingerprint of its scheduler's lookup table (mh, sh,

@@ -2,7 +2,7 @@
 
 use crate::ctl::view::{
     AddrInfo, DropCount, FingerprintInfo, HealthReport, LcoreInfo, NeighInfo, PortInfo, RouteInfo,
-    VersionInfo,
+    VersionInfo, VipReport,
 };
 use std::fmt::Write;
 
@@ -245,6 +245,30 @@ pub fn health(h: &HealthReport) -> String {
     }
     for e in &h.events {
         let _ = writeln!(out, "  {:>6}s ago  {}: {}", e.secs_ago, e.what, e.why);
+    }
+    out
+}
+
+/// `dirigoctl vips`.
+pub fn vips(r: &VipReport) -> String {
+    let mut out = match (&r.interface, r.table, r.protocol) {
+        (Some(i), Some(t), Some(p)) => format!(
+            "announce: routes through {i}, table {t}, proto {p}{}; {} failure(s)\n",
+            if r.draining { "; draining" } else { "" },
+            r.failures
+        ),
+        _ => "announce: off (no [announce] section)\n".to_string(),
+    };
+    let _ = writeln!(out, "{:<16} {:<10} {:>7}  WHY", "VIP", "STATE", "SINCE");
+    for v in &r.vips {
+        let since = v.since_secs.map_or("-".to_string(), |s| format!("{s}s"));
+        let _ = writeln!(
+            out,
+            "{:<16} {:<10} {since:>7}  {}",
+            v.vip.to_string(),
+            v.state,
+            v.why
+        );
     }
     out
 }

@@ -419,3 +419,37 @@ pub struct HealthReport {
     /// The last transitions, oldest first.
     pub events: Vec<HealthEvent>,
 }
+
+/// One VIP in `dirigoctl vips`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VipInfo {
+    /// The VIP.
+    pub vip: Ipv4Addr,
+    /// `announced`, `withdrawn`, `draining`, `error`, `pending` (not
+    /// reconciled yet) or `off` (no `[announce]`).
+    pub state: String,
+    /// Why (`quorum: TCP 10.0.0.100:80 3/3 up`, `no quorum: ...`,
+    /// `draining (SIGTERM)`, the netlink error).
+    pub why: String,
+    /// Seconds in that state (none when not announcing).
+    pub since_secs: Option<u64>,
+}
+
+/// `dirigoctl vips`: the announce settings and every VIP's state.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VipReport {
+    /// Whether `[announce]` is on.
+    pub enabled: bool,
+    /// The kernel interface the routes go through.
+    pub interface: Option<String>,
+    /// Their routing table.
+    pub table: Option<u32>,
+    /// Their protocol number.
+    pub protocol: Option<u8>,
+    /// dirigo is stopping: every route withdrawn.
+    pub draining: bool,
+    /// Failed route changes so far.
+    pub failures: u64,
+    /// Every VIP.
+    pub vips: Vec<VipInfo>,
+}

@@ -69,8 +69,11 @@ impl LoopedWarnings {
 }
 
 /// The main lcore's loop: worker events, ARP resolution and aging,
-/// gratuitous ARP, rate estimation, slot reclaim.
-pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, stop: &AtomicBool) {
+/// gratuitous ARP, rate estimation, slot reclaim, VIP announcement. Once
+/// `term` is set (SIGTERM) the VIP routes are withdrawn, and `stop` is set
+/// after the drain time (at once without `[announce]`); the loop ends with
+/// `stop`.
+pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, term: &AtomicBool, stop: &AtomicBool) {
     let mut buf = [0u8; 64];
     let mut probes = Vec::new();
     let mut last_est = std::time::Instant::now();
@@ -78,6 +81,7 @@ pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, stop: &AtomicBool) {
     let mut last_rs = std::time::Instant::now();
     let mut looped = LoopedWarnings::default();
     let mut health_epoch = u64::MAX;
+    let mut drain_until: Option<std::time::Instant> = None;
     // Gratuitous ARP for every own address and VIP at start.
     {
         let st = ctl.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -168,6 +172,21 @@ pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, stop: &AtomicBool) {
             .reclaim(min_epoch, |s| crate::lb::stats::service_in_use(&ws, s));
         drop(st);
         health_epoch = ctl.health_tick(health_epoch);
+        ctl.announce_tick();
+        if term.load(Ordering::Relaxed) && drain_until.is_none() {
+            let drain = ctl.announce_drain();
+            if !drain.is_zero() {
+                super::notify::notify("STOPPING=1");
+                eprintln!(
+                    "dirigo: stopping: VIP routes withdrawn, forwarding for {} ms more (drain)",
+                    drain.as_millis()
+                );
+            }
+            drain_until = Some(std::time::Instant::now() + drain);
+        }
+        if drain_until.is_some_and(|t| std::time::Instant::now() >= t) {
+            stop.store(true, Ordering::Relaxed);
+        }
         let el = last_est.elapsed();
         if el >= Duration::from_secs(2) {
             ctl.estimate(el.as_secs_f64());

@@ -12,7 +12,10 @@
 //! * [`metrics`] — the Prometheus endpoint (its own thread).
 //! * [`telemetry`] — dirigo's commands in DPDK's telemetry socket.
 //! * [`notify`] — systemd's readiness notifications.
+//! * [`announce`] — the VIP routes a routing daemon announces over BGP,
+//!   withdrawn first at SIGTERM.
 
+pub mod announce;
 pub mod control;
 pub mod control_loop;
 pub mod exception;
@@ -100,8 +103,13 @@ pub fn now_ns() -> u64 {
         .as_nanos() as u64
 }
 
-/// Run the daemon until a signal. `stop` may also be set by the caller.
-pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
+/// Run the daemon until a signal sets `term` (the caller may set it too).
+/// With `[announce]` the VIP routes are withdrawn first and the workers
+/// keep forwarding for `drain_ms` before everything stops.
+pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
+    // what the workers, the exception thread and the control loop stop
+    // on: set by the control loop once `term` is set and the drain is over
+    let stop = Arc::new(AtomicBool::new(false));
     // bound before anything starts: a port in use stops dirigo at once
     let metrics_bound = cfg.metrics.map(|m| metrics::bind(m.listen)).transpose()?;
     // read before EAL: a corrupt state file stops dirigo at once
@@ -196,6 +204,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
             netns: cfg.health_netns.clone(),
             engine: None,
         }),
+        announce: Mutex::new(announcer(&cfg)?),
     });
     startup::commit_services(&ctl, &cfg, saved)?;
     ctl.health_start().map_err(DaemonError::Other)?;
@@ -258,7 +267,7 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
                 .map_err(|e| DaemonError::Other(format!("exception thread: {e}")))?;
         }
         let r = lcore::run_workers(&lcores, &worker_fn, || {
-            control_loop::run(&ctl2, &pool, &inject_ring, &stop);
+            control_loop::run(&ctl2, &pool, &inject_ring, &term, &stop);
         });
         // the exception thread ends with the workers
         stop.store(true, Ordering::Relaxed);
@@ -290,6 +299,25 @@ pub fn run(cfg: Config, stop: Arc<AtomicBool>) -> Result<(), DaemonError> {
     drop(inject_ring);
     drop(eal);
     Ok(())
+}
+
+/// The announcer of `[announce]`, its routes in the exception namespace.
+fn announcer(cfg: &Config) -> Result<Option<handler::KernelAnnouncer>, DaemonError> {
+    let Some(a) = &cfg.announce else {
+        return Ok(None);
+    };
+    let netns = cfg.exception.as_ref().and_then(|x| x.netns.as_deref());
+    let routes = announce::KernelRoutes::new(a.clone(), netns)
+        .map_err(|e| DaemonError::Other(format!("[announce]: {e}")))?;
+    eprintln!(
+        "dirigo: announce: VIP routes through {} (table {}, proto {}{}), drain {} ms at SIGTERM",
+        a.interface,
+        a.table,
+        a.protocol,
+        netns.map(|n| format!(", netns {n}")).unwrap_or_default(),
+        a.drain.as_millis()
+    );
+    Ok(Some(announce::Announcer::new(a.clone(), routes)))
 }
 
 /// Say where DPDK's tools reach this process: the telemetry socket (when

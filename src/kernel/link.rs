@@ -57,20 +57,20 @@ pub struct Rtnl {
 }
 
 /// Who a request is about and what it attempts, for its errors.
-struct Op {
+pub(super) struct Op {
     target: String,
     what: String,
 }
 
 impl Op {
-    fn new(target: impl Into<String>, what: impl Into<String>) -> Op {
+    pub(super) fn new(target: impl Into<String>, what: impl Into<String>) -> Op {
         Op {
             target: target.into(),
             what: what.into(),
         }
     }
 
-    fn failed(&self, err: io::Error, extack: Option<String>) -> KernelError {
+    pub(super) fn failed(&self, err: io::Error, extack: Option<String>) -> KernelError {
         KernelError::Netlink {
             target: self.target.clone(),
             what: self.what.clone(),
@@ -79,7 +79,7 @@ impl Op {
         }
     }
 
-    fn malformed(&self, why: impl ToString) -> KernelError {
+    pub(super) fn malformed(&self, why: impl ToString) -> KernelError {
         KernelError::Reply {
             target: self.target.clone(),
             what: self.what.clone(),
@@ -316,7 +316,7 @@ impl Rtnl {
     /// until the acknowledgement (or, for a dump, `NLMSG_DONE`); a negative
     /// code is the request's error. Answers to earlier requests (another
     /// sequence number) are skipped.
-    fn exchange(
+    pub(super) fn exchange(
         &mut self,
         op: &Op,
         msg: RouteNetlinkMessage,

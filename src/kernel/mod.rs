@@ -8,12 +8,16 @@
 //!   a link's MAC, MTU, up/down and namespace, its IPv4 addresses, and what
 //!   the kernel reports about it; plus the interface-name and MAC rules
 //!   ([`link::valid_ifname`], [`link::locally_administered`]).
+//! * [`route`] — device routes in a table, tagged with a protocol number
+//!   ([`route::DevRoute`]): added, removed and listed with the same socket
+//!   (how dirigo announces its VIPs to a routing daemon).
 //!
 //! Every failure is a [`KernelError`] whose message is one line naming the
 //! interface or namespace, what was attempted and the errno's text.
 
 pub mod link;
 pub mod netns;
+pub mod route;
 
 use std::fmt;
 use std::io;

@@ -162,6 +162,13 @@ impl Daemon {
         self.child.as_ref().map(|c| c.id())
     }
 
+    /// The exit status once the process has exited (reaped then).
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
+    }
+
     /// Whether some output line contains `s`.
     pub fn has_line(&self, s: &str) -> bool {
         self.log.lock().unwrap().iter().any(|l| l.contains(s))
@@ -443,4 +450,98 @@ pub fn read_pcap(path: &std::path::Path) -> Vec<Vec<u8>> {
         out.push(p.unwrap().data.into_owned());
     }
     out
+}
+
+/// Stop a dirigo left running by a killed test run: the process whose
+/// command line is exactly `... --config PATH` for this test's config.
+pub fn stop_stale_daemon(config: &std::path::Path) {
+    let want = config.display().to_string();
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for e in rd.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+        let exe_ok = args.first().is_some_and(|a| a.ends_with(b"/dirigo"));
+        let cfg_ok = args
+            .windows(2)
+            .any(|w| w[0] == b"--config" && w[1] == want.as_bytes());
+        if exe_ok && cfg_ok {
+            eprintln!("stopping a stale dirigo (pid {pid}) from an aborted run");
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(pid.to_string())
+                .status();
+            let end = Instant::now() + Duration::from_secs(10);
+            while alive(pid) && Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let _ = Command::new("kill")
+                .arg("-KILL")
+                .arg(pid.to_string())
+                .status();
+        }
+    }
+}
+
+/// Whether `pid` runs (a zombie counts as gone).
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(") ").map(|(_, r)| !r.starts_with('Z')))
+        .unwrap_or(false)
+}
+
+/// The repository's root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Path of a support program (tests/support).
+pub fn support(name: &str) -> String {
+    repo()
+        .join("tests/support")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// A finished command's status, stdout and stderr, for a failure message.
+pub fn text(o: &std::process::Output) -> String {
+    format!(
+        "status {}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Run a command in network namespace `ns`; any outcome.
+pub fn in_netns(ns: &str, cmd: &[&str]) -> std::process::Output {
+    Command::new("ip")
+        .args(["netns", "exec", ns])
+        .args(cmd)
+        .stdin(Stdio::null())
+        .output()
+        .expect("ip netns exec")
+}
+
+/// `dirigoctl --socket SOCK --json ARGS` parsed; the response's `ok.data`
+/// (panics unless it succeeds).
+pub fn ctl_json(sock: &str, args: &[&str]) -> serde_json::Value {
+    let o = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+        .arg("--socket")
+        .arg(sock)
+        .arg("--json")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "dirigoctl {args:?}: {}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("dirigoctl json");
+    v["ok"]["data"].clone()
 }

@@ -342,6 +342,28 @@ impl Handler for Mock {
                 "TCP 10.0.0.100:80 real server has no health check",
             )),
             Request::Fingerprint { .. } => Ok(Response::Fingerprints(vec![])),
+            Request::Vips => Ok(Response::Vips(VipReport {
+                enabled: true,
+                interface: Some("kfront".into()),
+                table: Some(100),
+                protocol: Some(201),
+                draining: false,
+                failures: 0,
+                vips: vec![
+                    VipInfo {
+                        vip: Ipv4Addr::new(10, 0, 0, 100),
+                        state: "announced".into(),
+                        why: "quorum: TCP 10.0.0.100:80 3/3 up".into(),
+                        since_secs: Some(42),
+                    },
+                    VipInfo {
+                        vip: Ipv4Addr::new(10, 0, 0, 101),
+                        state: "withdrawn".into(),
+                        why: "no quorum: TCP 10.0.0.101:80 0/3 up".into(),
+                        since_secs: Some(7),
+                    },
+                ],
+            })),
             Request::Version => Ok(Response::Version(VersionInfo {
                 version: "0.1.0-mock".into(),
                 proto: 1,

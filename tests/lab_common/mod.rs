@@ -6,7 +6,7 @@
 
 pub mod checks;
 
-use crate::common;
+use crate::common::{self, stop_stale_daemon};
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::Mutex;
@@ -81,27 +81,8 @@ pub struct Lab {
     pub t0: Instant,
 }
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Path of a support program.
-pub fn support(name: &str) -> String {
-    repo()
-        .join("tests/support")
-        .join(name)
-        .display()
-        .to_string()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+pub use crate::common::support;
+use crate::common::{repo, text};
 
 impl Lab {
     /// Build the lab (phase 1), start dirigo with the lab's services for
@@ -190,12 +171,7 @@ impl Lab {
     /// Run a command in namespace `ns` (any namespace, e.g. dirigo's
     /// exception namespace); any outcome.
     pub fn in_netns(&self, ns: &str, cmd: &[&str]) -> Output {
-        Command::new("ip")
-            .args(["netns", "exec", ns])
-            .args(cmd)
-            .stdin(Stdio::null())
-            .output()
-            .expect("ip netns exec")
+        common::in_netns(ns, cmd)
     }
 
     fn lab_cmd(&self, args: &[&str]) -> Command {
@@ -308,16 +284,7 @@ impl Lab {
 
     /// `dirigoctl --json ARGS` parsed; the response's `ok.data`.
     pub fn ctl_json(&self, args: &[&str]) -> serde_json::Value {
-        let o = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
-            .arg("--socket")
-            .arg(&self.sock)
-            .arg("--json")
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "dirigoctl {args:?}: {}", text(&o));
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("dirigoctl json");
-        v["ok"]["data"].clone()
+        common::ctl_json(&self.sock, args)
     }
 
     /// Stop dirigo (it must exit cleanly) and remove the lab.
@@ -342,51 +309,6 @@ impl Lab {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
-}
-
-/// Stop a dirigo left running by a killed test run: the process whose
-/// command line is exactly `... --config PATH` for this test's config.
-fn stop_stale_daemon(config: &std::path::Path) {
-    let want = config.display().to_string();
-    let Ok(rd) = std::fs::read_dir("/proc") else {
-        return;
-    };
-    for e in rd.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
-            continue;
-        };
-        let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
-        let exe_ok = args.first().is_some_and(|a| a.ends_with(b"/dirigo"));
-        let cfg_ok = args
-            .windows(2)
-            .any(|w| w[0] == b"--config" && w[1] == want.as_bytes());
-        if exe_ok && cfg_ok {
-            eprintln!("stopping a stale dirigo (pid {pid}) from an aborted run");
-            let _ = Command::new("kill")
-                .arg("-TERM")
-                .arg(pid.to_string())
-                .status();
-            let end = Instant::now() + Duration::from_secs(10);
-            while alive(pid) && Instant::now() < end {
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            let _ = Command::new("kill")
-                .arg("-KILL")
-                .arg(pid.to_string())
-                .status();
-        }
-    }
-}
-
-/// Whether `pid` runs (a zombie counts as gone).
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.rsplit_once(") ").map(|(_, r)| !r.starts_with('Z')))
-        .unwrap_or(false)
 }
 
 impl Drop for Lab {

@@ -485,6 +485,44 @@ fn default_sync_refresh() -> u32 {
     60
 }
 
+/// `[announce]` — a route per announced VIP in the exception namespace,
+/// for a routing daemon there (BIRD, FRR) to redistribute over BGP.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AnnounceConfig {
+    /// Whether VIPs are announced (the section present: yes unless false).
+    #[serde(default = "default_true")]
+    pub enabled: bool,
+    /// The port whose kernel interface the routes go through (default:
+    /// the only port with a kernel interface).
+    #[serde(default)]
+    pub port: Option<String>,
+    /// The routing table the routes go in.
+    #[serde(default = "default_announce_table")]
+    pub table: u32,
+    /// The routes' protocol number (`proto` in `ip route`).
+    #[serde(default = "default_announce_protocol")]
+    pub protocol: u32,
+    /// Milliseconds between the withdrawal at SIGTERM and the stop.
+    #[serde(default = "default_drain_ms")]
+    pub drain_ms: u64,
+}
+
+/// The announce routes' default table.
+pub const ANNOUNCE_TABLE: u32 = 100;
+/// The announce routes' default protocol number (unassigned in Linux's
+/// `rt_protos`).
+pub const ANNOUNCE_PROTOCOL: u8 = 201;
+fn default_announce_table() -> u32 {
+    ANNOUNCE_TABLE
+}
+fn default_announce_protocol() -> u32 {
+    ANNOUNCE_PROTOCOL as u32
+}
+fn default_drain_ms() -> u64 {
+    2000
+}
+
 fn default_sched() -> String {
     "wlc".into()
 }
@@ -516,6 +554,8 @@ pub(super) struct RawConfig {
     pub(super) health: Option<HealthConfig>,
     #[serde(default)]
     pub(super) metrics: Option<MetricsConfig>,
+    #[serde(default)]
+    pub(super) announce: Option<AnnounceConfig>,
     #[serde(default)]
     pub(super) capture: CaptureConfig,
 }

@@ -4,6 +4,7 @@
 //! module validates each section into the types the daemon uses. See
 //! docs/CONFIG.md.
 
+mod announce;
 mod eal;
 mod file;
 mod health;
@@ -12,10 +13,11 @@ mod metrics;
 mod sync;
 mod validate;
 
+pub use announce::Announce;
 pub use file::{
-    CaptureConfig, CheckConfig, ControlConfig, DataplaneConfig, EalConfig, ExceptionBackend,
-    ExceptionConfig, HealthConfig, IdleMode, MetricsConfig, NeighborConfig, PortConfig,
-    RealServerConfig, RouteConfig, ServiceConfig, TimeoutsConfig,
+    AnnounceConfig, CaptureConfig, CheckConfig, ControlConfig, DataplaneConfig, EalConfig,
+    ExceptionBackend, ExceptionConfig, HealthConfig, IdleMode, MetricsConfig, NeighborConfig,
+    PortConfig, RealServerConfig, RouteConfig, ServiceConfig, TimeoutsConfig,
 };
 pub use health::{check_spec, ServiceHealth};
 pub use locate::Problem;
@@ -162,6 +164,9 @@ pub struct Config {
     pub capture: CaptureConfig,
     /// Connection sync (`None`: off).
     pub sync: Option<Sync>,
+    /// VIP routes for a routing daemon (`None`: no `[announce]`, or
+    /// `enabled = false`).
+    pub announce: Option<Announce>,
 }
 
 /// Parse `aa:bb:cc:dd:ee:ff`.
@@ -266,6 +271,13 @@ impl Config {
             iss.add(At::key("metrics").k(key), e);
             None
         });
+        let announce = announce::announce(raw.announce.as_ref(), &ports, raw.exception.is_some())
+            .unwrap_or_else(|errs| {
+                for (key, e) in errs {
+                    iss.add(At::key("announce").k(key), e);
+                }
+                None
+            });
         if let Err(e) = validate::state_file(raw.control.state_file.as_deref()) {
             iss.add(At::key("control").k("state_file"), e);
         }
@@ -291,6 +303,7 @@ impl Config {
             metrics,
             capture: raw.capture,
             sync,
+            announce,
         }
     }
 }

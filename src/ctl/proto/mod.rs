@@ -14,7 +14,7 @@ pub use error::{CtlError, ErrCode};
 
 use crate::ctl::view::{
     AddrInfo, ConnInfo, DropCount, FingerprintInfo, HealthReport, LcoreInfo, MacAddr, NeighInfo,
-    PortInfo, RouteInfo, ServiceList, SyncInfo, VersionInfo,
+    PortInfo, RouteInfo, ServiceList, SyncInfo, VersionInfo, VipReport,
 };
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
 use serde::{Deserialize, Serialize};
@@ -290,6 +290,9 @@ pub enum Request {
         #[serde(default)]
         service: Option<ServiceKey>,
     },
+    /// Every VIP's announce state (`[announce]`). Answer:
+    /// [`Response::Vips`].
+    Vips,
 }
 
 impl From<BatchCmd> for Request {
@@ -331,6 +334,8 @@ pub enum Response {
     Sync(Option<SyncInfo>),
     /// Scheduler table fingerprints.
     Fingerprints(Vec<FingerprintInfo>),
+    /// VIPs and their announce state.
+    Vips(VipReport),
 }
 
 impl Request {
@@ -358,6 +363,7 @@ impl Request {
             Request::HealthSet { .. } => "health_set",
             Request::Sync => "sync",
             Request::Fingerprint { .. } => "fingerprint",
+            Request::Vips => "vips",
         }
     }
 }

@@ -84,7 +84,7 @@ pub(super) fn other_ops() -> &'static [&'static str] {
 /// Every request's `op`, in the order protocol v1 has always listed them
 /// when a request names an unknown one (a test checks that these are
 /// exactly the enums' own names).
-pub(super) const ALL_OPS: [&str; 29] = [
+pub(super) const ALL_OPS: [&str; 30] = [
     "add_service",
     "edit_service",
     "del_service",
@@ -114,4 +114,5 @@ pub(super) const ALL_OPS: [&str; 29] = [
     "health_set",
     "sync",
     "fingerprint",
+    "vips",
 ];

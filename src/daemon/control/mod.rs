@@ -94,7 +94,7 @@ impl ControlState {
     }
 
     /// The VIPs of `services` dirigo answers ARP and ping for.
-    fn announced(&self, services: &ServiceTable) -> HashSet<u32> {
+    pub fn announced(&self, services: &ServiceTable) -> HashSet<u32> {
         services
             .iter()
             .map(|(s, _)| u32::from(s.key.vip))

@@ -4,13 +4,17 @@
 //! * `services` — ipvsadm's mutations, listings, `-Z`, connections, reload,
 //!   scheduler table fingerprints;
 //! * `network` — ports, addresses, routes, neighbors;
-//! * `stats` — per-worker and drop counters, rate estimation.
+//! * `stats` — per-worker and drop counters, rate estimation;
+//! * `health` — health checks and maintenance;
+//! * `announce` — the VIP routes for a routing daemon (`dirigoctl vips`).
 
+mod announce;
 mod health;
 mod network;
 mod services;
 mod stats;
 
+pub use announce::KernelAnnouncer;
 pub use stats::{RateEst, StatKey};
 
 use super::control::{self, ControlState};
@@ -52,6 +56,9 @@ pub struct Ctl {
         crate::ctl::config::Sync,
         Arc<crate::daemon::sync::SyncStats>,
     )>,
+    /// The VIP routes for a routing daemon (`[announce]`), when on. Taken
+    /// before the state's lock when both are.
+    pub announce: Mutex<Option<KernelAnnouncer>>,
 }
 
 /// The checker engine and where it runs.
@@ -103,6 +110,7 @@ impl Handler for Ctl {
                 enable,
             } => self.health_set(service, dest, enable),
             Request::Fingerprint { service } => self.fingerprints(service),
+            Request::Vips => Ok(self.vips()),
             Request::Version => Ok(Response::Version(VersionInfo {
                 version: crate::version::VERSION.into(),
                 proto: crate::ctl::proto::PROTO_VERSION,

@@ -285,3 +285,36 @@ fn jobs_target_the_check_port_or_the_vip() {
     report(&mut h, &t, 11, false, 4);
     assert_eq!(weights(&h, &t)[0], (11, 0));
 }
+
+/// What `dirigoctl vips` says of the VIP: the live servers of its checked
+/// service, and of an unchecked one beside it; withdrawn with its quorum.
+#[test]
+fn announce_reasons_follow_the_quorum() {
+    use crate::daemon::announce::wants_of;
+    let (mut h, mut t) = setup(OnFailure::Inhibit, None);
+    let announced = |h: &HealthState, t: &Table| -> HashSet<u32> {
+        t.iter()
+            .map(|(s, _)| u32::from(s.key.vip))
+            .filter(|v| !h.withdrawn.contains(v))
+            .collect()
+    };
+    let w = wants_of(&t, &h, &announced(&h, &t));
+    assert_eq!(w.len(), 1);
+    assert!(w[0].announce);
+    assert_eq!(w[0].why, "quorum: TCP 10.10.10.10:8080 3/3 up");
+    for (last, now) in [(11, 1), (11, 2), (12, 3), (12, 4), (13, 5), (13, 6)] {
+        report(&mut h, &t, last, false, now);
+    }
+    let w = wants_of(&t, &h, &announced(&h, &t));
+    assert!(!w[0].announce);
+    assert_eq!(w[0].why, "no quorum: TCP 10.10.10.10:8080 0/3 up");
+    // an unchecked service on the VIP keeps it announced
+    t.push((svc(9090), vec![rs(11, 1)]));
+    h.update_quorum(&t, 7);
+    let w = wants_of(&t, &h, &announced(&h, &t));
+    assert!(w[0].announce);
+    assert_eq!(
+        w[0].why,
+        "quorum: TCP 10.10.10.10:8080 0/3 up, TCP 10.10.10.10:9090 not checked"
+    );
+}

@@ -6,7 +6,9 @@
 
 use crate::ctl::proto::{ListOpts, Request, Response};
 use crate::ctl::server::{Handler, ServerCounters};
-use crate::ctl::view::{DropCount, HealthReport, LcoreInfo, PortInfo, ServiceInfo, Stats};
+use crate::ctl::view::{
+    DropCount, HealthReport, LcoreInfo, PortInfo, ServiceInfo, Stats, VipReport,
+};
 use crate::daemon::handler::Ctl;
 use crate::dataplane::stats::LoopCounters;
 use crate::lb::spec::ServiceKey;
@@ -57,6 +59,8 @@ pub struct Scrape {
     pub burst_histogram: bool,
     /// Checked servers (`None`: the request failed).
     pub health: Option<HealthReport>,
+    /// VIPs and their announce state (`None`: the request failed).
+    pub vips: Option<VipReport>,
     /// Control socket: requests, errors.
     pub control: (u64, u64),
     /// The endpoint: requests, refused, timed out.
@@ -168,6 +172,10 @@ impl Collector {
             Ok(Response::Health(h)) => Some(h),
             _ => None,
         };
+        let vips = match ctl.handle(Request::Vips) {
+            Ok(Response::Vips(v)) => Some(v),
+            _ => None,
+        };
         let loops: Vec<LoopCounters> = ctl
             .shared
             .workers
@@ -195,6 +203,7 @@ impl Collector {
             workers,
             burst_histogram: src.burst_histogram,
             health,
+            vips,
             control: (
                 src.control.requests.load(Relaxed),
                 src.control.errors.load(Relaxed),

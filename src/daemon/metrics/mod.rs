@@ -10,10 +10,14 @@
 //! or hostile client costs the endpoint's own thread and nothing else.
 //!
 //! * [`collect`] — a [`Scrape`]: the values of one exposition;
-//! * [`render`] — the exposition of a [`Scrape`] (prometheus-client);
+//! * [`render`] — the exposition of a [`Scrape`] (prometheus-client), with
+//!   `health` (the health checks' and the VIP announcement's series) and
+//!   `family` (the series' building blocks);
 //! * [`server`] — HTTP (hyper), bounds, the render cache.
 
 pub mod collect;
+mod family;
+mod health;
 pub mod render;
 pub mod server;
 

@@ -7,111 +7,19 @@
 //! `_total` suffix (the encoder adds it).
 
 use super::collect::{Scrape, WorkerSample};
-use crate::ctl::view::{DestInfo, HealthInfo, PortInfo, ServiceInfo, Stats};
+pub use super::family::Labels;
+use super::family::{ConstHistogram, Family, Out};
+use crate::ctl::view::{DestInfo, PortInfo, ServiceInfo, Stats};
 use crate::dataplane::stats::BURST_BUCKETS;
-use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
-use prometheus_client::metrics::counter::ConstCounter;
-use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
 /// The `Content-Type` of the exposition.
 pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 
-/// A series' labels, in order.
-pub type Labels = Vec<(&'static str, String)>;
-
 /// Smallest burst-histogram bucket shown: 2^6 ns = 64 ns (the smaller ones
 /// are folded into it; no iteration that carries packets is that short).
 pub const FIRST_BUCKET: usize = 6;
-
-/// A family of constant series of one type, in the order given.
-#[derive(Debug)]
-struct Family<M> {
-    kind: MetricType,
-    rows: Vec<(Labels, M)>,
-}
-
-impl<M: EncodeMetric> EncodeMetric for Family<M> {
-    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
-        for (labels, m) in &self.rows {
-            m.encode(encoder.encode_family(labels)?)?;
-        }
-        Ok(())
-    }
-
-    fn metric_type(&self) -> MetricType {
-        self.kind
-    }
-
-    fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-}
-
-/// A histogram from counts already binned: `(upper bound, count)` per
-/// bucket (not cumulative; the encoder adds them up and appends +Inf).
-#[derive(Debug)]
-struct ConstHistogram {
-    sum: f64,
-    count: u64,
-    buckets: Vec<(f64, u64)>,
-}
-
-impl EncodeMetric for ConstHistogram {
-    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
-        encoder.encode_histogram::<NoLabelSet>(self.sum, self.count, &self.buckets, None)
-    }
-
-    fn metric_type(&self) -> MetricType {
-        MetricType::Histogram
-    }
-}
-
-/// Registers families on a registry.
-struct Out<'a>(&'a mut Registry);
-
-impl Out<'_> {
-    fn counters<N>(&mut self, name: &str, help: &str, rows: Vec<(Labels, N)>)
-    where
-        ConstCounter<N>: EncodeMetric + std::fmt::Debug + Send + Sync + 'static,
-    {
-        let rows = rows
-            .into_iter()
-            .map(|(l, v)| (l, ConstCounter::new(v)))
-            .collect();
-        self.0.register(
-            name,
-            help,
-            Family {
-                kind: MetricType::Counter,
-                rows,
-            },
-        );
-    }
-
-    fn gauges<N>(&mut self, name: &str, help: &str, rows: Vec<(Labels, N)>)
-    where
-        ConstGauge<N>: EncodeMetric + std::fmt::Debug + Send + Sync + 'static,
-    {
-        let rows = rows
-            .into_iter()
-            .map(|(l, v)| (l, ConstGauge::new(v)))
-            .collect();
-        self.0.register(
-            name,
-            help,
-            Family {
-                kind: MetricType::Gauge,
-                rows,
-            },
-        );
-    }
-
-    fn counter(&mut self, name: &str, help: &str, v: u64) {
-        self.counters(name, help, vec![(Vec::new(), v)]);
-    }
-}
 
 /// A service's labels, as node_exporter names them.
 fn service_labels(s: &ServiceInfo) -> Labels {
@@ -197,7 +105,8 @@ pub fn render(s: &Scrape) -> String {
             .collect(),
     );
     workers(&mut o, s);
-    health(&mut o, s);
+    super::health::health(&mut o, s);
+    super::health::announce(&mut o, s);
     o.counter(
         "dirigo_control_requests",
         "Requests the control socket answered",
@@ -518,71 +427,4 @@ fn burst_histogram(b: &[u64; BURST_BUCKETS], sum_ns: u64) -> ConstHistogram {
         count: b.iter().sum(),
         buckets,
     }
-}
-
-fn health(o: &mut Out, s: &Scrape) {
-    let Some(h) = &s.health else {
-        return;
-    };
-    let labels = |x: &HealthInfo| -> Labels {
-        vec![
-            ("local_address", x.service.vip.to_string()),
-            ("local_port", x.service.port.to_string()),
-            ("remote_address", x.dest.addr.to_string()),
-            ("remote_port", x.dest.port.to_string()),
-            ("proto", x.service.proto.upper().to_string()),
-            ("check", x.check.clone()),
-        ]
-    };
-    let per = |f: &dyn Fn(&HealthInfo) -> u64| -> Vec<(Labels, u64)> {
-        h.servers.iter().map(|x| (labels(x), f(x))).collect()
-    };
-    let gauge = |v: Vec<(Labels, u64)>| -> Vec<(Labels, i64)> {
-        v.into_iter().map(|(l, v)| (l, v as i64)).collect()
-    };
-    o.gauges(
-        "dirigo_health_up",
-        "Whether the checked real server is up (0: down or disabled)",
-        gauge(per(&|x| u64::from(x.state == "up"))),
-    );
-    o.gauges(
-        "dirigo_health_disabled",
-        "Whether the checked real server is disabled for maintenance",
-        gauge(per(&|x| u64::from(x.state == "disabled"))),
-    );
-    o.gauges(
-        "dirigo_health_check_latency_seconds",
-        "How long the last check took",
-        h.servers
-            .iter()
-            .filter_map(|x| Some((labels(x), x.latency_us? as f64 / 1e6)))
-            .collect(),
-    );
-    o.counters("dirigo_health_checks", "Checks run", per(&|x| x.checks));
-    o.counters(
-        "dirigo_health_check_failures",
-        "Checks failed",
-        per(&|x| x.failures),
-    );
-    o.counters(
-        "dirigo_health_transitions",
-        "Up/down transitions",
-        per(&|x| x.transitions),
-    );
-    o.gauges(
-        "dirigo_health_vip_withdrawn",
-        "A VIP withdrawn for lost quorum (no ARP, no ping); absent when none",
-        h.withdrawn
-            .iter()
-            .map(|v| (vec![("vip", v.to_string())], 1i64))
-            .collect(),
-    );
-    o.gauges(
-        "dirigo_health_quorum_lost",
-        "A service whose quorum is lost; absent when none",
-        h.quorum_lost
-            .iter()
-            .map(|v| (vec![("service", v.clone())], 1i64))
-            .collect(),
-    );
 }

@@ -333,6 +333,7 @@ fn exception_errors_are_one_readable_line() {
     assert!(Config::parse(&t, "t.toml").is_ok());
 }
 
+mod announce;
 mod health;
 mod located;
 mod metrics;

@@ -187,6 +187,20 @@ fn sample_scrape() -> Scrape {
             counts: [1, 0, 0, 0],
             events: vec![],
         }),
+        vips: Some(crate::ctl::view::VipReport {
+            enabled: true,
+            interface: Some("kfront".into()),
+            table: Some(100),
+            protocol: Some(201),
+            draining: false,
+            failures: 2,
+            vips: vec![crate::ctl::view::VipInfo {
+                vip: Ipv4Addr::new(10, 0, 0, 100),
+                state: "withdrawn".into(),
+                why: "no quorum: TCP 10.0.0.100:80 0/2 up".into(),
+                since_secs: Some(3),
+            }],
+        }),
         control: (42, 3),
         endpoint: (5, 1, 0),
     }
@@ -320,6 +334,15 @@ fn dirigo_series() {
     );
     has(&t, &format!("dirigo_health_check_failures_total{h} 4"));
     has(&t, "dirigo_health_vip_withdrawn{vip=\"10.0.0.100\"} 1");
+    has(
+        &t,
+        "dirigo_announce_state{vip=\"10.0.0.100\",state=\"withdrawn\"} 1",
+    );
+    has(
+        &t,
+        "dirigo_announce_state{vip=\"10.0.0.100\",state=\"announced\"} 0",
+    );
+    has(&t, "dirigo_announce_failures_total 2");
     has(&t, "dirigo_control_requests_total 42");
     has(&t, "dirigo_control_errors_total 3");
     has(&t, "dirigo_metrics_connections_refused_total 1");

@@ -1,0 +1,155 @@
+//! `[announce]`: which port's kernel interface the VIP routes go through,
+//! their table and protocol number, and the drain time at SIGTERM.
+
+use super::file::AnnounceConfig;
+use super::Port;
+use std::time::Duration;
+
+/// A validated `[announce]` section that announces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Announce {
+    /// The port index (into `Config::ports`) the routes go through.
+    pub port: usize,
+    /// That port's kernel interface.
+    pub interface: String,
+    /// The routing table.
+    pub table: u32,
+    /// The protocol number.
+    pub protocol: u8,
+    /// How long the workers keep forwarding after the withdrawal at
+    /// SIGTERM.
+    pub drain: Duration,
+}
+
+/// The longest drain accepted: well inside the packaged unit's
+/// `TimeoutStopSec=30` (after the drain dirigo still has to stop).
+pub const MAX_DRAIN_MS: u64 = 20_000;
+
+/// Protocol numbers a routing daemon takes for its own routes (it would
+/// remove or ignore ours): zebra (FRR) 11, bird 12, FRR's 186-192.
+fn daemons_own(p: u32) -> Option<&'static str> {
+    match p {
+        11 => Some("zebra's (FRR)"),
+        12 => Some("BIRD's own"),
+        186..=192 => Some("one FRR uses for its own routes"),
+        _ => None,
+    }
+}
+
+/// `[announce]` against the validated ports: `(key, message)` for each
+/// problem. `None` without the section or with `enabled = false`.
+pub(super) fn announce(
+    a: Option<&AnnounceConfig>,
+    ports: &[Port],
+    exception: bool,
+) -> Result<Option<Announce>, Vec<(&'static str, String)>> {
+    let Some(a) = a.filter(|a| a.enabled) else {
+        return Ok(None);
+    };
+    let mut errs = Vec::new();
+    let with_kernel: Vec<usize> = (0..ports.len())
+        .filter(|&i| ports[i].kernel_interface.is_some())
+        .collect();
+    let port = match &a.port {
+        Some(name) => match ports.iter().position(|p| &p.name == name) {
+            None => {
+                errs.push(("port", format!("[announce] port '{name}': no such port")));
+                None
+            }
+            Some(i) if ports[i].kernel_interface.is_none() || !exception => {
+                errs.push((
+                    "port",
+                    format!(
+                        "[announce] port '{name}' has no kernel interface: the routes go through \
+                         the exception path (give the port a kernel_interface, with an \
+                         [exception] section)"
+                    ),
+                ));
+                None
+            }
+            Some(i) => Some(i),
+        },
+        None if with_kernel.len() == 1 && exception => Some(with_kernel[0]),
+        None if with_kernel.is_empty() || !exception => {
+            errs.push((
+                "enabled",
+                "[announce] needs the exception path: a port with a kernel_interface and an \
+                 [exception] section (the routing daemon runs in its namespace)"
+                    .to_string(),
+            ));
+            None
+        }
+        None => {
+            let names: Vec<&str> = with_kernel.iter().map(|&i| &*ports[i].name).collect();
+            errs.push((
+                "enabled",
+                format!(
+                    "[announce] port: several ports have a kernel interface ({}): say which one \
+                     the routes go through (the one towards the routers)",
+                    names.join(", ")
+                ),
+            ));
+            None
+        }
+    };
+    match a.table {
+        0 => errs.push((
+            "table",
+            "[announce] table 0 is no table (1..4294967295; the default is 100)".into(),
+        )),
+        255 => errs.push((
+            "table",
+            "[announce] table 255 is the kernel's local table (use a table of its own, e.g. 100)"
+                .into(),
+        )),
+        _ => {}
+    }
+    let protocol = match a.protocol {
+        p if p <= 4 => {
+            errs.push((
+                "protocol",
+                format!(
+                    "[announce] protocol {p} is one the kernel or the administrator uses \
+                     (0-4); give a number of dirigo's own, 5..255 (default 201)"
+                ),
+            ));
+            0
+        }
+        p if p > 255 => {
+            errs.push(("protocol", format!("[announce] protocol {p}: at most 255")));
+            0
+        }
+        p => {
+            if let Some(whose) = daemons_own(p) {
+                errs.push((
+                    "protocol",
+                    format!(
+                        "[announce] protocol {p} is {whose}: a routing daemon does not \
+                         redistribute routes it takes for its own (default 201)"
+                    ),
+                ));
+            }
+            p as u8
+        }
+    };
+    if a.drain_ms > MAX_DRAIN_MS {
+        errs.push((
+            "drain_ms",
+            format!(
+                "[announce] drain_ms {} is more than {MAX_DRAIN_MS} (the packaged systemd unit \
+                 stops dirigo by force after 30 s)",
+                a.drain_ms
+            ),
+        ));
+    }
+    match port {
+        Some(port) if errs.is_empty() => Ok(Some(Announce {
+            port,
+            interface: ports[port].kernel_interface.clone().unwrap_or_default(),
+            table: a.table,
+            protocol,
+            drain: Duration::from_millis(a.drain_ms),
+        })),
+        _ => Err(errs),
+    }
+}

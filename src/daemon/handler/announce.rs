@@ -1,0 +1,48 @@
+//! `dirigoctl vips` and the control loop's announce step: reconcile the
+//! VIP routes with the health state's decision, and withdraw them all at
+//! SIGTERM.
+
+use super::{lock, Ctl};
+use crate::ctl::proto::Response;
+use crate::daemon::announce::{self, Announcer, KernelRoutes};
+use crate::daemon::now_ns;
+
+/// The announcer of a running dirigo (its routes in the kernel).
+pub type KernelAnnouncer = Announcer<KernelRoutes>;
+
+impl Ctl {
+    pub(super) fn vips(&self) -> Response {
+        let wants = announce::wants(&lock(&self.state));
+        let a = lock(&self.announce);
+        Response::Vips(announce::report(a.as_ref(), &wants, now_ns()))
+    }
+
+    /// The control loop's announce step: reconcile when the snapshot's
+    /// epoch changed, a failure's retry is due or the routes are due a
+    /// check. The netlink requests run without the state's lock.
+    pub fn announce_tick(&self) {
+        let mut a = lock(&self.announce);
+        let Some(an) = a.as_mut() else {
+            return;
+        };
+        let now = now_ns();
+        let epoch = lock(&self.state).epoch;
+        if an.draining || !an.due(epoch, now) {
+            return;
+        }
+        let wants = announce::wants(&lock(&self.state));
+        an.reconcile(&wants, epoch, now);
+    }
+
+    /// SIGTERM: withdraw every VIP route now; the drain time to wait
+    /// (zero without `[announce]`).
+    pub fn announce_drain(&self) -> std::time::Duration {
+        let mut a = lock(&self.announce);
+        let Some(an) = a.as_mut() else {
+            return std::time::Duration::ZERO;
+        };
+        let wants = announce::wants(&lock(&self.state));
+        an.drain(&wants, now_ns());
+        an.cfg.drain
+    }
+}

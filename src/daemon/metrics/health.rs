@@ -1,0 +1,102 @@
+//! The health checks' and the VIP announcement's series.
+
+use super::collect::Scrape;
+use super::family::{Labels, Out};
+use crate::ctl::view::HealthInfo;
+
+/// Each checked server's state and counters; withdrawn VIPs, lost quorums.
+pub(super) fn health(o: &mut Out, s: &Scrape) {
+    let Some(h) = &s.health else {
+        return;
+    };
+    let labels = |x: &HealthInfo| -> Labels {
+        vec![
+            ("local_address", x.service.vip.to_string()),
+            ("local_port", x.service.port.to_string()),
+            ("remote_address", x.dest.addr.to_string()),
+            ("remote_port", x.dest.port.to_string()),
+            ("proto", x.service.proto.upper().to_string()),
+            ("check", x.check.clone()),
+        ]
+    };
+    let per = |f: &dyn Fn(&HealthInfo) -> u64| -> Vec<(Labels, u64)> {
+        h.servers.iter().map(|x| (labels(x), f(x))).collect()
+    };
+    let gauge = |v: Vec<(Labels, u64)>| -> Vec<(Labels, i64)> {
+        v.into_iter().map(|(l, v)| (l, v as i64)).collect()
+    };
+    o.gauges(
+        "dirigo_health_up",
+        "Whether the checked real server is up (0: down or disabled)",
+        gauge(per(&|x| u64::from(x.state == "up"))),
+    );
+    o.gauges(
+        "dirigo_health_disabled",
+        "Whether the checked real server is disabled for maintenance",
+        gauge(per(&|x| u64::from(x.state == "disabled"))),
+    );
+    o.gauges(
+        "dirigo_health_check_latency_seconds",
+        "How long the last check took",
+        h.servers
+            .iter()
+            .filter_map(|x| Some((labels(x), x.latency_us? as f64 / 1e6)))
+            .collect(),
+    );
+    o.counters("dirigo_health_checks", "Checks run", per(&|x| x.checks));
+    o.counters(
+        "dirigo_health_check_failures",
+        "Checks failed",
+        per(&|x| x.failures),
+    );
+    o.counters(
+        "dirigo_health_transitions",
+        "Up/down transitions",
+        per(&|x| x.transitions),
+    );
+    o.gauges(
+        "dirigo_health_vip_withdrawn",
+        "A VIP withdrawn for lost quorum (no ARP, no ping); absent when none",
+        h.withdrawn
+            .iter()
+            .map(|v| (vec![("vip", v.to_string())], 1i64))
+            .collect(),
+    );
+    o.gauges(
+        "dirigo_health_quorum_lost",
+        "A service whose quorum is lost; absent when none",
+        h.quorum_lost
+            .iter()
+            .map(|v| (vec![("service", v.clone())], 1i64))
+            .collect(),
+    );
+}
+
+/// `[announce]`: each VIP's announce state (1 for its current state) and
+/// the failed route changes.
+pub(super) fn announce(o: &mut Out, s: &Scrape) {
+    let Some(v) = s.vips.as_ref().filter(|v| v.enabled) else {
+        return;
+    };
+    const STATES: [&str; 5] = ["announced", "withdrawn", "draining", "error", "pending"];
+    o.gauges(
+        "dirigo_announce_state",
+        "A VIP's announce state ([announce]): 1 for the state it is in",
+        v.vips
+            .iter()
+            .flat_map(|x| {
+                STATES.iter().map(move |st| {
+                    (
+                        vec![("vip", x.vip.to_string()), ("state", st.to_string())],
+                        i64::from(x.state == *st),
+                    )
+                })
+            })
+            .collect(),
+    );
+    o.counter(
+        "dirigo_announce_failures",
+        "Failed VIP route changes (listing, adding or removing)",
+        v.failures,
+    );
+}
