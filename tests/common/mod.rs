@@ -339,6 +339,18 @@ impl DaemonConfig {
         self
     }
 
+    /// Set a `[dataplane]` key another part of the test already set.
+    pub fn dataplane_replace(mut self, key: &str, value: impl std::fmt::Display) -> Self {
+        let prefix = format!("{key} =");
+        self.dataplane = self
+            .dataplane
+            .lines()
+            .filter(|l| !l.starts_with(&prefix))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        self.dataplane(key, value)
+    }
+
     /// A `[[port]]` with one address.
     pub fn port(mut self, name: &str, device: &str, address: &str) -> Self {
         self.body += &format!(

@@ -306,12 +306,19 @@ fn run(cfg: &SyncConfig, sock: &UdpSocket, shared: &Shared, stats: &SyncStats, s
             }
         }
     };
-    if cfg.send {
-        // a director that starts says so: the others send it their tables
-        send(&mut pending, &mut buf);
-    }
+    // a director that starts says so (a message without entries) and the
+    // others send it their tables; said again each second for the first
+    // HELLO_FOR, as the links may come up after the process
+    let started = Instant::now();
+    let mut hellos = 0u32;
     let mut last_resend: Option<Instant> = None;
     while !stop.load(Relaxed) {
+        if cfg.receive && started.elapsed() >= HELLO_EVERY * hellos && started.elapsed() < HELLO_FOR
+        {
+            hellos += 1;
+            let mut none = Vec::new();
+            send(&mut none, &mut buf);
+        }
         if cfg.send {
             for w in &shared.workers {
                 let Some(q) = &w.sync else { continue };
@@ -357,6 +364,11 @@ fn run(cfg: &SyncConfig, sock: &UdpSocket, shared: &Shared, stats: &SyncStats, s
         send(&mut pending, &mut buf);
     }
 }
+
+/// A starting director says hello this often ...
+const HELLO_EVERY: Duration = Duration::from_secs(1);
+/// ... for this long.
+const HELLO_FOR: Duration = Duration::from_secs(5);
 
 /// A director's tables are sent again at most this often.
 const RESEND_HOLDOFF: Duration = Duration::from_secs(1);

@@ -37,8 +37,9 @@
 //!
 //! A director that starts knows nothing of the flows the others carry, and
 //! IPVS would only tell it about each at its next state change or refresh.
-//! So dirigo's sync thread sends one message without entries when it
-//! starts (valid for Linux too, which ignores it), and a director that
+//! So dirigo's sync thread sends a message without entries each second
+//! for its first five (valid for Linux too, which ignores it: its links
+//! may come up after the process), and a director that
 //! receives such a message from a peer sends its whole table again
 //! ([`crate::lb::balancer::Balancer::resend_all`], [`RESEND_PER_TICK`]
 //! records per tick): the newcomer is warm within about a second, before
