@@ -58,7 +58,40 @@ fn lab_failover() {
     }
     let t0 = Instant::now();
     {
-        let mut lab = ScaleLab::start("lab_failover_mh", "dgm", "mh", "");
+        // director B has its real servers in the opposite order
+        let mut lab = ScaleLab::start_with("lab_failover_mh", "dgm", "mh", |i, c| {
+            if i == 0 {
+                return c;
+            }
+            let rs = |n: usize| {
+                format!(
+                    "[[service.real_server]]\naddress = \"{}\"\nmethod = \"dr\"\n",
+                    rip(n)
+                )
+            };
+            c.edit(
+                &(1..=3).map(rs).collect::<String>(),
+                &(1..=3).rev().map(rs).collect::<String>(),
+            )
+        });
+        let order: Vec<String> = (0..2)
+            .map(|i| {
+                lab.adm(i, &["-L", "-n", "--nosort"])
+                    .lines()
+                    .filter(|l| l.contains("->") && l.contains("10.93.0."))
+                    .map(|l| l.split_whitespace().nth(1).unwrap_or("").to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        let fp: Vec<serde_json::Value> =
+            (0..2).map(|i| lab.ctl_json(i, &["fingerprint"])).collect();
+        eprintln!(
+            "mh: real servers A [{}], B [{}]; fingerprints {} / {}",
+            order[0], order[1], fp[0], fp[1]
+        );
+        assert_ne!(order[0], order[1], "configured in different orders");
+        assert_eq!(fp[0], fp[1], "the same Maglev table on both directors");
         let broken = kill_during_transfers(&mut lab, "mh");
         assert!(
             broken.is_empty(),
@@ -116,6 +149,7 @@ fn lab_failover() {
             .and_then(|n| n.parse().ok())
             .unwrap_or(0);
         assert!(in_pkts > 0, "A forwarded moved flows: {stats}");
+        sync_flood_is_bounded(&lab);
         let daemon = lab.adm(0, &["-L", "--daemon"]);
         assert!(
             daemon.contains("master sync daemon (mcast=dgy-akb, syncid=0"),
@@ -203,6 +237,69 @@ fn established(lab: &ScaleLab, i: usize) -> HashSet<(u16, String)> {
             Some((port, dst.rsplit_once(':')?.0.to_string()))
         })
         .collect()
+}
+
+/// The router, on the back segment, floods the sync port with valid
+/// messages (more connections than a table may hold) and garbage: both
+/// directors count and drop what they cannot take, their tables stay
+/// within their share, and they keep serving.
+fn sync_flood_is_bounded(lab: &ScaleLab) {
+    let before: Vec<u64> = (0..2).map(|i| counter(lab, i, "sync_installed")).collect();
+    let o = lab.in_ns(
+        &lab.ns("rt"),
+        &[
+            "python3",
+            &common::support("sync_flood.py"),
+            "224.0.0.81",
+            "8848",
+            "10.93.0.254",
+            VIP,
+            &rip(1),
+            "2",
+        ],
+    );
+    let flood: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|_| panic!("sync_flood.py: {}", common::text(&o)));
+    std::thread::sleep(Duration::from_millis(500));
+    let offered = flood["conns"].as_u64().unwrap();
+    for i in 0..2 {
+        let v = lab.ctl_json(i, &["sync"]);
+        let all = v["counters"].as_array().unwrap();
+        let sum = |pre: &str| -> u64 {
+            all.iter()
+                .filter(|c| c["name"].as_str().is_some_and(|n| n.starts_with(pre)))
+                .map(|c| c["value"].as_u64().unwrap())
+                .sum()
+        };
+        let bad = sum("sync_bad_");
+        let installed = counter(lab, i, "sync_installed") - before[i];
+        let refused =
+            counter(lab, i, "sync_table_full") + counter(lab, i, "sync_worker_queue_full");
+        let conns: u64 = lab
+            .ctl_json(i, &["lcores"])
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["conns"].as_u64().unwrap())
+            .sum();
+        eprintln!(
+            "sync flood on {}: {offered} connections and {} garbage datagrams offered; \
+             {installed} installed, {refused} refused (table share or queue), {bad} bad; \
+             table {conns} of 65536",
+            scaleout_common::LETTERS[i],
+            flood["garbage"]
+        );
+        assert!(bad > 0, "garbage counted: {v}");
+        assert!(
+            conns <= 65536 / 8 * 7 + 2 * N as u64,
+            "synced entries keep to 7/8: {conns}"
+        );
+        if offered > 65536 {
+            assert!(refused > 0, "what did not fit was counted: {v}");
+        }
+    }
+    let r = lab.burst(20, 20_000, 4);
+    assert_eq!(r["ok"], 20, "both still serve: {r}");
 }
 
 /// A counter of director `i`'s `dirigoctl sync`.
