@@ -262,7 +262,7 @@ fn sync_flood_is_bounded(lab: &ScaleLab) {
         .unwrap_or_else(|_| panic!("sync_flood.py: {}", common::text(&o)));
     std::thread::sleep(Duration::from_millis(500));
     let offered = flood["conns"].as_u64().unwrap();
-    for i in 0..2 {
+    for (i, &b0) in before.iter().enumerate() {
         let v = lab.ctl_json(i, &["sync"]);
         let all = v["counters"].as_array().unwrap();
         let sum = |pre: &str| -> u64 {
@@ -272,7 +272,7 @@ fn sync_flood_is_bounded(lab: &ScaleLab) {
                 .sum()
         };
         let bad = sum("sync_bad_");
-        let installed = counter(lab, i, "sync_installed") - before[i];
+        let installed = counter(lab, i, "sync_installed") - b0;
         let refused =
             counter(lab, i, "sync_table_full") + counter(lab, i, "sync_worker_queue_full");
         let conns: u64 = lab
