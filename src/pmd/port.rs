@@ -212,7 +212,11 @@ impl Port {
         let plain = unsafe {
             dpdk_sys::DG_ETH_RSS_IP | dpdk_sys::DG_ETH_RSS_TCP | dpdk_sys::DG_ETH_RSS_UDP
         };
-        let rss_hf = if setup.rss { plain & caps.rss_offloads } else { 0 };
+        let rss_hf = if setup.rss {
+            plain & caps.rss_offloads
+        } else {
+            0
+        };
         self.configure_rss(setup, rss_hf, &[], pool)
     }
 
@@ -324,7 +328,8 @@ impl Port {
     /// `reta[i]` (`reta.len()` must be the device's `reta_size`).
     pub fn set_reta(&self, reta: &[u16]) -> Result<()> {
         let what = || format!("port {} redirection table", self.id);
-        let mut groups = vec![dpdk_sys::rte_eth_rss_reta_entry64::default(); reta.len().div_ceil(64)];
+        let mut groups =
+            vec![dpdk_sys::rte_eth_rss_reta_entry64::default(); reta.len().div_ceil(64)];
         for (i, &q) in reta.iter().enumerate() {
             let g = &mut groups[i / 64];
             g.mask |= 1u64 << (i % 64);

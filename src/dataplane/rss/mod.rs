@@ -155,7 +155,11 @@ pub enum Why {
     /// The device has RSS but not on one address only.
     NoL3Only { driver: String, want: &'static str },
     /// Fewer RX queues than workers.
-    FewQueues { driver: String, have: u16, need: u16 },
+    FewQueues {
+        driver: String,
+        have: u16,
+        need: u16,
+    },
     /// A redirection table that cannot be laid out per worker.
     Reta { driver: String, size: u16 },
     /// The RSS key cannot be set (too short or not settable).
@@ -255,8 +259,14 @@ fn can_hash(c: &RssCaps, role: PortRole, workers: u16) -> Result<(Hashed, u64), 
         });
     }
     let (hashed, bit, want) = match role {
-        PortRole::Client | PortRole::Both => (Hashed::Source, RSS_L3_SRC_ONLY, "the source address"),
-        PortRole::Server => (Hashed::Destination, RSS_L3_DST_ONLY, "the destination address"),
+        PortRole::Client | PortRole::Both => {
+            (Hashed::Source, RSS_L3_SRC_ONLY, "the source address")
+        }
+        PortRole::Server => (
+            Hashed::Destination,
+            RSS_L3_DST_ONLY,
+            "the destination address",
+        ),
     };
     if c.rss_offloads & RSS_IPV4 == 0 || c.rss_offloads & bit == 0 {
         return Err(Why::NoL3Only {
@@ -312,7 +322,12 @@ pub fn plan(ports: &[(RssCaps, PortRole)], workers: u16, rss: bool) -> Plan {
             (Ok((hashed, rss_hf)), Some(s)) => PortPlan {
                 rx_queues: workers,
                 rss_hf,
-                key: KEY.iter().cycle().take(c.hash_key_size as usize).copied().collect(),
+                key: KEY
+                    .iter()
+                    .cycle()
+                    .take(c.hash_key_size as usize)
+                    .copied()
+                    .collect(),
                 reta: (0..c.reta_size as usize)
                     .map(|i| ((i & (s - 1)) % workers as usize) as u16)
                     .collect(),

@@ -9,11 +9,46 @@ fn ip(a: u8, b: u8, c: u8, d: u8) -> [u8; 4] {
 /// (source, destination, source port, destination port, hash over the two
 /// addresses, hash over addresses and ports).
 const VECTORS: [([u8; 4], [u8; 4], u16, u16, u32, u32); 5] = [
-    ([66, 9, 149, 187], [161, 142, 100, 80], 2794, 1766, 0x323e_8fc2, 0x51cc_c178),
-    ([199, 92, 111, 2], [65, 69, 140, 83], 14230, 4739, 0xd718_262a, 0xc626_b0ea),
-    ([24, 19, 198, 95], [12, 22, 207, 184], 12898, 38024, 0xd2d0_a5de, 0x5c2b_394a),
-    ([38, 27, 205, 30], [209, 142, 163, 6], 48228, 2217, 0x8298_9176, 0xafc7_327f),
-    ([153, 39, 163, 191], [202, 188, 127, 2], 44251, 1303, 0x5d18_09c5, 0x10e8_28a2),
+    (
+        [66, 9, 149, 187],
+        [161, 142, 100, 80],
+        2794,
+        1766,
+        0x323e_8fc2,
+        0x51cc_c178,
+    ),
+    (
+        [199, 92, 111, 2],
+        [65, 69, 140, 83],
+        14230,
+        4739,
+        0xd718_262a,
+        0xc626_b0ea,
+    ),
+    (
+        [24, 19, 198, 95],
+        [12, 22, 207, 184],
+        12898,
+        38024,
+        0xd2d0_a5de,
+        0x5c2b_394a,
+    ),
+    (
+        [38, 27, 205, 30],
+        [209, 142, 163, 6],
+        48228,
+        2217,
+        0x8298_9176,
+        0xafc7_327f,
+    ),
+    (
+        [153, 39, 163, 191],
+        [202, 188, 127, 2],
+        44251,
+        1303,
+        0x5d18_09c5,
+        0x10e8_28a2,
+    ),
 ];
 
 #[test]
@@ -70,7 +105,10 @@ fn tap() -> RssCaps {
 #[test]
 fn l3_only_nic_hashes_the_client_on_both_sides() {
     let p = plan(
-        &[(nic(512, 52), PortRole::Client), (nic(128, 40), PortRole::Server)],
+        &[
+            (nic(512, 52), PortRole::Client),
+            (nic(128, 40), PortRole::Server),
+        ],
         4,
         true,
     );
@@ -142,7 +180,11 @@ fn plain_ipv4_rss_keeps_software_steering() {
 fn src_only_nic_cannot_serve_the_server_side() {
     let mut c = nic(128, 40);
     c.rss_offloads &= !RSS_L3_DST_ONLY;
-    let p = plan(&[(c.clone(), PortRole::Client), (c, PortRole::Server)], 2, true);
+    let p = plan(
+        &[(c.clone(), PortRole::Client), (c, PortRole::Server)],
+        2,
+        true,
+    );
     assert_eq!(p.ports[0].hashed, Some(Hashed::Source));
     assert_eq!(p.ports[1].hashed, None);
     assert!(matches!(p.ports[1].software, Some(Why::NoL3Only { .. })));
@@ -199,17 +241,28 @@ fn one_arm_port_hashes_the_source_and_steers_replies() {
     assert_eq!(port.hashed, Some(Hashed::Source));
     assert_eq!(port.rss_hf, RSS_CLIENT_TYPES | RSS_L3_SRC_ONLY);
     assert_eq!(port.software, Some(Why::BothSides));
-    assert!(port.to_string().starts_with("RSS on the source address (L3_SRC_ONLY); "));
+    assert!(port
+        .to_string()
+        .starts_with("RSS on the source address (L3_SRC_ONLY); "));
 }
 
 #[test]
 fn odd_reta_short_key_one_worker_and_rss_off() {
     let p = plan(&[(nic(96, 40), PortRole::Client)], 2, true);
-    assert!(matches!(p.ports[0].software, Some(Why::Reta { size: 96, .. })));
+    assert!(matches!(
+        p.ports[0].software,
+        Some(Why::Reta { size: 96, .. })
+    ));
     let p = plan(&[(nic(2, 40), PortRole::Client)], 4, true);
-    assert!(matches!(p.ports[0].software, Some(Why::Reta { size: 2, .. })));
+    assert!(matches!(
+        p.ports[0].software,
+        Some(Why::Reta { size: 2, .. })
+    ));
     let p = plan(&[(nic(128, 0), PortRole::Client)], 2, true);
-    assert!(matches!(p.ports[0].software, Some(Why::Key { size: 0, .. })));
+    assert!(matches!(
+        p.ports[0].software,
+        Some(Why::Key { size: 0, .. })
+    ));
     let p = plan(&[(nic(128, 40), PortRole::Client)], 1, true);
     assert_eq!(p.ports[0].software, Some(Why::OneWorker));
     assert_eq!((p.ports[0].rx_queues, p.ports[0].rss_hf), (1, 0));

@@ -246,6 +246,9 @@ fn port_role_is_client_server_or_both() {
     // a bad value is an error at its line (the role follows line 6's device)
     expect(
         &with("role = \"wan\""),
-        &[(7, "unknown variant `wan`, expected one of `client`, `server`, `both`")],
+        &[(
+            7,
+            "unknown variant `wan`, expected one of `client`, `server`, `both`",
+        )],
     );
 }
