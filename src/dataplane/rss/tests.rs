@@ -8,7 +8,10 @@ fn ip(a: u8, b: u8, c: u8, d: u8) -> [u8; 4] {
 /// Microsoft's RSS verification suite (also DPDK's app/test/test_thash.c):
 /// (source, destination, source port, destination port, hash over the two
 /// addresses, hash over addresses and ports).
-const VECTORS: [([u8; 4], [u8; 4], u16, u16, u32, u32); 5] = [
+/// One vector: source, destination, ports, the two hashes.
+type Vector = ([u8; 4], [u8; 4], u16, u16, u32, u32);
+
+const VECTORS: [Vector; 5] = [
     (
         [66, 9, 149, 187],
         [161, 142, 100, 80],
