@@ -83,8 +83,9 @@ proptest! {
     }
 }
 
-/// What ixgbe/i40e/ice/mlx5-class devices report: L3-only modifiers, 128
-/// or 512 RETA entries, a 40 or 52 byte key.
+/// A device with the L3-only modifiers in its `flow_type_rss_offloads`
+/// (DPDK 22.11's mlx5 reports them; i40e, ice and ixgbe do not, see
+/// docs/OPERATIONS.md), with `reta` RETA entries and a `key`-byte key.
 fn nic(reta: u16, key: u8) -> RssCaps {
     RssCaps {
         driver: "net_mlx5".into(),
@@ -151,7 +152,7 @@ fn l3_only_nic_hashes_the_client_on_both_sides() {
 
 #[test]
 fn plain_ipv4_rss_keeps_software_steering() {
-    // e.g. ixgbe: IPv4/TCP/UDP RSS, no L3-only modifiers
+    // e.g. ixgbe, i40e, ice in DPDK 22.11: 5-tuple RSS, no L3-only modifiers
     let c = RssCaps {
         driver: "net_ixgbe".into(),
         rss_offloads: RSS_PLAIN,

@@ -552,7 +552,7 @@ fn idle_worker_reports_the_snapshot_it_works_with() {
 fn nic_owner_function_needs_no_hand_over() {
     use crate::dataplane::rss::{plan, ClientOwner, PortRole, RssCaps, KEY};
     let caps = RssCaps {
-        driver: "net_i40e".into(),
+        driver: "net_mlx5".into(),
         rss_offloads: u64::MAX,
         max_rx_queues: 64,
         reta_size: 512,
