@@ -166,6 +166,12 @@ fn nat_replies_on_another_worker_are_translated_once() {
     assert_eq!(&f[2..5], &["40", "40", "40"], "{stats}");
     let out = d.stop();
     assert!(out.contains("steer_lost=0"), "{out}");
+    // net_pcap has no RSS: the start log says so, and software steering
+    // (above) is what delivered the replies
+    for port in ["wan", "lan"] {
+        let line = format!("dirigo: port {port}: software steering: net_pcap has no RSS");
+        assert!(out.contains(&line), "{line:?} in:\n{out}");
+    }
 
     let not_arp = |f: &Vec<u8>| f.len() > 13 && f[12..14] == [0x08, 0x00];
     let lan: Vec<Vec<u8>> = [p("lan0.pcap"), p("lan1.pcap")]

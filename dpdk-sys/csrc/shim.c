@@ -5,6 +5,7 @@
 #include <rte_mbuf.h>
 #include <rte_ethdev.h>
 #include <rte_ring.h>
+#include <rte_thash.h>
 #include "shim.h"
 
 uint16_t dg_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
@@ -35,11 +36,20 @@ unsigned dg_ring_enqueue_burst(struct rte_ring *r, void *const *objs, unsigned n
 unsigned dg_ring_dequeue_burst(struct rte_ring *r, void **objs, unsigned n)
 { return rte_ring_dequeue_burst(r, objs, n, NULL); }
 unsigned dg_ring_count(const struct rte_ring *r) { return rte_ring_count(r); }
+uint32_t dg_softrss(uint32_t *input_tuple, uint32_t input_len, const uint8_t *rss_key)
+{ return rte_softrss(input_tuple, input_len, rss_key); }
 
 
 const uint64_t DG_ETH_RSS_IP = RTE_ETH_RSS_IP;
 const uint64_t DG_ETH_RSS_TCP = RTE_ETH_RSS_TCP;
 const uint64_t DG_ETH_RSS_UDP = RTE_ETH_RSS_UDP;
+const uint64_t DG_ETH_RSS_IPV4 = RTE_ETH_RSS_IPV4;
+const uint64_t DG_ETH_RSS_FRAG_IPV4 = RTE_ETH_RSS_FRAG_IPV4;
+const uint64_t DG_ETH_RSS_NONFRAG_IPV4_TCP = RTE_ETH_RSS_NONFRAG_IPV4_TCP;
+const uint64_t DG_ETH_RSS_NONFRAG_IPV4_UDP = RTE_ETH_RSS_NONFRAG_IPV4_UDP;
+const uint64_t DG_ETH_RSS_NONFRAG_IPV4_OTHER = RTE_ETH_RSS_NONFRAG_IPV4_OTHER;
+const uint64_t DG_ETH_RSS_L3_SRC_ONLY = RTE_ETH_RSS_L3_SRC_ONLY;
+const uint64_t DG_ETH_RSS_L3_DST_ONLY = RTE_ETH_RSS_L3_DST_ONLY;
 const uint64_t DG_ETH_RX_OFFLOAD_CHECKSUM = RTE_ETH_RX_OFFLOAD_CHECKSUM;
 const uint64_t DG_ETH_TX_OFFLOAD_IPV4_CKSUM = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
 const uint64_t DG_ETH_TX_OFFLOAD_TCP_CKSUM = RTE_ETH_TX_OFFLOAD_TCP_CKSUM;

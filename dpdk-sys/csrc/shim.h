@@ -31,12 +31,21 @@ int dg_errno(void);
 unsigned dg_ring_enqueue_burst(struct rte_ring *r, void *const *objs, unsigned n);
 unsigned dg_ring_dequeue_burst(struct rte_ring *r, void **objs, unsigned n);
 unsigned dg_ring_count(const struct rte_ring *r);
+/* rte_softrss: Toeplitz over input_len host-order 32-bit words */
+uint32_t dg_softrss(uint32_t *input_tuple, uint32_t input_len, const uint8_t *rss_key);
 
 
 /* RTE_BIT64 constants */
 extern const uint64_t DG_ETH_RSS_IP;
 extern const uint64_t DG_ETH_RSS_TCP;
 extern const uint64_t DG_ETH_RSS_UDP;
+extern const uint64_t DG_ETH_RSS_IPV4;
+extern const uint64_t DG_ETH_RSS_FRAG_IPV4;
+extern const uint64_t DG_ETH_RSS_NONFRAG_IPV4_TCP;
+extern const uint64_t DG_ETH_RSS_NONFRAG_IPV4_UDP;
+extern const uint64_t DG_ETH_RSS_NONFRAG_IPV4_OTHER;
+extern const uint64_t DG_ETH_RSS_L3_SRC_ONLY;
+extern const uint64_t DG_ETH_RSS_L3_DST_ONLY;
 extern const uint64_t DG_ETH_RX_OFFLOAD_CHECKSUM;
 extern const uint64_t DG_ETH_TX_OFFLOAD_IPV4_CKSUM;
 extern const uint64_t DG_ETH_TX_OFFLOAD_TCP_CKSUM;

@@ -23,6 +23,7 @@ pub mod handler;
 pub mod health;
 pub mod metrics;
 pub mod notify;
+pub mod rss;
 pub mod startup;
 pub mod sync;
 pub mod telemetry;
@@ -92,6 +93,8 @@ pub struct RunningPort {
     pub tx_csum: bool,
     /// RX queues configured.
     pub rx_queues: u16,
+    /// How its packets reach their owning worker (the start-up log line).
+    pub steering: String,
 }
 
 /// Monotonic nanoseconds for the control thread (neighbor aging).
@@ -131,7 +134,7 @@ pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
         256,
         cfg.dataplane.mbuf_data_room,
     )?;
-    let ports = startup::start_ports(&cfg, workers, &pool)?;
+    let (ports, client_owner) = startup::start_ports(&cfg, workers, &pool)?;
     // before any worker polls: pdump's callbacks are added on request
     let capture = match cfg.capture.enabled {
         true => Some(Pdump::init()?),
@@ -234,6 +237,9 @@ pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
             .take()
             .expect("one Balancer per worker");
         let mut pipe = WorkerPipeline::new(&shared, index, lb);
+        if let Some(o) = &client_owner {
+            pipe.set_client_owner(Arc::clone(o));
+        }
         let io = WorkerIo {
             ports: &port_ids,
             queue: index as u16,

@@ -8,6 +8,7 @@ use super::{now_ns, DaemonError, RunningPort};
 use crate::ctl::config::Config;
 use crate::ctl::server::{Handler, Server, ServerConfig, ServerCounters, StopHandle};
 use crate::ctl::view::MacAddr;
+use crate::dataplane::rss::ClientOwner;
 use crate::dataplane::shared::WorkerShared;
 use crate::lb::balancer::{Balancer, BalancerConfig};
 use crate::lb::snapshot::{LbIds, Snapshot};
@@ -19,24 +20,36 @@ use crate::pmd::port::{Port, PortSetup};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// Start EAL and the ports described by `cfg`.
+/// Start the ports described by `cfg`, with RSS as `daemon::rss` plans it
+/// for `workers`. Returns them and the workers' owner function when any
+/// port hashes on the client address (none: the pipeline's own hash).
 pub fn start_ports(
     cfg: &Config,
     workers: u16,
     pool: &Mempool,
-) -> Result<Vec<RunningPort>, DaemonError> {
-    let mut out = Vec::new();
+) -> Result<(Vec<RunningPort>, Option<Arc<ClientOwner>>), DaemonError> {
+    let mut devs = Vec::new();
     for pc in &cfg.ports {
         let perr = |err| DaemonError::Port {
             name: pc.name.clone(),
             err,
         };
         let port = Port::by_name(&pc.device).map_err(perr)?;
+        let caps = port.caps().map_err(perr)?;
+        devs.push((port, caps));
+    }
+    let caps: Vec<_> = devs.iter().map(|(_, c)| c.clone()).collect();
+    let plan = super::rss::plan_ports(cfg, &caps, workers);
+    let mut out = Vec::new();
+    for ((pc, (port, _)), pp) in cfg.ports.iter().zip(devs).zip(&plan.ports) {
+        let perr = |err| DaemonError::Port {
+            name: pc.name.clone(),
+            err,
+        };
         // A device with fewer RX queues than workers (net_pcap, net_tap
         // without enough queues) is polled by the first workers only; the
         // owner of each flow is then reached through the steering rings.
-        let caps = port.caps().map_err(perr)?;
-        let rxq = workers.min(caps.max_rx_queues.max(1));
+        let rxq = pp.rx_queues;
         let setup = PortSetup {
             rx_queues: rxq,
             tx_queues: workers,
@@ -46,11 +59,22 @@ pub fn start_ports(
             tx_csum: cfg.dataplane.tx_checksum_offload,
             promiscuous: false,
         };
-        let (rss, tx_csum) = port.configure(&setup, pool).map_err(perr)?;
+        let (rss, tx_csum) = port
+            .configure_rss(&setup, pp.rss_hf, &pp.key, pool)
+            .map_err(perr)?;
         if let Some(m) = pc.mtu {
             port.set_mtu(m).map_err(perr)?;
         }
         port.start().map_err(perr)?;
+        let mut steering = pp.to_string();
+        if !pp.reta.is_empty() {
+            if let Err(e) = port.set_reta(&pp.reta) {
+                // the NIC keeps its own table: packets it puts on another
+                // worker's queue are handed over in software, as on a
+                // device without RSS
+                steering = format!("{steering}; warning: {e}: packets on another worker's queue are steered in software");
+            }
+        }
         let mac = port.mac().map_err(perr)?;
         let mtu = port.mtu().unwrap_or(1500);
         out.push(RunningPort {
@@ -62,12 +86,14 @@ pub fn start_ports(
             mtu,
             rss,
             tx_csum,
+            steering,
         });
     }
-    Ok(out)
+    Ok((out, super::rss::client_owner(&plan)))
 }
 
-/// One line per started port on stderr.
+/// Two lines per started port on stderr: the port, and how its packets
+/// reach their owning worker.
 pub fn log_ports(ports: &[RunningPort]) {
     for p in ports {
         eprintln!(
@@ -80,6 +106,7 @@ pub fn log_ports(ports: &[RunningPort]) {
             if p.rss { "on" } else { "off" },
             if p.tx_csum { "on" } else { "off" }
         );
+        eprintln!("dirigo: port {}: {}", p.name, p.steering);
     }
 }
 

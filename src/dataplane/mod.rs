@@ -5,6 +5,7 @@ pub mod exception;
 pub mod hold;
 pub mod idle;
 pub mod pipeline;
+pub mod rss;
 pub mod shared;
 pub mod stats;
 pub mod worker;

@@ -15,6 +15,10 @@ pub struct PortCaps {
     pub max_tx_queues: u16,
     /// RSS hash types the port supports (0 = no RSS).
     pub rss_offloads: u64,
+    /// Redirection table entries (0: none reported).
+    pub reta_size: u16,
+    /// RSS key length in bytes (0: not settable).
+    pub hash_key_size: u8,
     /// RX offload capabilities.
     pub rx_offload_capa: u64,
     /// TX offload capabilities.
@@ -189,6 +193,8 @@ impl Port {
             max_rx_queues: info.max_rx_queues,
             max_tx_queues: info.max_tx_queues,
             rss_offloads: info.flow_type_rss_offloads,
+            reta_size: info.reta_size,
+            hash_key_size: info.hash_key_size,
             rx_offload_capa: info.rx_offload_capa,
             tx_offload_capa: info.tx_offload_capa,
             max_mtu: info.max_mtu,
@@ -196,9 +202,35 @@ impl Port {
         })
     }
 
-    /// Configure queues and offloads, set up the queues with `pool`.
-    /// Returns whether RSS and TX checksum offload were enabled.
+    /// Configure queues and offloads, set up the queues with `pool`, with
+    /// plain RSS over IPv4/IPv6 addresses and TCP/UDP ports when
+    /// `setup.rss` and the device has it. Returns whether RSS and TX
+    /// checksum offload were enabled.
     pub fn configure(&self, setup: &PortSetup, pool: &Mempool) -> Result<(bool, bool)> {
+        let caps = self.caps()?;
+        // SAFETY: reading constants exported by the shim.
+        let plain = unsafe {
+            dpdk_sys::DG_ETH_RSS_IP | dpdk_sys::DG_ETH_RSS_TCP | dpdk_sys::DG_ETH_RSS_UDP
+        };
+        let rss_hf = if setup.rss {
+            plain & caps.rss_offloads
+        } else {
+            0
+        };
+        self.configure_rss(setup, rss_hf, &[], pool)
+    }
+
+    /// [`Port::configure`] with the RSS hash types `rss_hf` (0: no RSS;
+    /// used only with more than one RX queue) and the RSS `key` (empty:
+    /// the driver's own; else `hash_key_size` bytes). `setup.rss` is not
+    /// looked at.
+    pub fn configure_rss(
+        &self,
+        setup: &PortSetup,
+        rss_hf: u64,
+        key: &[u8],
+        pool: &Mempool,
+    ) -> Result<(bool, bool)> {
         let caps = self.caps()?;
         if setup.rx_queues > caps.max_rx_queues || setup.tx_queues > caps.max_tx_queues {
             return Err(DpdkError {
@@ -214,19 +246,16 @@ impl Port {
             });
         }
         let mut conf = dpdk_sys::rte_eth_conf::default();
-        // SAFETY: reading constants exported by the shim.
-        let (rss_ip, rss_tcp, rss_udp) = unsafe {
-            (
-                dpdk_sys::DG_ETH_RSS_IP,
-                dpdk_sys::DG_ETH_RSS_TCP,
-                dpdk_sys::DG_ETH_RSS_UDP,
-            )
-        };
-        let rss_hf = (rss_ip | rss_tcp | rss_udp) & caps.rss_offloads;
-        let rss = setup.rss && setup.rx_queues > 1 && rss_hf != 0;
+        let rss = setup.rx_queues > 1 && rss_hf != 0;
+        // the driver copies the key during rte_eth_dev_configure
+        let mut key = key.to_vec();
         if rss {
             conf.rxmode.mq_mode = dpdk_sys::RTE_ETH_MQ_RX_RSS;
             conf.rx_adv_conf.rss_conf.rss_hf = rss_hf;
+            if !key.is_empty() {
+                conf.rx_adv_conf.rss_conf.rss_key = key.as_mut_ptr();
+                conf.rx_adv_conf.rss_conf.rss_key_len = key.len().min(255) as u8;
+            }
         }
         let tx_csum = setup.tx_csum && caps.has_tx_csum();
         if tx_csum {
@@ -293,6 +322,31 @@ impl Port {
             unsafe { dpdk_sys::rte_eth_promiscuous_enable(self.id) };
         }
         Ok((rss, tx_csum))
+    }
+
+    /// Program the redirection table: entry `i` sends to RX queue
+    /// `reta[i]` (`reta.len()` must be the device's `reta_size`).
+    pub fn set_reta(&self, reta: &[u16]) -> Result<()> {
+        let what = || format!("port {} redirection table", self.id);
+        let mut groups =
+            vec![dpdk_sys::rte_eth_rss_reta_entry64::default(); reta.len().div_ceil(64)];
+        for (i, &q) in reta.iter().enumerate() {
+            let g = &mut groups[i / 64];
+            g.mask |= 1u64 << (i % 64);
+            g.reta[i % 64] = q;
+        }
+        let size = u16::try_from(reta.len()).map_err(|_| DpdkError {
+            what: what(),
+            reason: format!("{} entries", reta.len()),
+        })?;
+        // SAFETY: groups holds reta.len().div_ceil(64) entries of 64, as
+        // rte_eth_dev_rss_reta_update reads for `size` entries.
+        let rc =
+            unsafe { dpdk_sys::rte_eth_dev_rss_reta_update(self.id, groups.as_mut_ptr(), size) };
+        if rc != 0 {
+            return Err(DpdkError::from_code(what(), rc));
+        }
+        Ok(())
     }
 
     /// Start the port.
@@ -414,4 +468,37 @@ impl Port {
             })
             .collect()
     }
+}
+
+/// RSS hash-type bits as DPDK defines them (for checking the sans-IO
+/// planner's copies): IPV4, FRAG_IPV4, NONFRAG_IPV4_TCP,
+/// NONFRAG_IPV4_UDP, NONFRAG_IPV4_OTHER, L3_SRC_ONLY, L3_DST_ONLY, and
+/// IP | TCP | UDP.
+pub fn rss_bits() -> [u64; 8] {
+    // SAFETY: reading constants exported by the shim.
+    unsafe {
+        [
+            dpdk_sys::DG_ETH_RSS_IPV4,
+            dpdk_sys::DG_ETH_RSS_FRAG_IPV4,
+            dpdk_sys::DG_ETH_RSS_NONFRAG_IPV4_TCP,
+            dpdk_sys::DG_ETH_RSS_NONFRAG_IPV4_UDP,
+            dpdk_sys::DG_ETH_RSS_NONFRAG_IPV4_OTHER,
+            dpdk_sys::DG_ETH_RSS_L3_SRC_ONLY,
+            dpdk_sys::DG_ETH_RSS_L3_DST_ONLY,
+            dpdk_sys::DG_ETH_RSS_IP | dpdk_sys::DG_ETH_RSS_TCP | dpdk_sys::DG_ETH_RSS_UDP,
+        ]
+    }
+}
+
+/// DPDK's `rte_softrss`: the Toeplitz hash of `words` (host-order 32-bit
+/// words, e.g. an IPv4 address) under `key`, as a NIC computes it. None
+/// when `key` is shorter than the `4 * (words.len() + 1)` bytes it reads.
+pub fn softrss(key: &[u8], words: &[u32]) -> Option<u32> {
+    if key.len() < 4 * (words.len() + 1) {
+        return None;
+    }
+    let mut w = words.to_vec();
+    // SAFETY: w holds words.len() words; rte_softrss reads key bytes up to
+    // 4 * (len + 1), which the check above guarantees.
+    Some(unsafe { dpdk_sys::dg_softrss(w.as_mut_ptr(), w.len() as u32, key.as_ptr()) })
 }

@@ -2,6 +2,7 @@
 //! defaults of every optional key. Every section rejects unknown keys, so a
 //! typo is an error with a line number rather than an ignored setting.
 
+use crate::dataplane::rss::PortRole;
 use crate::lb::spec::{Method, Proto};
 use serde::Deserialize;
 use std::net::Ipv4Addr;
@@ -73,6 +74,11 @@ pub struct PortConfig {
     /// `[exception] rate_limit_pps`.
     #[serde(default)]
     pub kernel_rate_limit_pps: Option<u32>,
+    /// Which side of the connections the port faces: "client" (requests
+    /// to VIPs arrive here), "server" (NAT replies from real servers
+    /// arrive here) or "both" (default): what the NIC hashes under RSS.
+    #[serde(default)]
+    pub role: PortRole,
 }
 
 fn default_desc() -> u16 {

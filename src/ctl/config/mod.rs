@@ -96,6 +96,8 @@ pub struct Port {
     /// Its rate limit, packets/s (`[exception] rate_limit_pps` unless
     /// the port sets its own).
     pub kernel_rate_limit_pps: u32,
+    /// Which side of the connections it faces (what RSS hashes).
+    pub role: crate::dataplane::rss::PortRole,
 }
 
 /// A validated static route.

@@ -145,6 +145,7 @@ pub(super) fn ports(raw: &[PortConfig], iss: &mut Issues) -> Vec<Port> {
             tx_desc: p.tx_desc,
             kernel_interface: p.kernel_interface.clone(),
             kernel_rate_limit_pps: p.kernel_rate_limit_pps.unwrap_or(0),
+            role: p.role,
         });
     }
     ports

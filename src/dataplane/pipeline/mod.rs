@@ -8,6 +8,7 @@
 //! our addresses or VIPs, and counted and dropped otherwise.
 
 use crate::dataplane::exception::{KernelCopies, COPY_LEN};
+use crate::dataplane::rss::ClientOwner;
 use crate::dataplane::shared::{Event, Shared};
 use crate::dataplane::stats::{Count, Counters};
 use crate::dataplane::worker::MAX_PORTS;
@@ -110,6 +111,7 @@ pub struct WorkerPipeline {
     expire_budget: u32,
     workers: u32,
     steer_mask: u32,
+    client_owner: Option<Arc<ClientOwner>>,
     kernel_copies: KernelCopies,
     looped_at: [u64; MAX_PORTS],
 }
@@ -187,8 +189,28 @@ impl WorkerPipeline {
             expire_budget,
             workers: shared.workers.len().max(1) as u32,
             steer_mask,
+            client_owner: None,
             kernel_copies: KernelCopies::default(),
             looped_at: [0; MAX_PORTS],
+        }
+    }
+
+    /// Use the NIC's owner function (RSS on the client address): a packet
+    /// is then owned by the worker whose queue the NIC puts it on. Set
+    /// once, before the first packet.
+    pub fn set_client_owner(&mut self, owner: Arc<ClientOwner>) {
+        self.client_owner = Some(owner);
+    }
+
+    /// The worker that owns `client`: the NIC's choice where the ports
+    /// hash on the client address, else [`owner_of`]. The steering mask
+    /// applies to both (a persistence netmask wider than /32 keeps a
+    /// client's network on one worker, by software steering).
+    #[inline(always)]
+    fn owner(&self, client: u32) -> u32 {
+        match &self.client_owner {
+            None => owner_of(client, self.steer_mask, self.workers),
+            Some(o) => o.owner(client & self.steer_mask),
         }
     }
 
@@ -318,8 +340,7 @@ impl WorkerPipeline {
         match classify(buf.data(), port) {
             Classified::Ipv4(meta) => {
                 if self.workers > 1 && !steered {
-                    let owner =
-                        owner_of(client_of(&self.snap, &meta), self.steer_mask, self.workers);
+                    let owner = self.owner(client_of(&self.snap, &meta));
                     if owner as usize != self.index {
                         self.counters.own[Count::SteeredOut] += 1;
                         return Verdict::Steer(owner as u16);
@@ -377,7 +398,7 @@ impl WorkerPipeline {
             }
             let m = &metas[i];
             if self.workers > 1 && !steered {
-                let owner = owner_of(client_of(&self.snap, m), self.steer_mask, self.workers);
+                let owner = self.owner(client_of(&self.snap, m));
                 if owner as usize != self.index {
                     self.counters.own[Count::SteeredOut] += 1;
                     out[i] = Verdict::Steer(owner as u16);

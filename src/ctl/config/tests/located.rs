@@ -226,3 +226,29 @@ fn idle_mode_is_poll_or_sleep() {
     let text = PORTS.to_string() + "[dataplane]\nidle = true\n";
     expect(&text, &[(14, "wanted string or table")]);
 }
+
+#[test]
+fn port_role_is_client_server_or_both() {
+    use crate::dataplane::rss::PortRole;
+    let with = |role: &str| {
+        PORTS.replacen(
+            "device = \"net_null0\"\n",
+            &format!("device = \"net_null0\"\n{role}\n"),
+            1,
+        )
+    };
+    let parse = |t: &str| Config::parse(t, "t").map(|c| c.ports[0].role);
+    assert_eq!(parse(PORTS).unwrap(), PortRole::Both, "the default");
+    assert_eq!(parse(&with("role = \"client\"")).unwrap(), PortRole::Client);
+    assert_eq!(parse(&with("role = \"server\"")).unwrap(), PortRole::Server);
+    assert_eq!(parse(&with("role = \"both\"")).unwrap(), PortRole::Both);
+    assert_eq!(PortRole::Server.name(), "server");
+    // a bad value is an error at its line (the role follows line 6's device)
+    expect(
+        &with("role = \"wan\""),
+        &[(
+            7,
+            "unknown variant `wan`, expected one of `client`, `server`, `both`",
+        )],
+    );
+}

@@ -543,3 +543,47 @@ fn idle_worker_reports_the_snapshot_it_works_with() {
         assert_eq!(w.lb.epoch_seen.load(Ordering::Relaxed), 7);
     }
 }
+
+/// With the NIC's owner function (RSS on the client address), a request
+/// on the client port and its NAT reply on the server port, each arriving
+/// on the queue the NIC picks, are processed where they arrive: nothing is
+/// steered. A packet on another queue is still handed to the owner.
+#[test]
+fn nic_owner_function_needs_no_hand_over() {
+    use crate::dataplane::rss::{plan, ClientOwner, PortRole, RssCaps, KEY};
+    let caps = RssCaps {
+        driver: "net_mlx5".into(),
+        rss_offloads: u64::MAX,
+        max_rx_queues: 64,
+        reta_size: 512,
+        hash_key_size: 52,
+    };
+    let p = plan(
+        &[(caps.clone(), PortRole::Client), (caps, PortRole::Server)],
+        2,
+        true,
+    );
+    let owner = Arc::new(ClientOwner::new(&KEY, p.owner_reta.as_ref().unwrap()));
+    let (_shared, mut pipes) = setup(2);
+    for pipe in &mut pipes {
+        pipe.set_client_owner(Arc::clone(&owner));
+    }
+    let mut per_queue = [0u32; 2];
+    for c in 2..=41u8 {
+        let client = [10, 0, 0, c];
+        let q = owner.owner(u32::from_be_bytes(client)) as usize;
+        per_queue[q] += 1;
+        let sport = 40000 + c as u16;
+        let syn = tcp_frame(client, sport, VIP, 80, SYN, b"", 64, true);
+        // on another queue: handed to the owner
+        let v = pipes[1 - q].process(&mut VecBuf::new(&syn), 0, 1_000_000);
+        assert_eq!(v, Verdict::Steer(q as u16), "client {c}");
+        // on the NIC's queue: processed there
+        let v = pipes[q].process(&mut VecBuf::new(&syn), 0, 1_000_000);
+        assert_eq!(v, Verdict::Tx(1), "request of client {c}");
+        let reply = tcp_frame(RS, 8080, client, sport, SYN | ACK, b"", 64, true);
+        let v = pipes[q].process(&mut VecBuf::new(&reply), 1, 1_000_000);
+        assert_eq!(v, Verdict::Tx(0), "reply of client {c}");
+    }
+    assert!(per_queue.iter().all(|&n| n > 5), "{per_queue:?}");
+}
