@@ -172,7 +172,13 @@ pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
     let sync_thread = match &cfg.sync {
         Some(s) => {
             let netns = cfg.exception.as_ref().and_then(|x| x.netns.clone());
-            let t = sync::start(s.clone(), netns, Arc::clone(&shared), Arc::clone(&stop))?;
+            let t = sync::start(
+                s.clone(),
+                netns,
+                Arc::clone(&shared),
+                client_owner.clone(),
+                Arc::clone(&stop),
+            )?;
             eprintln!(
                 "dirigo: connection sync on {} ({}:{}, syncid {}{}{})",
                 s.interface,

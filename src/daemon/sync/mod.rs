@@ -24,7 +24,8 @@
 use crate::counters::counter_enum;
 use crate::ctl::config::Sync as SyncConfig;
 use crate::daemon::DaemonError;
-use crate::dataplane::pipeline::{owner_of, steer_mask};
+use crate::dataplane::pipeline::{owner_with, steer_mask};
+use crate::dataplane::rss::ClientOwner;
 use crate::dataplane::shared::Shared;
 use crate::lb::spec::Method;
 use crate::lb::sync::SyncConn;
@@ -224,6 +225,7 @@ pub fn start(
     cfg: SyncConfig,
     netns: Option<String>,
     shared: Arc<Shared>,
+    owner: Option<Arc<ClientOwner>>,
     stop: Arc<AtomicBool>,
 ) -> Result<SyncThread, DaemonError> {
     let stats = Arc::new(SyncStats::default());
@@ -248,7 +250,7 @@ pub fn start(
             match made {
                 Ok(sock) => {
                     let _ = tx.send(Ok(()));
-                    run(&c, &sock, &shared, &st, &stop);
+                    run(&c, &sock, &shared, owner.as_deref(), &st, &stop);
                 }
                 Err(e) => {
                     let _ = tx.send(Err(e));
@@ -275,7 +277,14 @@ pub fn per_message(max_message: usize) -> usize {
     (max_message.saturating_sub(wire::HEADER_LEN) / wire::CONN_V4_LEN).clamp(1, 255)
 }
 
-fn run(cfg: &SyncConfig, sock: &UdpSocket, shared: &Shared, stats: &SyncStats, stop: &AtomicBool) {
+fn run(
+    cfg: &SyncConfig,
+    sock: &UdpSocket,
+    shared: &Shared,
+    owner: Option<&ClientOwner>,
+    stats: &SyncStats,
+    stop: &AtomicBool,
+) {
     let per_msg = per_message(cfg.max_message);
     let mut pending: Vec<ConnRepr> = Vec::with_capacity(per_msg);
     let mut buf = vec![0u8; cfg.max_message.max(wire::HEADER_LEN + wire::CONN_V4_LEN)];
@@ -346,7 +355,7 @@ fn run(cfg: &SyncConfig, sock: &UdpSocket, shared: &Shared, stats: &SyncStats, s
                     std::net::IpAddr::V4(a) => Some(a),
                     std::net::IpAddr::V6(_) => None,
                 };
-                let hello = receive(cfg, shared, stats, &rbuf[..n.min(rbuf.len())], src);
+                let hello = receive(cfg, shared, owner, stats, &rbuf[..n.min(rbuf.len())], src);
                 if hello && cfg.send && last_resend.is_none_or(|t| t.elapsed() >= RESEND_HOLDOFF) {
                     last_resend = Some(Instant::now());
                     for w in &shared.workers {
@@ -374,10 +383,13 @@ const HELLO_FOR: Duration = Duration::from_secs(5);
 const RESEND_HOLDOFF: Duration = Duration::from_secs(1);
 
 /// One received datagram from `src`; true when it is a peer's hello (a
-/// message without entries: that director just started).
+/// message without entries: that director just started). `owner` is the
+/// NIC's owner function when the ports hash on the client address (see
+/// [`owner_with`]).
 pub fn receive(
     cfg: &SyncConfig,
     shared: &Shared,
+    owner: Option<&ClientOwner>,
     stats: &SyncStats,
     data: &[u8],
     src: Option<Ipv4Addr>,
@@ -409,8 +421,8 @@ pub fn receive(
         match e {
             Ok(r) => {
                 let c = from_repr(&r);
-                let owner = owner_of(c.caddr, mask, workers) as usize;
-                let Some(q) = shared.workers.get(owner).and_then(|w| w.sync.as_ref()) else {
+                let w = owner_with(owner, c.caddr, mask, workers) as usize;
+                let Some(q) = shared.workers.get(w).and_then(|w| w.sync.as_ref()) else {
                     stats.bump(SyncThreadCount::WorkerQueueFull, 1);
                     continue;
                 };

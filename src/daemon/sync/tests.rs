@@ -3,7 +3,8 @@
 //! installs it at housekeeping and forwards the flow's next segment.
 
 use super::*;
-use crate::dataplane::pipeline::WorkerPipeline;
+use crate::dataplane::pipeline::{owner_of, WorkerPipeline};
+use crate::dataplane::rss::KEY;
 use crate::dataplane::shared::{WorkerShared, WorkerSync};
 use crate::dataplane::{Pipeline, Verdict};
 use crate::lb::balancer::{Balancer, BalancerConfig};
@@ -249,7 +250,7 @@ fn connections_reach_the_other_directors_owning_worker_and_are_used() {
     let msgs = messages(&a, 0);
     assert_eq!(msgs.len(), 1, "20 connections fit one message");
     for m in &msgs {
-        receive(&cfg, &b, &stats, m, Some(Ipv4Addr::new(10, 0, 1, 2)));
+        receive(&cfg, &b, None, &stats, m, Some(Ipv4Addr::new(10, 0, 1, 2)));
     }
     assert_eq!(count(&stats, SyncThreadCount::MessagesReceived), 1);
     assert_eq!(count(&stats, SyncThreadCount::ConnsReceived), 20);
@@ -277,8 +278,8 @@ fn garbage_own_messages_and_foreign_syncids_are_counted_and_dropped() {
     let (b, _pipes) = director(1, 4, &[0, 1]);
     let stats = SyncStats::default();
     let peer = Some(Ipv4Addr::new(10, 0, 1, 2));
-    receive(&cfg(0), &b, &stats, b"\x00\x01garbage", peer);
-    receive(&cfg(0), &b, &stats, &[], peer);
+    receive(&cfg(0), &b, None, &stats, b"\x00\x01garbage", peer);
+    receive(&cfg(0), &b, None, &stats, &[], peer);
     let bad: u64 = stats.bad.iter().map(|c| c.load(Relaxed)).sum();
     assert_eq!(bad, 2);
     // a message from our own address (multicast looped by a switch)
@@ -301,20 +302,20 @@ fn garbage_own_messages_and_foreign_syncids_are_counted_and_dropped() {
         assert!(w.push(&c));
     }
     let msg = w.finish().to_vec();
-    receive(&cfg(0), &b, &stats, &msg, Some(cfg(0).source));
+    receive(&cfg(0), &b, None, &stats, &msg, Some(cfg(0).source));
     assert_eq!(count(&stats, SyncThreadCount::OwnIgnored), 1);
-    receive(&cfg(3), &b, &stats, &msg, peer);
+    receive(&cfg(3), &b, None, &stats, &msg, peer);
     assert_eq!(count(&stats, SyncThreadCount::SyncidMismatch), 1);
     // accepted with syncid 0 (any) or 9: the worker's queue holds 4
-    receive(&cfg(9), &b, &stats, &msg, peer);
+    receive(&cfg(9), &b, None, &stats, &msg, peer);
     assert_eq!(count(&stats, SyncThreadCount::ConnsReceived), 4);
     assert_eq!(count(&stats, SyncThreadCount::WorkerQueueFull), 2);
     // a message without entries is a director saying it started
     let mut hbuf = vec![0u8; 64];
     let hello = MessageWriter::new(&mut hbuf, 0).finish().to_vec();
-    assert!(receive(&cfg(0), &b, &stats, &hello, peer));
+    assert!(receive(&cfg(0), &b, None, &stats, &hello, peer));
     assert_eq!(count(&stats, SyncThreadCount::PeerHello), 1);
-    assert!(!receive(&cfg(0), &b, &stats, &msg, peer));
+    assert!(!receive(&cfg(0), &b, None, &stats, &msg, peer));
     let names: Vec<String> = stats.named().into_iter().map(|n| n.0).collect();
     assert!(names.iter().any(|n| n == "sync_worker_queue_full"));
     assert!(names.iter().any(|n| n.starts_with("sync_bad_")));
@@ -325,4 +326,55 @@ fn a_message_holds_what_the_mtu_allows() {
     assert_eq!(per_message(1472), (1472 - 8) / 36);
     assert_eq!(per_message(100_000), 255);
     assert_eq!(per_message(10), 1);
+}
+
+#[test]
+fn with_nic_steering_a_connection_goes_to_the_nics_owner() {
+    let (b, _pipes) = director(2, 64, &[0, 1]);
+    let stats = SyncStats::default();
+    // a redirection table unlike the software hash's split
+    let nic = ClientOwner::new(&KEY, &[1, 0, 0, 1, 1, 1, 0, 0]);
+    let mut buf = vec![0u8; 1472];
+    let mut w = MessageWriter::new(&mut buf, 0);
+    let clients: Vec<u32> = (1..=30u32).map(|i| 0xc633_0000 | i * 77).collect();
+    for &c in &clients {
+        assert!(w.push(&to_repr(&SyncConn {
+            proto: 6,
+            state: 1,
+            method: Some(Method::Dr),
+            caddr: c,
+            vaddr: u32::from_be_bytes(VIP),
+            daddr: u32::from_be_bytes(RS[0]),
+            cport: 1,
+            vport: 80,
+            dport: 80,
+            timeout_s: 900,
+            ..Default::default()
+        })));
+    }
+    let msg = w.finish().to_vec();
+    receive(
+        &cfg(0),
+        &b,
+        Some(&nic),
+        &stats,
+        &msg,
+        Some(Ipv4Addr::new(10, 0, 1, 2)),
+    );
+    let mut differs = 0;
+    for (i, wk) in b.workers.iter().enumerate() {
+        let q = &wk.sync.as_ref().unwrap().inbound;
+        while let Some(c) = q.pop() {
+            assert_eq!(
+                nic.owner(c.caddr) as usize,
+                i,
+                "the NIC's owner installs it"
+            );
+            differs += usize::from(owner_of(c.caddr, u32::MAX, 2) as usize != i);
+        }
+    }
+    assert!(
+        differs > 0,
+        "the NIC's choice is not the software hash's here"
+    );
 }

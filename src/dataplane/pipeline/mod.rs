@@ -140,6 +140,18 @@ pub fn owner_of(client: u32, mask: u32, workers: u32) -> u32 {
     (((h >> 32) * workers as u64) >> 32) as u32
 }
 
+/// The worker that owns `client`: the NIC's owner function where the ports
+/// hash on the client address (`nic`), else [`owner_of`]. The pipeline and
+/// the connection-sync receiver (which hands a received connection to its
+/// owner) both use it, so they agree.
+#[inline(always)]
+pub fn owner_with(nic: Option<&ClientOwner>, client: u32, mask: u32, workers: u32) -> u32 {
+    match nic {
+        None => owner_of(client, mask, workers),
+        Some(o) => o.owner(client & mask),
+    }
+}
+
 /// The client side of a packet: the source when it goes to a VIP, else the
 /// destination (a NAT reply from a real server). ICMP errors use the
 /// connection they quote.
@@ -208,10 +220,12 @@ impl WorkerPipeline {
     /// client's network on one worker, by software steering).
     #[inline(always)]
     fn owner(&self, client: u32) -> u32 {
-        match &self.client_owner {
-            None => owner_of(client, self.steer_mask, self.workers),
-            Some(o) => o.owner(client & self.steer_mask),
-        }
+        owner_with(
+            self.client_owner.as_deref(),
+            client,
+            self.steer_mask,
+            self.workers,
+        )
     }
 
     #[inline]
