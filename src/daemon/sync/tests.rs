@@ -336,7 +336,7 @@ fn with_nic_steering_a_connection_goes_to_the_nics_owner() {
     let nic = ClientOwner::new(&KEY, &[1, 0, 0, 1, 1, 1, 0, 0]);
     let mut buf = vec![0u8; 1472];
     let mut w = MessageWriter::new(&mut buf, 0);
-    let clients: Vec<u32> = (1..=30u32).map(|i| 0xc633_0000 | i * 77).collect();
+    let clients: Vec<u32> = (1..=30u32).map(|i| 0xc633_0000 | (i * 77)).collect();
     for &c in &clients {
         assert!(w.push(&to_repr(&SyncConn {
             proto: 6,
