@@ -535,6 +535,7 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
         f2(a.med("micro|newconn|burst|mconn"))
     );
     synproxy_section(&mut s, a);
+    sync_section(&mut s, plan, a);
     exception_section(&mut s, plan, a);
     metrics_section(&mut s, plan, a);
     let _ = writeln!(s, "## Sans-IO micro-benchmark (no EAL)\n");
@@ -654,5 +655,42 @@ fn synproxy_section(s: &mut String, a: &Agg) {
         a.med("micro|synproxy|est") / a.med("micro|synproxy|nat"),
         f2(a.med("micro|synproxy|nat")),
         a.spread_pct("micro|synproxy|est"),
+    );
+}
+
+/// Connection sync's cost on the established path: DR at the largest flow
+/// count through the sans-IO core with `[sync]` on (every packet checked,
+/// what is due queued; the queue emptied between timed bursts, as the sync
+/// thread would) beside off, in the same run.
+fn sync_section(s: &mut String, plan: &Plan, a: &Agg) {
+    let Some(&(label, _)) = plan.sizes.last() else {
+        return;
+    };
+    let (on, off) = (format!("micro|sync {label}|on"), format!("micro|sync {label}|off"));
+    if a.values(&format!("{on}|mpps")).is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "## Connection sync (`[sync]`, one worker)\n");
+    let _ = writeln!(
+        s,
+        "Sans-IO core (`dirigo-bench micro`, burst API), DR with {label} established flows: with `[sync]` the balancer \
+         checks every forwarded packet for a state change or a refresh due and queues what is (the sync thread's side, \
+         batching and the socket, is off the worker); without, the same frames in the same run. The daemon's worker \
+         path with sync off is what the tables above measure.\n"
+    );
+    let _ = writeln!(s, "| what | Mpps | ns/pkt | spread |\n|---|---|---|---|");
+    for (name, k) in [("without `[sync]`", &off), ("with `[sync]`", &on)] {
+        let _ = writeln!(
+            s,
+            "| {name} | {} | {} | {:.1}% |",
+            f2(a.med(&format!("{k}|mpps"))),
+            f0(a.med(&format!("{k}|ns"))),
+            a.spread_pct(&format!("{k}|mpps")),
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nRatio with/without: {:.2}.\n",
+        a.med(&format!("{on}|mpps")) / a.med(&format!("{off}|mpps"))
     );
 }
