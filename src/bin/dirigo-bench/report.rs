@@ -666,7 +666,10 @@ fn sync_section(s: &mut String, plan: &Plan, a: &Agg) {
     let Some(&(label, _)) = plan.sizes.last() else {
         return;
     };
-    let (on, off) = (format!("micro|sync {label}|on"), format!("micro|sync {label}|off"));
+    let (on, off) = (
+        format!("micro|sync {label}|on"),
+        format!("micro|sync {label}|off"),
+    );
     if a.values(&format!("{on}|mpps")).is_empty() {
         return;
     }
