@@ -181,31 +181,6 @@ pub const EMBRYONIC_GRACE_MS: u32 = 2000;
 /// The longest grace accepted (an embryonic connection's own timeout is 60 s).
 pub const MAX_EMBRYONIC_GRACE_MS: u32 = 60_000;
 
-/// Whether a full table may evict `c`: expired, or an embryonic TCP
-/// connection (SYN_RECV / SYN_SENT / SYNACK) that saw no packet for `grace`
-/// ms ([`EMBRYONIC_GRACE_MS`] by default). Never an ESTABLISHED one.
-#[inline]
-fn evictable(c: &Conn, now: u32, grace: u32) -> bool {
-    use crate::lb::state::{TcpState, TimeoutTable};
-    if tick_reached(now, c.expires) {
-        return true;
-    }
-    if c.proto != crate::net::meta::PROTO_TCP {
-        return false;
-    }
-    let s = TcpState::from_u8(c.state);
-    if !s.is_embryonic() {
-        return false;
-    }
-    // embryonic timeouts are IPVS's fixed ones, so the last packet's time
-    // is the expiry minus that timeout
-    let timeout = TimeoutTable::DEFAULT_TCP_S
-        .get(s as usize)
-        .map_or(0, |t| t.saturating_mul(1000));
-    let last_seen = c.expires.wrapping_sub(timeout);
-    tick_reached(now, last_seen.wrapping_add(grace))
-}
-
 const SLOTS: usize = 8;
 const EMPTY: u32 = u32::MAX;
 const REPLY: u32 = 1 << 31;
@@ -511,73 +486,6 @@ impl ConnTable {
         None
     }
 
-    /// A record to evict when no record is free: the first expired or
-    /// embryonic one at most [`EVICT_SCAN`] records after the eviction
-    /// cursor, which moves on (so repeated full inserts walk the whole
-    /// table). Sequential, so it costs a few cache lines, not one random
-    /// miss per candidate.
-    fn scan_victim(&mut self, now: u32) -> Option<u32> {
-        let n = self.recs.len() as u32;
-        for _ in 0..EVICT_SCAN.min(n) {
-            let idx = self.evict_cursor;
-            self.evict_cursor = if idx + 1 >= n { 0 } else { idx + 1 };
-            if self.get(idx).is_some_and(|c| evictable(c, now, self.grace)) {
-                self.prefetch_unlink(self.evict_cursor);
-                return Some(idx);
-            }
-        }
-        None
-    }
-
-    /// Prefetch the index buckets of record `idx` (the next eviction
-    /// candidate), so that unlinking it on the next full insert does not
-    /// wait for a random index line.
-    #[inline]
-    fn prefetch_unlink(&self, idx: u32) {
-        if let Some(c) = self.get(idx) {
-            for b in self.pair(self.hash(&c.in_key())) {
-                if let Some(k) = self.buckets.get(b as usize) {
-                    mem::prefetch(k);
-                }
-            }
-        }
-    }
-
-    fn victim(&self, hashes: &[u32], now: u32) -> Option<u32> {
-        let mut best: Option<(u32, u32, bool)> = None; // (idx, expires, expired)
-        for &h in hashes {
-            for b in self.pair(h) {
-                let Some(bucket) = self.buckets.get(b as usize) else {
-                    continue;
-                };
-                for &r in &bucket.idx {
-                    if r == EMPTY {
-                        continue;
-                    }
-                    let idx = r & !REPLY;
-                    let Some(c) = self.recs.get(idx as usize) else {
-                        continue;
-                    };
-                    if !evictable(c, now, self.grace) {
-                        continue;
-                    }
-                    let expired = tick_reached(now, c.expires);
-                    let better = match best {
-                        None => true,
-                        Some((_, e, x)) => {
-                            (expired && !x)
-                                || (expired == x && (c.expires.wrapping_sub(e) as i32) < 0)
-                        }
-                    };
-                    if better {
-                        best = Some((idx, c.expires, expired));
-                    }
-                }
-            }
-        }
-        best.map(|b| b.0)
-    }
-
     /// Insert `conn` (its `flags` get [`F_USED`]). NAT connections are also
     /// indexed by their reply tuple. `now` is the ms tick (for eviction).
     /// At most one connection is evicted; it is reported even when the
@@ -634,22 +542,6 @@ impl ConnTable {
         Ok(idx)
     }
 
-    /// Both buckets of `hash` full even after displacement: evict an
-    /// evictable entry from them (at most one eviction per insert).
-    fn evict_for(
-        &mut self,
-        hash: u32,
-        now: u32,
-        evicted: &mut Option<Conn>,
-    ) -> Result<(u32, usize), InsertError> {
-        if evicted.is_some() {
-            return Err(InsertError::Full);
-        }
-        let v = self.victim(&[hash], now).ok_or(InsertError::Full)?;
-        *evicted = self.remove(v);
-        self.free_slot(hash).ok_or(InsertError::Full)
-    }
-
     fn unlink(&mut self, hash: u32, r: u32) {
         for b in self.pair(hash) {
             if let Some(bucket) = self.buckets.get_mut(b as usize) {
@@ -702,6 +594,8 @@ impl ConnTable {
         self.recs.iter().filter(|c| c.flags & F_USED != 0)
     }
 }
+
+mod evict;
 
 #[cfg(test)]
 mod tests;

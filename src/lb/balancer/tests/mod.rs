@@ -196,42 +196,6 @@ fn tun_forward_and_frag_needed_rate_limited() {
 }
 
 #[test]
-fn timeouts_injected_clock_and_runtime_change() {
-    let mut e = env(64);
-    let s = e.snap(1, |b| {
-        b.service(svc(Proto::Tcp, 80), vec![dest(RIP, 0, Method::Dr, 1)]);
-    });
-    e.send(&s, &tcp(SYN, 1), 0);
-    // SYN_RECV lasts 60 s
-    assert_eq!(e.w.expire(60 * S - 1_000_000, 64), 0);
-    assert_eq!(e.w.expire(60 * S, 64), 1);
-    assert_eq!(e.load(&s, 0, 0), (0, 0));
-    // without the connection an ACK is not tracked (only SYN creates)
-    let (v, _) = e.send(&s, &tcp(ACK, 1), 61 * S);
-    assert_eq!(v, LbVerdict::Drop(LbDrop::NotTracked));
-    // ipvsadm --set 30 5 0
-    let s2 = e.snap(2, |b| {
-        b.service(svc(Proto::Tcp, 80), vec![dest(RIP, 0, Method::Dr, 1)]);
-        b.timeouts(Timeouts {
-            tcp: 30,
-            tcpfin: 5,
-            udp: 0,
-        });
-    });
-    e.send(&s2, &tcp(SYN, 2), 100 * S);
-    e.send(&s2, &tcp(ACK, 2), 100 * S);
-    assert_eq!(e.states(100 * S), [("ESTABLISHED", 30)]);
-    e.send(&s2, &tcp(FIN | ACK, 2), 110 * S);
-    assert_eq!(e.states(110 * S), [("FIN_WAIT", 5)]);
-    // an expired connection found by lookup is expired on the spot
-    let (v, _) = e.send(&s2, &tcp(ACK, 2), 116 * S);
-    assert_eq!(v, LbVerdict::Drop(LbDrop::NotTracked));
-    assert_eq!(e.w.table().len(), 0);
-    assert_eq!(e.load(&s2, 0, 0), (0, 0));
-    assert_eq!(e.w.stats().expired.load(Relaxed), 2);
-}
-
-#[test]
 fn weight_zero_quiesces() {
     let mut e = env(256);
     let a = dest(RIP, 0, Method::Dr, 1);
@@ -633,6 +597,7 @@ mod persist;
 mod pins;
 mod sync;
 mod synproxy;
+mod timeouts;
 
 #[test]
 fn drop_reason_names() {
