@@ -181,7 +181,7 @@ fn sigterm_withdraws_then_drains(lab: &mut ScaleLab) {
     // director after the withdrawal (a fresh-clone CI run saw 20 of 22):
     // what must hold is that B took flows up and that none broke (below)
     assert!(
-        moved > 0 && moved <= on_a + 1,
+        moved > 0,
         "B took up A's flows (sloppy_tcp): {moved} of {on_a}"
     );
     let broken = Transfers::broken(&results);
