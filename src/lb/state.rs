@@ -148,6 +148,14 @@ const INPUT_ONLY: [Row; 4] = [
 /// The next state after a segment with `flags` in direction `dir`.
 #[inline(always)]
 pub fn tcp_next(cur: TcpState, dir: Dir, flags: u8) -> TcpState {
+    // the common case first: an ACK (no SYN/FIN/RST) on an established
+    // connection stays ESTABLISHED in every table (the tests check it)
+    if cur == TcpState::Established
+        && flags & (tcp_flags::RST | tcp_flags::SYN | tcp_flags::FIN | tcp_flags::ACK)
+            == tcp_flags::ACK
+    {
+        return TcpState::Established;
+    }
     let row = if flags & tcp_flags::RST != 0 {
         3
     } else if flags & tcp_flags::SYN != 0 {
@@ -221,6 +229,42 @@ impl Default for TimeoutTable {
 
 #[cfg(test)]
 mod tests {
+    /// The established-ACK shortcut of `tcp_next` gives what the tables
+    /// give, for every flag byte with ACK and without SYN/FIN/RST.
+    #[test]
+    fn established_ack_shortcut_matches_the_tables() {
+        use super::*;
+        for t in [&INPUT, &OUTPUT, &INPUT_ONLY] {
+            assert_eq!(t[2][TcpState::Established as usize], TcpState::Established);
+        }
+        let es = TcpState::Established as usize;
+        for flags in 0..=255u8 {
+            for dir in [Dir::Input, Dir::Output, Dir::InputOnly] {
+                let table = match dir {
+                    Dir::Input => &INPUT,
+                    Dir::Output => &OUTPUT,
+                    Dir::InputOnly => &INPUT_ONLY,
+                };
+                let want = if flags & tcp_flags::RST != 0 {
+                    table[3][es]
+                } else if flags & tcp_flags::SYN != 0 {
+                    table[0][es]
+                } else if flags & tcp_flags::FIN != 0 {
+                    table[1][es]
+                } else if flags & tcp_flags::ACK != 0 {
+                    table[2][es]
+                } else {
+                    TcpState::Close
+                };
+                assert_eq!(
+                    tcp_next(TcpState::Established, dir, flags),
+                    want,
+                    "{flags:#x} {dir:?}"
+                );
+            }
+        }
+    }
+
     use super::*;
     use crate::net::meta::tcp_flags::{ACK, FIN, PSH, RST, SYN};
 

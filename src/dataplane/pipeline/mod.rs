@@ -13,7 +13,7 @@ use crate::dataplane::shared::{Event, Shared};
 use crate::dataplane::stats::{Count, Counters};
 use crate::dataplane::worker::MAX_PORTS;
 use crate::dataplane::{Pipeline, Verdict};
-use crate::lb::balancer::{Balancer, LbVerdict, Prepared};
+use crate::lb::balancer::{Balancer, LbVerdict, Prepared, TOUCH_LAG};
 use crate::lb::snapshot::Snapshot;
 use crate::net::arp::{arp_input, ArpAction, ArpIgnore};
 use crate::net::buf::{PacketBuf, BURST};
@@ -424,6 +424,16 @@ impl WorkerPipeline {
             prep[i] = self.lb.prepare(m);
             sel[k] = i as u8;
             k += 1;
+            // the record of the packet TOUCH_LAG places back: its bucket
+            // has had the classification of those packets to arrive, and
+            // its record now has the rest of the burst to
+            if let Some(p) = k
+                .checked_sub(TOUCH_LAG + 1)
+                .and_then(|j| sel.get(j))
+                .and_then(|&j| prep.get(j as usize))
+            {
+                self.lb.touch_prepared(p);
+            }
         }
         if k == 0 {
             return;
@@ -440,6 +450,7 @@ impl WorkerPipeline {
             &metas[..n],
             &prep[..n],
             &sel[..k],
+            k.saturating_sub(TOUCH_LAG),
             now_ns,
             &mut lbv[..n],
         );

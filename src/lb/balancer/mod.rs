@@ -85,13 +85,19 @@ mod synproxy;
 
 use crate::net::buf::BURST;
 
-/// A packet's lookup key and its hash in this worker's table (from
-/// [`Balancer::prepare`]).
+/// A packet's lookup hash in this worker's table (from
+/// [`Balancer::prepare`]). The key itself is read again from the packet's
+/// meta ([`lookup_key`]) when the packet is processed: storing a copy here
+/// cost more stores and loads than recomputing it (callgrind).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Prepared {
-    key: FlowKey,
     hash: u32,
 }
+
+/// How many packets behind the bucket prefetch ([`Balancer::prepare`])
+/// the record prefetch ([`Balancer::touch_prepared`]) follows, and the
+/// record prefetch the processing: enough for a DRAM miss to arrive.
+pub const TOUCH_LAG: usize = 8;
 
 /// The per-lcore load-balancing state machine (see the module docs).
 pub struct Balancer {
@@ -267,18 +273,29 @@ impl Balancer {
     /// the connection table prefetched (see [`crate::lb::conn`]).
     #[inline]
     pub fn prepare(&self, meta: &PacketMeta) -> Prepared {
-        let key = lookup_key(meta);
-        let hash = self.table.hash(&key);
+        let hash = self.table.hash(&lookup_key(meta));
         self.table.touch(hash);
-        Prepared { key, hash }
+        Prepared { hash }
+    }
+
+    /// Second stage of the burst path for a prepared packet: once its
+    /// primary bucket has had time to arrive (the caller prepares
+    /// [`TOUCH_LAG`] packets ahead of this call), prefetch its record (see
+    /// [`ConnTable::touch_records`]).
+    #[inline]
+    pub fn touch_prepared(&self, p: &Prepared) {
+        self.table.touch_records(p.hash);
     }
 
     /// Process the packets at positions `sel` of a burst whose packets
     /// went through [`Self::prepare`] (`prepared[i]` for `metas[i]` and
     /// `bufs[i]`); the others are left alone (the pipeline answered them).
-    /// The records of the packet `LAG` places ahead are prefetched while
-    /// one is handled, so that the misses overlap. `out[i]` gets the
-    /// verdict of `bufs[i]`; positions out of range are skipped.
+    /// The first `touched` packets of `sel` have had their records
+    /// prefetched already ([`Self::touch_prepared`], while the burst was
+    /// being prepared); the records of the others are prefetched here,
+    /// [`TOUCH_LAG`] packets ahead of the one being handled, so that the
+    /// misses overlap. `out[i]` gets the verdict of `bufs[i]`; positions
+    /// out of range are skipped.
     #[allow(clippy::too_many_arguments)]
     pub fn process_prepared<B: PacketBuf>(
         &mut self,
@@ -288,27 +305,36 @@ impl Balancer {
         metas: &[PacketMeta],
         prepared: &[Prepared],
         sel: &[u8],
+        touched: usize,
         now: u64,
         out: &mut [LbVerdict],
     ) {
-        const LAG: usize = 8;
+        const LAG: usize = TOUCH_LAG;
         self.see_epoch(snap);
         let n = sel.len();
-        for k in 0..n + LAG {
+        // the records not yet prefetched among the first LAG packets, then
+        // each one LAG packets ahead of the packet handled
+        for k in touched..n.min(LAG) {
             if let Some(p) = sel.get(k).and_then(|&i| prepared.get(i as usize)) {
                 self.table.touch_records(p.hash);
             }
-            let Some(j) = k.checked_sub(LAG).and_then(|j| sel.get(j)) else {
-                continue;
-            };
-            let j = *j as usize;
+        }
+        for (x, &j) in sel.iter().enumerate() {
+            let k = x + LAG;
+            if k >= touched {
+                if let Some(p) = sel.get(k).and_then(|&i| prepared.get(i as usize)) {
+                    self.table.touch_records(p.hash);
+                }
+            }
+            let j = j as usize;
             if let (Some(buf), Some(meta), Some(p), Some(o)) = (
                 bufs.get_mut(j),
                 metas.get(j),
                 prepared.get(j),
                 out.get_mut(j),
             ) {
-                *o = self.process_hashed(snap, egress, buf, meta, now, &p.key, p.hash);
+                let key = lookup_key(meta);
+                *o = self.process_hashed(snap, egress, buf, meta, now, &key, p.hash);
             }
         }
     }
@@ -331,10 +357,14 @@ impl Balancer {
             let end = (start + BURST).min(n);
             let mut prep = [Prepared::default(); BURST];
             let mut sel = [0u8; BURST];
-            for i in start..end {
-                prep[i - start] = self.prepare(&metas[i]);
-                sel[i - start] = (i - start) as u8;
+            for (k, m) in metas[start..end].iter().enumerate() {
+                prep[k] = self.prepare(m);
+                sel[k] = k as u8;
+                if let Some(p) = k.checked_sub(TOUCH_LAG).map(|j| prep[j]) {
+                    self.touch_prepared(&p);
+                }
             }
+            let touched = (end - start).saturating_sub(TOUCH_LAG);
             self.process_prepared(
                 snap,
                 egress,
@@ -342,6 +372,7 @@ impl Balancer {
                 &metas[start..end],
                 &prep[..end - start],
                 &sel[..end - start],
+                touched,
                 now,
                 &mut out[start..end],
             );
@@ -396,14 +427,13 @@ impl Balancer {
             };
         }
         if let Some(h) = hit {
-            let (expired, reuse, pending) = match self.table.get(h.idx) {
-                Some(c) => (
-                    tick_reached(now, c.expires),
-                    !h.reply && is_new_syn(meta) && reusable(c),
-                    c.flags & F_SP_PENDING != 0,
-                ),
-                None => (true, false, false),
+            // the record is read once here and handed to `forward`
+            let Some(c) = self.table.get(h.idx).copied() else {
+                return self.drop(LbDrop::Malformed); // not reached: a hit is in use
             };
+            let expired = tick_reached(now, c.expires);
+            let reuse = !h.reply && is_new_syn(meta) && reusable(&c);
+            let pending = c.flags & F_SP_PENDING != 0;
             if pending {
                 if !expired {
                     return self
@@ -419,7 +449,7 @@ impl Balancer {
                     return LbVerdict::NotForUs;
                 }
             } else {
-                return self.forward(snap, egress, buf, meta, now, now_ns, h.idx, h.reply);
+                return self.forward_conn(snap, egress, buf, meta, now, now_ns, h.idx, c, h.reply);
             }
         }
         let Some((_, svc)) = snap.service(key.proto, key.dst, key.dport) else {
@@ -549,6 +579,25 @@ impl Balancer {
         let Some(c) = self.table.get(idx).copied() else {
             return self.drop(LbDrop::Malformed);
         };
+        self.forward_conn(snap, egress, buf, meta, now, now_ns, idx, c, reply)
+    }
+
+    /// [`Self::forward`] for connection `idx` whose record `c` the caller
+    /// has just read.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn forward_conn<B: PacketBuf>(
+        &mut self,
+        snap: &Snapshot,
+        egress: &impl Egress,
+        buf: &mut B,
+        meta: &PacketMeta,
+        now: u32,
+        now_ns: u64,
+        idx: u32,
+        c: Conn,
+        reply: bool,
+    ) -> LbVerdict {
         if snap.expire_nodest_conn && snap.dest_by_slot(c.dest).is_none() {
             self.expire_idx(idx, now_ns);
             return self.drop(LbDrop::DestRemoved);
@@ -583,11 +632,7 @@ impl Balancer {
             (c.state.saturating_add(1), snap.timeouts.udp_ms)
         };
         let expires = now.wrapping_add(timeout);
-        if let Some(m) = self.table.get_mut(idx) {
-            m.state = state;
-            m.flags = flags;
-            m.expires = expires;
-        }
+        self.table.set_hot(idx, state, flags, expires);
         if let Some(out) = &self.sync {
             if sync::due(&out.policy, &c, state, expires) {
                 self.sync_push(sync::to_sync(&Conn { flags, ..c }, state, timeout));

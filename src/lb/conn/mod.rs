@@ -427,6 +427,17 @@ impl ConnTable {
             .filter(|c| c.flags & F_USED != 0)
     }
 
+    /// Store what a forwarded packet changes in record `idx` (in use): its
+    /// state, flags and expiry, in one bounds-checked write.
+    #[inline(always)]
+    pub fn set_hot(&mut self, idx: u32, state: u8, flags: u8, expires: u32) {
+        if let Some(m) = self.recs.get_mut(idx as usize) {
+            m.state = state;
+            m.flags = flags;
+            m.expires = expires;
+        }
+    }
+
     /// The two candidate buckets of a hash (distinct).
     #[inline]
     fn pair(&self, hash: u32) -> [u32; 2] {
