@@ -226,6 +226,7 @@ macro_rules! accessors {
 pub mod arp;
 pub mod ethernet;
 pub mod icmp;
+pub mod icmpv6;
 pub mod ipv4;
 pub mod ipv6;
 pub mod ipv6ext;
