@@ -232,6 +232,7 @@ pub mod ipv6;
 pub mod ipv6ext;
 pub mod ipvs_sync;
 mod l4;
+pub mod ndp;
 pub mod tcp;
 pub mod tcpopt;
 pub mod udp;
