@@ -103,7 +103,8 @@ impl<T: AsRef<[u8]>> Packet<T> {
     pub fn flow_label(&self) -> u32 {
         self.ver_tc_flow() & 0x000f_ffff
     }
-    /// Header and payload: 40 + payload length (clamped to the buffer).
+    /// Header and payload: 40 + payload length (at most the buffer's
+    /// length in a checked view).
     pub fn total_len(&self) -> usize {
         HEADER_LEN + self.payload_len() as usize
     }
