@@ -384,3 +384,59 @@ proptest::proptest! {
         let _ = (Solicit::parse(&ip, &b), Advert::parse(&ip, &b));
     }
 }
+
+#[test]
+fn fuzz_seeds_parse_as_meant() {
+    use crate::net::wire::ipv6ext::ExtError;
+    let seed = |b: &'static [u8]| {
+        let ip = ipv6::Packet::new_checked(b).unwrap();
+        let ul = ip.upper_layer();
+        (ip, ul)
+    };
+    let msg = |b: &'static [u8]| {
+        let (ip, ul) = seed(b);
+        let ul = ul.unwrap();
+        assert_eq!(ul.protocol, ICMPV6);
+        (ip, &b[ipv6::HEADER_LEN + ul.offset..ip.total_len()])
+    };
+    let vip = 0x2001_0db8_0000_0000_0000_0000_0000_0064;
+    let (ip, m) = msg(include_bytes!("../../../../fuzz/corpus/ipv6_wire/ns"));
+    let ns = Solicit::parse(&ip, m).unwrap();
+    assert_eq!((ns.target, ns.dst), (vip, solicited_node(vip)));
+    assert!(ns.source_mac.is_some());
+    let (ip, m) = msg(include_bytes!("../../../../fuzz/corpus/ipv6_wire/ns_dad"));
+    assert_eq!(Solicit::parse(&ip, m).unwrap().src, ipv6::UNSPECIFIED);
+    let (ip, m) = msg(include_bytes!(
+        "../../../../fuzz/corpus/ipv6_wire/ns_unicast"
+    ));
+    assert_eq!(Solicit::parse(&ip, m).unwrap().dst, vip);
+    let (ip, m) = msg(include_bytes!("../../../../fuzz/corpus/ipv6_wire/na"));
+    let na = Advert::parse(&ip, m).unwrap();
+    assert!(na.solicited && na.override_flag && na.target_mac.is_some());
+    for (b, t) in [
+        (
+            &include_bytes!("../../../../fuzz/corpus/ipv6_wire/echo")[..],
+            128,
+        ),
+        (
+            include_bytes!("../../../../fuzz/corpus/ipv6_wire/too_big"),
+            2,
+        ),
+        (
+            include_bytes!("../../../../fuzz/corpus/ipv6_wire/ext_chain"),
+            128,
+        ),
+    ] {
+        let ip = ipv6::Packet::new_checked(b).unwrap();
+        let ul = ip.upper_layer().unwrap();
+        let p = icmpv6::Packet::new_checked(&ip.payload()[ul.offset..]).unwrap();
+        assert_eq!(p.msg_type(), t);
+        assert!(p.verify_checksum(ip.src(), ip.dst()));
+    }
+    let (_, ul) = seed(include_bytes!(
+        "../../../../fuzz/corpus/ipv6_wire/ext_chain"
+    ));
+    assert_eq!(ul.unwrap().offset, 56);
+    let (_, ul) = seed(include_bytes!("../../../../fuzz/corpus/ipv6_wire/fragment"));
+    assert_eq!(ul, Err(ExtError::Fragment { at: 0 }));
+}
