@@ -440,3 +440,40 @@ fn fuzz_seeds_parse_as_meant() {
     let (_, ul) = seed(include_bytes!("../../../../fuzz/corpus/ipv6_wire/fragment"));
     assert_eq!(ul, Err(ExtError::Fragment { at: 0 }));
 }
+
+proptest::proptest! {
+    /// Any NS dirigo could be asked (unicast or DAD, with or without a
+    /// source link-layer option) parses back from its emitted bytes, and
+    /// the NA answering it validates as what `answer` built.
+    #[test]
+    fn answers_validate(
+        src in proptest::prelude::any::<u128>(),
+        target in proptest::prelude::any::<u128>(),
+        mac in proptest::prelude::any::<[u8; 6]>(),
+        dad in proptest::prelude::any::<bool>(),
+        with_mac in proptest::prelude::any::<bool>(),
+        unicast in proptest::prelude::any::<bool>(),
+        router in proptest::prelude::any::<bool>(),
+        o in proptest::prelude::any::<bool>(),
+    ) {
+        let src = if dad { ipv6::UNSPECIFIED } else { src & !(0xff << 120) };
+        let target = target & !(0xff << 120);
+        let s = Solicit {
+            src,
+            dst: if unicast && !dad { target } else { solicited_node(target) },
+            target,
+            source_mac: if with_mac && !dad { Some(mac) } else { None },
+        };
+        let mut b = [0u8; 72];
+        let n = s.emit(&mut b).unwrap();
+        proptest::prop_assert_eq!(n, 40 + s.message_len());
+        let (ip, m) = message(&b[..n]);
+        proptest::prop_assert_eq!(Solicit::parse(&ip, m), Ok(s));
+        let a = Advert::answer(&s, OUR_MAC, router, o);
+        proptest::prop_assert_eq!(a.solicited, !dad);
+        let n = a.emit(&mut b).unwrap();
+        let (ip, m) = message(&b[..n]);
+        proptest::prop_assert_eq!(Advert::parse(&ip, m), Ok(a));
+        proptest::prop_assert_eq!(ip.dst(), if dad { ALL_NODES } else { src });
+    }
+}
