@@ -278,6 +278,47 @@ SYNC = {
         "!BBHHH4s4s4sHH", 0, 6, 40000, 80, 80, ip4(C), ip4(VIP), ip4("172.16.0.11"), 3, 1),
 }
 
+# IPv6 packets for `ipv6_wire` (no Ethernet header): the client
+# 2001:db8::2 and a VIP 2001:db8::64 on port 0's link.
+def ip6(s):
+    head, _, tail = s.partition("::")
+    h = [int(x, 16) for x in head.split(":") if x]
+    t = [int(x, 16) for x in tail.split(":") if x]
+    return struct.pack("!8H", *(h + [0] * (8 - len(h) - len(t)) + t))
+
+
+def ipv6(src, dst, nh, payload, hop=64):
+    return struct.pack("!IHBB", 0x60000000, len(payload), nh, hop) + ip6(src) + ip6(dst) + payload
+
+
+def icmp6(src, dst, typ, code, rest, data, hop=64, exts=b"", first=58):
+    m = struct.pack("!BBH", typ, code, 0) + rest + data
+    ph = ip6(src) + ip6(dst) + struct.pack("!IxxxB", len(m), 58)
+    m = m[:2] + struct.pack("!H", csum(ph + m)) + m[4:]
+    return ipv6(src, dst, first, exts + m, hop)
+
+
+C6, VIP6, SNMC6 = "2001:db8::2", "2001:db8::64", "ff02::1:ff00:64"
+LL_SRC = bytes([1, 1]) + CLIENT_MAC
+LL_TGT = bytes([2, 1]) + OUR_MAC
+IPV6 = {
+    "ns": icmp6(C6, SNMC6, 135, 0, bytes(4), ip6(VIP6) + LL_SRC, hop=255),
+    "ns_dad": icmp6("::", SNMC6, 135, 0, bytes(4), ip6(VIP6), hop=255),
+    "ns_unicast": icmp6(C6, VIP6, 135, 0, bytes(4), ip6(VIP6), hop=255),
+    "na": icmp6(VIP6, C6, 136, 0, bytes([0x60, 0, 0, 0]), ip6(VIP6) + LL_TGT, hop=255),
+    "echo": icmp6(C6, VIP6, 128, 0, struct.pack("!HH", 0x1234, 1), b"abcdefgh"),
+    "too_big": icmp6("2001:db8::1", C6, 2, 0, struct.pack("!I", 1280),
+                     ipv6(C6, VIP6, 17, struct.pack("!HHHH", 5353, 53, 8, 0))),
+    # Hop-by-Hop (PadN) -> Destination Options -> Routing -> AH -> ICMPv6
+    "ext_chain": icmp6(C6, VIP6, 128, 0, struct.pack("!HH", 7, 7), b"", first=0, exts=(
+        bytes([60, 0, 1, 4, 0, 0, 0, 0]) + bytes([43, 1, 1, 12]) + bytes(12)
+        + bytes([51, 0, 0, 0, 0, 0, 0, 0]) + bytes([58, 4, 0, 0, 0, 0, 0x10, 1, 0, 0, 0, 1])
+        + bytes(12))),
+    "fragment": ipv6(C6, VIP6, 44, bytes([17, 0, 0, 1, 0, 0, 0, 9])
+                     + struct.pack("!HHHH", 5353, 53, 16, 0) + bytes(8)),
+}
+
+
 def write(target, name, data):
     d = os.path.join(CORPUS, target)
     os.makedirs(d, exist_ok=True)
@@ -313,6 +354,8 @@ def main():
         write("pipeline", n, p)
     for n, m in SYNC.items():
         write("ipvs_sync", n, m)
+    for n, p in IPV6.items():
+        write("ipv6_wire", n, p)
     for i, r in enumerate(REQUESTS):
         write("ctl_proto", "line%02d" % i, r.encode())
     for i, a in enumerate(ADM):

@@ -22,7 +22,7 @@ for d in "$HOME/.cargo/bin" /usr/local/cargo/bin; do
 done
 export PATH
 
-ALL=(classify pipeline ctl_proto config adm_args keepalived ipvs_sync)
+ALL=(classify pipeline ctl_proto config adm_args keepalived ipvs_sync ipv6_wire)
 secs=300
 build_only=0
 if [ "${1:-}" = --build ]; then

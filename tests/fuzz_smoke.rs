@@ -103,3 +103,8 @@ fn fuzz_keepalived() {
 fn fuzz_ipvs_sync() {
     smoke("ipvs_sync");
 }
+
+#[test]
+fn fuzz_ipv6_wire() {
+    smoke("ipv6_wire");
+}

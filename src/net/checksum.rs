@@ -47,6 +47,26 @@ pub fn pseudo_header_sum(src: u32, dst: u32, proto: u8, l4_len: u16) -> u32 {
     (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + proto as u32 + l4_len as u32
 }
 
+/// Sum of the eight 16-bit words of an IPv6 address (host-order `u128`),
+/// not yet folded (at most 8 * 0xffff).
+#[inline]
+pub fn sum128(a: u128) -> u32 {
+    let (hi, lo) = ((a >> 64) as u64, a as u64);
+    let w =
+        |x: u64| ((x >> 48) + ((x >> 32) & 0xffff) + ((x >> 16) & 0xffff) + (x & 0xffff)) as u32;
+    w(hi) + w(lo)
+}
+
+/// Sum of the IPv6 pseudo header of an upper-layer checksum (RFC 8200
+/// §8.1): source, destination (the final one when a Routing header is
+/// present), the upper-layer packet length as 32 bits, three zero bytes and
+/// the upper-layer protocol number (not the first Next Header when
+/// extension headers come between).
+#[inline]
+pub fn pseudo_header_sum_v6(src: u128, dst: u128, next_header: u8, upper_len: u32) -> u32 {
+    sum128(src) + sum128(dst) + (upper_len >> 16) + (upper_len & 0xffff) + next_header as u32
+}
+
 /// RFC 1624 eqn. 3: new checksum when one 16-bit word changes from `old`
 /// to `new`. `check` is the checksum as stored in the header.
 #[inline]
@@ -61,6 +81,14 @@ pub fn update16(check: u16, old: u16, new: u16) -> u16 {
 pub fn update32(check: u16, old: u32, new: u32) -> u16 {
     let s =
         (!check as u32) + (!(old >> 16) & 0xffff) + (!old & 0xffff) + (new >> 16) + (new & 0xffff);
+    !fold(s)
+}
+
+/// RFC 1624 for a 128-bit field (an IPv6 address) changing from `old` to
+/// `new`.
+#[inline]
+pub fn update128(check: u16, old: u128, new: u128) -> u16 {
+    let s = (!check as u32) + sum128(!old) + sum128(new);
     !fold(s)
 }
 
@@ -121,7 +149,38 @@ mod tests {
         assert_eq!(inc2, checksum(&h));
     }
 
+    #[test]
+    fn ipv6_pseudo_header_is_the_sum_of_its_bytes() {
+        let src = 0x2001_0db8_0000_0000_0000_0000_0000_0001u128;
+        let dst = 0xfe80_0000_0000_0000_ffff_eeee_dddd_ccccu128;
+        let mut ph = [0u8; 40];
+        ph[..16].copy_from_slice(&src.to_be_bytes());
+        ph[16..32].copy_from_slice(&dst.to_be_bytes());
+        ph[32..36].copy_from_slice(&0x0001_0010u32.to_be_bytes());
+        ph[39] = 58;
+        assert_eq!(
+            fold(pseudo_header_sum_v6(src, dst, 58, 0x0001_0010)),
+            fold(sum(&ph, 0))
+        );
+        assert_eq!(sum128(u128::MAX), 8 * 0xffff);
+        assert_eq!(sum128(0x0001_0002_0003_0004_0005_0006_0007_0008), 36);
+    }
+
     proptest::proptest! {
+        #[test]
+        fn incremental_128_matches(mut data in proptest::collection::vec(proptest::prelude::any::<u8>(), 16..64),
+                                   new in proptest::prelude::any::<u128>()) {
+            let len = data.len() & !1;
+            data.truncate(len);
+            let c = checksum(&data);
+            let mut old = [0u8; 16];
+            old.copy_from_slice(&data[..16]);
+            data[..16].copy_from_slice(&new.to_be_bytes());
+            let full = checksum(&data);
+            let inc = update128(c, u128::from_be_bytes(old), new);
+            proptest::prop_assert!(inc == full || (inc == 0xffff && full == 0) || (inc == 0 && full == 0xffff));
+        }
+
         #[test]
         fn incremental_always_matches(mut data in proptest::collection::vec(proptest::prelude::any::<u8>(), 8..64),
                                       idx in 0usize..3, new in proptest::prelude::any::<u32>()) {

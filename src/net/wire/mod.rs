@@ -7,7 +7,12 @@
 //! built itself. Setters exist only where `T: AsMut<[u8]>`. Byte ranges live in
 //! each module's `field` module, and only here: code outside `wire` reads and
 //! writes headers through the views. Multi-byte integers are returned in host
-//! order; IPv4 addresses are host-order `u32` like [`crate::net::meta`].
+//! order; IPv4 addresses are host-order `u32` like [`crate::net::meta`], and
+//! IPv6 addresses host-order `u128` for the same reasons: one load and a byte
+//! swap to read, compared and hashed as plain integers on the per-packet path,
+//! prefixes tested with a mask and a shift, the checksum words taken with
+//! shifts, and `std::net::Ipv6Addr::from(u128)` / `u128::from(Ipv6Addr)` free
+//! at the edges (config, logs).
 //!
 //! Rewriting a forwarded packet keeps its checksums right incrementally
 //! (RFC 1624): `ipv4::Packet::set_{ttl,src,dst}_update_checksum`,
@@ -15,6 +20,13 @@
 //! account for the pseudo-header address NAT changed),
 //! `icmp::Packet::set_type_code_update_checksum`. Headers dirigo builds
 //! itself come from `ipv4::Repr::emit` and the views' setters.
+//!
+//! IPv6 (`ipv6`, `ipv6ext`, `icmpv6`, `ndp`) follows the same rules. The
+//! fixed header and its extension headers are apart: `ipv6ext::walk` finds
+//! the upper layer in a bounded number of steps (or says why not, a
+//! fragment among the reasons), and the upper layers' checksums take the
+//! IPv6 pseudo header from `checksum::pseudo_header_sum_v6`. `ndp::Solicit`
+//! and `ndp::Advert` validate and emit whole Neighbour Discovery packets.
 //!
 //! The views share their plumbing: `view!` declares the struct and its
 //! constructors, `accessors!` the plain getter/setter pairs of a field table,
@@ -25,7 +37,7 @@
 pub enum WireError {
     /// The buffer is shorter than the header (or than a length it states).
     Truncated,
-    /// IPv4 version field is not 4.
+    /// The IP version field is not the view's (4 for `ipv4`, 6 for `ipv6`).
     BadVersion,
     /// A header-length field is below the minimum (IHL < 5, TCP offset < 5).
     BadHeaderLen,
@@ -66,7 +78,7 @@ macro_rules! be_field {
         }
     )*};
 }
-be_field!(u8, u16, u32);
+be_field!(u8, u16, u32, u128);
 
 /// A MAC address field.
 impl Field for [u8; 6] {
@@ -214,9 +226,13 @@ macro_rules! accessors {
 pub mod arp;
 pub mod ethernet;
 pub mod icmp;
+pub mod icmpv6;
 pub mod ipv4;
+pub mod ipv6;
+pub mod ipv6ext;
 pub mod ipvs_sync;
 mod l4;
+pub mod ndp;
 pub mod tcp;
 pub mod tcpopt;
 pub mod udp;

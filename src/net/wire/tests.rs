@@ -35,3 +35,16 @@ fn stated_len() {
     assert_eq!(check_stated_len(8, 8, || 9), Err(WireError::Truncated));
     assert_eq!(check_stated_len(9, 8, || 9), Ok(()));
 }
+
+#[test]
+fn u128_fields() {
+    let mut b = [0u8; 18];
+    let a = 0x2001_0db8_0000_0000_0000_0000_c0a8_0105u128;
+    set::<u128>(&mut b, 1..17, a);
+    assert_eq!(&b[1..17], &a.to_be_bytes());
+    assert_eq!((b[0], b[17]), (0, 0));
+    assert_eq!(get::<u128>(&b, 1), a);
+    assert_eq!(get::<u128>(&b, 3), 0);
+    set::<u128>(&mut b, 3, u128::MAX);
+    assert_eq!(&b[1..17], &a.to_be_bytes());
+}
