@@ -2,7 +2,7 @@
 //!
 //! On the fast path counters are plain integers owned by the worker: the
 //! pipeline's [`Counters`] (its own [`Count`] slots plus one per drop
-//! reason of classify, ARP and ICMP echo), the hold area's
+//! reason of classify, ARP, ICMP echo and the IPv6 responder), the hold area's
 //! ([`crate::dataplane::hold::HoldCounts`]) and the per-port [`IoCounters`].
 //! At housekeeping the worker publishes them to atomics (relaxed stores,
 //! single writer) — [`PublishedCounters`] keeps each counter's name and
@@ -13,6 +13,7 @@ use crate::counters::{counter_enum, CounterSet, Counts, Named};
 use crate::net::arp::ArpIgnore;
 use crate::net::classify::NetDrop;
 use crate::net::icmp::IcmpIgnore;
+use crate::net::nd::NdIgnore;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 counter_enum! {
@@ -52,6 +53,11 @@ counter_enum! {
         /// answered). With every other outcome counted, a worker's
         /// received packets add up (docs/OPERATIONS.md, Soak).
         ArpTaken: count = "arp_taken",
+        /// IPv6 Neighbour Solicitations for our addresses answered (an NA
+        /// sent back).
+        NdAdvertised: count = "nd_advertised",
+        /// ICMPv6 echo requests answered.
+        Echo6Replied: count = "echo6_replied",
     }
 }
 
@@ -66,6 +72,8 @@ pub struct Counters {
     pub arp: Counts<ArpIgnore, { ArpIgnore::COUNT }>,
     /// ICMP packets to us not answered, by reason.
     pub icmp: Counts<IcmpIgnore, { IcmpIgnore::COUNT }>,
+    /// ICMPv6 messages not answered, by reason.
+    pub nd: Counts<NdIgnore, { NdIgnore::COUNT }>,
 }
 
 impl CounterSet for Counters {
@@ -75,6 +83,7 @@ impl CounterSet for Counters {
             .chain(self.net.named())
             .chain(self.arp.named())
             .chain(self.icmp.named())
+            .chain(self.nd.named())
     }
 }
 
