@@ -108,6 +108,11 @@ pub fn log_ports(ports: &[RunningPort]) {
             if p.tx_csum { "on" } else { "off" }
         );
         eprintln!("dirigo: port {}: {}", p.name, p.steering);
+        eprintln!(
+            "dirigo: port {}: IPv6 link-local {}",
+            p.name,
+            std::net::Ipv6Addr::from(crate::net::addr::link_local_of(p.mac))
+        );
     }
 }
 
