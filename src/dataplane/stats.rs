@@ -362,7 +362,7 @@ mod tests {
         let names: Vec<_> = c.named().map(|n| n.name).collect();
         assert_eq!(
             names.len(),
-            Count::COUNT + NetDrop::COUNT + ArpIgnore::COUNT + IcmpIgnore::COUNT
+            Count::COUNT + NetDrop::COUNT + ArpIgnore::COUNT + IcmpIgnore::COUNT + NdIgnore::COUNT
         );
         let unique: std::collections::HashSet<_> = names.iter().collect();
         assert_eq!(unique.len(), names.len(), "a name used twice: {names:?}");
@@ -371,10 +371,13 @@ mod tests {
             names[..Count::COUNT].join(" "),
             "arp_replied arp_learned echo_replied local_other not_for_us events_lost \
              forwarded lb_dropped steered_out steered_in other_host kernel_copy_lost from_kernel \
-             arp_taken"
+             arp_taken nd_advertised echo6_replied"
         );
         assert_eq!(&names[Count::COUNT], &"truncated");
-        assert_eq!(names.last(), Some(&"icmp_bad_checksum"));
+        let icmp_end = names.len() - NdIgnore::COUNT;
+        assert_eq!(names[icmp_end - 1], "icmp_bad_checksum");
+        assert_eq!(names[icmp_end], "icmp6_malformed");
+        assert_eq!(names.last(), Some(&"icmp6_other"));
         let drops: Vec<_> = c.named().filter(|n| n.drop).map(|n| n.name).collect();
         assert_eq!(
             drops[..5],
@@ -388,7 +391,7 @@ mod tests {
         );
         assert_eq!(
             drops.len(),
-            5 + NetDrop::COUNT + ArpIgnore::COUNT + IcmpIgnore::COUNT
+            5 + NetDrop::COUNT + ArpIgnore::COUNT + IcmpIgnore::COUNT + NdIgnore::COUNT
         );
     }
 
