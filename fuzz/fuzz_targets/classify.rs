@@ -21,10 +21,10 @@ fuzz_target!(|data: &[u8]| {
         },
     );
     addrs.add_vip(0x0a00_0064); // 10.0.0.100, the seeds' VIP
-    const MAC: [u8; 6] = [2, 0, 0, 0, 0, 1];
+    // the seeds' port MAC and their IPv6 address 2001:db8::64 (fuzz/seeds.py)
+    const MAC: [u8; 6] = [2, 0, 0, 0, 0, 0xd1];
     let _ = addrs.add_port_addr6(0, Ipv6Cidr::new(link_local_of(MAC), 64).unwrap());
-    // 2001:db8::1, the IPv6 seeds' address
-    let _ = addrs.add_port_addr6(0, Ipv6Cidr::new(0x2001_0db8 << 96 | 1, 64).unwrap());
+    let _ = addrs.add_port_addr6(0, Ipv6Cidr::new(0x2001_0db8 << 96 | 0x64, 64).unwrap());
     let mut frame = data.to_vec();
     match classify(data, 0) {
         Classified::Arp { .. } => {
