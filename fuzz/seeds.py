@@ -356,6 +356,12 @@ def main():
         write("ipvs_sync", n, m)
     for n, p in IPV6.items():
         write("ipv6_wire", n, p)
+        # the same packets in Ethernet frames, for the whole receive path
+        # (classify, then the IPv6 responder); a group destination gets its
+        # 33:33 MAC
+        dst = p[24:40]
+        mac = b"\x33\x33" + dst[12:] if dst[0] == 0xFF else OUR_MAC
+        write("classify", "ipv6_" + n, eth(p, dst=mac, etype=0x86DD))
     for i, r in enumerate(REQUESTS):
         write("ctl_proto", "line%02d" % i, r.encode())
     for i, a in enumerate(ADM):

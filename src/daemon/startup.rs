@@ -12,6 +12,7 @@ use crate::dataplane::rss::ClientOwner;
 use crate::dataplane::shared::WorkerShared;
 use crate::lb::balancer::{Balancer, BalancerConfig};
 use crate::lb::snapshot::{LbIds, Snapshot};
+use crate::net::addr::Ipv6Cidr;
 use crate::net::neigh::{NeighConfig, NeighTable};
 use crate::net::route::{RouteTable, StaticRoute};
 use crate::net::view::{NetView, PortInfo};
@@ -107,6 +108,11 @@ pub fn log_ports(ports: &[RunningPort]) {
             if p.tx_csum { "on" } else { "off" }
         );
         eprintln!("dirigo: port {}: {}", p.name, p.steering);
+        eprintln!(
+            "dirigo: port {}: IPv6 link-local {}",
+            p.name,
+            std::net::Ipv6Addr::from(crate::net::addr::link_local_of(p.mac))
+        );
     }
 }
 
@@ -166,6 +172,22 @@ pub fn initial_state(
         .enumerate()
         .flat_map(|(i, p)| p.addresses.iter().map(move |c| (i as u16, *c)))
         .collect();
+    // every port's link-local address first (derived from its MAC), then
+    // the configured ones
+    let port_addrs6 = ports
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| {
+            let ll = crate::net::addr::link_local_of(p.mac);
+            Ipv6Cidr::new(ll, 64).map(|c| (i as u16, c))
+        })
+        .chain(
+            cfg.ports
+                .iter()
+                .enumerate()
+                .flat_map(|(i, p)| p.addresses6.iter().map(move |c| (i as u16, *c))),
+        )
+        .collect();
     let static_routes: Vec<StaticRoute> = cfg
         .routes
         .iter()
@@ -187,6 +209,7 @@ pub fn initial_state(
         ids: LbIds::new(4096, 65536),
         epoch: 0,
         port_addrs,
+        port_addrs6,
         static_routes,
         neigh,
         settings: LbSettings {

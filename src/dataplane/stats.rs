@@ -2,7 +2,7 @@
 //!
 //! On the fast path counters are plain integers owned by the worker: the
 //! pipeline's [`Counters`] (its own [`Count`] slots plus one per drop
-//! reason of classify, ARP and ICMP echo), the hold area's
+//! reason of classify, ARP, ICMP echo and the IPv6 responder), the hold area's
 //! ([`crate::dataplane::hold::HoldCounts`]) and the per-port [`IoCounters`].
 //! At housekeeping the worker publishes them to atomics (relaxed stores,
 //! single writer) — [`PublishedCounters`] keeps each counter's name and
@@ -13,6 +13,7 @@ use crate::counters::{counter_enum, CounterSet, Counts, Named};
 use crate::net::arp::ArpIgnore;
 use crate::net::classify::NetDrop;
 use crate::net::icmp::IcmpIgnore;
+use crate::net::nd::NdIgnore;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 counter_enum! {
@@ -52,6 +53,11 @@ counter_enum! {
         /// answered). With every other outcome counted, a worker's
         /// received packets add up (docs/OPERATIONS.md, Soak).
         ArpTaken: count = "arp_taken",
+        /// IPv6 Neighbour Solicitations for our addresses answered (an NA
+        /// sent back).
+        NdAdvertised: count = "nd_advertised",
+        /// ICMPv6 echo requests answered.
+        Echo6Replied: count = "echo6_replied",
     }
 }
 
@@ -66,6 +72,8 @@ pub struct Counters {
     pub arp: Counts<ArpIgnore, { ArpIgnore::COUNT }>,
     /// ICMP packets to us not answered, by reason.
     pub icmp: Counts<IcmpIgnore, { IcmpIgnore::COUNT }>,
+    /// ICMPv6 messages not answered, by reason.
+    pub nd: Counts<NdIgnore, { NdIgnore::COUNT }>,
 }
 
 impl CounterSet for Counters {
@@ -75,6 +83,7 @@ impl CounterSet for Counters {
             .chain(self.net.named())
             .chain(self.arp.named())
             .chain(self.icmp.named())
+            .chain(self.nd.named())
     }
 }
 
@@ -353,7 +362,7 @@ mod tests {
         let names: Vec<_> = c.named().map(|n| n.name).collect();
         assert_eq!(
             names.len(),
-            Count::COUNT + NetDrop::COUNT + ArpIgnore::COUNT + IcmpIgnore::COUNT
+            Count::COUNT + NetDrop::COUNT + ArpIgnore::COUNT + IcmpIgnore::COUNT + NdIgnore::COUNT
         );
         let unique: std::collections::HashSet<_> = names.iter().collect();
         assert_eq!(unique.len(), names.len(), "a name used twice: {names:?}");
@@ -362,10 +371,13 @@ mod tests {
             names[..Count::COUNT].join(" "),
             "arp_replied arp_learned echo_replied local_other not_for_us events_lost \
              forwarded lb_dropped steered_out steered_in other_host kernel_copy_lost from_kernel \
-             arp_taken"
+             arp_taken nd_advertised echo6_replied"
         );
         assert_eq!(&names[Count::COUNT], &"truncated");
-        assert_eq!(names.last(), Some(&"icmp_bad_checksum"));
+        let icmp_end = names.len() - NdIgnore::COUNT;
+        assert_eq!(names[icmp_end - 1], "icmp_bad_checksum");
+        assert_eq!(names[icmp_end], "icmp6_malformed");
+        assert_eq!(names.last(), Some(&"icmp6_other"));
         let drops: Vec<_> = c.named().filter(|n| n.drop).map(|n| n.name).collect();
         assert_eq!(
             drops[..5],
@@ -379,7 +391,7 @@ mod tests {
         );
         assert_eq!(
             drops.len(),
-            5 + NetDrop::COUNT + ArpIgnore::COUNT + IcmpIgnore::COUNT
+            5 + NetDrop::COUNT + ArpIgnore::COUNT + IcmpIgnore::COUNT + NdIgnore::COUNT
         );
     }
 

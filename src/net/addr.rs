@@ -1,11 +1,12 @@
-//! dirigo's own addresses: each port's IPv4 addresses with prefix lengths
-//! (from config) and the set of service VIPs.
+//! dirigo's own addresses: each port's IPv4 and IPv6 addresses with prefix
+//! lengths (from config; every port also has its EUI-64 link-local IPv6
+//! address, [`link_local_of`]) and the set of service VIPs.
 //!
 //! Built by the control thread, read by workers (lookups never allocate:
 //! a short scan of port addresses and a binary search over sorted VIPs).
 
 use std::fmt;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// An IPv4 address with a prefix length, e.g. `10.0.0.1/24`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -78,6 +79,95 @@ impl std::str::FromStr for Ipv4Cidr {
     }
 }
 
+/// An IPv6 address with a prefix length, e.g. `2001:db8:1::1/64`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Ipv6Cidr {
+    /// Address (host order).
+    pub addr: u128,
+    /// Prefix length, 0..=128.
+    pub len: u8,
+}
+
+impl Ipv6Cidr {
+    /// A CIDR; `None` when `len > 128`.
+    pub fn new(addr: u128, len: u8) -> Option<Self> {
+        (len <= 128).then_some(Ipv6Cidr { addr, len })
+    }
+
+    /// Netmask for `len` (host order).
+    #[inline]
+    pub fn mask_of(len: u8) -> u128 {
+        match len {
+            0 => 0,
+            l if l >= 128 => u128::MAX,
+            l => u128::MAX << (128 - l),
+        }
+    }
+
+    /// True when `ip` is inside the prefix.
+    #[inline]
+    pub fn contains(&self, ip: u128) -> bool {
+        let m = Self::mask_of(self.len);
+        ip & m == self.addr & m
+    }
+}
+
+impl fmt::Display for Ipv6Cidr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", Ipv6Addr::from(self.addr), self.len)
+    }
+}
+
+impl std::str::FromStr for Ipv6Cidr {
+    type Err = AddrError;
+    /// Parse `x:y::z/len` (or a bare address as /128).
+    fn from_str(s: &str) -> Result<Self, AddrError> {
+        let (a, l) = match s.split_once('/') {
+            Some((a, l)) => (a, l.parse::<u8>().map_err(|_| AddrError::Parse)?),
+            None => (s, 128),
+        };
+        let a: Ipv6Addr = a.parse().map_err(|_| AddrError::Parse)?;
+        Ipv6Cidr::new(u128::from(a), l).ok_or(AddrError::Parse)
+    }
+}
+
+/// The EUI-64 link-local address (fe80::/64) of a port with MAC `mac`
+/// (RFC 4291 appendix A, RFC 2464 §5): the universal/local bit of the
+/// first octet flipped and ff:fe inserted in the middle.
+pub fn link_local_of(mac: [u8; 6]) -> u128 {
+    let iid = u64::from_be_bytes([
+        mac[0] ^ 0x02,
+        mac[1],
+        mac[2],
+        0xff,
+        0xfe,
+        mac[3],
+        mac[4],
+        mac[5],
+    ]);
+    0xfe80u128 << 112 | iid as u128
+}
+
+/// Why `a` cannot be one of dirigo's IPv6 unicast addresses, if it cannot:
+/// unspecified, loopback, multicast, link-local (each port has its own,
+/// derived from its MAC) or IPv4-mapped.
+pub fn ipv6_unusable(a: u128) -> Option<&'static str> {
+    use crate::net::wire::ipv6;
+    if a == ipv6::UNSPECIFIED {
+        Some("the unspecified address")
+    } else if a == 1 {
+        Some("the loopback address")
+    } else if ipv6::is_multicast(a) {
+        Some("a multicast address")
+    } else if ipv6::is_link_local(a) {
+        Some("link-local (every port has one from its MAC)")
+    } else if a >> 32 == 0xffff {
+        Some("IPv4-mapped")
+    } else {
+        None
+    }
+}
+
 /// Errors building an [`OwnAddrs`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AddrError {
@@ -90,6 +180,21 @@ pub enum AddrError {
     /// Not a usable unicast host address.
     #[error("address {0} is not a unicast host address")]
     NotUnicast(Ipv4Addr),
+    /// The IPv6 address is already configured (on some port).
+    #[error("address {0} configured twice")]
+    Duplicate6(Ipv6Addr),
+    /// Not a usable IPv6 unicast address (multicast, unspecified, loopback).
+    #[error("address {0} is not a unicast address")]
+    NotUnicast6(Ipv6Addr),
+}
+
+/// One IPv6 address of a port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IfAddr6 {
+    /// Port index.
+    pub port: u16,
+    /// Address and prefix length.
+    pub cidr: Ipv6Cidr,
 }
 
 /// One address configured on a port.
@@ -105,6 +210,7 @@ pub struct IfAddr {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OwnAddrs {
     ifaddrs: Vec<IfAddr>,
+    ifaddrs6: Vec<IfAddr6>,
     vips: Vec<u32>,
 }
 
@@ -125,6 +231,22 @@ impl OwnAddrs {
             return Err(AddrError::Duplicate(ip));
         }
         self.ifaddrs.push(IfAddr { port, cidr });
+        Ok(())
+    }
+
+    /// Add an IPv6 address to `port`: a global one from the config, or the
+    /// port's link-local one ([`link_local_of`]). Multicast, unspecified
+    /// and loopback are refused, and so is an address on any port already.
+    pub fn add_port_addr6(&mut self, port: u16, cidr: Ipv6Cidr) -> Result<(), AddrError> {
+        use crate::net::wire::ipv6;
+        let ip = Ipv6Addr::from(cidr.addr);
+        if cidr.addr == ipv6::UNSPECIFIED || cidr.addr == 1 || ipv6::is_multicast(cidr.addr) {
+            return Err(AddrError::NotUnicast6(ip));
+        }
+        if self.is_local6(cidr.addr) {
+            return Err(AddrError::Duplicate6(ip));
+        }
+        self.ifaddrs6.push(IfAddr6 { port, cidr });
         Ok(())
     }
 
@@ -219,6 +341,35 @@ impl OwnAddrs {
         &self.ifaddrs
     }
 
+    /// True when `ip` is one of the ports' IPv6 addresses (link-local
+    /// ones included).
+    #[inline]
+    pub fn is_local6(&self, ip: u128) -> bool {
+        self.ifaddrs6.iter().any(|a| a.cidr.addr == ip)
+    }
+
+    /// The port the IPv6 address `ip` belongs to.
+    #[inline]
+    pub fn port_of6(&self, ip: u128) -> Option<u16> {
+        self.ifaddrs6
+            .iter()
+            .find(|a| a.cidr.addr == ip)
+            .map(|a| a.port)
+    }
+
+    /// True when `ip` is one of `port`'s IPv6 addresses.
+    #[inline]
+    pub fn is_port_addr6(&self, port: u16, ip: u128) -> bool {
+        self.ifaddrs6
+            .iter()
+            .any(|a| a.port == port && a.cidr.addr == ip)
+    }
+
+    /// Every IPv6 port address (link-local ones included).
+    pub fn port_addrs6(&self) -> &[IfAddr6] {
+        &self.ifaddrs6
+    }
+
     /// Every VIP, sorted.
     pub fn vips(&self) -> &[u32] {
         &self.vips
@@ -280,6 +431,64 @@ mod tests {
         let c: Vec<_> = a.connected().collect();
         assert_eq!(c[1], (0, "10.0.0.0/16".parse().unwrap()));
         assert_eq!(c[2], (1, "192.168.5.8/30".parse().unwrap()));
+    }
+
+    #[test]
+    fn ipv6_addresses() {
+        let c: Ipv6Cidr = "2001:db8:1::1/64".parse().unwrap();
+        assert_eq!(c.addr, 0x2001_0db8_0001_0000_0000_0000_0000_0001);
+        assert_eq!(c.to_string(), "2001:db8:1::1/64");
+        assert!(c.contains(0x2001_0db8_0001_0000_ffff_0000_0000_0009));
+        assert!(!c.contains(0x2001_0db8_0002_0000_0000_0000_0000_0001));
+        assert_eq!("::1".parse::<Ipv6Cidr>().unwrap().len, 128);
+        assert_eq!("::1/129".parse::<Ipv6Cidr>(), Err(AddrError::Parse));
+        assert_eq!("10.0.0.1/8".parse::<Ipv6Cidr>(), Err(AddrError::Parse));
+        assert_eq!(Ipv6Cidr::mask_of(0), 0);
+        assert_eq!(Ipv6Cidr::mask_of(128), u128::MAX);
+        assert_eq!(Ipv6Cidr::mask_of(64), u128::MAX << 64);
+
+        // RFC 4291 appendix A: 02:00:5e:10:00:01 -> fe80::5eff:fe10:1 (U/L
+        // bit flipped off), and a universal MAC gets it set
+        let ll = link_local_of([0x02, 0x00, 0x5e, 0x10, 0x00, 0x01]);
+        assert_eq!(
+            Ipv6Addr::from(ll),
+            "fe80::5eff:fe10:1".parse::<Ipv6Addr>().unwrap()
+        );
+        let ll = link_local_of([0x00, 0x1b, 0x21, 0xaa, 0xbb, 0xcc]);
+        assert_eq!(
+            Ipv6Addr::from(ll),
+            "fe80::21b:21ff:feaa:bbcc".parse::<Ipv6Addr>().unwrap()
+        );
+
+        let mut a = sample();
+        a.add_port_addr6(0, c).unwrap();
+        a.add_port_addr6(0, Ipv6Cidr::new(ll, 64).unwrap()).unwrap();
+        a.add_port_addr6(1, "2001:db8:2::1/64".parse().unwrap())
+            .unwrap();
+        assert!(a.is_local6(c.addr) && a.is_local6(ll));
+        assert!(!a.is_local6(c.addr + 1));
+        assert_eq!(a.port_of6(ll), Some(0));
+        assert_eq!(a.port_of6(0x2001_0db8_0002 << 80 | 1), Some(1));
+        assert_eq!(a.port_of6(7), None);
+        assert!(a.is_port_addr6(0, c.addr) && !a.is_port_addr6(1, c.addr));
+        assert_eq!(a.port_addrs6().len(), 3);
+        // the IPv4 side is untouched
+        assert_eq!(a.primary(0), Some(ip("10.0.0.1")));
+        assert_eq!(
+            a.add_port_addr6(1, c),
+            Err(AddrError::Duplicate6(Ipv6Addr::from(c.addr)))
+        );
+        for bad in ["::/128", "::1/128", "ff02::1/128"] {
+            assert!(matches!(
+                a.add_port_addr6(0, bad.parse().unwrap()),
+                Err(AddrError::NotUnicast6(_))
+            ));
+        }
+        assert_eq!(ipv6_unusable(c.addr), None);
+        assert!(ipv6_unusable(ll).unwrap().contains("link-local"));
+        assert!(ipv6_unusable(0).is_some() && ipv6_unusable(1).is_some());
+        assert!(ipv6_unusable(0xff05 << 112).is_some());
+        assert!(ipv6_unusable(0xffff_0a00_0001).is_some());
     }
 
     #[test]

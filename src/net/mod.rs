@@ -8,6 +8,7 @@ pub mod classify;
 pub mod egress;
 pub mod icmp;
 pub mod meta;
+pub mod nd;
 pub mod neigh;
 pub mod route;
 pub mod view;

@@ -54,7 +54,9 @@ pub struct PortConfig {
     pub name: String,
     /// DPDK device name (vdev name or PCI address).
     pub device: String,
-    /// Addresses with prefix length.
+    /// Addresses with prefix length, IPv4 ("10.0.0.1/24") or IPv6
+    /// ("2001:db8:1::1/64"); validation sorts them into the two lists of
+    /// [`super::Port`].
     #[serde(default)]
     pub addresses: Vec<String>,
     /// MTU to set (default: leave the device's).

@@ -25,7 +25,7 @@ pub use metrics::Metrics;
 pub use sync::Sync;
 
 use crate::lb::spec::{DestSpec, ServiceSpec, Timeouts};
-use crate::net::addr::Ipv4Cidr;
+use crate::net::addr::{Ipv4Cidr, Ipv6Cidr};
 use file::RawConfig;
 use locate::{At, Issues};
 use std::net::Ipv4Addr;
@@ -83,8 +83,12 @@ pub struct Port {
     pub name: String,
     /// DPDK device.
     pub device: String,
-    /// Addresses.
+    /// IPv4 addresses (the first is the port's primary address).
     pub addresses: Vec<Ipv4Cidr>,
+    /// IPv6 addresses from the config (global or unique-local unicast;
+    /// the port's link-local address is derived from its MAC at start and
+    /// is not listed here).
+    pub addresses6: Vec<Ipv6Cidr>,
     /// MTU to set.
     pub mtu: Option<u16>,
     /// RX descriptors.
@@ -203,6 +207,26 @@ pub fn parse_cidr(s: &str) -> Result<Ipv4Cidr, String> {
         .ok()
         .and_then(|len| Ipv4Cidr::new(u32::from(addr), len))
         .ok_or_else(|| format!("prefix length '{l}' in '{s}' is not 0..32"))
+}
+
+/// Parse an IPv6 `ADDRESS/PREFIXLEN` (both required) that dirigo can own:
+/// unicast, not link-local, loopback, unspecified or IPv4-mapped.
+pub fn parse_cidr6(s: &str) -> Result<Ipv6Cidr, String> {
+    let (a, l) = s
+        .split_once('/')
+        .ok_or_else(|| format!("'{s}' is not ADDRESS/PREFIXLEN"))?;
+    let addr: std::net::Ipv6Addr = a
+        .parse()
+        .map_err(|_| format!("'{a}' in '{s}' is not an IPv6 address"))?;
+    let c = l
+        .parse()
+        .ok()
+        .and_then(|len| Ipv6Cidr::new(u128::from(addr), len))
+        .ok_or_else(|| format!("prefix length '{l}' in '{s}' is not 0..128"))?;
+    match crate::net::addr::ipv6_unusable(c.addr) {
+        Some(why) => Err(format!("'{a}' is {why}, not a unicast address for a port")),
+        None => Ok(c),
+    }
 }
 
 impl Config {

@@ -6,7 +6,9 @@ use super::file::{
     RawConfig, RealServerConfig, RouteConfig, ServiceConfig,
 };
 use super::locate::{At, Issues};
-use super::{health, parse_cidr, parse_ip_port, parse_mac, Neighbor, Port, Route, Service};
+use super::{
+    health, parse_cidr, parse_cidr6, parse_ip_port, parse_mac, Neighbor, Port, Route, Service,
+};
 use crate::lb::sched::maglev::is_prime;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::spec::{DestKey, DestSpec, Method, ServiceKey, ServiceSpec};
@@ -101,6 +103,7 @@ pub(super) fn ports(raw: &[PortConfig], iss: &mut Issues) -> Vec<Port> {
     }
     let mut names = HashSet::new();
     let mut devices = HashSet::new();
+    let mut v6 = HashSet::new();
     let mut ports = Vec::new();
     for (i, p) in raw.iter().enumerate() {
         let at = At::key("port").i(i);
@@ -119,13 +122,26 @@ pub(super) fn ports(raw: &[PortConfig], iss: &mut Issues) -> Vec<Port> {
             );
         }
         let mut addresses = Vec::new();
+        let mut addresses6 = Vec::new();
         for (j, a) in p.addresses.iter().enumerate() {
-            match parse_cidr(a) {
-                Ok(c) => addresses.push(c),
-                Err(e) => iss.add(
+            // an IPv6 address has a colon; anything else is IPv4's to judge
+            let r = if a.contains(':') {
+                parse_cidr6(a).and_then(|c| {
+                    if v6.insert(c.addr) {
+                        addresses6.push(c);
+                        Ok(())
+                    } else {
+                        Err(format!("'{a}' is configured twice"))
+                    }
+                })
+            } else {
+                parse_cidr(a).map(|c| addresses.push(c))
+            };
+            if let Err(e) = r {
+                iss.add(
                     at.k("addresses").i(j),
                     format!("port '{}': bad address: {e}", p.name),
-                ),
+                );
             }
         }
         if let Some(m) = p.mtu {
@@ -140,6 +156,7 @@ pub(super) fn ports(raw: &[PortConfig], iss: &mut Issues) -> Vec<Port> {
             name: p.name.clone(),
             device: p.device.clone(),
             addresses,
+            addresses6,
             mtu: p.mtu,
             rx_desc: p.rx_desc,
             tx_desc: p.tx_desc,

@@ -13,7 +13,7 @@ use crate::ctl::proto::{BatchCmd, CtlError, ErrCode};
 use crate::dataplane::shared::Shared;
 use crate::lb::snapshot::{BuildError, LbIds, Snapshot, SnapshotBuilder};
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
-use crate::net::addr::{Ipv4Cidr, OwnAddrs};
+use crate::net::addr::{Ipv4Cidr, Ipv6Cidr, OwnAddrs};
 use crate::net::neigh::NeighTable;
 use crate::net::route::{RouteTable, StaticRoute};
 use crate::net::view::NetView;
@@ -53,6 +53,9 @@ pub struct ControlState {
     pub epoch: u64,
     /// Port addresses (VIPs are derived from services).
     pub port_addrs: Vec<(u16, Ipv4Cidr)>,
+    /// The ports' IPv6 addresses: each port's link-local address (from
+    /// its MAC) and the configured ones.
+    pub port_addrs6: Vec<(u16, Ipv6Cidr)>,
     /// Static routes.
     pub static_routes: Vec<StaticRoute>,
     /// Neighbor table.
@@ -88,6 +91,9 @@ impl ControlState {
         let mut a = OwnAddrs::new();
         for (p, c) in &self.port_addrs {
             let _ = a.add_port_addr(*p, *c);
+        }
+        for (p, c) in &self.port_addrs6 {
+            let _ = a.add_port_addr6(*p, *c);
         }
         a.set_vips(self.announced(services));
         a

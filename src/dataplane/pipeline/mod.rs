@@ -1,5 +1,5 @@
 //! The per-packet pipeline (sans-IO): classify -> ARP / balancing core /
-//! ICMP echo -> a verdict. Generic over [`PacketBuf`], so the same code runs
+//! ICMP echo / IPv6 responder (NDP, ping6) -> a verdict. Generic over [`PacketBuf`], so the same code runs
 //! on DPDK mbufs in the workers and on `VecBuf`s in tests and benchmarks.
 //!
 //! Order for an IPv4 packet: the balancing core first (it owns VIP traffic,
@@ -370,6 +370,12 @@ impl WorkerPipeline {
                 Verdict::Drop
             }
             Classified::Arp { .. } => self.arp(buf, port, now_ns),
+            Classified::Icmpv6 {
+                l3_off,
+                l4_off,
+                len,
+                ..
+            } => self.icmpv6(buf, port, l3_off, l4_off, len),
         }
     }
 
@@ -657,5 +663,6 @@ impl Pipeline for WorkerPipeline {
     }
 }
 
+mod nd;
 #[cfg(test)]
 mod tests;

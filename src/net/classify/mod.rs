@@ -1,9 +1,11 @@
-//! First look at a received frame: ARP, a validated IPv4 packet, or a drop
-//! with a countable reason.
+//! First look at a received frame: ARP, a validated IPv4 packet, an ICMPv6
+//! message for the IPv6 responder, or a drop with a countable reason.
 //!
 //! [`classify`] reads at most the Ethernet, IPv4 and L4 headers (plus the
-//! quoted header of an ICMP error), never allocates and never panics on any
-//! input. It verifies the IPv4 header checksum but not TCP/UDP checksums
+//! quoted header of an ICMP error; for IPv6 the fixed header and the
+//! bounded extension-header walk), never allocates and never panics on any
+//! input. IPv6 is handled in the slow path only: the IPv4 fast path never
+//! looks at it. It verifies the IPv4 header checksum but not TCP/UDP checksums
 //! (a director passes those through unchanged or updates them incrementally).
 //!
 //! TTL: only TTL 0 is dropped here ([`NetDrop::TtlExpired`]). A packet with
@@ -12,7 +14,8 @@
 //! not decrement TTL; a path that does decrement checks `meta.ttl <= 1`.
 
 use crate::net::meta::{FlowKey, IcmpQuote, PacketMeta, PROTO_ICMP, PROTO_TCP, PROTO_UDP};
-use crate::net::wire::{self, arp, ethernet, icmp, ipv4, tcp, udp, WireError};
+use crate::net::wire::ipv6ext::ExtError;
+use crate::net::wire::{self, arp, ethernet, icmp, icmpv6, ipv4, ipv6, tcp, udp, WireError};
 
 crate::counters::counter_enum! {
     /// Why classify dropped a frame. One counter per variant: keep a
@@ -23,7 +26,8 @@ crate::counters::counter_enum! {
         Truncated: drop = "truncated",
         /// EtherType neither IPv4, ARP, IPv6 nor one 802.1Q tag.
         UnknownEthertype: drop = "unknown_ethertype",
-        /// IPv6 (not supported).
+        /// IPv6 dirigo does not handle: anything but ICMPv6 (IPv6 is not
+        /// balanced yet).
         Ipv6: drop = "ipv6",
         /// More than one VLAN tag (QinQ or stacked 802.1Q).
         StackedVlan: drop = "stacked_vlan",
@@ -43,9 +47,11 @@ crate::counters::counter_enum! {
         Fragment: drop = "fragment",
         /// TTL is 0.
         TtlExpired: drop = "ttl_expired",
-        /// Source address is multicast, broadcast, 0.0.0.0, loopback or class E.
+        /// Source address is multicast, broadcast, 0.0.0.0, loopback or
+        /// class E (IPv6: multicast or ::1).
         MartianSrc: drop = "martian_src",
-        /// Destination is multicast, broadcast, 0.0.0.0 or loopback.
+        /// Destination is multicast, broadcast, 0.0.0.0 or loopback (IPv6:
+        /// :: or ::1; IPv6 multicast is the responder's to judge).
         NotUnicastDst: drop = "not_unicast_dst",
         /// IP protocol other than TCP, UDP and ICMP.
         UnsupportedProto: drop = "unsupported_proto",
@@ -53,6 +59,14 @@ crate::counters::counter_enum! {
         BadL4Header: drop = "bad_l4_header",
         /// IP payload shorter than the L4 header (or UDP length beyond it).
         L4Truncated: drop = "l4_truncated",
+        /// IPv6 fixed header truncated, version not 6, or payload length
+        /// beyond the frame.
+        BadIpv6: drop = "bad_ipv6",
+        /// IPv6 extension headers dirigo cannot walk: truncated, too many,
+        /// Hop-by-Hop not first, or a kind it does not know.
+        Ipv6ExtHeader: drop = "ipv6_ext_header",
+        /// An IPv6 fragment (a Fragment header); not reassembled.
+        Ipv6Fragment: drop = "ipv6_fragment",
     }
 }
 
@@ -68,6 +82,21 @@ pub enum Classified {
     },
     /// A validated unicast IPv4 TCP/UDP/ICMP packet.
     Ipv4(PacketMeta),
+    /// An ICMPv6 message in a sound IPv6 packet (fixed header, extension
+    /// headers walked, at least the 8-byte ICMPv6 header): for the IPv6
+    /// responder ([`crate::net::nd`]), which checks the rest (type,
+    /// checksum, addresses).
+    Icmpv6 {
+        /// Offset of the IPv6 header (14, or 18 behind a VLAN tag).
+        l3_off: u16,
+        /// Offset of the ICMPv6 message (after any extension headers).
+        l4_off: u16,
+        /// Length of the ICMPv6 message (to the end of the IPv6 payload;
+        /// Ethernet padding excluded).
+        len: u16,
+        /// VLAN id of the tag, if any.
+        vlan: Option<u16>,
+    },
     /// Dropped, with the reason.
     Drop(NetDrop),
 }
@@ -145,7 +174,7 @@ fn classify_inner(frame: &[u8], port: u16) -> Result<Classified, NetDrop> {
                 vlan,
             });
         }
-        ethernet::ethertype::IPV6 => return Err(NetDrop::Ipv6),
+        ethernet::ethertype::IPV6 => return ipv6_inner(eth.payload(), l3_off, vlan),
         ethernet::ethertype::VLAN | ethernet::ethertype::QINQ => return Err(NetDrop::StackedVlan),
         _ => return Err(NetDrop::UnknownEthertype),
     }
@@ -214,6 +243,49 @@ fn classify_inner(frame: &[u8], port: u16) -> Result<Classified, NetDrop> {
     }
     Ok(Classified::Ipv4(meta))
 }
+
+/// The IPv6 packet `p` (the Ethernet payload, at `l3_off` in the frame):
+/// an ICMPv6 message for the responder, or a drop.
+#[cold]
+fn ipv6_inner(p: &[u8], l3_off: usize, vlan: Option<u16>) -> Result<Classified, NetDrop> {
+    let ip = ipv6::Packet::new_checked(p).map_err(|_| NetDrop::BadIpv6)?;
+    let (src, dst) = (ip.src(), ip.dst());
+    if ipv6::is_multicast(src) || src == LOOPBACK6 {
+        return Err(NetDrop::MartianSrc);
+    }
+    if dst == ipv6::UNSPECIFIED || dst == LOOPBACK6 {
+        return Err(NetDrop::NotUnicastDst);
+    }
+    let ul = ip.upper_layer().map_err(|e| match e {
+        ExtError::Fragment { .. } => NetDrop::Ipv6Fragment,
+        _ => NetDrop::Ipv6ExtHeader,
+    })?;
+    if ul.protocol != ipv6::next_header::ICMPV6 {
+        return Err(NetDrop::Ipv6);
+    }
+    // the walk's offset is at most the payload's length
+    let len = ip.payload().len().saturating_sub(ul.offset);
+    if len < icmpv6::HEADER_LEN {
+        return Err(NetDrop::L4Truncated);
+    }
+    let l4_off = l3_off + ipv6::HEADER_LEN + ul.offset;
+    let (Ok(l3_off), Ok(l4_off), Ok(len)) = (
+        u16::try_from(l3_off),
+        u16::try_from(l4_off),
+        u16::try_from(len),
+    ) else {
+        return Err(NetDrop::BadIpv6);
+    };
+    Ok(Classified::Icmpv6 {
+        l3_off,
+        l4_off,
+        len,
+        vlan,
+    })
+}
+
+/// The IPv6 loopback address ::1.
+const LOOPBACK6: u128 = 1;
 
 /// The IPv4 destination of a frame whose Ethernet (+ one VLAN tag) and
 /// IPv4 headers are sound, whatever classify decided about the rest: the

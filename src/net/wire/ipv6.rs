@@ -31,26 +31,9 @@ pub mod field {
 /// Length of the fixed header.
 pub const HEADER_LEN: usize = 40;
 
-/// Next-header numbers of the IPv6 world (IANA "Assigned Internet Protocol
-/// Numbers"); TCP and UDP are [`crate::net::meta`]'s.
-pub mod next_header {
-    /// Hop-by-Hop Options.
-    pub const HOP_BY_HOP: u8 = 0;
-    /// Routing.
-    pub const ROUTING: u8 = 43;
-    /// Fragment.
-    pub const FRAGMENT: u8 = 44;
-    /// Encapsulating Security Payload (opaque: the end of the walk).
-    pub const ESP: u8 = 50;
-    /// Authentication Header.
-    pub const AUTH: u8 = 51;
-    /// ICMPv6.
-    pub const ICMPV6: u8 = 58;
-    /// No Next Header.
-    pub const NO_NEXT: u8 = 59;
-    /// Destination Options.
-    pub const DEST_OPTS: u8 = 60;
-}
+/// Next-header numbers of the IPv6 world (defined beside the extension
+/// walk, which needs them and must not import this module).
+pub use super::ipv6ext::next_header;
 
 /// The unspecified address `::`.
 pub const UNSPECIFIED: u128 = 0;

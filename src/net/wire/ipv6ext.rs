@@ -13,8 +13,30 @@
 //! (Mobility 135, HIP 139, Shim6 140, experimental 253 and 254), which are
 //! reported as unknown.
 
-use super::ipv6::next_header as nh;
 use super::{set, WireError};
+
+/// Next-header numbers of the IPv6 world (IANA "Assigned Internet Protocol
+/// Numbers"); TCP and UDP are [`crate::net::meta`]'s.
+pub mod next_header {
+    /// Hop-by-Hop Options.
+    pub const HOP_BY_HOP: u8 = 0;
+    /// Routing.
+    pub const ROUTING: u8 = 43;
+    /// Fragment.
+    pub const FRAGMENT: u8 = 44;
+    /// Encapsulating Security Payload (opaque: the end of the walk).
+    pub const ESP: u8 = 50;
+    /// Authentication Header.
+    pub const AUTH: u8 = 51;
+    /// ICMPv6.
+    pub const ICMPV6: u8 = 58;
+    /// No Next Header.
+    pub const NO_NEXT: u8 = 59;
+    /// Destination Options.
+    pub const DEST_OPTS: u8 = 60;
+}
+
+use next_header as nh;
 
 /// The most extension headers the walk reads before it gives up.
 pub const MAX_EXT_HEADERS: usize = 8;
@@ -311,17 +333,23 @@ mod tests {
         let mut e = Vec::new();
         b.write(&mut e, b"hi").unwrap();
 
-        let p = super::super::ipv6::Packet::new_checked(&e[..]).unwrap();
-        let ul = p.upper_layer().unwrap();
+        // the fixed header by hand (this module does not import `ipv6`,
+        // which imports it): next header at 6, addresses at 8 and 24
+        assert_eq!(
+            (e[0] >> 4, &e[8..24], &e[24..40]),
+            (6, &src.to_be_bytes()[..], &dst.to_be_bytes()[..])
+        );
+        let payload = &e[40..];
+        let ul = walk(e[6], payload).unwrap();
         assert_eq!(ul.protocol, PROTO_TCP);
         assert_eq!(ul.offset, exts.header_len());
         assert!(ul.routing);
         // the same chain as ours, byte for byte
-        assert_eq!(&p.payload()[..ul.offset], &chain()[..56]);
-        let seg = &p.payload()[ul.offset..];
+        assert_eq!(&payload[..ul.offset], &chain()[..56]);
+        let seg = &payload[ul.offset..];
         assert_eq!(&seg[..4], &[0x04, 0xd2, 0x00, 0x50]);
         // etherparse's TCP checksum is right under our pseudo header
-        let s = p.pseudo_header_sum(PROTO_TCP, seg.len() as u32);
+        let s = crate::net::checksum::pseudo_header_sum_v6(src, dst, PROTO_TCP, seg.len() as u32);
         assert_eq!(
             crate::net::checksum::fold(crate::net::checksum::sum(seg, s)),
             0xffff

@@ -252,3 +252,55 @@ fn port_role_is_client_server_or_both() {
         )],
     );
 }
+
+#[test]
+fn ipv6_port_addresses() {
+    let text = PORTS.replace(
+        "addresses = [\"10.0.0.1/24\"]",
+        "addresses = [\"10.0.0.1/24\", \"2001:db8:1::1/64\", \"fd00::7/48\"]",
+    );
+    let c = Config::parse(&text, "t.toml").unwrap();
+    let wan = &c.ports[0];
+    // the IPv4 list is what it was: IPv4 users (a sync source, the
+    // primary address) see only IPv4
+    assert_eq!(wan.addresses.len(), 1);
+    assert_eq!(wan.addresses[0].to_string(), "10.0.0.1/24");
+    let v6: Vec<_> = wan.addresses6.iter().map(|c| c.to_string()).collect();
+    assert_eq!(v6, ["2001:db8:1::1/64", "fd00::7/48"]);
+    assert!(c.ports[1].addresses6.is_empty());
+
+    // every kind of bad IPv6 address, located, all reported
+    let text = r#"[eal]
+args = ["-l", "0-1", "--in-memory"]
+
+[[port]]
+name = "wan"
+device = "net_null0"
+addresses = ["10.0.0.1/24", "2001:db8:1::1/64", "2001:db8::1/129",
+  "fe80::1/64", "ff02::1/128", "::/0", "::1/128",
+  "2001:db8::g/64", "2001:db8::9"]
+
+[[port]]
+name = "lan"
+device = "net_null1"
+addresses = ["172.16.0.1/24",
+  "2001:db8:1::1/64", "2001:db8:1::1/48"]
+"#;
+    expect(
+        text,
+        &[
+            (7, "prefix length '129' in '2001:db8::1/129' is not 0..128"),
+            (8, "'fe80::1' is link-local"),
+            (8, "'ff02::1' is a multicast address"),
+            (8, "'::' is the unspecified address"),
+            (8, "'::1' is the loopback address"),
+            (
+                9,
+                "'2001:db8::g' in '2001:db8::g/64' is not an IPv6 address",
+            ),
+            (9, "'2001:db8::9' is not ADDRESS/PREFIXLEN"),
+            (15, "'2001:db8:1::1/64' is configured twice"),
+            (15, "'2001:db8:1::1/48' is configured twice"),
+        ],
+    );
+}

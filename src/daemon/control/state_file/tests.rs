@@ -338,6 +338,7 @@ weight = 7
         ids: crate::lb::snapshot::LbIds::new(16, 64),
         epoch: 0,
         port_addrs: vec![(0, port_addr)],
+        port_addrs6: Vec::new(),
         static_routes: Vec::new(),
         neigh: NeighTable::new(NeighConfig::default()),
         settings: LbSettings {

@@ -11,7 +11,7 @@ use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::snapshot::{LbIds, Snapshot, SnapshotBuilder};
 use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
 use crate::lb::testutil::{tcp_frame, verify, OUR_MAC};
-use crate::net::addr::{Ipv4Cidr, OwnAddrs};
+use crate::net::addr::{link_local_of, Ipv4Cidr, Ipv6Cidr, OwnAddrs};
 use crate::net::buf::{PacketBuf, VecBuf};
 use crate::net::meta::tcp_flags::{ACK, SYN};
 use crate::net::neigh::{NeighConfig, NeighTable};
@@ -46,6 +46,13 @@ fn setup_ports(workers: usize, kernel: [bool; 2]) -> (Arc<Shared>, Vec<WorkerPip
         )
         .unwrap();
     addrs.add_vip(u32::from_be_bytes(VIP));
+    // port 0's IPv6 addresses: its link-local one and 2001:db8:99::1/64
+    addrs
+        .add_port_addr6(0, Ipv6Cidr::new(link_local_of(OUR_MAC), 64).unwrap())
+        .unwrap();
+    addrs
+        .add_port_addr6(0, Ipv6Cidr::new(self::ipv6::PORT_IP6, 64).unwrap())
+        .unwrap();
     let routes = RouteTable::new(&addrs, &[]).unwrap();
     let mut neigh = NeighTable::new(NeighConfig::default());
     neigh
@@ -524,6 +531,7 @@ fn held_packet_released_once_the_view_knows_the_neighbor() {
     assert_eq!(hold.counts()[HoldCount::Released], 1);
 }
 
+mod ipv6;
 mod kernel;
 
 #[test]

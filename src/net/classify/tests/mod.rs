@@ -212,8 +212,9 @@ fn drop_reasons() {
     let mut f = good.clone();
     f[12..14].copy_from_slice(&[0x88, 0xcc]);
     assert_eq!(drop_of(&f), NetDrop::UnknownEthertype);
+    // an IPv4 packet under the IPv6 EtherType: version 4
     f[12..14].copy_from_slice(&[0x86, 0xdd]);
-    assert_eq!(drop_of(&f), NetDrop::Ipv6);
+    assert_eq!(drop_of(&f), NetDrop::BadIpv6);
     f[12..14].copy_from_slice(&[0x88, 0xa8]);
     assert_eq!(drop_of(&f), NetDrop::StackedVlan);
     let mut v = udp_vlan();
@@ -307,7 +308,7 @@ fn drop_reasons() {
 
 #[test]
 fn drop_index_and_names() {
-    assert_eq!(NetDrop::COUNT, 17);
+    assert_eq!(NetDrop::COUNT, 20);
     crate::counters::check::<NetDrop>();
     assert!(NetDrop::ALL.iter().all(|d| d.is_drop()));
     // the names are the control protocol's: they never change
@@ -316,7 +317,8 @@ fn drop_index_and_names() {
         names.join(" "),
         "truncated unknown_ethertype ipv6 stacked_vlan bad_src_mac bad_arp bad_version \
          bad_ihl bad_ip_checksum bad_total_len fragment ttl_expired martian_src \
-         not_unicast_dst unsupported_proto bad_l4_header l4_truncated"
+         not_unicast_dst unsupported_proto bad_l4_header l4_truncated bad_ipv6 \
+         ipv6_ext_header ipv6_fragment"
     );
 }
 
@@ -330,6 +332,16 @@ fn check_invariants(f: &[u8]) {
             assert!(q.inner_l3_off as usize >= m.l4_off as usize + 8);
         }
     }
+    if let Classified::Icmpv6 {
+        l3_off,
+        l4_off,
+        len,
+        ..
+    } = classify(f, 9)
+    {
+        assert!(l4_off as usize >= l3_off as usize + 40);
+        assert!(len >= 8 && l4_off as usize + len as usize <= f.len());
+    }
 }
 
 fn valid_frames() -> Vec<Vec<u8>> {
@@ -341,6 +353,8 @@ fn valid_frames() -> Vec<Vec<u8>> {
         icmp_error(12),
         arp_frame(false),
         arp_frame(true),
+        ipv6::icmpv6_echo(),
+        ipv6::icmpv6_behind_hop_by_hop(),
     ]
 }
 
@@ -352,7 +366,7 @@ proptest! {
 
     #[test]
     fn mutated_valid_packets_never_panic(
-        which in 0usize..7,
+        which in 0usize..9,
         edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..6),
         cut in any::<usize>(),
         fix in any::<bool>(),
@@ -373,6 +387,7 @@ proptest! {
 }
 
 mod fast;
+mod ipv6;
 
 #[test]
 fn ipv4_dst_of_what_classify_drops_for_the_kernel() {

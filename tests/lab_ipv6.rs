@@ -1,0 +1,183 @@
+//! IPv6 network presence in the netns lab (issue 18, first slice): dirigo's
+//! wan port has 2001:db8:99::1/64 and its EUI-64 link-local address; the
+//! client (2001:db8:99::2/64 on its wan-facing interface) resolves both by
+//! Neighbour Discovery and pings them, its neighbour table shows dirigo's
+//! wan MAC, a duplicate address detection probe for dirigo's address fails
+//! on the client, IPv4 through the VIP still works in the same lab, and
+//! `dirigoctl` counts the NAs and echo replies.
+//!
+//! Needs root and hugepages (skips outside CI, fails in CI).
+
+mod common;
+mod lab_common;
+
+use lab_common::{checks, Lab, LabSpec, SERIAL};
+use std::net::Ipv6Addr;
+
+const P: &str = "dg6";
+const DIRIGO6: &str = "2001:db8:99::1";
+const CLIENT6: &str = "2001:db8:99::2/64";
+
+/// The sum over the workers of counter `name` (`dirigoctl --json lcores`).
+fn counter(lab: &Lab, name: &str) -> u64 {
+    lab.ctl_json(&["lcores"])
+        .as_array()
+        .expect("lcores list")
+        .iter()
+        .flat_map(|l| l["extra"].as_array().cloned().unwrap_or_default())
+        .filter(|c| c["name"] == name)
+        .map(|c| c["value"].as_u64().unwrap_or(0))
+        .sum()
+}
+
+/// dirigo's wan MAC, from its start-up log.
+fn wan_mac(lab: &Lab) -> [u8; 6] {
+    let log = lab.daemon_log();
+    let line = log
+        .lines()
+        .find(|l| l.contains("port wan (") && l.contains(" up: mac "))
+        .unwrap_or_else(|| panic!("no wan port line in:\n{log}"));
+    let mac = line
+        .split(" up: mac ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap();
+    let b: Vec<u8> = mac
+        .split(':')
+        .map(|x| u8::from_str_radix(x, 16).unwrap())
+        .collect();
+    b.try_into().unwrap()
+}
+
+/// The EUI-64 link-local address of `mac` (RFC 4291 appendix A), computed
+/// here independently of dirigo.
+fn link_local(mac: [u8; 6]) -> Ipv6Addr {
+    let g = |a: u8, b: u8| u16::from_be_bytes([a, b]);
+    Ipv6Addr::new(
+        0xfe80,
+        0,
+        0,
+        0,
+        g(mac[0] ^ 2, mac[1]),
+        g(mac[2], 0xff),
+        g(0xfe, mac[3]),
+        g(mac[4], mac[5]),
+    )
+}
+
+fn ping6(lab: &Lab, to: &str) {
+    let out = lab.client(&["ping", "-6", "-c", "3", "-i", "0.2", "-W", "2", to]);
+    assert!(out.contains("3 received"), "ping -6 {to}: {out}");
+}
+
+#[test]
+fn lab_ipv6_ndp_and_ping6() {
+    if !common::privileged("lab ipv6") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let spec = LabSpec::dr("lab_ipv6", P);
+    let lab = Lab::start_with_config(&spec, 65536, |c| {
+        c.edit(
+            "addresses = [\"10.99.0.1/24\"]",
+            &format!("addresses = [\"10.99.0.1/24\", \"{DIRIGO6}/64\"]"),
+        )
+    });
+    let iface = format!("{P}-wan");
+    let mac = wan_mac(&lab);
+    let ll = link_local(mac);
+    assert!(
+        lab.daemon_log()
+            .contains(&format!("port wan: IPv6 link-local {ll}")),
+        "dirigo logs the link-local address it answers for"
+    );
+
+    // the lab turns IPv6 off in its namespaces: on for the client's
+    // wan-facing interface only, without DAD for its link-local address
+    for k in [
+        format!("net.ipv6.conf.{iface}.accept_dad=0"),
+        format!("net.ipv6.conf.{iface}.disable_ipv6=0"),
+    ] {
+        lab.client(&["sysctl", "-qw", &k]);
+    }
+    lab.client(&["ip", "-6", "addr", "add", CLIENT6, "dev", &iface, "nodad"]);
+    lab.wait_for("the client's IPv6 addresses", 10, || {
+        let o = lab.client(&["ip", "-6", "addr", "show", "dev", &iface]);
+        o.contains("fe80::") && o.contains("2001:db8:99::2") && !o.contains("tentative")
+    });
+
+    // NS -> NA, then echo, for the global and the link-local address
+    ping6(&lab, DIRIGO6);
+    ping6(&lab, &format!("{ll}%{iface}"));
+    let mac_s = mac
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":");
+    for a in [DIRIGO6.to_string(), ll.to_string()] {
+        let n = lab.client(&["ip", "-6", "neigh", "show", &a, "dev", &iface]);
+        assert!(
+            n.contains(&format!("lladdr {mac_s}")),
+            "neighbour {a}: {n:?}"
+        );
+    }
+
+    // IPv4 through the VIP is unchanged in the same lab
+    checks::ping(&lab);
+    checks::transfer(&lab, "ipv4 beside ipv6");
+
+    let na = counter(&lab, "nd_advertised");
+    let echo = counter(&lab, "echo6_replied");
+    eprintln!("nd_advertised {na}, echo6_replied {echo}");
+    assert!(na >= 2, "an NA for each address: {na}");
+    assert!(echo >= 6, "two pings of three: {echo}");
+    // the kernel's own chatter (router solicitations, MLD reports) is
+    // counted, not answered
+    let chatter = counter(&lab, "nd_router") + counter(&lab, "icmp6_mld");
+    eprintln!("router + MLD messages counted: {chatter}");
+    let shown = common::text(
+        &std::process::Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+            .args(["--socket", &lab.sock, "lcores"])
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        shown.contains("nd_advertised") && shown.contains("echo6_replied"),
+        "dirigoctl lcores: {shown}"
+    );
+
+    // duplicate address detection: the client trying dirigo's address
+    // hears it is taken (dirigo's NA to all-nodes)
+    lab.client(&[
+        "sysctl",
+        "-qw",
+        &format!("net.ipv6.conf.{iface}.accept_dad=1"),
+    ]);
+    let before = counter(&lab, "nd_advertised");
+    lab.client(&[
+        "ip",
+        "-6",
+        "addr",
+        "add",
+        &format!("{DIRIGO6}/64"),
+        "dev",
+        &iface,
+    ]);
+    lab.wait_for("DAD of dirigo's address to fail on the client", 10, || {
+        lab.client(&["ip", "-6", "addr", "show", "dev", &iface])
+            .contains("dadfailed")
+    });
+    assert!(counter(&lab, "nd_advertised") > before);
+    lab.client(&[
+        "ip",
+        "-6",
+        "addr",
+        "del",
+        &format!("{DIRIGO6}/64"),
+        "dev",
+        &iface,
+    ]);
+    ping6(&lab, DIRIGO6);
+
+    lab.finish();
+}
