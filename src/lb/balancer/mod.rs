@@ -54,7 +54,7 @@
 //! control it); the table keeps millisecond ticks.
 
 use crate::lb::conn::{
-    tick_of, tick_reached, Conn, ConnTable, F_ACTIVE, F_NOOUTPUT, F_SP_PENDING, F_SYNCED,
+    tick_of, tick_reached, Conn, ConnTable, Probe, F_ACTIVE, F_NOOUTPUT, F_SP_PENDING, F_SYNCED,
     F_SYNPROXY,
 };
 use crate::lb::persist::{PersistStats, PersistTable};
@@ -381,7 +381,11 @@ impl Balancer {
         if key.proto != PROTO_TCP && key.proto != PROTO_UDP {
             return LbVerdict::NotForUs;
         }
-        let hit = self.table.lookup_hashed(key, hash);
+        // a miss keeps what it learned of the key's buckets for the insert
+        let (hit, mut probe) = match self.table.lookup_probe(key, hash) {
+            Ok(h) => (Some(h), None),
+            Err(p) => (None, Some(p)),
+        };
         if meta.icmp.is_some() {
             return match hit {
                 Some(h)
@@ -418,6 +422,7 @@ impl Balancer {
                 if h.reply {
                     return LbVerdict::NotForUs;
                 }
+                probe = Some(self.table.unprobed(hash));
             } else {
                 return self.forward(snap, egress, buf, meta, now, now_ns, h.idx, h.reply);
             }
@@ -446,17 +451,22 @@ impl Balancer {
         } else {
             TcpState::None
         };
-        match self.new_conn(snap, svc, key, start, now, now_ns) {
+        let probe = probe.unwrap_or_else(|| self.table.unprobed(hash));
+        match self.new_conn(snap, svc, key, probe, start, now, now_ns) {
             Ok(idx) => self.forward(snap, egress, buf, meta, now, now_ns, idx, false),
             Err(why) => self.drop(why),
         }
     }
 
+    /// Schedule and insert a new connection for `key`, whose lookup in
+    /// the table gave `probe` (see [`ConnTable::insert_probed`]).
+    #[allow(clippy::too_many_arguments)]
     fn new_conn(
         &mut self,
         snap: &Snapshot,
         svc: &Service,
         key: &FlowKey,
+        probe: Probe,
         start: TcpState,
         now: u32,
         now_ns: u64,
@@ -509,7 +519,7 @@ impl Balancer {
             },
             method: d.method,
         };
-        let ins = self.table.insert(conn, now);
+        let ins = self.table.insert_probed(conn, probe, now);
         if let Some(ev) = ins.evicted {
             self.release(&ev, now_ns);
             bump(&self.stats.evicted, 1);

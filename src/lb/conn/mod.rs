@@ -223,6 +223,37 @@ pub struct Inserted {
     pub evicted: Option<Conn>,
 }
 
+/// What a lookup miss learned about its key's buckets, for the insert
+/// that follows ([`ConnTable::lookup_probe`], [`ConnTable::insert_probed`]):
+/// the key's hash, its secondary bucket and the first free slot the insert
+/// would take, so the insert neither hashes the key again nor scans its
+/// buckets again. Valid until the table changes (other than by that
+/// insert's own eviction, which the insert accounts for); a probe for
+/// another key would misplace the entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Probe {
+    hash: u32,
+    b2: u32,
+    /// Rank of the first free slot: `i` for slot `i` of the primary bucket,
+    /// `SLOTS + i` of the secondary, [`NO_SLOT`] for none (the insert then
+    /// displaces, as [`ConnTable::insert`] does), [`UNKNOWN_SLOT`] when
+    /// not scanned ([`ConnTable::unprobed`]).
+    free: u32,
+}
+
+/// [`Probe::free`] when both buckets are full.
+const NO_SLOT: u32 = 2 * SLOTS as u32;
+/// [`Probe::free`] when the buckets were not scanned.
+const UNKNOWN_SLOT: u32 = u32::MAX;
+
+impl Probe {
+    /// The hash of the key this probe is for.
+    #[inline]
+    pub fn hash(&self) -> u32 {
+        self.hash
+    }
+}
+
 /// The per-lcore connection table (see the module docs).
 pub struct ConnTable {
     recs: Vec<Conn>,
@@ -237,6 +268,11 @@ pub struct ConnTable {
     cursor: u32,
     /// Where the eviction scan of a full table goes on.
     evict_cursor: u32,
+    /// The next eviction candidate whose in-key hash the scan computed
+    /// (to prefetch its buckets) and that hash, so that evicting it does
+    /// not hash it again; `NO_FREE` when none. Cleared when that record
+    /// is removed (only then can its key change).
+    victim_hint: (u32, u32),
     len: u32,
     /// How long an embryonic connection is safe from eviction (ms).
     grace: u32,
@@ -269,6 +305,7 @@ impl ConnTable {
             seed,
             cursor: 0,
             evict_cursor: 0,
+            victim_hint: (NO_FREE, 0),
             len: 0,
             grace: EMBRYONIC_GRACE_MS,
         }
@@ -358,8 +395,13 @@ impl ConnTable {
         // the first match only: two entries with one signature in a
         // bucket are rare, and the lookup still finds the second
         for i in 0..SLOTS {
+            // the signature first: it rarely matches, so most slots cost
+            // one compare
+            if bucket.sig[i] != hash {
+                continue;
+            }
             let r = bucket.idx[i];
-            if r != EMPTY && bucket.sig[i] == hash {
+            if r != EMPTY {
                 if let Some(c) = self.recs.get((r & !REPLY) as usize) {
                     mem::prefetch(c);
                     return;
@@ -383,14 +425,54 @@ impl ConnTable {
         }
     }
 
+    /// [`Self::lookup_hashed`], and on a miss what the insert of `key`
+    /// needs ([`Probe`]): both buckets were read anyway, so noting their
+    /// first free slot costs little. A hit costs what
+    /// [`Self::lookup_hashed`] costs.
+    #[inline(always)]
+    pub fn lookup_probe(&self, key: &FlowKey, hash: u32) -> Result<Hit, Probe> {
+        let b1 = hash & self.mask;
+        if let Some(h) = self.scan_bucket(b1, key, hash) {
+            return Ok(h);
+        }
+        let b2 = self.second(hash, b1);
+        if let Some(h) = self.scan_bucket(b2, key, hash) {
+            return Ok(h);
+        }
+        let free = match self.free_in(b1) {
+            Some(i) => i as u32,
+            None => self
+                .free_in(b2)
+                .map_or(NO_SLOT, |i| SLOTS as u32 + i as u32),
+        };
+        Err(Probe { hash, b2, free })
+    }
+
+    /// A probe for `hash` that knows nothing of its buckets (the insert
+    /// looks for a slot itself), for a key whose hash is known but whose
+    /// lookup did not end in a miss just before.
+    #[inline]
+    pub fn unprobed(&self, hash: u32) -> Probe {
+        Probe {
+            hash,
+            b2: self.second(hash, hash & self.mask),
+            free: UNKNOWN_SLOT,
+        }
+    }
+
     /// Look `key` up in bucket `b` only (a freed slot keeps its stale
     /// signature, so a slot matches only with a reference and a signature).
     #[inline(always)]
     fn scan_bucket(&self, b: u32, key: &FlowKey, hash: u32) -> Option<Hit> {
         let bucket = self.buckets.get(b as usize)?;
         for i in 0..SLOTS {
+            // the signature first: it rarely matches, so most slots cost
+            // one compare
+            if bucket.sig[i] != hash {
+                continue;
+            }
             let r = bucket.idx[i];
-            if r == EMPTY || bucket.sig[i] != hash {
+            if r == EMPTY {
                 continue;
             }
             let reply = r & REPLY != 0;
@@ -490,31 +572,75 @@ impl ConnTable {
     /// indexed by their reply tuple. `now` is the ms tick (for eviction).
     /// At most one connection is evicted; it is reported even when the
     /// insert still fails, so the caller can release its counters.
-    pub fn insert(&mut self, mut conn: Conn, now: u32) -> Inserted {
+    pub fn insert(&mut self, conn: Conn, now: u32) -> Inserted {
+        let h = self.hash(&conn.in_key());
+        self.insert_probed(conn, self.unprobed(h), now)
+    }
+
+    /// [`Self::insert`] of a `conn` whose in-key ([`Conn::in_key`]) was just
+    /// looked up with [`Self::lookup_probe`] and missed, `probe` being
+    /// what that lookup returned (or [`Self::unprobed`] with the in-key's
+    /// [`Self::hash`]): the same outcome and the same placement as
+    /// [`Self::insert`], without hashing the key or scanning its buckets
+    /// again.
+    pub fn insert_probed(&mut self, mut conn: Conn, probe: Probe, now: u32) -> Inserted {
+        debug_assert_eq!(
+            probe.hash,
+            self.hash(&conn.in_key()),
+            "probe of another key"
+        );
         conn.flags |= F_USED;
         let mut evicted = None;
-        let result = self.insert_inner(conn, now, &mut evicted);
+        let result = self.insert_inner(conn, probe, now, &mut evicted);
         Inserted { result, evicted }
     }
 
     fn insert_inner(
         &mut self,
         conn: Conn,
+        probe: Probe,
         now: u32,
         evicted: &mut Option<Conn>,
     ) -> Result<u32, InsertError> {
-        let h_in = self.hash(&conn.in_key());
-        let h_out = if conn.is_nat() {
-            Some(self.hash(&conn.out_key()))
+        let h_in = probe.hash;
+        let b1 = h_in & self.mask;
+        let mut free = probe.free;
+        let idx = if self.free_head == NO_FREE {
+            // evict, and take the victim's record (what removing it and
+            // popping the free list would give)
+            let (v, known) = self.scan_victim(now).ok_or(InsertError::Full)?;
+            let (c, freed) = self.take(v, known).ok_or(InsertError::Full)?;
+            *evicted = Some(c);
+            if free != UNKNOWN_SLOT {
+                // a slot the victim freed in the key's buckets may come
+                // before the probe's (free_slot takes the first)
+                for (b, i) in freed.into_iter().flatten() {
+                    let rank = if b == b1 {
+                        i as u32
+                    } else if b == probe.b2 {
+                        SLOTS as u32 + i as u32
+                    } else {
+                        continue;
+                    };
+                    free = free.min(rank);
+                }
+            }
+            v
         } else {
-            None
+            self.pop_free().ok_or(InsertError::Full)?
         };
-        if self.free_head == NO_FREE {
-            let v = self.scan_victim(now).ok_or(InsertError::Full)?;
-            *evicted = self.remove(v);
-        }
-        let idx = self.pop_free().ok_or(InsertError::Full)?;
-        let slot_in = match self.free_slot(h_in) {
+        let probed = match free {
+            f if f < SLOTS as u32 => Some((b1, f as usize)),
+            f if f < NO_SLOT => Some((probe.b2, (f - SLOTS as u32) as usize)),
+            _ => None,
+        };
+        // a probe's slot is trusted only while still free
+        let probed = probed.filter(|&(b, i)| {
+            self.buckets
+                .get(b as usize)
+                .is_some_and(|k| k.idx[i % SLOTS] == EMPTY)
+        });
+        let slot_in = match probed.or_else(|| self.free_slot(h_in)) {
             Some(s) => Ok(s),
             None => self.evict_for(h_in, now, evicted),
         };
@@ -524,7 +650,8 @@ impl ConnTable {
         };
         self.buckets[b1 as usize].sig[i1] = h_in;
         self.buckets[b1 as usize].idx[i1] = idx;
-        if let Some(h) = h_out {
+        if conn.is_nat() {
+            let h = self.hash(&conn.out_key());
             let slot_out = match self.free_slot(h) {
                 Some(s) => Ok(s),
                 None => self.evict_for(h, now, evicted),
@@ -542,30 +669,60 @@ impl ConnTable {
         Ok(idx)
     }
 
-    fn unlink(&mut self, hash: u32, r: u32) {
-        for b in self.pair(hash) {
-            if let Some(bucket) = self.buckets.get_mut(b as usize) {
-                for i in 0..SLOTS {
-                    if bucket.idx[i] == r {
-                        bucket.idx[i] = EMPTY;
-                        return;
-                    }
-                }
-            }
+    /// Clear the slot referencing `r` among the buckets of `hash` (the
+    /// primary first; the secondary's address only when needed) and say
+    /// which it was.
+    #[inline]
+    fn unlink(&mut self, hash: u32, r: u32) -> Option<(u32, usize)> {
+        let b1 = hash & self.mask;
+        if let Some(i) = self.clear_ref(b1, r) {
+            return Some((b1, i));
         }
+        let b2 = self.second(hash, b1);
+        self.clear_ref(b2, r).map(|i| (b2, i))
+    }
+
+    #[inline]
+    fn clear_ref(&mut self, b: u32, r: u32) -> Option<usize> {
+        let bucket = self.buckets.get_mut(b as usize)?;
+        let i = bucket.idx.iter().position(|x| *x == r)?;
+        bucket.idx[i] = EMPTY;
+        Some(i)
+    }
+
+    /// Unlink the record at `idx` from the index and take it out of the
+    /// table without putting it on the free list: the record and the index
+    /// slots it freed (in-key, and for NAT reply-key). None if not in use.
+    /// `known` is its in-key hash when the caller has it.
+    #[inline(always)]
+    fn take(&mut self, idx: u32, known: Option<u32>) -> Option<(Conn, [Option<(u32, usize)>; 2])> {
+        let c = *self.get(idx)?;
+        let h = match known {
+            Some(h) => h,
+            None => self.hash(&c.in_key()),
+        };
+        if self.victim_hint.0 == idx {
+            // its key may change once it is free
+            self.victim_hint.0 = NO_FREE;
+        }
+        let freed_in = self.unlink(h, idx);
+        let freed_out = if c.is_nat() {
+            let h = self.hash(&c.out_key());
+            self.unlink(h, idx | REPLY)
+        } else {
+            None
+        };
+        if let Some(r) = self.recs.get_mut(idx as usize) {
+            r.flags = 0;
+        }
+        self.len -= 1;
+        Some((c, [freed_in, freed_out]))
     }
 
     /// Remove the record at `idx`, returning it (None if not in use).
     pub fn remove(&mut self, idx: u32) -> Option<Conn> {
-        let c = *self.get(idx)?;
-        let h = self.hash(&c.in_key());
-        self.unlink(h, idx);
-        if c.is_nat() {
-            let h = self.hash(&c.out_key());
-            self.unlink(h, idx | REPLY);
-        }
+        let (c, _) = self.take(idx, None)?;
         self.push_free(idx);
-        self.len -= 1;
         Some(c)
     }
 
