@@ -593,6 +593,7 @@ proptest::proptest! {
     }
 }
 
+mod loads;
 mod persist;
 mod pins;
 mod sync;
