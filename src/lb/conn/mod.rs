@@ -254,6 +254,17 @@ impl Probe {
     }
 }
 
+/// The [`Probe::free`] rank of slot `freed` for a key whose buckets are
+/// `b1` and `b2` ([`NO_SLOT`] for none or another bucket).
+#[inline]
+fn rank_in(freed: Option<(u32, usize)>, b1: u32, b2: u32) -> u32 {
+    match freed {
+        Some((b, i)) if b == b1 => i as u32,
+        Some((b, i)) if b == b2 => SLOTS as u32 + i as u32,
+        _ => NO_SLOT,
+    }
+}
+
 /// The per-lcore connection table (see the module docs).
 pub struct ConnTable {
     recs: Vec<Conn>,
@@ -609,21 +620,14 @@ impl ConnTable {
             // evict, and take the victim's record (what removing it and
             // popping the free list would give)
             let (v, known) = self.scan_victim(now).ok_or(InsertError::Full)?;
-            let (c, freed) = self.take(v, known).ok_or(InsertError::Full)?;
+            let (c, [freed_in, freed_out]) = self.take(v, known).ok_or(InsertError::Full)?;
             *evicted = Some(c);
             if free != UNKNOWN_SLOT {
                 // a slot the victim freed in the key's buckets may come
                 // before the probe's (free_slot takes the first)
-                for (b, i) in freed.into_iter().flatten() {
-                    let rank = if b == b1 {
-                        i as u32
-                    } else if b == probe.b2 {
-                        SLOTS as u32 + i as u32
-                    } else {
-                        continue;
-                    };
-                    free = free.min(rank);
-                }
+                free = free
+                    .min(rank_in(freed_in, b1, probe.b2))
+                    .min(rank_in(freed_out, b1, probe.b2));
             }
             v
         } else {
