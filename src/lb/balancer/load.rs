@@ -3,7 +3,8 @@
 //! IPVS threshold (overload) mark (see the `worker` module docs).
 
 use crate::lb::conn::{Conn, F_ACTIVE};
-use crate::lb::sched::DestLoad;
+use crate::lb::sched::{DestLoad, Loads};
+use crate::lb::snapshot::Dest;
 use crate::lb::stats::{Traffic, WorkerStats};
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -50,5 +51,43 @@ pub(super) fn dest_load(t: &Traffic, weight: u32, upper: u32, lower: u32) -> Des
         active,
         inactive,
         overloaded: over,
+    }
+}
+
+/// The scheduler's view of a service's servers computed when a scheduler
+/// asks for one ([`crate::lb::sched::pick_with`]), for a service none of
+/// whose servers has a threshold: [`dest_load`] of such a server only
+/// clears its overload mark, and `Balancer::new_conn` uses this view only
+/// once it has done that for every server of the service under the
+/// current snapshot (no mark can be set again until a snapshot with
+/// thresholds), so the picks are those of a [`dest_load`] of every server.
+pub(super) struct LiveLoads<'a> {
+    pub dests: &'a [Dest],
+    pub stats: &'a [Traffic],
+    /// At most this many servers (the worker's eager view stops there).
+    pub cap: usize,
+}
+
+impl Loads for LiveLoads<'_> {
+    #[inline]
+    fn count(&self) -> usize {
+        self.dests.len().min(self.cap)
+    }
+
+    #[inline]
+    fn load(&self, i: usize) -> Option<DestLoad> {
+        if i >= self.cap {
+            return None;
+        }
+        let d = self.dests.get(i)?;
+        Some(match self.stats.get(d.id.slot as usize) {
+            Some(t) => DestLoad {
+                weight: d.weight,
+                active: t.active.load(Relaxed),
+                inactive: t.inactive.load(Relaxed),
+                overloaded: false,
+            },
+            None => DestLoad::default(),
+        })
     }
 }

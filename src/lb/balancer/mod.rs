@@ -54,7 +54,7 @@
 //! control it); the table keeps millisecond ticks.
 
 use crate::lb::conn::{
-    tick_of, tick_reached, Conn, ConnTable, F_ACTIVE, F_NOOUTPUT, F_SP_PENDING, F_SYNCED,
+    tick_of, tick_reached, Conn, ConnTable, Probe, F_ACTIVE, F_NOOUTPUT, F_SP_PENDING, F_SYNCED,
     F_SYNPROXY,
 };
 use crate::lb::persist::{PersistStats, PersistTable};
@@ -77,7 +77,7 @@ pub use persist::{template_dest, template_dest_id, template_svc, F_PERSIST};
 mod persist;
 use persist::{detach_conn, PersistCfg};
 mod load;
-use load::{dest_load, release_counters};
+use load::{dest_load, release_counters, LiveLoads};
 mod icmp;
 mod listing;
 mod sync;
@@ -105,6 +105,11 @@ pub struct Balancer {
     stats: Arc<WorkerStats>,
     cursors: Vec<Cursor>,
     loads: Vec<DestLoad>,
+    /// Per service slot: the snapshot epoch under which a pick found none
+    /// of its servers with a threshold and so cleared all their overload
+    /// marks; in that snapshot its picks read each load when asked
+    /// ([`load::LiveLoads`]) instead of computing all of them first.
+    no_marks: Vec<Option<u64>>,
     ip_id: u16,
     icmp_limit: TokenBucket,
     persist: PersistTable,
@@ -141,6 +146,7 @@ impl Balancer {
             stats: Arc::new(WorkerStats::new(dest_slots, svc_slots)),
             cursors: vec![Cursor::default(); svc_slots as usize],
             loads: Vec::with_capacity(dest_slots as usize),
+            no_marks: vec![None; svc_slots as usize],
             ip_id: (cfg.seed >> 16) as u16,
             icmp_limit: TokenBucket::new(cfg.icmp_rate, cfg.icmp_burst),
             persist: PersistTable::with_capacity_seed(
@@ -412,7 +418,11 @@ impl Balancer {
         if key.proto != PROTO_TCP && key.proto != PROTO_UDP {
             return LbVerdict::NotForUs;
         }
-        let hit = self.table.lookup_hashed(key, hash);
+        // a miss keeps what it learned of the key's buckets for the insert
+        let (hit, mut probe) = match self.table.lookup_probe(key, hash) {
+            Ok(h) => (Some(h), None),
+            Err(p) => (None, Some(p)),
+        };
         if meta.icmp.is_some() {
             return match hit {
                 Some(h)
@@ -448,6 +458,7 @@ impl Balancer {
                 if h.reply {
                     return LbVerdict::NotForUs;
                 }
+                probe = Some(self.table.unprobed(hash));
             } else {
                 return self.forward_conn(snap, egress, buf, meta, now, now_ns, h.idx, c, h.reply);
             }
@@ -476,17 +487,22 @@ impl Balancer {
         } else {
             TcpState::None
         };
-        match self.new_conn(snap, svc, key, start, now, now_ns) {
+        let probe = probe.unwrap_or_else(|| self.table.unprobed(hash));
+        match self.new_conn(snap, svc, key, probe, start, now, now_ns) {
             Ok(idx) => self.forward(snap, egress, buf, meta, now, now_ns, idx, false),
             Err(why) => self.drop(why),
         }
     }
 
+    /// Schedule and insert a new connection for `key`, whose lookup in
+    /// the table gave `probe` (see [`ConnTable::insert_probed`]).
+    #[allow(clippy::too_many_arguments)]
     fn new_conn(
         &mut self,
         snap: &Snapshot,
         svc: &Service,
         key: &FlowKey,
+        probe: Probe,
         start: TcpState,
         now: u32,
         now_ns: u64,
@@ -496,22 +512,45 @@ impl Balancer {
         let d = match pinned.or_else(|| self.persist_pick(snap, svc, key.src, now_ns)) {
             Some(d) => Some(d),
             None => {
-                self.loads.clear();
-                for d in &svc.dests {
-                    let load = match self.stats.dests.get(d.id.slot as usize) {
-                        Some(t) => dest_load(t, d.weight, d.upper, d.lower),
-                        None => DestLoad::default(),
+                let slot = svc.id.slot as usize;
+                let cur = self.cursors.get_mut(slot).ok_or(LbDrop::NoDest)?;
+                let live = self
+                    .no_marks
+                    .get(slot)
+                    .is_some_and(|e| *e == Some(snap.epoch));
+                let i = if live {
+                    // no thresholds, marks cleared: each load when asked
+                    let loads = LiveLoads {
+                        dests: &svc.dests,
+                        stats: &self.stats.dests,
+                        cap: self.loads.capacity(),
                     };
-                    if self.loads.len() == self.loads.capacity() {
-                        break; // never reallocate on the fast path
+                    sched::pick_with(&svc.prepared, cur, &loads, key)
+                } else {
+                    self.loads.clear();
+                    let mut thresholds = false;
+                    for d in &svc.dests {
+                        thresholds |= d.upper != 0 || d.lower != 0;
+                        let load = match self.stats.dests.get(d.id.slot as usize) {
+                            Some(t) => dest_load(t, d.weight, d.upper, d.lower),
+                            None => DestLoad::default(),
+                        };
+                        if self.loads.len() == self.loads.capacity() {
+                            break; // never reallocate on the fast path
+                        }
+                        self.loads.push(load);
                     }
-                    self.loads.push(load);
-                }
-                let cur = self
-                    .cursors
-                    .get_mut(svc.id.slot as usize)
-                    .ok_or(LbDrop::NoDest)?;
-                sched::pick(&svc.prepared, cur, &self.loads, key).and_then(|i| svc.dests.get(i))
+                    if !thresholds && self.loads.len() == svc.dests.len() {
+                        // every mark of the service is clear now, and
+                        // without thresholds none is set again in this
+                        // snapshot: later picks need no pass of their own
+                        if let Some(e) = self.no_marks.get_mut(slot) {
+                            *e = Some(snap.epoch);
+                        }
+                    }
+                    sched::pick(&svc.prepared, cur, &self.loads, key)
+                };
+                i.and_then(|i| svc.dests.get(i))
             }
         };
         let d = d.ok_or(LbDrop::NoDest)?;
@@ -539,7 +578,7 @@ impl Balancer {
             },
             method: d.method,
         };
-        let ins = self.table.insert(conn, now);
+        let ins = self.table.insert_probed(conn, probe, now);
         if let Some(ev) = ins.evicted {
             self.release(&ev, now_ns);
             bump(&self.stats.evicted, 1);

@@ -110,7 +110,8 @@ impl Balancer {
             }
         };
         self.sp_count(SynproxyCount::CookiesValid);
-        let idx = match self.new_conn(snap, svc, key, TcpState::None, now, now_ns) {
+        let probe = self.table.unprobed(self.table.hash(key));
+        let idx = match self.new_conn(snap, svc, key, probe, TcpState::None, now, now_ns) {
             Ok(i) => i,
             Err(why) => return self.drop(why),
         };

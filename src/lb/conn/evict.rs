@@ -36,14 +36,19 @@ impl ConnTable {
     /// cursor, which moves on (so repeated full inserts walk the whole
     /// table). Sequential, so it costs a few cache lines, not one random
     /// miss per candidate.
-    pub(super) fn scan_victim(&mut self, now: u32) -> Option<u32> {
+    ///
+    /// Returns the record and, when the previous scan already hashed it
+    /// (see [`Self::prefetch_unlink`]), its in-key hash.
+    pub(super) fn scan_victim(&mut self, now: u32) -> Option<(u32, Option<u32>)> {
         let n = self.recs.len() as u32;
         for _ in 0..EVICT_SCAN.min(n) {
             let idx = self.evict_cursor;
             self.evict_cursor = if idx + 1 >= n { 0 } else { idx + 1 };
             if self.get(idx).is_some_and(|c| evictable(c, now, self.grace)) {
+                let (hi, hh) = self.victim_hint;
+                let known = (hi == idx).then_some(hh);
                 self.prefetch_unlink(self.evict_cursor);
-                return Some(idx);
+                return Some((idx, known));
             }
         }
         None
@@ -51,15 +56,18 @@ impl ConnTable {
 
     /// Prefetch the index buckets of record `idx` (the next eviction
     /// candidate), so that unlinking it on the next full insert does not
-    /// wait for a random index line.
+    /// wait for a random index line, and keep its hash for that unlink
+    /// ([`ConnTable::take`]).
     #[inline]
-    fn prefetch_unlink(&self, idx: u32) {
+    fn prefetch_unlink(&mut self, idx: u32) {
         if let Some(c) = self.get(idx) {
-            for b in self.pair(self.hash(&c.in_key())) {
+            let h = self.hash(&c.in_key());
+            for b in self.pair(h) {
                 if let Some(k) = self.buckets.get(b as usize) {
                     mem::prefetch(k);
                 }
             }
+            self.victim_hint = (idx, h);
         }
     }
 

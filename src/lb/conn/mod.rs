@@ -27,7 +27,11 @@
 //! primary bucket and a lookup usually reads one index line plus the
 //! record (at most two index lines). No tombstones: deletions just clear
 //! the slot because lookups always scan both buckets when the primary has
-//! no match.
+//! no match. A miss has thus read both buckets: [`ConnTable::lookup_probe`]
+//! returns what it saw ([`Probe`]) and [`ConnTable::insert_probed`] places
+//! the new entry from it, exactly where [`ConnTable::insert`] would,
+//! without hashing or scanning again (insertion and removal live in
+//! `insert.rs`).
 //!
 //! A burst lookup runs in stages, so that the cache misses of a whole burst
 //! overlap instead of following one another: [`ConnTable::touch`]
@@ -237,6 +241,11 @@ pub struct ConnTable {
     cursor: u32,
     /// Where the eviction scan of a full table goes on.
     evict_cursor: u32,
+    /// The next eviction candidate whose in-key hash the scan computed
+    /// (to prefetch its buckets) and that hash, so that evicting it does
+    /// not hash it again; `NO_FREE` when none. Cleared when that record
+    /// is removed (only then can its key change).
+    victim_hint: (u32, u32),
     len: u32,
     /// How long an embryonic connection is safe from eviction (ms).
     grace: u32,
@@ -269,6 +278,7 @@ impl ConnTable {
             seed,
             cursor: 0,
             evict_cursor: 0,
+            victim_hint: (NO_FREE, 0),
             len: 0,
             grace: EMBRYONIC_GRACE_MS,
         }
@@ -358,8 +368,13 @@ impl ConnTable {
         // the first match only: two entries with one signature in a
         // bucket are rare, and the lookup still finds the second
         for i in 0..SLOTS {
+            // the signature first: it rarely matches, so most slots cost
+            // one compare
+            if bucket.sig[i] != hash {
+                continue;
+            }
             let r = bucket.idx[i];
-            if r != EMPTY && bucket.sig[i] == hash {
+            if r != EMPTY {
                 if let Some(c) = self.recs.get((r & !REPLY) as usize) {
                     mem::prefetch(c);
                     return;
@@ -383,14 +398,54 @@ impl ConnTable {
         }
     }
 
+    /// [`Self::lookup_hashed`], and on a miss what the insert of `key`
+    /// needs ([`Probe`]): both buckets were read anyway, so noting their
+    /// first free slot costs little. A hit costs what
+    /// [`Self::lookup_hashed`] costs.
+    #[inline(always)]
+    pub fn lookup_probe(&self, key: &FlowKey, hash: u32) -> Result<Hit, Probe> {
+        let b1 = hash & self.mask;
+        if let Some(h) = self.scan_bucket(b1, key, hash) {
+            return Ok(h);
+        }
+        let b2 = self.second(hash, b1);
+        if let Some(h) = self.scan_bucket(b2, key, hash) {
+            return Ok(h);
+        }
+        let free = match self.free_in(b1) {
+            Some(i) => i as u32,
+            None => self
+                .free_in(b2)
+                .map_or(NO_SLOT, |i| SLOTS as u32 + i as u32),
+        };
+        Err(Probe { hash, b2, free })
+    }
+
+    /// A probe for `hash` that knows nothing of its buckets (the insert
+    /// looks for a slot itself), for a key whose hash is known but whose
+    /// lookup did not end in a miss just before.
+    #[inline]
+    pub fn unprobed(&self, hash: u32) -> Probe {
+        Probe {
+            hash,
+            b2: self.second(hash, hash & self.mask),
+            free: UNKNOWN_SLOT,
+        }
+    }
+
     /// Look `key` up in bucket `b` only (a freed slot keeps its stale
     /// signature, so a slot matches only with a reference and a signature).
     #[inline(always)]
     fn scan_bucket(&self, b: u32, key: &FlowKey, hash: u32) -> Option<Hit> {
         let bucket = self.buckets.get(b as usize)?;
         for i in 0..SLOTS {
+            // the signature first: it rarely matches, so most slots cost
+            // one compare
+            if bucket.sig[i] != hash {
+                continue;
+            }
             let r = bucket.idx[i];
-            if r == EMPTY || bucket.sig[i] != hash {
+            if r == EMPTY {
                 continue;
             }
             let reply = r & REPLY != 0;
@@ -457,129 +512,6 @@ impl ConnTable {
         }
     }
 
-    fn free_in(&self, b: u32) -> Option<usize> {
-        self.buckets
-            .get(b as usize)?
-            .idx
-            .iter()
-            .position(|r| *r == EMPTY)
-    }
-
-    /// A free slot for `hash`: in its primary bucket if it has room (so
-    /// that a lookup usually needs that one cache line only), else in its
-    /// secondary bucket, else after moving one resident entry of either
-    /// bucket to its own other bucket (one level of cuckoo displacement;
-    /// bounded work).
-    fn free_slot(&mut self, hash: u32) -> Option<(u32, usize)> {
-        let [b1, b2] = self.pair(hash);
-        for b in [b1, b2] {
-            if let Some(i) = self.free_in(b) {
-                return Some((b, i));
-            }
-        }
-        for b in [b1, b2] {
-            for i in 0..SLOTS {
-                let (sig, r) = match self.buckets.get(b as usize) {
-                    Some(k) => (k.sig[i], k.idx[i]),
-                    None => return None,
-                };
-                let [o1, o2] = self.pair(sig);
-                let other = if o1 == b { o2 } else { o1 };
-                if let Some(j) = self.free_in(other) {
-                    let ob = &mut self.buckets[other as usize];
-                    ob.sig[j] = sig;
-                    ob.idx[j] = r;
-                    self.buckets[b as usize].idx[i] = EMPTY;
-                    return Some((b, i));
-                }
-            }
-        }
-        None
-    }
-
-    /// Insert `conn` (its `flags` get [`F_USED`]). NAT connections are also
-    /// indexed by their reply tuple. `now` is the ms tick (for eviction).
-    /// At most one connection is evicted; it is reported even when the
-    /// insert still fails, so the caller can release its counters.
-    pub fn insert(&mut self, mut conn: Conn, now: u32) -> Inserted {
-        conn.flags |= F_USED;
-        let mut evicted = None;
-        let result = self.insert_inner(conn, now, &mut evicted);
-        Inserted { result, evicted }
-    }
-
-    fn insert_inner(
-        &mut self,
-        conn: Conn,
-        now: u32,
-        evicted: &mut Option<Conn>,
-    ) -> Result<u32, InsertError> {
-        let h_in = self.hash(&conn.in_key());
-        let h_out = if conn.is_nat() {
-            Some(self.hash(&conn.out_key()))
-        } else {
-            None
-        };
-        if self.free_head == NO_FREE {
-            let v = self.scan_victim(now).ok_or(InsertError::Full)?;
-            *evicted = self.remove(v);
-        }
-        let idx = self.pop_free().ok_or(InsertError::Full)?;
-        let slot_in = match self.free_slot(h_in) {
-            Some(s) => Ok(s),
-            None => self.evict_for(h_in, now, evicted),
-        };
-        let Ok((b1, i1)) = slot_in else {
-            self.push_free(idx);
-            return Err(InsertError::Full);
-        };
-        self.buckets[b1 as usize].sig[i1] = h_in;
-        self.buckets[b1 as usize].idx[i1] = idx;
-        if let Some(h) = h_out {
-            let slot_out = match self.free_slot(h) {
-                Some(s) => Ok(s),
-                None => self.evict_for(h, now, evicted),
-            };
-            let Ok((b2, i2)) = slot_out else {
-                self.unlink(h_in, idx);
-                self.push_free(idx);
-                return Err(InsertError::Full);
-            };
-            self.buckets[b2 as usize].sig[i2] = h;
-            self.buckets[b2 as usize].idx[i2] = idx | REPLY;
-        }
-        self.recs[idx as usize] = conn;
-        self.len += 1;
-        Ok(idx)
-    }
-
-    fn unlink(&mut self, hash: u32, r: u32) {
-        for b in self.pair(hash) {
-            if let Some(bucket) = self.buckets.get_mut(b as usize) {
-                for i in 0..SLOTS {
-                    if bucket.idx[i] == r {
-                        bucket.idx[i] = EMPTY;
-                        return;
-                    }
-                }
-            }
-        }
-    }
-
-    /// Remove the record at `idx`, returning it (None if not in use).
-    pub fn remove(&mut self, idx: u32) -> Option<Conn> {
-        let c = *self.get(idx)?;
-        let h = self.hash(&c.in_key());
-        self.unlink(h, idx);
-        if c.is_nat() {
-            let h = self.hash(&c.out_key());
-            self.unlink(h, idx | REPLY);
-        }
-        self.push_free(idx);
-        self.len -= 1;
-        Some(c)
-    }
-
     /// Examine up to `budget` records from the rotating cursor and remove
     /// those expired at `now` (ms tick), calling `f` with each and its
     /// record index. Returns the number removed.
@@ -607,6 +539,9 @@ impl ConnTable {
 }
 
 mod evict;
+mod insert;
+pub use insert::Probe;
+use insert::{NO_SLOT, UNKNOWN_SLOT};
 
 #[cfg(test)]
 mod tests;

@@ -276,6 +276,42 @@ fn lookups_find_entries_in_either_bucket() {
 }
 
 proptest::proptest! {
+    /// Inserting through a lookup's probe leaves the table exactly as a
+    /// plain insert does (same slots, same evictions, same refusals) under
+    /// random inserts and removes, in a table that is often full.
+    #[test]
+    fn insert_probed_matches_insert(ops in proptest::collection::vec((0u32..96, 0u8..4, 0u8..3, 0u8..2), 1..400)) {
+        let mut a = ConnTable::new(32, 17);
+        let mut b = ConnTable::new(32, 17);
+        a.set_embryonic_grace(0);
+        b.set_embryonic_grace(0);
+        for (now, (id, op, m, est)) in ops.into_iter().enumerate() {
+            let now = now as u32;
+            let method = [Method::Dr, Method::Tun, Method::Nat][m as usize];
+            let state = if est == 1 { TcpState::Established } else { TcpState::SynRecv };
+            let c = conn(id, method, state, 60_000);
+            if op == 0 {
+                let idx = id % 32;
+                proptest::prop_assert_eq!(a.remove(idx), b.remove(idx));
+            } else {
+                let key = c.in_key();
+                let h = b.hash(&key);
+                match b.lookup_probe(&key, h) {
+                    Ok(hit) => {
+                        proptest::prop_assert_eq!(a.lookup(&key), Some(hit));
+                        continue;
+                    }
+                    Err(p) => {
+                        let x = a.insert(c, now);
+                        let y = b.insert_probed(c, p, now);
+                        proptest::prop_assert_eq!(x, y);
+                    }
+                }
+            }
+            proptest::prop_assert!(same_state(&a, &b));
+        }
+    }
+
     /// The table agrees with a model map under random inserts/removes.
     #[test]
     fn matches_model(ops in proptest::collection::vec((0u32..40, proptest::prelude::any::<bool>(), 0u8..3), 1..300)) {
@@ -312,4 +348,128 @@ proptest::proptest! {
             }
         }
     }
+}
+
+/// Whether two tables are in the same state, slot for slot.
+fn same_state(a: &ConnTable, b: &ConnTable) -> bool {
+    a.len == b.len
+        && a.free_head == b.free_head
+        && a.evict_cursor == b.evict_cursor
+        && a.recs == b.recs
+        && a.buckets.len() == b.buckets.len()
+        && a.buckets
+            .iter()
+            .zip(&b.buckets)
+            .all(|(x, y)| x.sig == y.sig && x.idx == y.idx)
+}
+
+/// A lookup miss's probe lets the insert skip hashing and scanning, but
+/// the entry lands in the same slot as with a plain insert, also when the
+/// insert evicts (the victim may free a slot before the probe's).
+#[test]
+fn insert_probed_places_like_insert() {
+    let mut a = ConnTable::new(64, 13);
+    let mut b = ConnTable::new(64, 13);
+    for t in [&mut a, &mut b] {
+        t.set_embryonic_grace(0);
+    }
+    let mut evictions = 0;
+    for i in 0..2000u32 {
+        let method = if i % 3 == 0 { Method::Nat } else { Method::Dr };
+        let c = conn(i, method, TcpState::SynRecv, 60_000 + i);
+        let key = c.in_key();
+        let h = b.hash(&key);
+        let probe = b.lookup_probe(&key, h).expect_err("a new key misses");
+        assert_eq!(probe.hash(), h);
+        let x = a.insert(c, i);
+        let y = b.insert_probed(c, probe, i);
+        assert_eq!(x, y, "insert {i}");
+        evictions += x.evicted.is_some() as u32;
+        assert!(same_state(&a, &b), "insert {i}");
+        assert_eq!(
+            b.lookup(&key).map(|h| h.idx),
+            Some(y.result.unwrap()),
+            "insert {i}"
+        );
+        if i % 7 == 0 {
+            // free a record now and then, so inserts also take free ones
+            let idx = (i * 11) % 64;
+            assert_eq!(a.remove(idx), b.remove(idx));
+        }
+    }
+    assert!(evictions > 1000, "the table was full: {evictions}");
+}
+
+/// A probe whose slot was taken since (the table changed) is not trusted:
+/// the insert finds another slot.
+#[test]
+fn stale_probe_still_inserts_findably() {
+    let mut t = ConnTable::new(64, 13);
+    let c1 = conn(1, Method::Dr, TcpState::SynRecv, 1000);
+    let h = t.hash(&c1.in_key());
+    let p = t.lookup_probe(&c1.in_key(), h).unwrap_err();
+    // another insert takes the slot the probe noted (same primary bucket)
+    let mut other = None;
+    for i in 2..100_000 {
+        let c = conn(i, Method::Dr, TcpState::SynRecv, 1000);
+        if t.hash(&c.in_key()) & t.mask == h & t.mask {
+            other = Some(t.insert(c, 0).result.unwrap());
+            break;
+        }
+    }
+    let other = other.expect("a key with the same primary bucket");
+    let idx = t.insert_probed(c1, p, 0).result.unwrap();
+    assert_ne!(idx, other);
+    assert_eq!(t.lookup(&c1.in_key()).map(|h| h.idx), Some(idx));
+    assert_eq!(t.len(), 2);
+}
+
+/// The eviction scan hashes its next candidate ahead (to prefetch its
+/// buckets) and the eviction reuses that hash: a candidate removed and
+/// replaced by another connection in between must not be unlinked with
+/// the old hash.
+#[test]
+fn victim_hint_is_dropped_when_its_record_changes() {
+    let n = 256;
+    let mut t = ConnTable::new(n, 21);
+    t.set_embryonic_grace(0);
+    for i in 0..n {
+        t.insert(conn(i, Method::Nat, TcpState::SynRecv, 60_000), 0)
+            .result
+            .unwrap();
+    }
+    // evicts record 0 and hashes record 1 ahead
+    let e = t.insert(conn(100, Method::Nat, TcpState::SynRecv, 60_000), 1);
+    assert!(e.evicted.is_some());
+    assert_eq!(t.victim_hint.0, 1);
+    // record 1 gets another connection, in other buckets
+    let old = t.remove(1).unwrap();
+    let old_pair = t.pair(t.hash(&old.in_key()));
+    let c = (1000..)
+        .map(|i| conn(i, Method::Nat, TcpState::SynRecv, 60_000))
+        .find(|c| {
+            let p = t.pair(t.hash(&c.in_key()));
+            !p.iter().any(|b| old_pair.contains(b))
+        })
+        .unwrap();
+    assert_eq!(t.insert(c, 1).result, Ok(1));
+    // the next eviction takes record 1: the new connection leaves fully
+    let e = t.insert(conn(300, Method::Nat, TcpState::SynRecv, 60_000), 2);
+    assert_eq!(
+        e.evicted,
+        Some(Conn {
+            flags: c.flags | F_USED,
+            ..c
+        })
+    );
+    assert_eq!(t.lookup(&c.in_key()), None);
+    assert_eq!(t.lookup(&c.out_key()), None);
+    assert_eq!(t.lookup(&old.in_key()), None);
+    let live: Vec<u32> = t
+        .buckets
+        .iter()
+        .flat_map(|b| b.idx)
+        .filter(|r| *r != EMPTY)
+        .collect();
+    assert_eq!(live.len() as u32, 2 * t.len(), "no stale index slot");
 }

@@ -29,7 +29,7 @@
 //! 256 probes); dh accepts the same flag (IPVS's dh has none) and ignores
 //! `port`.
 
-use super::{available, DestLoad, SchedFlags, NO_DEST};
+use super::{available, Loads, SchedFlags, NO_DEST};
 use crate::net::meta::FlowKey;
 
 /// Buckets in an sh/dh table (IPVS's `IP_VS_SH_TAB_SIZE`).
@@ -154,10 +154,10 @@ impl Buckets {
 
     /// Look up with probing function `h(offset)`, IPVS style.
     #[inline]
-    fn lookup(
+    fn lookup<L: Loads + ?Sized>(
         &self,
         fallback: bool,
-        loads: &[DestLoad],
+        loads: &L,
         h: impl Fn(u32) -> usize,
     ) -> Option<usize> {
         let ihash = h(0);
@@ -186,7 +186,12 @@ impl Buckets {
 
     /// Source hashing pick.
     #[inline]
-    pub fn pick_sh(&self, flags: SchedFlags, loads: &[DestLoad], key: &FlowKey) -> Option<usize> {
+    pub fn pick_sh<L: Loads + ?Sized>(
+        &self,
+        flags: SchedFlags,
+        loads: &L,
+        key: &FlowKey,
+    ) -> Option<usize> {
         let port = if flags.port { key.sport as u32 } else { 0 };
         let v = port.wrapping_add(key.src);
         self.lookup(flags.fallback, loads, |off| sh_hashkey(v, off))
@@ -194,7 +199,12 @@ impl Buckets {
 
     /// Destination hashing pick.
     #[inline]
-    pub fn pick_dh(&self, flags: SchedFlags, loads: &[DestLoad], key: &FlowKey) -> Option<usize> {
+    pub fn pick_dh<L: Loads + ?Sized>(
+        &self,
+        flags: SchedFlags,
+        loads: &L,
+        key: &FlowKey,
+    ) -> Option<usize> {
         let dst = key.dst;
         self.lookup(flags.fallback, loads, |off| dh_hashkey(dst, off))
     }

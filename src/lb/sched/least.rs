@@ -6,7 +6,7 @@
 //! strictly better). Weighted comparisons cross-multiply in 128-bit
 //! integers, as IPVS does in 64 bits, never dividing.
 
-use super::DestLoad;
+use super::{DestLoad, Loads};
 
 /// IPVS's `ip_vs_dest_conn_overhead`: `active * 256 + inactive`.
 #[inline]
@@ -29,13 +29,13 @@ fn worse(a_oh: u64, a_w: u32, b_oh: u64, b_w: u32) -> bool {
 /// Least connection: the available server with the smallest
 /// [`conn_overhead`] (weights only matter for availability).
 #[inline]
-pub fn pick_lc(loads: &[DestLoad]) -> Option<usize> {
+pub fn pick_lc<L: Loads + ?Sized>(loads: &L) -> Option<usize> {
     let mut best: Option<(usize, u64)> = None;
-    for (i, l) in loads.iter().enumerate() {
-        if !l.available() {
+    for i in 0..loads.count() {
+        let Some(l) = loads.load(i).filter(DestLoad::available) else {
             continue;
-        }
-        let oh = conn_overhead(l);
+        };
+        let oh = conn_overhead(&l);
         if best.is_none_or(|(_, b)| oh < b) {
             best = Some((i, oh));
         }
@@ -45,7 +45,10 @@ pub fn pick_lc(loads: &[DestLoad]) -> Option<usize> {
 
 /// Weighted least connection: smallest `overhead / weight`.
 #[inline]
-pub fn pick_weighted(loads: &[DestLoad], overhead: fn(&DestLoad) -> u64) -> Option<usize> {
+pub fn pick_weighted<L: Loads + ?Sized>(
+    loads: &L,
+    overhead: fn(&DestLoad) -> u64,
+) -> Option<usize> {
     min_weighted(loads, overhead, |_| false)
 }
 
@@ -53,20 +56,20 @@ pub fn pick_weighted(loads: &[DestLoad], overhead: fn(&DestLoad) -> u64) -> Opti
 /// available server `take` accepts comes first in list order: then that one
 /// at once (nq's idle server).
 #[inline(always)]
-fn min_weighted(
-    loads: &[DestLoad],
+fn min_weighted<L: Loads + ?Sized>(
+    loads: &L,
     overhead: fn(&DestLoad) -> u64,
     take: impl Fn(&DestLoad) -> bool,
 ) -> Option<usize> {
     let mut best: Option<(usize, u64, u32)> = None;
-    for (i, l) in loads.iter().enumerate() {
-        if !l.available() {
+    for i in 0..loads.count() {
+        let Some(l) = loads.load(i).filter(DestLoad::available) else {
             continue;
-        }
-        if take(l) {
+        };
+        if take(&l) {
             return Some(i);
         }
-        let oh = overhead(l);
+        let oh = overhead(&l);
         if best.is_none_or(|(_, boh, bw)| worse(boh, bw, oh, l.weight)) {
             best = Some((i, oh, l.weight));
         }
@@ -76,29 +79,32 @@ fn min_weighted(
 
 /// Weighted least connection: smallest `(active * 256 + inactive) / weight`.
 #[inline]
-pub fn pick_wlc(loads: &[DestLoad]) -> Option<usize> {
+pub fn pick_wlc<L: Loads + ?Sized>(loads: &L) -> Option<usize> {
     pick_weighted(loads, conn_overhead)
 }
 
 /// Shortest expected delay: smallest `(active + 1) / weight`.
 #[inline]
-pub fn pick_sed(loads: &[DestLoad]) -> Option<usize> {
+pub fn pick_sed<L: Loads + ?Sized>(loads: &L) -> Option<usize> {
     pick_weighted(loads, sed_overhead)
 }
 
 /// Never queue: the first idle available server (no active connection),
 /// otherwise as sed.
 #[inline]
-pub fn pick_nq(loads: &[DestLoad]) -> Option<usize> {
+pub fn pick_nq<L: Loads + ?Sized>(loads: &L) -> Option<usize> {
     min_weighted(loads, sed_overhead, |l| l.active == 0)
 }
 
 /// Weighted failover: the available server with the highest weight (first
 /// in list order among equals).
 #[inline]
-pub fn pick_fo(loads: &[DestLoad]) -> Option<usize> {
+pub fn pick_fo<L: Loads + ?Sized>(loads: &L) -> Option<usize> {
     let mut best: Option<(usize, u32)> = None;
-    for (i, l) in loads.iter().enumerate() {
+    for i in 0..loads.count() {
+        let Some(l) = loads.load(i) else {
+            continue;
+        };
         if l.available() && best.is_none_or(|(_, w)| l.weight > w) {
             best = Some((i, l.weight));
         }

@@ -29,7 +29,7 @@
 //! available servers, whatever their list order.
 
 use super::hash::hash_seeded;
-use super::{available, DestLoad, SchedFlags, NO_DEST};
+use super::{available, Loads, SchedFlags, NO_DEST};
 use crate::net::meta::FlowKey;
 
 /// Default lookup table size (prime).
@@ -201,7 +201,12 @@ impl Maglev {
 
     /// Maglev pick.
     #[inline]
-    pub fn pick(&self, flags: SchedFlags, loads: &[DestLoad], key: &FlowKey) -> Option<usize> {
+    pub fn pick<L: Loads + ?Sized>(
+        &self,
+        flags: SchedFlags,
+        loads: &L,
+        key: &FlowKey,
+    ) -> Option<usize> {
         let m = self.tab.len() as u64;
         if m == 0 {
             return None;

@@ -301,10 +301,33 @@ impl Cursor {
     }
 }
 
+/// Where [`pick_with`] reads the live loads: one per real server, in the
+/// order given to [`Prepared::build`]. A slice of [`DestLoad`] is one; a
+/// worker can instead compute each load when a scheduler asks for it, so
+/// that rr, wrr, sh, dh and mh read the servers they consider only, and
+/// the least-connection family reads each server once without a copy.
+pub trait Loads {
+    /// How many servers (indexes `0..count()`).
+    fn count(&self) -> usize;
+    /// The load of server `i`; `None` (out of range) = unavailable.
+    fn load(&self, i: usize) -> Option<DestLoad>;
+}
+
+impl Loads for [DestLoad] {
+    #[inline]
+    fn count(&self) -> usize {
+        self.len()
+    }
+    #[inline]
+    fn load(&self, i: usize) -> Option<DestLoad> {
+        self.get(i).copied()
+    }
+}
+
 /// Whether server `i` may take a new connection (out of range = no).
 #[inline]
-pub(crate) fn available(loads: &[DestLoad], i: usize) -> bool {
-    loads.get(i).is_some_and(DestLoad::available)
+pub(crate) fn available<L: Loads + ?Sized>(loads: &L, i: usize) -> bool {
+    loads.load(i).is_some_and(|l| l.available())
 }
 
 /// Pick a real server index for a new connection with tuple `key`, or
@@ -316,6 +339,20 @@ pub(crate) fn available(loads: &[DestLoad], i: usize) -> bool {
 /// lc/wlc/sed/nq/fo.
 #[inline]
 pub fn pick(prep: &Prepared, cur: &mut Cursor, loads: &[DestLoad], key: &FlowKey) -> Option<usize> {
+    pick_with(prep, cur, loads, key)
+}
+
+/// [`pick`] reading the loads through [`Loads`]: the same choice for the
+/// same loads. rr, wrr, sh, dh and mh ask for the loads of the servers they
+/// consider only (usually one); lc, wlc, sed, nq and fo for each server
+/// once, in list order.
+#[inline]
+pub fn pick_with<L: Loads + ?Sized>(
+    prep: &Prepared,
+    cur: &mut Cursor,
+    loads: &L,
+    key: &FlowKey,
+) -> Option<usize> {
     match (&prep.table, prep.kind) {
         (_, SchedKind::Rr) => rr::pick_rr(&mut cur.pos, loads),
         (Table::Wrr(t), _) => t.pick(&mut cur.pos, loads),

@@ -12,7 +12,7 @@
 //! available server, found by binary search in per-server position lists:
 //! O(n log L), never a walk over the whole cycle.
 
-use super::{available, DestLoad};
+use super::{available, Loads};
 
 /// Longest wrr cycle stored. Weights whose cycle would be longer are scaled
 /// down proportionally (each weighted server keeps at least 1), which keeps
@@ -26,8 +26,8 @@ pub const WRR_PROBES: usize = 8;
 /// `pos` is the index to try first. O(1) when it is available, at most one
 /// pass over `loads` otherwise.
 #[inline]
-pub fn pick_rr(pos: &mut u32, loads: &[DestLoad]) -> Option<usize> {
-    let n = loads.len();
+pub fn pick_rr<L: Loads + ?Sized>(pos: &mut u32, loads: &L) -> Option<usize> {
+    let n = loads.count();
     if n == 0 {
         return None;
     }
@@ -131,7 +131,7 @@ impl WrrTable {
 
     /// The next available server at or after sequence position `pos`.
     #[inline]
-    pub fn pick(&self, pos: &mut u32, loads: &[DestLoad]) -> Option<usize> {
+    pub fn pick<L: Loads + ?Sized>(&self, pos: &mut u32, loads: &L) -> Option<usize> {
         let len = self.seq.len();
         if len == 0 {
             return None;
@@ -151,7 +151,7 @@ impl WrrTable {
     /// Exact IPVS skip: the nearest position at or after `p` (cyclically)
     /// that belongs to an available server.
     #[cold]
-    fn pick_slow(&self, pos: &mut u32, p: usize, loads: &[DestLoad]) -> Option<usize> {
+    fn pick_slow<L: Loads + ?Sized>(&self, pos: &mut u32, p: usize, loads: &L) -> Option<usize> {
         let len = self.seq.len();
         let mut best: Option<(usize, usize, usize)> = None; // (distance, position, server)
         for (s, bounds) in self.occ_start.windows(2).enumerate() {

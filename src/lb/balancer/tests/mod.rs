@@ -628,6 +628,7 @@ proptest::proptest! {
     }
 }
 
+mod loads;
 mod persist;
 mod pins;
 mod sync;
