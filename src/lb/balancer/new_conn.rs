@@ -1,0 +1,114 @@
+//! A new connection: schedule (pinned client, persistence template, or
+//! the service's scheduler over the live loads), insert into the table
+//! with the lookup's probe, count it.
+
+use super::*;
+
+impl Balancer {
+    /// Schedule and insert a new connection for `key`, whose lookup in
+    /// the table gave `probe` (see [`ConnTable::insert_probed`]).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new_conn(
+        &mut self,
+        snap: &Snapshot,
+        svc: &Service,
+        key: &FlowKey,
+        probe: Probe,
+        start: TcpState,
+        now: u32,
+        now_ns: u64,
+    ) -> Result<u32, LbDrop> {
+        let pinned = svc.pinned(key.src, key.sport);
+        let was_pinned = pinned.is_some();
+        let d = match pinned.or_else(|| self.persist_pick(snap, svc, key.src, now_ns)) {
+            Some(d) => Some(d),
+            None => {
+                let slot = svc.id.slot as usize;
+                let cur = self.cursors.get_mut(slot).ok_or(LbDrop::NoDest)?;
+                let live = self
+                    .no_marks
+                    .get(slot)
+                    .is_some_and(|e| *e == Some(snap.epoch));
+                let i = if live {
+                    // no thresholds, marks cleared: each load when asked
+                    let loads = LiveLoads {
+                        dests: &svc.dests,
+                        stats: &self.stats.dests,
+                        cap: self.loads.capacity(),
+                    };
+                    sched::pick_with(&svc.prepared, cur, &loads, key)
+                } else {
+                    self.loads.clear();
+                    let mut thresholds = false;
+                    for d in &svc.dests {
+                        thresholds |= d.upper != 0 || d.lower != 0;
+                        let load = match self.stats.dests.get(d.id.slot as usize) {
+                            Some(t) => dest_load(t, d.weight, d.upper, d.lower),
+                            None => DestLoad::default(),
+                        };
+                        if self.loads.len() == self.loads.capacity() {
+                            break; // never reallocate on the fast path
+                        }
+                        self.loads.push(load);
+                    }
+                    if !thresholds && self.loads.len() == svc.dests.len() {
+                        // every mark of the service is clear now, and
+                        // without thresholds none is set again in this
+                        // snapshot: later picks need no pass of their own
+                        if let Some(e) = self.no_marks.get_mut(slot) {
+                            *e = Some(snap.epoch);
+                        }
+                    }
+                    sched::pick(&svc.prepared, cur, &self.loads, key)
+                };
+                i.and_then(|i| svc.dests.get(i))
+            }
+        };
+        let d = d.ok_or(LbDrop::NoDest)?;
+        let init = if key.proto == PROTO_TCP {
+            snap.timeouts.tcp(start)
+        } else {
+            snap.timeouts.udp_ms
+        };
+        let conn = Conn {
+            caddr: key.src,
+            vaddr: key.dst,
+            daddr: d.addr,
+            dest: d.id.slot,
+            expires: now.wrapping_add(init),
+            cport: key.sport,
+            vport: key.dport,
+            dport: if d.port == 0 { key.dport } else { d.port },
+            svc: svc.id.slot as u16,
+            proto: key.proto,
+            state: start as u8,
+            flags: if d.method == Method::Nat {
+                0
+            } else {
+                F_NOOUTPUT
+            },
+            method: d.method,
+        };
+        let ins = self.table.insert_probed(conn, probe, now);
+        if let Some(ev) = ins.evicted {
+            self.release(&ev, now_ns);
+            bump(&self.stats.evicted, 1);
+        }
+        let idx = ins.result.map_err(|_| LbDrop::TableFull)?;
+        if !was_pinned {
+            self.persist_attach(svc, key.src, d, idx, now_ns);
+        }
+        if let Some(t) = self.stats.dests.get(d.id.slot as usize) {
+            t.adopt(d.id.gen);
+            bump(&t.conns, 1);
+            t.adjust(0, 1, 1);
+        }
+        if let Some(t) = self.stats.services.get(svc.id.slot as usize) {
+            t.adopt(svc.id.gen);
+            bump(&t.conns, 1);
+            t.adjust(0, 0, 1);
+        }
+        self.stats.conns.store(self.table.len() as u64, Relaxed);
+        Ok(idx)
+    }
+}
