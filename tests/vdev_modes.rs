@@ -453,14 +453,24 @@ fn garbage_is_counted_and_dropped() {
     let mut frag = good.clone();
     frag[6] = 0x20; // MF
     fix_ip_csum(&mut frag);
+    // IPv6 UDP, 2001:db8::1 -> 2001:db8::2: IPv6 is not balanced (the
+    // `ipv6` drop); the same with the version field broken is `bad_ipv6`
     let mut v6 = vec![0x60, 0, 0, 0, 0, 8, 17, 64];
-    v6.extend_from_slice(&[0u8; 40]);
+    for last in [1u8, 2] {
+        v6.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+        v6.extend_from_slice(&[0u8; 11]);
+        v6.push(last);
+    }
+    v6.extend_from_slice(&[0u8; 8]);
+    let mut v6_bad = v6.clone();
+    v6_bad[0] = 0x50;
     let mut frames: Vec<(Option<&str>, Vec<u8>)> = vec![
         (Some("truncated"), vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10]),
         (Some("truncated"), frame(&good[..10])),
         (Some("bad_ip_checksum"), frame(&bad_csum)),
         (Some("bad_ip_checksum"), frame(&bad_csum)),
         (Some("ipv6"), eth(WAN_MAC, GW_MAC, 0x86dd, &v6)),
+        (Some("bad_ipv6"), eth(WAN_MAC, GW_MAC, 0x86dd, &v6_bad)),
         (Some("ttl_expired"), frame(&ttl0)),
         (Some("fragment"), frame(&frag)),
         (
