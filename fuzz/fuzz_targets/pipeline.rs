@@ -10,11 +10,12 @@
 //! every operation the counters are published and checked:
 //!
 //! * every `Tx` verdict is exactly one of `forwarded`, `echo_replied`,
-//!   `arp_replied`; every `Steer` one `steered_out`, every steered packet
-//!   one `steered_in`;
+//!   `arp_replied`, `nd_advertised`, `echo6_replied`; every `Steer` one
+//!   `steered_out`, every steered packet one `steered_in`;
 //! * every `Drop` verdict is one counted drop reason (classify's, ARP's,
 //!   ICMP's, `other_host`, `not_for_us`, `local_other`, `lb_dropped`) or an
-//!   ARP frame consumed by learning (`arp_learned`);
+//!   ARP frame or Neighbour Advertisement consumed by learning
+//!   (`arp_learned`, `nd_taken`);
 //! * `lb_dropped` is the sum of the core's drop reasons;
 //! * each table holds at most its capacity (the core's `conns` gauge), and
 //!   its listing (`ipvsadm -L -c`) no more than the gauge;
@@ -256,10 +257,12 @@ impl World {
             let w = &self.shared.workers[i];
             for n in w.counters.iter() {
                 match n.name {
-                    "forwarded" | "echo_replied" | "arp_replied" => t.tx += n.value,
+                    "forwarded" | "echo_replied" | "arp_replied" | "nd_advertised"
+                    | "echo6_replied" => t.tx += n.value,
                     "steered_out" => t.steered_out += n.value,
                     "steered_in" => t.steered_in += n.value,
-                    "arp_learned" => t.arp_learned += n.value,
+                    // frames consumed by learning: ARP, Neighbour Advertisements
+                    "arp_learned" | "nd_taken" => t.arp_learned += n.value,
                     "lb_dropped" => {
                         t.lb_dropped += n.value;
                         t.drops += n.value;
@@ -308,6 +311,10 @@ impl World {
                         let mac = [2, 0, 0, 9, (ip >> 8) as u8, ip as u8];
                         self.neigh.learn(ip, mac, port, self.now, true);
                     }
+                }
+                Event::Learn6 { port, mac, .. } => {
+                    assert!((port as usize) < PORTS);
+                    assert!(mac[0] & 1 == 0, "a group MAC learned");
                 }
                 Event::Looped { port } => assert!((port as usize) < PORTS),
             }

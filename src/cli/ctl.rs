@@ -5,7 +5,6 @@
 
 use crate::ctl::view::MacAddr;
 use clap::{Args, Parser, Subcommand};
-use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
 /// dirigoctl's arguments.
@@ -49,7 +48,7 @@ pub enum Cmd {
         #[command(subcommand)]
         op: RouteOp,
     },
-    /// Neighbor (ARP) table.
+    /// Neighbor table (ARP and NDP).
     Neigh {
         #[command(subcommand)]
         op: NeighOp,
@@ -174,8 +173,8 @@ pub enum NeighOp {
     List,
     /// Add a static entry.
     Add {
-        /// IPv4 address.
-        addr: Ipv4Addr,
+        /// IPv4 or IPv6 address.
+        addr: std::net::IpAddr,
         /// MAC address (aa:bb:cc:dd:ee:ff).
         mac: MacAddr,
         /// Port id.

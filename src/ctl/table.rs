@@ -52,28 +52,44 @@ pub fn addresses(addrs: &[AddrInfo]) -> String {
     out
 }
 
-/// `dirigoctl route list`.
+/// `dirigoctl route list` (IPv4 routes, then IPv6 ones; the columns
+/// widen for IPv6 addresses).
 pub fn routes(routes: &[RouteInfo]) -> String {
+    let opt = |a: Option<std::net::IpAddr>| a.map(|g| g.to_string()).unwrap_or_else(|| "-".into());
+    let rows: Vec<(String, String, u16, String)> = routes
+        .iter()
+        .map(|r| {
+            (
+                format!("{}/{}", r.dst, r.prefix_len),
+                opt(r.gateway),
+                r.port,
+                opt(r.src),
+            )
+        })
+        .collect();
+    let dw = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(18);
+    let gw = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(15);
     let mut out = format!(
-        "{:<18} {:<15} {:<4} {}\n",
+        "{:<dw$} {:<gw$} {:<4} {}\n",
         "DESTINATION", "GATEWAY", "PORT", "SOURCE"
     );
-    for r in routes {
-        let gw = r
-            .gateway
-            .map(|g| g.to_string())
-            .unwrap_or_else(|| "-".into());
-        let src = r.src.map(|g| g.to_string()).unwrap_or_else(|| "-".into());
-        let dst = format!("{}/{}", r.dst, r.prefix_len);
-        let _ = writeln!(out, "{dst:<18} {gw:<15} {:<4} {src}", r.port);
+    for (dst, g, port, src) in rows {
+        let _ = writeln!(out, "{dst:<dw$} {g:<gw$} {port:<4} {src}");
     }
     out
 }
 
-/// `dirigoctl neigh list`.
+/// `dirigoctl neigh list` (IPv4 and IPv6 neighbours; the address column
+/// widens for IPv6 addresses).
 pub fn neighbors(n: &[NeighInfo]) -> String {
+    let aw = n
+        .iter()
+        .map(|e| e.addr.to_string().len())
+        .max()
+        .unwrap_or(0)
+        .max(15);
     let mut out = format!(
-        "{:<15} {:<17} {:<4} {:<10} {}\n",
+        "{:<aw$} {:<17} {:<4} {:<10} {}\n",
         "ADDRESS", "MAC", "PORT", "STATE", "AGE"
     );
     for e in n {
@@ -84,7 +100,7 @@ pub fn neighbors(n: &[NeighInfo]) -> String {
             .unwrap_or_else(|| "-".into());
         let _ = writeln!(
             out,
-            "{:<15} {mac:<17} {:<4} {:<10} {age}",
+            "{:<aw$} {mac:<17} {:<4} {:<10} {age}",
             e.addr.to_string(),
             e.port,
             e.state

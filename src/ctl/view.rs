@@ -222,18 +222,18 @@ pub struct AddrInfo {
 /// A route.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RouteInfo {
-    /// Destination network.
-    pub dst: Ipv4Addr,
+    /// Destination network (IPv4 or IPv6).
+    pub dst: std::net::IpAddr,
     /// Prefix length.
     pub prefix_len: u8,
     /// Gateway; None for a connected route.
     #[serde(default)]
-    pub gateway: Option<Ipv4Addr>,
+    pub gateway: Option<std::net::IpAddr>,
     /// Egress port.
     pub port: u16,
     /// Preferred source address.
     #[serde(default)]
-    pub src: Option<Ipv4Addr>,
+    pub src: Option<std::net::IpAddr>,
 }
 
 /// A neighbor (ARP) entry.
@@ -241,8 +241,8 @@ pub struct RouteInfo {
 pub struct NeighInfo {
     /// Port id.
     pub port: u16,
-    /// IPv4 address.
-    pub addr: Ipv4Addr,
+    /// IPv4 or IPv6 address.
+    pub addr: std::net::IpAddr,
     /// MAC (None while incomplete).
     #[serde(default)]
     pub mac: Option<MacAddr>,

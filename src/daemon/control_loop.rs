@@ -74,8 +74,9 @@ impl LoopedWarnings {
 /// after the drain time (at once without `[announce]`); the loop ends with
 /// `stop`.
 pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, term: &AtomicBool, stop: &AtomicBool) {
-    let mut buf = [0u8; 64];
+    let mut buf = [0u8; 128];
     let mut probes = Vec::new();
+    let mut probes6 = Vec::new();
     let mut last_est = std::time::Instant::now();
     let mut rs_epoch = u64::MAX;
     let mut last_rs = std::time::Instant::now();
@@ -99,12 +100,23 @@ pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, term: &AtomicBool, stop: 
                 }
             }
         }
+        // and an unsolicited NA for every IPv6 address, on its port
+        for a in addrs.port_addrs6() {
+            let Some(rp) = ctl.ports.get(a.port as usize) else {
+                continue;
+            };
+            if let Some(n) = crate::net::nd::build_unsolicited_advert(&mut buf, rp.mac, a.cidr.addr)
+            {
+                inject(pool, ring, a.port, &buf[..n]);
+            }
+        }
     }
     while !stop.load(Ordering::Relaxed) {
         let now = now_ns();
         let mut st = ctl.state.lock().unwrap_or_else(|p| p.into_inner());
         let net = ctl.shared.net.load_full();
         let mut sends: Vec<(u16, u32)> = Vec::new();
+        let mut sends6: Vec<(u16, u128)> = Vec::new();
         while let Some(ev) = ctl.shared.events.pop() {
             match ev {
                 Event::Learn {
@@ -114,6 +126,14 @@ pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, term: &AtomicBool, stop: 
                     create,
                 } => {
                     st.neigh.learn(ip, mac, port, now, create);
+                }
+                Event::Learn6 {
+                    ip,
+                    mac,
+                    port,
+                    create,
+                } => {
+                    st.net6.neigh.learn(ip, mac, port, now, create);
                 }
                 Event::Resolve { ip, port } => {
                     if let ResolveAction::SendRequest { port } = st.neigh.resolve(ip, port, now) {
@@ -138,6 +158,18 @@ pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, term: &AtomicBool, stop: 
                     }
                 }
             }
+            // IPv6 gateways too: kept resolved from the start
+            let gws: Vec<(u128, u16)> = st
+                .net6
+                .static_routes
+                .iter()
+                .filter_map(|r| Some((r.via?, r.port?)))
+                .collect();
+            for (gw, port) in gws {
+                if let ResolveAction::SendRequest { port } = st.net6.neigh.resolve(gw, port, now) {
+                    sends6.push((port, gw));
+                }
+            }
         }
         probes.clear();
         st.neigh.tick(now, &mut probes);
@@ -147,6 +179,17 @@ pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, term: &AtomicBool, stop: 
                 continue;
             };
             if let Some(n) = crate::net::arp::build_request(&mut buf, pi.mac, src, ip) {
+                inject(pool, ring, port, &buf[..n]);
+            }
+        }
+        probes6.clear();
+        st.net6.neigh.tick(now, &mut probes6);
+        sends6.extend(probes6.iter().map(|p| (p.port, p.ip)));
+        for (port, ip) in sends6 {
+            let (Some(pi), Some(src)) = (net.port(port), net.addrs().source6_for(port, ip)) else {
+                continue;
+            };
+            if let Some(n) = crate::net::nd::build_solicit(&mut buf, pi.mac, src, ip) {
                 inject(pool, ring, port, &buf[..n]);
             }
         }

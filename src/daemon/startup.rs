@@ -198,10 +198,24 @@ pub fn initial_state(
         })
         .collect();
     let mut neigh = NeighTable::new(NeighConfig::default());
+    let mut net6 = crate::daemon::control::Net6State {
+        static_routes: cfg
+            .routes6
+            .iter()
+            .map(|r| crate::net::route6::StaticRoute6 {
+                prefix: r.prefix,
+                via: Some(u128::from(r.via)),
+                port: Some(r.port as u16),
+            })
+            .collect(),
+        neigh: NeighTable::new(NeighConfig::default()),
+    };
     for n in &cfg.neighbors {
-        neigh
-            .add_static(u32::from(n.ip), n.mac, n.port as u16)
-            .map_err(|e| DaemonError::Other(format!("neighbor {}: {e}", n.ip)))?;
+        let r = match n.ip {
+            std::net::IpAddr::V4(a) => neigh.add_static(u32::from(a), n.mac, n.port as u16),
+            std::net::IpAddr::V6(a) => net6.neigh.add_static(u128::from(a), n.mac, n.port as u16),
+        };
+        r.map_err(|e| DaemonError::Other(format!("neighbor {}: {e}", n.ip)))?;
     }
     let st = ControlState {
         services: Vec::new(),
@@ -212,6 +226,7 @@ pub fn initial_state(
         port_addrs6,
         static_routes,
         neigh,
+        net6,
         settings: LbSettings {
             tunnel_source: cfg.dataplane.tunnel_source,
             expire_nodest_conn: cfg.dataplane.expire_nodest_conn,
@@ -253,12 +268,16 @@ pub fn initial_state(
             kernel: c.kernel_interface.is_some(),
         })
         .collect();
+    let routes6 = crate::net::route6::RouteTable6::new(&addrs, &st.net6.static_routes)
+        .map_err(|e| DaemonError::Other(format!("IPv6 routes: {e}")))?;
     let view = NetView::new(
         pinfo.into(),
         Arc::new(addrs),
         Arc::new(routes),
         Arc::new(st.neigh.snapshot()),
-    );
+    )
+    .with_routes6(Arc::new(routes6))
+    .with_neigh6(Arc::new(st.net6.neigh.snapshot()));
     let empty = Snapshot::empty(&st.ids);
     Ok((st, view, empty))
 }

@@ -32,6 +32,18 @@ pub enum Event {
         /// Whether an unknown IP gets an entry.
         create: bool,
     },
+    /// An IPv6 neighbour seen on `port` (the sender of an NS for one of
+    /// our addresses, the target of an NA; `create`: add an entry if none).
+    Learn6 {
+        /// Its address.
+        ip: u128,
+        /// Its MAC.
+        mac: [u8; 6],
+        /// Port it arrived on.
+        port: u16,
+        /// Whether an unknown address gets an entry.
+        create: bool,
+    },
     /// A packet waits for the MAC of `ip` on `port`.
     Resolve {
         /// Next-hop IP.

@@ -58,6 +58,14 @@ counter_enum! {
         NdAdvertised: count = "nd_advertised",
         /// ICMPv6 echo requests answered.
         Echo6Replied: count = "echo6_replied",
+        /// IPv6 neighbours reported to the control thread to learn (the
+        /// sender of an NS answered, the target of an NA), like
+        /// `arp_learned`.
+        NdLearned: count = "nd_learned",
+        /// Neighbour Advertisements taken in only to learn their target
+        /// (freed, not answered): like `arp_taken`, an outcome in the
+        /// per-worker packet balance.
+        NdTaken: count = "nd_taken",
     }
 }
 
@@ -371,7 +379,7 @@ mod tests {
             names[..Count::COUNT].join(" "),
             "arp_replied arp_learned echo_replied local_other not_for_us events_lost \
              forwarded lb_dropped steered_out steered_in other_host kernel_copy_lost from_kernel \
-             arp_taken nd_advertised echo6_replied"
+             arp_taken nd_advertised echo6_replied nd_learned nd_taken"
         );
         assert_eq!(&names[Count::COUNT], &"truncated");
         let icmp_end = names.len() - NdIgnore::COUNT;

@@ -370,6 +370,27 @@ impl OwnAddrs {
         &self.ifaddrs6
     }
 
+    /// The source address for IPv6 packets dirigo itself sends on `port`
+    /// to `dst` (a Neighbour Solicitation): the port's link-local address
+    /// for a link-local `dst`, else the port's global address whose prefix
+    /// holds `dst`, else its first global one, else its link-local one.
+    pub fn source6_for(&self, port: u16, dst: u128) -> Option<u128> {
+        use crate::net::wire::ipv6::is_link_local;
+        let on = || self.ifaddrs6.iter().filter(move |a| a.port == port);
+        let ll = || {
+            on().find(|a| is_link_local(a.cidr.addr))
+                .map(|a| a.cidr.addr)
+        };
+        if is_link_local(dst) {
+            return ll();
+        }
+        on().filter(|a| !is_link_local(a.cidr.addr))
+            .find(|a| a.cidr.contains(dst))
+            .or_else(|| on().find(|a| !is_link_local(a.cidr.addr)))
+            .map(|a| a.cidr.addr)
+            .or_else(ll)
+    }
+
     /// Every VIP, sorted.
     pub fn vips(&self) -> &[u32] {
         &self.vips
@@ -489,6 +510,33 @@ mod tests {
         assert!(ipv6_unusable(0).is_some() && ipv6_unusable(1).is_some());
         assert!(ipv6_unusable(0xff05 << 112).is_some());
         assert!(ipv6_unusable(0xffff_0a00_0001).is_some());
+    }
+
+    #[test]
+    fn ipv6_source_for_what_dirigo_sends() {
+        let p6 = |s: &str| u128::from(s.parse::<Ipv6Addr>().unwrap());
+        let mut a = OwnAddrs::new();
+        a.add_port_addr6(0, "fe80::1/64".parse().unwrap()).unwrap();
+        a.add_port_addr6(0, "2001:db8:1::1/64".parse().unwrap())
+            .unwrap();
+        a.add_port_addr6(0, "2001:db8:9::1/64".parse().unwrap())
+            .unwrap();
+        a.add_port_addr6(1, "fe80::2/64".parse().unwrap()).unwrap();
+        // a link-local destination: the port's link-local address
+        assert_eq!(a.source6_for(0, p6("fe80::99")), Some(p6("fe80::1")));
+        assert_eq!(a.source6_for(1, p6("fe80::99")), Some(p6("fe80::2")));
+        // a global one: the address of its prefix, else the first global
+        assert_eq!(
+            a.source6_for(0, p6("2001:db8:9::5")),
+            Some(p6("2001:db8:9::1"))
+        );
+        assert_eq!(
+            a.source6_for(0, p6("2001:db8:77::5")),
+            Some(p6("2001:db8:1::1"))
+        );
+        // a port with only its link-local address uses it for everything
+        assert_eq!(a.source6_for(1, p6("2001:db8:1::5")), Some(p6("fe80::2")));
+        assert_eq!(a.source6_for(2, p6("2001:db8:1::5")), None);
     }
 
     #[test]

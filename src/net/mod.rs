@@ -11,5 +11,6 @@ pub mod meta;
 pub mod nd;
 pub mod neigh;
 pub mod route;
+pub mod route6;
 pub mod view;
 pub mod wire;

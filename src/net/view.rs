@@ -12,6 +12,7 @@ use crate::net::addr::OwnAddrs;
 use crate::net::egress::{Egress, NextHop, Resolve};
 use crate::net::neigh::NeighSnapshot;
 use crate::net::route::{RouteHit, RouteTable};
+use crate::net::route6::{RouteHit6, RouteTable6};
 use std::sync::Arc;
 
 /// Static facts about one port.
@@ -26,13 +27,39 @@ pub struct PortInfo {
     pub kernel: bool,
 }
 
-/// Routes + neighbors + ports + own addresses, immutable.
+/// Routes + neighbors + ports + own addresses, immutable. IPv6 routes
+/// and neighbors sit beside the IPv4 ones (empty until set with
+/// [`NetView::with_routes6`] and [`NetView::with_neigh6`]).
 #[derive(Clone, Debug, Default)]
 pub struct NetView {
     ports: Arc<[PortInfo]>,
     addrs: Arc<OwnAddrs>,
     routes: Arc<RouteTable>,
     neigh: Arc<NeighSnapshot>,
+    routes6: Arc<RouteTable6>,
+    neigh6: Arc<NeighSnapshot<u128>>,
+}
+
+/// Where an IPv6 destination's frames go (see [`NetView::next_hop6`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resolve6 {
+    /// The next hop's MAC is known: out of `port` to `mac`.
+    Ready {
+        /// Egress port.
+        port: u16,
+        /// The next hop's MAC.
+        mac: [u8; 6],
+    },
+    /// The next hop `ip` on `port` needs resolving (a Neighbour
+    /// Solicitation).
+    Unresolved {
+        /// The next hop (gateway or the destination itself).
+        ip: u128,
+        /// Egress port.
+        port: u16,
+    },
+    /// No route.
+    NoRoute,
 }
 
 impl NetView {
@@ -48,6 +75,62 @@ impl NetView {
             addrs,
             routes,
             neigh,
+            routes6: Arc::default(),
+            neigh6: Arc::default(),
+        }
+    }
+
+    /// The same view with a new IPv6 neighbor snapshot.
+    pub fn with_neigh6(&self, neigh6: Arc<NeighSnapshot<u128>>) -> Self {
+        NetView {
+            neigh6,
+            ..self.clone()
+        }
+    }
+
+    /// The same view with new IPv6 routes.
+    pub fn with_routes6(&self, routes6: Arc<RouteTable6>) -> Self {
+        NetView {
+            routes6,
+            ..self.clone()
+        }
+    }
+
+    /// The IPv6 route table.
+    #[inline]
+    pub fn routes6(&self) -> &RouteTable6 {
+        &self.routes6
+    }
+
+    /// The IPv6 neighbor snapshot.
+    #[inline]
+    pub fn neigh6(&self) -> &NeighSnapshot<u128> {
+        &self.neigh6
+    }
+
+    /// The IPv6 route for `dst`.
+    #[inline]
+    pub fn route6(&self, dst: u128) -> Option<RouteHit6> {
+        self.routes6.lookup(dst)
+    }
+
+    /// Route lookup for an IPv6 destination, then its next hop in the
+    /// IPv6 neighbor snapshot (as [`Egress::next_hop`] does for IPv4).
+    #[inline]
+    pub fn next_hop6(&self, dst: u128) -> Resolve6 {
+        let Some(hit) = self.routes6.lookup(dst) else {
+            return Resolve6::NoRoute;
+        };
+        if self.port(hit.port).is_none() {
+            return Resolve6::NoRoute;
+        }
+        let ip = hit.next_hop_ip(dst);
+        match self.neigh6.lookup(ip) {
+            Some((mac, p)) if p == hit.port => Resolve6::Ready {
+                port: hit.port,
+                mac,
+            },
+            _ => Resolve6::Unresolved { ip, port: hit.port },
         }
     }
 
@@ -233,6 +316,60 @@ mod tests {
         );
         // the old view is untouched
         assert_eq!(v.next_hop(ip("8.8.8.8")), via_gw);
+    }
+
+    #[test]
+    fn ipv6_next_hops() {
+        use crate::net::addr::Ipv6Cidr;
+        use crate::net::route6::StaticRoute6;
+        let ip6 = |s: &str| u128::from(s.parse::<std::net::Ipv6Addr>().unwrap());
+        let mut a = OwnAddrs::new();
+        a.add_port_addr6(1, "2001:db8:1::1/64".parse::<Ipv6Cidr>().unwrap())
+            .unwrap();
+        let r6 = RouteTable6::new(
+            &a,
+            &[StaticRoute6 {
+                prefix: "::/0".parse().unwrap(),
+                via: Some(ip6("fe80::fe")),
+                port: Some(1),
+            }],
+        )
+        .unwrap();
+        let v = view().with_routes6(Arc::new(r6));
+        // the IPv4 side is unchanged
+        assert!(matches!(v.next_hop(ip("10.0.0.5")), Resolve::Ready(_)));
+        assert_eq!(
+            v.next_hop6(ip6("2001:db8:1::9")),
+            Resolve6::Unresolved {
+                ip: ip6("2001:db8:1::9"),
+                port: 1
+            }
+        );
+        assert_eq!(
+            v.next_hop6(ip6("2001:db8:77::9")),
+            Resolve6::Unresolved {
+                ip: ip6("fe80::fe"),
+                port: 1
+            }
+        );
+        assert_eq!(v.next_hop6(ip6("fe80::9")), Resolve6::NoRoute);
+        let mut n = NeighTable::<u128>::new(NeighConfig::default());
+        n.learn(ip6("fe80::fe"), GW, 1, 0, true);
+        n.learn(ip6("2001:db8:1::9"), RS, 0, 0, true); // the wrong port
+        let v = v.with_neigh6(Arc::new(n.snapshot()));
+        assert_eq!(
+            v.next_hop6(ip6("2001:db8:77::9")),
+            Resolve6::Ready { port: 1, mac: GW }
+        );
+        assert!(matches!(
+            v.next_hop6(ip6("2001:db8:1::9")),
+            Resolve6::Unresolved { port: 1, .. }
+        ));
+        assert_eq!(v.route6(ip6("2001:db8:1::9")).unwrap().port, 1);
+        assert_eq!(
+            NetView::default().next_hop6(ip6("2001:db8:1::9")),
+            Resolve6::NoRoute
+        );
     }
 
     #[test]

@@ -263,9 +263,9 @@ impl Handler for Mock {
                 Ok(Response::Done)
             }
             Request::Routes => Ok(Response::Routes(vec![RouteInfo {
-                dst: Ipv4Addr::UNSPECIFIED,
+                dst: Ipv4Addr::UNSPECIFIED.into(),
                 prefix_len: 0,
-                gateway: Some(Ipv4Addr::new(10, 0, 0, 254)),
+                gateway: Some(Ipv4Addr::new(10, 0, 0, 254).into()),
                 port: 0,
                 src: None,
             }])),

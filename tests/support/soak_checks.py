@@ -61,16 +61,16 @@ def identities(lcores, walk, svcs, drops):
         recv = w["rx_packets"] + g("steered_in", 0) + g("from_kernel", 0)
         held = g("held", 0) - g("held_released", 0) - g("held_expired", 0)
         answered = (g("arp_replied", 0) + g("echo_replied", 0) + g("arp_taken", 0)
-                    + g("nd_advertised", 0) + g("echo6_replied", 0))
+                    + g("nd_advertised", 0) + g("nd_taken", 0) + g("echo6_replied", 0))
         fwd = g("forwarded", 0)
         done = fwd + w["dropped"] + answered + g("steered_out", 0) + held
         out.append((
             f"worker {w['lcore']}: received == forwarded + dropped + answered (ARP replied + ARP taken + echo replied"
-            " + NS answered + echo6 replied)"
+            " + NS answered + NA taken + echo6 replied)"
             " + steered out + held",
             f"{recv} (rx {w['rx_packets']} + steered in {g('steered_in', 0)} + from kernel {g('from_kernel', 0)}) == "
             f"{done} ({fwd} + {w['dropped']} + {answered} ({g('arp_replied', 0)} + {g('arp_taken', 0)} + {g('echo_replied', 0)}"
-            f" + {g('nd_advertised', 0)} + {g('echo6_replied', 0)})"
+            f" + {g('nd_advertised', 0)} + {g('nd_taken', 0)} + {g('echo6_replied', 0)})"
             f" + {g('steered_out', 0)} + {held})",
             recv == done,
         ))

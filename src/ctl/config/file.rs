@@ -148,21 +148,21 @@ pub struct CaptureConfig {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RouteConfig {
-    /// Destination prefix.
+    /// Destination prefix (IPv4 or IPv6).
     pub prefix: String,
-    /// Gateway.
-    pub via: Ipv4Addr,
+    /// Gateway, of the prefix's family.
+    pub via: std::net::IpAddr,
     /// Egress port name (default: the port whose network contains `via`).
     #[serde(default)]
     pub port: Option<String>,
 }
 
-/// `[[neighbor]]` — a static ARP entry.
+/// `[[neighbor]]` — a static ARP (IPv4) or neighbour cache (IPv6) entry.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct NeighborConfig {
-    /// IPv4 address.
-    pub ip: Ipv4Addr,
+    /// IPv4 or IPv6 address.
+    pub ip: std::net::IpAddr,
     /// MAC address `aa:bb:cc:dd:ee:ff`.
     pub mac: String,
     /// Port name.

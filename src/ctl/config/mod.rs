@@ -115,11 +115,23 @@ pub struct Route {
     pub port: Option<usize>,
 }
 
+/// A validated static IPv6 route.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Route6 {
+    /// Prefix.
+    pub prefix: Ipv6Cidr,
+    /// Gateway.
+    pub via: std::net::Ipv6Addr,
+    /// Egress port index (into `Config::ports`): named, or the port whose
+    /// network holds the gateway.
+    pub port: usize,
+}
+
 /// A validated static neighbor.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Neighbor {
-    /// Address.
-    pub ip: Ipv4Addr,
+    /// Address (IPv4: an ARP entry; IPv6: a neighbour cache entry).
+    pub ip: std::net::IpAddr,
     /// MAC.
     pub mac: [u8; 6],
     /// Port index.
@@ -150,6 +162,8 @@ pub struct Config {
     pub ports: Vec<Port>,
     /// Static routes.
     pub routes: Vec<Route>,
+    /// Static IPv6 routes.
+    pub routes6: Vec<Route6>,
     /// Static neighbors.
     pub neighbors: Vec<Neighbor>,
     /// Data-plane tuning.
@@ -278,7 +292,13 @@ impl Config {
         }
         let mut ports = ports(&raw.port, iss);
         exception(raw.exception.as_ref(), &mut ports, iss);
-        let routes = each(&raw.route, "route", iss, |r| route(r, &ports));
+        let (mut routes, mut routes6) = (Vec::new(), Vec::new());
+        for r in each(&raw.route, "route", iss, |r| route(r, &ports)) {
+            match r {
+                validate::AnyRoute::V4(r) => routes.push(r),
+                validate::AnyRoute::V6(r) => routes6.push(r),
+            }
+        }
         let neighbors = each(&raw.neighbor, "neighbor", iss, |n| neighbor(n, &ports));
         dataplane(&raw.dataplane, iss);
         let timeouts = raw.timeouts.map_or_else(Timeouts::default, |t| Timeouts {
@@ -320,6 +340,7 @@ impl Config {
             control: raw.control,
             ports,
             routes,
+            routes6,
             neighbors,
             dataplane: raw.dataplane,
             timeouts,

@@ -225,9 +225,21 @@ pub(super) fn exception(x: Option<&ExceptionConfig>, ports: &mut [Port], iss: &m
     }
 }
 
+/// A validated `[[route]]` of either family.
+pub(super) enum AnyRoute {
+    /// IPv4.
+    V4(Route),
+    /// IPv6.
+    V6(super::Route6),
+}
+
 /// `[[route]]`: the egress port is named or the one whose network holds
-/// the gateway.
-pub(super) fn route(r: &RouteConfig, ports: &[Port]) -> Result<Route, Refusal> {
+/// the gateway; the prefix's family decides which table it goes in, and
+/// the gateway must be of the same family.
+pub(super) fn route(r: &RouteConfig, ports: &[Port]) -> Result<AnyRoute, Refusal> {
+    if r.prefix.contains(':') {
+        return route6(r, ports).map(AnyRoute::V6);
+    }
     let prefix =
         parse_cidr(&r.prefix).map_err(|e| ("prefix", format!("route: bad prefix: {e}")))?;
     let port = match &r.port {
@@ -237,7 +249,16 @@ pub(super) fn route(r: &RouteConfig, ports: &[Port]) -> Result<Route, Refusal> {
         ),
         None => None,
     };
-    let via = u32::from(r.via);
+    let std::net::IpAddr::V4(via4) = r.via else {
+        return Err((
+            "via",
+            format!(
+                "route {}: gateway {} is not an IPv4 address (the prefix is IPv4)",
+                r.prefix, r.via
+            ),
+        ));
+    };
+    let via = u32::from(via4);
     let egress = port.or_else(|| {
         ports
             .iter()
@@ -252,17 +273,89 @@ pub(super) fn route(r: &RouteConfig, ports: &[Port]) -> Result<Route, Refusal> {
             ),
         ));
     }
-    Ok(Route {
+    Ok(AnyRoute::V4(Route {
         prefix,
-        via: r.via,
+        via: via4,
         port: egress,
-    })
+    }))
+}
+
+/// An IPv6 `[[route]]`: `::/0` and any other prefix; a link-local gateway
+/// (`fe80::...`) must name its port.
+fn route6(r: &RouteConfig, ports: &[Port]) -> Result<super::Route6, Refusal> {
+    let bad = |e: String| ("prefix", format!("route: bad prefix: {e}"));
+    let (a, l) = r
+        .prefix
+        .split_once('/')
+        .ok_or_else(|| bad(format!("'{}' is not ADDRESS/PREFIXLEN", r.prefix)))?;
+    let addr: std::net::Ipv6Addr = a
+        .parse()
+        .map_err(|_| bad(format!("'{a}' in '{}' is not an IPv6 address", r.prefix)))?;
+    let len: u8 = l.parse().ok().filter(|&l| l <= 128).ok_or_else(|| {
+        bad(format!(
+            "prefix length '{l}' in '{}' is not 0..128",
+            r.prefix
+        ))
+    })?;
+    let mask = crate::net::addr::Ipv6Cidr::mask_of(len);
+    let prefix = crate::net::addr::Ipv6Cidr {
+        addr: u128::from(addr) & mask,
+        len,
+    };
+    let std::net::IpAddr::V6(via) = r.via else {
+        return Err((
+            "via",
+            format!(
+                "route {}: gateway {} is not an IPv6 address (the prefix is IPv6)",
+                r.prefix, r.via
+            ),
+        ));
+    };
+    let v = u128::from(via);
+    if crate::net::wire::ipv6::is_multicast(v) || v == 0 || v == 1 {
+        return Err((
+            "via",
+            format!("route {}: gateway {via} is not a unicast address", r.prefix),
+        ));
+    }
+    let port = match &r.port {
+        Some(n) => port_index(ports, n)
+            .ok_or_else(|| ("port", format!("route {}: unknown port '{n}'", r.prefix)))?,
+        None if crate::net::route6::is_link_local(v) => {
+            return Err((
+                "port",
+                format!(
+                    "route {}: gateway {via} is link-local: name its port (port = \"...\")",
+                    r.prefix
+                ),
+            ))
+        }
+        None => ports
+            .iter()
+            .position(|p| p.addresses6.iter().any(|c| c.contains(v)))
+            .ok_or_else(|| {
+                (
+                    "via",
+                    format!(
+                        "route {}: gateway {via} is not on any port's IPv6 network",
+                        r.prefix
+                    ),
+                )
+            })?,
+    };
+    Ok(super::Route6 { prefix, via, port })
 }
 
 /// `[[neighbor]]`: a MAC and a known port.
 pub(super) fn neighbor(n: &NeighborConfig, ports: &[Port]) -> Result<Neighbor, Refusal> {
     let mac = parse_mac(&n.mac)
         .ok_or_else(|| ("mac", format!("neighbor {}: bad MAC '{}'", n.ip, n.mac)))?;
+    if crate::net::wire::mac_is_group(mac) || mac == [0; 6] {
+        return Err((
+            "mac",
+            format!("neighbor {}: {} is not a unicast MAC", n.ip, n.mac),
+        ));
+    }
     let port = port_index(ports, &n.port).ok_or_else(|| {
         (
             "port",

@@ -248,8 +248,8 @@ pub enum Request {
     NeighAdd {
         /// Port index.
         port: u16,
-        /// IPv4 address.
-        addr: Ipv4Addr,
+        /// IPv4 or IPv6 address.
+        addr: std::net::IpAddr,
         /// Its MAC.
         mac: MacAddr,
     },

@@ -115,7 +115,7 @@ fn every_request_round_trips() {
         Request::Neighbors,
         Request::NeighAdd {
             port: 1,
-            addr: Ipv4Addr::new(10, 0, 0, 2),
+            addr: Ipv4Addr::new(10, 0, 0, 2).into(),
             mac: "02:00:00:00:00:01".parse().unwrap(),
         },
         Request::NeighFlush { port: None },
@@ -325,10 +325,18 @@ fn mutating_requests_golden_lines() {
         (
             Request::NeighAdd {
                 port: 1,
-                addr: Ipv4Addr::new(10, 0, 0, 2),
+                addr: Ipv4Addr::new(10, 0, 0, 2).into(),
                 mac: "02:00:00:00:00:01".parse().unwrap(),
             },
             r#"{"v":1,"id":42,"req":{"op":"neigh_add","port":1,"addr":"10.0.0.2","mac":"02:00:00:00:00:01"}}"#,
+        ),
+        (
+            Request::NeighAdd {
+                port: 0,
+                addr: "2001:db8::5".parse::<std::net::Ipv6Addr>().unwrap().into(),
+                mac: "02:00:00:00:00:01".parse().unwrap(),
+            },
+            r#"{"v":1,"id":42,"req":{"op":"neigh_add","port":0,"addr":"2001:db8::5","mac":"02:00:00:00:00:01"}}"#,
         ),
         (
             Request::NeighFlush { port: None },

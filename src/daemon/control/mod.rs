@@ -16,6 +16,7 @@ use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
 use crate::net::addr::{Ipv4Cidr, Ipv6Cidr, OwnAddrs};
 use crate::net::neigh::NeighTable;
 use crate::net::route::{RouteTable, StaticRoute};
+use crate::net::route6::{RouteTable6, StaticRoute6};
 use crate::net::view::NetView;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -40,6 +41,15 @@ pub struct LbSettings {
     pub synproxy: bool,
 }
 
+/// The control thread's IPv6 routes and neighbours.
+#[derive(Debug, Default)]
+pub struct Net6State {
+    /// Static IPv6 routes.
+    pub static_routes: Vec<StaticRoute6>,
+    /// The IPv6 neighbour table (resolved with Neighbour Discovery).
+    pub neigh: NeighTable<u128>,
+}
+
 /// Everything the control thread owns (behind one mutex; never touched by
 /// a worker).
 pub struct ControlState {
@@ -60,6 +70,8 @@ pub struct ControlState {
     pub static_routes: Vec<StaticRoute>,
     /// Neighbor table.
     pub neigh: NeighTable,
+    /// IPv6 routes and neighbours.
+    pub net6: Net6State,
     /// Settings.
     pub settings: LbSettings,
     /// Addresses that want a gratuitous ARP (new VIPs, new addresses).
@@ -195,20 +207,31 @@ impl ControlState {
         let addrs = self.own_addrs(&self.services);
         let routes = RouteTable::new(&addrs, &self.static_routes)
             .map_err(|e| CtlError::invalid(e.to_string()))?;
+        let routes6 = RouteTable6::new(&addrs, &self.net6.static_routes)
+            .map_err(|e| CtlError::invalid(e.to_string()))?;
         let cur = shared.net.load();
         shared.net.store(Arc::new(
-            cur.with_addrs_routes(Arc::new(addrs), Arc::new(routes)),
+            cur.with_addrs_routes(Arc::new(addrs), Arc::new(routes))
+                .with_routes6(Arc::new(routes6)),
         ));
         Ok(())
     }
 
-    /// Publish the neighbor table if it changed.
+    /// Publish the neighbor tables (IPv4, IPv6) that changed.
     pub fn publish_neigh(&mut self, shared: &Shared) {
-        if self.neigh.take_changed() {
-            let cur = shared.net.load();
-            let v: NetView = cur.with_neigh(Arc::new(self.neigh.snapshot()));
-            shared.net.store(Arc::new(v));
+        let (v4, v6) = (self.neigh.take_changed(), self.net6.neigh.take_changed());
+        if !(v4 || v6) {
+            return;
         }
+        let cur = shared.net.load();
+        let mut v: NetView = (**cur).clone();
+        if v4 {
+            v = v.with_neigh(Arc::new(self.neigh.snapshot()));
+        }
+        if v6 {
+            v = v.with_neigh6(Arc::new(self.net6.neigh.snapshot()));
+        }
+        shared.net.store(Arc::new(v));
     }
 }
 

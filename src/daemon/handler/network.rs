@@ -8,7 +8,7 @@ use crate::ctl::view::{
 use crate::dataplane::stats::IoCounters;
 use crate::net::addr::Ipv4Cidr;
 use crate::net::neigh::NeighState;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::atomic::Ordering::Relaxed;
 
 impl Ctl {
@@ -145,65 +145,108 @@ impl Ctl {
 
     pub(super) fn routes(&self) -> Response {
         let net = self.shared.net.load();
-        Response::Routes(
-            net.routes()
-                .iter()
-                .map(|r| RouteInfo {
-                    dst: Ipv4Addr::from(r.prefix.addr),
-                    prefix_len: r.prefix.len,
-                    gateway: r.gateway.map(Ipv4Addr::from),
-                    port: r.port,
-                    src: net.addrs().primary(r.port).map(Ipv4Addr::from),
-                })
-                .collect(),
-        )
+        let v4 = net.routes().iter().map(|r| RouteInfo {
+            dst: Ipv4Addr::from(r.prefix.addr).into(),
+            prefix_len: r.prefix.len,
+            gateway: r.gateway.map(|g| Ipv4Addr::from(g).into()),
+            port: r.port,
+            src: net
+                .addrs()
+                .primary(r.port)
+                .map(|a| Ipv4Addr::from(a).into()),
+        });
+        let v6 = net.routes6().iter().map(|r| RouteInfo {
+            dst: Ipv6Addr::from(r.prefix.addr).into(),
+            prefix_len: r.prefix.len,
+            gateway: r.gateway.map(|g| Ipv6Addr::from(g).into()),
+            port: r.port,
+            src: net
+                .addrs()
+                .source6_for(r.port, r.gateway.unwrap_or(r.prefix.addr))
+                .map(|a| Ipv6Addr::from(a).into()),
+        });
+        Response::Routes(v4.chain(v6).collect())
     }
 
     pub(super) fn neighbors(&self) -> Response {
         let st = lock(&self.state);
         let now = crate::daemon::now_ns();
+        let info = |addr: IpAddr, n: crate::net::neigh::NeighInfo| NeighInfo {
+            port: n.port,
+            addr,
+            mac: (n.state != NeighState::Incomplete).then_some(MacAddr(n.mac)),
+            state: format!("{:?}", n.state).to_lowercase(),
+            age_secs: Some((now.saturating_sub(n.since_ns) / 1_000_000_000) as u32),
+        };
         let mut v: Vec<NeighInfo> = st
             .neigh
             .iter()
-            .map(|(ip, n)| NeighInfo {
-                port: n.port,
-                addr: Ipv4Addr::from(ip),
-                mac: (n.state != NeighState::Incomplete).then_some(MacAddr(n.mac)),
-                state: format!("{:?}", n.state).to_lowercase(),
-                age_secs: Some((now.saturating_sub(n.since_ns) / 1_000_000_000) as u32),
-            })
+            .map(|(ip, n)| info(Ipv4Addr::from(ip).into(), n))
+            .chain(
+                st.net6
+                    .neigh
+                    .iter()
+                    .map(|(ip, n)| info(Ipv6Addr::from(ip).into(), n)),
+            )
             .collect();
-        v.sort_by_key(|n| (n.port, n.addr));
+        // by port, IPv4 before IPv6, then by address
+        v.sort_by_key(|n| (n.port, n.addr.is_ipv6(), n.addr));
         Response::Neighbors(v)
     }
 
     pub(super) fn neigh_add(
         &self,
         port: u16,
-        addr: Ipv4Addr,
+        addr: IpAddr,
         mac: MacAddr,
     ) -> Result<Response, CtlError> {
         if port as usize >= self.ports.len() {
             return Err(CtlError::new(ErrCode::NotFound, format!("no port {port}")));
         }
+        if crate::net::wire::mac_is_group(mac.0) || mac.0 == [0; 6] {
+            return Err(CtlError::invalid(format!("{mac} is not a unicast MAC")));
+        }
         let mut st = lock(&self.state);
-        st.neigh
-            .add_static(u32::from(addr), mac.0, port)
-            .map_err(|e| CtlError::invalid(e.to_string()))?;
+        match addr {
+            IpAddr::V4(a) => st.neigh.add_static(u32::from(a), mac.0, port),
+            IpAddr::V6(a) => {
+                let a = u128::from(a);
+                if crate::net::wire::ipv6::is_multicast(a) || a == 0 || a == 1 {
+                    return Err(CtlError::invalid(format!(
+                        "{addr} is not a unicast address"
+                    )));
+                }
+                st.net6.neigh.add_static(a, mac.0, port)
+            }
+        }
+        .map_err(|e| CtlError::invalid(e.to_string()))?;
         st.publish_neigh(&self.shared);
         Ok(Response::Done)
     }
 
     pub(super) fn neigh_flush(&self, port: Option<u16>) -> Result<Response, CtlError> {
         let mut st = lock(&self.state);
+        let dynamic = |n: &crate::net::neigh::NeighInfo| {
+            port.is_none_or(|p| p == n.port) && n.state != NeighState::Static
+        };
         let victims: Vec<u32> = st
             .neigh
             .iter()
-            .filter(|(_, n)| port.is_none_or(|p| p == n.port) && n.state != NeighState::Static)
+            .filter(|(_, n)| dynamic(n))
             .map(|(ip, _)| ip)
             .collect();
         for ip in victims {
             st.neigh.remove(ip);
+        }
+        let victims6: Vec<u128> = st
+            .net6
+            .neigh
+            .iter()
+            .filter(|(_, n)| dynamic(n))
+            .map(|(ip, _)| ip)
+            .collect();
+        for ip in victims6 {
+            st.net6.neigh.remove(ip);
         }
         st.publish_neigh(&self.shared);
         Ok(Response::Done)

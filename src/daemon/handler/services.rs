@@ -213,7 +213,14 @@ impl Ctl {
             return Err(e);
         }
         for n in &cfg.neighbors {
-            let _ = st.neigh.add_static(u32::from(n.ip), n.mac, n.port as u16);
+            let _ = match n.ip {
+                std::net::IpAddr::V4(a) => st.neigh.add_static(u32::from(a), n.mac, n.port as u16),
+                std::net::IpAddr::V6(a) => {
+                    st.net6
+                        .neigh
+                        .add_static(u128::from(a), n.mac, n.port as u16)
+                }
+            };
         }
         st.publish_neigh(&self.shared);
         Ok(Response::Done)

@@ -1,7 +1,10 @@
 //! The pipeline's IPv6 side: what classify found to be ICMPv6 goes to the
-//! responder ([`crate::net::nd`]), which answers NS and echo in place.
+//! responder ([`crate::net::nd`]), which answers NS and echo in place and
+//! says what an NS's sender or an NA teaches; the control thread's IPv6
+//! neighbour table learns it ([`Event::Learn6`]).
 
 use super::WorkerPipeline;
+use crate::dataplane::shared::Event;
 use crate::dataplane::stats::Count;
 use crate::dataplane::Verdict;
 use crate::net::buf::PacketBuf;
@@ -33,9 +36,23 @@ impl WorkerPipeline {
             self.net.addrs(),
         );
         match a {
-            NdAction::Advert { .. } => {
+            NdAction::Advert { learn, .. } => {
+                if let Some((ip, mac)) = learn {
+                    // RFC 4861 §7.2.3: an NS addressed to us creates or
+                    // updates its sender's entry
+                    self.learn6(ip, mac, port, true);
+                }
                 self.counters.own[Count::NdAdvertised] += 1;
                 Verdict::Tx(port)
+            }
+            NdAction::Learn { ip, mac, .. } => {
+                // an NA updates an entry the control thread has (the one
+                // it is resolving, or a known neighbour's new MAC); an
+                // advertisement for an address never asked for is not
+                // cached (§7.2.5)
+                self.learn6(ip, mac, port, false);
+                self.counters.own[Count::NdTaken] += 1;
+                Verdict::Drop
             }
             NdAction::EchoReply => {
                 self.counters.own[Count::Echo6Replied] += 1;
@@ -46,5 +63,15 @@ impl WorkerPipeline {
                 Verdict::Drop
             }
         }
+    }
+
+    fn learn6(&mut self, ip: u128, mac: [u8; 6], port: u16, create: bool) {
+        self.counters.own[Count::NdLearned] += 1;
+        self.event(Event::Learn6 {
+            ip,
+            mac,
+            port,
+            create,
+        });
     }
 }

@@ -19,10 +19,15 @@
 //!   becomes the echo reply: addresses and MACs swapped, hop limit 64, type
 //!   129 with the checksum updated.
 //!
+//! - a Neighbour Advertisement (validated as §7.1.2 asks) with a target
+//!   link-layer address option tells the caller what to learn
+//!   ([`NdAction::Learn`]): the answer to one of the control thread's
+//!   solicitations, or an unsolicited update of a neighbour already known.
+//!   An NS answered also teaches its sender's address and MAC (§7.2.3).
+//!
 //! Everything else ICMPv6 is counted and left to the caller to drop:
-//! router solicitations and advertisements, MLD, advertisements from
-//! others (no IPv6 neighbour table yet), errors, echo to addresses not
-//! ours. Never panics, never allocates; the work is one checksum pass.
+//! router solicitations and advertisements, MLD, errors, echo to addresses
+//! not ours. Never panics, never allocates; the work is one checksum pass.
 
 use crate::net::addr::OwnAddrs;
 use crate::net::buf::PacketBuf;
@@ -60,9 +65,16 @@ crate::counters::counter_enum! {
         Looped: drop = "nd_looped",
         /// No room in the buffer to grow an NS into the NA.
         NoRoom: drop = "nd_no_room",
-        /// A Neighbour Advertisement (dirigo has no IPv6 neighbour table
-        /// yet).
-        Advert: drop = "nd_advert",
+        /// A Neighbour Advertisement that fails RFC 4861 §7.1.2 (hop
+        /// limit, code, a multicast target, solicited to a group, bad
+        /// options).
+        BadAdvert: drop = "nd_bad_advert",
+        /// A valid Neighbour Advertisement without a target link-layer
+        /// address (nothing to learn).
+        AdvertNoMac: drop = "nd_advert_no_mac",
+        /// A Neighbour Advertisement for one of the arriving port's own
+        /// addresses from another host: an address conflict.
+        AdvertConflict: drop = "nd_advert_conflict",
         /// Router solicitation, router advertisement or redirect.
         Router: drop = "nd_router",
         /// MLD query, report or done.
@@ -89,12 +101,72 @@ pub enum NdAction {
         target: u128,
         /// An answer to a DAD probe.
         dad: bool,
+        /// The asker's address and MAC (its source link-layer option), to
+        /// learn: `None` for a DAD probe or an NS without the option.
+        learn: Option<(u128, [u8; 6])>,
+    },
+    /// A Neighbour Advertisement: `ip` is at `mac` (the frame is unchanged;
+    /// the caller learns and frees it).
+    Learn {
+        /// The address advertised (the NA's target).
+        ip: u128,
+        /// Its link-layer address.
+        mac: [u8; 6],
+        /// The NA answers a solicitation (S flag).
+        solicited: bool,
     },
     /// The frame now holds the echo reply: transmit it on the receiving
     /// port.
     EchoReply,
     /// Not answered (frame unchanged; free it).
     Ignore(NdIgnore),
+}
+
+/// Length of the Ethernet frame of an NS dirigo sends (with its source
+/// link-layer address option) and of an unsolicited NA (with its target
+/// link-layer address option): 14 + 40 + 32.
+pub const ND_FRAME_LEN: usize = ethernet::HEADER_LEN + NA_PACKET_LEN;
+
+/// Write into `buf` the Neighbour Solicitation that resolves `target`
+/// from `src_ip` (one of the port's addresses) and `src_mac`: to the
+/// target's solicited-node group and its multicast MAC, with a source
+/// link-layer address option (RFC 4861 §7.2.2). The frame's length, or
+/// `None` when `buf` is too short (nothing written).
+pub fn build_solicit(
+    buf: &mut [u8],
+    src_mac: [u8; 6],
+    src_ip: u128,
+    target: u128,
+) -> Option<usize> {
+    let ns = Solicit::multicast(src_ip, target, src_mac);
+    let f = buf.get_mut(..ND_FRAME_LEN)?;
+    let n = ns.emit(f.get_mut(ethernet::HEADER_LEN..)?).ok()?;
+    let mut eth = ethernet::Frame::new_unchecked(&mut f[..]);
+    eth.set_addrs(&ns.dst_mac([0; 6]), &src_mac).ok()?;
+    eth.set_outer_ethertype(ethernet::ethertype::IPV6);
+    Some(ethernet::HEADER_LEN + n)
+}
+
+/// Write into `buf` an unsolicited Neighbour Advertisement of our
+/// address `ip` at `mac` to all-nodes (override set, solicited clear: RFC
+/// 4861 §7.2.6), the IPv6 twin of a gratuitous ARP. The frame's length, or
+/// `None` when `buf` is too short (nothing written).
+pub fn build_unsolicited_advert(buf: &mut [u8], mac: [u8; 6], ip: u128) -> Option<usize> {
+    let na = Advert {
+        src: ip,
+        dst: ndp::ALL_NODES,
+        target: ip,
+        router: false,
+        solicited: false,
+        override_flag: true,
+        target_mac: Some(mac),
+    };
+    let f = buf.get_mut(..ND_FRAME_LEN)?;
+    let n = na.emit(f.get_mut(ethernet::HEADER_LEN..)?).ok()?;
+    let mut eth = ethernet::Frame::new_unchecked(&mut f[..]);
+    eth.set_addrs(&na.dst_mac([0; 6]), &mac).ok()?;
+    eth.set_outer_ethertype(ethernet::ethertype::IPV6);
+    Some(ethernet::HEADER_LEN + n)
 }
 
 /// Answer the ICMPv6 message of `buf` (the frame from its Ethernet header)
@@ -120,7 +192,7 @@ pub fn nd_input<B: PacketBuf>(
     let r = match m.msg_type {
         msg_type::NEIGHBOR_SOLICIT => solicit(buf, &m, port, port_mac, addrs),
         msg_type::ECHO_REQUEST => echo(buf, &m, port, addrs),
-        msg_type::NEIGHBOR_ADVERT => Err(NdIgnore::Advert),
+        msg_type::NEIGHBOR_ADVERT => advert(buf.data(), &m, port, addrs),
         msg_type::ROUTER_SOLICIT | msg_type::ROUTER_ADVERT | msg_type::REDIRECT => {
             Err(NdIgnore::Router)
         }
@@ -241,9 +313,39 @@ fn solicit<B: PacketBuf>(
     let mut eth = ethernet::Frame::new_unchecked(f);
     eth.set_dst(na.dst_mac(to_mac));
     eth.set_src(port_mac);
+    let learn = match ns.source_mac {
+        Some(mac) if ns.src != ipv6::UNSPECIFIED => Some((ns.src, mac)),
+        _ => None,
+    };
     Ok(NdAction::Advert {
         target: ns.target,
         dad: ns.src == ipv6::UNSPECIFIED,
+        learn,
+    })
+}
+
+/// An NA: what it teaches, or why nothing.
+fn advert(f: &[u8], m: &Msg, port: u16, addrs: &OwnAddrs) -> Result<NdAction, NdIgnore> {
+    if !m.bare {
+        return Err(NdIgnore::ExtHeaders);
+    }
+    let ip = m.ip(f).ok_or(NdIgnore::Malformed)?;
+    let body = m.body(f).ok_or(NdIgnore::Malformed)?;
+    let na = Advert::parse(&ip, body).map_err(|e| match e {
+        NdpError::Checksum => NdIgnore::BadChecksum,
+        _ => NdIgnore::BadAdvert,
+    })?;
+    if addrs.is_port_addr6(port, na.target) {
+        return Err(NdIgnore::AdvertConflict);
+    }
+    let mac = na.target_mac.ok_or(NdIgnore::AdvertNoMac)?;
+    if mac_is_group(mac) || mac == [0; 6] {
+        return Err(NdIgnore::BadAdvert);
+    }
+    Ok(NdAction::Learn {
+        ip: na.target,
+        mac,
+        solicited: na.solicited,
     })
 }
 

@@ -1,5 +1,7 @@
-//! Neighbor (ARP) table owned by the control thread, and the immutable
-//! snapshot workers read.
+//! Neighbor table owned by the control thread, and the immutable snapshot
+//! workers read: one per address family — `NeighTable<u32>` for IPv4
+//! (resolved with ARP), `NeighTable<u128>` for IPv6 (resolved with
+//! Neighbour Discovery); the same states, timers and bounds for both.
 //!
 //! **Clock:** every method takes `now_ns`, a monotonic time in nanoseconds
 //! injected by the caller (the unit of every clock in dirigo's core), so
@@ -24,7 +26,12 @@
 //! is refused.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+
+/// An address a neighbor table is keyed by: `u32` (IPv4) or `u128` (IPv6).
+pub trait NeighAddr: Copy + Eq + Hash + std::fmt::Debug {}
+impl NeighAddr for u32 {}
+impl NeighAddr for u128 {}
 
 /// Timers and bounds of the neighbor table (all times in nanoseconds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,9 +116,9 @@ pub enum ResolveAction {
 
 /// An ARP request [`NeighTable::tick`] wants sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Probe {
+pub struct Probe<A = u32> {
     /// IP to ask for.
-    pub ip: u32,
+    pub ip: A,
     /// Port to ask on.
     pub port: u16,
 }
@@ -124,15 +131,23 @@ pub enum NeighError {
     Full,
 }
 
-/// The control thread's neighbor table.
+/// The control thread's neighbor table (IPv4 by default; `NeighTable<u128>`
+/// for IPv6).
 #[derive(Clone, Debug)]
-pub struct NeighTable {
+pub struct NeighTable<A = u32> {
     cfg: NeighConfig,
-    map: HashMap<u32, Entry>,
+    map: HashMap<A, Entry>,
     changed: bool,
 }
 
-impl NeighTable {
+impl<A: NeighAddr> Default for NeighTable<A> {
+    /// An empty table with the default timers and bounds.
+    fn default() -> Self {
+        NeighTable::new(NeighConfig::default())
+    }
+}
+
+impl<A: NeighAddr> NeighTable<A> {
     /// An empty table.
     pub fn new(cfg: NeighConfig) -> Self {
         NeighTable {
@@ -158,12 +173,12 @@ impl NeighTable {
     }
 
     /// The entry for `ip`.
-    pub fn get(&self, ip: u32) -> Option<NeighInfo> {
+    pub fn get(&self, ip: A) -> Option<NeighInfo> {
         self.map.get(&ip).map(|e| e.info)
     }
 
     /// Every entry (unordered).
-    pub fn iter(&self) -> impl Iterator<Item = (u32, NeighInfo)> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = (A, NeighInfo)> + '_ {
         self.map.iter().map(|(ip, e)| (*ip, e.info))
     }
 
@@ -174,7 +189,7 @@ impl NeighTable {
     }
 
     /// Add or replace a static entry.
-    pub fn add_static(&mut self, ip: u32, mac: [u8; 6], port: u16) -> Result<(), NeighError> {
+    pub fn add_static(&mut self, ip: A, mac: [u8; 6], port: u16) -> Result<(), NeighError> {
         if !self.map.contains_key(&ip) && !self.make_room() {
             return Err(NeighError::Full);
         }
@@ -196,7 +211,7 @@ impl NeighTable {
     }
 
     /// Remove an entry of any state. True when one was removed.
-    pub fn remove(&mut self, ip: u32) -> bool {
+    pub fn remove(&mut self, ip: A) -> bool {
         let removed = self.map.remove(&ip);
         if let Some(e) = removed {
             if e.info.state != NeighState::Incomplete {
@@ -210,7 +225,7 @@ impl NeighTable {
     /// existing non-static entry; creates one only when `create` (the ARP
     /// was addressed to us) and there is room. Returns true when the
     /// published content changed.
-    pub fn learn(&mut self, ip: u32, mac: [u8; 6], port: u16, now_ns: u64, create: bool) -> bool {
+    pub fn learn(&mut self, ip: A, mac: [u8; 6], port: u16, now_ns: u64, create: bool) -> bool {
         let room = self.map.contains_key(&ip) || (create && self.make_room());
         let changed = match self.map.get_mut(&ip) {
             Some(e) if e.info.state == NeighState::Static => false,
@@ -252,7 +267,7 @@ impl NeighTable {
 
     /// Ask for `ip` to be resolved on `port` (a worker found no MAC for it).
     /// Rate limited: at most one `SendRequest` per IP per `retry_ns`.
-    pub fn resolve(&mut self, ip: u32, port: u16, now_ns: u64) -> ResolveAction {
+    pub fn resolve(&mut self, ip: A, port: u16, now_ns: u64) -> ResolveAction {
         let retry = self.cfg.retry_ns;
         if let Some(e) = self.map.get_mut(&ip) {
             return match e.info.state {
@@ -292,7 +307,7 @@ impl NeighTable {
     /// Age entries and collect the ARP requests to send now into `probes`
     /// (appended; the caller clears it). Call about every `retry_ns`.
     /// Returns true when the published content changed.
-    pub fn tick(&mut self, now_ns: u64, probes: &mut Vec<Probe>) -> bool {
+    pub fn tick(&mut self, now_ns: u64, probes: &mut Vec<Probe<A>>) -> bool {
         let c = self.cfg;
         let mut changed = false;
         self.map.retain(|&ip, e| {
@@ -343,7 +358,7 @@ impl NeighTable {
 
     /// Build the immutable snapshot for workers: every Reachable, Stale and
     /// Static entry.
-    pub fn snapshot(&self) -> NeighSnapshot {
+    pub fn snapshot(&self) -> NeighSnapshot<A> {
         let mut map = HashMap::with_capacity_and_hasher(self.map.len(), Default::default());
         for (ip, e) in &self.map {
             if e.info.state != NeighState::Incomplete {
@@ -391,7 +406,7 @@ fn due(last: Option<u64>, now: u64, retry: u64) -> bool {
     }
 }
 
-/// A cheap multiplicative hasher for u32 keys (IPv4 addresses are not
+/// A cheap multiplicative hasher for address keys (addresses are not
 /// attacker-chosen in a neighbor table: only on-link hosts get entries).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct IpHasher(u64);
@@ -409,20 +424,32 @@ impl Hasher for IpHasher {
         let h = (v as u64 ^ self.0).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         self.0 = h ^ (h >> 29);
     }
+    fn write_u128(&mut self, v: u128) {
+        self.write_u32(v as u32 ^ (v >> 32) as u32);
+        self.write_u32((v >> 64) as u32 ^ (v >> 96) as u32);
+    }
 }
 
 /// The immutable neighbor map workers read without locks (published by the
 /// control thread, e.g. through `arc_swap::ArcSwap<NeighSnapshot>` or inside
 /// a [`crate::net::view::NetView`]).
-#[derive(Clone, Debug, Default)]
-pub struct NeighSnapshot {
-    map: HashMap<u32, ([u8; 6], u16), BuildHasherDefault<IpHasher>>,
+#[derive(Clone, Debug)]
+pub struct NeighSnapshot<A = u32> {
+    map: HashMap<A, ([u8; 6], u16), BuildHasherDefault<IpHasher>>,
 }
 
-impl NeighSnapshot {
+impl<A: NeighAddr> Default for NeighSnapshot<A> {
+    fn default() -> Self {
+        NeighSnapshot {
+            map: HashMap::default(),
+        }
+    }
+}
+
+impl<A: NeighAddr> NeighSnapshot<A> {
     /// MAC and port of `ip`, if resolved. Never allocates.
     #[inline]
-    pub fn lookup(&self, ip: u32) -> Option<([u8; 6], u16)> {
+    pub fn lookup(&self, ip: A) -> Option<([u8; 6], u16)> {
         self.map.get(&ip).copied()
     }
 

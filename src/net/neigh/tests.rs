@@ -114,7 +114,7 @@ fn static_entries_never_age() {
 
 #[test]
 fn bounded_with_eviction() {
-    let mut t = NeighTable::new(NeighConfig {
+    let mut t = NeighTable::<u32>::new(NeighConfig {
         max_entries: 2,
         ..NeighConfig::default()
     });

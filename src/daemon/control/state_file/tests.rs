@@ -341,6 +341,7 @@ weight = 7
         port_addrs6: Vec::new(),
         static_routes: Vec::new(),
         neigh: NeighTable::new(NeighConfig::default()),
+        net6: Default::default(),
         settings: LbSettings {
             tunnel_source: None,
             expire_nodest_conn: false,

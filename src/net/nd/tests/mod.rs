@@ -175,7 +175,8 @@ fn ns_to_the_solicited_node_group_gets_a_solicited_na() {
         a,
         NdAction::Advert {
             target: PORT_IP6,
-            dad: false
+            dad: false,
+            learn: Some((CLIENT, OPTION_MAC)),
         }
     );
     // solicited + override, to the asker, Ethernet to the option's MAC
@@ -191,7 +192,15 @@ fn unicast_ns_without_option_grows_into_the_na() {
     let f = ns(CLIENT, PORT_IP6, PORT_IP6, &[], 255, false);
     assert_eq!(f.len(), 14 + 40 + 24);
     let (a, out) = run(&f);
-    assert!(matches!(a, NdAction::Advert { dad: false, .. }));
+    // no source link-layer option: nothing to learn from
+    assert!(matches!(
+        a,
+        NdAction::Advert {
+            dad: false,
+            learn: None,
+            ..
+        }
+    ));
     let flags = ndp::FLAG_SOLICITED | ndp::FLAG_OVERRIDE;
     assert_eq!(out, want_na(PORT_IP6, CLIENT, CLIENT_MAC, flags, false));
     check_na_etherparse(&out, PORT_IP6, CLIENT, flags);
@@ -219,7 +228,8 @@ fn ns_for_the_link_local_address_behind_a_vlan_tag() {
         a,
         NdAction::Advert {
             target: ll(),
-            dad: false
+            dad: false,
+            learn: Some((CLIENT_LL, CLIENT_MAC)),
         }
     );
     let flags = ndp::FLAG_SOLICITED | ndp::FLAG_OVERRIDE;
@@ -248,7 +258,8 @@ fn dad_probe_for_our_address_is_answered_to_all_nodes() {
         a,
         NdAction::Advert {
             target: PORT_IP6,
-            dad: true
+            dad: true,
+            learn: None,
         }
     );
     // not solicited, override, to ff02::1 and its MAC 33:33:00:00:00:01
@@ -360,4 +371,5 @@ fn ns_not_answered() {
     ignored(&f, NdIgnore::Looped);
 }
 
+mod advert;
 mod other;

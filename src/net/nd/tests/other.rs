@@ -142,12 +142,13 @@ fn other_icmpv6_is_counted_by_kind() {
         &raw(icmp, &[], all, msg_type::REDIRECT, &[0; 36]),
         NdIgnore::Router,
     );
-    // an NA from another node (unsolicited, override)
+    // an NA from another node (unsolicited, override) without a target
+    // link-layer address: nothing to learn
     let mut na = vec![0x20, 0, 0, 0];
     na.extend(b(CLIENT_LL));
     ignored(
         &raw(icmp, &[], all, msg_type::NEIGHBOR_ADVERT, &na),
-        NdIgnore::Advert,
+        NdIgnore::AdvertNoMac,
     );
     // an MLDv2 report behind the Hop-by-Hop router alert, as Linux sends it
     let hbh = [icmp, 0, 5, 2, 0, 0, 1, 0];
