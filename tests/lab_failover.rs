@@ -9,7 +9,8 @@
 //! * `rr`, no `sloppy_tcp`, `[sync]` on: the survivor has the dead
 //!   director's connections from its IPVS sync messages: every transfer is
 //!   byte-exact; the director that comes back says hello, gets the
-//!   survivor's table, and again nothing breaks. tshark decodes the sync
+//!   survivor's table, holds its VIP back until that table is installed
+//!   (`[announce] sync_wait_ms`), and again nothing breaks. tshark decodes the sync
 //!   messages captured on the segment as IPVS, field by field, matching the
 //!   connections the sender listed.
 //! * `rr`, neither: the baseline the other two improve on — the dead
@@ -109,10 +110,25 @@ fn lab_failover() {
         let mut lab = ScaleLab::start_with("lab_failover_sync", "dgy", "rr", |_, c| sync_on(c));
         let capture = Capture::start(&lab);
         let t = lab.long_transfers(N, SIZE, RATE);
-        std::thread::sleep(Duration::from_millis(800));
-        // A's own connections and B's, synced to A: all of them in the
-        // captured messages
-        let listed = established(&lab, 0);
+        // A's own connections and B's, synced to A (a loaded machine may
+        // take a moment): all of them in the captured messages
+        // (every flow A listed established at some point: the first
+        // transfers may end while the last ones' messages arrive)
+        let end = Instant::now() + Duration::from_secs(5);
+        let mut listed = established(&lab, 0);
+        while listed.len() < N && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(100));
+            listed.extend(established(&lab, 0));
+        }
+        if listed.len() != N {
+            for i in 0..2 {
+                eprintln!(
+                    "director {i}: {}\nsync {}",
+                    lab.adm(i, &["-L", "-n", "-c"]),
+                    lab.ctl_json(i, &["lcores"])
+                );
+            }
+        }
         assert_eq!(listed.len(), N, "A lists every flow: {listed:?}");
         let decoded = capture.stop(&lab);
         check_decoded(&listed, &decoded);
@@ -135,6 +151,15 @@ fn lab_failover() {
             broken.is_empty(),
             "rr + sync, back: {} of {N} broke: {broken:?}",
             broken.len()
+        );
+        // A held its VIP back until B's table was installed, so the
+        // routers moved no flow to it before it knew them
+        assert!(
+            lab.director(0).daemon.has_line(
+                "start-up hold over (the other directors' connections are installed)"
+            ),
+            "A's hold: {}",
+            lab.director(0).daemon.output()
         );
         assert!(counter(&lab, 1, "sync_peer_hello") > 0, "B heard A start");
         assert!(counter(&lab, 1, "sync_resent") > 0, "B sent A its table");
@@ -199,6 +224,9 @@ fn kill_and_finish(lab: &mut ScaleLab, t: Transfers, what: &str) -> Vec<serde_js
     let results = t.finish();
     assert_eq!(results.len(), N);
     let broken: Vec<serde_json::Value> = Transfers::broken(&results).into_iter().cloned().collect();
+    if !broken.is_empty() {
+        diagnose(lab, &[1], what);
+    }
     eprintln!(
         "{what}: SIGKILL with {on_a} of {N} flows on A; the router dropped A after {:.2} s; {} broke",
         gone.as_secs_f64(),
@@ -221,7 +249,23 @@ fn back_during_transfers(lab: &mut ScaleLab, what: &str) -> Vec<serde_json::Valu
     eprintln!(
         "{what}: A back during {N} transfers (B had scheduled {b0}); A scheduled {on_a} of them"
     );
-    Transfers::broken(&results).into_iter().cloned().collect()
+    let broken: Vec<serde_json::Value> = Transfers::broken(&results).into_iter().cloned().collect();
+    if !broken.is_empty() {
+        diagnose(lab, &[0, 1], what);
+    }
+    broken
+}
+
+/// What the running directors say when transfers broke: their drop
+/// counters and their real servers' health, for the failure's reader.
+fn diagnose(lab: &ScaleLab, running: &[usize], what: &str) {
+    for &i in running {
+        eprintln!(
+            "{what}: director {i} drops {}\nhealth {}",
+            lab.ctl_json(i, &["drops"]),
+            lab.ctl_json(i, &["health"])
+        );
+    }
 }
 
 /// Director `i`'s established connections as (client port, real server).
@@ -298,6 +342,9 @@ fn sync_flood_is_bounded(lab: &ScaleLab) {
             assert!(refused > 0, "what did not fit was counted: {v}");
         }
     }
+    // both alive and announced (a loaded machine's BFD may have flapped
+    // during the flood: the sessions come back), and both still serve
+    lab.wait_nexthops(2, 15);
     let r = lab.burst(20, 20_000, 4);
     assert_eq!(r["ok"], 20, "both still serve: {r}");
 }

@@ -103,7 +103,7 @@ fn health_withdraws_one_director(lab: &ScaleLab) {
     let (_, back) = lab.taps(0);
     let o = lab.in_ns(&sw, &["ip", "link", "set", &back, "down"]);
     assert!(o.status.success());
-    // fall 2 x 0.3 s + the timeout, then the route goes and BGP withdraws
+    // fall 3 x 0.5 s + the timeout, then the route goes and BGP withdraws
     lab.wait_nexthops(1, 10);
     assert_eq!(lab.nexthops(), vec!["10.92.0.2".to_string()]);
     let v = lab.vip_state(0);
@@ -112,7 +112,7 @@ fn health_withdraws_one_director(lab: &ScaleLab) {
     assert_eq!(lab.vip_state(1)["state"], "announced");
     let r = lab.burst(40, 20_000, 8);
     assert_eq!(r["ok"], 40, "B serves alone: {r}");
-    // the link back: rise 2 x 0.3 s, then A announces again
+    // the link back: rise 2 x 0.5 s, then A announces again
     let o = lab.in_ns(&sw, &["ip", "link", "set", &back, "up"]);
     assert!(o.status.success());
     lab.wait_nexthops(2, 10);

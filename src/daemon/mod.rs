@@ -329,7 +329,20 @@ fn announcer(cfg: &Config) -> Result<Option<handler::KernelAnnouncer>, DaemonErr
         netns.map(|n| format!(", netns {n}")).unwrap_or_default(),
         a.drain.as_millis()
     );
-    Ok(Some(announce::Announcer::new(a.clone(), routes)))
+    let an = announce::Announcer::new(a.clone(), routes);
+    // the sync thread has not received anything yet: it starts later
+    match &cfg.sync {
+        Some(s) if s.receive && !a.sync_wait.is_zero() => {
+            eprintln!(
+                "dirigo: announce: VIPs held back until the other directors' connections \
+                 arrived ([sync]), at most {} ms",
+                a.sync_wait.as_millis()
+            );
+            let hold = announce::SyncHold::new(now_ns(), a.sync_wait.as_nanos() as u64, 0);
+            Ok(Some(an.with_hold(hold)))
+        }
+        _ => Ok(Some(an)),
+    }
 }
 
 /// Say where DPDK's tools reach this process: the telemetry socket (when

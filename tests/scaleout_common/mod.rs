@@ -144,7 +144,9 @@ impl ScaleLab {
     /// Director `i`'s configuration before the hook: two ports with kernel
     /// interfaces, `[exception]`, `[announce]` (drain 1.5 s), `sloppy_tcp`,
     /// `idle = "sleep"`,
-    /// the VIP's TCP service with a TCP check (0.3 s, rise 2, fall 2).
+    /// the VIP's TCP service with a TCP check (every 0.5 s, timeout 0.45 s,
+    /// rise 2, fall 3: two directors, two BIRDs and 100 transfers load this
+    /// 2-core machine, and a tighter check flapped servers down under it).
     pub fn config(&self, i: usize) -> DaemonConfig {
         let (p, l) = (&self.prefix, LETTERS[i]);
         let (front, back) = self.taps(i);
@@ -174,7 +176,7 @@ impl ScaleLab {
                 "[exception]\nbackend = \"tap\"\nnetns = \"{}\"\n\
                  [announce]\nport = \"front\"\ndrain_ms = 1500\n\
                  [[service]]\nprotocol = \"tcp\"\naddress = \"{VIP}:80\"\nscheduler = \"{}\"\n\
-                 [service.check]\ntype = \"tcp\"\ninterval = 0.3\ntimeout = 0.2\nrise = 2\nfall = 2\n{}",
+                 [service.check]\ntype = \"tcp\"\ninterval = 0.5\ntimeout = 0.45\nrise = 2\nfall = 3\n{}",
                 self.exc_ns(i),
                 self.sched,
                 rs.join(""),

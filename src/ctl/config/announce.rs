@@ -19,7 +19,13 @@ pub struct Announce {
     /// How long the workers keep forwarding after the withdrawal at
     /// SIGTERM.
     pub drain: Duration,
+    /// At most how long a starting director with `[sync]` receiving holds
+    /// its VIPs back until the other directors' connections arrived.
+    pub sync_wait: Duration,
 }
+
+/// The longest start-up hold accepted.
+pub const MAX_SYNC_WAIT_MS: u64 = 60_000;
 
 /// The longest drain accepted: well inside the packaged unit's
 /// `TimeoutStopSec=30` (after the drain dirigo still has to stop).
@@ -142,6 +148,16 @@ pub(super) fn announce(
             ),
         ));
     }
+    if a.sync_wait_ms > MAX_SYNC_WAIT_MS {
+        errs.push((
+            "sync_wait_ms",
+            format!(
+                "[announce] sync_wait_ms {} is more than {MAX_SYNC_WAIT_MS} (a director that \
+                 cannot hear its peers would stay unannounced that long)",
+                a.sync_wait_ms
+            ),
+        ));
+    }
     match port {
         Some(port) if errs.is_empty() => Ok(Some(Announce {
             port,
@@ -149,6 +165,7 @@ pub(super) fn announce(
             table: a.table,
             protocol,
             drain: Duration::from_millis(a.drain_ms),
+            sync_wait: Duration::from_millis(a.sync_wait_ms),
         })),
         _ => Err(errs),
     }

@@ -514,6 +514,11 @@ pub struct AnnounceConfig {
     /// Milliseconds between the withdrawal at SIGTERM and the stop.
     #[serde(default = "default_drain_ms")]
     pub drain_ms: u64,
+    /// With `[sync]` receiving: at most how many milliseconds a starting
+    /// director holds its VIPs back until the other directors'
+    /// connections arrived (0: no hold).
+    #[serde(default = "default_sync_wait_ms")]
+    pub sync_wait_ms: u64,
 }
 
 /// The announce routes' default table.
@@ -529,6 +534,9 @@ fn default_announce_protocol() -> u32 {
 }
 fn default_drain_ms() -> u64 {
     2000
+}
+fn default_sync_wait_ms() -> u64 {
+    3000
 }
 
 fn default_sched() -> String {

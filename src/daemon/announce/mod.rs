@@ -15,6 +15,11 @@
 //! SIGTERM every route is withdrawn first ([`Announcer::drain`]), the
 //! workers keep forwarding for `drain_ms` while the routers move the flows
 //! to the other directors, then dirigo stops.
+//!
+//! With `[sync]` receiving, a director that starts holds its VIPs back
+//! ([`SyncHold`]) until the other directors' tables arrived (its hello
+//! answered, then quiet) or `[announce] sync_wait_ms` passed: the routers
+//! move flows to it only once it knows them.
 
 use crate::ctl::config::Announce;
 use crate::ctl::view::{VipInfo, VipReport};
@@ -32,6 +37,55 @@ use std::net::Ipv4Addr;
 pub const VERIFY_NS: u64 = 2_000_000_000;
 /// Nanoseconds before a failed route change is tried again.
 pub const RETRY_NS: u64 = 1_000_000_000;
+
+/// How long received sync connections must stop arriving (and the
+/// workers' inbound queues be empty) before the start-up hold ends.
+pub const SYNC_QUIET_NS: u64 = 300_000_000;
+
+/// The start-up hold of a director with `[sync]` receiving: its VIPs are
+/// not announced until the peers' tables arrived — connections were
+/// received and then none for [`SYNC_QUIET_NS`], all installed — or the
+/// wait ran out (no peer, or peers with empty tables).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncHold {
+    /// The wait's end (daemon clock, ns).
+    until_ns: u64,
+    /// The received-connections count last seen, and when it changed.
+    last_count: u64,
+    last_change_ns: u64,
+    /// Connections arrived since the start.
+    seen: bool,
+}
+
+impl SyncHold {
+    /// A hold from `now_ns` for at most `wait_ns`; `received` is the sync
+    /// thread's received-connections count now (what arrives later counts).
+    pub fn new(now_ns: u64, wait_ns: u64, received: u64) -> SyncHold {
+        SyncHold {
+            until_ns: now_ns.saturating_add(wait_ns),
+            last_count: received,
+            last_change_ns: now_ns,
+            seen: false,
+        }
+    }
+
+    /// Whether the hold goes on, given the received-connections count and
+    /// whether every worker installed what it was handed.
+    pub fn holding(&mut self, received: u64, installed_all: bool, now_ns: u64) -> bool {
+        if received != self.last_count {
+            self.last_count = received;
+            self.last_change_ns = now_ns;
+            self.seen = true;
+        }
+        let quiet = now_ns.saturating_sub(self.last_change_ns) >= SYNC_QUIET_NS;
+        now_ns < self.until_ns && !(self.seen && quiet && installed_all)
+    }
+
+    /// Why a VIP is held, for `dirigoctl vips`.
+    pub fn why(&self) -> &'static str {
+        "holding: waiting for the other directors' connections ([sync])"
+    }
+}
 
 /// What dirigo wants for one VIP, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -204,6 +258,8 @@ pub struct Announcer<R: Routes> {
     /// When the last reconcile ran (daemon clock, ns) and whether it failed.
     last_ns: u64,
     failed: bool,
+    /// The start-up hold, while it lasts.
+    pub hold: Option<SyncHold>,
 }
 
 impl<R: Routes> Announcer<R> {
@@ -218,6 +274,32 @@ impl<R: Routes> Announcer<R> {
             epoch: u64::MAX,
             last_ns: 0,
             failed: false,
+            hold: None,
+        }
+    }
+
+    /// Hold the VIPs back at start ([`SyncHold`]).
+    pub fn with_hold(mut self, hold: SyncHold) -> Self {
+        self.hold = Some(hold);
+        self
+    }
+
+    /// Feed the start-up hold; when it ends, the next tick reconciles (the
+    /// held VIPs are announced).
+    pub fn hold_tick(&mut self, received: u64, installed_all: bool, now_ns: u64) {
+        if let Some(h) = &mut self.hold {
+            if !h.holding(received, installed_all, now_ns) {
+                eprintln!(
+                    "dirigo: announce: start-up hold over ({})",
+                    if h.seen {
+                        "the other directors' connections are installed"
+                    } else {
+                        "sync_wait_ms passed"
+                    }
+                );
+                self.hold = None;
+                self.epoch = u64::MAX;
+            }
         }
     }
 
@@ -260,6 +342,14 @@ impl<R: Routes> Announcer<R> {
         for w in wants {
             let (target, why) = match (self.draining, w.announce) {
                 (true, _) => (State::Draining, "draining (SIGTERM)".to_string()),
+                (false, true) if self.hold.is_some() => (
+                    State::Withdrawn,
+                    self.hold
+                        .as_ref()
+                        .map(|h| h.why())
+                        .unwrap_or_default()
+                        .to_string(),
+                ),
                 (false, true) => (State::Announced, w.why.clone()),
                 (false, false) => (State::Withdrawn, w.why.clone()),
             };

@@ -39,6 +39,7 @@ fn cfg() -> Announce {
         table: 100,
         protocol: 201,
         drain: Duration::from_millis(2000),
+        sync_wait: Duration::from_millis(3000),
     }
 }
 
@@ -147,4 +148,64 @@ fn report_without_announce_is_off() {
     assert_eq!(r.vips[0].state, "off");
     assert_eq!(r.vips[0].why, "quorum: x");
     assert_eq!(r.table, None);
+}
+
+const MS: u64 = 1_000_000;
+
+#[test]
+fn the_start_up_hold_ends_once_the_peers_connections_are_installed() {
+    let mut h = SyncHold::new(0, 3000 * MS, 0);
+    assert!(h.holding(0, true, 100 * MS), "nothing arrived yet");
+    assert!(h.holding(40, false, 200 * MS), "arriving");
+    assert!(h.holding(76, false, 300 * MS), "still arriving");
+    assert!(h.holding(76, false, 700 * MS), "quiet, not installed yet");
+    assert!(
+        h.holding(76, true, 300 * MS + SYNC_QUIET_NS - 1),
+        "installed, not quiet long enough"
+    );
+    assert!(!h.holding(76, true, 300 * MS + SYNC_QUIET_NS), "over");
+}
+
+#[test]
+fn the_start_up_hold_ends_at_the_wait_without_peers() {
+    // counts from before the hold (a reload's) are no arrival
+    let mut h = SyncHold::new(0, 3000 * MS, 5);
+    for t in (0..3000).step_by(100) {
+        assert!(h.holding(5, true, t * MS), "at {t} ms");
+    }
+    assert!(!h.holding(5, true, 3000 * MS));
+    // a peer whose connections never finish arriving holds no longer
+    let mut h = SyncHold::new(0, 1000 * MS, 0);
+    for t in 0..1000 {
+        assert!(h.holding(t, false, t * MS));
+    }
+    assert!(!h.holding(1000, false, 1000 * MS));
+}
+
+#[test]
+fn held_vips_are_withdrawn_until_the_hold_ends() {
+    let mut k = Fake::default();
+    let mut a = Announcer::new(cfg(), &mut k).with_hold(SyncHold::new(0, 3000 * MS, 0));
+    a.hold_tick(0, true, MS);
+    assert!(a.due(1, MS), "the first reconcile");
+    a.reconcile(&[want(1, true), want(2, false)], 1, MS);
+    let (st, why) = state(&a, 1);
+    assert_eq!(st, State::Withdrawn);
+    assert!(why.starts_with("holding: "), "{why}");
+    assert_eq!(state(&a, 2), (State::Withdrawn, "no quorum: y".into()));
+    assert!(a.routes.routes.is_empty());
+    // the peers' table arrives, is installed, then quiet
+    a.hold_tick(50, true, 100 * MS);
+    assert!(a.hold.is_some());
+    assert!(!a.due(1, 100 * MS));
+    a.hold_tick(50, true, 100 * MS + SYNC_QUIET_NS);
+    assert!(a.hold.is_none(), "over");
+    assert!(a.due(1, 100 * MS + SYNC_QUIET_NS), "announce at once");
+    a.reconcile(
+        &[want(1, true), want(2, false)],
+        1,
+        100 * MS + SYNC_QUIET_NS,
+    );
+    assert_eq!(state(&a, 1), (State::Announced, "quorum: x".into()));
+    assert_eq!(a.routes.routes, [vip(1)].into());
 }

@@ -26,6 +26,15 @@ impl Ctl {
             return;
         };
         let now = now_ns();
+        if an.hold.is_some() {
+            let received = self.sync.as_ref().map_or(0, |(_, s)| s.conns_received());
+            let installed = self
+                .shared
+                .workers
+                .iter()
+                .all(|w| w.sync.as_ref().is_none_or(|q| q.inbound.is_empty()));
+            an.hold_tick(received, installed, now);
+        }
         let epoch = lock(&self.state).epoch;
         if an.draining || !an.due(epoch, now) {
             return;

@@ -81,6 +81,11 @@ impl Default for SyncStats {
 }
 
 impl SyncStats {
+    /// Connections received and handed to their worker so far.
+    pub fn conns_received(&self) -> u64 {
+        self.counts[SyncThreadCount::ConnsReceived.index()].load(Relaxed)
+    }
+
     fn bump(&self, c: SyncThreadCount, n: u64) {
         self.counts[c.index()].fetch_add(n, Relaxed);
     }

@@ -32,11 +32,12 @@ fn defaults_and_keys() {
             table: 100,
             protocol: 201,
             drain: Duration::from_millis(2000),
+            sync_wait: Duration::from_millis(3000),
         })
     );
     let c = Config::parse(
         &with(
-            "port = \"lan\"\ntable = 1000\nprotocol = 99\ndrain_ms = 0",
+            "port = \"lan\"\ntable = 1000\nprotocol = 99\ndrain_ms = 0\nsync_wait_ms = 0",
             true,
         ),
         "t",
@@ -45,6 +46,7 @@ fn defaults_and_keys() {
     let a = c.announce.unwrap();
     assert_eq!((a.port, a.interface.as_str()), (1, "klan"));
     assert_eq!((a.table, a.protocol, a.drain), (1000, 99, Duration::ZERO));
+    assert_eq!(a.sync_wait, Duration::ZERO);
     // off
     let c = Config::parse(&with("enabled = false", true), "t").unwrap();
     assert_eq!(c.announce, None);
@@ -81,6 +83,10 @@ fn refusals_are_located_lines() {
         ("protocol = 188", "FRR uses for its own routes"),
         ("protocol = 300", "protocol 300: at most 255"),
         ("drain_ms = 20001", "drain_ms 20001 is more than 20000"),
+        (
+            "sync_wait_ms = 60001",
+            "sync_wait_ms 60001 is more than 60000",
+        ),
     ] {
         let t = with(keys, false);
         let e = err(&t);
