@@ -155,9 +155,9 @@ fn lab_failover() {
         // A held its VIP back until B's table was installed, so the
         // routers moved no flow to it before it knew them
         assert!(
-            lab.director(0).daemon.has_line(
-                "start-up hold over (the other directors' connections are installed)"
-            ),
+            lab.director(0)
+                .daemon
+                .has_line("start-up hold over (the other directors' connections are installed)"),
             "A's hold: {}",
             lab.director(0).daemon.output()
         );
