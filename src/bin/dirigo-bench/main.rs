@@ -19,7 +19,7 @@ mod testpmd;
 
 use agg::Agg;
 use clap::{Parser, Subcommand};
-use dirigo::lb::conn::ConnTable;
+use dirigo::lb::conn::{Conn, ConnTable};
 use dirigo::lb::spec::Method;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -568,7 +568,7 @@ fn plain_dr(agg: &Agg, label: &str) -> f64 {
 /// The memory floor (see `memprobe`): random lines over a region the
 /// size of the established scenarios' connection table.
 fn run_memprobe(plan: &Plan, agg: &mut Agg) {
-    let bytes = ConnTable::new(plan.capacity, 1).memory_bytes();
+    let bytes = ConnTable::<Conn>::new(plan.capacity, 1).memory_bytes();
     let p = memprobe::run(bytes, plan.micro / 2);
     agg.push("mem|prefetched|ns", p.prefetched);
     agg.push("mem|plain|ns", p.plain);
@@ -644,7 +644,7 @@ fn main() {
         eprintln!("dirigo-bench: {e}");
         std::process::exit(1);
     }
-    let conn_bytes = ConnTable::new(plan.capacity, 1).memory_bytes() as f64;
+    let conn_bytes = ConnTable::<Conn>::new(plan.capacity, 1).memory_bytes() as f64;
     let info = report::Info {
         runs: cli.runs.max(1),
         elapsed_s: started.elapsed().as_secs_f64(),

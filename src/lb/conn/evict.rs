@@ -2,22 +2,22 @@
 //! sequential scan that finds one when no record is free, and the choice
 //! among the records a key's buckets reference when both are full.
 
-use super::{tick_reached, Conn, ConnTable, InsertError, EMPTY, EVICT_SCAN, REPLY};
+use super::{tick_reached, ConnTable, InsertError, Record, EMPTY, EVICT_SCAN, REPLY};
 use crate::mem;
 
 /// Whether a full table may evict `c`: expired, or an embryonic TCP
 /// connection (SYN_RECV / SYN_SENT / SYNACK) that saw no packet for `grace`
 /// ms ([`super::EMBRYONIC_GRACE_MS`] by default). Never an ESTABLISHED one.
 #[inline]
-fn evictable(c: &Conn, now: u32, grace: u32) -> bool {
+fn evictable<R: Record>(c: &R, now: u32, grace: u32) -> bool {
     use crate::lb::state::{TcpState, TimeoutTable};
-    if tick_reached(now, c.expires) {
+    if tick_reached(now, c.expires()) {
         return true;
     }
-    if c.proto != crate::net::meta::PROTO_TCP {
+    if c.proto() != crate::net::meta::PROTO_TCP {
         return false;
     }
-    let s = TcpState::from_u8(c.state);
+    let s = TcpState::from_u8(c.state());
     if !s.is_embryonic() {
         return false;
     }
@@ -26,11 +26,11 @@ fn evictable(c: &Conn, now: u32, grace: u32) -> bool {
     let timeout = TimeoutTable::DEFAULT_TCP_S
         .get(s as usize)
         .map_or(0, |t| t.saturating_mul(1000));
-    let last_seen = c.expires.wrapping_sub(timeout);
+    let last_seen = c.expires().wrapping_sub(timeout);
     tick_reached(now, last_seen.wrapping_add(grace))
 }
 
-impl ConnTable {
+impl<R: Record> ConnTable<R> {
     /// A record to evict when no record is free: the first expired or
     /// embryonic one at most [`EVICT_SCAN`] records after the eviction
     /// cursor, which moves on (so repeated full inserts walk the whole
@@ -89,16 +89,16 @@ impl ConnTable {
                     if !evictable(c, now, self.grace) {
                         continue;
                     }
-                    let expired = tick_reached(now, c.expires);
+                    let expired = tick_reached(now, c.expires());
                     let better = match best {
                         None => true,
                         Some((_, e, x)) => {
                             (expired && !x)
-                                || (expired == x && (c.expires.wrapping_sub(e) as i32) < 0)
+                                || (expired == x && (c.expires().wrapping_sub(e) as i32) < 0)
                         }
                     };
                     if better {
-                        best = Some((idx, c.expires, expired));
+                        best = Some((idx, c.expires(), expired));
                     }
                 }
             }
@@ -112,7 +112,7 @@ impl ConnTable {
         &mut self,
         hash: u32,
         now: u32,
-        evicted: &mut Option<Conn>,
+        evicted: &mut Option<R>,
     ) -> Result<(u32, usize), InsertError> {
         if evicted.is_some() {
             return Err(InsertError::Full);

@@ -2,7 +2,7 @@
 //! level of cuckoo displacement), what a lookup miss hands to the insert
 //! ([`Probe`]), and the unlinking of a removed or evicted record.
 
-use super::{Conn, ConnTable, InsertError, Inserted, EMPTY, F_USED, NO_FREE, REPLY, SLOTS};
+use super::{ConnTable, InsertError, Inserted, Record, EMPTY, F_USED, NO_FREE, REPLY, SLOTS};
 
 /// What a lookup miss learned about its key's buckets, for the insert
 /// that follows ([`ConnTable::lookup_probe`], [`ConnTable::insert_probed`]):
@@ -49,7 +49,7 @@ fn rank_in(freed: Option<Slot>, b1: u32, b2: u32) -> u32 {
     }
 }
 
-impl ConnTable {
+impl<R: Record> ConnTable<R> {
     pub(super) fn free_in(&self, b: u32) -> Option<usize> {
         self.buckets
             .get(b as usize)?
@@ -94,24 +94,24 @@ impl ConnTable {
     /// indexed by their reply tuple. `now` is the ms tick (for eviction).
     /// At most one connection is evicted; it is reported even when the
     /// insert still fails, so the caller can release its counters.
-    pub fn insert(&mut self, conn: Conn, now: u32) -> Inserted {
+    pub fn insert(&mut self, conn: R, now: u32) -> Inserted<R> {
         let h = self.hash(&conn.in_key());
         self.insert_probed(conn, self.unprobed(h), now)
     }
 
-    /// [`Self::insert`] of a `conn` whose in-key ([`Conn::in_key`]) was just
+    /// [`Self::insert`] of a `conn` whose in-key ([`Record::in_key`]) was just
     /// looked up with [`Self::lookup_probe`] and missed, `probe` being
     /// what that lookup returned (or [`Self::unprobed`] with the in-key's
     /// [`Self::hash`]): the same outcome and the same placement as
     /// [`Self::insert`], without hashing the key or scanning its buckets
     /// again.
-    pub fn insert_probed(&mut self, mut conn: Conn, probe: Probe, now: u32) -> Inserted {
+    pub fn insert_probed(&mut self, mut conn: R, probe: Probe, now: u32) -> Inserted<R> {
         debug_assert_eq!(
             probe.hash,
             self.hash(&conn.in_key()),
             "probe of another key"
         );
-        conn.flags |= F_USED;
+        conn.set_flags(conn.flags() | F_USED);
         let mut evicted = None;
         let result = self.insert_inner(conn, probe, now, &mut evicted);
         Inserted { result, evicted }
@@ -119,10 +119,10 @@ impl ConnTable {
 
     fn insert_inner(
         &mut self,
-        conn: Conn,
+        conn: R,
         probe: Probe,
         now: u32,
-        evicted: &mut Option<Conn>,
+        evicted: &mut Option<R>,
     ) -> Result<u32, InsertError> {
         let h_in = probe.hash;
         let b1 = h_in & self.mask;
@@ -210,7 +210,7 @@ impl ConnTable {
     /// slots it freed (in-key, and for NAT reply-key). None if not in use.
     /// `known` is its in-key hash when the caller has it.
     #[inline(always)]
-    fn take(&mut self, idx: u32, known: Option<u32>) -> Option<(Conn, [Option<Slot>; 2])> {
+    fn take(&mut self, idx: u32, known: Option<u32>) -> Option<(R, [Option<Slot>; 2])> {
         let c = *self.get(idx)?;
         let h = match known {
             Some(h) => h,
@@ -228,14 +228,14 @@ impl ConnTable {
             None
         };
         if let Some(r) = self.recs.get_mut(idx as usize) {
-            r.flags = 0;
+            r.set_flags(0);
         }
         self.len -= 1;
         Some((c, [freed_in, freed_out]))
     }
 
     /// Remove the record at `idx`, returning it (None if not in use).
-    pub fn remove(&mut self, idx: u32) -> Option<Conn> {
+    pub fn remove(&mut self, idx: u32) -> Option<R> {
         let (c, _) = self.take(idx, None)?;
         self.push_free(idx);
         Some(c)

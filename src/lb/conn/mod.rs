@@ -2,6 +2,11 @@
 //! [`ConnTable::new`], one 32-byte [`Conn`] record per connection plus a
 //! bucketized open-addressing index.
 //!
+//! The table is generic over its record ([`Record`]): IPv4 connections are
+//! [`Conn`] (the default, 64 bytes per connection in all), IPv6 ones
+//! [`Conn6`] (in `v6.rs`: 96-byte records, 128 bytes per connection), each
+//! in a table of its own so the IPv4 layout stays as it is.
+//!
 //! # Layout and memory per connection
 //! * Records: `capacity` × 32 bytes (`#[repr(C, align(32))]`, two per cache
 //!   line, never straddling one); the free list is threaded through the
@@ -155,6 +160,104 @@ impl Conn {
     }
 }
 
+/// A tuple the table indexes: compared whole, hashed with the table's seed.
+pub trait TableKey: Copy + Eq {
+    /// The 32-bit hash (signature and bucket choice).
+    fn hash(&self, seed: u32) -> u32;
+}
+
+impl TableKey for FlowKey {
+    #[inline(always)]
+    fn hash(&self, seed: u32) -> u32 {
+        FlowKey::hash(self, seed)
+    }
+}
+
+/// What the table needs of a record: its tuples, the fields eviction,
+/// expiry and the free list use, and a `u32` to thread the free list
+/// through while the record is free.
+pub trait Record: Copy + Default {
+    /// The tuple type.
+    type Key: TableKey;
+    /// The client -> VIP tuple.
+    fn in_key(&self) -> Self::Key;
+    /// The RS -> client tuple (NAT replies).
+    fn out_key(&self) -> Self::Key;
+    /// Indexed by both tuples (NAT).
+    fn is_nat(&self) -> bool;
+    /// `F_*` flags.
+    fn flags(&self) -> u8;
+    /// Set the `F_*` flags.
+    fn set_flags(&mut self, f: u8);
+    /// Expiry (ms tick).
+    fn expires(&self) -> u32;
+    /// IP protocol.
+    fn proto(&self) -> u8;
+    /// TCP state as u8.
+    fn state(&self) -> u8;
+    /// What a forwarded packet changes: state, flags, expiry.
+    fn set_hot(&mut self, state: u8, flags: u8, expires: u32);
+    /// The next free record, while this one is free.
+    fn next_free(&self) -> u32;
+    /// A free record whose next free record is `next`.
+    fn set_next_free(&mut self, next: u32);
+    /// Prefetch what a lookup reads of the record (its cache line).
+    #[inline(always)]
+    fn prefetch(&self) {
+        mem::prefetch(self);
+    }
+}
+
+impl Record for Conn {
+    type Key = FlowKey;
+    #[inline(always)]
+    fn in_key(&self) -> FlowKey {
+        Conn::in_key(self)
+    }
+    #[inline(always)]
+    fn out_key(&self) -> FlowKey {
+        Conn::out_key(self)
+    }
+    #[inline(always)]
+    fn is_nat(&self) -> bool {
+        Conn::is_nat(self)
+    }
+    #[inline(always)]
+    fn flags(&self) -> u8 {
+        self.flags
+    }
+    #[inline(always)]
+    fn set_flags(&mut self, f: u8) {
+        self.flags = f;
+    }
+    #[inline(always)]
+    fn expires(&self) -> u32 {
+        self.expires
+    }
+    #[inline(always)]
+    fn proto(&self) -> u8 {
+        self.proto
+    }
+    #[inline(always)]
+    fn state(&self) -> u8 {
+        self.state
+    }
+    #[inline(always)]
+    fn set_hot(&mut self, state: u8, flags: u8, expires: u32) {
+        self.state = state;
+        self.flags = flags;
+        self.expires = expires;
+    }
+    #[inline(always)]
+    fn next_free(&self) -> u32 {
+        self.caddr
+    }
+    #[inline(always)]
+    fn set_next_free(&mut self, next: u32) {
+        self.caddr = next;
+    }
+}
+
 /// True when `t` is at or after `deadline` (wrapping ms ticks).
 #[inline]
 pub fn tick_reached(t: u32, deadline: u32) -> bool {
@@ -219,17 +322,17 @@ pub enum InsertError {
 
 /// Outcome of an insert.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Inserted {
+pub struct Inserted<R = Conn> {
     /// The new record's index, or why there is none.
     pub result: Result<u32, InsertError>,
     /// A connection evicted to make room (its counters must be released),
     /// possibly even when `result` is an error.
-    pub evicted: Option<Conn>,
+    pub evicted: Option<R>,
 }
 
 /// The per-lcore connection table (see the module docs).
-pub struct ConnTable {
-    recs: Vec<Conn>,
+pub struct ConnTable<R: Record = Conn> {
+    recs: Vec<R>,
     /// Head of the free-record list, threaded through the free records'
     /// `caddr` fields (no separate array: 64 bytes per connection in all).
     free_head: u32,
@@ -251,25 +354,26 @@ pub struct ConnTable {
     grace: u32,
 }
 
-impl ConnTable {
+impl<R: Record> ConnTable<R> {
     /// A table for `capacity` connections (1 ..= 2^30), hashing with `seed`.
     /// All memory is allocated here.
-    pub fn new(capacity: u32, seed: u32) -> ConnTable {
+    pub fn new(capacity: u32, seed: u32) -> Self {
         let cap = capacity.clamp(1, 1 << 30);
         let nbuckets = ((cap as usize * 4).div_ceil(SLOTS))
             .next_power_of_two()
             .max(2);
         // Reserve first, advise huge pages, then write: pages faulted in
         // before the advice would stay 4 KiB.
-        let mut recs = Vec::with_capacity(cap as usize);
+        let mut recs: Vec<R> = Vec::with_capacity(cap as usize);
         let mut buckets = Vec::with_capacity(nbuckets);
         let huge = mem::advise_hugepages(&recs) + mem::advise_hugepages(&buckets);
-        recs.extend((0..cap).map(|i| Conn {
-            caddr: if i + 1 < cap { i + 1 } else { NO_FREE },
-            ..Conn::default()
+        recs.extend((0..cap).map(|i| {
+            let mut r = R::default();
+            r.set_next_free(if i + 1 < cap { i + 1 } else { NO_FREE });
+            r
         }));
         buckets.resize(nbuckets, EMPTY_BUCKET);
-        ConnTable {
+        Self {
             recs,
             free_head: 0,
             huge,
@@ -310,7 +414,7 @@ impl ConnTable {
     /// Bytes allocated for records and index (the free list lives inside
     /// the free records).
     pub fn memory_bytes(&self) -> usize {
-        self.recs.len() * std::mem::size_of::<Conn>()
+        self.recs.len() * std::mem::size_of::<R>()
             + self.buckets.len() * std::mem::size_of::<Bucket>()
     }
 
@@ -324,7 +428,7 @@ impl ConnTable {
     #[inline]
     fn pop_free(&mut self) -> Option<u32> {
         let idx = self.free_head;
-        let next = self.recs.get(idx as usize)?.caddr;
+        let next = self.recs.get(idx as usize)?.next_free();
         self.free_head = next;
         Some(idx)
     }
@@ -333,15 +437,15 @@ impl ConnTable {
     #[inline]
     fn push_free(&mut self, idx: u32) {
         if let Some(r) = self.recs.get_mut(idx as usize) {
-            r.flags = 0;
-            r.caddr = self.free_head;
+            r.set_flags(0);
+            r.set_next_free(self.free_head);
             self.free_head = idx;
         }
     }
 
     /// The hash of `key` for this table.
     #[inline]
-    pub fn hash(&self, key: &FlowKey) -> u32 {
+    pub fn hash(&self, key: &R::Key) -> u32 {
         key.hash(self.seed)
     }
 
@@ -376,7 +480,7 @@ impl ConnTable {
             let r = bucket.idx[i];
             if r != EMPTY {
                 if let Some(c) = self.recs.get((r & !REPLY) as usize) {
-                    mem::prefetch(c);
+                    c.prefetch();
                     return;
                 }
             }
@@ -388,7 +492,7 @@ impl ConnTable {
 
     /// Look up `key` whose [`Self::hash`] is `hash`.
     #[inline(always)]
-    pub fn lookup_hashed(&self, key: &FlowKey, hash: u32) -> Option<Hit> {
+    pub fn lookup_hashed(&self, key: &R::Key, hash: u32) -> Option<Hit> {
         // the secondary bucket (and its address) only when the primary has
         // no match: rare, inserts prefer the primary
         let b1 = hash & self.mask;
@@ -403,7 +507,7 @@ impl ConnTable {
     /// first free slot costs little. A hit costs what
     /// [`Self::lookup_hashed`] costs.
     #[inline(always)]
-    pub fn lookup_probe(&self, key: &FlowKey, hash: u32) -> Result<Hit, Probe> {
+    pub fn lookup_probe(&self, key: &R::Key, hash: u32) -> Result<Hit, Probe> {
         let b1 = hash & self.mask;
         if let Some(h) = self.scan_bucket(b1, key, hash) {
             return Ok(h);
@@ -436,7 +540,7 @@ impl ConnTable {
     /// Look `key` up in bucket `b` only (a freed slot keeps its stale
     /// signature, so a slot matches only with a reference and a signature).
     #[inline(always)]
-    fn scan_bucket(&self, b: u32, key: &FlowKey, hash: u32) -> Option<Hit> {
+    fn scan_bucket(&self, b: u32, key: &R::Key, hash: u32) -> Option<Hit> {
         let bucket = self.buckets.get(b as usize)?;
         for i in 0..SLOTS {
             // the signature first: it rarely matches, so most slots cost
@@ -462,24 +566,24 @@ impl ConnTable {
 
     /// Look up `key`.
     #[inline]
-    pub fn lookup(&self, key: &FlowKey) -> Option<Hit> {
+    pub fn lookup(&self, key: &R::Key) -> Option<Hit> {
         self.lookup_hashed(key, self.hash(key))
     }
 
     /// The record at `idx`.
     #[inline]
-    pub fn get(&self, idx: u32) -> Option<&Conn> {
+    pub fn get(&self, idx: u32) -> Option<&R> {
         self.recs
             .get(idx as usize)
-            .filter(|c| c.flags & F_USED != 0)
+            .filter(|c| c.flags() & F_USED != 0)
     }
 
     /// The record at `idx`, mutable. Do not change its tuples.
     #[inline]
-    pub fn get_mut(&mut self, idx: u32) -> Option<&mut Conn> {
+    pub fn get_mut(&mut self, idx: u32) -> Option<&mut R> {
         self.recs
             .get_mut(idx as usize)
-            .filter(|c| c.flags & F_USED != 0)
+            .filter(|c| c.flags() & F_USED != 0)
     }
 
     /// Store what a forwarded packet changes in record `idx` (in use): its
@@ -487,9 +591,7 @@ impl ConnTable {
     #[inline(always)]
     pub fn set_hot(&mut self, idx: u32, state: u8, flags: u8, expires: u32) {
         if let Some(m) = self.recs.get_mut(idx as usize) {
-            m.state = state;
-            m.flags = flags;
-            m.expires = expires;
+            m.set_hot(state, flags, expires);
         }
     }
 
@@ -515,13 +617,15 @@ impl ConnTable {
     /// Examine up to `budget` records from the rotating cursor and remove
     /// those expired at `now` (ms tick), calling `f` with each and its
     /// record index. Returns the number removed.
-    pub fn sweep(&mut self, now: u32, budget: u32, mut f: impl FnMut(u32, &Conn)) -> u32 {
+    pub fn sweep(&mut self, now: u32, budget: u32, mut f: impl FnMut(u32, &R)) -> u32 {
         let n = self.recs.len() as u32;
         let mut removed = 0;
         for _ in 0..budget.min(n) {
             let idx = self.cursor;
             self.cursor = if idx + 1 >= n { 0 } else { idx + 1 };
-            let expired = self.get(idx).is_some_and(|c| tick_reached(now, c.expires));
+            let expired = self
+                .get(idx)
+                .is_some_and(|c| tick_reached(now, c.expires()));
             if expired {
                 if let Some(c) = self.remove(idx) {
                     f(idx, &c);
@@ -533,15 +637,17 @@ impl ConnTable {
     }
 
     /// Every connection in use (for listings; not for the fast path).
-    pub fn iter(&self) -> impl Iterator<Item = &Conn> + '_ {
-        self.recs.iter().filter(|c| c.flags & F_USED != 0)
+    pub fn iter(&self) -> impl Iterator<Item = &R> + '_ {
+        self.recs.iter().filter(|c| c.flags() & F_USED != 0)
     }
 }
 
 mod evict;
 mod insert;
+mod v6;
 pub use insert::Probe;
 use insert::{NO_SLOT, UNKNOWN_SLOT};
+pub use v6::{Conn6, FlowKey6};
 
 #[cfg(test)]
 mod tests;

@@ -26,7 +26,7 @@ fn layout() {
     assert_eq!(std::mem::size_of::<Conn>(), 32);
     assert_eq!(std::mem::align_of::<Conn>(), 32);
     assert_eq!(std::mem::size_of::<Bucket>(), 64);
-    let t = ConnTable::new(1 << 12, 1);
+    let t: ConnTable = ConnTable::new(1 << 12, 1);
     // 32 B record + 32 B index per connection (the free list lives in the
     // free records)
     assert_eq!(t.memory_bytes(), (1 << 12) * 64);
