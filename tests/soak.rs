@@ -2,7 +2,7 @@
 //! on this build's binaries must pass every invariant it checks (dirigo
 //! never exits, every protected flow byte-exact, counters that add up,
 //! flat resident memory after the first 20 s, control socket answers in
-//! under 100 ms). Needs root and hugepages (skips outside CI, fails in CI).
+//! under 100 ms, beside a reference echo). Needs root and hugepages (skips outside CI, fails in CI).
 //! About 90 s; the script bounds itself (60 s + set-up, drain, teardown).
 
 mod common;
