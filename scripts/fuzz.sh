@@ -5,7 +5,7 @@
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #   scripts/fuzz.sh --build [TARGET...]     (build only)
 #
-# Targets: classify pipeline ctl_proto config adm_args keepalived ipvs_sync (all by
+# Targets: classify pipeline ctl_proto config adm_args keepalived ipvs_sync ipv6_wire (all by
 # default). Prints executions and crashes per target in a table; exits 1
 # when a target crashed (the input is in fuzz/artifacts/<target>/), 77 when
 # no nightly toolchain is installed, 2 on a usage error.
@@ -14,7 +14,10 @@
 # between runs, not checked in); the seeds are never written. Environment:
 # FUZZ_WORK=DIR puts that corpus in DIR/<target> instead (the CI smoke test
 # starts from the seeds alone), FUZZ_JOBS=N runs each target in N processes
-# (libFuzzer -fork; default 1), FUZZ_ARGS adds libFuzzer options.
+# (libFuzzer -fork; default 1), FUZZ_ARGS adds libFuzzer options,
+# FUZZ_PROFILE=smoke builds with fuzz/Cargo.toml's `smoke` profile (less
+# optimisation, a much shorter cold build: what the test suite's short
+# smoke runs use; long runs keep the default, release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for d in "$HOME/.cargo/bin" /usr/local/cargo/bin; do
@@ -53,9 +56,14 @@ export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4
 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
 -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing -Cdebug-assertions -Coverflow-checks"
 export CARGO_TARGET_DIR="$PWD/fuzz/target"
+profile=${FUZZ_PROFILE:-release}
+case $profile in
+    release | smoke) ;;
+    *) echo "fuzz.sh: FUZZ_PROFILE is release or smoke, not '$profile'" >&2; exit 2 ;;
+esac
 bins=()
 for t in "${targets[@]}"; do bins+=(--bin "$t"); done
-echo "== fuzz: building ${targets[*]} (nightly, $triple)"
+echo "== fuzz: building ${targets[*]} (nightly, $triple, profile $profile)"
 start=$(date +%s)
 # in a clean environment: what a caller's environment holds (cargo test's
 # variables, a CC) would otherwise mark crates dirty and rebuild them
@@ -64,7 +72,7 @@ keep=(PATH="$PATH" HOME="$HOME" RUSTFLAGS="$RUSTFLAGS" CARGO_TARGET_DIR="$CARGO_
 for v in CARGO_HOME RUSTUP_HOME TMPDIR; do
     [ -n "${!v:-}" ] && keep+=("$v=${!v}")
 done
-(cd fuzz && env -i "${keep[@]}" cargo +nightly build -q --release --locked --target "$triple" "${bins[@]}")
+(cd fuzz && env -i "${keep[@]}" cargo +nightly build -q --profile "$profile" --locked --target "$triple" "${bins[@]}")
 echo "== fuzz: built in $(( $(date +%s) - start )) s"
 [ "$build_only" = 1 ] && exit 0
 
@@ -89,7 +97,7 @@ for t in "${targets[@]}"; do
     echo "== fuzz: $t for ${secs} s"
     status=0
     # shellcheck disable=SC2086
-    "fuzz/target/$triple/release/$t" "$work" "fuzz/corpus/$t" \
+    "fuzz/target/$triple/$profile/$t" "$work" "fuzz/corpus/$t" \
         -max_total_time="$secs" -max_len="$(max_len "$t")" -timeout=10 -rss_limit_mb=2048 \
         -artifact_prefix="$arts/" -print_final_stats=1 "${fork[@]}" ${FUZZ_ARGS:-} \
         >"$log" 2>&1 || status=$?

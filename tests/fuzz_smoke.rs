@@ -1,5 +1,6 @@
 //! Every fuzz target for a short fixed time on its checked-in seed corpus
-//! (`scripts/fuzz.sh FUZZ_SMOKE_SECS TARGET`, 5 s each unless set, from
+//! (`scripts/fuzz.sh FUZZ_SMOKE_SECS TARGET`, 5 s each unless set, built
+//! with the cheaper `smoke` profile (`FUZZ_PROFILE=smoke`), from
 //! an empty work corpus): the seeds, `crash-*` inputs that once crashed
 //! included, still run clean and a few seconds of mutation find nothing. Long
 //! runs are `scripts/fuzz.sh` by hand (fuzz/README.md).
@@ -25,6 +26,7 @@ fn smoke(target: &str) {
     let out = Command::new("bash")
         .arg(root.join("scripts/fuzz.sh"))
         .arg("--build")
+        .env("FUZZ_PROFILE", "smoke")
         .output()
         .expect("scripts/fuzz.sh");
     let text = |o: &std::process::Output| {
@@ -52,6 +54,7 @@ fn smoke(target: &str) {
     let out = Command::new("bash")
         .arg(root.join("scripts/fuzz.sh"))
         .args([secs.as_str(), target])
+        .env("FUZZ_PROFILE", "smoke")
         .env("FUZZ_WORK", work.path())
         .output()
         .expect("scripts/fuzz.sh");
