@@ -100,8 +100,14 @@ pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, term: &AtomicBool, stop: 
                 }
             }
         }
-        // and an unsolicited NA for every IPv6 address, on its port
-        for a in addrs.port_addrs6() {
+        // and an unsolicited NA for every configured IPv6 address, on its
+        // port (not the link-local ones every port has: a port without
+        // IPv6 configured stays silent in IPv6, as the vdev tests expect)
+        for a in addrs
+            .port_addrs6()
+            .iter()
+            .filter(|a| !crate::net::wire::ipv6::is_link_local(a.cidr.addr))
+        {
             let Some(rp) = ctl.ports.get(a.port as usize) else {
                 continue;
             };
