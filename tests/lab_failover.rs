@@ -217,6 +217,8 @@ fn kill_during_transfers(lab: &mut ScaleLab, what: &str) -> Vec<serde_json::Valu
 fn kill_and_finish(lab: &mut ScaleLab, t: Transfers, what: &str) -> Vec<serde_json::Value> {
     // scheduled by A (synced copies of B's flows are not counted there)
     let on_a = lab.conns(0);
+    // what A dropped so far (printed if transfers broke: A is gone then)
+    let a_drops = nonzero(&lab.ctl_json(0, &["drops"]));
     let k = Instant::now();
     lab.kill_director(0, true);
     lab.wait_nexthops(1, 10);
@@ -224,7 +226,9 @@ fn kill_and_finish(lab: &mut ScaleLab, t: Transfers, what: &str) -> Vec<serde_js
     let results = t.finish();
     assert_eq!(results.len(), N);
     let broken: Vec<serde_json::Value> = Transfers::broken(&results).into_iter().cloned().collect();
+    note_retried(&results, what, &a_drops);
     if !broken.is_empty() {
+        eprintln!("{what}: director 0 before the kill dropped {a_drops}");
         diagnose(lab, &[1], what);
     }
     eprintln!(
@@ -250,10 +254,24 @@ fn back_during_transfers(lab: &mut ScaleLab, what: &str) -> Vec<serde_json::Valu
         "{what}: A back during {N} transfers (B had scheduled {b0}); A scheduled {on_a} of them"
     );
     let broken: Vec<serde_json::Value> = Transfers::broken(&results).into_iter().cloned().collect();
+    note_retried(&results, what, "");
     if !broken.is_empty() {
         diagnose(lab, &[0, 1], what);
     }
     broken
+}
+
+/// Say which connections needed a second try before the transfers were
+/// under way (and what A had dropped by the kill, when known).
+fn note_retried(results: &[serde_json::Value], what: &str, a_drops: &str) {
+    let r = Transfers::retried(results);
+    if !r.is_empty() {
+        eprintln!(
+            "{what}: {} of {N} connections got no headers at first and were tried again \
+             (director 0 had dropped: {a_drops}): {r:?}",
+            r.len()
+        );
+    }
 }
 
 /// What the running directors say when transfers broke: their drop
@@ -261,11 +279,26 @@ fn back_during_transfers(lab: &mut ScaleLab, what: &str) -> Vec<serde_json::Valu
 fn diagnose(lab: &ScaleLab, running: &[usize], what: &str) {
     for &i in running {
         eprintln!(
-            "{what}: director {i} drops {}\nhealth {}",
-            lab.ctl_json(i, &["drops"]),
-            lab.ctl_json(i, &["health"])
+            "{what}: director {i} drops {}\nhealth {}\ncounters {}",
+            nonzero(&lab.ctl_json(i, &["drops"])),
+            lab.ctl_json(i, &["health"]),
+            lab.ctl_json(i, &["lcores"])
         );
     }
+}
+
+/// The non-zero entries of `dirigoctl drops`.
+fn nonzero(drops: &serde_json::Value) -> String {
+    drops
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|d| d["count"].as_u64().unwrap_or(0) > 0)
+                .map(|d| format!("{} {}", d["reason"].as_str().unwrap_or("?"), d["count"]))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
 }
 
 /// Director `i`'s established connections as (client port, real server).
