@@ -1,5 +1,5 @@
 //! Every fuzz target for a short fixed time on its checked-in seed corpus
-//! (`scripts/fuzz.sh FUZZ_SMOKE_SECS TARGET`, 5 s each unless set, built
+//! (`scripts/fuzz.sh FUZZ_SMOKE_SECS TARGET`, 3 s each unless set, built
 //! with the cheaper `smoke` profile (`FUZZ_PROFILE=smoke`), from
 //! an empty work corpus): the seeds, `crash-*` inputs that once crashed
 //! included, still run clean and a few seconds of mutation find nothing. Long
@@ -21,7 +21,7 @@ static RUN: Mutex<()> = Mutex::new(());
 fn smoke(target: &str) {
     let _one = RUN.lock().unwrap_or_else(|e| e.into_inner());
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let secs = std::env::var("FUZZ_SMOKE_SECS").unwrap_or_else(|_| "5".into());
+    let secs = std::env::var("FUZZ_SMOKE_SECS").unwrap_or_else(|_| "3".into());
     // the build covers every target (so each later test finds it done)
     let out = Command::new("bash")
         .arg(root.join("scripts/fuzz.sh"))

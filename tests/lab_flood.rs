@@ -339,7 +339,7 @@ fn flood(
 
 #[test]
 fn lab_flood_nat() {
-    flood(("lab_flood_nat", "dgfn"), "nat", &["-l", "0-1"], &[], 3);
+    flood(("lab_flood_nat", "dgfn"), "nat", &["-l", "0-1"], &[], 2);
 }
 
 /// Two workers sharing CPU 1 (the machine may have 2 CPUs): the flood's
