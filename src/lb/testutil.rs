@@ -2,7 +2,7 @@
 //! stand-in and an independent checksum verifier.
 
 use crate::lb::spec::{DestKey, DestSpec, Method};
-use crate::net::egress::{Egress, NextHop, Resolve};
+use crate::net::egress::{Egress, Egress6, NextHop, NextHop6, Resolve, Resolve6};
 use crate::net::meta::{FlowKey, IcmpQuote, PacketMeta};
 use etherparse::{
     IpHeaders, IpNumber, Ipv4Header, NetSlice, PacketBuilder, SlicedPacket, TcpHeader,
@@ -90,6 +90,62 @@ impl Egress for FakeEgress {
     }
     fn on_link(&self, addr: u32) -> Option<u16> {
         (addr >> 8 == ip([10, 0, 0, 0]) >> 8).then_some(1)
+    }
+}
+
+/// IPv6 test addresses: the client, the VIP, two on-link real servers
+/// (2001:db8:1::/64 on port 1), dirigo's address there and its gateway
+/// (link-local, port 0) and port 0's own global address.
+#[allow(dead_code)] // used by the IPv6 balancing tests as they land
+pub const CLIENT6: u128 = 0x2001_0db8_00c0_0000_0000_0000_0000_0007;
+#[allow(dead_code)]
+pub const VIP6: u128 = 0x2001_0db8_00f0_0000_0000_0000_0000_0010;
+pub const RIP6: u128 = 0x2001_0db8_0001_0000_0000_0000_0000_0021;
+#[allow(dead_code)]
+pub const RIP6_2: u128 = 0x2001_0db8_0001_0000_0000_0000_0000_0022;
+pub const OUR_IP6: u128 = 0x2001_0db8_0001_0000_0000_0000_0000_0001;
+pub const OUR_IP6_WAN: u128 = 0x2001_0db8_00e0_0000_0000_0000_0000_0001;
+pub const GW6: u128 = 0xfe80_0000_0000_0000_0000_0000_0000_00fe;
+
+fn lan6(a: u128) -> bool {
+    a >> 64 == RIP6 >> 64
+}
+
+impl Egress6 for FakeEgress {
+    /// 2001:db8:1::/64 on link (port 1, MACs by the last byte), everything
+    /// else via [`GW6`] on port 0; `unresolved`/`noroute` hold IPv4
+    /// addresses, so IPv6 ones are listed by their low 32 bits there.
+    fn next_hop6(&self, dst: u128) -> Resolve6 {
+        if self.noroute.contains(&(dst as u32)) {
+            return Resolve6::NoRoute;
+        }
+        let on_link = lan6(dst);
+        if self.unresolved.contains(&(dst as u32)) {
+            let (ip, port) = if on_link { (dst, 1) } else { (GW6, 0) };
+            return Resolve6::Unresolved { ip, port };
+        }
+        if on_link {
+            let mut mac = RS_MAC;
+            mac[5] = dst as u8;
+            Resolve6::Ready(NextHop6 {
+                port: 1,
+                src_mac: OUR_MAC,
+                dst_mac: mac,
+                src_ip: OUR_IP6,
+                mtu: self.mtu,
+            })
+        } else {
+            Resolve6::Ready(NextHop6 {
+                port: 0,
+                src_mac: OUR_MAC,
+                dst_mac: GW_MAC,
+                src_ip: OUR_IP6_WAN,
+                mtu: self.mtu,
+            })
+        }
+    }
+    fn on_link6(&self, addr: u128) -> Option<u16> {
+        lan6(addr).then_some(1)
     }
 }
 

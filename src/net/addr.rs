@@ -365,6 +365,17 @@ impl OwnAddrs {
             .any(|a| a.port == port && a.cidr.addr == ip)
     }
 
+    /// The port whose connected IPv6 prefix (of a global address) holds
+    /// `ip`, if any.
+    #[inline]
+    pub fn on_link6(&self, ip: u128) -> Option<u16> {
+        use crate::net::wire::ipv6::is_link_local;
+        self.ifaddrs6
+            .iter()
+            .find(|a| !is_link_local(a.cidr.addr) && a.cidr.contains(ip))
+            .map(|a| a.port)
+    }
+
     /// Every IPv6 port address (link-local ones included).
     pub fn port_addrs6(&self) -> &[IfAddr6] {
         &self.ifaddrs6

@@ -46,3 +46,47 @@ pub trait Egress {
     /// the real server on-link).
     fn on_link(&self, addr: u32) -> Option<u16>;
 }
+
+/// Everything needed to put an IPv6 frame on the wire towards a next hop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NextHop6 {
+    /// Egress port index.
+    pub port: u16,
+    /// The egress port's MAC (Ethernet source).
+    pub src_mac: [u8; 6],
+    /// The next hop's MAC (Ethernet destination).
+    pub dst_mac: [u8; 6],
+    /// The egress port's source address toward the destination (its
+    /// global IPv6 address whose prefix holds it, else its first global
+    /// one; 0 when the port has none): the default tunnel source and the
+    /// source of ICMPv6 errors.
+    pub src_ip: u128,
+    /// The egress port's MTU (IP bytes).
+    pub mtu: u16,
+}
+
+/// Outcome of an IPv6 next-hop lookup (as [`Resolve`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resolve6 {
+    /// Ready to transmit.
+    Ready(NextHop6),
+    /// No route to the destination.
+    NoRoute,
+    /// Route known, the next hop's MAC not yet resolved (a Neighbour
+    /// Solicitation is needed).
+    Unresolved {
+        /// The gateway, or the destination itself when on-link.
+        ip: u128,
+        /// The egress port.
+        port: u16,
+    },
+}
+
+/// [`Egress`] for IPv6 destinations: a pure query, no side effect.
+pub trait Egress6 {
+    /// Route `dst` and resolve the next hop's MAC.
+    fn next_hop6(&self, dst: u128) -> Resolve6;
+    /// The port whose connected IPv6 prefix contains `addr`, if any (DR
+    /// needs the real server on-link).
+    fn on_link6(&self, addr: u128) -> Option<u16>;
+}

@@ -54,6 +54,83 @@ impl FlowKey {
     }
 }
 
+/// An IPv6 connection's 5-tuple as seen in one direction (addresses as
+/// host-order `u128`, as the IPv6 wire views give them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FlowKey6 {
+    /// Source address.
+    pub src: u128,
+    /// Destination address.
+    pub dst: u128,
+    /// Source port (0 for ICMPv6).
+    pub sport: u16,
+    /// Destination port (0 for ICMPv6).
+    pub dport: u16,
+    /// Next header (TCP, UDP or ICMPv6).
+    pub proto: u8,
+}
+
+impl FlowKey6 {
+    /// The same flow seen from the other side.
+    #[inline]
+    pub fn reversed(&self) -> FlowKey6 {
+        FlowKey6 {
+            src: self.dst,
+            dst: self.src,
+            sport: self.dport,
+            dport: self.sport,
+            proto: self.proto,
+        }
+    }
+}
+
+/// The packet quoted inside an ICMPv6 error message (Destination
+/// Unreachable 1, Packet Too Big 2, Time Exceeded 3, Parameter Problem 4).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IcmpQuote6 {
+    /// ICMPv6 type of the error.
+    pub icmp_type: u8,
+    /// ICMPv6 code.
+    pub code: u8,
+    /// Offset of the quoted IPv6 header from the start of the frame.
+    pub inner_l3_off: u16,
+    /// Offset of the quoted L4 header (after the quoted packet's extension
+    /// headers) from the start of the frame.
+    pub inner_l4_off: u16,
+    /// The quoted packet's tuple, exactly as it was sent.
+    pub inner_key: FlowKey6,
+}
+
+/// Validated facts about an IPv6 packet to balance: the fixed header and
+/// the extension chain walked ([`crate::net::wire::ipv6ext::walk`]), the
+/// L4 header bounds-checked, not a fragment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PacketMeta6 {
+    /// Index of the port the packet arrived on.
+    pub port: u16,
+    /// VLAN id of the single 802.1Q tag, if any.
+    pub vlan: Option<u16>,
+    /// Offset of the IPv6 header (14, or 18 behind one VLAN tag).
+    pub l3_off: u16,
+    /// Offset of the L4 header (after any extension headers).
+    pub l4_off: u16,
+    /// The IPv6 packet's length: 40 + payload length (the frame may carry
+    /// Ethernet padding after it).
+    pub ip_len: u16,
+    /// The 5-tuple (for ICMPv6 errors: ports 0, proto 58; the quote says
+    /// which connection).
+    pub key: FlowKey6,
+    /// TCP flags byte (0 when not TCP).
+    pub tcp_flags: u8,
+    /// Hop limit.
+    pub hop_limit: u8,
+    /// For ICMPv6 error messages: the quoted packet.
+    pub icmp: Option<IcmpQuote6>,
+}
+
+/// ICMPv6's next-header number.
+pub const PROTO_ICMPV6: u8 = 58;
+
 /// The packet quoted inside an ICMP error message.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct IcmpQuote {

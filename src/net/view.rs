@@ -9,7 +9,7 @@
 //! allocate.
 
 use crate::net::addr::OwnAddrs;
-use crate::net::egress::{Egress, NextHop, Resolve};
+use crate::net::egress::{Egress, Egress6, NextHop, NextHop6, Resolve, Resolve6};
 use crate::net::neigh::NeighSnapshot;
 use crate::net::route::{RouteHit, RouteTable};
 use crate::net::route6::{RouteHit6, RouteTable6};
@@ -38,28 +38,6 @@ pub struct NetView {
     neigh: Arc<NeighSnapshot>,
     routes6: Arc<RouteTable6>,
     neigh6: Arc<NeighSnapshot<u128>>,
-}
-
-/// Where an IPv6 destination's frames go (see [`NetView::next_hop6`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Resolve6 {
-    /// The next hop's MAC is known: out of `port` to `mac`.
-    Ready {
-        /// Egress port.
-        port: u16,
-        /// The next hop's MAC.
-        mac: [u8; 6],
-    },
-    /// The next hop `ip` on `port` needs resolving (a Neighbour
-    /// Solicitation).
-    Unresolved {
-        /// The next hop (gateway or the destination itself).
-        ip: u128,
-        /// Egress port.
-        port: u16,
-    },
-    /// No route.
-    NoRoute,
 }
 
 impl NetView {
@@ -112,26 +90,6 @@ impl NetView {
     #[inline]
     pub fn route6(&self, dst: u128) -> Option<RouteHit6> {
         self.routes6.lookup(dst)
-    }
-
-    /// Route lookup for an IPv6 destination, then its next hop in the
-    /// IPv6 neighbor snapshot (as [`Egress::next_hop`] does for IPv4).
-    #[inline]
-    pub fn next_hop6(&self, dst: u128) -> Resolve6 {
-        let Some(hit) = self.routes6.lookup(dst) else {
-            return Resolve6::NoRoute;
-        };
-        if self.port(hit.port).is_none() {
-            return Resolve6::NoRoute;
-        }
-        let ip = hit.next_hop_ip(dst);
-        match self.neigh6.lookup(ip) {
-            Some((mac, p)) if p == hit.port => Resolve6::Ready {
-                port: hit.port,
-                mac,
-            },
-            _ => Resolve6::Unresolved { ip, port: hit.port },
-        }
     }
 
     /// The same view with a new neighbor snapshot.
@@ -217,6 +175,36 @@ impl Egress for NetView {
     #[inline]
     fn on_link(&self, addr: u32) -> Option<u16> {
         self.addrs.on_link(addr)
+    }
+}
+
+impl Egress6 for NetView {
+    /// Route lookup for an IPv6 destination, then its next hop in the IPv6
+    /// neighbor snapshot (as [`Egress::next_hop`] does for IPv4).
+    #[inline]
+    fn next_hop6(&self, dst: u128) -> Resolve6 {
+        let Some(hit) = self.routes6.lookup(dst) else {
+            return Resolve6::NoRoute;
+        };
+        let Some(port) = self.port(hit.port) else {
+            return Resolve6::NoRoute;
+        };
+        let ip = hit.next_hop_ip(dst);
+        match self.neigh6.lookup(ip) {
+            Some((mac, p)) if p == hit.port => Resolve6::Ready(NextHop6 {
+                port: hit.port,
+                src_mac: port.mac,
+                dst_mac: mac,
+                src_ip: self.addrs.source6_for(hit.port, dst).unwrap_or(0),
+                mtu: port.mtu,
+            }),
+            _ => Resolve6::Unresolved { ip, port: hit.port },
+        }
+    }
+
+    #[inline]
+    fn on_link6(&self, addr: u128) -> Option<u16> {
+        self.addrs.on_link6(addr)
     }
 }
 
@@ -357,10 +345,13 @@ mod tests {
         n.learn(ip6("fe80::fe"), GW, 1, 0, true);
         n.learn(ip6("2001:db8:1::9"), RS, 0, 0, true); // the wrong port
         let v = v.with_neigh6(Arc::new(n.snapshot()));
-        assert_eq!(
+        assert!(matches!(
             v.next_hop6(ip6("2001:db8:77::9")),
-            Resolve6::Ready { port: 1, mac: GW }
-        );
+            Resolve6::Ready(NextHop6 { port: 1, dst_mac: GW, src_ip, .. })
+                if src_ip == ip6("2001:db8:1::1")
+        ));
+        assert_eq!(v.on_link6(ip6("2001:db8:1::9")), Some(1));
+        assert_eq!(v.on_link6(ip6("2001:db8:2::9")), None);
         assert!(matches!(
             v.next_hop6(ip6("2001:db8:1::9")),
             Resolve6::Unresolved { port: 1, .. }

@@ -12,36 +12,7 @@
 use super::{Record, TableKey};
 use crate::lb::spec::Method;
 use crate::mem;
-
-/// An IPv6 connection's 5-tuple as seen in one direction (addresses as
-/// host-order `u128`, as the IPv6 wire views give them).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct FlowKey6 {
-    /// Source address.
-    pub src: u128,
-    /// Destination address.
-    pub dst: u128,
-    /// Source port (0 for ICMPv6).
-    pub sport: u16,
-    /// Destination port (0 for ICMPv6).
-    pub dport: u16,
-    /// Next header (TCP or UDP).
-    pub proto: u8,
-}
-
-impl FlowKey6 {
-    /// The same flow seen from the other side.
-    #[inline]
-    pub fn reversed(&self) -> FlowKey6 {
-        FlowKey6 {
-            src: self.dst,
-            dst: self.src,
-            sport: self.dport,
-            dport: self.sport,
-            proto: self.proto,
-        }
-    }
-}
+pub use crate::net::meta::FlowKey6;
 
 #[inline(always)]
 fn mix(h: u64) -> u64 {
