@@ -198,7 +198,7 @@ fn change(rng: &mut StdRng, m: &Model) -> Vec<String> {
                 for port in [80u16, 443, 53] {
                     let have = m.services.iter().any(|(s, _)| {
                         (s.key.proto == dirigo::lb::spec::Proto::Tcp) == (proto == "-t")
-                            && s.key.vip.octets()[3] == vip
+                            && matches!(s.key.vip, std::net::IpAddr::V4(v) if v.octets()[3] == vip)
                             && s.key.port == port
                     });
                     if have == taken {
@@ -232,7 +232,11 @@ fn change(rng: &mut StdRng, m: &Model) -> Vec<String> {
     // a real server of the service (`existing`, when it has one) or one
     // it does not have (when there is one left)
     let rip = |rng: &mut StdRng, existing: bool| {
-        let have = |a: u8| dests.iter().any(|d| d.key.addr.octets()[3] == a);
+        let have = |a: u8| {
+            dests
+                .iter()
+                .any(|d| matches!(d.key.addr, std::net::IpAddr::V4(v) if v.octets()[3] == a))
+        };
         let pool: Vec<u8> = (10..18).filter(|&a| have(a) == existing).collect();
         let a = match pool.is_empty() {
             true => rng.random_range(10..18),

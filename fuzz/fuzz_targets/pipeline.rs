@@ -74,7 +74,7 @@ fn rs(last: u8) -> [u8; 4] {
 fn dest(last: u8, port: u16, method: Method, weight: u32) -> DestSpec {
     DestSpec {
         key: DestKey {
-            addr: Ipv4Addr::from(rs(last)),
+            addr: Ipv4Addr::from(rs(last)).into(),
             port,
         },
         method,
@@ -88,7 +88,7 @@ fn service(proto: Proto, vip: [u8; 4], port: u16, sched: SchedKind, p: Option<u3
     ServiceSpec {
         key: ServiceKey {
             proto,
-            vip: Ipv4Addr::from(vip),
+            vip: Ipv4Addr::from(vip).into(),
             port,
         },
         sched,
@@ -99,6 +99,7 @@ fn service(proto: Proto, vip: [u8; 4], port: u16, sched: SchedKind, p: Option<u3
         } else {
             Ipv4Addr::BROADCAST
         },
+        prefix6: 128,
         synproxy: false,
     }
 }

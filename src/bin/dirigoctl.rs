@@ -28,7 +28,7 @@ fn parse_service(s: &str) -> Result<ServiceKey, String> {
         .map_err(|_| format!("bad service '{s}': want [tcp:|udp:]VIP:PORT"))?;
     Ok(ServiceKey {
         proto,
-        vip: *a.ip(),
+        vip: std::net::IpAddr::V4(*a.ip()),
         port: a.port(),
     })
 }
@@ -37,14 +37,17 @@ fn parse_service(s: &str) -> Result<ServiceKey, String> {
 fn parse_server(s: &str) -> Result<DestKey, String> {
     if let Ok(a) = s.parse::<SocketAddrV4>() {
         return Ok(DestKey {
-            addr: *a.ip(),
+            addr: std::net::IpAddr::V4(*a.ip()),
             port: a.port(),
         });
     }
     let addr: Ipv4Addr = s
         .parse()
         .map_err(|_| format!("bad real server '{s}': want RIP[:PORT]"))?;
-    Ok(DestKey { addr, port: 0 })
+    Ok(DestKey {
+        addr: std::net::IpAddr::V4(addr),
+        port: 0,
+    })
 }
 
 /// `ADDR[/PREFIX]` (a bare address is /32).

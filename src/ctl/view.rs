@@ -4,7 +4,7 @@
 use crate::lb::spec::{DestSpec, Proto, ServiceSpec};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::{Ipv4Addr, SocketAddr};
 use std::str::FromStr;
 
 /// Cumulative counters of a service or real server (ipvsadm `--stats`).
@@ -87,11 +87,11 @@ pub struct ConnInfo {
     /// TCP or UDP.
     pub proto: Proto,
     /// Client address.
-    pub client: SocketAddrV4,
+    pub client: SocketAddr,
     /// Virtual address.
-    pub vaddr: SocketAddrV4,
+    pub vaddr: SocketAddr,
     /// Real server address.
-    pub dest: SocketAddrV4,
+    pub dest: SocketAddr,
     /// State name as IPVS prints it (`ESTABLISHED`, `FIN_WAIT`, `UDP`, ...).
     pub state: String,
     /// Seconds until expiry.

@@ -17,7 +17,7 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 use std::collections::HashMap;
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::unix::process::ExitStatusExt;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU16, Ordering};
@@ -37,6 +37,9 @@ const ECHO_REPLY: u8 = 0;
 /// The payload of an ICMP echo.
 const PING_PAYLOAD: &[u8] = b"dirigo health check";
 
+/// An ICMP socket's identity: IPv6 or not, and the source it is bound to.
+type PingKey = (bool, Option<IpAddr>);
+
 /// What the checks of one engine share; cheap to create, used from any
 /// task of the runtime that runs them (the ICMP sockets' receivers are
 /// tasks of that runtime).
@@ -44,7 +47,7 @@ pub struct Prober {
     tls: OnceLock<Result<Arc<ClientConfig>, String>>,
     /// One ICMP socket per source address (`None`: any), opened at the
     /// first ping from it.
-    ping: Mutex<HashMap<Option<Ipv4Addr>, Arc<surge_ping::Client>>>,
+    ping: Mutex<HashMap<PingKey, Arc<surge_ping::Client>>>,
     /// Echo sequence numbers, one counter for all: a reply is matched by
     /// (peer, sequence) on an unprivileged ICMP socket, where the kernel
     /// chooses the identifier, so two jobs probing one address must never
@@ -121,7 +124,7 @@ impl Prober {
                 };
                 if *tls {
                     let config = self.tls_config()?;
-                    let name = server_name(host.as_deref(), *job.target.ip());
+                    let name = server_name(host.as_deref(), job.target.ip());
                     let stream = tokio_rustls::TlsConnector::from(config)
                         .connect(name, stream)
                         .await
@@ -144,13 +147,11 @@ impl Prober {
 
     /// One ICMP echo to the target's address.
     async fn ping(&self, job: &Job) -> Result<String, String> {
-        let client = self.ping_client(job.bind.map(|b| *b.ip()))?;
+        let v6 = job.target.is_ipv6();
+        let client = self.ping_client(v6, job.bind.map(|b| b.ip()))?;
         let seq = self.seq.fetch_add(1, Ordering::Relaxed);
         let mut pinger = client
-            .pinger(
-                IpAddr::V4(*job.target.ip()),
-                surge_ping::PingIdentifier(self.ident),
-            )
+            .pinger(job.target.ip(), surge_ping::PingIdentifier(self.ident))
             .await;
         pinger.timeout(job.spec.timeout);
         match pinger
@@ -167,7 +168,15 @@ impl Prober {
                 p.get_icmp_type().0,
                 p.get_icmp_code().0
             )),
-            Ok((surge_ping::IcmpPacket::V6(_), _)) => Err("icmp: an IPv6 answer".to_string()),
+            // ICMPv6 echo reply is type 129
+            Ok((surge_ping::IcmpPacket::V6(p), rtt)) if p.get_icmpv6_type().0 == 129 => {
+                Ok(format!("echo reply in {} us", rtt.as_micros()))
+            }
+            Ok((surge_ping::IcmpPacket::V6(p), _)) => Err(format!(
+                "icmpv6 type {} code {}",
+                p.get_icmpv6_type().0,
+                p.get_icmpv6_code().0
+            )),
             Err(surge_ping::SurgeError::Timeout { .. }) => Err("timeout".to_string()),
             Err(surge_ping::SurgeError::IOError(e)) => Err(format!("ping: {}", io_text(&e))),
             Err(e) => Err(format!("ping: {e}")),
@@ -178,14 +187,24 @@ impl Prober {
     /// unprivileged ICMP socket where `net.ipv4.ping_group_range` allows,
     /// else a raw one). A failure is not remembered: the next ping tries
     /// again.
-    fn ping_client(&self, from: Option<Ipv4Addr>) -> Result<Arc<surge_ping::Client>, String> {
+    fn ping_client(
+        &self,
+        v6: bool,
+        from: Option<IpAddr>,
+    ) -> Result<Arc<surge_ping::Client>, String> {
         let mut clients = self.ping.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(c) = clients.get(&from) {
+        let key = (v6, from);
+        if let Some(c) = clients.get(&key) {
             return Ok(c.clone());
         }
-        let mut config = surge_ping::Config::builder().kind(surge_ping::ICMP::V4);
+        let kind = if v6 {
+            surge_ping::ICMP::V6
+        } else {
+            surge_ping::ICMP::V4
+        };
+        let mut config = surge_ping::Config::builder().kind(kind);
         if let Some(ip) = from {
-            config = config.bind(SocketAddr::new(IpAddr::V4(ip), 0));
+            config = config.bind(SocketAddr::new(ip, 0));
         }
         // Held in an Arc and never cloned itself: dropping any clone of a
         // surge_ping::Client marks all of them destroyed.
@@ -193,7 +212,7 @@ impl Prober {
             surge_ping::Client::new(&config.build())
                 .map_err(|e| format!("ping: cannot open an ICMP socket: {}", io_text(&e)))?,
         );
-        clients.insert(from, client.clone());
+        clients.insert(key, client.clone());
         Ok(client)
     }
 }
@@ -210,11 +229,11 @@ async fn connect(job: &Job) -> Result<TcpStream, String> {
             let _ = socket.set_reuseaddr(true);
         }
         socket
-            .bind(bind.into())
+            .bind(bind)
             .map_err(|e| format!("cannot bind {bind}: {}", io_text(&e)))?;
     }
     let stream = socket
-        .connect(job.target.into())
+        .connect(job.target)
         .await
         .map_err(|e| connect_error(&e))?;
     let _ = stream.set_zero_linger();
@@ -327,14 +346,14 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 
 /// The TLS server name: `host` without a port when it is a DNS name (sent
 /// as SNI), else the address (no SNI).
-fn server_name(host: Option<&str>, ip: Ipv4Addr) -> ServerName<'static> {
+fn server_name(host: Option<&str>, ip: IpAddr) -> ServerName<'static> {
     let name = host.map(|h| match h.rsplit_once(':') {
         Some((name, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => name,
         _ => h,
     });
     name.and_then(|n| ServerName::try_from(n).ok())
         .map(|n| n.to_owned())
-        .unwrap_or(ServerName::IpAddress(IpAddr::V4(ip).into()))
+        .unwrap_or(ServerName::IpAddress(ip.into()))
 }
 
 /// HTTPS as keepalived's SSL_GET: any certificate is taken (the handshake's
@@ -402,9 +421,10 @@ impl ServerCertVerifier for AnyCertificate {
 /// Send the payload from a socket of our own (bound if asked) and wait for
 /// an answer (containing `expect`).
 async fn udp(job: &Job, payload: &[u8], expect: Option<&str>) -> Result<String, String> {
-    let local = job
-        .bind
-        .unwrap_or(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0));
+    let local = job.bind.unwrap_or(match job.target {
+        SocketAddr::V4(_) => SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
+        SocketAddr::V6(_) => SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), 0),
+    });
     let socket = UdpSocket::bind(local)
         .await
         .map_err(|e| format!("cannot bind {local}: {}", io_text(&e)))?;

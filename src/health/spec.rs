@@ -3,7 +3,7 @@
 //! with the addresses it uses. Sans-IO: the engine runs them.
 
 use crate::lb::spec::{DestKey, ServiceKey};
-use std::net::SocketAddrV4;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 /// How a real server is probed.
@@ -99,8 +99,8 @@ pub struct CheckSpec {
 
 impl CheckSpec {
     /// The address a check of real server `rs` probes.
-    pub fn target(&self, rs: SocketAddrV4) -> SocketAddrV4 {
-        SocketAddrV4::new(*rs.ip(), self.port.unwrap_or(rs.port()))
+    pub fn target(&self, rs: SocketAddr) -> SocketAddr {
+        SocketAddr::new(rs.ip(), self.port.unwrap_or(rs.port()))
     }
 }
 
@@ -122,11 +122,11 @@ pub struct Job {
     pub spec: CheckSpec,
     /// Where the probe goes (the real server's address and port, or
     /// `spec.port`; for `via_vip` the VIP and port).
-    pub target: SocketAddrV4,
+    pub target: SocketAddr,
     /// Local address (and port, 0 = any) to bind the probe's socket to.
-    pub bind: Option<SocketAddrV4>,
+    pub bind: Option<SocketAddr>,
     /// The real server, for exec's `{rip}` and `{rport}`.
-    pub rs: SocketAddrV4,
+    pub rs: SocketAddr,
     /// The virtual service, for exec's `{vip}` and `{vport}`.
-    pub vip: SocketAddrV4,
+    pub vip: SocketAddr,
 }

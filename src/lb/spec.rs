@@ -3,7 +3,7 @@
 
 use crate::lb::sched::{SchedFlags, SchedKind};
 use serde::{Deserialize, Serialize};
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 
 /// Transport protocol of a virtual service (`-t` / `-u`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -63,8 +63,8 @@ impl Method {
 pub struct ServiceKey {
     /// TCP or UDP.
     pub proto: Proto,
-    /// Virtual IP.
-    pub vip: Ipv4Addr,
+    /// Virtual IP (IPv4 or IPv6; its real servers are of the same family).
+    pub vip: IpAddr,
     /// Virtual port.
     pub port: u16,
 }
@@ -85,6 +85,11 @@ pub struct ServiceSpec {
     /// Persistence netmask (`-M`), default 255.255.255.255.
     #[serde(default = "default_netmask")]
     pub netmask: Ipv4Addr,
+    /// Persistence granularity of an IPv6 service (`-M` takes a prefix
+    /// length for IPv6, as ipvsadm does), 1..=128, default 128; unused by
+    /// IPv4 services. Left out of the JSON when 128.
+    #[serde(default = "default_prefix6", skip_serializing_if = "is_128")]
+    pub prefix6: u8,
     /// SYN proxy (`--synproxy`, NAT only): dirigo answers the client's SYN
     /// with a SYN cookie and opens the connection to the real server only
     /// when the client's ACK proves the cookie (see `lb::synproxy`).
@@ -98,11 +103,19 @@ fn default_netmask() -> Ipv4Addr {
     Ipv4Addr::BROADCAST
 }
 
+fn default_prefix6() -> u8 {
+    128
+}
+
+fn is_128(p: &u8) -> bool {
+    *p == 128
+}
+
 /// Identity of a real server within a service.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct DestKey {
-    /// Real server IP.
-    pub addr: Ipv4Addr,
+    /// Real server IP (the service's family).
+    pub addr: IpAddr,
     /// Real server port (0 = the service's port).
     pub port: u16,
 }

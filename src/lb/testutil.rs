@@ -25,7 +25,7 @@ pub const OUR_IP: [u8; 4] = [10, 0, 0, 1];
 pub fn dest(a: [u8; 4], port: u16, method: Method, weight: u32) -> DestSpec {
     DestSpec {
         key: DestKey {
-            addr: Ipv4Addr::from(a),
+            addr: std::net::IpAddr::V4(Ipv4Addr::from(a)),
             port,
         },
         method,
@@ -336,6 +336,21 @@ fn verify_sliced(p: &SlicedPacket) {
                 let inner = SlicedPacket::from_ip(ipv4.payload().payload).expect("inner");
                 verify_sliced(&inner);
             }
+        }
+    }
+}
+
+/// The IPv4 address inside an `IpAddr` the tests know to be IPv4.
+pub trait V4 {
+    /// The IPv4 address (panics on IPv6: a test's mistake).
+    fn v4(&self) -> Ipv4Addr;
+}
+
+impl V4 for std::net::IpAddr {
+    fn v4(&self) -> Ipv4Addr {
+        match self {
+            std::net::IpAddr::V4(a) => *a,
+            std::net::IpAddr::V6(a) => panic!("{a} is not IPv4"),
         }
     }
 }

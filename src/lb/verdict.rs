@@ -3,7 +3,7 @@
 //! the connection listing line.
 
 use crate::lb::spec::Proto;
-use std::net::SocketAddrV4;
+use std::net::SocketAddr;
 
 crate::counters::counter_enum! {
     /// Why the core dropped a packet.
@@ -111,11 +111,11 @@ pub struct ConnEntry {
     /// TCP or UDP.
     pub proto: Proto,
     /// Client address and port.
-    pub client: SocketAddrV4,
+    pub client: SocketAddr,
     /// Virtual address and port.
-    pub vip: SocketAddrV4,
+    pub vip: SocketAddr,
     /// Real server address and port.
-    pub rs: SocketAddrV4,
+    pub rs: SocketAddr,
     /// State name (`ESTABLISHED`, ..., `UDP` for UDP).
     pub state: &'static str,
     /// Seconds until expiry.

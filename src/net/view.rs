@@ -311,7 +311,8 @@ mod tests {
         use crate::net::addr::Ipv6Cidr;
         use crate::net::route6::StaticRoute6;
         let ip6 = |s: &str| u128::from(s.parse::<std::net::Ipv6Addr>().unwrap());
-        let mut a = OwnAddrs::new();
+        let base = view();
+        let mut a = base.addrs().clone();
         a.add_port_addr6(1, "2001:db8:1::1/64".parse::<Ipv6Cidr>().unwrap())
             .unwrap();
         let r6 = RouteTable6::new(
@@ -323,7 +324,9 @@ mod tests {
             }],
         )
         .unwrap();
-        let v = view().with_routes6(Arc::new(r6));
+        let v = base
+            .with_addrs_routes(Arc::new(a), Arc::new(base.routes().clone()))
+            .with_routes6(Arc::new(r6));
         // the IPv4 side is unchanged
         assert!(matches!(v.next_hop(ip("10.0.0.5")), Resolve::Ready(_)));
         assert_eq!(

@@ -186,9 +186,10 @@ impl Handler for Mock {
                             client: SocketAddrV4::new(
                                 Ipv4Addr::new(192, 0, 2, 1),
                                 40000 + i as u16,
-                            ),
-                            vaddr: SocketAddrV4::new(s.key.vip, s.key.port),
-                            dest: SocketAddrV4::new(d.key.addr, port),
+                            )
+                            .into(),
+                            vaddr: std::net::SocketAddr::new(s.key.vip, s.key.port),
+                            dest: std::net::SocketAddr::new(d.key.addr, port),
                             state: "ESTABLISHED".into(),
                             expire_secs: 61,
                         });
@@ -306,11 +307,11 @@ impl Handler for Mock {
                 servers: vec![HealthInfo {
                     service: ServiceKey {
                         proto: dirigo::lb::spec::Proto::Tcp,
-                        vip: Ipv4Addr::new(10, 0, 0, 100),
+                        vip: std::net::IpAddr::V4(Ipv4Addr::new(10, 0, 0, 100)),
                         port: 80,
                     },
                     dest: dirigo::lb::spec::DestKey {
-                        addr: Ipv4Addr::new(172, 16, 0, 11),
+                        addr: std::net::IpAddr::V4(Ipv4Addr::new(172, 16, 0, 11)),
                         port: 80,
                     },
                     check: "http".into(),

@@ -14,7 +14,7 @@ use dirigo::net::classify::{classify, Classified};
 use dirigo::net::egress::{Egress, NextHop, Resolve};
 use dirigo::net::meta::PacketMeta;
 use hdrhistogram::Histogram;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::time::{Duration, Instant};
 
 /// Packets per timed burst (the worker loop's rx burst size).
@@ -125,19 +125,20 @@ fn snapshot(method: Method) -> (Snapshot, LbIds) {
     let spec = ServiceSpec {
         key: ServiceKey {
             proto: Proto::Tcp,
-            vip: Ipv4Addr::from(gen::VIP),
+            vip: std::net::IpAddr::V4(Ipv4Addr::from(gen::VIP)),
             port: gen::VPORT,
         },
         sched: SchedKind::Wlc,
         flags: SchedFlags::default(),
         persistent: None,
         netmask: Ipv4Addr::BROADCAST,
+        prefix6: 128,
         synproxy: false,
     };
     let dests = (0..N_RS)
         .map(|i| DestSpec {
             key: DestKey {
-                addr: Ipv4Addr::from(rs_addr(i)),
+                addr: std::net::IpAddr::V4(Ipv4Addr::from(rs_addr(i))),
                 port: gen::VPORT,
             },
             method,
@@ -147,7 +148,7 @@ fn snapshot(method: Method) -> (Snapshot, LbIds) {
         })
         .collect();
     let eg = BenchEgress;
-    let on_link = |a: u32| eg.on_link(a).is_some();
+    let on_link = |a: IpAddr| matches!(a, IpAddr::V4(v) if eg.on_link(u32::from(v)).is_some());
     let mut b = SnapshotBuilder::new();
     b.service(spec, dests).on_link(&on_link);
     let snap = b.build(&mut ids, 1).expect("benchmark snapshot");

@@ -83,19 +83,20 @@ fn snapshot(ids: &mut LbIds, synproxy: bool, port: u16) -> Snapshot {
     let spec = ServiceSpec {
         key: ServiceKey {
             proto: Proto::Tcp,
-            vip: Ipv4Addr::from(gen::VIP),
+            vip: std::net::IpAddr::V4(Ipv4Addr::from(gen::VIP)),
             port,
         },
         sched: SchedKind::Wlc,
         flags: SchedFlags::default(),
         persistent: None,
         netmask: Ipv4Addr::BROADCAST,
+        prefix6: 128,
         synproxy,
     };
     let dests = (0..N_RS)
         .map(|i| DestSpec {
             key: DestKey {
-                addr: Ipv4Addr::from(rs_addr(i)),
+                addr: std::net::IpAddr::V4(Ipv4Addr::from(rs_addr(i))),
                 port,
             },
             method: Method::Nat,

@@ -85,14 +85,29 @@ pub fn service_flags(spec: &ServiceSpec) -> String {
     }
     if let Some(t) = spec.persistent {
         v.push(format!("persistent {t}"));
-        if spec.netmask != Ipv4Addr::BROADCAST {
-            v.push(format!("mask {}", spec.netmask));
+        if let Some(m) = mask_arg(spec) {
+            v.push(format!("mask {m}"));
         }
     }
     if spec.synproxy {
         v.push("synproxy".into());
     }
     v.join(" ")
+}
+
+/// The persistence mask as ipvsadm prints it (after `mask` or `-M`):
+/// dotted for IPv4, a prefix length for IPv6; None at the default.
+fn mask_arg(spec: &ServiceSpec) -> Option<String> {
+    if spec.key.vip.is_ipv6() {
+        (spec.prefix6 != 128).then(|| spec.prefix6.to_string())
+    } else {
+        (spec.netmask != Ipv4Addr::BROADCAST).then(|| spec.netmask.to_string())
+    }
+}
+
+/// `addr:port` as ipvsadm writes it: `[addr]:port` for IPv6.
+fn addr_port(a: std::net::IpAddr, port: u16) -> String {
+    std::net::SocketAddr::new(a, port).to_string()
 }
 
 fn sorted_services<'a>(list: &'a ServiceList, o: &ListCmd) -> Vec<&'a ServiceInfo> {
@@ -122,7 +137,7 @@ pub fn dest_port(svc: &ServiceInfo, d: &DestInfo) -> u16 {
 
 fn service_entry(out: &mut String, s: &ServiceInfo, o: &ListCmd) {
     let k = &s.spec.key;
-    let name = format!("{}  {}:{}", k.proto.upper(), k.vip, k.port);
+    let name = format!("{}  {}", k.proto.upper(), addr_port(k.vip, k.port));
     let ex = o.exact;
     if o.stats {
         let st = &s.stats;
@@ -145,7 +160,7 @@ fn service_entry(out: &mut String, s: &ServiceInfo, o: &ListCmd) {
     }
     out.push('\n');
     for d in sorted_dests(s, o.nosort) {
-        let dname = format!("{}:{}", d.spec.key.addr, dest_port(s, d));
+        let dname = addr_port(d.spec.key.addr, dest_port(s, d));
         if o.stats {
             let st = &d.stats;
             let _ = write!(out, "  -> {dname:<28}");
@@ -217,15 +232,15 @@ pub fn save(list: &ServiceList) -> String {
             Proto::Tcp => "-t",
             Proto::Udp => "-u",
         };
-        let svc = format!("{sw} {}:{}", k.vip, k.port);
+        let svc = format!("{sw} {}", addr_port(k.vip, k.port));
         let _ = write!(out, "-A {svc} -s {}", s.spec.sched.name());
         if let Some(f) = sched_flags_str(&s.spec) {
             let _ = write!(out, " -b {f}");
         }
         if let Some(t) = s.spec.persistent {
             let _ = write!(out, " -p {t}");
-            if s.spec.netmask != Ipv4Addr::BROADCAST {
-                let _ = write!(out, " -M {}", s.spec.netmask);
+            if let Some(m) = mask_arg(&s.spec) {
+                let _ = write!(out, " -M {m}");
             }
         }
         if s.spec.synproxy {
@@ -240,9 +255,8 @@ pub fn save(list: &ServiceList) -> String {
             };
             let _ = write!(
                 out,
-                "-a {svc} -r {}:{} {sw} -w {}",
-                d.spec.key.addr,
-                dest_port(s, d),
+                "-a {svc} -r {} {sw} -w {}",
+                addr_port(d.spec.key.addr, dest_port(s, d)),
                 d.spec.weight
             );
             if d.spec.upper != 0 {

@@ -358,9 +358,13 @@ pub struct ServiceConfig {
     /// Persistence timeout in seconds.
     #[serde(default)]
     pub persistent: Option<u32>,
-    /// Persistence netmask.
+    /// Persistence netmask (IPv4 services).
     #[serde(default)]
     pub netmask: Option<Ipv4Addr>,
+    /// Persistence granularity of an IPv6 service: a prefix length 1..=128
+    /// (ipvsadm's `-M` for IPv6).
+    #[serde(default)]
+    pub prefix6: Option<u8>,
     /// SYN proxy (NAT real servers only).
     #[serde(default)]
     pub synproxy: bool,

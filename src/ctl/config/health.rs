@@ -6,7 +6,7 @@ use super::locate::At;
 use super::parse_ip_port;
 use crate::health::spec::{CheckSpec, OnFailure, Probe};
 use crate::lb::spec::{DestSpec, Method, Proto};
-use std::net::SocketAddrV4;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 /// A service's health settings, validated.
@@ -19,7 +19,7 @@ pub struct ServiceHealth {
     /// Minimum live weight; below it the VIP is withdrawn.
     pub quorum: Option<u32>,
     /// Takes new connections while the quorum is lost.
-    pub sorry: Option<SocketAddrV4>,
+    pub sorry: Option<SocketAddr>,
 }
 
 impl ServiceHealth {
@@ -239,7 +239,7 @@ pub(super) fn service_health(
                 ctx(format!("sorry_server '{sorry}' is not IP:PORT")),
             )
         })?;
-        h.sorry = Some(SocketAddrV4::new(a, p));
+        h.sorry = Some(SocketAddr::new(a, p));
     }
     if let Some(c) = &s.check {
         // the service's check is validated as for a DR server (a later

@@ -204,9 +204,9 @@ pub fn parse_mac(s: &str) -> Option<[u8; 6]> {
 }
 
 /// Parse `ip:port` (port required).
-pub fn parse_ip_port(s: &str) -> Option<(Ipv4Addr, u16)> {
-    let (a, p) = s.rsplit_once(':')?;
-    Some((a.parse().ok()?, p.parse().ok()?))
+pub fn parse_ip_port(s: &str) -> Option<(std::net::IpAddr, u16)> {
+    let sa: std::net::SocketAddr = s.parse().ok()?;
+    Some((sa.ip(), sa.port()))
 }
 
 /// Parse `ADDRESS/PREFIXLEN` (both required), saying which part is wrong.

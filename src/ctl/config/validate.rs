@@ -462,11 +462,44 @@ fn service(s: &ServiceConfig, key: ServiceKey, at: &At, iss: &mut Issues) -> Opt
             }
         }
     }
+    if key.vip.is_ipv6() && s.netmask.is_some() {
+        ok = false;
+        iss.add(
+            at.k("netmask"),
+            format!(
+                "service {}: an IPv6 service's persistence granularity is prefix6 (a prefix length)",
+                s.address
+            ),
+        );
+    }
+    if let Some(p) = s.prefix6 {
+        if key.vip.is_ipv4() || !(1..=128).contains(&p) {
+            ok = false;
+            iss.add(
+                at.k("prefix6"),
+                format!(
+                    "service {}: prefix6 is an IPv6 service's persistence prefix length, 1..128",
+                    s.address
+                ),
+            );
+        }
+    }
     let mut dests = Vec::new();
     let mut dkeys = HashSet::new();
     for (j, r) in s.real_server.iter().enumerate() {
         let rat = at.k("real_server").i(j);
         match real_server(s, key.port, r) {
+            Ok(d) if d.key.addr.is_ipv4() != key.vip.is_ipv4() => {
+                ok = false;
+                iss.add(
+                    rat.k("address"),
+                    format!(
+                        "service {}: real server {}: Operation not supported with specified \
+                         address family (IPv4 and IPv6 are not mixed in one service)",
+                        s.address, r.address
+                    ),
+                );
+            }
             Ok(d) if !dkeys.insert(d.key) => {
                 ok = false;
                 iss.add(
@@ -495,6 +528,7 @@ fn service(s: &ServiceConfig, key: ServiceKey, at: &At, iss: &mut Issues) -> Opt
             flags,
             persistent: s.persistent,
             netmask: s.netmask.unwrap_or(Ipv4Addr::BROADCAST),
+            prefix6: s.prefix6.unwrap_or(128),
             synproxy: s.synproxy,
         },
         dests,
@@ -507,15 +541,19 @@ fn real_server(s: &ServiceConfig, port: u16, r: &RealServerConfig) -> Result<Des
     let (addr, rport) = match parse_ip_port(&r.address) {
         Some(x) => x,
         None => (
-            r.address.parse().map_err(|_| {
-                (
-                    "address",
-                    format!(
-                        "service {}: real server '{}' is not IP or IP:PORT",
-                        s.address, r.address
-                    ),
-                )
-            })?,
+            r.address
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse()
+                .map_err(|_| {
+                    (
+                        "address",
+                        format!(
+                            "service {}: real server '{}' is not IP or IP:PORT",
+                            s.address, r.address
+                        ),
+                    )
+                })?,
             0,
         ),
     };

@@ -6,7 +6,7 @@ use crate::lb::spec::{Method, Proto};
 fn key() -> ServiceKey {
     ServiceKey {
         proto: Proto::Tcp,
-        vip: Ipv4Addr::new(10, 0, 0, 100),
+        vip: std::net::IpAddr::V4(Ipv4Addr::new(10, 0, 0, 100)),
         port: 80,
     }
 }
@@ -203,11 +203,12 @@ fn spec() -> (ServiceSpec, DestSpec) {
         },
         persistent: Some(300),
         netmask: Ipv4Addr::new(255, 255, 255, 0),
+        prefix6: 128,
         synproxy: false,
     };
     let dest = DestSpec {
         key: DestKey {
-            addr: Ipv4Addr::new(172, 16, 0, 11),
+            addr: std::net::IpAddr::V4(Ipv4Addr::new(172, 16, 0, 11)),
             port: 8080,
         },
         method: Method::Nat,
@@ -391,7 +392,7 @@ fn bad_request_golden_answers() {
         ),
         (
             r#"{"v":1,"id":5,"req":{"op":"del_dest","service":{"proto":"tcp","vip":"10.0.0.100","port":80},"dest":{"addr":"x"}}}"#,
-            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: invalid IPv4 address syntax"}}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: invalid IP address syntax"}}"#,
         ),
         (
             r#"{"v":1,"id":5,"req":{"op":"addr_add","port":0}}"#,

@@ -7,7 +7,7 @@ use super::sample::Sample;
 use crate::ctl::view::{LcoreInfo, Stats};
 use crate::lb::spec::{DestKey, ServiceKey};
 use std::collections::HashMap;
-use std::net::SocketAddrV4;
+use std::net::SocketAddr;
 
 /// How much a cumulative counter grew from `prev` to `cur`. A counter
 /// that went down was reset in between (`dirigoadm -Z`, a restarted
@@ -67,7 +67,7 @@ impl Rates {
 #[derive(Clone, Debug, PartialEq)]
 pub struct DestRow {
     /// Address and port (the service's port when configured as 0).
-    pub addr: SocketAddrV4,
+    pub addr: SocketAddr,
     /// `Route`, `Tunnel` or `Masq`.
     pub method: &'static str,
     /// Weight (the effective one: 0 while a health check inhibits it).
@@ -230,7 +230,7 @@ impl Frame {
                             d.spec.key.port
                         };
                         DestRow {
-                            addr: SocketAddrV4::new(d.spec.key.addr, port),
+                            addr: SocketAddr::new(d.spec.key.addr, port),
                             method: d.spec.method.ipvsadm_name(),
                             weight: d.spec.weight,
                             active: u64::from(d.active),
@@ -241,7 +241,7 @@ impl Frame {
                         }
                     })
                     .collect();
-                dests.sort_by_key(|d| (*d.addr.ip(), d.addr.port()));
+                dests.sort_by_key(|d| (d.addr.ip(), d.addr.port()));
                 let rate = secs
                     .zip(old_svc.get(&key))
                     .map(|(t, old)| Rates::between(old, &s.stats, t));
@@ -335,5 +335,5 @@ fn workers(prev: Option<&[LcoreInfo]>, cur: &Sample, secs: Option<f64>) -> Vec<W
 /// A service's name as the frame shows it: `TCP  10.0.0.1:80` (ipvsadm's
 /// layout).
 pub fn service_name(k: &ServiceKey) -> String {
-    format!("{}  {}:{}", k.proto.upper(), k.vip, k.port)
+    format!("{}  {}", k.proto.upper(), SocketAddr::new(k.vip, k.port))
 }

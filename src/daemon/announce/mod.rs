@@ -448,11 +448,15 @@ pub fn wants_of(
     let mut by_vip: BTreeMap<Ipv4Addr, Vec<String>> = BTreeMap::new();
     let mut lost_of: BTreeMap<Ipv4Addr, Vec<String>> = BTreeMap::new();
     for (s, dests) in services {
+        // [announce] routes IPv4 VIPs (IPv6 VIPs are not announced yet)
+        let std::net::IpAddr::V4(vip) = s.key.vip else {
+            continue;
+        };
         let text = service_health(health, s, dests);
         if health.quorum_lost.contains(&s.key) {
-            lost_of.entry(s.key.vip).or_default().push(text.clone());
+            lost_of.entry(vip).or_default().push(text.clone());
         }
-        by_vip.entry(s.key.vip).or_default().push(text);
+        by_vip.entry(vip).or_default().push(text);
     }
     by_vip
         .into_iter()

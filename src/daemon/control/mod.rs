@@ -115,8 +115,23 @@ impl ControlState {
     pub fn announced(&self, services: &ServiceTable) -> HashSet<u32> {
         services
             .iter()
-            .map(|(s, _)| u32::from(s.key.vip))
+            .filter_map(|(s, _)| match s.key.vip {
+                std::net::IpAddr::V4(v) => Some(u32::from(v)),
+                std::net::IpAddr::V6(_) => None,
+            })
             .filter(|v| !self.health.withdrawn.contains(v))
+            .collect()
+    }
+
+    /// The IPv6 VIPs of `services` dirigo answers neighbour solicitations
+    /// and echo requests for.
+    pub fn announced6(&self, services: &ServiceTable) -> HashSet<u128> {
+        services
+            .iter()
+            .filter_map(|(s, _)| match s.key.vip {
+                std::net::IpAddr::V6(v) => Some(u128::from(v)),
+                std::net::IpAddr::V4(_) => None,
+            })
             .collect()
     }
 
@@ -129,7 +144,10 @@ impl ControlState {
         epoch: u64,
     ) -> Result<Snapshot, CtlError> {
         let addrs = self.own_addrs(services);
-        let on_link = |a: u32| addrs.on_link(a).is_some();
+        let on_link = |a: std::net::IpAddr| match a {
+            std::net::IpAddr::V4(v) => addrs.on_link(u32::from(v)).is_some(),
+            std::net::IpAddr::V6(v) => addrs.on_link6(u128::from(v)).is_some(),
+        };
         let mut b = SnapshotBuilder::new();
         b.timeouts(timeouts)
             .tunnel_src(self.settings.tunnel_source)

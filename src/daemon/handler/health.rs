@@ -10,7 +10,7 @@ use crate::daemon::now_ns;
 use crate::health::engine::{Engine, JobKey};
 use crate::health::spec::CheckSpec;
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec};
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::{Ipv4Addr, SocketAddr};
 
 impl Ctl {
     pub(super) fn health(&self) -> Response {
@@ -208,16 +208,20 @@ fn bind(
     _s: &ServiceSpec,
     d: &DestSpec,
     port_addrs: &[(u16, crate::net::addr::Ipv4Cidr)],
-) -> Option<SocketAddrV4> {
+) -> Option<SocketAddr> {
     if !c.via_vip {
         return None;
     }
-    let rip = u32::from(d.key.addr);
+    // IPv4 only: a via-VIP check of an IPv6 service binds nothing
+    let std::net::IpAddr::V4(rip) = d.key.addr else {
+        return None;
+    };
+    let rip = u32::from(rip);
     port_addrs
         .iter()
         .find(|(_, a)| a.contains(rip))
         .or(port_addrs.first())
-        .map(|(_, a)| SocketAddrV4::new(Ipv4Addr::from(a.addr), 0))
+        .map(|(_, a)| SocketAddr::new(Ipv4Addr::from(a.addr).into(), 0))
 }
 
 /// Run a notify command, not waiting for it (a reaper thread collects it).

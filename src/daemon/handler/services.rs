@@ -146,7 +146,7 @@ impl Ctl {
             };
             for c in list {
                 if let Some(k) = &service {
-                    if k.vip != *c.vip.ip() || k.port != c.vip.port() || k.proto != c.proto {
+                    if k.vip != c.vip.ip() || k.port != c.vip.port() || k.proto != c.proto {
                         continue;
                     }
                 }

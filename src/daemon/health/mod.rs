@@ -11,7 +11,7 @@ use crate::health::spec::{CheckSpec, OnFailure};
 use crate::health::state::Tracker;
 use crate::lb::spec::{DestKey, DestSpec, Method, ServiceKey, ServiceSpec};
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::net::SocketAddrV4;
+use std::net::SocketAddr;
 
 /// Transitions kept for `dirigoctl health`.
 const LOG_LEN: usize = 256;
@@ -27,7 +27,7 @@ pub struct ServerHealth {
     /// whatever the checks say.
     pub disabled: bool,
     /// A via-VIP probe's client socket (pinned to this server).
-    pub bind: Option<SocketAddrV4>,
+    pub bind: Option<SocketAddr>,
 }
 
 impl ServerHealth {
@@ -97,7 +97,11 @@ pub struct HealthCounts {
 
 /// `TCP 10.0.0.1:80`
 pub fn service_name(k: &ServiceKey) -> String {
-    format!("{} {}:{}", k.proto.upper(), k.vip, k.port)
+    format!(
+        "{} {}",
+        k.proto.upper(),
+        std::net::SocketAddr::new(k.vip, k.port)
+    )
 }
 
 impl HealthState {
@@ -121,7 +125,7 @@ impl HealthState {
     pub fn sync(
         &mut self,
         table: &[(ServiceSpec, Vec<DestSpec>)],
-        bind: impl Fn(&CheckSpec, &ServiceSpec, &DestSpec) -> Option<SocketAddrV4>,
+        bind: impl Fn(&CheckSpec, &ServiceSpec, &DestSpec) -> Option<SocketAddr>,
         now_ns: u64,
     ) -> Vec<Job> {
         let mut jobs = Vec::new();
@@ -154,10 +158,10 @@ impl HealthState {
                         },
                     );
                 }
-                let rs = SocketAddrV4::new(d.key.addr, d.key.port);
-                let vip = SocketAddrV4::new(s.key.vip, s.key.port);
+                let rs = SocketAddr::new(d.key.addr, d.key.port);
+                let vip = SocketAddr::new(s.key.vip, s.key.port);
                 let target = if spec.via_vip {
-                    SocketAddrV4::new(s.key.vip, spec.port.unwrap_or(s.key.port))
+                    SocketAddr::new(s.key.vip, spec.port.unwrap_or(s.key.port))
                 } else {
                     spec.target(rs)
                 };
@@ -193,7 +197,7 @@ impl HealthState {
 
     /// The pins the snapshot needs: each via-VIP probe's client socket to
     /// its server.
-    pub fn pins(&self) -> impl Iterator<Item = (ServiceKey, SocketAddrV4, DestKey)> + '_ {
+    pub fn pins(&self) -> impl Iterator<Item = (ServiceKey, SocketAddr, DestKey)> + '_ {
         self.servers
             .iter()
             .filter(|(_, h)| h.spec.via_vip)
@@ -251,7 +255,7 @@ impl HealthState {
             &spec.notify_down
         };
         if !cmd.is_empty() {
-            let vip = SocketAddrV4::new(r.key.service.vip, r.key.service.port);
+            let vip = SocketAddr::new(r.key.service.vip, r.key.service.port);
             changed.notify.push(substitute(cmd, r.key.rs, vip));
         }
         self.update_quorum(table, now_ns);
@@ -375,7 +379,11 @@ impl HealthState {
         // a VIP is withdrawn when every service on it lost its quorum
         let mut by_vip: HashMap<u32, bool> = HashMap::new();
         for (s, _) in table {
-            let all_lost = by_vip.entry(u32::from(s.key.vip)).or_insert(true);
+            // withdrawing is for IPv4 VIPs (ARP and [announce])
+            let std::net::IpAddr::V4(vip) = s.key.vip else {
+                continue;
+            };
+            let all_lost = by_vip.entry(u32::from(vip)).or_insert(true);
             *all_lost &= self.quorum_lost.contains(&s.key);
         }
         self.withdrawn = by_vip
@@ -435,14 +443,14 @@ impl HealthState {
 /// The sorry server as a real server of `s`: forwarded like the service's
 /// first real server (NAT when its port differs from the service's, or the
 /// service has none).
-fn sorry_dest(s: &ServiceSpec, dests: &[DestSpec], a: SocketAddrV4) -> DestSpec {
+fn sorry_dest(s: &ServiceSpec, dests: &[DestSpec], a: SocketAddr) -> DestSpec {
     let method = match dests.first() {
         Some(d) if a.port() == s.key.port || d.method == Method::Nat => d.method,
         _ => Method::Nat,
     };
     DestSpec {
         key: DestKey {
-            addr: *a.ip(),
+            addr: a.ip(),
             port: a.port(),
         },
         method,
@@ -453,7 +461,7 @@ fn sorry_dest(s: &ServiceSpec, dests: &[DestSpec], a: SocketAddrV4) -> DestSpec 
 }
 
 /// `cmd` with `{rip}`, `{rport}`, `{vip}`, `{vport}` replaced.
-pub fn substitute(cmd: &[String], rs: DestKey, vip: SocketAddrV4) -> Vec<String> {
+pub fn substitute(cmd: &[String], rs: DestKey, vip: SocketAddr) -> Vec<String> {
     cmd.iter()
         .map(|a| {
             a.replace("{rip}", &rs.addr.to_string())

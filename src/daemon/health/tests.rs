@@ -8,6 +8,7 @@ use crate::health::spec::Probe;
 use crate::health::state::Outcome;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::spec::Proto;
+use crate::lb::testutil::V4 as _;
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
@@ -15,13 +16,14 @@ fn svc(port: u16) -> ServiceSpec {
     ServiceSpec {
         key: ServiceKey {
             proto: Proto::Tcp,
-            vip: Ipv4Addr::new(10, 10, 10, 10),
+            vip: std::net::IpAddr::V4(Ipv4Addr::new(10, 10, 10, 10)),
             port,
         },
         sched: SchedKind::Rr,
         flags: SchedFlags::default(),
         persistent: None,
         netmask: Ipv4Addr::BROADCAST,
+        prefix6: 128,
         synproxy: false,
     }
 }
@@ -29,7 +31,7 @@ fn svc(port: u16) -> ServiceSpec {
 fn rs(last: u8, weight: u32) -> DestSpec {
     DestSpec {
         key: DestKey {
-            addr: Ipv4Addr::new(172, 16, 0, last),
+            addr: std::net::IpAddr::V4(Ipv4Addr::new(172, 16, 0, last)),
             port: 8080,
         },
         method: Method::Dr,
@@ -93,7 +95,7 @@ fn weights(h: &HealthState, t: &Table) -> Vec<(u8, u32)> {
     h.effective(t)[0]
         .1
         .iter()
-        .map(|d| (d.key.addr.octets()[3], d.weight))
+        .map(|d| (d.key.addr.v4().octets()[3], d.weight))
         .collect()
 }
 
@@ -233,7 +235,11 @@ fn jobs_target_the_check_port_or_the_vip() {
     c.port = Some(9000);
     h.services.get_mut(&t[0].0.key).unwrap().checks = vec![(rs(12, 0).key, c)];
     let jobs = h.sync(&t, |_, _, _| None, 0);
-    let by = |last: u8| jobs.iter().find(|j| j.rs.ip().octets()[3] == last).unwrap();
+    let by = |last: u8| {
+        jobs.iter()
+            .find(|j| j.rs.ip().v4().octets()[3] == last)
+            .unwrap()
+    };
     assert_eq!(by(11).target.to_string(), "172.16.0.11:8080");
     assert_eq!(by(12).target.to_string(), "172.16.0.12:9000");
     assert_eq!(by(13).vip.to_string(), "10.10.10.10:8080");
@@ -264,7 +270,7 @@ fn jobs_target_the_check_port_or_the_vip() {
     );
     let mut pins: Vec<(u16, u8)> = h
         .pins()
-        .map(|(_, c, d)| (c.port(), d.addr.octets()[3]))
+        .map(|(_, c, d)| (c.port(), d.addr.v4().octets()[3]))
         .collect();
     pins.sort();
     assert_eq!(pins.len(), 3);
@@ -294,7 +300,7 @@ fn announce_reasons_follow_the_quorum() {
     let (mut h, mut t) = setup(OnFailure::Inhibit, None);
     let announced = |h: &HealthState, t: &Table| -> HashSet<u32> {
         t.iter()
-            .map(|(s, _)| u32::from(s.key.vip))
+            .map(|(s, _)| u32::from(s.key.vip.v4()))
             .filter(|v| !h.withdrawn.contains(v))
             .collect()
     };

@@ -50,7 +50,7 @@ fn snapshot(order: &[usize]) -> Snapshot {
         .iter()
         .map(|&i| DestSpec {
             key: DestKey {
-                addr: Ipv4Addr::from(RS[i]),
+                addr: std::net::IpAddr::V4(Ipv4Addr::from(RS[i])),
                 port: 80,
             },
             method: Method::Dr,
@@ -64,13 +64,14 @@ fn snapshot(order: &[usize]) -> Snapshot {
         ServiceSpec {
             key: ServiceKey {
                 proto: Proto::Tcp,
-                vip: Ipv4Addr::from(VIP),
+                vip: std::net::IpAddr::V4(Ipv4Addr::from(VIP)),
                 port: 80,
             },
             sched: SchedKind::Rr,
             flags: SchedFlags::default(),
             persistent: None,
             netmask: Ipv4Addr::BROADCAST,
+            prefix6: 128,
             synproxy: false,
         },
         dests,

@@ -87,7 +87,7 @@ fn dest(s: &ServiceInfo, d: &DestInfo) -> Dict {
     let mut out = Dict::new();
     let _ = out.insert(
         "address",
-        format!("{}:{}", d.spec.key.addr, dest_port(s, d)),
+        std::net::SocketAddr::new(d.spec.key.addr, dest_port(s, d)).to_string(),
     );
     let _ = out.insert("forward", d.spec.method.ipvsadm_name());
     let _ = out.insert("weight", d.spec.weight);
@@ -104,7 +104,10 @@ fn service(s: &ServiceInfo, room: usize) -> (Value, bool) {
     let k = &s.spec.key;
     let mut out = Dict::new();
     let _ = out.insert("protocol", k.proto.upper());
-    let _ = out.insert("address", format!("{}:{}", k.vip, k.port));
+    let _ = out.insert(
+        "address",
+        std::net::SocketAddr::new(k.vip, k.port).to_string(),
+    );
     let _ = out.insert("scheduler", s.spec.sched.name());
     let _ = out.insert("flags", service_flags(&s.spec));
     stats(&mut out, &s.stats);
@@ -113,7 +116,8 @@ fn service(s: &ServiceInfo, room: usize) -> (Value, bool) {
     dests.sort_by_key(|d| d.spec.key);
     let mut rs = Dict::new();
     for d in &dests {
-        let name = rs.key_for(&format!("{}:{}", d.spec.key.addr, dest_port(s, d)));
+        let name =
+            rs.key_for(&std::net::SocketAddr::new(d.spec.key.addr, dest_port(s, d)).to_string());
         let v = Value::from(dest(s, d));
         // `,"real_servers":{...,"name":v}`
         let with = out.json_len() + 16 + rs.json_len() + 1 + name.len() + 3 + v.json_len();
@@ -282,7 +286,11 @@ pub fn health(r: &HealthReport, cmd: &str, start: usize, budget: usize) -> Dict 
             let k = &s.service;
             let _ = d.insert(
                 "service",
-                format!("{} {}:{}", k.proto.upper(), k.vip, k.port),
+                format!(
+                    "{} {}",
+                    k.proto.upper(),
+                    std::net::SocketAddr::new(k.vip, k.port)
+                ),
             );
             let _ = d.insert("server", format!("{}:{}", s.dest.addr, s.dest.port));
             let _ = d.insert("check", s.check.as_str());

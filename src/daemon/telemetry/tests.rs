@@ -30,7 +30,7 @@ fn receive(cmd: &str, d: &Dict) -> J {
 fn key(proto: Proto, n: u32, port: u16) -> ServiceKey {
     ServiceKey {
         proto,
-        vip: Ipv4Addr::from(0x0a00_0000 + n),
+        vip: std::net::IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + n)),
         port,
     }
 }
@@ -39,7 +39,7 @@ fn dest(n: u32, port: u16, method: Method, weight: u32) -> DestInfo {
     DestInfo {
         spec: DestSpec {
             key: DestKey {
-                addr: Ipv4Addr::from(0xac10_0000 + n),
+                addr: std::net::IpAddr::V4(Ipv4Addr::from(0xac10_0000 + n)),
                 port,
             },
             method,
@@ -69,6 +69,7 @@ fn service(k: ServiceKey, sched: SchedKind, dests: Vec<DestInfo>) -> ServiceInfo
             flags: SchedFlags::default(),
             persistent: None,
             netmask: Ipv4Addr::BROADCAST,
+            prefix6: 128,
             synproxy: false,
         },
         stats: Stats {
@@ -334,7 +335,7 @@ fn health_lists_are_capped_and_servers_paged() {
     let server = |i: u32| HealthInfo {
         service: key(Proto::Tcp, 1, 80),
         dest: DestKey {
-            addr: Ipv4Addr::from(0xac10_0000 + i),
+            addr: std::net::IpAddr::V4(Ipv4Addr::from(0xac10_0000 + i)),
             port: 80,
         },
         check: "http via VIP".into(),

@@ -19,11 +19,11 @@ fn job(probe: Probe, target: SocketAddrV4, interval_ms: u64, timeout_ms: u64, n:
         key: JobKey {
             service: ServiceKey {
                 proto: Proto::Tcp,
-                vip: Ipv4Addr::new(10, 0, 0, 1),
+                vip: std::net::IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
                 port: 80,
             },
             rs: DestKey {
-                addr: *target.ip(),
+                addr: std::net::IpAddr::V4(*target.ip()),
                 port: n,
             },
         },
@@ -39,10 +39,10 @@ fn job(probe: Probe, target: SocketAddrV4, interval_ms: u64, timeout_ms: u64, n:
             notify_up: vec![],
             notify_down: vec![],
         },
-        target,
+        target: std::net::SocketAddr::V4(target),
         bind: None,
-        rs: target,
-        vip: SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 1), 80),
+        rs: std::net::SocketAddr::V4(target),
+        vip: std::net::SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 1), 80)),
     }
 }
 

@@ -46,10 +46,16 @@ async fn tcp_passes_on_a_listener_and_fails_at_once_on_a_closed_port() {
 async fn tcp_binds_to_the_given_source() {
     let up = servers::tcp();
     let mut j = job(Probe::Tcp, up, 1000, 1000, 0);
-    j.bind = Some(SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 2), 0));
+    j.bind = Some(std::net::SocketAddr::V4(SocketAddrV4::new(
+        Ipv4Addr::new(127, 0, 0, 2),
+        0,
+    )));
     passes(&run(&j).await, "connected");
     // an address that is not ours cannot be bound
-    j.bind = Some(SocketAddrV4::new(Ipv4Addr::new(192, 0, 2, 1), 0));
+    j.bind = Some(std::net::SocketAddr::V4(SocketAddrV4::new(
+        Ipv4Addr::new(192, 0, 2, 1),
+        0,
+    )));
     let o = run(&j).await;
     assert!(
         !o.ok && o.detail.starts_with("cannot bind 192.0.2.1:0"),

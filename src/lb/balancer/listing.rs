@@ -5,7 +5,7 @@ use crate::lb::conn::tick_of;
 use crate::lb::spec::Proto;
 use crate::lb::state::TcpState;
 use crate::net::meta::PROTO_TCP;
-use std::net::SocketAddrV4;
+use std::net::{SocketAddr, SocketAddrV4};
 
 impl Balancer {
     /// Connections for `ipvsadm -L -n -c`, at time `now` (ns). Iterating
@@ -15,7 +15,7 @@ impl Balancer {
         let now = tick_of(now);
         self.table.iter().map(move |c| {
             let left = c.expires.wrapping_sub(now) as i32;
-            let sa = |a: u32, p: u16| SocketAddrV4::new(a.into(), p);
+            let sa = |a: u32, p: u16| SocketAddr::V4(SocketAddrV4::new(a.into(), p));
             ConnEntry {
                 proto: if c.proto == PROTO_TCP {
                     Proto::Tcp

@@ -21,7 +21,7 @@ use crate::lb::sched::{stable_id, Prepared};
 use crate::lb::spec::{DestKey, DestSpec, Method, ServiceKey, ServiceSpec, Timeouts};
 use crate::lb::state::TimeoutTable;
 use std::collections::HashSet;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 
 /// A real server as a worker sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,8 +30,10 @@ pub struct Dest {
     pub id: SlotId,
     /// As configured.
     pub key: DestKey,
-    /// Real server address, host order.
+    /// IPv4 real server address, host order (0 for an IPv6 one).
     pub addr: u32,
+    /// IPv6 real server address, host order (0 for an IPv4 one).
+    pub addr6: u128,
     /// Effective port: the configured one for NAT (0 = the service's);
     /// always the service port for DR and TUN (IPVS ignores it there).
     /// 0 only for a port-0 service: the connection then keeps the client's
@@ -54,6 +56,10 @@ pub struct Service {
     pub id: SlotId,
     /// As configured.
     pub spec: ServiceSpec,
+    /// The IPv4 VIP, host order (0 for an IPv6 service).
+    pub vip4: u32,
+    /// The IPv6 VIP, host order (0 for an IPv4 service).
+    pub vip6: u128,
     /// Real servers, in the order given to [`Prepared::build_ids`].
     pub dests: Vec<Dest>,
     /// Scheduler data for these servers.
@@ -131,9 +137,17 @@ pub enum BuildError {
     /// Port 0 on a service that is not persistent.
     #[error("service {0:?}: port 0 requires persistence")]
     PortZero(ServiceKey),
-    /// VIP or RIP 0.0.0.0 / broadcast / multicast.
+    /// VIP or RIP 0.0.0.0 / broadcast / multicast (IPv6: ::, ::1,
+    /// multicast).
     #[error("invalid address {0} ({1})")]
-    BadAddress(Ipv4Addr, &'static str),
+    BadAddress(IpAddr, &'static str),
+    /// A real server of the other address family than its service's VIP
+    /// (ipvsadm's words for the kernel's EAFNOSUPPORT).
+    #[error(
+        "Operation not supported with specified address family: real server {} of service {}",
+        .1.addr, .0.vip
+    )]
+    MixedFamily(ServiceKey, DestKey),
     /// More services than the workers' counter arrays hold.
     #[error("too many services (max {0})")]
     TooManyServices(u32),
@@ -147,12 +161,12 @@ pub enum BuildError {
     )]
     SynproxyOff(ServiceKey),
     /// `--synproxy` on a UDP service.
-    #[error("the SYN proxy is for TCP services, not {}:{} (UDP)", .0.vip, .0.port)]
+    #[error("the SYN proxy is for TCP services, not {} (UDP)", std::net::SocketAddr::new(.0.vip, .0.port))]
     SynproxyNotTcp(ServiceKey),
     /// `--synproxy` with a DR or TUN real server.
     #[error(
-        "SYN proxy needs NAT (-m) real servers: {}:{} forwards by {2}, whose replies bypass dirigo",
-        .1.addr, .1.port
+        "SYN proxy needs NAT (-m) real servers: {} forwards by {2}, whose replies bypass dirigo",
+        std::net::SocketAddr::new(.1.addr, .1.port)
     )]
     SynproxyNotNat(ServiceKey, DestKey, &'static str),
 }
@@ -166,8 +180,8 @@ pub struct SnapshotBuilder<'a> {
     sloppy_tcp: bool,
     threshold_divisor: u32,
     mh_table_size: usize,
-    on_link: Option<&'a dyn Fn(u32) -> bool>,
-    pins: Vec<(ServiceKey, std::net::SocketAddrV4, DestKey)>,
+    on_link: Option<&'a dyn Fn(IpAddr) -> bool>,
+    pins: Vec<(ServiceKey, std::net::SocketAddr, DestKey)>,
     synproxy: bool,
 }
 
@@ -206,7 +220,7 @@ impl<'a> SnapshotBuilder<'a> {
     pub fn pin(
         &mut self,
         svc: ServiceKey,
-        client: std::net::SocketAddrV4,
+        client: std::net::SocketAddr,
         dest: DestKey,
     ) -> &mut Self {
         self.pins.push((svc, client, dest));
@@ -266,7 +280,7 @@ impl<'a> SnapshotBuilder<'a> {
     /// The DR on-link check (the integrator passes
     /// `&|a| egress.on_link(a).is_some()`); without it DR servers are not
     /// checked.
-    pub fn on_link(&mut self, f: &'a dyn Fn(u32) -> bool) -> &mut Self {
+    pub fn on_link(&mut self, f: &'a dyn Fn(IpAddr) -> bool) -> &mut Self {
         self.on_link = Some(f);
         self
     }
@@ -304,6 +318,9 @@ impl<'a> SnapshotBuilder<'a> {
                 if !ds.insert(d.key) {
                     return Err(BuildError::DuplicateDest(k, d.key));
                 }
+                if d.key.addr.is_ipv4() != k.vip.is_ipv4() {
+                    return Err(BuildError::MixedFamily(k, d.key));
+                }
                 check_addr(d.key.addr)?;
                 if d.weight > 65535 {
                     return Err(BuildError::WeightTooLarge(k, d.key, d.weight));
@@ -313,7 +330,7 @@ impl<'a> SnapshotBuilder<'a> {
                 }
                 if d.method == Method::Dr {
                     if let Some(f) = self.on_link {
-                        if !f(u32::from(d.key.addr)) {
+                        if !f(d.key.addr) {
                             return Err(BuildError::NotOnLink(k, d.key));
                         }
                     }
@@ -360,7 +377,8 @@ impl<'a> SnapshotBuilder<'a> {
                 dests.push(Dest {
                     id: did,
                     key: d.key,
-                    addr: u32::from(d.key.addr),
+                    addr: v4_bits(d.key.addr),
+                    addr6: v6_bits(d.key.addr),
                     port,
                     method: d.method,
                     weight: d.weight,
@@ -373,13 +391,18 @@ impl<'a> SnapshotBuilder<'a> {
             // removing one moves only the clients it served.
             let ids_weights: Vec<(u64, u32)> = dests
                 .iter()
-                .map(|d| (stable_id(d.addr, d.key.port), d.weight))
+                .map(|d| (stable_id(d.addr ^ fold6(d.addr6), d.key.port), d.weight))
                 .collect();
             let pins = self
                 .pins
                 .iter()
                 .filter(|(sk, _, _)| *sk == k)
                 .filter_map(|(_, c, dk)| {
+                    // IPv4 clients only (a pin is a health check's socket
+                    // through an IPv4 VIP)
+                    let std::net::SocketAddr::V4(c) = c else {
+                        return None;
+                    };
                     let i = dests.iter().position(|d| d.key == *dk)?;
                     Some(Pin {
                         src: u32::from(*c.ip()),
@@ -391,6 +414,8 @@ impl<'a> SnapshotBuilder<'a> {
             services.push(Service {
                 id,
                 pins,
+                vip4: v4_bits(k.vip),
+                vip6: v6_bits(k.vip),
                 spec: spec.clone(),
                 prepared: Prepared::build_ids(
                     spec.sched,
@@ -409,29 +434,30 @@ impl<'a> SnapshotBuilder<'a> {
         ids.services.retire_except(epoch, |k| svc_keys.contains(k));
         ids.dests.retire_except(epoch, |k| dest_keys.contains(k));
 
-        let tsize = (services.len() * 2).next_power_of_two().max(8);
-        let mut svc_index = vec![u32::MAX; tsize];
-        for (i, s) in services.iter().enumerate() {
-            let k = &s.spec.key;
-            let mut h = svc_hash(k.proto.number(), u32::from(k.vip), k.port) as usize;
-            loop {
-                let slot = &mut svc_index[h & (tsize - 1)];
-                if *slot == u32::MAX {
-                    *slot = i as u32;
-                    break;
-                }
-                h = h.wrapping_add(1);
-            }
-        }
+        let svc_index = index(&services, true);
+        let svc_index6 = index(&services, false);
         let any_port_zero = services.iter().any(|s| s.spec.key.port == 0);
-        let mut vips: Vec<u32> = services.iter().map(|s| u32::from(s.spec.key.vip)).collect();
+        let mut vips: Vec<u32> = services
+            .iter()
+            .filter(|s| s.spec.key.vip.is_ipv4())
+            .map(|s| s.vip4)
+            .collect();
         vips.sort_unstable();
         vips.dedup();
+        let mut vips6: Vec<u128> = services
+            .iter()
+            .filter(|s| s.spec.key.vip.is_ipv6())
+            .map(|s| s.vip6)
+            .collect();
+        vips6.sort_unstable();
+        vips6.dedup();
         Ok(Snapshot {
             epoch,
             services,
             svc_index,
+            svc_index6,
             vips,
+            vips6,
             dest_by_slot,
             svc_slots: ids.services.capacity(),
             any_port_zero,
@@ -444,17 +470,68 @@ impl<'a> SnapshotBuilder<'a> {
     }
 }
 
-fn check_addr(a: Ipv4Addr) -> Result<(), BuildError> {
+fn check_addr(a: IpAddr) -> Result<(), BuildError> {
     if a.is_unspecified() {
         return Err(BuildError::BadAddress(a, "unspecified"));
-    }
-    if a.is_broadcast() {
-        return Err(BuildError::BadAddress(a, "broadcast"));
     }
     if a.is_multicast() {
         return Err(BuildError::BadAddress(a, "multicast"));
     }
-    Ok(())
+    match a {
+        IpAddr::V4(v) if v.is_broadcast() => Err(BuildError::BadAddress(a, "broadcast")),
+        IpAddr::V6(v) if v.is_loopback() => Err(BuildError::BadAddress(a, "loopback")),
+        _ => Ok(()),
+    }
+}
+
+/// An IPv4 address's host-order bits; 0 for IPv6.
+#[inline]
+pub fn v4_bits(a: IpAddr) -> u32 {
+    match a {
+        IpAddr::V4(v) => u32::from(v),
+        IpAddr::V6(_) => 0,
+    }
+}
+
+/// An IPv6 address's host-order bits; 0 for IPv4.
+#[inline]
+pub fn v6_bits(a: IpAddr) -> u128 {
+    match a {
+        IpAddr::V4(_) => 0,
+        IpAddr::V6(v) => u128::from(v),
+    }
+}
+
+/// An IPv6 address folded to 32 bits (scheduler hashes, stable identities).
+#[inline]
+pub fn fold6(a: u128) -> u32 {
+    (a as u32) ^ ((a >> 32) as u32) ^ ((a >> 64) as u32) ^ ((a >> 96) as u32)
+}
+
+/// The open-addressing index of the services of one family.
+fn index(services: &[Service], v4: bool) -> Vec<u32> {
+    let n = services
+        .iter()
+        .filter(|s| s.spec.key.vip.is_ipv4() == v4)
+        .count();
+    let tsize = (n * 2).next_power_of_two().max(8);
+    let mut idx = vec![u32::MAX; tsize];
+    for (i, s) in services.iter().enumerate() {
+        if s.spec.key.vip.is_ipv4() != v4 {
+            continue;
+        }
+        let k = &s.spec.key;
+        let mut h = svc_hash(k.proto.number(), s.vip4 ^ fold6(s.vip6), k.port) as usize;
+        loop {
+            let slot = &mut idx[h & (tsize - 1)];
+            if *slot == u32::MAX {
+                *slot = i as u32;
+                break;
+            }
+            h = h.wrapping_add(1);
+        }
+    }
+    idx
 }
 
 #[inline]
@@ -471,7 +548,9 @@ pub struct Snapshot {
     pub epoch: u64,
     services: Vec<Service>,
     svc_index: Vec<u32>,
+    svc_index6: Vec<u32>,
     vips: Vec<u32>,
+    vips6: Vec<u128>,
     dest_by_slot: Vec<(u32, u32)>,
     svc_slots: u32,
     any_port_zero: bool,
@@ -520,12 +599,48 @@ impl Snapshot {
             let i = *self.svc_index.get(h & mask)?;
             let s = self.services.get(i as usize)?;
             let k = &s.spec.key;
-            if k.proto.number() == proto && u32::from(k.vip) == vip && k.port == port {
+            if k.proto.number() == proto && s.vip4 == vip && k.port == port {
                 return Some((i as usize, s));
             }
             h = h.wrapping_add(1);
         }
         None
+    }
+
+    /// [`Self::service`] for an IPv6 VIP.
+    #[inline]
+    pub fn service6(&self, proto: u8, vip: u128, port: u16) -> Option<(usize, &Service)> {
+        match self.service_exact6(proto, vip, port) {
+            Some(s) => Some(s),
+            None if self.any_port_zero && port != 0 => self.service_exact6(proto, vip, 0),
+            None => None,
+        }
+    }
+
+    fn service_exact6(&self, proto: u8, vip: u128, port: u16) -> Option<(usize, &Service)> {
+        let mask = self.svc_index6.len() - 1;
+        let mut h = svc_hash(proto, fold6(vip), port) as usize;
+        for _ in 0..self.svc_index6.len() {
+            let i = *self.svc_index6.get(h & mask)?;
+            let s = self.services.get(i as usize)?;
+            let k = &s.spec.key;
+            if k.proto.number() == proto && k.vip.is_ipv6() && s.vip6 == vip && k.port == port {
+                return Some((i as usize, s));
+            }
+            h = h.wrapping_add(1);
+        }
+        None
+    }
+
+    /// Whether `addr` is the VIP of any IPv6 service.
+    #[inline]
+    pub fn is_vip6(&self, addr: u128) -> bool {
+        self.vips6.binary_search(&addr).is_ok()
+    }
+
+    /// Every IPv6 VIP, sorted.
+    pub fn vips6(&self) -> &[u128] {
+        &self.vips6
     }
 
     /// Whether `addr` is the VIP of any service.

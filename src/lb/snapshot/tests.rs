@@ -2,18 +2,20 @@ use super::*;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::spec::Proto;
 use crate::lb::testutil::dest;
+use crate::lb::testutil::V4 as _;
 
 fn svc(proto: Proto, vip: [u8; 4], port: u16) -> ServiceSpec {
     ServiceSpec {
         key: ServiceKey {
             proto,
-            vip: Ipv4Addr::from(vip),
+            vip: std::net::IpAddr::V4(Ipv4Addr::from(vip)),
             port,
         },
         sched: SchedKind::Wlc,
         flags: SchedFlags::default(),
         persistent: None,
         netmask: Ipv4Addr::BROADCAST,
+        prefix6: 128,
         synproxy: false,
     }
 }
@@ -114,7 +116,7 @@ fn validation_errors() {
         ),
         (
             vec![(k.clone(), vec![dest([0, 0, 0, 0], 0, Method::Dr, 1)])],
-            BuildError::BadAddress(Ipv4Addr::UNSPECIFIED, "unspecified"),
+            BuildError::BadAddress(std::net::IpAddr::V4(Ipv4Addr::UNSPECIFIED), "unspecified"),
         ),
         (
             vec![
@@ -147,7 +149,7 @@ fn validation_errors() {
 #[test]
 fn dr_on_link_hook() {
     let mut ids = LbIds::new(2, 4);
-    let on_link = |a: u32| a >> 8 == 0x000a_0000;
+    let on_link = |a: std::net::IpAddr| u32::from(a.v4()) >> 8 == 0x000a_0000;
     let mut b = SnapshotBuilder::new();
     b.on_link(&on_link);
     let k = svc(Proto::Tcp, V, 80);
@@ -214,7 +216,7 @@ fn mh_by_addr(s: &Snapshot) -> Vec<Option<Ipv4Addr>> {
         .mh_table()
         .expect("an mh service")
         .iter()
-        .map(|&i| svc.dests.get(i as usize).map(|d| d.key.addr))
+        .map(|&i| svc.dests.get(i as usize).map(|d| d.key.addr.v4()))
         .collect()
 }
 
@@ -378,4 +380,78 @@ fn fingerprint_is_siphash_of_the_documented_bytes() {
     // and it does not change between builds (a golden value: if this
     // moves, directors of two versions can no longer be compared)
     assert_eq!(format!("{:#018x}", f.hash), "0x203520759a595c4a");
+}
+
+/// IPv6 services sit in their own index: found by `service6`, never by
+/// the IPv4 lookup (and the other way round); a real server of the other
+/// family is refused with ipvsadm's words; IPv6 on-link checks go through
+/// the same hook.
+#[test]
+fn ipv6_services_and_mixed_families() {
+    let v6 = |s: &str| std::net::IpAddr::V6(s.parse().unwrap());
+    let bits = |s: &str| u128::from(s.parse::<std::net::Ipv6Addr>().unwrap());
+    let mut ids = LbIds::new(8, 16);
+    let mut s6 = svc(Proto::Tcp, V, 80);
+    s6.key.vip = v6("2001:db8::10");
+    let mut d6 = dest([0, 0, 0, 0], 8080, Method::Nat, 1);
+    d6.key.addr = v6("2001:db8:2::11");
+    let mut dr6 = dest([0, 0, 0, 0], 0, Method::Dr, 1);
+    dr6.key.addr = v6("2001:db8:1::12");
+    let mut b = SnapshotBuilder::new();
+    b.service(s6.clone(), vec![d6.clone(), dr6.clone()]);
+    b.service(
+        svc(Proto::Tcp, V, 80),
+        vec![dest([10, 0, 0, 2], 0, Method::Dr, 1)],
+    );
+    let s = b.build(&mut ids, 1).unwrap();
+    let (_, found) = s.service6(6, bits("2001:db8::10"), 80).unwrap();
+    assert_eq!(found.spec.key, s6.key);
+    assert_eq!(found.vip6, bits("2001:db8::10"));
+    assert_eq!(found.dests[0].addr6, bits("2001:db8:2::11"));
+    assert_eq!(found.dests[0].port, 8080);
+    assert_eq!(found.dests[1].port, 80, "DR takes the service's port");
+    assert!(s.service6(17, bits("2001:db8::10"), 80).is_none());
+    assert!(s.service6(6, bits("2001:db8::11"), 80).is_none());
+    assert!(s.is_vip6(bits("2001:db8::10")));
+    assert!(!s.is_vip6(bits("2001:db8::11")));
+    // the IPv4 side sees only its own service
+    let (_, v4) = s.service(6, u32::from_be_bytes(V), 80).unwrap();
+    assert!(v4.spec.key.vip.is_ipv4());
+    assert!(!s.is_vip(0));
+    // a family mix is refused
+    let mut b = SnapshotBuilder::new();
+    b.service(s6.clone(), vec![dest([10, 0, 0, 2], 0, Method::Dr, 1)]);
+    let e = b.build(&mut ids, 2).unwrap_err();
+    assert!(matches!(e, BuildError::MixedFamily(..)), "{e:?}");
+    assert!(
+        e.to_string()
+            .starts_with("Operation not supported with specified address family"),
+        "{e}"
+    );
+    // bad IPv6 addresses
+    for bad in ["::", "::1", "ff02::1"] {
+        let mut b = SnapshotBuilder::new();
+        let mut s = s6.clone();
+        s.key.vip = v6(bad);
+        b.service(s, vec![]);
+        assert!(
+            matches!(b.build(&mut ids, 3), Err(BuildError::BadAddress(..))),
+            "{bad}"
+        );
+    }
+    // the DR on-link hook sees IPv6 real servers
+    let on_link = |a: std::net::IpAddr| a == v6("2001:db8:1::12");
+    let mut b = SnapshotBuilder::new();
+    b.on_link(&on_link);
+    b.service(s6.clone(), vec![dr6.clone()]);
+    assert!(b.build(&mut ids, 4).is_ok());
+    let mut far = dr6.clone();
+    far.key.addr = v6("2001:db8:9::12");
+    let mut b = SnapshotBuilder::new();
+    b.on_link(&on_link);
+    b.service(s6, vec![far]);
+    assert!(matches!(
+        b.build(&mut ids, 5),
+        Err(BuildError::NotOnLink(..))
+    ));
 }

@@ -19,7 +19,7 @@ use crate::ctl::proto::BatchCmd;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec, Timeouts};
 use options::{check, class, optname, tokenize, O};
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 use values::{number, parse_sched_flags, timeout};
 
 /// Parse a full argv (`args[0]` is the program name) into a [`Command`].
@@ -30,11 +30,11 @@ pub fn parse(args: &[String]) -> Result<Command, AdmError> {
     let (opts, pos) = tokenize(args)?;
     let mut cmd: Option<O> = None;
     let mut seen: Vec<O> = Vec::new();
-    let mut svc: Option<(Proto, Ipv4Addr, Option<u16>)> = None;
+    let mut svc: Option<(Proto, IpAddr, Option<u16>)> = None;
     let mut sched: Option<SchedKind> = None;
     let mut flags_arg: Option<String> = None;
     let mut persistent: Option<u32> = None;
-    let mut netmask = Ipv4Addr::BROADCAST;
+    let mut netmask_arg: Option<String> = None;
     let mut synproxy = false;
     let mut real_arg: Option<String> = None;
     let mut method = Method::Dr;
@@ -96,11 +96,9 @@ pub fn parse(args: &[String]) -> Result<Command, AdmError> {
                     timeout(&v, 1)?
                 })
             }
-            O::Netmask => {
-                netmask = v.parse().map_err(|_| {
-                    AdmError::usage("illegal virtual server persistent mask specified")
-                })?
-            }
+            // read once the service's family is known (an IPv6 service
+            // takes a prefix length)
+            O::Netmask => netmask_arg = Some(v),
             O::Synproxy => {
                 synproxy = match v.as_str() {
                     "" | "enable" => true,
@@ -169,6 +167,16 @@ pub fn parse(args: &[String]) -> Result<Command, AdmError> {
             }
             None => None,
         };
+    let (mut netmask, mut prefix6) = (Ipv4Addr::BROADCAST, 128u8);
+    if let Some(m) = &netmask_arg {
+        if svc.is_some_and(|(_, vip, _)| vip.is_ipv6()) {
+            prefix6 = values::prefix6(m)?;
+        } else {
+            netmask = m
+                .parse()
+                .map_err(|_| AdmError::usage("illegal virtual server persistent mask specified"))?;
+        }
+    }
     let key = svc.map(|(proto, vip, port)| ServiceKey {
         proto,
         vip,
@@ -195,6 +203,7 @@ pub fn parse(args: &[String]) -> Result<Command, AdmError> {
                 flags,
                 persistent,
                 netmask,
+                prefix6,
                 synproxy,
             };
             Command::Mutate(if cmd == O::Add {
@@ -208,6 +217,7 @@ pub fn parse(args: &[String]) -> Result<Command, AdmError> {
         O::AddDest | O::EditDest | O::DelDest => {
             let key = need_key()?;
             let (addr, rport) = real.ok_or_else(|| AdmError::usage("no real server specified"))?;
+
             let mut port = rport.unwrap_or(key.port);
             // as ipvsadm: a DR or TUN server added or edited takes the
             // service's port; `-d` deletes the server at the port given (a

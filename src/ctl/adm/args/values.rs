@@ -5,7 +5,7 @@ use crate::ctl::adm::defaults::MAX_TIMEOUT;
 use crate::ctl::adm::AdmError;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::spec::Proto;
-use std::net::{Ipv4Addr, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, ToSocketAddrs};
 
 pub(super) fn number(s: &str, min: u64, max: u64) -> Option<u64> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
@@ -40,22 +40,41 @@ fn resolve(host: &str) -> Option<Ipv4Addr> {
 }
 
 /// `host[:port]` as ipvsadm's `parse_service`; the port is None if absent.
-/// The port may be a number or a service name from `/etc/services`.
-pub fn parse_addr_port(s: &str, proto: Proto) -> Option<(Ipv4Addr, Option<u16>)> {
+/// The port may be a number or a service name from `/etc/services`. An
+/// IPv6 address is written in brackets (`[2001:db8::10]:80`, or
+/// `[2001:db8::10]` without a port), or bare without a port.
+pub fn parse_addr_port(s: &str, proto: Proto) -> Option<(IpAddr, Option<u16>)> {
     if s.is_empty() || s.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
+    let port_of = |p: &str| match number(p, 0, 65535) {
+        Some(n) => Some(n as u16),
+        None => port_by_name(p, proto),
+    };
+    if let Some(rest) = s.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        let a: Ipv6Addr = host.parse().ok()?;
+        let port = match after {
+            "" => None,
+            _ => Some(port_of(after.strip_prefix(':')?)?),
+        };
+        return Some((IpAddr::V6(a), port));
+    }
+    if let Ok(a) = s.parse::<Ipv6Addr>() {
+        return Some((IpAddr::V6(a), None));
+    }
     let (host, port) = match s.rsplit_once(':') {
-        Some((h, p)) => {
-            let port = match number(p, 0, 65535) {
-                Some(n) => n as u16,
-                None => port_by_name(p, proto)?,
-            };
-            (h, Some(port))
-        }
+        Some((h, p)) => (h, Some(port_of(p)?)),
         None => (s, None),
     };
-    Some((resolve(host)?, port))
+    Some((IpAddr::V4(resolve(host)?), port))
+}
+
+/// ipvsadm's `-M` for an IPv6 service: a prefix length 1..=128.
+pub fn prefix6(s: &str) -> Result<u8, AdmError> {
+    number(s, 1, 128)
+        .map(|n| n as u8)
+        .ok_or_else(|| AdmError::usage("illegal ipv6 netmask specified"))
 }
 
 /// Look a service name up in `/etc/services`.

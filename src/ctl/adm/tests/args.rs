@@ -77,7 +77,7 @@ fn add_service_defaults_and_options() {
     );
     let u = ServiceKey {
         proto: Proto::Udp,
-        vip: Ipv4Addr::new(10, 0, 0, 1),
+        vip: std::net::IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
         port: 53,
     };
     assert_eq!(
@@ -230,7 +230,7 @@ fn dest_commands() {
 fn real_server_before_service() {
     let u = ServiceKey {
         proto: Proto::Udp,
-        vip: Ipv4Addr::new(1, 2, 3, 4),
+        vip: std::net::IpAddr::V4(Ipv4Addr::new(1, 2, 3, 4)),
         port: 53,
     };
     assert_eq!(
@@ -388,15 +388,15 @@ fn list_zero_set_save_restore() {
 fn addr_port_parsing() {
     assert_eq!(
         parse_addr_port("1.2.3.4:80", Proto::Tcp),
-        Some((Ipv4Addr::new(1, 2, 3, 4), Some(80)))
+        Some((Ipv4Addr::new(1, 2, 3, 4).into(), Some(80)))
     );
     assert_eq!(
         parse_addr_port("1.2.3.4", Proto::Tcp),
-        Some((Ipv4Addr::new(1, 2, 3, 4), None))
+        Some((Ipv4Addr::new(1, 2, 3, 4).into(), None))
     );
     assert_eq!(
         parse_addr_port("localhost:1", Proto::Tcp),
-        Some((Ipv4Addr::LOCALHOST, Some(1)))
+        Some((Ipv4Addr::LOCALHOST.into(), Some(1)))
     );
     assert_eq!(parse_addr_port("1.2.3.4:", Proto::Udp), None);
     assert_eq!(parse_addr_port("1.2.3.4:x", Proto::Udp), None);
@@ -460,4 +460,65 @@ fn synproxy_option() {
         "illegal synproxy value specified (enable or disable)"
     );
     assert!(err("-a -t 10.0.0.100:80 -r 10.0.0.1 --synproxy").starts_with("Illegal 'synproxy'"));
+}
+
+#[test]
+fn ipv6_addresses_and_prefix_mask() {
+    let v6 = |s: &str| std::net::IpAddr::V6(s.parse().unwrap());
+    assert_eq!(
+        parse_addr_port("[2001:db8::10]:80", Proto::Tcp),
+        Some((v6("2001:db8::10"), Some(80)))
+    );
+    assert_eq!(
+        parse_addr_port("[2001:db8::10]", Proto::Tcp),
+        Some((v6("2001:db8::10"), None))
+    );
+    assert_eq!(
+        parse_addr_port("2001:db8::10", Proto::Tcp),
+        Some((v6("2001:db8::10"), None))
+    );
+    for bad in [
+        "[2001:db8::10",
+        "[2001:db8::10]80",
+        "[10.0.0.1]:80",
+        "[zz::1]:80",
+        "[::1]:x y",
+    ] {
+        assert_eq!(parse_addr_port(bad, Proto::Tcp), None, "{bad}");
+    }
+    let k = ServiceKey {
+        proto: Proto::Tcp,
+        vip: v6("2001:db8::10"),
+        port: 80,
+    };
+    let mut s = svc(k, SchedKind::Rr, Some(60));
+    s.prefix6 = 64;
+    assert_eq!(
+        m("-A -t [2001:db8::10]:80 -s rr -p 60 -M 64"),
+        BatchCmd::AddService { service: s }
+    );
+    // -M before -t works too (read once the family is known)
+    let mut s2 = svc(k, SchedKind::Rr, Some(60));
+    s2.prefix6 = 48;
+    assert_eq!(
+        m("-A -M 48 -t [2001:db8::10]:80 -s rr -p 60"),
+        BatchCmd::AddService { service: s2 }
+    );
+    assert_eq!(
+        err("-A -t [2001:db8::10]:80 -p 60 -M 255.255.255.0"),
+        "illegal ipv6 netmask specified"
+    );
+    assert_eq!(
+        err("-A -t [2001:db8::10]:80 -p 60 -M 129"),
+        "illegal ipv6 netmask specified"
+    );
+    let mut d = dest([0, 0, 0, 0], 8080, Method::Nat, 1);
+    d.key.addr = v6("2001:db8:2::11");
+    assert_eq!(
+        m("-a -t [2001:db8::10]:80 -r [2001:db8:2::11]:8080 -m"),
+        BatchCmd::AddDest {
+            service: k,
+            dest: d
+        }
+    );
 }

@@ -13,7 +13,7 @@ fn sample() -> ServiceList {
     s1.netmask = Ipv4Addr::new(255, 255, 255, 0);
     let u = ServiceKey {
         proto: Proto::Udp,
-        vip: Ipv4Addr::new(10, 0, 0, 53),
+        vip: std::net::IpAddr::V4(Ipv4Addr::new(10, 0, 0, 53)),
         port: 53,
     };
     let mut s2 = svc(u, SchedKind::Mh, None);
@@ -208,17 +208,20 @@ fn conns_and_timeouts_formats() {
     let c = vec![
         ConnInfo {
             proto: Proto::Tcp,
-            client: SocketAddrV4::new(Ipv4Addr::new(192, 168, 0, 10), 51234),
-            vaddr: SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 100), 80),
-            dest: SocketAddrV4::new(Ipv4Addr::new(172, 16, 0, 11), 80),
+            client: std::net::SocketAddr::V4(SocketAddrV4::new(
+                Ipv4Addr::new(192, 168, 0, 10),
+                51234,
+            )),
+            vaddr: std::net::SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 100), 80)),
+            dest: std::net::SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(172, 16, 0, 11), 80)),
             state: "ESTABLISHED".into(),
             expire_secs: 899,
         },
         ConnInfo {
             proto: Proto::Udp,
-            client: SocketAddrV4::new(Ipv4Addr::new(1, 1, 1, 1), 53),
-            vaddr: SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 53), 53),
-            dest: SocketAddrV4::new(Ipv4Addr::new(192, 168, 1, 2), 5353),
+            client: std::net::SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(1, 1, 1, 1), 53)),
+            vaddr: std::net::SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 53), 53)),
+            dest: std::net::SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::new(192, 168, 1, 2), 5353)),
             state: "UDP".into(),
             expire_secs: 5,
         },
@@ -377,4 +380,89 @@ fn daemon_lines_are_ipvsadms() {
     s.send = false;
     assert!(format::daemon(Some(&s)).starts_with("backup sync daemon (mcast=dg-back"));
     assert_eq!(format::daemon(None), "");
+}
+
+/// ipvsadm's IPv6 layouts: `[addr]:port` in every column, `mask` as a
+/// prefix length, and `-S` output that `-R` reads back.
+#[test]
+fn ipv6_list_save_restore() {
+    let v6 = |s: &str| std::net::IpAddr::V6(s.parse().unwrap());
+    let k = ServiceKey {
+        proto: Proto::Tcp,
+        vip: v6("2001:db8::10"),
+        port: 80,
+    };
+    let mut s = svc(k, SchedKind::Rr, Some(300));
+    s.prefix6 = 64;
+    let mut nat = dest([0, 0, 0, 0], 8080, Method::Nat, 1);
+    nat.key.addr = v6("2001:db8:2::11");
+    let mut dr = dest([0, 0, 0, 0], 80, Method::Dr, 2);
+    dr.key.addr = v6("2001:db8:2::12");
+    let info = |spec: DestSpec| DestInfo {
+        spec,
+        active: 0,
+        inactive: 0,
+        persist: 0,
+        stats: Stats::default(),
+        rate: Rate::default(),
+    };
+    let list = ServiceList {
+        conn_tab_size: 4096,
+        services: vec![ServiceInfo {
+            spec: s,
+            stats: Stats::default(),
+            rate: Rate::default(),
+            dests: vec![info(nat), info(dr)],
+        }],
+    };
+    let o = ListCmd {
+        numeric: true,
+        ..Default::default()
+    };
+    let want = concat!(
+        "IP Virtual Server version 1.2.1 (size=4096)\n",
+        "Prot LocalAddress:Port Scheduler Flags\n",
+        "  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn\n",
+        "TCP  [2001:db8::10]:80 rr persistent 300 mask 64\n",
+        "  -> [2001:db8:2::11]:8080        Masq    1      0          0         \n",
+        "  -> [2001:db8:2::12]:80          Route   2      0          0         \n",
+    );
+    assert_eq!(format::list(&list, &o), want);
+    let saved = format::save(&list);
+    assert_eq!(
+        saved,
+        concat!(
+            "-A -t [2001:db8::10]:80 -s rr -p 300 -M 64\n",
+            "-a -t [2001:db8::10]:80 -r [2001:db8:2::11]:8080 -m -w 1\n",
+            "-a -t [2001:db8::10]:80 -r [2001:db8:2::12]:80 -g -w 2\n",
+        )
+    );
+    let cmds = parse_restore(&saved).unwrap();
+    match &cmds[0] {
+        BatchCmd::AddService { service } => assert_eq!(service, &list.services[0].spec),
+        other => panic!("{other:?}"),
+    }
+    match &cmds[1] {
+        BatchCmd::AddDest { service, dest } => {
+            assert_eq!(service, &k);
+            assert_eq!(dest, &list.services[0].dests[0].spec);
+        }
+        other => panic!("{other:?}"),
+    }
+    // -L -c: IPv6 sockets in brackets
+    let c = ConnInfo {
+        proto: Proto::Tcp,
+        client: "[2001:db8:c::7]:40000".parse().unwrap(),
+        vaddr: "[2001:db8::10]:80".parse().unwrap(),
+        dest: "[2001:db8:2::11]:8080".parse().unwrap(),
+        state: "ESTABLISHED".into(),
+        expire_secs: 61,
+    };
+    let text = format::conns(&[c]);
+    assert!(
+        text.lines().nth(2).unwrap().starts_with(
+            "TCP 01:01  ESTABLISHED [2001:db8:c::7]:40000 [2001:db8::10]:80  [2001:db8:2::11]:8080"
+        ),
+        "{text}"
+    );
 }

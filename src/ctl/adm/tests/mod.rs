@@ -9,7 +9,7 @@ use std::net::Ipv4Addr;
 pub fn tkey(a: [u8; 4], port: u16) -> ServiceKey {
     ServiceKey {
         proto: Proto::Tcp,
-        vip: Ipv4Addr::from(a),
+        vip: std::net::IpAddr::V4(Ipv4Addr::from(a)),
         port,
     }
 }
@@ -22,6 +22,7 @@ pub fn svc(key: ServiceKey, sched: SchedKind, persistent: Option<u32>) -> Servic
         flags: SchedFlags::default(),
         persistent,
         netmask: Ipv4Addr::BROADCAST,
+        prefix6: 128,
         synproxy: false,
     }
 }

@@ -5,6 +5,7 @@ use super::*;
 use crate::health::spec::{CheckSpec, OnFailure, Probe};
 use crate::lb::sched::SchedKind;
 use crate::lb::spec::{DestKey, Method, Proto};
+use crate::lb::testutil::V4 as _;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::Duration;
 
@@ -131,7 +132,7 @@ fn a_realistic_config_converts_to_what_dirigo_reads() {
         .iter()
         .map(|d| {
             (
-                SocketAddrV4::new(d.key.addr, d.key.port),
+                SocketAddrV4::new(d.key.addr.v4(), d.key.port),
                 d.method,
                 d.weight,
             )

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 fn key(proto: Proto, vip: [u8; 4], port: u16) -> ServiceKey {
     ServiceKey {
         proto,
-        vip: Ipv4Addr::from(vip),
+        vip: std::net::IpAddr::V4(Ipv4Addr::from(vip)),
         port,
     }
 }
@@ -36,7 +36,7 @@ fn dest(addr: [u8; 4], port: u16, n: u64, active: u32, inactive: u32) -> DestInf
     DestInfo {
         spec: DestSpec {
             key: DestKey {
-                addr: Ipv4Addr::from(addr),
+                addr: std::net::IpAddr::V4(Ipv4Addr::from(addr)),
                 port,
             },
             method: Method::Dr,
@@ -61,6 +61,7 @@ fn service(k: ServiceKey, sched: SchedKind, dests: Vec<DestInfo>) -> ServiceInfo
             flags: SchedFlags::default(),
             persistent: None,
             netmask: Ipv4Addr::BROADCAST,
+            prefix6: 128,
             synproxy: false,
         },
         stats: stats(n),

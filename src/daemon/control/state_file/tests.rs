@@ -8,13 +8,14 @@ fn svc(proto: Proto, vip: [u8; 4], port: u16, sched: SchedKind) -> ServiceSpec {
     ServiceSpec {
         key: ServiceKey {
             proto,
-            vip: Ipv4Addr::from(vip),
+            vip: std::net::IpAddr::V4(Ipv4Addr::from(vip)),
             port,
         },
         sched,
         flags: SchedFlags::default(),
         persistent: None,
         netmask: Ipv4Addr::BROADCAST,
+        prefix6: 128,
         synproxy: false,
     }
 }
@@ -22,7 +23,7 @@ fn svc(proto: Proto, vip: [u8; 4], port: u16, sched: SchedKind) -> ServiceSpec {
 fn rs(addr: [u8; 4], port: u16, method: Method, weight: u32) -> DestSpec {
     DestSpec {
         key: DestKey {
-            addr: Ipv4Addr::from(addr),
+            addr: std::net::IpAddr::V4(Ipv4Addr::from(addr)),
             port,
         },
         method,

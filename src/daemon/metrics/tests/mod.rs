@@ -18,7 +18,7 @@ use std::net::Ipv4Addr;
 fn key(proto: Proto, vip: [u8; 4], port: u16) -> ServiceKey {
     ServiceKey {
         proto,
-        vip: Ipv4Addr::from(vip),
+        vip: std::net::IpAddr::V4(Ipv4Addr::from(vip)),
         port,
     }
 }
@@ -27,7 +27,7 @@ fn dest(addr: [u8; 4], port: u16, weight: u32, active: u32, inactive: u32, st: S
     DestInfo {
         spec: DestSpec {
             key: DestKey {
-                addr: Ipv4Addr::from(addr),
+                addr: std::net::IpAddr::V4(Ipv4Addr::from(addr)),
                 port,
             },
             method: Method::Nat,
@@ -61,6 +61,7 @@ fn service(k: ServiceKey, st: Stats, dests: Vec<DestInfo>) -> ServiceInfo {
             flags: SchedFlags::default(),
             persistent: None,
             netmask: Ipv4Addr::BROADCAST,
+            prefix6: 128,
             synproxy: false,
         },
         stats: st,
@@ -167,7 +168,7 @@ fn sample_scrape() -> Scrape {
             servers: vec![HealthInfo {
                 service: key(Proto::Tcp, [10, 0, 0, 100], 80),
                 dest: DestKey {
-                    addr: Ipv4Addr::new(10, 0, 1, 2),
+                    addr: std::net::IpAddr::V4(Ipv4Addr::new(10, 0, 1, 2)),
                     port: 8080,
                 },
                 check: "http".into(),

@@ -119,7 +119,7 @@ fn nat_service(rs: &[[u8; 4]]) -> Snapshot {
         .iter()
         .map(|&a| DestSpec {
             key: DestKey {
-                addr: Ipv4Addr::from(a),
+                addr: std::net::IpAddr::V4(Ipv4Addr::from(a)),
                 port: 8080,
             },
             method: Method::Nat,
@@ -133,13 +133,14 @@ fn nat_service(rs: &[[u8; 4]]) -> Snapshot {
         ServiceSpec {
             key: ServiceKey {
                 proto: Proto::Tcp,
-                vip: Ipv4Addr::from(VIP),
+                vip: std::net::IpAddr::V4(Ipv4Addr::from(VIP)),
                 port: 80,
             },
             sched: SchedKind::Rr,
             flags: SchedFlags::default(),
             persistent: None,
             netmask: Ipv4Addr::BROADCAST,
+            prefix6: 128,
             synproxy: false,
         },
         dests,

@@ -3,6 +3,7 @@ use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::snapshot::{LbIds, SnapshotBuilder};
 use crate::lb::spec::{Proto, ServiceKey, ServiceSpec, Timeouts};
 use crate::lb::stats::sum_dest;
+use crate::lb::testutil::V4 as _;
 use crate::lb::testutil::*;
 use crate::net::buf::VecBuf;
 use crate::net::meta::tcp_flags::{ACK, FIN, PSH, RST, SYN};
@@ -14,13 +15,14 @@ fn svc(proto: Proto, port: u16) -> ServiceSpec {
     ServiceSpec {
         key: ServiceKey {
             proto,
-            vip: Ipv4Addr::from(VIP),
+            vip: std::net::IpAddr::V4(Ipv4Addr::from(VIP)),
             port,
         },
         sched: SchedKind::Rr,
         flags: SchedFlags::default(),
         persistent: None,
         netmask: Ipv4Addr::BROADCAST,
+        prefix6: 128,
         synproxy: false,
     }
 }
@@ -229,7 +231,7 @@ fn weight_zero_quiesces() {
     assert_eq!(v, LbVerdict::Tx { port: 1 });
     assert_eq!(
         &out[0..6],
-        &mac_of(u32::from(*which[0].rs.ip()).to_be_bytes())
+        &mac_of(u32::from(which[0].rs.ip().v4()).to_be_bytes())
     );
     assert_eq!(
         e.load(&s2, 0, 0).0 + e.load(&s2, 0, 1).0,

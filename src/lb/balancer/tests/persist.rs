@@ -5,6 +5,7 @@ use crate::lb::persist::client_key;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::snapshot::{LbIds, SnapshotBuilder};
 use crate::lb::spec::{DestKey, DestSpec, Proto, ServiceKey, ServiceSpec, Timeouts};
+use crate::lb::testutil::V4 as _;
 use crate::lb::testutil::*;
 use crate::net::buf::VecBuf;
 use crate::net::meta::tcp_flags::{ACK, SYN};
@@ -22,13 +23,14 @@ fn svc(proto: Proto, persistent: Option<u32>, mask: [u8; 4]) -> ServiceSpec {
     ServiceSpec {
         key: ServiceKey {
             proto,
-            vip: Ipv4Addr::from(VIP),
+            vip: std::net::IpAddr::V4(Ipv4Addr::from(VIP)),
             port: 80,
         },
         sched: SchedKind::Rr,
         flags: SchedFlags::default(),
         persistent,
         netmask: Ipv4Addr::from(mask),
+        prefix6: 128,
         synproxy: false,
     }
 }
@@ -37,7 +39,7 @@ fn dests(list: &[([u8; 4], u32)]) -> Vec<DestSpec> {
     list.iter()
         .map(|&(a, weight)| DestSpec {
             key: DestKey {
-                addr: Ipv4Addr::from(a),
+                addr: std::net::IpAddr::V4(Ipv4Addr::from(a)),
                 port: 0,
             },
             method: Method::Dr,
@@ -105,8 +107,8 @@ impl Env {
         let listed = self
             .w
             .conns(now)
-            .find(|c| u32::from(*c.client.ip()) == m.key.src && c.client.port() == m.key.sport)
-            .map(|c| c.rs.ip().octets());
+            .find(|c| u32::from(c.client.ip().v4()) == m.key.src && c.client.port() == m.key.sport)
+            .map(|c| c.rs.ip().v4().octets());
         assert_eq!(listed, Some(rs));
         rs
     }

@@ -11,12 +11,20 @@ fn pinned_client_sockets_reach_their_server_whatever_the_weights() {
     let client = |port| std::net::SocketAddrV4::new(Ipv4Addr::from(CLIENT), port);
     let s = e.snap(1, |b| {
         b.service(svc(Proto::Tcp, 80), vec![a.clone(), b2.clone()])
-            .pin(svc(Proto::Tcp, 80).key, client(61000), a.key)
-            .pin(svc(Proto::Tcp, 80).key, client(61001), b2.key)
+            .pin(
+                svc(Proto::Tcp, 80).key,
+                std::net::SocketAddr::V4(client(61000)),
+                a.key,
+            )
+            .pin(
+                svc(Proto::Tcp, 80).key,
+                std::net::SocketAddr::V4(client(61001)),
+                b2.key,
+            )
             // a pin to a server the service does not have is ignored
             .pin(
                 svc(Proto::Tcp, 80).key,
-                client(61002),
+                std::net::SocketAddr::V4(client(61002)),
                 dest([10, 0, 0, 99], 0, Method::Dr, 1).key,
             );
     });
