@@ -195,3 +195,39 @@ fn tun6_errors_leave_the_frame() {
     let short = &f[..f.len() - 1];
     assert_eq!(tun_err(short, &m, 128, RIP6, &eg), XmitError::Malformed);
 }
+
+#[test]
+fn tun6_forwards_an_icmpv6_error_whole_and_never_answers_it() {
+    // a Packet Too Big about our VIP:80 -> client reply, for the RS
+    let sent = packet6(ip6(VIP6, CLIENT6, 63, 0, 0), L4::Tcp(80, 40000), &[9; 1300]);
+    let e = icmp6_error(
+        ROUTER6,
+        VIP6,
+        60,
+        2,
+        0,
+        1280u32.to_be_bytes(),
+        &sent[..1232],
+    );
+    let f = eth(&e, None);
+    let m = meta6_of(&f);
+    assert!(m.icmp.is_some());
+    let mut b = VecBuf::new(&f);
+    assert_eq!(tun6(&mut b, &m, RIP6, None, &FakeEgress::default()), Ok(1));
+    check_tun(b.data(), &e, 14, OUR_IP6, RIP6);
+    // on a link too small for it: NeedFrag, and no error about an error
+    let eg = FakeEgress {
+        mtu: 1300,
+        ..Default::default()
+    };
+    let mut b = VecBuf::new(&f);
+    assert_eq!(
+        tun6(&mut b, &m, RIP6, None, &eg),
+        Err(XmitError::NeedFrag { mtu: 1260 })
+    );
+    assert_eq!(
+        packet_too_big6(&mut b, &m, 1260, &eg),
+        Err(XmitError::TooBig)
+    );
+    assert_eq!(b.to_vec(), f);
+}
