@@ -67,6 +67,16 @@ pub fn pseudo_header_sum_v6(src: u128, dst: u128, next_header: u8, upper_len: u3
     sum128(src) + sum128(dst) + (upper_len >> 16) + (upper_len & 0xffff) + next_header as u32
 }
 
+/// The folded sum of a whole upper-layer message `data` (TCP, UDP,
+/// ICMPv6) under its IPv6 pseudo header (RFC 8200 §8.1, the length taken
+/// from `data`): 0xffff when the checksum stored in `data` is right, and
+/// with the checksum field zeroed its complement is the checksum to store.
+#[inline]
+pub fn upper_layer_sum_v6(data: &[u8], src: u128, dst: u128, next_header: u8) -> u16 {
+    let ph = pseudo_header_sum_v6(src, dst, next_header, data.len() as u32);
+    fold(sum(data, ph))
+}
+
 /// RFC 1624 eqn. 3: new checksum when one 16-bit word changes from `old`
 /// to `new`. `check` is the checksum as stored in the header.
 #[inline]
@@ -164,6 +174,25 @@ mod tests {
         );
         assert_eq!(sum128(u128::MAX), 8 * 0xffff);
         assert_eq!(sum128(0x0001_0002_0003_0004_0005_0006_0007_0008), 36);
+    }
+
+    #[test]
+    fn upper_layer_sum_v6_matches_a_flat_sum() {
+        let (src, dst) = (0x2001_0db8u128 << 96 | 7, 0x2001_0db8u128 << 96 | 0x10);
+        let msg = [0x12u8, 0x34, 0, 0, 0xab, 0xcd, 0xef];
+        // pseudo header + message laid out flat, the odd byte padded
+        let mut flat = Vec::new();
+        flat.extend_from_slice(&src.to_be_bytes());
+        flat.extend_from_slice(&dst.to_be_bytes());
+        flat.extend_from_slice(&(msg.len() as u32).to_be_bytes());
+        flat.extend_from_slice(&[0, 0, 0, 17]);
+        flat.extend_from_slice(&msg);
+        assert_eq!(upper_layer_sum_v6(&msg, src, dst, 17), fold(sum(&flat, 0)));
+        // storing the complement makes the sum 0xffff
+        let mut m = msg;
+        let c = !upper_layer_sum_v6(&m, src, dst, 17);
+        m[2..4].copy_from_slice(&c.to_be_bytes());
+        assert_eq!(upper_layer_sum_v6(&m, src, dst, 17), 0xffff);
     }
 
     proptest::proptest! {

@@ -20,6 +20,7 @@ pub mod dr;
 pub mod icmp;
 pub mod nat;
 pub mod tun;
+pub mod v6;
 
 #[cfg(test)]
 mod tests;

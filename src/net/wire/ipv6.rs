@@ -35,6 +35,10 @@ pub const HEADER_LEN: usize = 40;
 /// walk, which needs them and must not import this module).
 pub use super::ipv6ext::next_header;
 
+/// Next header of an IPv6 packet carried in IPv6 (RFC 2473): the outer
+/// header of a TUN real server's tunnel, as Linux IPVS sends it.
+pub const NEXT_HEADER_IPV6: u8 = 41;
+
 /// The unspecified address `::`.
 pub const UNSPECIFIED: u128 = 0;
 
@@ -373,5 +377,6 @@ mod tests {
         assert_eq!(h.hop_limit, 64);
         assert_eq!(h.source, SRC.to_be_bytes());
         assert_eq!(h.destination, DST.to_be_bytes());
+        assert_eq!(NEXT_HEADER_IPV6, etherparse::IpNumber::IPV6.0);
     }
 }

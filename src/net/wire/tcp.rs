@@ -72,6 +72,11 @@ impl<T: AsRef<[u8]>> Packet<T> {
     pub fn verify_checksum(&self, src: u32, dst: u32) -> bool {
         l4::checksum_ok(self.buffer.as_ref(), src, dst, PROTO_TCP)
     }
+    /// True when the checksum is correct under the IPv6 pseudo header of
+    /// `src` and `dst` (the whole buffer is the segment).
+    pub fn verify_checksum_v6(&self, src: u128, dst: u128) -> bool {
+        checksum::upper_layer_sum_v6(self.buffer.as_ref(), src, dst, PROTO_TCP) == 0xffff
+    }
 }
 
 accessors! {
@@ -151,6 +156,31 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
         let c = l4::checksum(self.buffer.as_ref(), src, dst, PROTO_TCP);
         self.set_checksum(c);
     }
+    /// Compute and store the checksum under the IPv6 pseudo header of
+    /// `src` and `dst` (the whole buffer is the segment).
+    pub fn fill_checksum_v6(&mut self, src: u128, dst: u128) {
+        self.set_checksum(0);
+        let c = !checksum::upper_layer_sum_v6(self.buffer.as_ref(), src, dst, PROTO_TCP);
+        self.set_checksum(c);
+    }
+    /// Set the source port and update the checksum incrementally
+    /// (RFC 1624) for it and for the IPv6 source address, which changed
+    /// in the pseudo header from `old_addr` to `new_addr` (NAT). The port
+    /// alone is written when the buffer ends before the checksum.
+    #[inline]
+    pub fn set_src_port_update_checksum_v6(&mut self, port: u16, old_addr: u128, new_addr: u128) {
+        let b = self.buffer.as_mut();
+        set_port_update_checksum_v6(b, field::SRC_PORT, port, old_addr, new_addr)
+    }
+    /// Set the destination port and update the checksum incrementally
+    /// (RFC 1624) for it and for the IPv6 destination address, which
+    /// changed in the pseudo header from `old_addr` to `new_addr` (NAT).
+    /// The port alone is written when the buffer ends before the checksum.
+    #[inline]
+    pub fn set_dst_port_update_checksum_v6(&mut self, port: u16, old_addr: u128, new_addr: u128) {
+        let b = self.buffer.as_mut();
+        set_port_update_checksum_v6(b, field::DST_PORT, port, old_addr, new_addr)
+    }
     /// Set the source port and update the checksum incrementally
     /// (RFC 1624) for it and for the IPv4 source address, which changed
     /// in the pseudo header from `old_addr` to `new_addr` (NAT).
@@ -179,6 +209,26 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
             CHECKSUM,
         )
     }
+}
+
+/// The port at `port_at` set, the checksum updated for it and for a
+/// 128-bit pseudo-header address change (a TCP checksum is always there).
+#[inline]
+fn set_port_update_checksum_v6(
+    b: &mut [u8],
+    port_at: core::ops::Range<usize>,
+    port: u16,
+    old_addr: u128,
+    new_addr: u128,
+) {
+    let old_port = get::<u16>(b, port_at.clone());
+    set::<u16>(b, port_at, port);
+    if b.len() < CHECKSUM.at.end {
+        return;
+    }
+    let c = get::<u16>(b, CHECKSUM.at.clone());
+    let n = checksum::update16(checksum::update128(c, old_addr, new_addr), old_port, port);
+    set::<u16>(b, CHECKSUM.at, n);
 }
 
 #[cfg(test)]
@@ -294,6 +344,56 @@ mod tests {
         let before = b;
         Packet::new_unchecked(&mut b[..]).set_u32_update_checksum(33, 5);
         assert_eq!(b, before);
+    }
+
+    const SRC6: u128 = 0x2001_0db8_00c0_0000_0000_0000_0000_0007;
+    const VIP6: u128 = 0x2001_0db8_00f0_0000_0000_0000_0000_0010;
+    const RIP6: u128 = 0x2001_0db8_0001_0000_0000_0000_0000_0021;
+
+    /// etherparse's checksum of segment `b` under the IPv6 pseudo header.
+    fn etherparse_v6(b: &[u8], src: u128, dst: u128) -> u16 {
+        let (h, rest) = etherparse::TcpHeader::from_slice(b).unwrap();
+        h.calc_checksum_ipv6_raw(src.to_be_bytes(), dst.to_be_bytes(), rest)
+            .unwrap()
+    }
+
+    #[test]
+    fn ipv6_checksum_matches_etherparse() {
+        let mut b = SEG;
+        let mut p = Packet::new_checked(&mut b[..]).unwrap();
+        p.fill_checksum_v6(SRC6, VIP6);
+        assert!(p.verify_checksum_v6(SRC6, VIP6));
+        assert!(!p.verify_checksum_v6(SRC6, RIP6));
+        assert_eq!(p.checksum(), etherparse_v6(&b, SRC6, VIP6));
+        b[21] ^= 1;
+        assert!(!Packet::new_checked(&b[..])
+            .unwrap()
+            .verify_checksum_v6(SRC6, VIP6));
+    }
+
+    #[test]
+    fn ipv6_port_setters_update_checksum() {
+        let mut b = SEG;
+        Packet::new_unchecked(&mut b[..]).fill_checksum_v6(SRC6, VIP6);
+        let valid = b;
+        // destination VIP6:80 -> RIP6:8080, checked against a full sum
+        let mut p = Packet::new_unchecked(&mut b[..]);
+        p.set_dst_port_update_checksum_v6(8080, VIP6, RIP6);
+        assert_eq!(p.dst_port(), 8080);
+        assert!(p.verify_checksum_v6(SRC6, RIP6));
+        assert_eq!(p.checksum(), etherparse_v6(&b, SRC6, RIP6));
+        // source (the reply) RIP6:8080 -> VIP6:80
+        let mut r = valid;
+        Packet::new_unchecked(&mut r[..]).fill_checksum_v6(RIP6, SRC6);
+        let mut p = Packet::new_unchecked(&mut r[..]);
+        p.set_src_port_update_checksum_v6(443, RIP6, VIP6);
+        assert_eq!(p.src_port(), 443);
+        assert_eq!(p.checksum(), etherparse_v6(&r, VIP6, SRC6));
+        // a short buffer: the port is written, the checksum is not there
+        let mut s = [0u8; 17];
+        Packet::new_unchecked(&mut s[..]).set_dst_port_update_checksum_v6(8080, VIP6, RIP6);
+        assert_eq!(&s[..4], &[0, 0, 0x1f, 0x90]);
+        assert_eq!(&s[4..], &[0; 13]);
     }
 
     #[test]

@@ -1,0 +1,201 @@
+//! IPv6 NAT: rewrite VIP:vport <-> RIP:rport with incremental checksums
+//! (RFC 1624), for TCP/UDP packets and for ICMPv6 errors quoting them.
+
+use super::{next_hop6, set_eth6, XmitError};
+use crate::lb::xmit::nat::Side;
+use crate::net::buf::PacketBuf;
+use crate::net::egress::Egress6;
+use crate::net::meta::{PacketMeta6, PROTO_ICMPV6, PROTO_TCP, PROTO_UDP};
+use crate::net::wire::{ethernet, icmpv6, ipv6, tcp, udp};
+
+/// The side of a packet quoted in an ICMPv6 error about this one: the
+/// quote travelled the other way.
+fn quoted(side: Side) -> Side {
+    match side {
+        Side::Dst => Side::Src,
+        Side::Src => Side::Dst,
+    }
+}
+
+/// The hop limit of `ip` less one; [`XmitError::TtlExceeded`] when it is 1
+/// or 0 (a router does not forward it, RFC 8200 §3).
+#[inline]
+fn next_hop_limit(ip: &ipv6::Packet<&mut [u8]>) -> Result<u8, XmitError> {
+    match ip.hop_limit() {
+        0 | 1 => Err(XmitError::TtlExceeded),
+        h => Ok(h - 1),
+    }
+}
+
+/// Set the `side` address of `ip` to `addr`; returns the old address.
+#[inline]
+fn set_addr(ip: &mut ipv6::Packet<&mut [u8]>, side: Side, addr: u128) -> u128 {
+    match side {
+        Side::Dst => {
+            let old = ip.dst();
+            ip.set_dst(addr);
+            old
+        }
+        Side::Src => {
+            let old = ip.src();
+            ip.set_src(addr);
+            old
+        }
+    }
+}
+
+/// Set the `side` port of the TCP/UDP header `seg` (TCP when `proto` says
+/// so, else UDP's layout, whose ports sit where TCP's do) and update its
+/// checksum for the port and for the pseudo-header address changed from
+/// `old` to `new`, when the checksum is within `seg`.
+#[inline]
+fn set_port(seg: &mut [u8], proto: u8, side: Side, port: u16, old: u128, new: u128) {
+    match (proto, side) {
+        (PROTO_TCP, Side::Dst) => {
+            tcp::Packet::new_unchecked(seg).set_dst_port_update_checksum_v6(port, old, new)
+        }
+        (PROTO_TCP, Side::Src) => {
+            tcp::Packet::new_unchecked(seg).set_src_port_update_checksum_v6(port, old, new)
+        }
+        (_, Side::Dst) => {
+            udp::Packet::new_unchecked(seg).set_dst_port_update_checksum_v6(port, old, new)
+        }
+        (_, Side::Src) => {
+            udp::Packet::new_unchecked(seg).set_src_port_update_checksum_v6(port, old, new)
+        }
+    }
+}
+
+/// Rewrite one side of an IPv6 TCP/UDP packet in place: address and port
+/// (`Side::Dst` for requests, VIP:vport → RIP:rport; `Side::Src` for
+/// replies, RIP:rport → VIP:vport), the TCP/UDP checksum updated
+/// incrementally for both (RFC 1624 over the 128-bit address in the pseudo
+/// header and the port), hop limit decremented; then Ethernet toward
+/// `route_to` (the RS for requests, the client for replies). Returns the
+/// egress port.
+///
+/// Errors leave the frame untouched: [`XmitError::NoRoute`] and
+/// [`XmitError::Unresolved`] for `route_to`, [`XmitError::TtlExceeded`]
+/// for a hop limit of 1 or 0, [`XmitError::Malformed`] when the metadata
+/// does not fit the frame, the protocol is neither TCP nor UDP, or a UDP
+/// checksum is 0: IPv6 has no checksum-less UDP (RFC 8200 §8.1, a receiver
+/// discards it), and computing one here would vouch for data its sender
+/// never covered. (IPVS keeps the 0; RFC 6935's zero-checksum tunnels are
+/// not balanced through a VIP.)
+///
+/// The pseudo header is taken to hold the fixed header's destination: a
+/// packet still carrying a Routing header with segments left is not for
+/// the VIP to balance.
+pub fn nat6<B: PacketBuf>(
+    buf: &mut B,
+    meta: &PacketMeta6,
+    side: Side,
+    addr: u128,
+    port: u16,
+    route_to: u128,
+    egress: &impl Egress6,
+) -> Result<u16, XmitError> {
+    let nh = next_hop6(egress, route_to)?;
+    let l3 = meta.l3_off as usize;
+    let l4 = meta.l4_off as usize;
+    let end = l3 + meta.ip_len as usize;
+    let proto = meta.key.proto;
+    // the L4 header up to its checksum must be in the packet
+    let l4_len = match proto {
+        PROTO_TCP => tcp::field::CHECKSUM.end,
+        PROTO_UDP => udp::field::CHECKSUM.end,
+        _ => return Err(XmitError::Malformed),
+    };
+    if l3 < ethernet::HEADER_LEN
+        || l4 < l3 + ipv6::HEADER_LEN
+        || l4 + l4_len > end
+        || buf.len() < end
+    {
+        return Err(XmitError::Malformed);
+    }
+    let d = buf.data_mut();
+    let (head, seg) = d.split_at_mut(l4);
+    let seg = seg.get_mut(..end - l4).ok_or(XmitError::Malformed)?;
+    if proto == PROTO_UDP && udp::Packet::new_unchecked(&seg[..]).checksum() == 0 {
+        return Err(XmitError::Malformed);
+    }
+    let mut ip = ipv6::Packet::new_unchecked(head.get_mut(l3..).ok_or(XmitError::Malformed)?);
+    let hop_limit = next_hop_limit(&ip)?;
+    ip.set_hop_limit(hop_limit);
+    let old = set_addr(&mut ip, side, addr);
+    set_port(seg, proto, side, port, old, addr);
+    set_eth6(d, &nh)?;
+    Ok(nh.port)
+}
+
+/// Translate an ICMPv6 error (Destination Unreachable, Packet Too Big,
+/// Time Exceeded, Parameter Problem) quoting a NAT connection, as IPVS's
+/// `ip_vs_nat_icmp_v6`:
+///
+/// * `Side::Dst` (an error from the client side, sent to the VIP, quoting
+///   our VIP:vport → client packet): outer destination VIP → `addr` (the
+///   RIP), quoted source VIP:vport → RIP:rport; routed to the RS.
+/// * `Side::Src` (an error from the RS side, quoting client → RIP:rport):
+///   outer source → `addr` (the VIP, as IPVS), quoted destination
+///   RIP:rport → VIP:vport; routed to the outer destination (the client).
+///
+/// The hop limit is decremented ([`XmitError::TtlExceeded`] at 1 or 0).
+/// The ICMPv6 checksum, which covers the outer addresses through the
+/// pseudo header, is recomputed over the whole message (at most 1232
+/// bytes; IPVS recomputes it too). The quoted TCP/UDP checksum is updated
+/// incrementally for the quoted address and port when the quote reaches
+/// it (IPVS leaves it): the quote then reads as the packet the receiver of
+/// the error sent, checksum included. Errors leave the frame untouched.
+pub fn nat6_icmp<B: PacketBuf>(
+    buf: &mut B,
+    meta: &PacketMeta6,
+    side: Side,
+    addr: u128,
+    port: u16,
+    egress: &impl Egress6,
+) -> Result<u16, XmitError> {
+    let q = meta.icmp.ok_or(XmitError::Malformed)?;
+    let l3 = meta.l3_off as usize;
+    let l4 = meta.l4_off as usize;
+    let il3 = q.inner_l3_off as usize;
+    let il4 = q.inner_l4_off as usize;
+    let end = l3 + meta.ip_len as usize;
+    // the quote holds at least the two ports
+    if meta.key.proto != PROTO_ICMPV6
+        || l3 < ethernet::HEADER_LEN
+        || l4 < l3 + ipv6::HEADER_LEN
+        || il3 < l4 + icmpv6::HEADER_LEN
+        || il4 < il3 + ipv6::HEADER_LEN
+        || il4 + udp::field::DST_PORT.end > end
+        || buf.len() < end
+    {
+        return Err(XmitError::Malformed);
+    }
+    let (src, dst) = {
+        let ip = buf.data().get(l3..l4).ok_or(XmitError::Malformed)?;
+        let ip = ipv6::Packet::new_unchecked(ip);
+        (ip.src(), ip.dst())
+    };
+    let route_to = match side {
+        Side::Dst => addr,
+        Side::Src => dst,
+    };
+    let nh = next_hop6(egress, route_to)?;
+    let d = buf.data_mut();
+    let mut ip = ipv6::Packet::new_unchecked(d.get_mut(l3..l4).ok_or(XmitError::Malformed)?);
+    let hop_limit = next_hop_limit(&ip)?;
+    ip.set_hop_limit(hop_limit);
+    set_addr(&mut ip, side, addr);
+    let (src, dst) = match side {
+        Side::Dst => (src, addr),
+        Side::Src => (addr, dst),
+    };
+    let inner = d.get_mut(il3..il4).ok_or(XmitError::Malformed)?;
+    let old = set_addr(&mut ipv6::Packet::new_unchecked(inner), quoted(side), addr);
+    let seg = d.get_mut(il4..end).ok_or(XmitError::Malformed)?;
+    set_port(seg, q.inner_key.proto, quoted(side), port, old, addr);
+    let msg = d.get_mut(l4..end).ok_or(XmitError::Malformed)?;
+    icmpv6::Packet::new_unchecked(msg).fill_checksum(src, dst);
+    set_eth6(d, &nh)?;
+    Ok(nh.port)
+}
