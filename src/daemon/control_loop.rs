@@ -8,7 +8,7 @@ use super::handler::Ctl;
 use super::now_ns;
 use crate::dataplane::shared::Event;
 use crate::net::buf::PacketBuf;
-use crate::net::egress::{Egress, Resolve};
+use crate::net::egress::{Egress, Egress6, Resolve, Resolve6};
 use crate::net::neigh::ResolveAction;
 use crate::pmd::mempool::Mempool;
 use crate::pmd::ring::MbufRing;
@@ -146,6 +146,13 @@ pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, term: &AtomicBool, stop: 
                         sends.push((port, ip));
                     }
                 }
+                Event::Resolve6 { ip, port } => {
+                    if let ResolveAction::SendRequest { port } =
+                        st.net6.neigh.resolve(ip, port, now)
+                    {
+                        sends6.push((port, ip));
+                    }
+                }
                 Event::Looped { port } => looped.warn(ctl, port, now),
             }
         }
@@ -158,6 +165,16 @@ pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, term: &AtomicBool, stop: 
             rs_epoch = snap.epoch;
             last_rs = std::time::Instant::now();
             for d in snap.services().iter().flat_map(|s| s.dests.iter()) {
+                if d.key.addr.is_ipv6() {
+                    if let Resolve6::Unresolved { ip, port } = net.next_hop6(d.addr6) {
+                        if let ResolveAction::SendRequest { port } =
+                            st.net6.neigh.resolve(ip, port, now)
+                        {
+                            sends6.push((port, ip));
+                        }
+                    }
+                    continue;
+                }
                 if let Resolve::Unresolved { ip, port } = net.next_hop(d.addr) {
                     if let ResolveAction::SendRequest { port } = st.neigh.resolve(ip, port, now) {
                         sends.push((port, ip));
@@ -204,6 +221,14 @@ pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, term: &AtomicBool, stop: 
         for a in garp {
             for (p, rp) in ctl.ports.iter().enumerate() {
                 if let Some(n) = crate::net::arp::build_gratuitous(&mut buf, rp.mac, a) {
+                    inject(pool, ring, p as u16, &buf[..n]);
+                }
+            }
+        }
+        let na6: Vec<u128> = std::mem::take(&mut st.pending_na6);
+        for a in na6 {
+            for (p, rp) in ctl.ports.iter().enumerate() {
+                if let Some(n) = crate::net::nd::build_unsolicited_advert(&mut buf, rp.mac, a) {
                     inject(pool, ring, p as u16, &buf[..n]);
                 }
             }

@@ -236,6 +236,7 @@ pub fn initial_state(
             synproxy: cfg.dataplane.synproxy,
         },
         pending_garp: Vec::new(),
+        pending_na6: Vec::new(),
         health: crate::daemon::health::HealthState {
             services: cfg
                 .services
@@ -312,6 +313,7 @@ pub fn workers(
         let lb = Balancer::new(
             &BalancerConfig {
                 conn_capacity: cfg.dataplane.connections_per_worker,
+                conn6_capacity: cfg.dataplane.connections6_per_worker,
                 embryonic_grace_ms: cfg.dataplane.embryonic_grace_ms,
                 synproxy: cfg.dataplane.synproxy,
                 synproxy_secret: synproxy_secret(),

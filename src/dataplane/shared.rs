@@ -51,6 +51,14 @@ pub enum Event {
         /// Egress port.
         port: u16,
     },
+    /// An IPv6 packet found the MAC of its next hop `ip` on `port` unknown
+    /// (the packet is dropped and counted; the control thread solicits).
+    Resolve6 {
+        /// Next-hop IPv6 address.
+        ip: u128,
+        /// Egress port.
+        port: u16,
+    },
     /// ARP frames with `port`'s own MAC as sender arrived (a looped frame:
     /// a bridge that took the port's MAC, a switch loop). At most one a
     /// second per port and worker; the control side warns.

@@ -66,6 +66,9 @@ counter_enum! {
         /// (freed, not answered): like `arp_taken`, an outcome in the
         /// per-worker packet balance.
         NdTaken: count = "nd_taken",
+        /// IPv6 packets dropped because their next hop's MAC was not known
+        /// (a solicitation was asked for; IPv6 packets are not held).
+        Unresolved6: drop = "unresolved6",
     }
 }
 

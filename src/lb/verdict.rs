@@ -55,6 +55,15 @@ pub enum LbVerdict {
         /// The egress port to resolve it on.
         port: u16,
     },
+    /// An IPv6 packet's next hop is unresolved: the caller asks for `ip`
+    /// to be solicited on `port` and drops the packet (counted; IPv6
+    /// packets are not held, see `lb::balancer::v6`).
+    Unresolved6 {
+        /// The next hop to resolve.
+        ip: u128,
+        /// The egress port.
+        port: u16,
+    },
     /// SYN proxy: the connection waits for its real server's SYN/ACK; the
     /// caller holds the packet (bounded) and processes it again later.
     Wait {
@@ -88,6 +97,19 @@ pub struct BalancerConfig {
     pub synproxy: bool,
     /// The SYN cookies' master secret (use 16 random bytes).
     pub synproxy_secret: [u64; 2],
+    /// IPv6 connection table capacity (128 bytes per connection); 0 =
+    /// automatic: `conn_capacity / 8`, at least 1024.
+    pub conn6_capacity: u32,
+}
+
+impl BalancerConfig {
+    /// The IPv6 table's capacity ([`Self::conn6_capacity`], resolved).
+    pub fn conn6_capacity(&self) -> u32 {
+        match self.conn6_capacity {
+            0 => (self.conn_capacity / 8).max(1024),
+            n => n,
+        }
+    }
 }
 
 impl Default for BalancerConfig {
@@ -101,6 +123,7 @@ impl Default for BalancerConfig {
             embryonic_grace_ms: crate::lb::conn::EMBRYONIC_GRACE_MS,
             synproxy: false,
             synproxy_secret: [0x243f_6a88_85a3_08d3, 0x1319_8a2e_0370_7344],
+            conn6_capacity: 0,
         }
     }
 }

@@ -212,6 +212,7 @@ pub struct OwnAddrs {
     ifaddrs: Vec<IfAddr>,
     ifaddrs6: Vec<IfAddr6>,
     vips: Vec<u32>,
+    vips6: Vec<u128>,
 }
 
 impl OwnAddrs {
@@ -405,6 +406,25 @@ impl OwnAddrs {
     /// Every VIP, sorted.
     pub fn vips(&self) -> &[u32] {
         &self.vips
+    }
+
+    /// Replace the IPv6 VIPs (answered for neighbour solicitations and
+    /// echo requests on every port, as IPv4 VIPs are for ARP).
+    pub fn set_vips6<I: IntoIterator<Item = u128>>(&mut self, vips: I) {
+        self.vips6 = vips.into_iter().collect();
+        self.vips6.sort_unstable();
+        self.vips6.dedup();
+    }
+
+    /// Whether `ip` is an IPv6 VIP.
+    #[inline]
+    pub fn is_vip6(&self, ip: u128) -> bool {
+        self.vips6.binary_search(&ip).is_ok()
+    }
+
+    /// Every IPv6 VIP, sorted.
+    pub fn vips6(&self) -> &[u128] {
+        &self.vips6
     }
 }
 

@@ -176,6 +176,10 @@ pub struct DataplaneConfig {
     /// Connections each worker can track (preallocated).
     #[serde(default = "default_conns")]
     pub connections_per_worker: u32,
+    /// IPv6 connections each worker can track (preallocated, 128 bytes
+    /// each); 0 = an eighth of `connections_per_worker`, at least 1024.
+    #[serde(default)]
+    pub connections6_per_worker: u32,
     /// Mbufs in the packet pool.
     #[serde(default = "default_mbufs")]
     pub mbufs: u32,
@@ -272,6 +276,7 @@ impl Default for DataplaneConfig {
     fn default() -> Self {
         DataplaneConfig {
             connections_per_worker: default_conns(),
+            connections6_per_worker: 0,
             mbufs: default_mbufs(),
             mbuf_data_room: default_data_room(),
             tunnel_source: None,

@@ -378,6 +378,12 @@ pub(super) fn dataplane(d: &DataplaneConfig, iss: &mut Issues) {
             "dataplane.connections_per_worker must be at least 1024",
         );
     }
+    if d.connections6_per_worker != 0 && d.connections6_per_worker < 1024 {
+        iss.add(
+            at.k("connections6_per_worker"),
+            "dataplane.connections6_per_worker must be 0 (automatic) or at least 1024",
+        );
+    }
     if d.mbufs < 1024 {
         iss.add(at.k("mbufs"), "dataplane.mbufs must be at least 1024");
     }

@@ -76,6 +76,9 @@ pub struct ControlState {
     pub settings: LbSettings,
     /// Addresses that want a gratuitous ARP (new VIPs, new addresses).
     pub pending_garp: Vec<u32>,
+    /// IPv6 VIPs to announce with an unsolicited Neighbour Advertisement
+    /// (newly added ones), sent by the control loop on every port.
+    pub pending_na6: Vec<u128>,
     /// Health checks: the checked servers' state, quorum, withdrawn VIPs
     /// (an input to the snapshot: see [`ControlState::build`]).
     pub health: crate::daemon::health::HealthState,
@@ -108,6 +111,7 @@ impl ControlState {
             let _ = a.add_port_addr6(*p, *c);
         }
         a.set_vips(self.announced(services));
+        a.set_vips6(self.announced6(services));
         a
     }
 
@@ -183,6 +187,7 @@ impl ControlState {
         let epoch = self.epoch + 1;
         // what the workers answer ARP and ping for now
         let old_vips: HashSet<u32> = shared.net.load().addrs().vips().iter().copied().collect();
+        let old_vips6: HashSet<u128> = shared.net.load().addrs().vips6().iter().copied().collect();
         let now = crate::daemon::now_ns();
         self.health.update_quorum(&services, now);
         let snap = match self.build(&services, timeouts, epoch) {
@@ -193,15 +198,19 @@ impl ControlState {
             }
         };
         let new_vips = self.announced(&services);
+        let new_vips6 = self.announced6(&services);
         self.services = services;
         self.timeouts = timeouts;
         self.epoch = epoch;
-        if old_vips != new_vips {
+        if old_vips != new_vips || old_vips6 != new_vips6 {
             // Addresses first: a worker that sees the new service also
-            // answers ARP and ping for its VIP.
+            // answers ARP (NS) and ping for its VIP.
             self.publish_net(shared)?;
             for v in new_vips.difference(&old_vips) {
                 self.pending_garp.push(*v);
+            }
+            for v in new_vips6.difference(&old_vips6) {
+                self.pending_na6.push(*v);
             }
         }
         shared.lb.store(Arc::new(snap));

@@ -265,6 +265,11 @@ impl WorkerPipeline {
                 self.event(Event::Resolve { ip, port });
                 Verdict::Hold(ip)
             }
+            LbVerdict::Unresolved6 { ip, port } => {
+                self.event(Event::Resolve6 { ip, port });
+                self.counters.own[Count::Unresolved6] += 1;
+                Verdict::Drop
+            }
             LbVerdict::Wait { conn } => Verdict::Wait(conn),
             LbVerdict::Drop(_) => {
                 // the core counted the reason
@@ -637,6 +642,7 @@ impl Pipeline for WorkerPipeline {
         // reports it too, or retired slots would never be reclaimed
         self.lb.see_snapshot(&self.snap);
         self.lb.expire(now_ns, self.expire_budget);
+        self.lb.expire6(now_ns, self.expire_budget);
         let w = &self.shared.workers[self.index];
         if let Some(sync) = &w.sync {
             // other directors' connections, a bounded number per tick
@@ -666,3 +672,4 @@ impl Pipeline for WorkerPipeline {
 mod nd;
 #[cfg(test)]
 mod tests;
+mod v6;

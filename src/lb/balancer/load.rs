@@ -11,14 +11,21 @@ use std::sync::atomic::Ordering::Relaxed;
 /// Give back a removed connection's active/inactive/live counts.
 #[inline]
 pub(super) fn release_counters(stats: &WorkerStats, c: &Conn) {
-    if let Some(t) = stats.dests.get(c.dest as usize) {
-        if c.flags & F_ACTIVE != 0 {
+    release_flags(stats, c.dest, c.svc, c.flags);
+}
+
+/// [`release_counters`] from a record's real-server slot, service slot and
+/// flags (IPv4 or IPv6 record alike).
+#[inline]
+pub(super) fn release_flags(stats: &WorkerStats, dest: u32, svc: u16, flags: u8) {
+    if let Some(t) = stats.dests.get(dest as usize) {
+        if flags & F_ACTIVE != 0 {
             t.adjust(-1, 0, -1);
         } else {
             t.adjust(0, -1, -1);
         }
     }
-    if let Some(t) = stats.services.get(c.svc as usize) {
+    if let Some(t) = stats.services.get(svc as usize) {
         t.adjust(0, 0, -1);
     }
 }

@@ -54,8 +54,8 @@
 //! control it); the table keeps millisecond ticks.
 
 use crate::lb::conn::{
-    tick_of, tick_reached, Conn, ConnTable, Probe, F_ACTIVE, F_NOOUTPUT, F_SP_PENDING, F_SYNCED,
-    F_SYNPROXY,
+    tick_of, tick_reached, Conn, Conn6, ConnTable, Probe, F_ACTIVE, F_NOOUTPUT, F_SP_PENDING,
+    F_SYNCED, F_SYNPROXY,
 };
 use crate::lb::persist::{PersistStats, PersistTable};
 use crate::lb::sched::{self, Cursor, DestLoad};
@@ -83,6 +83,8 @@ mod listing;
 mod new_conn;
 mod sync;
 mod synproxy;
+mod v6;
+pub use v6::lookup_key6;
 
 use crate::net::buf::BURST;
 
@@ -103,6 +105,7 @@ pub const TOUCH_LAG: usize = 8;
 /// The per-lcore load-balancing state machine (see the module docs).
 pub struct Balancer {
     table: ConnTable,
+    table6: ConnTable<Conn6>,
     stats: Arc<WorkerStats>,
     cursors: Vec<Cursor>,
     loads: Vec<DestLoad>,
@@ -141,6 +144,11 @@ impl Balancer {
         Balancer {
             table: {
                 let mut t = ConnTable::new(cfg.conn_capacity, cfg.seed);
+                t.set_embryonic_grace(cfg.embryonic_grace_ms);
+                t
+            },
+            table6: {
+                let mut t = ConnTable::new(cfg.conn6_capacity(), cfg.seed ^ 0x6666_6666);
                 t.set_embryonic_grace(cfg.embryonic_grace_ms);
                 t
             },
@@ -219,12 +227,20 @@ impl Balancer {
         self.stats.dests.get(slot as usize)
     }
 
+    /// Publish the number of connections (both tables).
+    #[inline]
+    fn store_conns(&self) {
+        self.stats
+            .conns
+            .store((self.table.len() + self.table6.len()) as u64, Relaxed);
+    }
+
     /// A connection left the table: release its counters and detach it
     /// from its persistence template.
     fn release(&mut self, c: &Conn, now_ns: u64) {
         release_counters(&self.stats, c);
         detach_conn(&mut self.persist, &self.pcfg, c, now_ns);
-        self.stats.conns.store(self.table.len() as u64, Relaxed);
+        self.store_conns();
     }
 
     fn expire_idx(&mut self, idx: u32, now_ns: u64) {
@@ -256,7 +272,7 @@ impl Balancer {
         });
         persist.expire(now_ns, budget as usize);
         bump(&self.stats.expired, n as u64);
-        self.stats.conns.store(self.table.len() as u64, Relaxed);
+        self.store_conns();
         n
     }
 

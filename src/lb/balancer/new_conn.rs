@@ -3,6 +3,7 @@
 //! with the lookup's probe, count it.
 
 use super::*;
+use crate::lb::snapshot::Dest;
 
 impl Balancer {
     /// Schedule and insert a new connection for `key`, whose lookup in
@@ -22,47 +23,7 @@ impl Balancer {
         let was_pinned = pinned.is_some();
         let d = match pinned.or_else(|| self.persist_pick(snap, svc, key.src, now_ns)) {
             Some(d) => Some(d),
-            None => {
-                let slot = svc.id.slot as usize;
-                let cur = self.cursors.get_mut(slot).ok_or(LbDrop::NoDest)?;
-                let live = self
-                    .no_marks
-                    .get(slot)
-                    .is_some_and(|e| *e == Some(snap.epoch));
-                let i = if live {
-                    // no thresholds, marks cleared: each load when asked
-                    let loads = LiveLoads {
-                        dests: &svc.dests,
-                        stats: &self.stats.dests,
-                        cap: self.loads.capacity(),
-                    };
-                    sched::pick_with(&svc.prepared, cur, &loads, key)
-                } else {
-                    self.loads.clear();
-                    let mut thresholds = false;
-                    for d in &svc.dests {
-                        thresholds |= d.upper != 0 || d.lower != 0;
-                        let load = match self.stats.dests.get(d.id.slot as usize) {
-                            Some(t) => dest_load(t, d.weight, d.upper, d.lower),
-                            None => DestLoad::default(),
-                        };
-                        if self.loads.len() == self.loads.capacity() {
-                            break; // never reallocate on the fast path
-                        }
-                        self.loads.push(load);
-                    }
-                    if !thresholds && self.loads.len() == svc.dests.len() {
-                        // every mark of the service is clear now, and
-                        // without thresholds none is set again in this
-                        // snapshot: later picks need no pass of their own
-                        if let Some(e) = self.no_marks.get_mut(slot) {
-                            *e = Some(snap.epoch);
-                        }
-                    }
-                    sched::pick(&svc.prepared, cur, &self.loads, key)
-                };
-                i.and_then(|i| svc.dests.get(i))
-            }
+            None => self.sched_pick(snap, svc, key),
         };
         let d = d.ok_or(LbDrop::NoDest)?;
         let init = if key.proto == PROTO_TCP {
@@ -108,7 +69,57 @@ impl Balancer {
             bump(&t.conns, 1);
             t.adjust(0, 0, 1);
         }
-        self.stats.conns.store(self.table.len() as u64, Relaxed);
+        self.store_conns();
         Ok(idx)
+    }
+
+    /// The service's scheduler's pick for `key` over this worker's live
+    /// loads (weight 0 and overloaded servers are never picked).
+    #[inline(always)]
+    pub(super) fn sched_pick<'s>(
+        &mut self,
+        snap: &Snapshot,
+        svc: &'s Service,
+        key: &FlowKey,
+    ) -> Option<&'s Dest> {
+        let slot = svc.id.slot as usize;
+        let cur = self.cursors.get_mut(slot)?;
+        let live = self
+            .no_marks
+            .get(slot)
+            .is_some_and(|e| *e == Some(snap.epoch));
+        let i = if live {
+            // no thresholds, marks cleared: each load when asked
+            let loads = LiveLoads {
+                dests: &svc.dests,
+                stats: &self.stats.dests,
+                cap: self.loads.capacity(),
+            };
+            sched::pick_with(&svc.prepared, cur, &loads, key)
+        } else {
+            self.loads.clear();
+            let mut thresholds = false;
+            for d in &svc.dests {
+                thresholds |= d.upper != 0 || d.lower != 0;
+                let load = match self.stats.dests.get(d.id.slot as usize) {
+                    Some(t) => dest_load(t, d.weight, d.upper, d.lower),
+                    None => DestLoad::default(),
+                };
+                if self.loads.len() == self.loads.capacity() {
+                    break; // never reallocate on the fast path
+                }
+                self.loads.push(load);
+            }
+            if !thresholds && self.loads.len() == svc.dests.len() {
+                // every mark of the service is clear now, and
+                // without thresholds none is set again in this
+                // snapshot: later picks need no pass of their own
+                if let Some(e) = self.no_marks.get_mut(slot) {
+                    *e = Some(snap.epoch);
+                }
+            }
+            sched::pick(&svc.prepared, cur, &self.loads, key)
+        };
+        i.and_then(|i| svc.dests.get(i))
     }
 }

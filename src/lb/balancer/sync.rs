@@ -10,7 +10,6 @@ use crate::lb::state::{TcpState, MAX_TIMEOUT_S, TCP_STATES};
 use crate::lb::stats::bump;
 use crate::lb::sync::{SyncConn, SyncCount, SyncPolicy, SyncQueue, SYNC_FILL_LIMIT};
 use crate::net::meta::{FlowKey, PROTO_TCP, PROTO_UDP};
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 /// A worker's sync sender side: the queue and when to use it.
@@ -269,7 +268,7 @@ impl Balancer {
             t.adopt(svc.id.gen);
             t.adjust(0, 0, 1);
         }
-        self.stats.conns.store(self.table.len() as u64, Relaxed);
+        self.store_conns();
         SyncCount::Installed
     }
 }

@@ -148,6 +148,9 @@ pub enum BuildError {
         .1.addr, .0.vip
     )]
     MixedFamily(ServiceKey, DestKey),
+    /// A feature IPv6 services do not have yet.
+    #[error("service {}: {1} is not available for IPv6 services yet", std::net::SocketAddr::new(.0.vip, .0.port))]
+    Ipv6Unsupported(ServiceKey, &'static str),
     /// More services than the workers' counter arrays hold.
     #[error("too many services (max {0})")]
     TooManyServices(u32),
@@ -294,6 +297,14 @@ impl<'a> SnapshotBuilder<'a> {
                 return Err(BuildError::DuplicateService(k));
             }
             check_addr(k.vip)?;
+            if k.vip.is_ipv6() {
+                if spec.persistent.is_some() {
+                    return Err(BuildError::Ipv6Unsupported(k, "persistence (-p)"));
+                }
+                if spec.synproxy {
+                    return Err(BuildError::Ipv6Unsupported(k, "the SYN proxy"));
+                }
+            }
             if k.port == 0 && spec.persistent.is_none() {
                 return Err(BuildError::PortZero(k));
             }

@@ -276,12 +276,13 @@ fn solicit<B: PacketBuf>(
             _ => NdIgnore::BadSolicit,
         })?
     };
-    if !addrs.is_port_addr6(port, ns.target) {
+    if !addrs.is_port_addr6(port, ns.target) && !addrs.is_vip6(ns.target) {
         return Err(NdIgnore::SolicitNotForUs);
     }
     if ns.dst != ns.target
         && ns.dst != ndp::solicited_node(ns.target)
         && !addrs.is_port_addr6(port, ns.dst)
+        && !addrs.is_vip6(ns.dst)
     {
         return Err(NdIgnore::SolicitBadDst);
     }
@@ -367,7 +368,7 @@ fn echo<B: PacketBuf>(
     let ours = if ipv6::is_link_local(dst) {
         addrs.is_port_addr6(port, dst)
     } else {
-        addrs.is_local6(dst)
+        addrs.is_local6(dst) || addrs.is_vip6(dst)
     };
     if !ours {
         return Err(NdIgnore::EchoNotForUs);

@@ -352,6 +352,7 @@ weight = 7
             synproxy: false,
         },
         pending_garp: Vec::new(),
+        pending_na6: Vec::new(),
         health,
         state_file: Some(StateFile::new(&p)),
     };

@@ -1,0 +1,84 @@
+//! The pipeline's IPv6 balancing: classify's [`PacketMeta6`] goes to its
+//! owning worker (software steering on the client address folded to 32
+//! bits), then to the balancer's IPv6 path ([`Balancer::process6`]).
+//! What the balancer does not take goes to the port's kernel interface
+//! when it is for one of the port's own IPv6 addresses, else it is counted
+//! and dropped.
+//!
+//! IPv6 packets take the packet path, not the staged burst path: the
+//! IPv4 burst stays as measured, and IPv6's cost is stated in
+//! BENCHMARKS.md.
+//!
+//! [`Balancer::process6`]: crate::lb::balancer::Balancer::process6
+
+use super::{owner_of, WorkerPipeline};
+use crate::dataplane::stats::Count;
+use crate::dataplane::Verdict;
+use crate::lb::balancer::{lookup_key6, LbVerdict};
+use crate::lb::snapshot::{fold6, Snapshot};
+use crate::net::buf::PacketBuf;
+use crate::net::meta::{PacketMeta, PacketMeta6, PROTO_ICMPV6};
+
+/// The client side of an IPv6 packet (as `client_of` for IPv4): the source
+/// when it goes to a VIP, else the destination (a NAT reply).
+#[inline]
+pub fn client_of6(snap: &Snapshot, meta: &PacketMeta6) -> u128 {
+    let k = lookup_key6(meta);
+    if snap.is_vip6(k.dst) {
+        k.src
+    } else {
+        k.dst
+    }
+}
+
+/// The worker that owns IPv6 client `client` among `workers`.
+#[inline]
+pub fn owner6(client: u128, workers: u32) -> u32 {
+    owner_of(fold6(client), u32::MAX, workers)
+}
+
+impl WorkerPipeline {
+    /// An IPv6 TCP/UDP packet or ICMPv6 error (classify's meta).
+    pub(super) fn ipv6<B: PacketBuf>(
+        &mut self,
+        buf: &mut B,
+        meta: &PacketMeta6,
+        port: u16,
+        now_ns: u64,
+        steered: bool,
+    ) -> Verdict {
+        if self.workers > 1 && !steered {
+            let owner = owner6(client_of6(&self.snap, meta), self.workers);
+            if owner as usize != self.index {
+                self.counters.own[Count::SteeredOut] += 1;
+                return Verdict::Steer(owner as u16);
+            }
+        }
+        let v = self
+            .lb
+            .process6(&self.snap, self.net.as_ref(), buf, meta, now_ns);
+        if v != LbVerdict::NotForUs {
+            return self.map_lb(v, buf, &PacketMeta::default(), port);
+        }
+        let kernel = self.net.port(port).is_some_and(|p| p.kernel)
+            && self.net.addrs().port_of6(meta.key.dst) == Some(port);
+        if kernel {
+            // ssh, BGP, health checks' answers over IPv6
+            return Verdict::Kernel(port);
+        }
+        if meta.key.proto == PROTO_ICMPV6 {
+            // an ICMPv6 error about no connection of ours: the responder
+            // counts it
+            let len = meta
+                .ip_len
+                .saturating_sub(meta.l4_off.saturating_sub(meta.l3_off));
+            return self.icmpv6(buf, port, meta.l3_off, meta.l4_off, len);
+        }
+        if self.net.addrs().is_local6(meta.key.dst) {
+            self.counters.own[Count::LocalOther] += 1;
+        } else {
+            self.counters.own[Count::NotForUs] += 1;
+        }
+        Verdict::Drop
+    }
+}
