@@ -249,6 +249,105 @@ impl Lab {
         }
     }
 
+    /// The lab's state directory (LAB_STATE_DIR): helpers' logs, pid and
+    /// ready files.
+    pub fn state_dir(&self) -> PathBuf {
+        let st = self.env.iter().find(|(k, _)| k == "LAB_STATE_DIR");
+        PathBuf::from(&st.expect("LAB_STATE_DIR").1)
+    }
+
+    /// Turn IPv6 on for interface `dev` in namespace `who` (lab.sh turns it
+    /// off in every namespace, "all" and "default") without DAD, and give
+    /// it `addr` (with its prefix length, e.g. "2001:db8:98::11/64") `nodad`:
+    /// e.g. a real server's `eth0` before [`Lab::start_ip6ip6_decap`].
+    pub fn enable_ipv6(&self, who: &str, dev: &str, addr: &str) {
+        for k in [
+            format!("net.ipv6.conf.{dev}.accept_dad=0"),
+            format!("net.ipv6.conf.{dev}.disable_ipv6=0"),
+        ] {
+            let o = self.exec(who, &["sysctl", "-qw", &k]);
+            assert!(o.status.success(), "{who}: sysctl {k}: {}", text(&o));
+        }
+        let o = self.exec(
+            who,
+            &["ip", "-6", "addr", "replace", addr, "dev", dev, "nodad"],
+        );
+        assert!(o.status.success(), "{who}: {addr} on {dev}: {}", text(&o));
+    }
+
+    /// IPv6 TUN mode at real server `rs` ("rs1".."rsN"): the IPv6 twin of
+    /// what `lab.sh mode tun` does for IPv4 with `ipip_decap.py`. Starts
+    /// `tests/support/ip6ip6_decap.py` in the server's namespace, as
+    /// `lab.sh` starts its helpers (setsid, stdin from /dev/null, its files
+    /// in the lab's state directory as `rsN-decap6.{log,pid,ready,spawn}`,
+    /// so `lab.sh down` stops it; `lab.sh mode` leaves it alone). It puts
+    /// `vip6` as /128 `nodad` on TUN `vip6` (IPv6 on, no DAD, no link-local)
+    /// and decapsulates IPv6-in-IPv6 (next header 41) addressed to `rip6`
+    /// only; the real server's kernel then answers from the VIP through its
+    /// routing table. Waits until it is ready (panics with its log if it
+    /// dies first); returns its log file.
+    ///
+    /// The caller gives the server's `eth0` IPv6 and `rip6`
+    /// ([`Lab::enable_ipv6`]) and a route back to the client's IPv6
+    /// network (no rp_filter in IPv6: any way back works). While the
+    /// decapsulator runs, the kernel no longer answers next header 41 with
+    /// ICMPv6 parameter problem. Checked without dirigo by
+    /// `tests/support/ip6ip6_selftest.sh` (tests/ip6ip6_tool.rs).
+    pub fn start_ip6ip6_decap(&self, rs: &str, rip6: &str, vip6: &str) -> PathBuf {
+        rs_index(rs); // panics unless "rsN"
+        let st = self.state_dir();
+        let name = format!("{rs}-decap6");
+        let file = |ext: &str| st.join(format!("{name}.{ext}"));
+        let _ = std::fs::remove_file(file("ready"));
+        let python = self
+            .env
+            .iter()
+            .find(|(k, _)| k == "LAB_PYTHON")
+            .map_or("python3".to_string(), |(_, v)| v.clone());
+        let ns = format!("{}-{rs}", self.prefix);
+        let st_s = st.display().to_string();
+        let script = support("ip6ip6_decap.py");
+        // `sh` backgrounds it and exits: init adopts it, as lab.sh's helpers
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(
+                r#"ns=$1 st=$2 name=$3; shift 3
+                ip netns exec "$ns" setsid "$@" --log "$st/$name.log" \
+                    --pid-file "$st/$name.pid" --ready-file "$st/$name.ready" \
+                    </dev/null >>"$st/$name.log" 2>&1 &
+                echo $! >"$st/$name.spawn""#,
+            )
+            .args(["sh", &ns, &st_s, &name, &python, &script])
+            .args(["--vip", vip6, "--tun", "vip6", "--local", rip6])
+            .stdin(Stdio::null())
+            .output()
+            .expect("spawn ip6ip6_decap.py");
+        assert!(o.status.success(), "start ip6ip6_decap.py: {}", text(&o));
+        let pid: u32 = std::fs::read_to_string(file("spawn"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .expect("ip6ip6_decap.py spawn pid");
+        let log = file("log");
+        let end = Instant::now() + Duration::from_secs(15);
+        while !file("ready").exists() {
+            let tail = || std::fs::read_to_string(&log).unwrap_or_default();
+            if !common::alive(pid) {
+                std::thread::sleep(Duration::from_millis(100));
+                if file("ready").exists() {
+                    break;
+                }
+                panic!("{name} exited before it was ready; its log:\n{}", tail());
+            }
+            assert!(
+                Instant::now() < end,
+                "{name} not ready in 15 s:\n{}",
+                tail()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        log
+    }
+
     /// `dirigoadm --socket S ARGS`; panic unless it succeeds; stdout.
     pub fn adm(&self, args: &[&str]) -> String {
         self.adm_stdin(args, None)

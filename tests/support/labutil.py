@@ -53,9 +53,16 @@ def remove_quiet(path):
 
 
 def on_sigterm_exit():
-    """Make SIGTERM/SIGINT raise SystemExit so `finally` blocks run."""
+    """Make SIGTERM/SIGINT raise SystemExit so `finally` blocks run.
+
+    Only the first one: a second signal (`timeout` sends SIGTERM to its child
+    and then to its whole process group) would otherwise interrupt the
+    `finally` block itself and the program would exit 143 without cleaning up.
+    """
 
     def handler(signum, _frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, handler)
