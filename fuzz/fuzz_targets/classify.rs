@@ -1,6 +1,8 @@
 //! Fuzz the whole receive path of the sans-IO net layer: classify, then the
 //! ARP responder, the ICMP echo responder or the IPv6 responder (NDP,
-//! ping6) on a mutable copy, exactly as a worker would. Any panic is a bug.
+//! ping6) on a mutable copy, exactly as a worker would; IPv6 TCP/UDP and
+//! ICMPv6 errors for the balancer are checked to lie inside the frame.
+//! Any panic is a bug.
 #![no_main]
 
 use dirigo::net::addr::{link_local_of, Ipv4Cidr, Ipv6Cidr, OwnAddrs};
@@ -36,6 +38,21 @@ fuzz_target!(|data: &[u8]| {
                 assert!(q.inner_l4_off as usize + 8 <= data.len());
             }
             let _ = echo_input(&mut frame, &meta, &addrs);
+        }
+        Classified::Ipv6(m) => {
+            // the IPv6 classify path: every offset inside the frame
+            assert!(m.l3_off < m.l4_off);
+            assert!(m.l3_off as usize + m.ip_len as usize <= data.len());
+            match m.icmp {
+                Some(q) => {
+                    assert!(m.l4_off < q.inner_l3_off && q.inner_l3_off < q.inner_l4_off);
+                    assert!(q.inner_l4_off as usize + 8 <= data.len());
+                }
+                None => {
+                    let l4 = if m.key.proto == 6 { 20 } else { 8 };
+                    assert!(m.l4_off as usize + l4 <= data.len());
+                }
+            }
         }
         Classified::Icmpv6 {
             l3_off,

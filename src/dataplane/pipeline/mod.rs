@@ -375,6 +375,7 @@ impl WorkerPipeline {
                 Verdict::Drop
             }
             Classified::Arp { .. } => self.arp(buf, port, now_ns),
+            Classified::Ipv6(meta) => self.ipv6(buf, &meta, port, now_ns, steered),
             Classified::Icmpv6 {
                 l3_off,
                 l4_off,

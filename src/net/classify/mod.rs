@@ -13,9 +13,10 @@
 //! a traceroute, a `ping -t 1` from the same segment) and LVS forwarding does
 //! not decrement TTL; a path that does decrement checks `meta.ttl <= 1`.
 
-use crate::net::meta::{FlowKey, IcmpQuote, PacketMeta, PROTO_ICMP, PROTO_TCP, PROTO_UDP};
-use crate::net::wire::ipv6ext::ExtError;
-use crate::net::wire::{self, arp, ethernet, icmp, icmpv6, ipv4, ipv6, tcp, udp, WireError};
+use crate::net::meta::{
+    FlowKey, IcmpQuote, PacketMeta, PacketMeta6, PROTO_ICMP, PROTO_TCP, PROTO_UDP,
+};
+use crate::net::wire::{self, arp, ethernet, icmp, ipv4, tcp, udp, WireError};
 
 crate::counters::counter_enum! {
     /// Why classify dropped a frame. One counter per variant: keep a
@@ -26,8 +27,8 @@ crate::counters::counter_enum! {
         Truncated: drop = "truncated",
         /// EtherType neither IPv4, ARP, IPv6 nor one 802.1Q tag.
         UnknownEthertype: drop = "unknown_ethertype",
-        /// IPv6 dirigo does not handle: anything but ICMPv6 (IPv6 is not
-        /// balanced yet).
+        /// IPv6 whose upper layer dirigo does not handle: neither TCP, UDP
+        /// nor ICMPv6 (e.g. next header 59, none).
         Ipv6: drop = "ipv6",
         /// More than one VLAN tag (QinQ or stacked 802.1Q).
         StackedVlan: drop = "stacked_vlan",
@@ -82,6 +83,9 @@ pub enum Classified {
     },
     /// A validated unicast IPv4 TCP/UDP/ICMP packet.
     Ipv4(PacketMeta),
+    /// A validated unicast IPv6 TCP/UDP packet, or an ICMPv6 error quoting
+    /// one (for the balancer; see [`ipv6`]).
+    Ipv6(PacketMeta6),
     /// An ICMPv6 message in a sound IPv6 packet (fixed header, extension
     /// headers walked, at least the 8-byte ICMPv6 header): for the IPv6
     /// responder ([`crate::net::nd`]), which checks the rest (type,
@@ -174,7 +178,7 @@ fn classify_inner(frame: &[u8], port: u16) -> Result<Classified, NetDrop> {
                 vlan,
             });
         }
-        ethernet::ethertype::IPV6 => return ipv6_inner(eth.payload(), l3_off, vlan),
+        ethernet::ethertype::IPV6 => return ipv6::ipv6_inner(eth.payload(), l3_off, vlan, port),
         ethernet::ethertype::VLAN | ethernet::ethertype::QINQ => return Err(NetDrop::StackedVlan),
         _ => return Err(NetDrop::UnknownEthertype),
     }
@@ -244,49 +248,6 @@ fn classify_inner(frame: &[u8], port: u16) -> Result<Classified, NetDrop> {
     Ok(Classified::Ipv4(meta))
 }
 
-/// The IPv6 packet `p` (the Ethernet payload, at `l3_off` in the frame):
-/// an ICMPv6 message for the responder, or a drop.
-#[cold]
-fn ipv6_inner(p: &[u8], l3_off: usize, vlan: Option<u16>) -> Result<Classified, NetDrop> {
-    let ip = ipv6::Packet::new_checked(p).map_err(|_| NetDrop::BadIpv6)?;
-    let (src, dst) = (ip.src(), ip.dst());
-    if ipv6::is_multicast(src) || src == LOOPBACK6 {
-        return Err(NetDrop::MartianSrc);
-    }
-    if dst == ipv6::UNSPECIFIED || dst == LOOPBACK6 {
-        return Err(NetDrop::NotUnicastDst);
-    }
-    let ul = ip.upper_layer().map_err(|e| match e {
-        ExtError::Fragment { .. } => NetDrop::Ipv6Fragment,
-        _ => NetDrop::Ipv6ExtHeader,
-    })?;
-    if ul.protocol != ipv6::next_header::ICMPV6 {
-        return Err(NetDrop::Ipv6);
-    }
-    // the walk's offset is at most the payload's length
-    let len = ip.payload().len().saturating_sub(ul.offset);
-    if len < icmpv6::HEADER_LEN {
-        return Err(NetDrop::L4Truncated);
-    }
-    let l4_off = l3_off + ipv6::HEADER_LEN + ul.offset;
-    let (Ok(l3_off), Ok(l4_off), Ok(len)) = (
-        u16::try_from(l3_off),
-        u16::try_from(l4_off),
-        u16::try_from(len),
-    ) else {
-        return Err(NetDrop::BadIpv6);
-    };
-    Ok(Classified::Icmpv6 {
-        l3_off,
-        l4_off,
-        len,
-        vlan,
-    })
-}
-
-/// The IPv6 loopback address ::1.
-const LOOPBACK6: u128 = 1;
-
 /// The IPv4 destination of a frame whose Ethernet (+ one VLAN tag) and
 /// IPv4 headers are sound, whatever classify decided about the rest: the
 /// pipeline asks it about the few drops the kernel interface may still
@@ -308,7 +269,7 @@ pub const fn is_link_local_multicast(a: u32) -> bool {
     a >> 8 == 0xe0_00_00
 }
 
-fn l4_err(e: WireError) -> NetDrop {
+pub(crate) fn l4_err(e: WireError) -> NetDrop {
     match e {
         WireError::Truncated => NetDrop::L4Truncated,
         _ => NetDrop::BadL4Header,
@@ -355,6 +316,7 @@ fn quote(i: &icmp::Packet<&[u8]>, inner_l3_off: usize) -> Option<IcmpQuote> {
 }
 
 mod fast;
+pub mod ipv6;
 
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,6 @@
-//! IPv6: ICMPv6 reaches the responder with its offsets, everything else is
-//! a counted drop; the IPv4 fast path never answers for IPv6.
+//! IPv6: ICMPv6 reaches the responder with its offsets, TCP/UDP and
+//! ICMPv6 errors about them the balancer (`ipv6_balance`), everything else
+//! is a counted drop; the IPv4 fast path never answers for IPv6.
 
 use super::*;
 use crate::net::classify::fast::classify_fast;
@@ -30,7 +31,7 @@ pub(super) fn icmpv6_behind_hop_by_hop() -> Vec<u8> {
     f
 }
 
-fn udp6(vlan: bool) -> Vec<u8> {
+pub(super) fn udp6(vlan: bool) -> Vec<u8> {
     let mut v = Vec::new();
     if vlan {
         PacketBuilder::ethernet2(MAC_A, MAC_B)
@@ -101,10 +102,13 @@ fn ipv6_vlan_tagged() {
 
 #[test]
 fn ipv6_drops() {
-    // not ICMPv6: not handled yet
-    assert_eq!(drop_of(&udp6(false)), NetDrop::Ipv6);
-    assert_eq!(drop_of(&udp6(true)), NetDrop::Ipv6);
     let f = icmpv6_echo();
+    // no upper layer (next header 59), or one dirigo does not speak (SCTP)
+    for nh in [59u8, 132] {
+        let mut b = f.clone();
+        b[20] = nh;
+        assert_eq!(drop_of(&b), NetDrop::Ipv6, "{nh}");
+    }
     // truncated header, version, payload length past the frame
     assert_eq!(drop_of(&f[..14 + 39]), NetDrop::BadIpv6);
     let mut b = f.clone();

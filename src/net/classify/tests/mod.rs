@@ -388,6 +388,7 @@ proptest! {
 
 mod fast;
 mod ipv6;
+mod ipv6_balance;
 
 #[test]
 fn ipv4_dst_of_what_classify_drops_for_the_kernel() {
