@@ -73,7 +73,7 @@ impl Balancer {
     /// Sweep up to `budget` IPv6 records (the worker's housekeeping calls
     /// it beside [`Self::expire`]); returns how many were removed.
     pub fn expire6(&mut self, now_ns: u64, budget: u32) -> u32 {
-        if self.table6.len() == 0 {
+        if self.table6.is_empty() {
             return 0;
         }
         let now = tick_of(now_ns);
