@@ -645,3 +645,4 @@ fn unresolved_next_hop_named_for_every_path() {
         "holding is not dropping"
     );
 }
+mod v6;
