@@ -382,7 +382,7 @@ mod tests {
             names[..Count::COUNT].join(" "),
             "arp_replied arp_learned echo_replied local_other not_for_us events_lost \
              forwarded lb_dropped steered_out steered_in other_host kernel_copy_lost from_kernel \
-             arp_taken nd_advertised echo6_replied nd_learned nd_taken"
+             arp_taken nd_advertised echo6_replied nd_learned nd_taken unresolved6"
         );
         assert_eq!(&names[Count::COUNT], &"truncated");
         let icmp_end = names.len() - NdIgnore::COUNT;
