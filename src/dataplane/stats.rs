@@ -391,18 +391,19 @@ mod tests {
         assert_eq!(names.last(), Some(&"icmp6_other"));
         let drops: Vec<_> = c.named().filter(|n| n.drop).map(|n| n.name).collect();
         assert_eq!(
-            drops[..5],
+            drops[..6],
             [
                 "local_other",
                 "not_for_us",
                 "events_lost",
                 "other_host",
-                "kernel_copy_lost"
+                "kernel_copy_lost",
+                "unresolved6"
             ]
         );
         assert_eq!(
             drops.len(),
-            5 + NetDrop::COUNT + ArpIgnore::COUNT + IcmpIgnore::COUNT + NdIgnore::COUNT
+            6 + NetDrop::COUNT + ArpIgnore::COUNT + IcmpIgnore::COUNT + NdIgnore::COUNT
         );
     }
 
