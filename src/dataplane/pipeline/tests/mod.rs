@@ -534,6 +534,7 @@ fn held_packet_released_once_the_view_knows_the_neighbor() {
 
 mod ipv6;
 mod kernel;
+mod v6nat;
 
 #[test]
 fn idle_worker_reports_the_snapshot_it_works_with() {

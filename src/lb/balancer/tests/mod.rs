@@ -575,6 +575,7 @@ mod pins;
 mod sync;
 mod synproxy;
 mod timeouts;
+mod v6;
 
 #[test]
 fn drop_reason_names() {
@@ -645,4 +646,3 @@ fn unresolved_next_hop_named_for_every_path() {
         "holding is not dropping"
     );
 }
-mod v6;

@@ -1,0 +1,195 @@
+//! IPv6 balancing through two workers' pipelines: NAT requests and
+//! replies of IPv6 connections arriving at different workers meet at the
+//! owner (software steering on the folded client address), are translated
+//! once and tracked once; an NS for the IPv6 VIP is answered; IPv6 to one
+//! of our addresses that no service takes goes to the kernel interface.
+
+use super::ipv6::PORT_IP6;
+use super::{run, setup_ports};
+use crate::dataplane::Verdict;
+use crate::lb::sched::{SchedFlags, SchedKind};
+use crate::lb::snapshot::{LbIds, Snapshot, SnapshotBuilder};
+use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
+use crate::lb::testutil::OUR_MAC;
+use crate::net::addr::Ipv6Cidr;
+use crate::net::buf::VecBuf;
+use crate::net::classify::{classify, Classified};
+use crate::net::neigh::{NeighConfig, NeighTable};
+use crate::net::route6::RouteTable6;
+use crate::net::wire::ndp;
+use etherparse::PacketBuilder;
+use std::net::Ipv4Addr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+const VIP6: u128 = 0x2001_0db8_0099_0000_0000_0000_0000_0100;
+const LAN6: u128 = 0x2001_0db8_0098_0000_0000_0000_0000_0001;
+const RS6: u128 = 0x2001_0db8_0098_0000_0000_0000_0000_0011;
+const RS_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0x11];
+
+fn client6(c: u8) -> u128 {
+    0x2001_0db8_0099_0000_0000_0000_0000_0000 | c as u128
+}
+
+fn client_mac(c: u8) -> [u8; 6] {
+    [2, 0, 0, 0, 6, c]
+}
+
+fn tcp6(src: u128, sport: u16, dst: u128, dport: u16, syn_ack: bool, eth: [[u8; 6]; 2]) -> Vec<u8> {
+    let mut v = Vec::new();
+    let b = PacketBuilder::ethernet2(eth[0], eth[1])
+        .ipv6(src.to_be_bytes(), dst.to_be_bytes(), 64)
+        .tcp(sport, dport, 1, 64240)
+        .syn();
+    let b = if syn_ack { b.ack(2) } else { b };
+    b.write(&mut v, b"").unwrap();
+    v
+}
+
+fn nat6_service() -> Snapshot {
+    let mut ids = LbIds::new(16, 64);
+    let mut b = SnapshotBuilder::new();
+    b.service(
+        ServiceSpec {
+            key: ServiceKey {
+                proto: Proto::Tcp,
+                vip: std::net::IpAddr::V6(VIP6.into()),
+                port: 80,
+            },
+            sched: SchedKind::Rr,
+            flags: SchedFlags::default(),
+            persistent: None,
+            netmask: Ipv4Addr::BROADCAST,
+            prefix6: 128,
+            synproxy: false,
+        },
+        vec![DestSpec {
+            key: DestKey {
+                addr: std::net::IpAddr::V6(RS6.into()),
+                port: 8080,
+            },
+            method: Method::Nat,
+            weight: 1,
+            upper: 0,
+            lower: 0,
+        }],
+    );
+    b.build(&mut ids, 2).unwrap()
+}
+
+/// Two workers whose view has port 1's IPv6 network (2001:db8:98::/64),
+/// static neighbours for the real server and the clients, and the IPv6
+/// NAT service [VIP6]:80 -> [RS6]:8080.
+fn setup6(kernel: [bool; 2]) -> (Arc<crate::dataplane::shared::Shared>, Vec<super::WorkerPipeline>) {
+    let (shared, mut pipes) = setup_ports(2, kernel);
+    let view = shared.net.load_full();
+    let mut addrs = view.addrs().clone();
+    addrs
+        .add_port_addr6(1, Ipv6Cidr::new(LAN6, 64).unwrap())
+        .unwrap();
+    addrs.set_vips6([VIP6]);
+    let routes6 = RouteTable6::new(&addrs, &[]).unwrap();
+    let mut n6 = NeighTable::<u128>::new(NeighConfig::default());
+    n6.add_static(RS6, RS_MAC, 1).unwrap();
+    for c in 2..=60u8 {
+        n6.add_static(client6(c), client_mac(c), 0).unwrap();
+    }
+    let v = view
+        .with_addrs_routes(Arc::new(addrs), Arc::new(view.routes().clone()))
+        .with_routes6(Arc::new(routes6))
+        .with_neigh6(Arc::new(n6.snapshot()));
+    shared.net.store(Arc::new(v));
+    shared.lb.store(Arc::new(nat6_service()));
+    for p in pipes.iter_mut() {
+        crate::dataplane::Pipeline::begin_burst(p, 1);
+    }
+    (shared, pipes)
+}
+
+#[test]
+fn nat6_requests_and_replies_meet_at_the_owner() {
+    let (shared, mut pipes) = setup6([false, false]);
+    let mut owners = [0usize; 2];
+    for c in 2..=41u8 {
+        let sport = 40000 + c as u16;
+        let req_at = (c % 2) as usize;
+        let mut syn = VecBuf::new(&tcp6(
+            client6(c),
+            sport,
+            VIP6,
+            80,
+            false,
+            [client_mac(c), OUR_MAC],
+        ));
+        let (v, owner) = run(&mut pipes, req_at, &mut syn, 0);
+        assert_eq!(v, Verdict::Tx(1), "request of client {c}");
+        owners[owner] += 1;
+        let want = tcp6(client6(c), sport, RS6, 8080, false, [OUR_MAC, RS_MAC]);
+        let mut want = want;
+        want[21] = 63; // hop limit decremented
+        assert_eq!(syn.to_vec(), want, "request of client {c}, byte-exact");
+
+        let mut reply = VecBuf::new(&tcp6(
+            RS6,
+            8080,
+            client6(c),
+            sport,
+            true,
+            [RS_MAC, OUR_MAC],
+        ));
+        let (v, rowner) = run(&mut pipes, 1 - req_at, &mut reply, 1);
+        assert_eq!(v, Verdict::Tx(0), "reply of client {c}");
+        assert_eq!(rowner, owner, "reply handled by the request's owner");
+        let mut want = tcp6(VIP6, 80, client6(c), sport, true, [OUR_MAC, client_mac(c)]);
+        want[21] = 63;
+        assert_eq!(reply.to_vec(), want, "reply of client {c}, byte-exact");
+    }
+    assert!(owners[0] > 5 && owners[1] > 5, "{owners:?}");
+    let conns: u64 = shared
+        .workers
+        .iter()
+        .map(|w| w.lb.conns.load(Ordering::Relaxed))
+        .sum();
+    assert_eq!(conns, 40, "each connection tracked once");
+}
+
+#[test]
+fn ns_for_the_vip_and_own_address_traffic() {
+    let (_shared, mut pipes) = setup6([true, false]);
+    // an NS for the VIP, from a client, to its solicited-node group
+    let dst = ndp::solicited_node(VIP6);
+    let mut body = VIP6.to_be_bytes().to_vec();
+    body.extend([1, 1]);
+    body.extend(client_mac(9));
+    let mut f = Vec::new();
+    PacketBuilder::ethernet2(client_mac(9), ndp::multicast_mac(dst))
+        .ipv6(client6(9).to_be_bytes(), dst.to_be_bytes(), 255)
+        .icmpv6_raw(135, 0, [0; 4])
+        .write(&mut f, &body)
+        .unwrap();
+    let mut b = VecBuf::new(&f);
+    assert_eq!(
+        crate::dataplane::Pipeline::process(&mut pipes[0], &mut b, 0, 1),
+        Verdict::Tx(0)
+    );
+    let out = b.to_vec();
+    let p = etherparse::SlicedPacket::from_ethernet(&out).unwrap();
+    match p.transport {
+        Some(etherparse::TransportSlice::Icmpv6(i)) => {
+            assert_eq!(i.type_u8(), 136, "a neighbour advertisement");
+            assert_eq!(&i.payload()[..16], &VIP6.to_be_bytes(), "for the VIP");
+        }
+        other => panic!("{other:?}"),
+    }
+    // TCP to port 0's own IPv6 address (ssh): the kernel's, wherever it
+    // lands (never steered: the client side is the source)
+    let ssh = tcp6(client6(9), 50000, PORT_IP6, 22, false, [client_mac(9), OUR_MAC]);
+    assert!(matches!(classify(&ssh, 0), Classified::Ipv6(_)));
+    let handled: Vec<Verdict> = (0..2)
+        .map(|w| {
+            let mut b = VecBuf::new(&ssh);
+            super::run(&mut pipes, w, &mut b, 0).0
+        })
+        .collect();
+    assert_eq!(handled, [Verdict::Kernel(0), Verdict::Kernel(0)]);
+}
