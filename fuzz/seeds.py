@@ -319,6 +319,44 @@ IPV6 = {
 }
 
 
+def l4_6(src, dst, nh, seg):
+    ph = ip6(src) + ip6(dst) + struct.pack("!IxxxB", len(seg), nh)
+    return csum(ph + seg)
+
+
+def tcp6(src, sport, dst, dport, flags, data=b""):
+    seg = struct.pack("!HHIIBBHHH", sport, dport, 1000, 1 if flags & ACK else 0,
+                      5 << 4, flags, 64240, 0, 0) + data
+    c = l4_6(src, dst, 6, seg)
+    return ipv6(src, dst, 6, seg[:16] + struct.pack("!H", c) + seg[18:])
+
+
+def udp6(src, sport, dst, dport, data=b""):
+    seg = struct.pack("!HHHH", sport, dport, 8 + len(data), 0) + data
+    c = l4_6(src, dst, 17, seg) or 0xFFFF
+    return ipv6(src, dst, 17, seg[:6] + struct.pack("!H", c) + seg[8:])
+
+
+def e6(p, src=CLIENT_MAC):
+    return eth(p, src=src, etype=0x86DD)
+
+
+# IPv6 services of the `pipeline` target: [2001:db8::64]:80 (NAT to
+# [2001:db8:1::11]:8080, DR to 2001:db8:1::13), UDP [2001:db8::64]:53 (TUN
+# to 2001:db8:1::14); 2001:db8:1::12 has no neighbour entry
+RS6 = "2001:db8:1::11"
+PROGRAMS6 = {
+    "v6_nat_flow": b"".join(one(e6(tcp6(C6, 41000 + i, VIP6, 80, SYN)), worker=i % 2)
+                            for i in range(4))
+    + one(e6(tcp6(RS6, 8080, C6, 41000, SYN | ACK), src=RS_MAC), port=1)
+    + one(e6(tcp6(C6, 41000, VIP6, 80, ACK, b"GET / HTTP/1.0\r\n\r\n")))
+    + one(e6(tcp6(C6, 41000, VIP6, 80, FIN | ACK)), step=4),
+    "v6_burst": burst([e6(tcp6(C6, 42000 + i, VIP6, 80, SYN)) for i in range(8)]
+                      + [e6(udp6(C6, 5353, VIP6, 53, b"q")), e6(IPV6["too_big"]),
+                         e6(IPV6["fragment"]), e6(IPV6["echo"])], worker=1),
+}
+
+
 def write(target, name, data):
     d = os.path.join(CORPUS, target)
     os.makedirs(d, exist_ok=True)
@@ -351,6 +389,8 @@ def main():
     for n, f in FRAMES.items():
         write("classify", n, f)
     for n, p in PROGRAMS.items():
+        write("pipeline", n, p)
+    for n, p in PROGRAMS6.items():
         write("pipeline", n, p)
     for n, m in SYNC.items():
         write("ipvs_sync", n, m)

@@ -1,6 +1,7 @@
 //! Fuzz the whole sans-IO pipeline on sequences of frames: two workers'
 //! `WorkerPipeline`s sharing one control state (a 64-entry connection
-//! table each, DR, TUN and NAT services, one of them persistent), a hold
+//! table each for IPv4 and for IPv6, DR, TUN and NAT services of both
+//! families, one of them persistent), a hold
 //! area, the control thread's part played in between (ARP learning,
 //! resolving held next hops, publishing a new view), and a clock that only
 //! moves forward.
@@ -13,7 +14,8 @@
 //!   `arp_replied`, `nd_advertised`, `echo6_replied`; every `Steer` one
 //!   `steered_out`, every steered packet one `steered_in`;
 //! * every `Drop` verdict is one counted drop reason (classify's, ARP's,
-//!   ICMP's, `other_host`, `not_for_us`, `local_other`, `lb_dropped`) or an
+//!   ICMP's, `other_host`, `not_for_us`, `local_other`, `lb_dropped`,
+//!   `unresolved6`) or an
 //!   ARP frame or Neighbour Advertisement consumed by learning
 //!   (`arp_learned`, `nd_taken`);
 //! * `lb_dropped` is the sum of the core's drop reasons;
@@ -34,10 +36,11 @@ use dirigo::lb::balancer::{Balancer, BalancerConfig};
 use dirigo::lb::sched::{SchedFlags, SchedKind};
 use dirigo::lb::snapshot::{LbIds, SnapshotBuilder};
 use dirigo::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
-use dirigo::net::addr::{Ipv4Cidr, OwnAddrs};
+use dirigo::net::addr::{Ipv4Cidr, Ipv6Cidr, OwnAddrs};
 use dirigo::net::buf::{VecBuf, BURST};
 use dirigo::net::neigh::{NeighConfig, NeighTable};
 use dirigo::net::route::RouteTable;
+use dirigo::net::route6::RouteTable6;
 use dirigo::net::view::{NetView, PortInfo};
 use libfuzzer_sys::fuzz_target;
 use std::net::Ipv4Addr;
@@ -52,6 +55,10 @@ const CAPACITY: u32 = 64;
 const OUR_MAC: [u8; 6] = [0x02, 0, 0, 0, 0, 0xd1];
 const VIP: [u8; 4] = [10, 0, 0, 100];
 const VIP2: [u8; 4] = [10, 0, 0, 101];
+/// Port 0's and port 1's IPv6 networks, and the IPv6 VIP (2001:db8::64).
+const NET6_0: u128 = 0x2001_0db8 << 96;
+const NET6_1: u128 = (0x2001_0db8 << 96) | (1 << 64);
+const VIP6: u128 = NET6_0 | 0x64;
 /// Real servers with a static neighbor entry; .12 and .15 start unknown.
 const KNOWN_RS: [u8; 3] = [11, 13, 14];
 
@@ -129,6 +136,27 @@ fn world() -> World {
         .unwrap();
     addrs.add_vip(u32::from_be_bytes(VIP));
     addrs.add_vip(u32::from_be_bytes(VIP2));
+    // IPv6: 2001:db8::/64 on port 0 (the VIP 2001:db8::64, fuzz/seeds.py),
+    // 2001:db8:1::/64 on port 1 (the real servers)
+    addrs
+        .add_port_addr6(0, Ipv6Cidr::new(NET6_0 | 1, 64).unwrap())
+        .unwrap();
+    addrs
+        .add_port_addr6(1, Ipv6Cidr::new(NET6_1 | 1, 64).unwrap())
+        .unwrap();
+    addrs.set_vips6([VIP6]);
+    let routes6 = RouteTable6::new(&addrs, &[]).unwrap();
+    let mut neigh6 = NeighTable::<u128>::new(NeighConfig::default());
+    for l in [0x11u8, 0x13, 0x14] {
+        neigh6
+            .add_static(NET6_1 | l as u128, [2, 0, 0, 0, 6, l], 1)
+            .unwrap();
+    }
+    for c in 2..=9u8 {
+        neigh6
+            .add_static(NET6_0 | c as u128, [2, 0, 0, 0, 7, c], 0)
+            .unwrap();
+    }
     let routes = RouteTable::new(&addrs, &[]).unwrap();
     let mut neigh = NeighTable::new(NeighConfig::default());
     for l in KNOWN_RS {
@@ -154,7 +182,9 @@ fn world() -> World {
         Arc::new(addrs),
         Arc::new(routes),
         Arc::new(neigh.snapshot()),
-    );
+    )
+    .with_routes6(Arc::new(routes6))
+    .with_neigh6(Arc::new(neigh6.snapshot()));
     let mut ids = LbIds::new(16, 64);
     let mut b = SnapshotBuilder::new();
     // a small Maglev table: the default one's build is most of a run
@@ -192,6 +222,31 @@ fn world() -> World {
             dest(12, 80, Method::Nat, 1),
         ],
     );
+    // IPv6: NAT and DR (one real server never resolved), UDP by TUN
+    let v6 = |a: u128| std::net::IpAddr::V6(a.into());
+    let mut s6 = service(Proto::Tcp, VIP, 80, SchedKind::Rr, None);
+    s6.key.vip = v6(VIP6);
+    let d6 = |l: u8, port: u16, method: Method| DestSpec {
+        key: DestKey {
+            addr: v6(NET6_1 | l as u128),
+            port,
+        },
+        method,
+        weight: 1,
+        upper: 0,
+        lower: 0,
+    };
+    b.service(
+        s6,
+        vec![
+            d6(0x11, 8080, Method::Nat),
+            d6(0x12, 8080, Method::Nat),
+            d6(0x13, 80, Method::Dr),
+        ],
+    );
+    let mut u6 = service(Proto::Udp, VIP, 53, SchedKind::Rr, None);
+    u6.key.vip = v6(VIP6);
+    b.service(u6, vec![d6(0x14, 53, Method::Tun)]);
     let snap = b.build(&mut ids, 1).unwrap();
     let mut lbs = Vec::new();
     let mut ws = Vec::new();
@@ -199,6 +254,7 @@ fn world() -> World {
         let lb = Balancer::new(
             &BalancerConfig {
                 conn_capacity: CAPACITY,
+                conn6_capacity: CAPACITY,
                 // small enough to fill: a full one schedules without
                 persist_capacity: 16,
                 seed: i as u32 + 7,
@@ -209,6 +265,7 @@ fn world() -> World {
             16,
         );
         assert_eq!(lb.table().capacity(), CAPACITY);
+        assert_eq!(lb.table6().capacity(), CAPACITY);
         ws.push(WorkerShared::new(lb.stats(), PORTS, i as u32 + 1));
         lbs.push(lb);
     }
@@ -277,8 +334,8 @@ impl World {
             t.lb_reasons += w.lb.drop_counts().map(|(_, v)| v).sum::<u64>();
             let conns = w.lb.conns.load(Relaxed);
             assert!(
-                conns <= CAPACITY as u64,
-                "worker {i}: {conns} connections in a table of {CAPACITY}"
+                conns <= 2 * CAPACITY as u64,
+                "worker {i}: {conns} connections in two tables of {CAPACITY}"
             );
         }
         t
@@ -316,6 +373,11 @@ impl World {
                 Event::Learn6 { port, mac, .. } => {
                     assert!((port as usize) < PORTS);
                     assert!(mac[0] & 1 == 0, "a group MAC learned");
+                }
+                Event::Resolve6 { ip, port } => {
+                    assert!((port as usize) < PORTS);
+                    // only the real server without a neighbour entry
+                    assert_eq!(ip, NET6_1 | 0x12, "an unexpected IPv6 next hop");
                 }
                 Event::Looped { port } => assert!((port as usize) < PORTS),
             }
@@ -529,7 +591,7 @@ fuzz_target!(|data: &[u8]| {
         let now = w.now;
         w.pipes[i].housekeeping(now);
         let list = rx.try_recv().unwrap();
-        assert!(list.len() <= CAPACITY as usize);
+        assert!(list.len() <= 2 * CAPACITY as usize);
         assert!(
             list.len() as u64 <= ws.lb.conns.load(Relaxed),
             "listed more than the gauge"
