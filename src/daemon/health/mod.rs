@@ -139,6 +139,12 @@ impl HealthState {
                     service: s.key,
                     rs: d.key,
                 };
+                // a via-VIP check needs a pin, and pins are IPv4: an IPv6
+                // real server is probed at its own address
+                let mut spec = spec;
+                if s.key.vip.is_ipv6() {
+                    spec.via_vip = false;
+                }
                 let mut local = bind(&spec, s, d);
                 if let (true, Some(l)) = (spec.via_vip, local.as_mut()) {
                     l.set_port(self.via_port(&key));

@@ -80,7 +80,12 @@ fn nat6_service() -> Snapshot {
 /// Two workers whose view has port 1's IPv6 network (2001:db8:98::/64),
 /// static neighbours for the real server and the clients, and the IPv6
 /// NAT service [VIP6]:80 -> [RS6]:8080.
-fn setup6(kernel: [bool; 2]) -> (Arc<crate::dataplane::shared::Shared>, Vec<super::WorkerPipeline>) {
+fn setup6(
+    kernel: [bool; 2],
+) -> (
+    Arc<crate::dataplane::shared::Shared>,
+    Vec<super::WorkerPipeline>,
+) {
     let (shared, mut pipes) = setup_ports(2, kernel);
     let view = shared.net.load_full();
     let mut addrs = view.addrs().clone();
@@ -129,14 +134,7 @@ fn nat6_requests_and_replies_meet_at_the_owner() {
         want[21] = 63; // hop limit decremented
         assert_eq!(syn.to_vec(), want, "request of client {c}, byte-exact");
 
-        let mut reply = VecBuf::new(&tcp6(
-            RS6,
-            8080,
-            client6(c),
-            sport,
-            true,
-            [RS_MAC, OUR_MAC],
-        ));
+        let mut reply = VecBuf::new(&tcp6(RS6, 8080, client6(c), sport, true, [RS_MAC, OUR_MAC]));
         let (v, rowner) = run(&mut pipes, 1 - req_at, &mut reply, 1);
         assert_eq!(v, Verdict::Tx(0), "reply of client {c}");
         assert_eq!(rowner, owner, "reply handled by the request's owner");
@@ -183,7 +181,14 @@ fn ns_for_the_vip_and_own_address_traffic() {
     }
     // TCP to port 0's own IPv6 address (ssh): the kernel's, wherever it
     // lands (never steered: the client side is the source)
-    let ssh = tcp6(client6(9), 50000, PORT_IP6, 22, false, [client_mac(9), OUR_MAC]);
+    let ssh = tcp6(
+        client6(9),
+        50000,
+        PORT_IP6,
+        22,
+        false,
+        [client_mac(9), OUR_MAC],
+    );
     assert!(matches!(classify(&ssh, 0), Classified::Ipv6(_)));
     let handled: Vec<Verdict> = (0..2)
         .map(|w| {
