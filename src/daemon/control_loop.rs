@@ -116,6 +116,14 @@ pub fn run(ctl: &Ctl, pool: &Mempool, ring: &MbufRing, term: &AtomicBool, stop: 
                 inject(pool, ring, a.port, &buf[..n]);
             }
         }
+        // the IPv6 VIPs on every port, as their ARP counterparts above
+        for &v in addrs.vips6() {
+            for (p, rp) in ctl.ports.iter().enumerate() {
+                if let Some(n) = crate::net::nd::build_unsolicited_advert(&mut buf, rp.mac, v) {
+                    inject(pool, ring, p as u16, &buf[..n]);
+                }
+            }
+        }
     }
     while !stop.load(Ordering::Relaxed) {
         let now = now_ns();

@@ -378,6 +378,7 @@ pub fn commit_services(ctl: &Ctl, cfg: &Config, saved: Option<Saved>) -> Result<
         }
     }
     st.pending_garp.clear();
+    st.pending_na6.clear(); // the control loop announces every VIP at start
     Ok(())
 }
 
