@@ -111,6 +111,7 @@ pub struct WorkerPipeline {
     expire_budget: u32,
     workers: u32,
     steer_mask: u32,
+    steer_mask6: u128,
     client_owner: Option<Arc<ClientOwner>>,
     kernel_copies: KernelCopies,
     looped_at: [u64; MAX_PORTS],
@@ -170,7 +171,7 @@ fn client_of(snap: &Snapshot, meta: &PacketMeta) -> u32 {
 pub fn steer_mask(snap: &Snapshot) -> u32 {
     snap.services()
         .iter()
-        .filter(|s| s.spec.persistent.is_some())
+        .filter(|s| s.spec.persistent.is_some() && s.spec.key.vip.is_ipv4())
         .map(|s| u32::from(s.spec.netmask))
         .fold(u32::MAX, |a, m| a & m)
 }
@@ -183,6 +184,7 @@ impl WorkerPipeline {
         let net = Arc::clone(net_cache.load());
         let snap = Arc::clone(lb_cache.load());
         let steer_mask = steer_mask(&snap);
+        let steer_mask6 = v6::steer_mask6(&snap);
         // Sweep about a thousandth of the table per housekeeping tick (1 ms
         // in the daemon): the whole table about once a second. Lookups
         // expire what they find expired, so the sweep only reclaims idle
@@ -201,6 +203,7 @@ impl WorkerPipeline {
             expire_budget,
             workers: shared.workers.len().max(1) as u32,
             steer_mask,
+            steer_mask6,
             client_owner: None,
             kernel_copies: KernelCopies::default(),
             looped_at: [0; MAX_PORTS],
@@ -573,6 +576,7 @@ impl Pipeline for WorkerPipeline {
         if !Arc::ptr_eq(s, &self.snap) {
             self.snap = Arc::clone(s);
             self.steer_mask = steer_mask(&self.snap);
+            self.steer_mask6 = v6::steer_mask6(&self.snap);
         }
     }
 

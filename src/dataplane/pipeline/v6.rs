@@ -1,6 +1,7 @@
 //! The pipeline's IPv6 balancing: classify's [`PacketMeta6`] goes to its
-//! owning worker (software steering on the client address folded to 32
-//! bits), then to the balancer's IPv6 path ([`Balancer::process6`]).
+//! owning worker (software steering on the client address, masked by the
+//! widest persistence prefix of the IPv6 services and folded to 32 bits),
+//! then to the balancer's IPv6 path ([`Balancer::process6`]).
 //! What the balancer does not take goes to the port's kernel interface
 //! when it is for one of the port's own IPv6 addresses, else it is counted
 //! and dropped.
@@ -15,6 +16,7 @@ use super::{owner_of, WorkerPipeline};
 use crate::dataplane::stats::Count;
 use crate::dataplane::Verdict;
 use crate::lb::balancer::{lookup_key6, LbVerdict};
+use crate::lb::persist::mask6;
 use crate::lb::snapshot::{fold6, Snapshot};
 use crate::net::buf::PacketBuf;
 use crate::net::meta::{PacketMeta, PacketMeta6, PROTO_ICMPV6};
@@ -29,6 +31,17 @@ pub fn client_of6(snap: &Snapshot, meta: &PacketMeta6) -> u128 {
     } else {
         k.dst
     }
+}
+
+/// The widest persistence prefix of the snapshot's IPv6 services as a
+/// mask: steering by it keeps all of one persistent client network's
+/// connections on one worker (as `steer_mask` for IPv4).
+pub fn steer_mask6(snap: &Snapshot) -> u128 {
+    snap.services()
+        .iter()
+        .filter(|s| s.spec.persistent.is_some() && s.spec.key.vip.is_ipv6())
+        .map(|s| mask6(s.spec.prefix6))
+        .fold(u128::MAX, |a, m| a & m)
 }
 
 /// The worker that owns IPv6 client `client` among `workers`.
@@ -48,7 +61,10 @@ impl WorkerPipeline {
         steered: bool,
     ) -> Verdict {
         if self.workers > 1 && !steered {
-            let owner = owner6(client_of6(&self.snap, meta), self.workers);
+            let owner = owner6(
+                client_of6(&self.snap, meta) & self.steer_mask6,
+                self.workers,
+            );
             if owner as usize != self.index {
                 self.counters.own[Count::SteeredOut] += 1;
                 return Verdict::Steer(owner as u16);

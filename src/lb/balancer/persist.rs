@@ -23,16 +23,16 @@
 //! same worker, or persistence holds only per worker.
 
 use super::{dest_load, Balancer};
-use crate::lb::conn::Conn;
+use crate::lb::conn::{Conn, Conn6};
 use crate::lb::ids::SlotId;
-use crate::lb::persist::{client_key, PersistTable};
+use crate::lb::persist::{client_key, client_key6, PersistTable};
 use crate::lb::snapshot::{Dest, Service, Snapshot};
 
 /// `Conn::flags` bit: the connection is attached to a persistence template.
 pub const F_PERSIST: u8 = 8;
 /// `Conn::flags` bits holding the netmask tag the connection attached under.
 const TAG_SHIFT: u32 = 4;
-const TAG_BITS: u8 = 0xF0;
+pub(super) const TAG_BITS: u8 = 0xF0;
 
 const NS_PER_S: u64 = 1_000_000_000;
 
@@ -64,8 +64,11 @@ pub fn template_dest_id(v: u64) -> SlotId {
 pub(super) struct PersistCfg {
     /// [`template_svc`] of the slot's current service.
     key: u32,
-    /// Netmask connections of this slot attach under.
+    /// Netmask connections of this slot attach under (an IPv6 service:
+    /// its prefix length).
     mask: u32,
+    /// The IPv6 prefix length connections of this slot attach under.
+    prefix6: u8,
     /// Bumped (mod 16) at each netmask change.
     tag: u8,
     /// The slot has been seen at all.
@@ -89,6 +92,26 @@ pub(super) fn detach_conn(persist: &mut PersistTable, cfgs: &[PersistCfg], c: &C
     persist.detach(cfg.key, client_key(c.caddr, cfg.mask), now_ns);
 }
 
+/// [`detach_conn`] for an IPv6 connection.
+#[inline]
+pub(super) fn detach_conn6(
+    persist: &mut PersistTable,
+    cfgs: &[PersistCfg],
+    c: &Conn6,
+    now_ns: u64,
+) {
+    if c.flags & F_PERSIST == 0 {
+        return;
+    }
+    let Some(cfg) = cfgs.get(c.svc as usize) else {
+        return;
+    };
+    if (c.flags & TAG_BITS) >> TAG_SHIFT != cfg.tag {
+        return;
+    }
+    persist.detach(cfg.key, client_key6(c.caddr, cfg.prefix6), now_ns);
+}
+
 impl Balancer {
     /// Bring the slot record of `svc` up to date; on a netmask change of a
     /// persistent service drop its templates (O(table), once per change).
@@ -97,7 +120,11 @@ impl Balancer {
             return;
         };
         let key = template_svc(svc.id);
-        let mask = u32::from(svc.spec.netmask);
+        let (mask, prefix6) = if svc.spec.key.vip.is_ipv6() {
+            (u32::from(svc.spec.prefix6), svc.spec.prefix6)
+        } else {
+            (u32::from(svc.spec.netmask), 128)
+        };
         let persistent = svc.spec.persistent.is_some();
         if !cfg.known || cfg.key != key {
             // First sight, or the slot was reused: no connection of the
@@ -106,6 +133,7 @@ impl Balancer {
             *cfg = PersistCfg {
                 key,
                 mask,
+                prefix6,
                 tag: cfg.tag,
                 known: true,
                 persistent,
@@ -120,6 +148,7 @@ impl Balancer {
         }
         let had = cfg.persistent;
         cfg.mask = mask;
+        cfg.prefix6 = prefix6;
         cfg.tag = (cfg.tag + 1) & (TAG_BITS >> TAG_SHIFT);
         cfg.persistent = true;
         if had {
@@ -186,25 +215,33 @@ impl Balancer {
         idx: u32,
         now_ns: u64,
     ) {
-        let Some(timeout_s) = svc.spec.persistent else {
-            return;
-        };
+        if let Some(bits) = self.persist_attach_bits(svc, client, d, now_ns) {
+            if let Some(c) = self.table.get_mut(idx) {
+                c.flags = (c.flags & !TAG_BITS) | bits;
+            }
+        }
+    }
+
+    /// The template part of [`Self::persist_attach`] for client key
+    /// `client` (IPv4: the address, masked here; IPv6: [`client_key6`]):
+    /// the flag bits the connection's record takes, None when it stays
+    /// unattached.
+    pub(super) fn persist_attach_bits(
+        &mut self,
+        svc: &Service,
+        client: u32,
+        d: &Dest,
+        now_ns: u64,
+    ) -> Option<u8> {
+        let timeout_s = svc.spec.persistent?;
         self.persist_sync(svc);
-        let Some(tag) = self.pcfg.get(svc.id.slot as usize).map(|c| c.tag) else {
-            return;
-        };
+        let tag = self.pcfg.get(svc.id.slot as usize).map(|c| c.tag)?;
         let tsvc = template_svc(svc.id);
         let ckey = client_key(client, u32::from(svc.spec.netmask));
         let timeout = timeout_s as u64 * NS_PER_S;
-        if self
-            .persist
+        self.persist
             .attach(tsvc, ckey, template_dest(d.id), timeout, now_ns)
-            .is_err()
-        {
-            return;
-        }
-        if let Some(c) = self.table.get_mut(idx) {
-            c.flags = (c.flags & !TAG_BITS) | F_PERSIST | (tag << TAG_SHIFT);
-        }
+            .ok()?;
+        Some(F_PERSIST | (tag << TAG_SHIFT))
     }
 }

@@ -13,9 +13,13 @@
 //! ([`crate::lb::snapshot::fold6`]) — and inserted. Counters are the
 //! IPv4 ones (per service, per real server, drops by reason).
 //!
+//! Persistence (`-p`, `-M PREFIXLEN`): the templates are IPv4's, keyed by
+//! the client address masked to the service's prefix length and folded to
+//! 32 bits ([`client_key6`]).
+//!
 //! Not for IPv6 yet (refused when configured, see
-//! [`crate::lb::snapshot::BuildError::Ipv6Unsupported`]): persistence
-//! and the SYN proxy; connection sync skips IPv6 connections. An IPv6
+//! [`crate::lb::snapshot::BuildError::Ipv6Unsupported`]): the SYN proxy;
+//! connection sync skips IPv6 connections. An IPv6
 //! packet whose next hop is unresolved is dropped and counted
 //! ([`LbVerdict::Unresolved6`]: the pipeline asks for a solicitation),
 //! not held: the control thread keeps real servers and gateways resolved
@@ -23,8 +27,10 @@
 //! retransmission.
 
 use super::load::release_flags;
+use super::persist::{detach_conn6, TAG_BITS};
 use super::*;
 use crate::lb::conn::{Conn6, FlowKey6};
+use crate::lb::persist::client_key6;
 use crate::lb::snapshot::fold6;
 use crate::lb::xmit::v6 as x6;
 use crate::net::egress::{Egress6, Resolve6};
@@ -58,14 +64,15 @@ impl Balancer {
         &self.table6
     }
 
-    fn release6(&mut self, c: &Conn6) {
+    fn release6(&mut self, c: &Conn6, now_ns: u64) {
         release_flags(&self.stats, c.dest, c.svc, c.flags);
+        detach_conn6(&mut self.persist, &self.pcfg, c, now_ns);
         self.store_conns();
     }
 
-    fn expire_idx6(&mut self, idx: u32) {
+    fn expire_idx6(&mut self, idx: u32, now_ns: u64) {
         if let Some(c) = self.table6.remove(idx) {
-            self.release6(&c);
+            self.release6(&c, now_ns);
             bump(&self.stats.expired, 1);
         }
     }
@@ -77,9 +84,16 @@ impl Balancer {
             return 0;
         }
         let now = tick_of(now_ns);
-        let Balancer { table6, stats, .. } = self;
+        let Balancer {
+            table6,
+            stats,
+            persist,
+            pcfg,
+            ..
+        } = self;
         let n = table6.sweep(now, budget, |_, c| {
             release_flags(stats, c.dest, c.svc, c.flags);
+            detach_conn6(persist, pcfg, c, now_ns);
         });
         bump(&self.stats.expired, n as u64);
         self.store_conns();
@@ -124,7 +138,7 @@ impl Balancer {
             if !(expired || reuse) {
                 return self.forward6(snap, egress, buf, meta, now, now_ns, h.idx, c, h.reply);
             }
-            self.expire_idx6(h.idx);
+            self.expire_idx6(h.idx, now_ns);
             if h.reply {
                 return LbVerdict::NotForUs;
             }
@@ -149,13 +163,15 @@ impl Balancer {
             TcpState::None
         };
         let probe = probe.unwrap_or_else(|| self.table6.unprobed(hash));
-        match self.new_conn6(snap, svc, &key, probe, start, now) {
+        match self.new_conn6(snap, svc, &key, probe, start, now, now_ns) {
             Ok((idx, c)) => self.forward6(snap, egress, buf, meta, now, now_ns, idx, c, false),
             Err(why) => self.drop(why),
         }
     }
 
-    /// Schedule and insert a new IPv6 connection.
+    /// Schedule (persistence template first, for a persistent service)
+    /// and insert a new IPv6 connection.
+    #[allow(clippy::too_many_arguments)]
     fn new_conn6(
         &mut self,
         snap: &Snapshot,
@@ -164,10 +180,17 @@ impl Balancer {
         probe: crate::lb::conn::Probe,
         start: TcpState,
         now: u32,
+        now_ns: u64,
     ) -> Result<(u32, Conn6), LbDrop> {
-        let d = self
-            .sched_pick(snap, svc, &folded(key))
-            .ok_or(LbDrop::NoDest)?;
+        let ckey = svc
+            .spec
+            .persistent
+            .map(|_| client_key6(key.src, svc.spec.prefix6));
+        let d = match ckey.and_then(|k| self.persist_pick(snap, svc, k, now_ns)) {
+            Some(d) => Some(d),
+            None => self.sched_pick(snap, svc, &folded(key)),
+        };
+        let d = d.ok_or(LbDrop::NoDest)?;
         let init = if key.proto == PROTO_TCP {
             snap.timeouts.tcp(start)
         } else {
@@ -194,10 +217,15 @@ impl Balancer {
         };
         let ins = self.table6.insert_probed(conn, probe, now);
         if let Some(ev) = ins.evicted {
-            self.release6(&ev);
+            self.release6(&ev, now_ns);
             bump(&self.stats.evicted, 1);
         }
         let idx = ins.result.map_err(|_| LbDrop::TableFull)?;
+        if let Some(bits) = ckey.and_then(|k| self.persist_attach_bits(svc, k, d, now_ns)) {
+            if let Some(c) = self.table6.get_mut(idx) {
+                c.flags = (c.flags & !TAG_BITS) | bits;
+            }
+        }
         if let Some(t) = self.stats.dests.get(d.id.slot as usize) {
             t.adopt(d.id.gen);
             bump(&t.conns, 1);
@@ -228,7 +256,7 @@ impl Balancer {
         reply: bool,
     ) -> LbVerdict {
         if snap.expire_nodest_conn && snap.dest_by_slot(c.dest).is_none() {
-            self.expire_idx6(idx);
+            self.expire_idx6(idx, now_ns);
             return self.drop(LbDrop::DestRemoved);
         }
         let mut flags = c.flags & !F_SYNCED;

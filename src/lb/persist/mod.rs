@@ -55,6 +55,26 @@ pub fn client_key(addr: u32, netmask: u32) -> u32 {
     addr & netmask
 }
 
+/// The client key of an IPv6 client under a persistence prefix length:
+/// the masked address folded to 32 bits
+/// ([`crate::lb::snapshot::fold6`]). Two networks that fold alike share
+/// their templates: both stay sticky (each always finds the same key),
+/// only their real server is the same one.
+#[inline]
+pub fn client_key6(addr: u128, prefix: u8) -> u32 {
+    crate::lb::snapshot::fold6(addr & mask6(prefix))
+}
+
+/// The IPv6 netmask of a prefix length (0..=128).
+#[inline]
+pub fn mask6(prefix: u8) -> u128 {
+    match prefix {
+        0 => 0,
+        p if p >= 128 => u128::MAX,
+        p => !(u128::MAX >> p),
+    }
+}
+
 /// An insert found no room (both candidate buckets hold live templates).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("persistence table full")]

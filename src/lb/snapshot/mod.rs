@@ -148,6 +148,13 @@ pub enum BuildError {
         .1.addr, .0.vip
     )]
     MixedFamily(ServiceKey, DestKey),
+    /// A persistence mask of the other family: an IPv6 service's is a
+    /// prefix length 1..=128 (`prefix6`), an IPv4 one's a netmask.
+    #[error(
+        "service {}: the persistence mask of an IPv6 service is a prefix length 1..128 (-M 64), of an IPv4 service a netmask (-M 255.255.255.0)",
+        std::net::SocketAddr::new(.0.vip, .0.port)
+    )]
+    MaskFamily(ServiceKey),
     /// A feature IPv6 services do not have yet.
     #[error("service {}: {1} is not available for IPv6 services yet", std::net::SocketAddr::new(.0.vip, .0.port))]
     Ipv6Unsupported(ServiceKey, &'static str),
@@ -297,10 +304,15 @@ impl<'a> SnapshotBuilder<'a> {
                 return Err(BuildError::DuplicateService(k));
             }
             check_addr(k.vip)?;
+            let mask_ok = if k.vip.is_ipv6() {
+                spec.netmask == Ipv4Addr::BROADCAST && (1..=128).contains(&spec.prefix6)
+            } else {
+                spec.prefix6 == 128
+            };
+            if !mask_ok {
+                return Err(BuildError::MaskFamily(k));
+            }
             if k.vip.is_ipv6() {
-                if spec.persistent.is_some() {
-                    return Err(BuildError::Ipv6Unsupported(k, "persistence (-p)"));
-                }
                 if spec.synproxy {
                     return Err(BuildError::Ipv6Unsupported(k, "the SYN proxy"));
                 }

@@ -140,6 +140,61 @@ method = "nat"
 }
 
 #[test]
+fn ipv6_services() {
+    let t = ISSUE_EXAMPLE.to_string()
+        + r#"
+[dataplane]
+connections6_per_worker = 4096
+
+[[service]]
+protocol = "tcp"
+address = "[2001:db8::10]:80"
+scheduler = "rr"
+persistent = 300
+prefix6 = 64
+
+[[service.real_server]]
+address = "2001:db8:2::11"
+
+[[service.real_server]]
+address = "[2001:db8:2::12]:8080"
+method = "nat"
+"#;
+    let c = Config::parse(&t, "t").unwrap();
+    let s = &c.services[0];
+    assert!(s.spec.key.vip.is_ipv6());
+    assert_eq!(s.spec.prefix6, 64);
+    assert_eq!(s.dests[0].key.port, 80);
+    assert_eq!(s.dests[1].key.port, 8080);
+    assert_eq!(
+        s.dests[1].key.addr,
+        "2001:db8:2::12".parse::<std::net::IpAddr>().unwrap()
+    );
+    assert_eq!(c.dataplane.connections6_per_worker, 4096);
+    // a real server of the other family
+    let bad = t.replace("\"2001:db8:2::11\"", "\"172.16.0.11\"");
+    assert!(
+        err(&bad).contains("Operation not supported with specified address family"),
+        "{}",
+        err(&bad)
+    );
+    // masks of the other family, prefix out of range
+    let bad = t.replace("prefix6 = 64", "netmask = \"255.255.255.0\"");
+    assert!(err(&bad).contains("prefix6"), "{}", err(&bad));
+    let bad = t.replace("prefix6 = 64", "prefix6 = 129");
+    assert!(err(&bad).contains("prefix6"), "{}", err(&bad));
+    let bad = t.replace(
+        "connections6_per_worker = 4096",
+        "connections6_per_worker = 10",
+    );
+    assert!(
+        err(&bad).contains("connections6_per_worker"),
+        "{}",
+        err(&bad)
+    );
+}
+
+#[test]
 fn macs() {
     assert_eq!(parse_mac("02:0a:ff:00:01:10"), Some([2, 10, 255, 0, 1, 16]));
     assert_eq!(parse_mac("02:0a:ff:00:01"), None);

@@ -198,3 +198,29 @@ fn ns_for_the_vip_and_own_address_traffic() {
         .collect();
     assert_eq!(handled, [Verdict::Kernel(0), Verdict::Kernel(0)]);
 }
+
+/// A persistent IPv6 service with `-M 48` keeps every client of a /48 on
+/// one worker (its templates are per worker); without persistence clients
+/// spread by their whole address.
+#[test]
+fn persistence_prefix_steers_a_network_to_one_worker() {
+    use crate::dataplane::pipeline::v6::{owner6, steer_mask6};
+    let mut ids = LbIds::new(16, 64);
+    let mut spec = nat6_service().services()[0].spec.clone();
+    spec.persistent = Some(60);
+    spec.prefix6 = 48;
+    let mut b = SnapshotBuilder::new();
+    b.service(spec, vec![]);
+    let snap = b.build(&mut ids, 1).unwrap();
+    let m = steer_mask6(&snap);
+    assert_eq!(m, !(u128::MAX >> 48));
+    let net = 0x2001_0db8_0042u128 << 80;
+    let o = owner6(net & m, 2);
+    for h in 0..200u128 {
+        let c = net | (h << 64) | h;
+        assert_eq!(owner6(c & m, 2), o);
+    }
+    assert_eq!(steer_mask6(&nat6_service()), u128::MAX);
+    let spread: std::collections::HashSet<u32> = (0..64u128).map(|h| owner6(net | h, 2)).collect();
+    assert_eq!(spread.len(), 2, "unmasked clients use both workers");
+}

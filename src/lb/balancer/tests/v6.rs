@@ -330,3 +330,59 @@ fn icmpv6_error_reaches_the_nat_client_translated() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn persistence6_by_prefix() {
+    let mut e = env(1024);
+    let mut p = svc6(Proto::Tcp, 80);
+    p.persistent = Some(300);
+    p.prefix6 = 64;
+    let s = e.snap(1, |b| {
+        b.service(
+            p.clone(),
+            vec![
+                dest6(RIP6, 0, Method::Dr, 1),
+                dest6(RIP6_2, 0, Method::Dr, 1),
+            ],
+        );
+    });
+    let syn_from = |client: u128, port: u16| {
+        tcp6_frame(client, port, VIP6, 80, SYN, b"", 64, (CLIENT_MAC, OUR_MAC))
+    };
+    // clients of one /64 stick to the first one's server, rr or not
+    let (_, out) = e.send6(&s, &syn_from(CLIENT6, 40000), 0);
+    let first = out[5];
+    for (i, host) in [0x8u128, 0x9, 0xffff_0000_0001].iter().enumerate() {
+        let c = (CLIENT6 & !0xffff_ffff_ffff_ffff) | host;
+        let (v, out) = e.send6(&s, &syn_from(c, 40001 + i as u16), S);
+        assert_eq!(v, LbVerdict::Tx { port: 1 });
+        assert_eq!(out[5], first, "client {c:x} of the same /64");
+    }
+    assert_eq!(e.w.persist().len(), 1, "one template for the /64");
+    // another /64: its own template (rr gives it the other server)
+    let other = CLIENT6 ^ (1u128 << 64);
+    let (_, out) = e.send6(&s, &syn_from(other, 40100), S);
+    assert_ne!(out[5], first);
+    assert_eq!(e.w.persist().len(), 2);
+    // connections gone (expired), the templates outlive them by the
+    // persistence timeout, then go too
+    e.w.expire6(100 * S, 4096);
+    assert_eq!(e.w.table6().len(), 0);
+    e.w.expire(100 * S, 4096);
+    assert_eq!(
+        e.w.persist().len(),
+        2,
+        "templates outlive their connections"
+    );
+    e.w.expire(500 * S, 4096);
+    assert_eq!(e.w.persist().len(), 0);
+    // a mask of the wrong family is refused
+    let mut bad = p.clone();
+    bad.netmask = std::net::Ipv4Addr::new(255, 255, 255, 0);
+    let mut b = SnapshotBuilder::new();
+    b.service(bad, vec![]);
+    assert!(matches!(
+        b.build(&mut e.ids, 2),
+        Err(crate::lb::snapshot::BuildError::MaskFamily(_))
+    ));
+}
