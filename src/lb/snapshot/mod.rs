@@ -312,10 +312,8 @@ impl<'a> SnapshotBuilder<'a> {
             if !mask_ok {
                 return Err(BuildError::MaskFamily(k));
             }
-            if k.vip.is_ipv6() {
-                if spec.synproxy {
-                    return Err(BuildError::Ipv6Unsupported(k, "the SYN proxy"));
-                }
+            if k.vip.is_ipv6() && spec.synproxy {
+                return Err(BuildError::Ipv6Unsupported(k, "the SYN proxy"));
             }
             if k.port == 0 && spec.persistent.is_none() {
                 return Err(BuildError::PortZero(k));
