@@ -295,8 +295,21 @@ impl Lab {
     /// `tests/support/ip6ip6_selftest.sh` (tests/ip6ip6_tool.rs).
     pub fn start_ip6ip6_decap(&self, rs: &str, rip6: &str, vip6: &str) -> PathBuf {
         rs_index(rs); // panics unless "rsN"
+        self.spawn_support(
+            rs,
+            &format!("{rs}-decap6"),
+            "ip6ip6_decap.py",
+            &["--vip", vip6, "--tun", "vip6", "--local", rip6],
+        )
+    }
+
+    /// Start support program `script` (tests/support) with `args` in
+    /// namespace `who`, as `lab.sh` starts its helpers: setsid, stdin from
+    /// /dev/null, its files in the lab's state directory as
+    /// `NAME.{log,pid,ready,spawn}` (so `lab.sh down` stops it). Waits until
+    /// it is ready (panics with its log if it dies first); returns its log.
+    pub fn spawn_support(&self, who: &str, name: &str, script: &str, args: &[&str]) -> PathBuf {
         let st = self.state_dir();
-        let name = format!("{rs}-decap6");
         let file = |ext: &str| st.join(format!("{name}.{ext}"));
         let _ = std::fs::remove_file(file("ready"));
         let python = self
@@ -304,9 +317,9 @@ impl Lab {
             .iter()
             .find(|(k, _)| k == "LAB_PYTHON")
             .map_or("python3".to_string(), |(_, v)| v.clone());
-        let ns = format!("{}-{rs}", self.prefix);
+        let ns = format!("{}-{who}", self.prefix);
         let st_s = st.display().to_string();
-        let script = support("ip6ip6_decap.py");
+        let script = support(script);
         // `sh` backgrounds it and exits: init adopts it, as lab.sh's helpers
         let o = Command::new("sh")
             .arg("-c")
@@ -317,16 +330,16 @@ impl Lab {
                     </dev/null >>"$st/$name.log" 2>&1 &
                 echo $! >"$st/$name.spawn""#,
             )
-            .args(["sh", &ns, &st_s, &name, &python, &script])
-            .args(["--vip", vip6, "--tun", "vip6", "--local", rip6])
+            .args(["sh", &ns, &st_s, name, &python, &script])
+            .args(args)
             .stdin(Stdio::null())
             .output()
-            .expect("spawn ip6ip6_decap.py");
-        assert!(o.status.success(), "start ip6ip6_decap.py: {}", text(&o));
+            .unwrap_or_else(|e| panic!("spawn {script}: {e}"));
+        assert!(o.status.success(), "start {script}: {}", text(&o));
         let pid: u32 = std::fs::read_to_string(file("spawn"))
             .ok()
             .and_then(|s| s.trim().parse().ok())
-            .expect("ip6ip6_decap.py spawn pid");
+            .unwrap_or_else(|| panic!("{name}: no spawn pid"));
         let log = file("log");
         let end = Instant::now() + Duration::from_secs(15);
         while !file("ready").exists() {

@@ -22,6 +22,7 @@ import argparse
 import hashlib
 import http.server
 import os
+import socket
 import socketserver
 import sys
 import threading
@@ -41,6 +42,17 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     request_queue_size = 256
+
+
+class Server6(Server):
+    """The same on IPv6 only (IPV6_V6ONLY: beside an IPv4 instance on the
+    same port)."""
+
+    address_family = socket.AF_INET6
+
+    def server_bind(self):
+        self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        super().server_bind()
 
 
 def health(path):
@@ -151,7 +163,8 @@ def main():
     args = ap.parse_args()
 
     log = labutil.start_helper(args, f"rs_server:{args.name}")
-    srv = Server((args.bind, args.port), make_handler(args.name, args.blob_size, log, args.health_file))
+    cls = Server6 if ":" in args.bind else Server
+    srv = cls((args.bind, args.port), make_handler(args.name, args.blob_size, log, args.health_file))
     labutil.write_pid(args.pid_file)
     log(f"listening on {args.bind}:{args.port} blob_size={args.blob_size}")
     labutil.write_pid(args.ready_file)

@@ -18,31 +18,42 @@ import sys
 
 IP_PKTINFO = getattr(socket, "IP_PKTINFO", 8)
 PKTINFO_LEN = struct.calcsize("i4s4s")
+IPV6_RECVPKTINFO = getattr(socket, "IPV6_RECVPKTINFO", 49)
+IPV6_PKTINFO = getattr(socket, "IPV6_PKTINFO", 50)
+PKTINFO6_LEN = struct.calcsize("16sI")
 
 
 def probe(host, port, payload, timeout):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    v6 = ":" in host
+    s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_DGRAM)
     try:
-        s.setsockopt(socket.IPPROTO_IP, IP_PKTINFO, 1)
+        if v6:
+            s.setsockopt(socket.IPPROTO_IPV6, IPV6_RECVPKTINFO, 1)
+        else:
+            s.setsockopt(socket.IPPROTO_IP, IP_PKTINFO, 1)
         s.settimeout(timeout)
         s.sendto(payload, (host, port))
         try:
-            data, anc, _flags, peer = s.recvmsg(65535, socket.CMSG_SPACE(PKTINFO_LEN))
+            data, anc, _flags, peer = s.recvmsg(65535, socket.CMSG_SPACE(max(PKTINFO_LEN, PKTINFO6_LEN)))
         except socket.timeout:
             return None
         iface = "?"
         for level, typ, cdata in anc:
+            ifindex = None
+            if level == socket.IPPROTO_IPV6 and typ == IPV6_PKTINFO and len(cdata) >= PKTINFO6_LEN:
+                ifindex = struct.unpack("16sI", cdata[:PKTINFO6_LEN])[1]
             if level == socket.IPPROTO_IP and typ == IP_PKTINFO and len(cdata) >= PKTINFO_LEN:
                 ifindex = struct.unpack("i4s4s", cdata[:PKTINFO_LEN])[0]
+            if ifindex is not None:
                 try:
                     iface = socket.if_indextoname(ifindex)
                 except OSError:
                     iface = str(ifindex)
         return {
             "reply": data.decode("utf-8", "replace"),
-            "from": f"{peer[0]}:{peer[1]}",
+            "from": f"[{peer[0]}]:{peer[1]}" if v6 else f"{peer[0]}:{peer[1]}",
             "iface": iface,
-            "local": "%s:%d" % s.getsockname(),
+            "local": "%s:%d" % s.getsockname()[:2],
         }
     finally:
         s.close()

@@ -1,0 +1,384 @@
+//! IPv6 balancing in the netns lab (issue 18), dual stack: one dirigo
+//! with the lab's IPv4 services and IPv6 services on the VIP
+//! 2001:db8:99::100 (in the client's prefix, so the client resolves it by
+//! Neighbour Discovery and dirigo answers), real kernel TCP/UDP peers.
+//!
+//! IPv6 plan (beside the lab's IPv4 one): client wan 2001:db8:99::2/64,
+//! dirigo wan ::1; server LAN 2001:db8:98::/64 (dirigo ::1, the router's
+//! br0 ::fe, real server n ::1n); the return path 2001:db8:97::/64 (router
+//! ::1, client ::2) carries DR and TUN replies straight to the client.
+//! Each real server runs a second HTTP and UDP echo server on IPv6.
+//!
+//! For DR (VIP on the servers' lo), TUN (IPv6-in-IPv6, decapsulated in
+//! user space: this kernel has no ip6_tunnel) and NAT (the servers' IPv6
+//! default route via dirigo): ping6 the VIP, 1 MiB TCP each way checked
+//! by sha256, UDP echo through the VIP, round-robin over the three
+//! servers, weight 0 taking a server out of new connections, `dirigoadm
+//! -L -n` and `-L -n -c` in ipvsadm's IPv6 layout. IPv4 traffic through
+//! the IPv4 VIP works at the same time, and the services' counters stay
+//! apart.
+//!
+//! Needs root and hugepages (skips outside CI, fails in CI).
+
+mod common;
+mod lab_common;
+
+use lab_common::{checks, Lab, LabSpec, SERIAL};
+use std::collections::BTreeMap;
+
+const P: &str = "dg6m";
+const VIP6: &str = "2001:db8:99::100";
+const CLIENT6: &str = "2001:db8:99::2";
+const ROUTER6: &str = "2001:db8:98::fe";
+const DIRIGO_LAN6: &str = "2001:db8:98::1";
+
+fn rip6(n: usize) -> String {
+    format!("2001:db8:98::{}", 10 + n)
+}
+
+fn svc6() -> String {
+    format!("[{VIP6}]:80")
+}
+
+fn udp6() -> String {
+    format!("[{VIP6}]:5353")
+}
+
+/// IPv6 in every namespace the IPv6 traffic crosses, and the real
+/// servers' second (IPv6) HTTP and UDP servers.
+fn ipv6_lab(lab: &Lab) {
+    let wan = format!("{P}-wan");
+    lab.enable_ipv6("client", &wan, &format!("{CLIENT6}/64"));
+    lab.enable_ipv6("client", "ret0", "2001:db8:97::2/64");
+    lab.enable_ipv6("srv", "br0", &format!("{ROUTER6}/64"));
+    lab.enable_ipv6("srv", "ret", "2001:db8:97::1/64");
+    for k in [
+        "net.ipv6.conf.all.forwarding=1",
+        "net.ipv6.conf.all.disable_ipv6=0",
+    ] {
+        lab.exec("srv", &["sysctl", "-qw", k]);
+    }
+    ok(lab.exec(
+        "srv",
+        &[
+            "ip",
+            "-6",
+            "route",
+            "replace",
+            "2001:db8:99::/64",
+            "via",
+            "2001:db8:97::2",
+            "dev",
+            "ret",
+        ],
+    ));
+    for n in 1..=3 {
+        let rs = format!("rs{n}");
+        lab.enable_ipv6(&rs, "eth0", &format!("{}/64", rip6(n)));
+        lab.exec(&rs, &["sysctl", "-qw", "net.ipv6.conf.lo.disable_ipv6=0"]);
+        let name = format!("rs{n}");
+        lab.spawn_support(
+            &rs,
+            &format!("{rs}-http6"),
+            "rs_server.py",
+            &["--name", &name, "--bind", "::", "--port", "80"],
+        );
+        lab.spawn_support(
+            &rs,
+            &format!("{rs}-udp6"),
+            "udp_echo.py",
+            &["--name", &name, "--bind", "::", "--port", "5353"],
+        );
+    }
+    lab.wait_for("the client's IPv6 addresses", 10, || {
+        let o = lab.client(&["ip", "-6", "addr", "show", "dev", &wan]);
+        o.contains(CLIENT6) && !o.contains("tentative")
+    });
+}
+
+fn ok(o: std::process::Output) {
+    assert!(o.status.success(), "{}", common::text(&o));
+}
+
+/// The real servers set up for `mode`: the VIP on lo (DR), the
+/// decapsulator (TUN), the IPv6 default route (via the router for DR and
+/// TUN, via dirigo for NAT).
+fn rs_mode(lab: &Lab, mode: &str) {
+    for n in 1..=3 {
+        let rs = format!("rs{n}");
+        let vip = format!("{VIP6}/128");
+        let _ = lab.exec(&rs, &["ip", "-6", "addr", "del", &vip, "dev", "lo"]);
+        if mode == "dr" {
+            ok(lab.exec(&rs, &["ip", "-6", "addr", "add", &vip, "dev", "lo"]));
+        }
+        let gw = if mode == "nat" { DIRIGO_LAN6 } else { ROUTER6 };
+        ok(lab.exec(&rs, &["ip", "-6", "route", "replace", "default", "via", gw]));
+        if mode == "tun" {
+            lab.start_ip6ip6_decap(&rs, &rip6(n), VIP6);
+        }
+    }
+}
+
+/// The IPv6 real servers' method for both IPv6 services.
+fn method(lab: &Lab, mode: &str) {
+    let f = checks::flag(mode);
+    for n in 1..=3 {
+        for (sw, svc, port) in [("-t", svc6(), "80"), ("-u", udp6(), "5353")] {
+            let r = format!("[{}]:{port}", rip6(n));
+            lab.adm(&["-e", sw, &svc, "-r", &r, f, "-w", "1"]);
+        }
+    }
+}
+
+/// `curl` in the client namespace, IPv6; its stdout.
+fn curl(lab: &Lab, args: &[&str]) -> String {
+    let mut a = vec!["curl", "-6", "-g", "-sS", "-m", "30"];
+    a.extend_from_slice(args);
+    lab.client(&a)
+}
+
+/// 1 MiB down (sha256 against the server's header and labutil's own), 1
+/// MiB up (the server reports its sha256); returns the servers.
+fn transfer6(lab: &Lab, tag: &str) -> (String, String) {
+    let size = 1 << 20;
+    let body = lab.dir.join(format!("d6-{tag}.bin")).display().to_string();
+    let hdr = lab.dir.join(format!("d6-{tag}.hdr")).display().to_string();
+    let url = format!("http://[{VIP6}]/blob?size={size}");
+    curl(lab, &["-D", &hdr, "-o", &body, &url]);
+    let headers = std::fs::read_to_string(&hdr).unwrap();
+    let field = |k: &str| {
+        headers
+            .lines()
+            .find_map(|l| {
+                let (a, b) = l.split_once(':')?;
+                a.eq_ignore_ascii_case(k).then(|| b.trim().to_string())
+            })
+            .unwrap_or_else(|| panic!("no {k} in {headers}"))
+    };
+    let got = lab.client(&["sha256sum", &body]);
+    let got = got.split_whitespace().next().unwrap().to_string();
+    assert_eq!(
+        std::fs::metadata(&body).unwrap().len(),
+        size as u64,
+        "{tag}"
+    );
+    assert_eq!(got, field("X-Sha256"), "{tag}: download sha256");
+    let indep = lab.client(&[
+        "python3",
+        &lab_common::support("labutil.py"),
+        "blob-sha256",
+        &size.to_string(),
+    ]);
+    assert_eq!(got, indep.trim(), "{tag}: labutil's sha256");
+    let down = field("X-Server");
+
+    let up = lab.dir.join(format!("u6-{tag}.bin"));
+    std::fs::write(&up, checks::pattern(size, 11)).unwrap();
+    let up_s = up.display().to_string();
+    let want = lab.client(&["sha256sum", &up_s]);
+    let want = want.split_whitespace().next().unwrap().to_string();
+    let data = format!("@{up_s}");
+    let out = curl(
+        lab,
+        &[
+            "-H",
+            "Expect:",
+            "-H",
+            "Content-Type: application/octet-stream",
+            "--data-binary",
+            &data,
+            &format!("http://[{VIP6}]/upload"),
+        ],
+    );
+    let f: Vec<&str> = out.split_whitespace().collect();
+    assert_eq!(f.len(), 3, "{tag}: upload answer {out:?}");
+    assert_eq!(f[1], want, "{tag}: upload sha256 at the real server");
+    assert_eq!(f[2], size.to_string(), "{tag}: upload length");
+    (down, f[0].to_string())
+}
+
+/// The server of `n` new TCP connections (X-Server of `/`).
+fn servers(lab: &Lab, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|_| {
+            let h = curl(
+                lab,
+                &["-o", "/dev/null", "-D", "-", &format!("http://[{VIP6}]/")],
+            );
+            h.lines()
+                .find_map(|l| l.strip_prefix("X-Server: "))
+                .unwrap_or_else(|| panic!("no X-Server in {h}"))
+                .trim()
+                .to_string()
+        })
+        .collect()
+}
+
+fn count(names: &[String]) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for n in names {
+        *m.entry(n.clone()).or_insert(0) += 1;
+    }
+    m
+}
+
+/// UDP through the VIP: 6 probes (new flows) answered by every server, from
+/// the VIP.
+fn udp(lab: &Lab, iface: &str) {
+    let out = lab.client(&[
+        "python3",
+        &lab_common::support("udp_probe.py"),
+        VIP6,
+        "5353",
+        "--count",
+        "6",
+        "--json",
+        "--payload",
+        "hello6",
+    ]);
+    let mut names = Vec::new();
+    for l in out.lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        let reply = v["reply"].as_str().unwrap_or_else(|| panic!("{l}"));
+        let (name, rest) = reply.split_once(':').unwrap();
+        assert!(rest.starts_with("hello6"), "{reply}");
+        assert!(
+            v["from"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("[{VIP6}]:5353")),
+            "reply from the VIP: {l}"
+        );
+        assert_eq!(v["iface"], iface, "reply's way back: {l}");
+        names.push(name.to_string());
+    }
+    assert_eq!(names.len(), 6, "{out}");
+    let c = count(&names);
+    assert_eq!(c.len(), 3, "UDP round robin over rs1..rs3: {c:?}");
+}
+
+fn mode_checks(lab: &Lab, mode: &str) {
+    let t = std::time::Instant::now();
+    let (down, up) = transfer6(lab, mode);
+    eprintln!("{mode}: 1 MiB down via {down}, 1 MiB up via {up}: checksums ok");
+    // round robin: 6 new connections, each server twice
+    let c = count(&servers(lab, 6));
+    assert!(
+        c.len() == 3 && c.values().all(|&k| k == 2),
+        "{mode}: rr over rs1..rs3: {c:?}"
+    );
+    let back = if mode == "nat" {
+        format!("{P}-wan")
+    } else {
+        "ret0".into()
+    };
+    udp(lab, &back);
+    // weight 0: no new connection for rs1, and back
+    let r1 = format!("[{}]:80", rip6(1));
+    let f = checks::flag(mode);
+    lab.adm(&["-e", "-t", &svc6(), "-r", &r1, f, "-w", "0"]);
+    let c = count(&servers(lab, 6));
+    assert!(
+        !c.contains_key("rs1"),
+        "{mode}: weight 0 rs1 got new connections: {c:?}"
+    );
+    lab.adm(&["-e", "-t", &svc6(), "-r", &r1, f, "-w", "1"]);
+    // ipvsadm's layouts
+    let l = lab.adm(&["-L", "-n"]);
+    assert!(l.contains(&format!("TCP  {} rr", svc6())), "{l}");
+    assert!(l.contains(&format!("UDP  {} rr", udp6())), "{l}");
+    let fw = match mode {
+        "dr" => "Route",
+        "tun" => "Tunnel",
+        _ => "Masq",
+    };
+    for n in 1..=3 {
+        let want = format!("  -> {:<28} {fw:<7} 1", format!("[{}]:80", rip6(n)));
+        assert!(l.contains(&want), "{mode}: {want:?} in\n{l}");
+    }
+    let c = lab.adm(&["-L", "-n", "-c"]);
+    assert!(
+        c.lines().any(|l| l.starts_with("TCP")
+            && l.contains(&format!("[{CLIENT6}]:"))
+            && l.contains(&format!("{} ", svc6()))),
+        "{mode}: an IPv6 connection in -L -n -c:\n{c}"
+    );
+    eprintln!("{mode}: checks done in {:.1} s", t.elapsed().as_secs_f64());
+}
+
+/// conns of the service line `which` (`TCP  ADDR`) of `-L -n --stats`.
+fn stats_conns(lab: &Lab, which: &str) -> u64 {
+    let s = lab.adm(&["-L", "-n", "--stats", "--exact"]);
+    let line = s
+        .lines()
+        .find(|l| l.starts_with(which))
+        .unwrap_or_else(|| panic!("no {which} in\n{s}"));
+    line[which.len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn lab_ipv6_dr_tun_nat_dual_stack() {
+    if !common::privileged("lab ipv6 modes") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let spec = LabSpec::dr("lab_ipv6_modes", P);
+    let rs6: Vec<String> = (1..=3).map(rip6).collect();
+    let rs: Vec<(&str, &str)> = rs6.iter().map(|r| (r.as_str(), "dr")).collect();
+    let lab = Lab::start_with_config(&spec, 65536, |c| {
+        c.edit(
+            "addresses = [\"10.99.0.1/24\"]",
+            "addresses = [\"10.99.0.1/24\", \"2001:db8:99::1/64\"]",
+        )
+        .edit(
+            "addresses = [\"10.98.0.1/24\"]",
+            &format!("addresses = [\"10.98.0.1/24\", \"{DIRIGO_LAN6}/64\"]"),
+        )
+        .service("tcp", &svc6(), "rr", &rs)
+        .service("udp", &udp6(), "rr", &rs)
+    });
+    ipv6_lab(&lab);
+
+    // the VIP is resolved by NDP (dirigo answers for it) and pinged
+    let out = lab.client(&["ping", "-6", "-c", "3", "-i", "0.2", "-W", "2", VIP6]);
+    assert!(out.contains("3 received"), "ping -6 VIP: {out}");
+
+    for mode in ["dr", "tun", "nat"] {
+        if mode != "dr" {
+            lab.mode(mode);
+            method(&lab, mode);
+            if mode == "nat" {
+                lab.switch_to_nat();
+            }
+        }
+        rs_mode(&lab, mode);
+        mode_checks(&lab, mode);
+    }
+
+    // dual stack: IPv4 through the IPv4 VIP in the same dirigo, the
+    // services' counters apart
+    let v6_before = stats_conns(&lab, &format!("TCP  {}", svc6()));
+    let v4_before = stats_conns(&lab, "TCP  10.99.0.100:80");
+    checks::transfer(&lab, "ipv4 beside ipv6");
+    let v6_after = stats_conns(&lab, &format!("TCP  {}", svc6()));
+    let v4_after = stats_conns(&lab, "TCP  10.99.0.100:80");
+    assert_eq!(
+        v6_after, v6_before,
+        "IPv4 traffic counted on the IPv6 service"
+    );
+    assert_eq!(
+        v4_after,
+        v4_before + 2,
+        "the IPv4 transfer's two connections"
+    );
+    // 3 modes x (2 transfers + 12 requests) IPv6 TCP connections
+    assert_eq!(v6_after, 3 * 14, "IPv6 connections on the IPv6 service");
+    let drops = lab.ctl_json(&["drops"]);
+    eprintln!("drops: {drops}");
+    lab.finish();
+}
