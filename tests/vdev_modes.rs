@@ -453,9 +453,11 @@ fn garbage_is_counted_and_dropped() {
     let mut frag = good.clone();
     frag[6] = 0x20; // MF
     fix_ip_csum(&mut frag);
-    // IPv6 UDP, 2001:db8::1 -> 2001:db8::2: IPv6 is not balanced (the
-    // `ipv6` drop); the same with the version field broken is `bad_ipv6`
-    let mut v6 = vec![0x60, 0, 0, 0, 0, 8, 17, 64];
+    // IPv6 2001:db8::1 -> 2001:db8::2 with next header 59 (no next
+    // header) and 8 bytes after it: an upper layer dirigo does not handle
+    // (the `ipv6` drop); the same with the version field broken is
+    // `bad_ipv6`
+    let mut v6 = vec![0x60, 0, 0, 0, 0, 8, 59, 64];
     for last in [1u8, 2] {
         v6.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
         v6.extend_from_slice(&[0u8; 11]);

@@ -104,6 +104,18 @@ pub fn run_with(
     lan_in: &[Vec<u8>],
     during: impl FnOnce(&Path),
 ) -> Run {
+    run_cfg(name, |c| c.raw(extra), wan_in, lan_in, during)
+}
+
+/// [`run_with`] on the two-port configuration as `edit` changes it (IPv6
+/// addresses, routes and neighbors, services).
+pub fn run_cfg(
+    name: &str,
+    edit: impl FnOnce(common::DaemonConfig) -> common::DaemonConfig,
+    wan_in: &[Vec<u8>],
+    lan_in: &[Vec<u8>],
+    during: impl FnOnce(&Path),
+) -> Run {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let dir = common::scratch(&format!("vdev-{name}"));
     let p = |f: &str| -> PathBuf { dir.join(f) };
@@ -124,8 +136,8 @@ pub fn run_with(
             p("lan_out.pcap").display()
         ),
     )
-    .tables(65536, 4095)
-    .raw(extra);
+    .tables(65536, 4095);
+    let cfg = edit(cfg);
     let d = common::Daemon::start(&dir, &cfg.toml());
     let want = (wan_in.len() + lan_in.len()) as u64;
     let deadline = Instant::now() + Duration::from_secs(15);
