@@ -16,7 +16,8 @@
 //! servers, weight 0 taking a server out of new connections, `dirigoadm
 //! -L -n` and `-L -n -c` in ipvsadm's IPv6 layout. IPv4 traffic through
 //! the IPv4 VIP works at the same time, and the services' counters stay
-//! apart.
+//! apart. NAT64: an IPv6 client reaches the IPv4 servers through
+//! [VIP6]:8064 (1 MiB each way, the servers see the pool address).
 //!
 //! Needs root and hugepages (skips outside CI, fails in CI).
 
@@ -34,6 +35,13 @@ const DIRIGO_LAN6: &str = "2001:db8:98::1";
 
 fn rip6(n: usize) -> String {
     format!("2001:db8:98::{}", 10 + n)
+}
+
+/// NAT64: the IPv4 address the translated requests leave from.
+const POOL4: &str = "10.98.0.200";
+
+fn nat64_svc() -> String {
+    format!("[{VIP6}]:8064")
 }
 
 fn svc6() -> String {
@@ -306,6 +314,66 @@ fn mode_checks(lab: &Lab, mode: &str) {
     eprintln!("{mode}: checks done in {:.1} s", t.elapsed().as_secs_f64());
 }
 
+/// NAT64 (the lab is in NAT mode: the IPv4 real servers route via
+/// dirigo): an IPv6 client reaches the IPv4 servers' port 80 through
+/// [VIP6]:8064, 1 MiB each way by sha256; the servers see the pool address.
+fn nat64(lab: &Lab) {
+    let size = 1 << 20;
+    let body = lab.dir.join("d64.bin").display().to_string();
+    let hdr = lab.dir.join("d64.hdr").display().to_string();
+    let url = format!("http://[{VIP6}]:8064/blob?size={size}");
+    curl(lab, &["-D", &hdr, "-o", &body, &url]);
+    let headers = std::fs::read_to_string(&hdr).unwrap();
+    let sha = headers
+        .lines()
+        .find_map(|l| l.strip_prefix("X-Sha256: "))
+        .unwrap_or_else(|| panic!("no X-Sha256 in {headers}"))
+        .trim()
+        .to_string();
+    let got = lab.client(&["sha256sum", &body]);
+    assert_eq!(
+        got.split_whitespace().next().unwrap(),
+        sha,
+        "NAT64 download"
+    );
+    assert_eq!(std::fs::metadata(&body).unwrap().len(), size as u64);
+    let up = lab.dir.join("u64.bin");
+    std::fs::write(&up, checks::pattern(size, 64)).unwrap();
+    let up_s = up.display().to_string();
+    let want = lab.client(&["sha256sum", &up_s]);
+    let want = want.split_whitespace().next().unwrap().to_string();
+    let data = format!("@{up_s}");
+    let out = curl(
+        lab,
+        &[
+            "-H",
+            "Expect:",
+            "-H",
+            "Content-Type: application/octet-stream",
+            "--data-binary",
+            &data,
+            &format!("http://[{VIP6}]:8064/upload"),
+        ],
+    );
+    let f: Vec<&str> = out.split_whitespace().collect();
+    assert_eq!(f.len(), 3, "NAT64 upload answer {out:?}");
+    assert_eq!(f[1], want, "NAT64 upload sha256 at the IPv4 real server");
+    // the IPv4 servers saw the pool address, not the client
+    let log = std::fs::read_to_string(lab.state_dir().join(format!("{}-http.log", f[0])))
+        .unwrap_or_default();
+    assert!(
+        log.contains(POOL4),
+        "{} saw no request from {POOL4}:\n{log}",
+        f[0]
+    );
+    let l = lab.adm(&["-L", "-n"]);
+    assert!(
+        l.contains(&format!("TCP  {} rr", nat64_svc())) && l.contains("  -> 10.98.0.11:80"),
+        "{l}"
+    );
+    eprintln!("nat64: 1 MiB down, 1 MiB up via {}: checksums ok", f[0]);
+}
+
 /// conns of the service line `which` (`TCP  ADDR`) of `-L -n --stats`.
 fn stats_conns(lab: &Lab, which: &str) -> u64 {
     let s = lab.adm(&["-L", "-n", "--stats", "--exact"]);
@@ -330,6 +398,10 @@ fn lab_ipv6_dr_tun_nat_dual_stack() {
     let spec = LabSpec::dr("lab_ipv6_modes", P);
     let rs6: Vec<String> = (1..=3).map(rip6).collect();
     let rs: Vec<(&str, &str)> = rs6.iter().map(|r| (r.as_str(), "dr")).collect();
+    let rips4: Vec<String> = (1..=3)
+        .map(|n| format!("{}:80", lab_common::rip(n)))
+        .collect();
+    let rs4: Vec<(&str, &str)> = rips4.iter().map(|r| (r.as_str(), "nat")).collect();
     let lab = Lab::start_with_config(&spec, 65536, |c| {
         c.edit(
             "addresses = [\"10.99.0.1/24\"]",
@@ -341,6 +413,9 @@ fn lab_ipv6_dr_tun_nat_dual_stack() {
         )
         .service("tcp", &svc6(), "rr", &rs)
         .service("udp", &udp6(), "rr", &rs)
+        // NAT64: an IPv6 VIP port with the IPv4 real servers
+        .dataplane("nat64_pool", format!("[\"{POOL4}\"]"))
+        .service("tcp", &nat64_svc(), "rr", &rs4)
     });
     ipv6_lab(&lab);
 
@@ -359,6 +434,8 @@ fn lab_ipv6_dr_tun_nat_dual_stack() {
         rs_mode(&lab, mode);
         mode_checks(&lab, mode);
     }
+
+    nat64(&lab);
 
     // dual stack: IPv4 through the IPv4 VIP in the same dirigo, the
     // services' counters apart

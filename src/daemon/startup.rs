@@ -234,6 +234,7 @@ pub fn initial_state(
             workers,
             mh_table_size: cfg.dataplane.mh_table_size,
             synproxy: cfg.dataplane.synproxy,
+            nat64_pool: cfg.dataplane.nat64_pool.clone(),
         },
         pending_garp: Vec::new(),
         pending_na6: Vec::new(),
@@ -314,6 +315,8 @@ pub fn workers(
             &BalancerConfig {
                 conn_capacity: cfg.dataplane.connections_per_worker,
                 conn6_capacity: cfg.dataplane.connections6_per_worker,
+                worker: i as u32,
+                workers: lcores.len() as u32,
                 embryonic_grace_ms: cfg.dataplane.embryonic_grace_ms,
                 synproxy: cfg.dataplane.synproxy,
                 synproxy_secret: synproxy_secret(),

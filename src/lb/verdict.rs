@@ -35,6 +35,9 @@ crate::counters::counter_enum! {
         SynproxyBadCookie: drop = "synproxy_cookie_invalid",
         /// SYN proxy: an ACK whose cookie is older than two minutes.
         SynproxyCookieExpired: drop = "synproxy_cookie_expired",
+        /// NAT64: no free pool address and port for a new connection (64
+        /// candidates of this worker's share taken).
+        Nat64PortsExhausted: drop = "nat64_ports_exhausted",
     }
 }
 
@@ -100,6 +103,11 @@ pub struct BalancerConfig {
     /// IPv6 connection table capacity (128 bytes per connection); 0 =
     /// automatic: `conn_capacity / 8`, at least 1024.
     pub conn6_capacity: u32,
+    /// This worker's index among `workers` (NAT64 pool ports are shared
+    /// out by `port % workers`, so replies are steered to their owner).
+    pub worker: u32,
+    /// How many workers share the NAT64 pool.
+    pub workers: u32,
 }
 
 impl BalancerConfig {
@@ -124,6 +132,8 @@ impl Default for BalancerConfig {
             synproxy: false,
             synproxy_secret: [0x243f_6a88_85a3_08d3, 0x1319_8a2e_0370_7344],
             conn6_capacity: 0,
+            worker: 0,
+            workers: 1,
         }
     }
 }

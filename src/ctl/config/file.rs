@@ -191,6 +191,10 @@ pub struct DataplaneConfig {
     /// Outer source address for IPIP (default: the egress port's address).
     #[serde(default)]
     pub tunnel_source: Option<Ipv4Addr>,
+    /// IPv4 addresses NAT64 connections (an IPv6 VIP with IPv4 NAT real
+    /// servers) leave from; dirigo answers ARP for them.
+    #[serde(default)]
+    pub nat64_pool: Vec<Ipv4Addr>,
     /// Drop a connection's packets as soon as its real server is removed
     /// (IPVS expire_nodest_conn); otherwise they expire by timeout.
     #[serde(default)]
@@ -280,6 +284,7 @@ impl Default for DataplaneConfig {
             mbufs: default_mbufs(),
             mbuf_data_room: default_data_room(),
             tunnel_source: None,
+            nat64_pool: Vec::new(),
             expire_nodest_conn: false,
             sloppy_tcp: false,
             mh_table_size: default_mh(),

@@ -306,7 +306,7 @@ impl Config {
             tcpfin: t.tcpfin,
             udp: t.udp,
         });
-        let services = services(&raw.service, iss);
+        let services = services(&raw.service, !raw.dataplane.nat64_pool.is_empty(), iss);
         let health_netns = health_path(&raw, &ports, &services, iss);
         let metrics = metrics::metrics(raw.metrics.as_ref()).unwrap_or_else(|e| {
             let key = if e.contains("burst_histogram") {

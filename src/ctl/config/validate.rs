@@ -413,7 +413,7 @@ pub(super) fn dataplane(d: &DataplaneConfig, iss: &mut Issues) {
 
 /// `[[service]]`s: unique keys, each validated with its real servers;
 /// a service with a problem is left out.
-pub(super) fn services(raw: &[ServiceConfig], iss: &mut Issues) -> Vec<Service> {
+pub(super) fn services(raw: &[ServiceConfig], nat64: bool, iss: &mut Issues) -> Vec<Service> {
     let mut keys = HashSet::new();
     let mut services = Vec::new();
     for (i, s) in raw.iter().enumerate() {
@@ -437,7 +437,7 @@ pub(super) fn services(raw: &[ServiceConfig], iss: &mut Issues) -> Vec<Service> 
             );
             continue;
         }
-        if let Some(svc) = service(s, key, &at, iss) {
+        if let Some(svc) = service(s, key, nat64, &at, iss) {
             services.push(svc);
         }
     }
@@ -445,7 +445,13 @@ pub(super) fn services(raw: &[ServiceConfig], iss: &mut Issues) -> Vec<Service> 
 }
 
 /// One `[[service]]` (its `key` parsed) and its `[[service.real_server]]`s.
-fn service(s: &ServiceConfig, key: ServiceKey, at: &At, iss: &mut Issues) -> Option<Service> {
+fn service(
+    s: &ServiceConfig,
+    key: ServiceKey,
+    nat64: bool,
+    at: &At,
+    iss: &mut Issues,
+) -> Option<Service> {
     let mut ok = true;
     let sched: Option<SchedKind> = match s.scheduler.parse() {
         Ok(k) => Some(k),
@@ -495,13 +501,19 @@ fn service(s: &ServiceConfig, key: ServiceKey, at: &At, iss: &mut Issues) -> Opt
     for (j, r) in s.real_server.iter().enumerate() {
         let rat = at.k("real_server").i(j);
         match real_server(s, key.port, r) {
-            Ok(d) if d.key.addr.is_ipv4() != key.vip.is_ipv4() => {
+            // NAT64, on purpose: an IPv6 VIP, IPv4 NAT real servers, a pool
+            Ok(d)
+                if d.key.addr.is_ipv4() != key.vip.is_ipv4()
+                    && !(nat64 && key.vip.is_ipv6() && d.method == Method::Nat) =>
+            {
                 ok = false;
                 iss.add(
                     rat.k("address"),
                     format!(
                         "service {}: real server {}: Operation not supported with specified \
-                         address family (IPv4 and IPv6 are not mixed in one service)",
+                         address family (IPv4 and IPv6 are not mixed in one service, but for \
+                         NAT64: an IPv6 VIP, IPv4 real servers with method = \"nat\" and \
+                         [dataplane] nat64_pool)",
                         s.address, r.address
                     ),
                 );

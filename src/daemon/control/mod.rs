@@ -39,6 +39,8 @@ pub struct LbSettings {
     pub mh_table_size: u32,
     /// The workers keep SYN proxy state (`[dataplane] synproxy`).
     pub synproxy: bool,
+    /// NAT64 pool addresses (`[dataplane] nat64_pool`).
+    pub nat64_pool: Vec<std::net::Ipv4Addr>,
 }
 
 /// The control thread's IPv6 routes and neighbours.
@@ -110,7 +112,13 @@ impl ControlState {
         for (p, c) in &self.port_addrs6 {
             let _ = a.add_port_addr6(*p, *c);
         }
-        a.set_vips(self.announced(services));
+        // NAT64 pool addresses are answered like VIPs (ARP, ping): the
+        // real servers' replies come back to them
+        a.set_vips(
+            self.announced(services)
+                .into_iter()
+                .chain(self.settings.nat64_pool.iter().map(|&p| u32::from(p))),
+        );
         a.set_vips6(self.announced6(services));
         a
     }
@@ -155,6 +163,7 @@ impl ControlState {
         let mut b = SnapshotBuilder::new();
         b.timeouts(timeouts)
             .tunnel_src(self.settings.tunnel_source)
+            .nat64_pool(&self.settings.nat64_pool)
             .expire_nodest_conn(self.settings.expire_nodest_conn)
             .sloppy_tcp(self.settings.sloppy_tcp)
             .threshold_divisor(self.settings.workers.max(1))

@@ -153,19 +153,6 @@ pub fn owner_with(nic: Option<&ClientOwner>, client: u32, mask: u32, workers: u3
     }
 }
 
-/// The client side of a packet: the source when it goes to a VIP, else the
-/// destination (a NAT reply from a real server). ICMP errors use the
-/// connection they quote.
-#[inline]
-fn client_of(snap: &Snapshot, meta: &PacketMeta) -> u32 {
-    let k = crate::lb::balancer::lookup_key(meta);
-    if snap.is_vip(k.dst) {
-        k.src
-    } else {
-        k.dst
-    }
-}
-
 /// The widest persistence netmask of the snapshot's services: steering by
 /// it keeps all of one persistent client's connections on one worker.
 pub fn steer_mask(snap: &Snapshot) -> u32 {
@@ -231,6 +218,47 @@ impl WorkerPipeline {
         )
     }
 
+    /// The worker that owns an IPv4 packet: by its client address, or for
+    /// a reply to a NAT64 pool address by its port (each worker allocates
+    /// the pool ports `p` with `p % workers` its own index).
+    #[inline(always)]
+    fn owner_meta(&self, m: &PacketMeta) -> u32 {
+        let k = crate::lb::balancer::lookup_key(m);
+        let client = if self.snap.is_vip(k.dst) {
+            k.src
+        } else if self.snap.is_nat64_pool(k.dst) {
+            return k.dport as u32 % self.workers;
+        } else {
+            k.dst
+        };
+        self.owner(client)
+    }
+
+    /// An IPv4 packet to a NAT64 pool address: a NAT64 connection's reply,
+    /// translated to IPv6 by the core, or a counted drop.
+    #[cold]
+    fn nat64_in<B: PacketBuf>(&mut self, buf: &mut B, meta: &PacketMeta, now: u64) -> Verdict {
+        let v = self
+            .lb
+            .nat64_reply(&self.snap, self.net.as_ref(), buf, meta, now);
+        match v {
+            LbVerdict::Tx { port } => {
+                self.counters.own[Count::Forwarded] += 1;
+                Verdict::Tx(port)
+            }
+            LbVerdict::Unresolved6 { ip, port } => {
+                self.event(Event::Resolve6 { ip, port });
+                self.counters.own[Count::Unresolved6] += 1;
+                Verdict::Drop
+            }
+            _ => {
+                // the core counted the reason
+                self.counters.own[Count::LbDropped] += 1;
+                Verdict::Drop
+            }
+        }
+    }
+
     #[inline]
     fn ipv4<B: PacketBuf>(
         &mut self,
@@ -244,7 +272,7 @@ impl WorkerPipeline {
             cache: &self.nh,
         };
         let v = self.lb.process(&self.snap, &eg, buf, meta, now);
-        self.map_lb(v, buf, meta, port)
+        self.map_lb(v, buf, meta, port, now)
     }
 
     /// Turn the core's verdict into the worker's (stack fallback for what
@@ -256,6 +284,7 @@ impl WorkerPipeline {
         buf: &mut B,
         meta: &PacketMeta,
         port: u16,
+        now: u64,
     ) -> Verdict {
         match v {
             LbVerdict::Tx { port } => {
@@ -280,6 +309,9 @@ impl WorkerPipeline {
                 Verdict::Drop
             }
             LbVerdict::NotForUs => {
+                if self.snap.is_nat64_pool(meta.key.dst) {
+                    return self.nat64_in(buf, meta, now);
+                }
                 let addrs = self.net.addrs();
                 if !addrs.is_local(meta.key.dst) {
                     self.counters.own[Count::NotForUs] += 1;
@@ -362,7 +394,7 @@ impl WorkerPipeline {
         match classify(buf.data(), port) {
             Classified::Ipv4(meta) => {
                 if self.workers > 1 && !steered {
-                    let owner = self.owner(client_of(&self.snap, &meta));
+                    let owner = self.owner_meta(&meta);
                     if owner as usize != self.index {
                         self.counters.own[Count::SteeredOut] += 1;
                         return Verdict::Steer(owner as u16);
@@ -427,7 +459,7 @@ impl WorkerPipeline {
             }
             let m = &metas[i];
             if self.workers > 1 && !steered {
-                let owner = self.owner(client_of(&self.snap, m));
+                let owner = self.owner_meta(m);
                 if owner as usize != self.index {
                     self.counters.own[Count::SteeredOut] += 1;
                     out[i] = Verdict::Steer(owner as u16);
@@ -471,7 +503,7 @@ impl WorkerPipeline {
         );
         for &i in &sel[..k] {
             let i = i as usize;
-            out[i] = self.map_lb(lbv[i], &mut bufs[i], &metas[i], port);
+            out[i] = self.map_lb(lbv[i], &mut bufs[i], &metas[i], port, now_ns);
         }
     }
 

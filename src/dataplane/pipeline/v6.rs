@@ -74,7 +74,7 @@ impl WorkerPipeline {
             .lb
             .process6(&self.snap, self.net.as_ref(), buf, meta, now_ns);
         if v != LbVerdict::NotForUs {
-            return self.map_lb(v, buf, &PacketMeta::default(), port);
+            return self.map_lb(v, buf, &PacketMeta::default(), port, now_ns);
         }
         let kernel = self.net.port(port).is_some_and(|p| p.kernel)
             && self.net.addrs().port_of6(meta.key.dst) == Some(port);

@@ -121,6 +121,9 @@ pub struct Balancer {
     persist_epoch: Option<u64>,
     sp: Option<SynProxy>,
     sync: Option<sync::SyncOut>,
+    worker: u32,
+    workers: u32,
+    nat64_cursor: u32,
 }
 
 /// The key a packet is looked up by (ICMP errors: the quoted tuple reversed).
@@ -168,6 +171,9 @@ impl Balancer {
                 .synproxy
                 .then(|| SynProxy::new(cfg.conn_capacity, cfg.synproxy_secret)),
             sync: None,
+            worker: cfg.worker,
+            workers: cfg.workers.max(1),
+            nat64_cursor: cfg.seed,
         }
     }
 

@@ -29,11 +29,11 @@
 use super::load::release_flags;
 use super::persist::{detach_conn6, TAG_BITS};
 use super::*;
-use crate::lb::conn::{Conn6, FlowKey6};
+use crate::lb::conn::{mapped, Conn6, FlowKey6};
 use crate::lb::persist::client_key6;
 use crate::lb::snapshot::fold6;
 use crate::lb::xmit::v6 as x6;
-use crate::net::egress::{Egress6, Resolve6};
+use crate::net::egress::{Egress, Egress6, Resolve6};
 use crate::net::meta::PacketMeta6;
 
 /// The IPv6 key a packet is looked up by (ICMPv6 errors: the quoted tuple
@@ -101,10 +101,10 @@ impl Balancer {
     }
 
     /// Process one IPv6 packet (see the module docs).
-    pub fn process6<B: PacketBuf>(
+    pub fn process6<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         snap: &Snapshot,
-        egress: &impl Egress6,
+        egress: &E,
         buf: &mut B,
         meta: &PacketMeta6,
         now_ns: u64,
@@ -196,15 +196,28 @@ impl Balancer {
         } else {
             snap.timeouts.udp_ms
         };
+        let dport = if d.port == 0 { key.dport } else { d.port };
+        // NAT64: an IPv4 real server, reached from a pool address and a
+        // port this worker owns
+        let (daddr, laddr4, lport) = if d.key.addr.is_ipv4() {
+            let (a, p) = self
+                .nat64_port(snap, d.addr, dport, key.proto)
+                .ok_or(LbDrop::Nat64PortsExhausted)?;
+            (mapped(d.addr), a, p)
+        } else {
+            (d.addr6, 0, 0)
+        };
         let conn = Conn6 {
+            laddr4,
+            lport,
             caddr: key.src,
             vaddr: key.dst,
-            daddr: d.addr6,
+            daddr,
             dest: d.id.slot,
             expires: now.wrapping_add(init),
             cport: key.sport,
             vport: key.dport,
-            dport: if d.port == 0 { key.dport } else { d.port },
+            dport,
             svc: svc.id.slot as u16,
             proto: key.proto,
             state: start as u8,
@@ -241,23 +254,121 @@ impl Balancer {
         Ok((idx, c))
     }
 
-    /// State, timer and transmission of connection `idx` (record `c`).
-    #[allow(clippy::too_many_arguments)]
-    fn forward6<B: PacketBuf>(
+    /// A free NAT64 source for a connection to `rip`:`rport`: a pool
+    /// address and a port this worker owns (`port % workers == worker`,
+    /// so the replies' steering finds the owner by the port), whose reply
+    /// tuple is not in the table. At most 64 candidates are tried from a
+    /// cursor that moves on; None when all were taken.
+    fn nat64_port(
+        &mut self,
+        snap: &Snapshot,
+        rip: u32,
+        rport: u16,
+        proto: u8,
+    ) -> Option<(u32, u16)> {
+        let pool = &snap.nat64_pool;
+        if pool.is_empty() {
+            return None;
+        }
+        let (w, i) = (self.workers.max(1), self.worker);
+        // ports p = i + w * k within 1024..=65535
+        let kmin = (1024u32.saturating_sub(i)).div_ceil(w);
+        let kmax = (65535 - i.min(65535)) / w;
+        let n = kmax.checked_sub(kmin)? + 1;
+        for _ in 0..64 {
+            let c = self.nat64_cursor;
+            self.nat64_cursor = c.wrapping_add(1);
+            let port = i + w * (kmin + c % n);
+            let addr = pool[((c / n) as usize) % pool.len()];
+            let reply = FlowKey6 {
+                src: mapped(rip),
+                dst: mapped(addr),
+                sport: rport,
+                dport: port as u16,
+                proto,
+            };
+            let h = self.table6.hash(&reply);
+            if self.table6.lookup_probe(&reply, h).is_err() {
+                return Some((addr, port as u16));
+            }
+        }
+        None
+    }
+
+    /// An IPv4 packet to a NAT64 pool address (the pipeline asks when the
+    /// IPv4 path found it not its own): the reply of a NAT64 connection is
+    /// translated to IPv6 (from the VIP to the client) and sent; anything
+    /// else is a counted drop ([`LbDrop::NotTracked`]).
+    pub fn nat64_reply<B: PacketBuf>(
         &mut self,
         snap: &Snapshot,
         egress: &impl Egress6,
         buf: &mut B,
-        meta: &PacketMeta6,
+        meta: &PacketMeta,
+        now_ns: u64,
+    ) -> LbVerdict {
+        self.see_epoch(snap);
+        let now = tick_of(now_ns);
+        let k = &meta.key;
+        if (k.proto != PROTO_TCP && k.proto != PROTO_UDP) || meta.icmp.is_some() {
+            return self.drop(LbDrop::NotTracked);
+        }
+        let key = FlowKey6 {
+            src: mapped(k.src),
+            dst: mapped(k.dst),
+            sport: k.sport,
+            dport: k.dport,
+            proto: k.proto,
+        };
+        let hash = self.table6.hash(&key);
+        let Ok(h) = self.table6.lookup_probe(&key, hash) else {
+            return self.drop(LbDrop::NotTracked);
+        };
+        let Some(c) = self.table6.get(h.idx).copied() else {
+            return self.drop(LbDrop::NotTracked);
+        };
+        if !h.reply || c.laddr4 == 0 {
+            return self.drop(LbDrop::NotTracked);
+        }
+        if tick_reached(now, c.expires) {
+            self.expire_idx6(h.idx, now_ns);
+            return self.drop(LbDrop::NotTracked);
+        }
+        if let Err(v) = self.touch6(snap, h.idx, &c, true, meta.tcp_flags, now, now_ns) {
+            return v;
+        }
+        match x6::nat64::to6(buf, meta, c.vaddr, c.vport, c.caddr, c.cport, egress) {
+            Ok(port) => {
+                let bytes = meta.ip_len as u64;
+                if let Some(t) = self.dest_rec(c.dest) {
+                    t.packet(true, bytes);
+                }
+                if let Some(t) = self.stats.services.get(c.svc as usize) {
+                    t.packet(true, bytes);
+                }
+                LbVerdict::Tx { port }
+            }
+            Err(e) => self.xmit_failed6(e, egress, c.caddr),
+        }
+    }
+
+    /// The state machine and timer of connection `idx` (record `c`) for a
+    /// packet with `tcp_flags` in direction `reply`; `Err` with the verdict
+    /// when its real server is gone (`expire_nodest_conn`).
+    #[allow(clippy::too_many_arguments)]
+    fn touch6(
+        &mut self,
+        snap: &Snapshot,
+        idx: u32,
+        c: &Conn6,
+        reply: bool,
+        tcp_flags: u8,
         now: u32,
         now_ns: u64,
-        idx: u32,
-        c: Conn6,
-        reply: bool,
-    ) -> LbVerdict {
+    ) -> Result<(), LbVerdict> {
         if snap.expire_nodest_conn && snap.dest_by_slot(c.dest).is_none() {
             self.expire_idx6(idx, now_ns);
-            return self.drop(LbDrop::DestRemoved);
+            return Err(self.drop(LbDrop::DestRemoved));
         }
         let mut flags = c.flags & !F_SYNCED;
         let (state, timeout) = if c.proto == PROTO_TCP {
@@ -269,7 +380,7 @@ impl Balancer {
             } else {
                 Dir::Input
             };
-            let new = tcp_next(TcpState::from_u8(c.state), dir, meta.tcp_flags);
+            let new = tcp_next(TcpState::from_u8(c.state), dir, tcp_flags);
             let was_active = flags & F_ACTIVE != 0;
             if new.is_active() != was_active {
                 if let Some(t) = self.dest_rec(c.dest) {
@@ -288,6 +399,49 @@ impl Balancer {
         };
         self.table6
             .set_hot(idx, state, flags, now.wrapping_add(timeout));
+        Ok(())
+    }
+
+    /// State, timer and transmission of connection `idx` (record `c`).
+    #[allow(clippy::too_many_arguments)]
+    fn forward6<B: PacketBuf, E: Egress + Egress6>(
+        &mut self,
+        snap: &Snapshot,
+        egress: &E,
+        buf: &mut B,
+        meta: &PacketMeta6,
+        now: u32,
+        now_ns: u64,
+        idx: u32,
+        c: Conn6,
+        reply: bool,
+    ) -> LbVerdict {
+        if let Err(v) = self.touch6(snap, idx, &c, reply, meta.tcp_flags, now, now_ns) {
+            return v;
+        }
+        if c.laddr4 != 0 {
+            // NAT64: a request leaves as IPv4 from the pool (its replies
+            // come back as IPv4: Self::nat64_reply)
+            if reply {
+                return self.drop(LbDrop::Malformed); // not reached: IPv4 replies
+            }
+            let res = x6::nat64::to4(
+                buf,
+                meta,
+                c.laddr4,
+                c.lport,
+                c.daddr as u32,
+                c.dport,
+                &mut self.ip_id,
+                egress,
+            );
+            return match res {
+                Err(XmitError::Unresolved) | Err(XmitError::NoRoute) => {
+                    self.xmit_failed(res.unwrap_err(), egress, c.daddr as u32)
+                }
+                r => self.finish6(r, &c, reply, meta, buf, egress, now_ns),
+            };
+        }
         let res = match (c.method, reply) {
             (Method::Nat, true) => {
                 x6::nat6(buf, meta, Side::Src, c.vaddr, c.vport, c.caddr, egress)

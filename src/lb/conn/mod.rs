@@ -647,7 +647,7 @@ mod insert;
 mod v6;
 pub use insert::Probe;
 use insert::{NO_SLOT, UNKNOWN_SLOT};
-pub use v6::{Conn6, FlowKey6};
+pub use v6::{mapped, Conn6, FlowKey6};
 
 #[cfg(test)]
 mod tests;

@@ -144,7 +144,8 @@ pub enum BuildError {
     /// A real server of the other address family than its service's VIP
     /// (ipvsadm's words for the kernel's EAFNOSUPPORT).
     #[error(
-        "Operation not supported with specified address family: real server {} of service {}",
+        "Operation not supported with specified address family: real server {} of service {} \
+         (an IPv6 VIP takes IPv4 real servers only by NAT64: -m and [dataplane] nat64_pool)",
         .1.addr, .0.vip
     )]
     MixedFamily(ServiceKey, DestKey),
@@ -186,6 +187,7 @@ pub struct SnapshotBuilder<'a> {
     services: Vec<(ServiceSpec, Vec<DestSpec>)>,
     timeouts: Timeouts,
     tunnel_src: Option<Ipv4Addr>,
+    nat64_pool: Vec<u32>,
     expire_nodest_conn: bool,
     sloppy_tcp: bool,
     threshold_divisor: u32,
@@ -208,6 +210,7 @@ impl<'a> SnapshotBuilder<'a> {
             services: Vec::new(),
             timeouts: Timeouts::default(),
             tunnel_src: None,
+            nat64_pool: Vec::new(),
             expire_nodest_conn: false,
             sloppy_tcp: false,
             threshold_divisor: 1,
@@ -249,7 +252,16 @@ impl<'a> SnapshotBuilder<'a> {
         self
     }
 
-    /// Outer source address for TUN (default: the egress port's address).
+    /// The IPv4 addresses NAT64 connections leave from (an IPv6 VIP with
+    /// IPv4 NAT real servers is refused without one).
+    pub fn nat64_pool(&mut self, pool: &[Ipv4Addr]) -> &mut Self {
+        self.nat64_pool = pool.iter().map(|&a| u32::from(a)).collect();
+        self.nat64_pool.sort_unstable();
+        self.nat64_pool.dedup();
+        self
+    }
+
+    /// TUN outer source (None = the egress port's address).
     pub fn tunnel_src(&mut self, a: Option<Ipv4Addr>) -> &mut Self {
         self.tunnel_src = a;
         self
@@ -340,7 +352,13 @@ impl<'a> SnapshotBuilder<'a> {
                     return Err(BuildError::DuplicateDest(k, d.key));
                 }
                 if d.key.addr.is_ipv4() != k.vip.is_ipv4() {
-                    return Err(BuildError::MixedFamily(k, d.key));
+                    // NAT64, on purpose: an IPv6 VIP, an IPv4 NAT server,
+                    // a pool to leave from
+                    let nat64 =
+                        k.vip.is_ipv6() && d.method == Method::Nat && !self.nat64_pool.is_empty();
+                    if !nat64 {
+                        return Err(BuildError::MixedFamily(k, d.key));
+                    }
                 }
                 check_addr(d.key.addr)?;
                 if d.weight > 65535 {
@@ -485,6 +503,7 @@ impl<'a> SnapshotBuilder<'a> {
             timeouts: TimeoutTable::new(&self.timeouts),
             raw_timeouts: self.timeouts,
             tunnel_src: self.tunnel_src.map(u32::from),
+            nat64_pool: self.nat64_pool.clone(),
             expire_nodest_conn: self.expire_nodest_conn,
             sloppy_tcp: self.sloppy_tcp,
         })
@@ -581,6 +600,8 @@ pub struct Snapshot {
     pub raw_timeouts: Timeouts,
     /// TUN outer source (host order); None = the egress port's address.
     pub tunnel_src: Option<u32>,
+    /// NAT64 pool addresses (host order, sorted).
+    pub nat64_pool: Vec<u32>,
     /// IPVS `expire_nodest_conn`.
     pub expire_nodest_conn: bool,
     /// IPVS `sloppy_tcp`.
@@ -651,6 +672,13 @@ impl Snapshot {
             h = h.wrapping_add(1);
         }
         None
+    }
+
+    /// Whether `addr` is a NAT64 pool address (the replies of NAT64
+    /// connections come back to it).
+    #[inline]
+    pub fn is_nat64_pool(&self, addr: u32) -> bool {
+        !self.nat64_pool.is_empty() && self.nat64_pool.binary_search(&addr).is_ok()
     }
 
     /// Whether `addr` is the VIP of any IPv6 service.

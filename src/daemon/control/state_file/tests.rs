@@ -350,6 +350,7 @@ weight = 7
             workers: 1,
             mh_table_size: 251,
             synproxy: false,
+            nat64_pool: Vec::new(),
         },
         pending_garp: Vec::new(),
         pending_na6: Vec::new(),

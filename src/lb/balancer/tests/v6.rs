@@ -386,3 +386,119 @@ fn persistence6_by_prefix() {
         Err(crate::lb::snapshot::BuildError::MaskFamily(_))
     ));
 }
+
+/// The IPv6 frame's TCP/UDP checksum is right (etherparse's own sum).
+fn verify6(frame: &[u8]) {
+    let p = etherparse::SlicedPacket::from_ethernet(frame).expect("parse");
+    let Some(etherparse::NetSlice::Ipv6(ip)) = &p.net else {
+        panic!("not IPv6")
+    };
+    let h = ip.header();
+    let (s, d) = (h.source(), h.destination());
+    match &p.transport {
+        Some(etherparse::TransportSlice::Tcp(t)) => {
+            assert_eq!(
+                t.calc_checksum_ipv6(s, d).unwrap(),
+                t.checksum(),
+                "tcp checksum"
+            )
+        }
+        Some(etherparse::TransportSlice::Udp(u)) => {
+            let want = u
+                .to_header()
+                .calc_checksum_ipv6_raw(s, d, u.payload())
+                .unwrap();
+            assert_eq!(want, u.checksum(), "udp checksum")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn nat64_both_ways() {
+    let mut e = env(1024);
+    let pool = [std::net::Ipv4Addr::new(10, 0, 0, 200)];
+    let d = dest(RIP, 8080, Method::Nat, 1);
+    let s = e.snap(1, |b| {
+        b.nat64_pool(&pool);
+        b.service(svc6(Proto::Tcp, 80), vec![d.clone()]);
+    });
+    let payload = b"GET / HTTP/1.0\r\n\r\n";
+    let req = tcp6_frame(
+        CLIENT6,
+        40000,
+        VIP6,
+        80,
+        ACK,
+        payload,
+        64,
+        (CLIENT_MAC, OUR_MAC),
+    );
+    // a SYN first (only a SYN creates a connection)
+    let (v, out) = e.send6(&s, &from_client(SYN, 40000, 80), 0);
+    assert_eq!(v, LbVerdict::Tx { port: 1 });
+    verify(&out);
+    let p = etherparse::SlicedPacket::from_ethernet(&out).unwrap();
+    let Some(etherparse::NetSlice::Ipv4(ip)) = &p.net else {
+        panic!("an IPv4 request")
+    };
+    let h = ip.header().to_header();
+    assert_eq!(h.source, [10, 0, 0, 200], "from the pool");
+    assert_eq!(h.destination, RIP);
+    assert_eq!(h.time_to_live, 63);
+    assert_eq!(&out[0..6], &mac_of(RIP));
+    let Some(etherparse::TransportSlice::Tcp(t)) = &p.transport else {
+        panic!("tcp")
+    };
+    let lport = t.source_port();
+    assert_eq!(t.destination_port(), 8080);
+    assert!(lport >= 1024, "{lport}");
+    // a data segment keeps its payload, byte for byte
+    let (v, out) = e.send6(&s, &req, S);
+    assert_eq!(v, LbVerdict::Tx { port: 1 });
+    verify(&out);
+    assert!(out.ends_with(payload));
+    assert_eq!(out.len(), req.len() - 20, "40-byte header became 20");
+    // the real server's reply to the pool address and port comes back as
+    // IPv6 from the VIP to the client, toward the gateway
+    let reply = tcp_frame(
+        RIP,
+        8080,
+        [10, 0, 0, 200],
+        lport,
+        SYN | ACK,
+        b"hello",
+        64,
+        true,
+    );
+    let m = meta_of(&reply);
+    let mut b = VecBuf::with_room(&reply, 128, 0);
+    let v = e.w.nat64_reply(&s, &e.eg, &mut b, &m, 2 * S);
+    assert_eq!(v, LbVerdict::Tx { port: 0 });
+    let out = b.to_vec();
+    verify6(&out);
+    let mm = meta6(&out);
+    assert_eq!(mm.key.src, VIP6);
+    assert_eq!(mm.key.dst, CLIENT6);
+    assert_eq!((mm.key.sport, mm.key.dport), (80, 40000));
+    assert_eq!(mm.hop_limit, 63);
+    assert!(out.ends_with(b"hello"));
+    assert_eq!(&out[0..6], &GW_MAC);
+    let c: Vec<_> = e.w.conns(2 * S).collect();
+    assert_eq!(c[0].state, "ESTABLISHED");
+    assert_eq!(c[0].rs.to_string(), "[::ffff:10.0.0.21]:8080");
+    // a reply for no connection: counted, not ours to pass on
+    let stray = tcp_frame(RIP, 8080, [10, 0, 0, 200], lport ^ 1, ACK, b"", 64, true);
+    let mut b = VecBuf::with_room(&stray, 128, 0);
+    assert_eq!(
+        e.w.nat64_reply(&s, &e.eg, &mut b, &meta_of(&stray), 2 * S),
+        LbVerdict::Drop(LbDrop::NotTracked)
+    );
+    // without a pool, the mix of families is refused
+    let mut b = SnapshotBuilder::new();
+    b.service(svc6(Proto::Tcp, 80), vec![d]);
+    assert!(matches!(
+        b.build(&mut e.ids, 3),
+        Err(crate::lb::snapshot::BuildError::MixedFamily(..))
+    ));
+}

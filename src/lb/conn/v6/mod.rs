@@ -69,6 +69,20 @@ pub struct Conn6 {
     pub flags: u8,
     /// Forwarding method.
     pub method: Method,
+    /// NAT64: the IPv4 pool address the connection's requests leave from
+    /// (0 for a plain IPv6 connection; `daddr` is then the real server's
+    /// IPv4 address, IPv4-mapped, `::ffff:a.b.c.d`).
+    pub laddr4: u32,
+    /// NAT64: the pool port.
+    pub lport: u16,
+}
+
+/// `::ffff:a.b.c.d`, the IPv4-mapped IPv6 address of `a` (RFC 4291
+/// §2.5.5.2): how IPv4 addresses sit in IPv6-sized fields (a NAT64
+/// connection's real server and pool address, its reply tuple).
+#[inline]
+pub const fn mapped(a: u32) -> u128 {
+    0xffff_0000_0000 | a as u128
 }
 
 impl Record for Conn6 {
@@ -83,8 +97,19 @@ impl Record for Conn6 {
             proto: self.proto,
         }
     }
+    /// The reply tuple; for NAT64 the IPv4 reply (real server → pool
+    /// address and port), its addresses IPv4-mapped.
     #[inline(always)]
     fn out_key(&self) -> FlowKey6 {
+        if self.laddr4 != 0 {
+            return FlowKey6 {
+                src: self.daddr,
+                dst: mapped(self.laddr4),
+                sport: self.dport,
+                dport: self.lport,
+                proto: self.proto,
+            };
+        }
         FlowKey6 {
             src: self.daddr,
             dst: self.caddr,

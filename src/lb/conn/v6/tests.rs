@@ -28,6 +28,8 @@ fn conn6(i: u32, method: Method, state: TcpState, expires: u32) -> Conn6 {
         state: state as u8,
         flags: 0,
         method,
+        laddr4: 0,
+        lport: 0,
     }
 }
 

@@ -43,6 +43,7 @@
 pub mod dr;
 pub mod icmp;
 pub mod nat;
+pub mod nat64;
 pub mod tun;
 
 #[cfg(test)]
