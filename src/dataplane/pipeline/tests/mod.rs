@@ -85,6 +85,8 @@ fn setup_ports(workers: usize, kernel: [bool; 2]) -> (Arc<Shared>, Vec<WorkerPip
             &BalancerConfig {
                 conn_capacity: 4096,
                 seed: i as u32,
+                worker: i as u32,
+                workers: workers as u32,
                 ..Default::default()
             },
             64,

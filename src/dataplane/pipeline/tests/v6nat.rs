@@ -224,3 +224,81 @@ fn persistence_prefix_steers_a_network_to_one_worker() {
     let spread: std::collections::HashSet<u32> = (0..64u128).map(|h| owner6(net | h, 2)).collect();
     assert_eq!(spread.len(), 2, "unmasked clients use both workers");
 }
+
+/// NAT64 through two workers: an IPv6 client's request leaves as IPv4 from
+/// the pool with a port of its owner's share; the IPv4 reply, arriving at
+/// either worker, is steered by that port to the owner and goes back as
+/// IPv6 to the client.
+#[test]
+fn nat64_replies_steered_by_pool_port() {
+    let (_shared, mut pipes) = setup6([false, false]);
+    let rs4 = [172, 16, 0, 11];
+    let pool = std::net::Ipv4Addr::new(172, 16, 0, 200);
+    let mut ids = LbIds::new(16, 64);
+    let mut spec = nat6_service().services()[0].spec.clone();
+    spec.key.port = 80;
+    let mut b = SnapshotBuilder::new();
+    b.nat64_pool(&[pool]);
+    b.service(
+        spec,
+        vec![DestSpec {
+            key: DestKey {
+                addr: std::net::IpAddr::V4(rs4.into()),
+                port: 8080,
+            },
+            method: Method::Nat,
+            weight: 1,
+            upper: 0,
+            lower: 0,
+        }],
+    );
+    _shared.lb.store(Arc::new(b.build(&mut ids, 3).unwrap()));
+    for p in pipes.iter_mut() {
+        crate::dataplane::Pipeline::begin_burst(p, 2);
+    }
+    let mut owners = [0usize; 2];
+    for c in 2..=21u8 {
+        let sport = 41000 + c as u16;
+        let mut syn = VecBuf::new(&tcp6(
+            client6(c),
+            sport,
+            VIP6,
+            80,
+            false,
+            [client_mac(c), OUR_MAC],
+        ));
+        let (v, owner) = run(&mut pipes, (c % 2) as usize, &mut syn, 0);
+        assert_eq!(v, Verdict::Tx(1), "request of client {c}");
+        owners[owner] += 1;
+        let out = syn.to_vec();
+        crate::lb::testutil::verify(&out);
+        assert_eq!(&out[26..30], &pool.octets(), "from the pool");
+        assert_eq!(&out[30..34], &rs4);
+        let lport = u16::from_be_bytes([out[34], out[35]]);
+        assert_eq!(lport as usize % 2, owner, "a port of the owner's share");
+        let reply = crate::lb::testutil::tcp_frame(
+            rs4,
+            8080,
+            pool.octets(),
+            lport,
+            crate::net::meta::tcp_flags::SYN | crate::net::meta::tcp_flags::ACK,
+            b"",
+            64,
+            true,
+        );
+        // the reply arrives at the other worker
+        let mut rb = VecBuf::with_room(&reply, 128, 0);
+        let (v, rowner) = run(&mut pipes, 1 - owner, &mut rb, 1);
+        assert_eq!(v, Verdict::Tx(0), "reply of client {c}");
+        assert_eq!(rowner, owner, "steered to the owner by its port");
+        let out = rb.to_vec();
+        match classify(&out, 0) {
+            Classified::Ipv6(m) => {
+                assert_eq!((m.key.src, m.key.dst), (VIP6, client6(c)));
+                assert_eq!((m.key.sport, m.key.dport), (80, sport));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(owners[0] > 3 && owners[1] > 3, "{owners:?}");
+}
