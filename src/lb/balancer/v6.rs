@@ -297,7 +297,9 @@ impl Balancer {
 
     /// An IPv4 packet to a NAT64 pool address (the pipeline asks when the
     /// IPv4 path found it not its own): the reply of a NAT64 connection is
-    /// translated to IPv6 (from the VIP to the client) and sent; anything
+    /// translated to IPv6 (from the VIP to the client) and sent, as is an
+    /// ICMPv4 error quoting one of its requests (RFC 7915 §4.2: Packet Too
+    /// Big for fragmentation needed, unreachable, time exceeded); anything
     /// else is a counted drop ([`LbDrop::NotTracked`]).
     pub fn nat64_reply<B: PacketBuf>(
         &mut self,
@@ -309,8 +311,9 @@ impl Balancer {
     ) -> LbVerdict {
         self.see_epoch(snap);
         let now = tick_of(now_ns);
-        let k = &meta.key;
-        if (k.proto != PROTO_TCP && k.proto != PROTO_UDP) || meta.icmp.is_some() {
+        // an ICMP error quoting a request: the connection it quotes
+        let k = &lookup_key(meta);
+        if k.proto != PROTO_TCP && k.proto != PROTO_UDP {
             return self.drop(LbDrop::NotTracked);
         }
         let key = FlowKey6 {
@@ -333,6 +336,14 @@ impl Balancer {
         if tick_reached(now, c.expires) {
             self.expire_idx6(h.idx, now_ns);
             return self.drop(LbDrop::NotTracked);
+        }
+        if meta.icmp.is_some() {
+            // Packet Too Big, unreachable, time exceeded for the client
+            return match x6::nat64::icmp_to6(buf, meta, c.vaddr, c.vport, c.caddr, c.cport, egress)
+            {
+                Ok(port) => LbVerdict::Tx { port },
+                Err(e) => self.xmit_failed6(e, egress, c.caddr),
+            };
         }
         if let Err(v) = self.touch6(snap, h.idx, &c, true, meta.tcp_flags, now, now_ns) {
             return v;

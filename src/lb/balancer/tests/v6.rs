@@ -502,3 +502,66 @@ fn nat64_both_ways() {
         Err(crate::lb::snapshot::BuildError::MixedFamily(..))
     ));
 }
+
+/// An ICMPv4 fragmentation-needed about a NAT64 request reaches the IPv6
+/// client as Packet Too Big (MTU + 20) from the VIP, quoting the request
+/// as the client sent it.
+#[test]
+fn nat64_icmp_frag_needed_becomes_packet_too_big() {
+    let mut e = env(1024);
+    let pool = [10, 0, 0, 200];
+    let s = e.snap(1, |b| {
+        b.nat64_pool(&[pool.into()]);
+        b.service(svc6(Proto::Tcp, 80), vec![dest(RIP, 8080, Method::Nat, 1)]);
+    });
+    let (_, out) = e.send6(&s, &from_client(SYN, 40000, 80), 0);
+    let lport = u16::from_be_bytes([out[34], out[35]]);
+    // what the router quotes: the request as it left dirigo (IPv4)
+    let mut quoted = Vec::new();
+    etherparse::PacketBuilder::ipv4(pool, RIP, 63)
+        .tcp(lport, 8080, 1000, 64240)
+        .ack(1)
+        .write(&mut quoted, &[9u8; 1400])
+        .unwrap();
+    let mut err = Vec::new();
+    etherparse::PacketBuilder::ethernet2(mac_of(RIP), OUR_MAC)
+        .ipv4([10, 0, 0, 254], pool, 64)
+        .icmpv4(etherparse::Icmpv4Type::DestinationUnreachable(
+            etherparse::icmpv4::DestUnreachableHeader::FragmentationNeeded { next_hop_mtu: 1400 },
+        ))
+        .write(&mut err, &quoted[..548])
+        .unwrap();
+    let m = crate::net::classify::classify(&err, 1);
+    let Classified::Ipv4(m) = m else {
+        panic!("{m:?}")
+    };
+    assert!(m.icmp.is_some());
+    let mut b = VecBuf::with_room(&err, 128, 64);
+    let v = e.w.nat64_reply(&s, &e.eg, &mut b, &m, S);
+    assert_eq!(v, LbVerdict::Tx { port: 0 });
+    let out = b.to_vec();
+    let p = etherparse::SlicedPacket::from_ethernet(&out).unwrap();
+    let Some(etherparse::NetSlice::Ipv6(ip)) = &p.net else {
+        panic!("IPv6")
+    };
+    let h = ip.header();
+    assert_eq!(u128::from_be_bytes(h.source()), VIP6);
+    assert_eq!(u128::from_be_bytes(h.destination()), CLIENT6);
+    let Some(etherparse::TransportSlice::Icmpv6(i)) = &p.transport else {
+        panic!("ICMPv6")
+    };
+    assert_eq!(
+        i.icmp_type(),
+        etherparse::Icmpv6Type::PacketTooBig { mtu: 1420 }
+    );
+    let want = i
+        .icmp_type()
+        .calc_checksum(h.source(), h.destination(), i.payload())
+        .unwrap();
+    assert_eq!(i.checksum(), want, "ICMPv6 checksum");
+    let q = meta6(&out).icmp.expect("a quote classify reads");
+    assert_eq!(q.inner_key.src, CLIENT6);
+    assert_eq!(q.inner_key.dst, VIP6);
+    assert_eq!((q.inner_key.sport, q.inner_key.dport), (40000, 80));
+    assert_eq!(out.len(), 14 + 40 + 8 + 40 + (548 - 20));
+}

@@ -225,3 +225,120 @@ pub fn to6<B: PacketBuf>(
     set_eth6(d, &nh)?;
     Ok(nh.port)
 }
+
+/// The ICMPv6 type, code and 4 type-specific bytes for an ICMPv4 error
+/// (RFC 7915 §4.2), None for what is not translated (then dropped):
+/// fragmentation needed → Packet Too Big (MTU + 20, at least 1280), other
+/// unreachables → Destination Unreachable (port → 4, the administrative
+/// ones → 1, the rest → 0), time exceeded → Time Exceeded (same code).
+fn icmp_type6(t: u8, code: u8, next_hop_mtu: u16) -> Option<(u8, u8, u32)> {
+    use crate::net::wire::icmpv6::{msg_type as m6, MIN_MTU};
+    match (t, code) {
+        (3, 4) => {
+            let mtu = (u32::from(next_hop_mtu) + 20).max(MIN_MTU as u32);
+            Some((m6::PACKET_TOO_BIG, 0, mtu))
+        }
+        (3, 3) => Some((m6::DEST_UNREACHABLE, 4, 0)),
+        (3, 9 | 10 | 13) => Some((m6::DEST_UNREACHABLE, 1, 0)),
+        (3, 0 | 1 | 5 | 6 | 7 | 8 | 11 | 12) => Some((m6::DEST_UNREACHABLE, 0, 0)),
+        (11, c @ 0..=1) => Some((m6::TIME_EXCEEDED, c, 0)),
+        _ => None,
+    }
+}
+
+/// An ICMPv4 error about a NAT64 connection's request (quoting pool
+/// address:port → real server), translated to ICMPv6 for its client (RFC
+/// 7915 §4.2) as IPVS's NAT translates errors: from the VIP `vip` to the
+/// client `client`, quoting the request as the client sent it (`client`:
+/// `cport` → `vip`:`vport`, an IPv6 header in place of the IPv4 one, the
+/// quoted ports restored), at most 1280 bytes, the ICMPv6 checksum
+/// computed; hop limit 64. Needs 20 bytes of head or tail room more than
+/// the frame has. Errors leave the frame untouched: a type or code RFC 7915
+/// does not translate is [`XmitError::Malformed`].
+#[allow(clippy::too_many_arguments)]
+pub fn icmp_to6<B: PacketBuf>(
+    buf: &mut B,
+    meta: &PacketMeta,
+    vip: u128,
+    vport: u16,
+    client: u128,
+    cport: u16,
+    egress: &impl Egress6,
+) -> Result<u16, XmitError> {
+    use crate::net::wire::{icmp, icmpv6};
+    let q = meta.icmp.ok_or(XmitError::Malformed)?;
+    let nh = next_hop6(egress, client)?;
+    let l3 = meta.l3_off as usize;
+    let l4 = meta.l4_off as usize;
+    let end = (l3 + meta.ip_len as usize).min(buf.len());
+    let (il3, il4) = (q.inner_l3_off as usize, q.inner_l4_off as usize);
+    if l3 < ethernet::HEADER_LEN || !(l4 < il3 && il3 < il4 && il4 + 8 <= end) {
+        return Err(XmitError::Malformed);
+    }
+    let d = buf.data();
+    let msg = icmp::Packet::new_unchecked(d.get(l4..end).ok_or(XmitError::Malformed)?);
+    let (t6, c6, rest) =
+        icmp_type6(msg.msg_type(), msg.code(), msg.next_hop_mtu()).ok_or(XmitError::Malformed)?;
+    let inner = ipv4::Packet::new_unchecked(d.get(il3..il4).ok_or(XmitError::Malformed)?);
+    let (iproto, ittl, itos) = (inner.protocol(), inner.ttl(), inner.dscp_ecn());
+    // the translated message: ICMPv6 header, inner IPv6 header, the quoted
+    // L4 bytes, within 1280 bytes of IPv6
+    const ROOM: usize = icmpv6::MIN_MTU - ipv6::HEADER_LEN;
+    let quoted = d.get(il4..end).ok_or(XmitError::Malformed)?;
+    let qlen = quoted
+        .len()
+        .min(ROOM - icmpv6::HEADER_LEN - ipv6::HEADER_LEN);
+    let mlen = icmpv6::HEADER_LEN + ipv6::HEADER_LEN + qlen;
+    let mut m = [0u8; ROOM];
+    {
+        let (hdr, rest_m) = m.split_at_mut(icmpv6::HEADER_LEN);
+        let mut i6 = icmpv6::Packet::new_unchecked(&mut hdr[..]);
+        i6.set_msg_type(t6);
+        i6.set_code(c6);
+        i6.set_rest(rest);
+        let (ih, il) = rest_m.split_at_mut(ipv6::HEADER_LEN);
+        ipv6::Repr {
+            src: client,
+            dst: vip,
+            next_header: iproto,
+            payload_len: inner.total_len().saturating_sub(inner.header_len() as u16),
+            hop_limit: ittl,
+            traffic_class: itos,
+            flow_label: 0,
+        }
+        .emit(&mut ipv6::Packet::new_unchecked(&mut ih[..]));
+        il[..qlen].copy_from_slice(&quoted[..qlen]);
+        // the quoted ports as the client sent them
+        il[0..2].copy_from_slice(&cport.to_be_bytes());
+        il[2..4].copy_from_slice(&vport.to_be_bytes());
+    }
+    let new_len = l3 + ipv6::HEADER_LEN + mlen;
+    let have = buf.len();
+    let sized = if new_len > have {
+        buf.append(new_len - have)
+    } else {
+        buf.trim_to(new_len)
+    };
+    if !sized {
+        return Err(XmitError::NoRoom);
+    }
+    let d = buf.data_mut();
+    ethernet::Frame::new_unchecked(&mut d[..]).set_ethertype(ethernet::ethertype::IPV6);
+    ipv6::Repr {
+        src: vip,
+        dst: client,
+        next_header: crate::net::meta::PROTO_ICMPV6,
+        payload_len: mlen as u16,
+        hop_limit: super::icmp::ICMP_HOP_LIMIT,
+        traffic_class: 0,
+        flow_label: 0,
+    }
+    .emit(&mut ipv6::Packet::new_unchecked(
+        &mut d[l3..l3 + ipv6::HEADER_LEN],
+    ));
+    let body = &mut d[l3 + ipv6::HEADER_LEN..new_len];
+    body.copy_from_slice(&m[..mlen]);
+    icmpv6::Packet::new_unchecked(&mut body[..]).fill_checksum(vip, client);
+    set_eth6(d, &nh)?;
+    Ok(nh.port)
+}
