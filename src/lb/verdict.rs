@@ -62,8 +62,10 @@ pub enum LbVerdict {
     /// to be solicited on `port` and drops the packet (counted; IPv6
     /// packets are not held, see `lb::balancer::v6`).
     Unresolved6 {
-        /// The next hop to resolve.
-        ip: u128,
+        /// The next hop to resolve (an `Ipv6Addr`, not a `u128`: a `u128`
+        /// field would align the whole verdict to 16 bytes and make every
+        /// IPv4 packet's verdict a 32-byte value).
+        ip: std::net::Ipv6Addr,
         /// The egress port.
         port: u16,
     },

@@ -97,8 +97,18 @@ impl Egress for CachedEgress<'_> {
     }
 }
 
+/// The burst path's per-packet scratch, kept in the pipeline so that no
+/// burst initialises it again: every entry a burst reads it wrote first
+/// (a meta by classify, a hash by `prepare`, a core verdict by the core).
+struct Scratch {
+    metas: [PacketMeta; BURST],
+    prep: [Prepared; BURST],
+    lbv: [LbVerdict; BURST],
+}
+
 /// One worker's pipeline.
 pub struct WorkerPipeline {
+    scratch: Box<Scratch>,
     shared: Arc<Shared>,
     index: usize,
     lb: Balancer,
@@ -178,6 +188,11 @@ impl WorkerPipeline {
         // entries; sweeping faster only evicts the hot lines from cache.
         let expire_budget = (lb.table().capacity() / 1000).clamp(256, 4096);
         WorkerPipeline {
+            scratch: Box::new(Scratch {
+                metas: [PacketMeta::default(); BURST],
+                prep: [Prepared::default(); BURST],
+                lbv: [LbVerdict::NotForUs; BURST],
+            }),
             shared: Arc::clone(shared),
             index,
             lb,
@@ -247,7 +262,10 @@ impl WorkerPipeline {
                 Verdict::Tx(port)
             }
             LbVerdict::Unresolved6 { ip, port } => {
-                self.event(Event::Resolve6 { ip, port });
+                self.event(Event::Resolve6 {
+                    ip: ip.into(),
+                    port,
+                });
                 self.counters.own[Count::Unresolved6] += 1;
                 Verdict::Drop
             }
@@ -298,7 +316,10 @@ impl WorkerPipeline {
                 Verdict::Hold(ip)
             }
             LbVerdict::Unresolved6 { ip, port } => {
-                self.event(Event::Resolve6 { ip, port });
+                self.event(Event::Resolve6 {
+                    ip: ip.into(),
+                    port,
+                });
                 self.counters.own[Count::Unresolved6] += 1;
                 Verdict::Drop
             }
@@ -442,14 +463,12 @@ impl WorkerPipeline {
             return;
         }
         let mac = self.net.port(port).map(|p| p.mac);
-        let mut metas = [PacketMeta::default(); BURST];
-        let mut prep = [Prepared::default(); BURST];
         let mut sel = [0u8; BURST];
         let mut k = 0;
         for i in 0..n {
             let plain = {
                 let d = bufs[i].data();
-                for_mac(d, mac) && classify_into(d, port, &mut metas[i]).is_none()
+                for_mac(d, mac) && classify_into(d, port, &mut self.scratch.metas[i]).is_none()
             };
             if !plain {
                 // ARP, a drop, another host's frame: the packet path
@@ -457,7 +476,7 @@ impl WorkerPipeline {
                 out[i] = self.process_inner(&mut bufs[i], port, now_ns, steered);
                 continue;
             }
-            let m = &metas[i];
+            let m = &self.scratch.metas[i];
             if self.workers > 1 && !steered {
                 let owner = self.owner_meta(m);
                 if owner as usize != self.index {
@@ -468,7 +487,7 @@ impl WorkerPipeline {
             }
             // hash + prefetch now: the bucket arrives while the rest of the
             // burst is classified
-            prep[i] = self.lb.prepare(m);
+            self.scratch.prep[i] = self.lb.prepare(m);
             sel[k] = i as u8;
             k += 1;
             // the record of the packet TOUCH_LAG places back: its bucket
@@ -477,7 +496,7 @@ impl WorkerPipeline {
             if let Some(p) = k
                 .checked_sub(TOUCH_LAG + 1)
                 .and_then(|j| sel.get(j))
-                .and_then(|&j| prep.get(j as usize))
+                .and_then(|&j| self.scratch.prep.get(j as usize))
             {
                 self.lb.touch_prepared(p);
             }
@@ -489,8 +508,12 @@ impl WorkerPipeline {
             view: &self.net,
             cache: &self.nh,
         };
-        let mut lbv = [LbVerdict::NotForUs; BURST];
-        self.lb.process_prepared(
+        // a Tx becomes the worker's verdict as the core returns it; the
+        // rest (holds, drops, what is not the core's) are mapped after
+        let Scratch { metas, prep, lbv } = &mut *self.scratch;
+        let mut rest = 0u32;
+        let mut forwarded = 0u64;
+        self.lb.process_prepared_with(
             &self.snap,
             &eg,
             &mut bufs[..n],
@@ -499,11 +522,27 @@ impl WorkerPipeline {
             &sel[..k],
             k.saturating_sub(TOUCH_LAG),
             now_ns,
-            &mut lbv[..n],
+            |j, v| match v {
+                LbVerdict::Tx { port } => {
+                    if let Some(o) = out.get_mut(j) {
+                        *o = Verdict::Tx(port);
+                    }
+                    forwarded += 1;
+                }
+                v => {
+                    if let Some(l) = lbv.get_mut(j) {
+                        *l = v;
+                        rest |= 1 << j;
+                    }
+                }
+            },
         );
-        for &i in &sel[..k] {
-            let i = i as usize;
-            out[i] = self.map_lb(lbv[i], &mut bufs[i], &metas[i], port, now_ns);
+        self.counters.own[Count::Forwarded] += forwarded;
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let (v, m) = (self.scratch.lbv[i], self.scratch.metas[i]);
+            out[i] = self.map_lb(v, &mut bufs[i], &m, port, now_ns);
         }
     }
 

@@ -338,6 +338,41 @@ impl Balancer {
         now: u64,
         out: &mut [LbVerdict],
     ) {
+        self.process_prepared_with(
+            snap,
+            egress,
+            bufs,
+            metas,
+            prepared,
+            sel,
+            touched,
+            now,
+            |j, v| {
+                if let Some(o) = out.get_mut(j) {
+                    *o = v;
+                }
+            },
+        );
+    }
+
+    /// [`Self::process_prepared`] handing each verdict to `emit` (with the
+    /// packet's position) as soon as it is known: inlined into the
+    /// caller, so a caller that turns a `Tx` into its own verdict on the
+    /// spot never stores the core's verdict at all.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub fn process_prepared_with<B: PacketBuf>(
+        &mut self,
+        snap: &Snapshot,
+        egress: &impl Egress,
+        bufs: &mut [B],
+        metas: &[PacketMeta],
+        prepared: &[Prepared],
+        sel: &[u8],
+        touched: usize,
+        now: u64,
+        mut emit: impl FnMut(usize, LbVerdict),
+    ) {
         const LAG: usize = TOUCH_LAG;
         self.see_epoch(snap);
         let n = sel.len();
@@ -356,14 +391,14 @@ impl Balancer {
                 }
             }
             let j = j as usize;
-            if let (Some(buf), Some(meta), Some(p), Some(o)) = (
-                bufs.get_mut(j),
-                metas.get(j),
-                prepared.get(j),
-                out.get_mut(j),
-            ) {
+            if let (Some(buf), Some(meta), Some(p)) =
+                (bufs.get_mut(j), metas.get(j), prepared.get(j))
+            {
                 let key = lookup_key(meta);
-                *o = self.process_hashed(snap, egress, buf, meta, now, &key, p.hash);
+                emit(
+                    j,
+                    self.process_hashed(snap, egress, buf, meta, now, &key, p.hash),
+                );
             }
         }
     }
@@ -465,6 +500,18 @@ impl Balancer {
                 return self.drop(LbDrop::Malformed); // not reached: a hit is in use
             };
             let expired = tick_reached(now, c.expires);
+            // the common case, an ACK of an ESTABLISHED connection that
+            // changes nothing but its timer: no state tables, no flag or
+            // counter updates
+            if established_ack(&c, meta, h.reply)
+                && !expired
+                && !snap.expire_nodest_conn
+                && self.sync.is_none()
+            {
+                let expires = now.wrapping_add(snap.timeouts.tcp(TcpState::Established));
+                self.table.set_expires(h.idx, expires);
+                return self.transmit(snap, egress, buf, meta, now_ns, h.idx, &c, h.reply);
+            }
             let reuse = !h.reply && is_new_syn(meta) && reusable(&c);
             let pending = c.flags & F_SP_PENDING != 0;
             if pending {
@@ -593,6 +640,24 @@ impl Balancer {
                 self.sync_push(sync::to_sync(&Conn { flags, ..c }, state, timeout));
             }
         }
+        self.transmit(snap, egress, buf, meta, now_ns, idx, &c, reply)
+    }
+
+    /// Rewrite and send a packet of connection `idx` (record `c`) by its
+    /// method, and count it.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn transmit<B: PacketBuf>(
+        &mut self,
+        snap: &Snapshot,
+        egress: &impl Egress,
+        buf: &mut B,
+        meta: &PacketMeta,
+        now_ns: u64,
+        idx: u32,
+        c: &Conn,
+        reply: bool,
+    ) -> LbVerdict {
         // Tests in this order on purpose: as a match on (method, reply)
         // LLVM tests DR, then TUN, then NAT, which costs NAT instructions
         // per packet; NAT first keeps both NAT and DR at or below what the
@@ -615,7 +680,7 @@ impl Balancer {
         } else {
             xmit::dr::dr(buf, c.daddr, egress)
         };
-        self.finish(res, &c, reply, meta, buf, egress, now_ns)
+        self.finish(res, c, reply, meta, buf, egress, now_ns)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -670,6 +735,21 @@ fn is_new_syn(meta: &PacketMeta) -> bool {
     meta.key.proto == PROTO_TCP
         && meta.tcp_flags & (tcp_flags::SYN | tcp_flags::ACK | tcp_flags::FIN | tcp_flags::RST)
             == tcp_flags::SYN
+}
+
+/// An ACK (without SYN, FIN, RST) of an ESTABLISHED TCP connection that
+/// is counted active, neither synced nor waiting for the SYN proxy, and,
+/// for a reply, has seen one before: the segment leaves state and flags as
+/// they are (the state tables keep ESTABLISHED on an ACK in every
+/// direction), so only the timer moves.
+#[inline(always)]
+fn established_ack(c: &Conn, meta: &PacketMeta, reply: bool) -> bool {
+    let watch = F_SYNCED | F_SP_PENDING | F_ACTIVE | if reply { F_NOOUTPUT } else { 0 };
+    c.proto == PROTO_TCP
+        && c.state == TcpState::Established as u8
+        && c.flags & watch == F_ACTIVE
+        && meta.tcp_flags & (tcp_flags::SYN | tcp_flags::ACK | tcp_flags::FIN | tcp_flags::RST)
+            == tcp_flags::ACK
 }
 
 /// IPVS `is_new_conn_expected` (conn_reuse_mode 1): TIME_WAIT or CLOSE.

@@ -533,7 +533,12 @@ impl Balancer {
     fn xmit_failed6(&mut self, e: XmitError, egress: &impl Egress6, dst: u128) -> LbVerdict {
         self.drop(match e {
             XmitError::Unresolved => match egress.next_hop6(dst) {
-                Resolve6::Unresolved { ip, port } => return LbVerdict::Unresolved6 { ip, port },
+                Resolve6::Unresolved { ip, port } => {
+                    return LbVerdict::Unresolved6 {
+                        ip: ip.into(),
+                        port,
+                    }
+                }
                 _ => LbDrop::NoRoute,
             },
             XmitError::NoRoute => LbDrop::NoRoute,

@@ -197,6 +197,8 @@ pub trait Record: Copy + Default {
     fn state(&self) -> u8;
     /// What a forwarded packet changes: state, flags, expiry.
     fn set_hot(&mut self, state: u8, flags: u8, expires: u32);
+    /// Set the expiry (ms tick) only.
+    fn set_expires(&mut self, expires: u32);
     /// The next free record, while this one is free.
     fn next_free(&self) -> u32;
     /// A free record whose next free record is `next`.
@@ -246,6 +248,10 @@ impl Record for Conn {
     fn set_hot(&mut self, state: u8, flags: u8, expires: u32) {
         self.state = state;
         self.flags = flags;
+        self.expires = expires;
+    }
+    #[inline(always)]
+    fn set_expires(&mut self, expires: u32) {
         self.expires = expires;
     }
     #[inline(always)]
@@ -592,6 +598,15 @@ impl<R: Record> ConnTable<R> {
     pub fn set_hot(&mut self, idx: u32, state: u8, flags: u8, expires: u32) {
         if let Some(m) = self.recs.get_mut(idx as usize) {
             m.set_hot(state, flags, expires);
+        }
+    }
+
+    /// Store only a new expiry in record `idx` (in use): an established
+    /// connection's ACK changes nothing else.
+    #[inline(always)]
+    pub fn set_expires(&mut self, idx: u32, expires: u32) {
+        if let Some(m) = self.recs.get_mut(idx as usize) {
+            m.set_expires(expires);
         }
     }
 

@@ -272,7 +272,10 @@ fn ipv6_drops_and_unresolved() {
     e.eg.unresolved.push(RIP6 as u32);
     assert_eq!(
         e.send6(&s, &from_client(SYN, 40002, 80), 0).0,
-        LbVerdict::Unresolved6 { ip: RIP6, port: 1 }
+        LbVerdict::Unresolved6 {
+            ip: RIP6.into(),
+            port: 1
+        }
     );
     let st = e.w.stats();
     let drops = |d: LbDrop| st.drops[d.index()].load(Relaxed);

@@ -149,6 +149,10 @@ impl Record for Conn6 {
         self.expires = expires;
     }
     #[inline(always)]
+    fn set_expires(&mut self, expires: u32) {
+        self.expires = expires;
+    }
+    #[inline(always)]
     fn next_free(&self) -> u32 {
         self.dest
     }
