@@ -12,7 +12,8 @@
 # which valgrind stretches by a load-dependent factor, so counting it would
 # make the figure depend on the machine's load), and the packet count is what
 # the worker transmitted on the lan port (the daemon prints it when it
-# stops). Prints "instructions per packet: N".
+# stops). Prints "instructions per packet: N", and with PROFILE=1 where
+# they go per source line (scripts/callgrind-attr.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 method=${1:-dr}
@@ -35,7 +36,7 @@ sed -e 's/"--in-memory", //' \
     -e 's/^connections_per_worker = .*/connections_per_worker = 65536/' \
     -e "s#^socket = .*#socket = \"$w/cg.sock\"#" \
     "$src" >"$w/cg.toml"
-valgrind --tool=callgrind --callgrind-out-file="$w/callgrind.out" \
+valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$w/callgrind.out" \
     --toggle-collect='*dataplane*worker*run*' --toggle-collect='*Pipeline*housekeeping*' \
     "$bin/dirigo" --config "$w/cg.toml" >"$w/dirigo.log" 2>&1 &
 pid=$!
@@ -51,3 +52,6 @@ fi
 echo "method $method: $ir instructions in the worker loop, $pkts packets forwarded"
 awk -v i="$ir" -v p="$pkts" 'BEGIN { printf "instructions per packet: %.0f\n", i / p }'
 echo "(files in $w)"
+if [ "${PROFILE:-0}" = 1 ]; then
+    python3 scripts/callgrind-attr.py "$w/callgrind.out" "$bin/dirigo" "$pkts" "${TOP:-40}"
+fi
