@@ -477,28 +477,21 @@ impl Balancer {
             return LbVerdict::NotForUs;
         }
         // a miss keeps what it learned of the key's buckets for the insert
-        let (hit, mut probe) = match self.table.lookup_probe(key, hash) {
-            Ok(h) => (Some(h), None),
+        let (hit, mut probe) = match self.table.lookup_probe_rec(key, hash) {
+            // the record is read once here (the lookup has compared its
+            // key) and handed on
+            Ok((h, c)) => (Some((h, *c)), None),
             Err(p) => (None, Some(p)),
         };
         if meta.icmp.is_some() {
             return match hit {
-                Some(h)
-                    if self
-                        .table
-                        .get(h.idx)
-                        .is_some_and(|c| !tick_reached(now, c.expires)) =>
-                {
+                Some((h, c)) if !tick_reached(now, c.expires) => {
                     self.icmp(snap, egress, buf, meta, h.idx, h.reply)
                 }
                 _ => LbVerdict::NotForUs,
             };
         }
-        if let Some(h) = hit {
-            // the record is read once here and handed to `forward`
-            let Some(c) = self.table.get(h.idx).copied() else {
-                return self.drop(LbDrop::Malformed); // not reached: a hit is in use
-            };
+        if let Some((h, c)) = hit {
             let expired = tick_reached(now, c.expires);
             // the common case, an ACK of an ESTABLISHED connection that
             // changes nothing but its timer: no state tables, no flag or

@@ -503,8 +503,10 @@ impl<R: Record> ConnTable<R> {
         // no match: rare, inserts prefer the primary
         let b1 = hash & self.mask;
         match self.scan_bucket(b1, key, hash) {
-            Some(h) => Some(h),
-            None => self.scan_bucket(self.second(hash, b1), key, hash),
+            Some((h, _)) => Some(h),
+            None => self
+                .scan_bucket(self.second(hash, b1), key, hash)
+                .map(|(h, _)| h),
         }
     }
 
@@ -514,6 +516,14 @@ impl<R: Record> ConnTable<R> {
     /// [`Self::lookup_hashed`] costs.
     #[inline(always)]
     pub fn lookup_probe(&self, key: &R::Key, hash: u32) -> Result<Hit, Probe> {
+        self.lookup_probe_rec(key, hash).map(|(h, _)| h)
+    }
+
+    /// [`Self::lookup_probe`] returning a hit's record too: the lookup
+    /// has just compared its key, so the caller need not index (and check)
+    /// it again.
+    #[inline(always)]
+    pub fn lookup_probe_rec(&self, key: &R::Key, hash: u32) -> Result<(Hit, &R), Probe> {
         let b1 = hash & self.mask;
         if let Some(h) = self.scan_bucket(b1, key, hash) {
             return Ok(h);
@@ -544,9 +554,10 @@ impl<R: Record> ConnTable<R> {
     }
 
     /// Look `key` up in bucket `b` only (a freed slot keeps its stale
-    /// signature, so a slot matches only with a reference and a signature).
+    /// signature, so a slot matches only with a reference and a signature;
+    /// a record a slot refers to is in use).
     #[inline(always)]
-    fn scan_bucket(&self, b: u32, key: &R::Key, hash: u32) -> Option<Hit> {
+    fn scan_bucket(&self, b: u32, key: &R::Key, hash: u32) -> Option<(Hit, &R)> {
         let bucket = self.buckets.get(b as usize)?;
         for i in 0..SLOTS {
             // the signature first: it rarely matches, so most slots cost
@@ -563,7 +574,7 @@ impl<R: Record> ConnTable<R> {
             if let Some(c) = self.recs.get(idx as usize) {
                 let k = if reply { c.out_key() } else { c.in_key() };
                 if k == *key {
-                    return Some(Hit { idx, reply });
+                    return Some((Hit { idx, reply }, c));
                 }
             }
         }
