@@ -19,6 +19,11 @@ if [ -f BENCHMARKS.md ]; then
 fi
 "$bin/dirigo-bench" --runs "$runs" --dirigo "$bin/dirigo" \
     --markdown BENCHMARKS.md --csv docs/bench.csv | tee "$data/summary.txt"
+# the chart needs matplotlib: Debian's package, installed here if missing
+if ! python3 -c 'import matplotlib' 2>/dev/null && ! /usr/bin/python3 -c 'import matplotlib' 2>/dev/null \
+    && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-matplotlib >/dev/null || true
+fi
 if python3 -c 'import matplotlib' 2>/dev/null; then
     python3 scripts/bench-plot.py docs/bench.csv docs/bench.png
 elif /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
