@@ -493,10 +493,10 @@ impl Balancer {
         }
         if let Some((h, c)) = hit {
             let expired = tick_reached(now, c.expires);
-            // the common case, an ACK of an ESTABLISHED connection that
-            // changes nothing but its timer: no state tables, no flag or
-            // counter updates
-            if established_ack(&c, meta, h.reply)
+            // the common case, a segment of an ESTABLISHED connection
+            // that changes nothing but its timer: no state tables, no flag
+            // or counter updates
+            if established_keeps(&c, meta, h.reply)
                 && !expired
                 && !snap.expire_nodest_conn
                 && self.sync.is_none()
@@ -730,19 +730,23 @@ fn is_new_syn(meta: &PacketMeta) -> bool {
             == tcp_flags::SYN
 }
 
-/// An ACK (without SYN, FIN, RST) of an ESTABLISHED TCP connection that
-/// is counted active, neither synced nor waiting for the SYN proxy, and,
-/// for a reply, has seen one before: the segment leaves state and flags as
-/// they are (the state tables keep ESTABLISHED on an ACK in every
-/// direction), so only the timer moves.
+/// A segment that leaves an ESTABLISHED TCP connection as it is: SYN
+/// and/or ACK without FIN or RST (every state table keeps ESTABLISHED on
+/// those, in every direction: a SYN's row and an ACK's row both map
+/// ESTABLISHED to itself), on a connection that is counted active, neither
+/// synced nor waiting for the SYN proxy, and, for a reply, has seen one
+/// before. State and flags stay as they are, so only the timer moves. A
+/// repeated SYN of an established connection is common (a client's
+/// retransmission, or a replay of a connection's packets) and is not a new
+/// connection (only TIME_WAIT and CLOSE are reused, [`reusable`]).
 #[inline(always)]
-fn established_ack(c: &Conn, meta: &PacketMeta, reply: bool) -> bool {
+fn established_keeps(c: &Conn, meta: &PacketMeta, reply: bool) -> bool {
     let watch = F_SYNCED | F_SP_PENDING | F_ACTIVE | if reply { F_NOOUTPUT } else { 0 };
     c.proto == PROTO_TCP
         && c.state == TcpState::Established as u8
         && c.flags & watch == F_ACTIVE
-        && meta.tcp_flags & (tcp_flags::SYN | tcp_flags::ACK | tcp_flags::FIN | tcp_flags::RST)
-            == tcp_flags::ACK
+        && meta.tcp_flags & (tcp_flags::FIN | tcp_flags::RST) == 0
+        && meta.tcp_flags & (tcp_flags::SYN | tcp_flags::ACK) != 0
 }
 
 /// IPVS `is_new_conn_expected` (conn_reuse_mode 1): TIME_WAIT or CLOSE.
