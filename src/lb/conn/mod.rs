@@ -183,6 +183,18 @@ pub trait Record: Copy + Default {
     fn in_key(&self) -> Self::Key;
     /// The RS -> client tuple (NAT replies).
     fn out_key(&self) -> Self::Key;
+    /// Whether `key` is this record's tuple in the direction a slot
+    /// names (`reply`: [`Self::out_key`], else [`Self::in_key`]). The
+    /// branch comes first, so each side compares fixed fields (no tuple
+    /// is assembled from fields chosen per direction).
+    #[inline(always)]
+    fn key_is(&self, key: &Self::Key, reply: bool) -> bool {
+        if reply {
+            self.out_key() == *key
+        } else {
+            self.in_key() == *key
+        }
+    }
     /// Indexed by both tuples (NAT).
     fn is_nat(&self) -> bool;
     /// `F_*` flags.
@@ -469,7 +481,7 @@ impl<R: Record> ConnTable<R> {
     /// there, or, when none does, the secondary bucket (the entry was
     /// displaced, or this is a new flow). The record misses of a whole burst
     /// then overlap too.
-    #[inline]
+    #[inline(always)]
     pub fn touch_records(&self, hash: u32) {
         let b1 = hash & self.mask;
         let Some(bucket) = self.buckets.get(b1 as usize) else {
@@ -572,8 +584,7 @@ impl<R: Record> ConnTable<R> {
             let reply = r & REPLY != 0;
             let idx = r & !REPLY;
             if let Some(c) = self.recs.get(idx as usize) {
-                let k = if reply { c.out_key() } else { c.in_key() };
-                if k == *key {
+                if c.key_is(key, reply) {
                     return Some((Hit { idx, reply }, c));
                 }
             }
