@@ -478,6 +478,29 @@ impl Balancer {
         }
         // a miss keeps what it learned of the key's buckets for the insert
         let (hit, mut probe) = match self.table.lookup_probe_rec(key, hash) {
+            // DR's established path, decided on the record in the table:
+            // it reads the three fields DR needs, not a copy of the whole
+            // record (which the timer store below would otherwise force
+            // to be loaded up front, field by field)
+            Ok((h, c))
+                if c.method == Method::Dr
+                    && !h.reply
+                    && meta.icmp.is_none()
+                    && established_keeps(c, meta, false)
+                    && !tick_reached(now, c.expires)
+                    && !snap.expire_nodest_conn
+                    && self.sync.is_none() =>
+            {
+                let to = Counted {
+                    dest: c.dest,
+                    svc: c.svc,
+                    daddr: c.daddr,
+                };
+                let expires = now.wrapping_add(snap.timeouts.tcp(TcpState::Established));
+                self.table.set_expires(h.idx, expires);
+                let res = xmit::dr::dr(buf, to.daddr, egress);
+                return self.finish_to(res, to, false, meta, buf, egress, now_ns);
+            }
             // the record is read once here (the lookup has compared its
             // key) and handed on
             Ok((h, c)) => (Some((h, *c)), None),
@@ -688,13 +711,34 @@ impl Balancer {
         egress: &impl Egress,
         now_ns: u64,
     ) -> LbVerdict {
+        let to = Counted {
+            dest: c.dest,
+            svc: c.svc,
+            daddr: c.daddr,
+        };
+        self.finish_to(res, to, reply, meta, buf, egress, now_ns)
+    }
+
+    /// [`Self::finish`] for a connection of which only `to` is at hand.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn finish_to<B: PacketBuf>(
+        &mut self,
+        res: Result<u16, XmitError>,
+        to: Counted,
+        reply: bool,
+        meta: &PacketMeta,
+        buf: &mut B,
+        egress: &impl Egress,
+        now_ns: u64,
+    ) -> LbVerdict {
         match res {
             Ok(port) => {
                 let bytes = meta.ip_len as u64;
-                if let Some(t) = self.dest_rec(c.dest) {
+                if let Some(t) = self.dest_rec(to.dest) {
                     t.packet(reply, bytes);
                 }
-                if let Some(t) = self.stats.services.get(c.svc as usize) {
+                if let Some(t) = self.stats.services.get(to.svc as usize) {
                     t.packet(reply, bytes);
                 }
                 LbVerdict::Tx { port }
@@ -715,11 +759,21 @@ impl Balancer {
             Err(e) => {
                 // xmit routes requests (and ICMP errors about them) to the
                 // real server, replies (NAT) to the packet's destination
-                let dst = if reply { meta.key.dst } else { c.daddr };
+                let dst = if reply { meta.key.dst } else { to.daddr };
                 self.xmit_failed(e, egress, dst)
             }
         }
     }
+}
+
+/// What counting a forwarded packet (and reporting a failed one) needs of
+/// its connection: the real server's slot, the service's slot, the real
+/// server's address.
+#[derive(Clone, Copy)]
+struct Counted {
+    dest: u32,
+    svc: u16,
+    daddr: u32,
 }
 
 /// A TCP SYN that starts a new connection (SYN without ACK, FIN, RST).
