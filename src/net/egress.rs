@@ -18,6 +18,28 @@ pub struct NextHop {
     pub mtu: u16,
 }
 
+/// What a frame that keeps its IP packet as it is (DR) needs of its next
+/// hop: the 12 bytes that open its Ethernet header (destination MAC, then
+/// source MAC, as on the wire) and the egress port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EthHop {
+    /// Destination MAC then source MAC.
+    pub macs: [u8; 12],
+    /// Egress port index.
+    pub port: u16,
+}
+
+impl EthHop {
+    /// The Ethernet addresses and port of `h`.
+    #[inline(always)]
+    pub fn of(h: &NextHop) -> EthHop {
+        let mut macs = [0u8; 12];
+        macs[..6].copy_from_slice(&h.dst_mac);
+        macs[6..].copy_from_slice(&h.src_mac);
+        EthHop { macs, port: h.port }
+    }
+}
+
 /// Outcome of a next-hop lookup.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Resolve {
@@ -42,6 +64,18 @@ pub enum Resolve {
 pub trait Egress {
     /// Route `dst` (host order) and resolve the next hop's MAC.
     fn next_hop(&self, dst: u32) -> Resolve;
+    /// The Ethernet addresses and port toward `dst` when its next hop is
+    /// ready, as [`Self::next_hop`] would give them ([`EthHop::of`]); `None`
+    /// whenever it would not answer `Ready` (the caller then asks
+    /// [`Self::next_hop`] for the reason). A cache overrides it to answer
+    /// a hit without copying the whole [`NextHop`].
+    #[inline(always)]
+    fn ready_eth(&self, dst: u32) -> Option<EthHop> {
+        match self.next_hop(dst) {
+            Resolve::Ready(h) => Some(EthHop::of(&h)),
+            _ => None,
+        }
+    }
     /// The port whose connected network contains `addr`, if any (DR needs
     /// the real server on-link).
     fn on_link(&self, addr: u32) -> Option<u16>;

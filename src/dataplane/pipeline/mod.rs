@@ -20,7 +20,7 @@ use crate::net::buf::{PacketBuf, BURST};
 use crate::net::classify::{
     classify, classify_into, ipv4_dst, is_link_local_multicast, Classified, NetDrop,
 };
-use crate::net::egress::{Egress, NextHop, Resolve};
+use crate::net::egress::{Egress, EthHop, NextHop, Resolve};
 use crate::net::icmp::{echo_input, IcmpAction};
 use crate::net::meta::{PacketMeta, PROTO_ICMP};
 use crate::net::view::NetView;
@@ -37,6 +37,15 @@ struct NhEntry {
     hop: Option<NextHop>,
 }
 
+/// A ready next hop's Ethernet addresses, beside its [`NhEntry`] (filled
+/// and cleared with it), so that DR's hit copies 20 bytes, not the entry.
+#[derive(Clone, Copy, Default)]
+struct EthEntry {
+    dst: u32,
+    ready: bool,
+    eth: EthHop,
+}
+
 /// Resolved next hops by destination address, for one [`NetView`]: a
 /// real server's route and neighbor are looked up once, not per packet.
 /// Direct-mapped, so a miss (e.g. NAT replies to many clients) costs one
@@ -44,12 +53,14 @@ struct NhEntry {
 /// never outlives the routes and neighbors it was computed from.
 struct NhCache {
     slots: [std::cell::Cell<NhEntry>; NH_SLOTS],
+    eth: [std::cell::Cell<EthEntry>; NH_SLOTS],
 }
 
 impl NhCache {
     fn new() -> Self {
         NhCache {
             slots: std::array::from_fn(|_| std::cell::Cell::new(NhEntry::default())),
+            eth: std::array::from_fn(|_| std::cell::Cell::new(EthEntry::default())),
         }
     }
 
@@ -57,12 +68,34 @@ impl NhCache {
         for s in &self.slots {
             s.set(NhEntry::default());
         }
+        for s in &self.eth {
+            s.set(EthEntry::default());
+        }
+    }
+
+    #[inline(always)]
+    fn index(dst: u32) -> usize {
+        (dst.wrapping_mul(0x9e37_79b1) >> 26) as usize & (NH_SLOTS - 1)
     }
 
     #[inline]
     fn slot(&self, dst: u32) -> &std::cell::Cell<NhEntry> {
-        let i = (dst.wrapping_mul(0x9e37_79b1) >> 26) as usize;
-        &self.slots[i & (NH_SLOTS - 1)]
+        &self.slots[Self::index(dst)]
+    }
+
+    /// Fill `dst`'s slot with a ready next hop.
+    #[inline]
+    fn fill(&self, dst: u32, hop: NextHop) {
+        let i = Self::index(dst);
+        self.slots[i].set(NhEntry {
+            dst,
+            hop: Some(hop),
+        });
+        self.eth[i].set(EthEntry {
+            dst,
+            ready: true,
+            eth: EthHop::of(&hop),
+        });
     }
 }
 
@@ -84,12 +117,20 @@ impl Egress for CachedEgress<'_> {
         }
         let r = self.view.next_hop(dst);
         if let Resolve::Ready(hop) = r {
-            slot.set(NhEntry {
-                dst,
-                hop: Some(hop),
-            });
+            self.cache.fill(dst, hop);
         }
         r
+    }
+    #[inline(always)]
+    fn ready_eth(&self, dst: u32) -> Option<EthHop> {
+        let e = self.cache.eth[NhCache::index(dst)].get();
+        if e.ready && e.dst == dst {
+            return Some(e.eth);
+        }
+        match self.next_hop(dst) {
+            Resolve::Ready(h) => Some(EthHop::of(&h)),
+            _ => None,
+        }
     }
     #[inline]
     fn on_link(&self, addr: u32) -> Option<u16> {

@@ -116,15 +116,20 @@ fn setup_ports(workers: usize, kernel: [bool; 2]) -> (Arc<Shared>, Vec<WorkerPip
 
 /// A snapshot with one NAT service, VIP:80 -> `rs`:8080 (rr).
 fn nat_service(rs: &[[u8; 4]]) -> Snapshot {
+    service_of(rs, Method::Nat, 8080)
+}
+
+/// One TCP service VIP:80 over real servers `rs` (port `rport`) by `method`.
+fn service_of(rs: &[[u8; 4]], method: Method, rport: u16) -> Snapshot {
     let mut ids = LbIds::new(16, 64);
     let dests = rs
         .iter()
         .map(|&a| DestSpec {
             key: DestKey {
                 addr: std::net::IpAddr::V4(Ipv4Addr::from(a)),
-                port: 8080,
+                port: rport,
             },
-            method: Method::Nat,
+            method,
             weight: 1,
             upper: 0,
             lower: 0,
@@ -342,8 +347,18 @@ fn burst_path_equals_packet_path() {
 /// old MAC.
 #[test]
 fn next_hop_cache_follows_a_new_view() {
+    // NAT asks the cache for the whole next hop; DR for the Ethernet
+    // addresses only (`Egress::ready_eth`), on its established shortcut too
+    for (method, rport) in [(Method::Nat, 8080), (Method::Dr, 80)] {
+        next_hop_cache_follows(method, rport);
+    }
+}
+
+fn next_hop_cache_follows(method: Method, rport: u16) {
     let (shared, mut pipes) = setup(1);
+    shared.lb.store(Arc::new(service_of(&[RS], method, rport)));
     let p = &mut pipes[0];
+    p.begin_burst(1_000_000);
     let send = |p: &mut WorkerPipeline, c: u8, flags: u8| {
         let mut b = VecBuf::new(&tcp_frame(
             [10, 0, 0, c],
@@ -382,6 +397,32 @@ fn next_hop_cache_follows_a_new_view() {
     p.begin_burst(4_000_000);
     let (v, _) = send(p, 7, ACK);
     assert_eq!(v, Verdict::Hold(rs), "neighbor gone: held, not sent");
+
+    // resolved again with a third MAC: the burst path's established ACKs
+    // (for DR its shortcut, which copies the cached Ethernet addresses)
+    // follow
+    let mut neigh = NeighTable::new(NeighConfig::default());
+    neigh.add_static(rs, [2, 0, 0, 0, 0, 0x33], 1).unwrap();
+    let view = shared.net.load().with_neigh(Arc::new(neigh.snapshot()));
+    shared.net.store(Arc::new(view));
+    for round in 0..2u64 {
+        p.begin_burst(5_000_000 + round);
+        let mut bufs: Vec<VecBuf> = [7u8, 9, 7]
+            .iter()
+            .map(|&c| VecBuf::new(&tcp_frame([10, 0, 0, c], 4000, VIP, 80, ACK, b"", 64, true)))
+            .collect();
+        let mut out = vec![Verdict::Drop; bufs.len()];
+        p.process_burst(&mut bufs, 0, 5_000_000 + round, &mut out);
+        assert_eq!(out, [Verdict::Tx(1); 3], "{method:?} round {round}");
+        for b in &bufs {
+            assert_eq!(
+                b.data()[0..6],
+                [2, 0, 0, 0, 0, 0x33],
+                "{method:?} round {round}"
+            );
+            assert_eq!(b.data()[6..12], shared.net.load().port(1).unwrap().mac);
+        }
+    }
 }
 
 /// With two workers, a burst mixing flows of both owners stays on the
@@ -598,4 +639,47 @@ fn nic_owner_function_needs_no_hand_over() {
         assert_eq!(v, Verdict::Tx(0), "reply of client {c}");
     }
     assert!(per_queue.iter().all(|&n| n > 5), "{per_queue:?}");
+}
+
+/// Two DR real servers whose addresses share a slot of the next-hop cache
+/// (172.16.0.6 and 172.16.0.40): each packet still gets its own server's
+/// MAC, in the packet and in the burst path, as the cache takes turns.
+#[test]
+fn next_hop_cache_slot_shared_by_two_servers() {
+    let (a, b) = ([172, 16, 0, 6], [172, 16, 0, 40]);
+    let (mac_a, mac_b) = ([2, 0, 0, 0, 0, 0x06], [2, 0, 0, 0, 0, 0x40]);
+    let (shared, mut pipes) = setup(1);
+    let mut neigh = NeighTable::new(NeighConfig::default());
+    neigh.add_static(u32::from_be_bytes(a), mac_a, 1).unwrap();
+    neigh.add_static(u32::from_be_bytes(b), mac_b, 1).unwrap();
+    let view = shared.net.load().with_neigh(Arc::new(neigh.snapshot()));
+    shared.net.store(Arc::new(view));
+    shared
+        .lb
+        .store(Arc::new(service_of(&[a, b], Method::Dr, 80)));
+    let p = &mut pipes[0];
+    p.begin_burst(1_000_000);
+    let frame = |c: u8, flags: u8| tcp_frame([10, 0, 0, c], 4000, VIP, 80, flags, b"", 64, true);
+    // round robin: clients 2..=21 alternate between the two servers
+    let mut mac_of = std::collections::HashMap::new();
+    for c in 2..=21u8 {
+        let mut buf = VecBuf::new(&frame(c, SYN));
+        assert_eq!(p.process(&mut buf, 0, 1_000_000), Verdict::Tx(1));
+        mac_of.insert(c, buf.data()[0..6].to_vec());
+    }
+    let on_a = mac_of.values().filter(|m| m[..] == mac_a).count();
+    let on_b = mac_of.values().filter(|m| m[..] == mac_b).count();
+    assert_eq!((on_a, on_b), (10, 10), "{mac_of:?}");
+    // the established ACKs of all of them in one burst: same server each
+    for round in 0..3u64 {
+        let now = 2_000_000 + round;
+        p.begin_burst(now);
+        let mut bufs: Vec<VecBuf> = (2..=21u8).map(|c| VecBuf::new(&frame(c, ACK))).collect();
+        let mut out = vec![Verdict::Drop; bufs.len()];
+        p.process_burst(&mut bufs, 0, now, &mut out);
+        for (c, buf) in (2..=21u8).zip(&bufs) {
+            assert_eq!(buf.data()[0..6], mac_of[&c][..], "client {c} round {round}");
+        }
+        assert!(out.iter().all(|v| *v == Verdict::Tx(1)), "{out:?}");
+    }
 }
