@@ -18,7 +18,7 @@ use crate::lb::snapshot::Snapshot;
 use crate::net::arp::{arp_input, ArpAction, ArpIgnore};
 use crate::net::buf::{PacketBuf, BURST};
 use crate::net::classify::{
-    classify, classify_into, ipv4_dst, is_link_local_multicast, Classified, NetDrop,
+    classify, classify_into_fast, ipv4_dst, is_link_local_multicast, Classified, NetDrop, Placed,
 };
 use crate::net::egress::{Egress, EthHop, NextHop, Resolve};
 use crate::net::icmp::{echo_input, IcmpAction};
@@ -507,16 +507,25 @@ impl WorkerPipeline {
         let mut sel = [0u8; BURST];
         let mut k = 0;
         for i in 0..n {
-            let plain = {
+            // Some(true): classify's fast path answered (a plain TCP/UDP
+            // packet, no ICMP error); Some(false): its slow path did
+            let fast = {
                 let d = bufs[i].data();
-                for_mac(d, mac) && classify_into(d, port, &mut self.scratch.metas[i]).is_none()
+                match for_mac(d, mac) {
+                    true => match classify_into_fast(d, port, &mut self.scratch.metas[i]) {
+                        Placed::Fast => Some(true),
+                        Placed::Slow => Some(false),
+                        Placed::Other(_) => None,
+                    },
+                    false => None,
+                }
             };
-            if !plain {
+            let Some(fast) = fast else {
                 // ARP, a drop, another host's frame: the packet path
                 // classifies again and counts it
                 out[i] = self.process_inner(&mut bufs[i], port, now_ns, steered);
                 continue;
-            }
+            };
             let m = &self.scratch.metas[i];
             if self.workers > 1 && !steered {
                 let owner = self.owner_meta(m);
@@ -528,7 +537,14 @@ impl WorkerPipeline {
             }
             // hash + prefetch now: the bucket arrives while the rest of the
             // burst is classified
-            self.scratch.prep[i] = self.lb.prepare(m);
+            // the fast path's key is its lookup key (no ICMP quote), and
+            // hashing it right after classify stored it reads it back from
+            // where it was just written
+            self.scratch.prep[i] = if fast {
+                self.lb.prepare_key(&m.key)
+            } else {
+                self.lb.prepare(m)
+            };
             sel[k] = i as u8;
             k += 1;
             // the record of the packet TOUCH_LAG places back: its bucket

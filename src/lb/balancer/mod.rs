@@ -302,7 +302,14 @@ impl Balancer {
     /// the connection table prefetched (see [`crate::lb::conn`]).
     #[inline]
     pub fn prepare(&self, meta: &PacketMeta) -> Prepared {
-        let hash = self.table.hash(&lookup_key(meta));
+        self.prepare_key(&lookup_key(meta))
+    }
+
+    /// [`Self::prepare`] for a packet whose lookup key is `key` (the
+    /// caller knows it is no ICMP error: [`lookup_key`] is its `meta.key`).
+    #[inline(always)]
+    pub fn prepare_key(&self, key: &FlowKey) -> Prepared {
+        let hash = self.table.hash(key);
         self.table.touch(hash);
         Prepared { hash }
     }

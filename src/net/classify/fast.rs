@@ -123,27 +123,41 @@ static NOT_UNICAST_DST: [bool; 256] = octet_table(true);
 /// otherwise (the caller then runs the slow path).
 #[inline(always)]
 pub(crate) fn classify_fast(frame: &[u8], port: u16) -> Option<PacketMeta> {
-    let h: &[u8; FAST_LEN] = frame.get(..FAST_LEN)?.try_into().ok()?;
+    let mut m = PacketMeta::default();
+    classify_fast_into(frame, port, &mut m).then_some(m)
+}
+
+/// [`classify_fast`] writing its answer into `*meta`: `true` with `*meta`
+/// exactly what [`classify_fast`] returns; `false` with `*meta` untouched
+/// (every check precedes the store).
+#[inline(always)]
+pub(crate) fn classify_fast_into(frame: &[u8], port: u16, meta: &mut PacketMeta) -> bool {
+    let Some(h) = frame.get(..FAST_LEN) else {
+        return false;
+    };
+    let Ok(h): Result<&[u8; FAST_LEN], _> = h.try_into() else {
+        return false;
+    };
     // EtherType IPv4 (untagged), version 4 with IHL 5; unicast source MAC.
     if be32(h, 12) >> 8 != 0x08_00_45 || h[6] & 1 != 0 {
-        return None;
+        return false;
     }
     let tl = be16(h, L3 + 2);
     // frame.len() >= FAST_LEN > L3, no underflow.
     if tl < 20 || tl as usize > frame.len() - L3 {
-        return None;
+        return false;
     }
     if !ip_header_checksum_ok(h) {
-        return None;
+        return false;
     }
     let flags_frag = be16(h, L3 + 6);
     let ttl = h[L3 + 8];
     if flags_frag & 0x3fff != 0 || ttl == 0 {
-        return None;
+        return false;
     }
     let (src, dst) = (be32(h, L3 + 12), be32(h, L3 + 16));
     if MARTIAN_SRC[(src >> 24) as usize] | NOT_UNICAST_DST[(dst >> 24) as usize] {
-        return None;
+        return false;
     }
     let proto = h[L3 + 9];
     let ip_payload = tl - 20;
@@ -151,20 +165,20 @@ pub(crate) fn classify_fast(frame: &[u8], port: u16) -> Option<PacketMeta> {
         PROTO_TCP => {
             let doff = ((h[L4 + 12] >> 4) as u16) * 4;
             if doff < 20 || doff > ip_payload {
-                return None;
+                return false;
             }
             h[L4 + 13]
         }
         PROTO_UDP => {
             let ulen = be16(h, L4 + 4);
             if ulen < 8 || ulen > ip_payload {
-                return None;
+                return false;
             }
             0
         }
-        _ => return None,
+        _ => return false,
     };
-    Some(PacketMeta {
+    *meta = PacketMeta {
         port,
         vlan: None,
         l3_off: L3 as u16,
@@ -181,5 +195,6 @@ pub(crate) fn classify_fast(frame: &[u8], port: u16) -> Option<PacketMeta> {
         ttl,
         df: flags_frag & 0x4000 != 0,
         icmp: None,
-    })
+    };
+    true
 }

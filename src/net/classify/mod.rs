@@ -139,16 +139,36 @@ pub fn classify(frame: &[u8], port: u16) -> Classified {
 /// returned; anything else (ARP, a drop) is returned, `*meta` untouched.
 #[inline]
 pub fn classify_into(frame: &[u8], port: u16, meta: &mut PacketMeta) -> Option<Classified> {
-    if let Some(m) = fast::classify_fast(frame, port) {
-        *meta = m;
-        return None;
+    match classify_into_fast(frame, port, meta) {
+        Placed::Other(c) => Some(c),
+        Placed::Fast | Placed::Slow => None,
+    }
+}
+
+/// What [`classify_into_fast`] did with a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placed {
+    /// The fast path wrote the meta: a plain TCP or UDP packet, no ICMP
+    /// error (`meta.icmp` is `None`).
+    Fast,
+    /// The slow path wrote the meta.
+    Slow,
+    /// Not IPv4 to balance (the meta is untouched).
+    Other(Classified),
+}
+
+/// [`classify_into`] telling which path answered ([`Placed`]).
+#[inline(always)]
+pub fn classify_into_fast(frame: &[u8], port: u16, meta: &mut PacketMeta) -> Placed {
+    if fast::classify_fast_into(frame, port, meta) {
+        return Placed::Fast;
     }
     match classify_slow(frame, port) {
         Classified::Ipv4(m) => {
             *meta = m;
-            None
+            Placed::Slow
         }
-        other => Some(other),
+        other => Placed::Other(other),
     }
 }
 

@@ -101,6 +101,26 @@ fn agree(f: &[u8]) {
             assert_eq!(slot, sentinel, "slot written on {f:02x?}");
         }
     }
+    // classify_into_fast: the same answer, and `Placed::Fast` exactly when
+    // the fast path answered (the burst path hashes `meta.key` then, so it
+    // must be no ICMP error)
+    let mut slot = sentinel;
+    match classify_into_fast(f, 5, &mut slot) {
+        Placed::Other(c) => {
+            assert_eq!(c, slow, "classify_into_fast on {f:02x?}");
+            assert_eq!(slot, sentinel, "slot written on {f:02x?}");
+        }
+        placed => {
+            let fast = placed == Placed::Fast;
+            assert_eq!(
+                Classified::Ipv4(slot),
+                slow,
+                "classify_into_fast on {f:02x?}"
+            );
+            assert_eq!(fast, classify_fast(f, 5).is_some(), "{f:02x?}");
+            assert!(!fast || slot.icmp.is_none(), "{f:02x?}");
+        }
+    }
 }
 
 fn syn_ack() -> Vec<u8> {
