@@ -45,6 +45,13 @@ struct Cli {
     /// Write the chart data (scenario, testpmd macswap, dirigo Mpps) here.
     #[arg(long)]
     csv: Option<PathBuf>,
+    /// Only these daemon scenarios (comma-separated, case-insensitive):
+    /// `DR 1M`, `NAT 1k`, ... (a method alone: all its sizes), `DR-2w 1k`,
+    /// `exception`, `metrics`, `newconn`, `synproxy`, `micro`, `memprobe`.
+    /// testpmd runs on the pcaps they use only. For A/B comparisons
+    /// without a full run.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
     #[command(subcommand)]
     cmd: Option<Cmd>,
 }
@@ -102,6 +109,8 @@ pub struct Plan {
     pub quick: bool,
     /// Core APIs the micro-benchmark runs (false: per packet, true: burst).
     pub apis: Vec<bool>,
+    /// Lower-case scenario names to run (empty: all), from `--only`.
+    pub only: Vec<String>,
 }
 
 impl Plan {
@@ -120,6 +129,7 @@ impl Plan {
                 micro: Duration::from_millis(100),
                 quick,
                 apis: vec![false, true],
+                only: Vec::new(),
             }
         } else {
             Plan {
@@ -135,8 +145,43 @@ impl Plan {
                 micro: Duration::from_millis(700),
                 quick,
                 apis: vec![false, true],
+                only: Vec::new(),
             }
         }
+    }
+}
+
+impl Plan {
+    /// Whether scenario `name` (`DR 1M`, `DR-2w 1k`, `newconn`, ...) runs:
+    /// always without `--only`; else when a term names it, or names its
+    /// first word (a method alone selects all its sizes).
+    pub fn wants(&self, name: &str) -> bool {
+        let name = name.to_ascii_lowercase();
+        self.only.is_empty()
+            || self
+                .only
+                .iter()
+                .any(|t| name == *t || name.split(' ').next() == Some(t.as_str()))
+    }
+
+    /// Whether testpmd macswap runs on the pcap `label`: some scenario
+    /// that runs compares with it.
+    fn macswap_on(&self, label: &str) -> bool {
+        let nc = if self.quick {
+            self.sizes[0].0
+        } else {
+            "newconn"
+        };
+        let sized = self.sizes.iter().any(|s| s.0 == label);
+        let of_size = sized
+            && self.methods.iter().any(|&m| {
+                self.wants(&format!("{} {label}", mname(m)))
+                    || self.wants(&format!("DR-2w {label}"))
+            });
+        of_size
+            || (label == self.exception_size.0 && self.wants("exception"))
+            || (Some(label) == self.sizes.last().map(|s| s.0) && self.wants("metrics"))
+            || (label == nc && (self.wants("newconn") || self.wants("synproxy")))
     }
 }
 
@@ -379,7 +424,7 @@ fn one_run(
     let mut tp = vec![("io", first)];
     // (quick: macswap on the smallest pcap only; new connections compare with it)
     let n_macswap = if plan.quick { 1 } else { files.len() };
-    for f in &files[..n_macswap] {
+    for f in files[..n_macswap].iter().filter(|f| plan.macswap_on(&f.0)) {
         tp.push(("macswap", f));
     }
     for (mode, (label, path, n)) in tp {
@@ -398,21 +443,16 @@ fn one_run(
     for &m in &plan.methods {
         for &(label, _) in &plan.sizes {
             let (_, path, n) = find(label)?;
-            let c = dut_case(plan, bin, dir, path, *n, m);
-            let r = dut::run(&c, &tag(&format!("{}-{label}", mname(m))))?;
-            let k = format!("dirigo|{} {label}", mname(m));
-            let ratio = record_dut(agg, &k, label, &r);
-            agg.push(&format!("{k}|rx"), r.rx_mpps);
-            eprintln!(
-                "run {run}: dirigo {} {label}: {:.2} Mpps ({ratio:.2}x macswap), tracked {}",
-                mname(m),
-                r.mpps,
-                r.tracked
-            );
-            if m == Method::Dr && label == plan.exception_size.0 {
+            if plan.wants(&format!("{} {label}", mname(m))) {
+                run_plain(plan, run, dir, bin, (label, path, *n), m, agg)?;
+            }
+            if m == Method::Dr && label == plan.exception_size.0 && plan.wants("exception") {
                 run_exception(plan, run, dir, bin, files, agg)?;
             }
-            if m == Method::Dr && Some(&label) == plan.sizes.last().map(|s| &s.0) {
+            if m == Method::Dr
+                && Some(&label) == plan.sizes.last().map(|s| &s.0)
+                && plan.wants("metrics")
+            {
                 run_metrics(plan, run, dir, bin, (label, path, *n), agg)?;
             }
         }
@@ -422,6 +462,9 @@ fn one_run(
     // worker hands the flows the other owns over its steering ring.
     let two_w: Vec<&str> = plan.sizes.iter().take(2).map(|s| s.0).collect();
     for label in two_w {
+        if !plan.wants(&format!("DR-2w {label}")) {
+            continue;
+        }
         let (_, path, n) = find(label)?;
         let c = dut::DutCase {
             workers: 2,
@@ -434,27 +477,55 @@ fn one_run(
             r.mpps, r.tracked
         );
     }
-    let (_, path, n) = find("newconn")?;
-    let c = dut::DutCase {
-        capacity: plan.newconn_capacity,
-        embryonic_grace_ms: 0,
-        ..dut_case(plan, bin, dir, path, *n, Method::Dr)
-    };
-    let r = dut::run(&c, &tag("newconn"))?;
+    if plan.wants("newconn") || plan.wants("synproxy") {
+        run_newconn(plan, run, dir, bin, find("newconn")?, files, agg)?;
+    }
+    if plan.wants("micro") {
+        run_micro(plan, agg, None, None);
+    }
+    if plan.wants("memprobe") {
+        run_memprobe(plan, agg);
+    }
+    Ok(())
+}
+
+/// The new-connection scenario (DR, every packet a new SYN) and the same
+/// SYNs to a SYN-proxy NAT service.
+fn run_newconn(
+    plan: &Plan,
+    run: usize,
+    dir: &Path,
+    bin: &Path,
+    (_, path, n): &(String, PathBuf, u64),
+    files: &[(String, PathBuf, u64)],
+    agg: &mut Agg,
+) -> Result<(), String> {
+    let tag = |s: &str| format!("r{run}-{s}");
     let nc_base = if plan.quick {
         format!("testpmd|macswap {}|mpps", files[0].0)
     } else {
         "testpmd|macswap newconn|mpps".to_string()
     };
     let base = agg.values(&nc_base).last().copied().unwrap_or(f64::NAN);
-    agg.push("dirigo|newconn|mpps", r.mpps);
-    agg.push("dirigo|newconn|ratio", r.mpps / base);
-    agg.push("dirigo|newconn|tracked", r.tracked as f64);
-    agg.push("dirigo|newconn|mconn", r.mconn_s);
-    eprintln!(
-        "run {run}: dirigo newconn: {:.2} Mpps, {:.2} Mconn/s, tracked {}",
-        r.mpps, r.mconn_s, r.tracked
-    );
+    if plan.wants("newconn") {
+        let c = dut::DutCase {
+            capacity: plan.newconn_capacity,
+            embryonic_grace_ms: 0,
+            ..dut_case(plan, bin, dir, path, *n, Method::Dr)
+        };
+        let r = dut::run(&c, &tag("newconn"))?;
+        agg.push("dirigo|newconn|mpps", r.mpps);
+        agg.push("dirigo|newconn|ratio", r.mpps / base);
+        agg.push("dirigo|newconn|tracked", r.tracked as f64);
+        agg.push("dirigo|newconn|mconn", r.mconn_s);
+        eprintln!(
+            "run {run}: dirigo newconn: {:.2} Mpps, {:.2} Mconn/s, tracked {}",
+            r.mpps, r.mconn_s, r.tracked
+        );
+    }
+    if !plan.wants("synproxy") {
+        return Ok(());
+    }
     // the same SYNs to a --synproxy NAT service: each answered on the wan
     // port with a cookie, nothing stored (the SYN flood the proxy absorbs)
     let c = dut::DutCase {
@@ -471,8 +542,30 @@ fn one_run(
         r.wan_tx_mpps / base,
         r.tracked
     );
-    run_micro(plan, agg, None, None);
-    run_memprobe(plan, agg);
+    Ok(())
+}
+
+/// A plain established scenario: method `m` on the pcap `label`.
+fn run_plain(
+    plan: &Plan,
+    run: usize,
+    dir: &Path,
+    bin: &Path,
+    (label, path, n): (&str, &Path, u64),
+    m: Method,
+    agg: &mut Agg,
+) -> Result<(), String> {
+    let c = dut_case(plan, bin, dir, path, n, m);
+    let r = dut::run(&c, &format!("r{run}-{}-{label}", mname(m)))?;
+    let k = format!("dirigo|{} {label}", mname(m));
+    let ratio = record_dut(agg, &k, label, &r);
+    agg.push(&format!("{k}|rx"), r.rx_mpps);
+    eprintln!(
+        "run {run}: dirigo {} {label}: {:.2} Mpps ({ratio:.2}x macswap), tracked {}",
+        mname(m),
+        r.mpps,
+        r.tracked
+    );
     Ok(())
 }
 
@@ -591,7 +684,12 @@ fn default_dirigo() -> PathBuf {
 
 fn main() {
     let cli = Cli::parse();
-    let plan = Plan::new(cli.quick);
+    let mut plan = Plan::new(cli.quick);
+    plan.only = cli
+        .only
+        .iter()
+        .map(|t| t.trim().to_ascii_lowercase())
+        .collect();
     let mut agg = Agg::default();
     if let Some(Cmd::Micro {
         seconds,
@@ -663,5 +761,30 @@ fn main() {
             eprintln!("dirigo-bench: {}: {e}", p.display());
             std::process::exit(1);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Plan;
+
+    #[test]
+    fn only_selects_scenarios_and_the_pcaps_they_compare_with() {
+        let mut p = Plan::new(false);
+        assert!(p.wants("DR 1M") && p.wants("newconn") && p.wants("micro"));
+        assert!(["1k", "100k", "1M", "newconn"]
+            .iter()
+            .all(|l| p.macswap_on(l)));
+        p.only = vec!["dr 1m".into(), "nat".into()];
+        assert!(p.wants("DR 1M") && p.wants("NAT 1k") && p.wants("NAT 1M"));
+        assert!(!p.wants("DR 1k") && !p.wants("TUN 1M") && !p.wants("DR-2w 1k"));
+        assert!(!p.wants("newconn") && !p.wants("micro") && !p.wants("exception"));
+        assert!(p.macswap_on("1k") && p.macswap_on("1M") && !p.macswap_on("newconn"));
+        p.only = vec!["synproxy".into()];
+        assert!(p.macswap_on("newconn") && !p.macswap_on("1k"));
+        p.only = vec!["exception".into()];
+        assert!(p.macswap_on("100k") && !p.macswap_on("1M"));
+        p.only = vec!["dr-2w 1k".into()];
+        assert!(p.wants("DR-2w 1k") && !p.wants("DR 1k") && p.macswap_on("1k"));
     }
 }

@@ -594,6 +594,7 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
     let _ = writeln!(s, "```sh\nscripts/bench.sh                 # as root: release build, 3 runs, rewrites BENCHMARKS.md + docs/bench.png (< 10 min)\n\
         target/release/dirigo-bench --runs 1           # one run, table on stdout\n\
         target/release/dirigo-bench --quick            # smoke mode (tests/bench_smoke.rs)\n\
+        target/release/dirigo-bench --only 'DR 1M,NAT' # these daemon scenarios only (and testpmd on their pcaps): A/B in a minute\n\
         target/release/dirigo-bench micro --seconds 2  # sans-IO only, no root\n```\n");
     let _ = writeln!(
         s,
