@@ -1,0 +1,135 @@
+//! What one invocation runs: sizes, methods and times ([`Plan`]), and
+//! which scenarios `--only` selects.
+
+use crate::mname;
+use dirigo::lb::spec::Method;
+use std::time::Duration;
+
+/// Sizes and times of one benchmark invocation.
+pub struct Plan {
+    /// (label, flows) of the established scenarios.
+    pub sizes: Vec<(&'static str, u32)>,
+    /// Methods of the established scenarios.
+    pub methods: Vec<Method>,
+    /// (label, flows) of the exception scenario: DR on the established
+    /// pcap of that size with every 10th packet for dirigo's own address,
+    /// the wan port's exception path configured.
+    pub exception_size: (&'static str, u32),
+    /// Distinct SYNs in the new-connection pcap.
+    pub newconn_flows: u32,
+    /// Table capacity in the new-connection scenario.
+    pub newconn_capacity: u32,
+    /// Table capacity in the established scenarios.
+    pub capacity: u32,
+    /// testpmd seconds per run (preload included).
+    pub testpmd_s: u64,
+    /// Daemon warm-up before the first sample.
+    pub warmup: Duration,
+    /// Between the two samples.
+    pub measure: Duration,
+    /// Micro-benchmark time per case.
+    pub micro: Duration,
+    /// Whether quick.
+    pub quick: bool,
+    /// Core APIs the micro-benchmark runs (false: per packet, true: burst).
+    pub apis: Vec<bool>,
+    /// Lower-case scenario names to run (empty: all), from `--only`.
+    pub only: Vec<String>,
+}
+
+impl Plan {
+    pub fn new(quick: bool) -> Plan {
+        if quick {
+            Plan {
+                sizes: vec![("1k", 1000)],
+                methods: vec![Method::Dr, Method::Nat],
+                exception_size: ("1k", 1000),
+                newconn_flows: 20_000,
+                newconn_capacity: 1024,
+                capacity: 4096,
+                testpmd_s: 5,
+                warmup: Duration::from_millis(1000),
+                measure: Duration::from_millis(1000),
+                micro: Duration::from_millis(100),
+                quick,
+                apis: vec![false, true],
+                only: Vec::new(),
+            }
+        } else {
+            Plan {
+                sizes: vec![("1k", 1000), ("100k", 100_000), ("1M", 1_000_000)],
+                methods: vec![Method::Dr, Method::Tun, Method::Nat],
+                exception_size: ("100k", 100_000),
+                newconn_flows: 1_000_000,
+                newconn_capacity: 65536,
+                capacity: 1 << 20,
+                testpmd_s: 8,
+                warmup: Duration::from_millis(2000),
+                measure: Duration::from_millis(3000),
+                micro: Duration::from_millis(700),
+                quick,
+                apis: vec![false, true],
+                only: Vec::new(),
+            }
+        }
+    }
+}
+
+impl Plan {
+    /// Whether scenario `name` (`DR 1M`, `DR-2w 1k`, `newconn`, ...) runs:
+    /// always without `--only`; else when a term names it, or names its
+    /// first word (a method alone selects all its sizes).
+    pub fn wants(&self, name: &str) -> bool {
+        let name = name.to_ascii_lowercase();
+        self.only.is_empty()
+            || self
+                .only
+                .iter()
+                .any(|t| name == *t || name.split(' ').next() == Some(t.as_str()))
+    }
+
+    /// Whether testpmd macswap runs on the pcap `label`: some scenario
+    /// that runs compares with it.
+    pub fn macswap_on(&self, label: &str) -> bool {
+        let nc = if self.quick {
+            self.sizes[0].0
+        } else {
+            "newconn"
+        };
+        let sized = self.sizes.iter().any(|s| s.0 == label);
+        let of_size = sized
+            && self.methods.iter().any(|&m| {
+                self.wants(&format!("{} {label}", mname(m)))
+                    || self.wants(&format!("DR-2w {label}"))
+            });
+        of_size
+            || (label == self.exception_size.0 && self.wants("exception"))
+            || (Some(label) == self.sizes.last().map(|s| s.0) && self.wants("metrics"))
+            || (label == nc && (self.wants("newconn") || self.wants("synproxy")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Plan;
+
+    #[test]
+    fn only_selects_scenarios_and_the_pcaps_they_compare_with() {
+        let mut p = Plan::new(false);
+        assert!(p.wants("DR 1M") && p.wants("newconn") && p.wants("micro"));
+        assert!(["1k", "100k", "1M", "newconn"]
+            .iter()
+            .all(|l| p.macswap_on(l)));
+        p.only = vec!["dr 1m".into(), "nat".into()];
+        assert!(p.wants("DR 1M") && p.wants("NAT 1k") && p.wants("NAT 1M"));
+        assert!(!p.wants("DR 1k") && !p.wants("TUN 1M") && !p.wants("DR-2w 1k"));
+        assert!(!p.wants("newconn") && !p.wants("micro") && !p.wants("exception"));
+        assert!(p.macswap_on("1k") && p.macswap_on("1M") && !p.macswap_on("newconn"));
+        p.only = vec!["synproxy".into()];
+        assert!(p.macswap_on("newconn") && !p.macswap_on("1k"));
+        p.only = vec!["exception".into()];
+        assert!(p.macswap_on("100k") && !p.macswap_on("1M"));
+        p.only = vec!["dr-2w 1k".into()];
+        assert!(p.wants("DR-2w 1k") && !p.wants("DR 1k") && p.macswap_on("1k"));
+    }
+}
