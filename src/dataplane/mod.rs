@@ -40,15 +40,20 @@ pub trait Pipeline {
     /// Process one packet received on port index `port`, in place.
     fn process<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict;
     /// Process a burst received on port index `port`: `out[i]` is the
-    /// verdict for `bufs[i]`. The default processes packet by packet.
+    /// verdict for `bufs[i]`. Returns `Some(o)` when every verdict of
+    /// `out` is `Tx(o)` (the worker then hands the burst to the driver as
+    /// it is, without looking at the verdicts), `None` otherwise (never
+    /// `Some` when a verdict is anything else: [`all_tx`]). The default
+    /// processes packet by packet.
     fn process_burst<B: PacketBuf>(
         &mut self,
         bufs: &mut [B],
         port: u16,
         now_ns: u64,
         out: &mut [Verdict],
-    ) {
+    ) -> Option<u16> {
         each(bufs, out, |b| self.process(b, port, now_ns));
+        all_tx(&out[..bufs.len().min(out.len())])
     }
     /// Process a packet another worker handed over: never steered again.
     fn process_steered<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
@@ -86,6 +91,15 @@ pub trait Pipeline {
     /// forwards with (the hold area asks before processing a held packet
     /// again).
     fn resolved(&self, ip: u32) -> bool;
+}
+
+/// `Some(o)` when `verdicts` is not empty and every one is `Tx(o)`: what
+/// [`Pipeline::process_burst`] returns, computed from its verdicts.
+pub fn all_tx(verdicts: &[Verdict]) -> Option<u16> {
+    let Some(&Verdict::Tx(o)) = verdicts.first() else {
+        return None;
+    };
+    verdicts.iter().all(|&v| v == Verdict::Tx(o)).then_some(o)
 }
 
 /// `out[i] = f(&mut bufs[i])`: the burst methods' packet-by-packet default.

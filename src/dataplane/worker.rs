@@ -184,6 +184,16 @@ impl Out<'_, '_> {
         let _ = self.tx[o].push(m);
     }
 
+    /// Transmit all of `burst` on port index `o` (`o < nports`), after
+    /// what is queued there already (so the port's order is kept).
+    #[inline]
+    fn tx_burst(&mut self, o: usize, burst: &mut Burst) {
+        self.flush(o);
+        let (sent, dropped) = burst.tx(self.io.ports[o], self.io.queue);
+        self.counters[o].tx += sent as u64;
+        self.counters[o].tx_full += dropped as u64;
+    }
+
     #[inline]
     fn flush(&mut self, o: usize) {
         let b = &mut self.tx[o];
@@ -310,8 +320,12 @@ pub fn run<P: Pipeline>(
             busy = true;
             out.counters[p].rx += n as u64;
             let mut verdicts = [Verdict::Drop; BURST];
-            pipe.process_burst(rx.as_mut_slice(), p as u16, now, &mut verdicts[..n]);
-            deliver(&mut rx, &verdicts, |_| p as u16, &mut out, &mut hold, now);
+            match pipe.process_burst(rx.as_mut_slice(), p as u16, now, &mut verdicts[..n]) {
+                // every packet out of one port (the common established
+                // burst): to the driver as received, no verdict looked at
+                Some(o) if (o as usize) < nports => out.tx_burst(o as usize, &mut rx),
+                _ => deliver(&mut rx, &verdicts, |_| p as u16, &mut out, &mut hold, now),
+            }
         }
         if let Some(ring) = my_ring {
             if ring.dequeue(&mut rx) > 0 {

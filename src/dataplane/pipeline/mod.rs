@@ -12,7 +12,7 @@ use crate::dataplane::rss::ClientOwner;
 use crate::dataplane::shared::{Event, Shared};
 use crate::dataplane::stats::{Count, Counters};
 use crate::dataplane::worker::MAX_PORTS;
-use crate::dataplane::{Pipeline, Verdict};
+use crate::dataplane::{all_tx, Pipeline, Verdict};
 use crate::lb::balancer::{Balancer, LbVerdict, Prepared, TOUCH_LAG};
 use crate::lb::snapshot::Snapshot;
 use crate::net::arp::{arp_input, ArpAction, ArpIgnore};
@@ -495,17 +495,26 @@ impl WorkerPipeline {
         now_ns: u64,
         out: &mut [Verdict],
         steered: bool,
-    ) {
+    ) -> Option<u16> {
         let n = bufs.len().min(out.len());
         if n > BURST {
-            for (b, o) in bufs[..n].chunks_mut(BURST).zip(out[..n].chunks_mut(BURST)) {
-                self.burst(b, port, now_ns, o, steered);
+            let mut all = None;
+            for (x, (b, o)) in bufs[..n]
+                .chunks_mut(BURST)
+                .zip(out[..n].chunks_mut(BURST))
+                .enumerate()
+            {
+                let a = self.burst(b, port, now_ns, o, steered);
+                all = if x == 0 || a == all { a } else { None };
             }
-            return;
+            return all.filter(|_| n > 0);
         }
         let mac = self.net.port(port).map(|p| p.mac);
         let mut sel = [0u8; BURST];
         let mut k = 0;
+        // packets answered here rather than by the core (their verdicts
+        // are not known to be Tx)
+        let mut aside = 0usize;
         for i in 0..n {
             // Some(true): classify's fast path answered (a plain TCP/UDP
             // packet, no ICMP error); Some(false): its slow path did
@@ -524,6 +533,7 @@ impl WorkerPipeline {
                 // ARP, a drop, another host's frame: the packet path
                 // classifies again and counts it
                 out[i] = self.process_inner(&mut bufs[i], port, now_ns, steered);
+                aside += 1;
                 continue;
             };
             let m = &self.scratch.metas[i];
@@ -532,6 +542,7 @@ impl WorkerPipeline {
                 if owner as usize != self.index {
                     self.counters.own[Count::SteeredOut] += 1;
                     out[i] = Verdict::Steer(owner as u16);
+                    aside += 1;
                     continue;
                 }
             }
@@ -559,7 +570,7 @@ impl WorkerPipeline {
             }
         }
         if k == 0 {
-            return;
+            return all_tx(&out[..n]);
         }
         let eg = CachedEgress {
             view: &self.net,
@@ -570,6 +581,8 @@ impl WorkerPipeline {
         let Scratch { metas, prep, lbv } = &mut *self.scratch;
         let mut rest = 0u32;
         let mut forwarded = 0u64;
+        // every Tx port OR-ed and AND-ed: equal exactly when all are one
+        let (mut ports_or, mut ports_and) = (0u16, u16::MAX);
         self.lb.process_prepared_with(
             &self.snap,
             &eg,
@@ -585,6 +598,8 @@ impl WorkerPipeline {
                         *o = Verdict::Tx(port);
                     }
                     forwarded += 1;
+                    ports_or |= port;
+                    ports_and &= port;
                 }
                 v => {
                     if let Some(l) = lbv.get_mut(j) {
@@ -595,12 +610,21 @@ impl WorkerPipeline {
             },
         );
         self.counters.own[Count::Forwarded] += forwarded;
+        if rest == 0 {
+            // the core forwarded all it was given: the burst is one Tx
+            // port when nothing was answered aside and every port agreed
+            if aside == 0 && ports_or == ports_and {
+                return Some(ports_or);
+            }
+            return all_tx(&out[..n]);
+        }
         while rest != 0 {
             let i = rest.trailing_zeros() as usize;
             rest &= rest - 1;
             let (v, m) = (self.scratch.lbv[i], self.scratch.metas[i]);
             out[i] = self.map_lb(v, &mut bufs[i], &m, port, now_ns);
         }
+        all_tx(&out[..n])
     }
 
     #[inline]
@@ -720,8 +744,8 @@ impl Pipeline for WorkerPipeline {
         port: u16,
         now_ns: u64,
         out: &mut [Verdict],
-    ) {
-        self.burst(bufs, port, now_ns, out, false);
+    ) -> Option<u16> {
+        self.burst(bufs, port, now_ns, out, false)
     }
 
     #[inline]

@@ -5,7 +5,7 @@
 use super::{owner_of, WorkerPipeline};
 use crate::dataplane::hold::{HoldArea, HoldCount};
 use crate::dataplane::shared::{Event, Shared, WorkerShared};
-use crate::dataplane::{Pipeline, Verdict};
+use crate::dataplane::{all_tx, Pipeline, Verdict};
 use crate::lb::balancer::{Balancer, BalancerConfig};
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::snapshot::{LbIds, Snapshot, SnapshotBuilder};
@@ -327,7 +327,8 @@ fn burst_path_equals_packet_path() {
         let mut a: Vec<VecBuf> = burst.iter().map(|f| VecBuf::new(f)).collect();
         let mut b: Vec<VecBuf> = burst.iter().map(|f| VecBuf::new(f)).collect();
         let mut va = vec![Verdict::Drop; a.len()];
-        one[0].process_burst(&mut a, 0, 5_000_000, &mut va);
+        let all = one[0].process_burst(&mut a, 0, 5_000_000, &mut va);
+        assert_eq!(all, all_tx(&va), "the burst's summary is its verdicts'");
         let vb: Vec<Verdict> = b
             .iter_mut()
             .map(|x| other[0].process(x, 0, 5_000_000))
@@ -440,8 +441,9 @@ fn mixed_burst_steers_foreign_packets_and_forwards_its_own() {
     frames.insert(7, vec![0x02; 10]);
     let mut bufs: Vec<VecBuf> = frames.iter().map(|f| VecBuf::new(f)).collect();
     let mut out = vec![Verdict::Tx(9); bufs.len()];
-    pipes[0].process_burst(&mut bufs, 0, 1_000_000, &mut out);
+    let all = pipes[0].process_burst(&mut bufs, 0, 1_000_000, &mut out);
     assert_eq!(out[7], Verdict::Drop, "junk frame");
+    assert_eq!(all, None, "not one Tx port");
     let mut handed = Vec::new();
     let (mut own, mut foreign) = (0, 0);
     for (i, f) in frames.iter().enumerate() {
@@ -502,7 +504,8 @@ fn unresolved_next_hops_are_held_and_requested_per_packet() {
         .collect();
     let mut bufs: Vec<VecBuf> = frames.iter().map(|f| VecBuf::new(f)).collect();
     let mut out = vec![Verdict::Drop; bufs.len()];
-    p.process_burst(&mut bufs, 0, 1_000_000, &mut out);
+    let all = p.process_burst(&mut bufs, 0, 1_000_000, &mut out);
+    assert_eq!(all, None, "held packets are no Tx burst");
     let (a, b) = (u32::from_be_bytes(RS), u32::from_be_bytes(rs2));
     // rr alternates the two real servers; every hold names its own hop
     assert_eq!(
@@ -597,6 +600,49 @@ fn idle_worker_reports_the_snapshot_it_works_with() {
     }
 }
 
+/// The burst's summary (`process_burst`'s answer, on which the worker
+/// hands a whole burst to one port's driver without reading its verdicts)
+/// is `Some(port)` exactly when every verdict is `Tx(port)`: NAT requests
+/// (out of the server port) and replies (out of the client port) each
+/// alone are one port; mixed, or with a packet answered aside (a junk
+/// frame, a packet whose next hop is unknown), they are not.
+#[test]
+fn burst_summary_is_one_port_only_when_every_verdict_is() {
+    let (shared, mut pipes) = setup(1);
+    shared.lb.store(Arc::new(nat_service(&[RS])));
+    let p = &mut pipes[0];
+    p.begin_burst(1_000_000);
+    let clients: Vec<[u8; 4]> = (2..=9u8).map(|c| [10, 0, 0, c]).collect();
+    let req = |c: [u8; 4], f: u8| tcp_frame(c, 7000, VIP, 80, f, b"", 64, true);
+    let rep = |c: [u8; 4], f: u8| tcp_frame(RS, 8080, c, 7000, f, b"", 64, true);
+    let mut burst = |frames: &[Vec<u8>], port: u16| {
+        let mut bufs: Vec<VecBuf> = frames.iter().map(|f| VecBuf::new(f)).collect();
+        let mut out = vec![Verdict::Drop; bufs.len()];
+        let all = p.process_burst(&mut bufs, port, 1_000_000, &mut out);
+        assert_eq!(all, all_tx(&out), "{out:?}");
+        (all, out)
+    };
+    let syns: Vec<Vec<u8>> = clients.iter().map(|&c| req(c, SYN)).collect();
+    assert_eq!(burst(&syns, 0).0, Some(1), "requests: the server port");
+    let replies: Vec<Vec<u8>> = clients.iter().map(|&c| rep(c, SYN | ACK)).collect();
+    assert_eq!(burst(&replies, 1).0, Some(0), "replies: the client port");
+    // requests and replies in one burst (as a one-port lab delivers
+    // them): every one is a Tx, but to two ports
+    let mixed: Vec<Vec<u8>> = clients
+        .iter()
+        .flat_map(|&c| [req(c, ACK), rep(c, ACK)])
+        .collect();
+    let (all, out) = burst(&mixed, 0);
+    assert_eq!(all, None, "two ports");
+    assert!(out.iter().all(|v| matches!(v, Verdict::Tx(_))), "{out:?}");
+    // one junk frame among established requests
+    let mut junk: Vec<Vec<u8>> = clients.iter().map(|&c| req(c, ACK)).collect();
+    junk.insert(3, vec![0x02; 10]);
+    assert_eq!(burst(&junk, 0).0, None, "a drop among them");
+    // an empty burst is no port
+    assert_eq!(burst(&[], 0).0, None);
+}
+
 /// With the NIC's owner function (RSS on the client address), a request
 /// on the client port and its NAT reply on the server port, each arriving
 /// on the queue the NIC picks, are processed where they arrive: nothing is
@@ -676,7 +722,8 @@ fn next_hop_cache_slot_shared_by_two_servers() {
         p.begin_burst(now);
         let mut bufs: Vec<VecBuf> = (2..=21u8).map(|c| VecBuf::new(&frame(c, ACK))).collect();
         let mut out = vec![Verdict::Drop; bufs.len()];
-        p.process_burst(&mut bufs, 0, now, &mut out);
+        let all = p.process_burst(&mut bufs, 0, now, &mut out);
+        assert_eq!(all, Some(1), "round {round}");
         for (c, buf) in (2..=21u8).zip(&bufs) {
             assert_eq!(buf.data()[0..6], mac_of[&c][..], "client {c} round {round}");
         }
