@@ -20,123 +20,13 @@ use crate::net::buf::{PacketBuf, BURST};
 use crate::net::classify::{
     classify, classify_into_fast, ipv4_dst, is_link_local_multicast, Classified, NetDrop, Placed,
 };
-use crate::net::egress::{Egress, EthHop, NextHop, Resolve};
 use crate::net::icmp::{echo_input, IcmpAction};
 use crate::net::meta::{PacketMeta, PROTO_ICMP};
 use crate::net::view::NetView;
 use arc_swap::cache::Cache;
 use arc_swap::ArcSwap;
+use nh_cache::{CachedEgress, NhCache};
 use std::sync::Arc;
-
-/// Slots of the per-worker next-hop cache (a power of two).
-const NH_SLOTS: usize = 64;
-
-#[derive(Clone, Copy, Default)]
-struct NhEntry {
-    dst: u32,
-    hop: Option<NextHop>,
-}
-
-/// A ready next hop's Ethernet addresses, beside its [`NhEntry`] (filled
-/// and cleared with it), so that DR's hit copies 20 bytes, not the entry.
-#[derive(Clone, Copy, Default)]
-struct EthEntry {
-    dst: u32,
-    ready: bool,
-    eth: EthHop,
-}
-
-/// Resolved next hops by destination address, for one [`NetView`]: a
-/// real server's route and neighbor are looked up once, not per packet.
-/// Direct-mapped, so a miss (e.g. NAT replies to many clients) costs one
-/// overwrite; cleared whenever the worker picks up a new view, so an entry
-/// never outlives the routes and neighbors it was computed from.
-struct NhCache {
-    slots: [std::cell::Cell<NhEntry>; NH_SLOTS],
-    eth: [std::cell::Cell<EthEntry>; NH_SLOTS],
-}
-
-impl NhCache {
-    fn new() -> Self {
-        NhCache {
-            slots: std::array::from_fn(|_| std::cell::Cell::new(NhEntry::default())),
-            eth: std::array::from_fn(|_| std::cell::Cell::new(EthEntry::default())),
-        }
-    }
-
-    fn clear(&self) {
-        for s in &self.slots {
-            s.set(NhEntry::default());
-        }
-        for s in &self.eth {
-            s.set(EthEntry::default());
-        }
-    }
-
-    #[inline(always)]
-    fn index(dst: u32) -> usize {
-        (dst.wrapping_mul(0x9e37_79b1) >> 26) as usize & (NH_SLOTS - 1)
-    }
-
-    #[inline]
-    fn slot(&self, dst: u32) -> &std::cell::Cell<NhEntry> {
-        &self.slots[Self::index(dst)]
-    }
-
-    /// Fill `dst`'s slot with a ready next hop.
-    #[inline]
-    fn fill(&self, dst: u32, hop: NextHop) {
-        let i = Self::index(dst);
-        self.slots[i].set(NhEntry {
-            dst,
-            hop: Some(hop),
-        });
-        self.eth[i].set(EthEntry {
-            dst,
-            ready: true,
-            eth: EthHop::of(&hop),
-        });
-    }
-}
-
-/// The [`Egress`] the core sees: the net view through the next-hop cache.
-/// A query has no side effect beyond filling the cache; an unresolved next
-/// hop comes back in the core's verdict and the pipeline requests it.
-struct CachedEgress<'a> {
-    view: &'a NetView,
-    cache: &'a NhCache,
-}
-
-impl Egress for CachedEgress<'_> {
-    #[inline(always)]
-    fn next_hop(&self, dst: u32) -> Resolve {
-        let slot = self.cache.slot(dst);
-        let e = slot.get();
-        if let (true, Some(hop)) = (e.dst == dst, e.hop) {
-            return Resolve::Ready(hop);
-        }
-        let r = self.view.next_hop(dst);
-        if let Resolve::Ready(hop) = r {
-            self.cache.fill(dst, hop);
-        }
-        r
-    }
-    #[inline(always)]
-    fn ready_eth(&self, dst: u32) -> Option<EthHop> {
-        let e = self.cache.eth[NhCache::index(dst)].get();
-        if e.ready && e.dst == dst {
-            return Some(e.eth);
-        }
-        match self.next_hop(dst) {
-            Resolve::Ready(h) => Some(EthHop::of(&h)),
-            _ => None,
-        }
-    }
-    #[inline]
-    fn on_link(&self, addr: u32) -> Option<u16> {
-        self.view.on_link(addr)
-    }
-}
 
 /// The burst path's per-packet scratch, kept in the pipeline so that no
 /// burst initialises it again: every entry a burst reads it wrote first
@@ -827,6 +717,7 @@ impl Pipeline for WorkerPipeline {
 }
 
 mod nd;
+mod nh_cache;
 #[cfg(test)]
 mod tests;
 mod v6;
