@@ -203,4 +203,57 @@ mod tests {
         assert_ne!(k.hash(0), k.reversed().hash(0));
         assert_ne!(k.hash(0), k.hash(1));
     }
+
+    /// The hash spreads the tuples a director sees (clients counting up
+    /// through one network, one client's source ports counting up) evenly
+    /// over the table's buckets (its low bits) and signatures (its high
+    /// bits): no bucket of 4096 gets more than twice its share of 256k
+    /// keys, whichever field varies, under two seeds.
+    #[test]
+    fn hash_spreads_sequential_tuples() {
+        const KEYS: u32 = 1 << 18;
+        const BUCKETS: usize = 1 << 12;
+        let clients = |i: u32| FlowKey {
+            src: 0x0a00_0000 + i,
+            dst: 0xc0a8_6464,
+            sport: 40000,
+            dport: 80,
+            proto: PROTO_TCP,
+        };
+        let ports = |i: u32| FlowKey {
+            src: 0x0a00_0000 + (i >> 16),
+            dst: 0xc0a8_6464,
+            sport: i as u16,
+            dport: 80,
+            proto: PROTO_TCP,
+        };
+        let dests = |i: u32| FlowKey {
+            src: 0x0a00_0001,
+            dst: 0xac10_0000 + i,
+            sport: 40000,
+            dport: 8080,
+            proto: PROTO_UDP,
+        };
+        for seed in [0, 0x5eed_1234] {
+            for (name, f) in [
+                ("clients", &clients as &dyn Fn(u32) -> FlowKey),
+                ("ports", &ports),
+                ("dests", &dests),
+            ] {
+                for (bits, shift) in [("low", 0), ("high", 20)] {
+                    let mut n = vec![0u32; BUCKETS];
+                    for i in 0..KEYS {
+                        n[(f(i).hash(seed) >> shift) as usize % BUCKETS] += 1;
+                    }
+                    let share = KEYS / BUCKETS as u32;
+                    let max = *n.iter().max().unwrap();
+                    let min = *n.iter().min().unwrap();
+                    assert!(
+                        max < 2 * share && min > share / 2,
+                        "{name}, {bits} bits, seed {seed:#x}: {min}..{max} per bucket, share {share}"
+                    );
+                }
+            }
+        }
+    }
 }
