@@ -66,16 +66,18 @@ pub trait Pipeline {
         self.process_steered(buf, port, now_ns)
     }
     /// A burst of packets other workers handed over, all received on port
-    /// index `port`: `out[i]` is the verdict for `bufs[i]`. The default
-    /// processes packet by packet.
+    /// index `port`: `out[i]` is the verdict for `bufs[i]`; the answer as
+    /// [`Pipeline::process_burst`]'s. The default processes packet by
+    /// packet.
     fn process_steered_burst<B: PacketBuf>(
         &mut self,
         bufs: &mut [B],
         port: u16,
         now_ns: u64,
         out: &mut [Verdict],
-    ) {
+    ) -> Option<u16> {
         each(bufs, out, |b| self.process_steered(b, port, now_ns));
+        all_tx(&out[..bufs.len().min(out.len())])
     }
     /// Periodic work off the per-packet path (expiry, publishing counters).
     fn housekeeping(&mut self, now_ns: u64);

@@ -335,6 +335,10 @@ pub fn run<P: Pipeline>(
                 let mut verdicts = [Verdict::Drop; BURST];
                 let pkts = rx.as_mut_slice();
                 let n = pkts.len().min(BURST);
+                // one run of one port (the common case: everything the
+                // others handed over came in on the client port) answers
+                // like a received burst
+                let mut one = None;
                 let mut start = 0;
                 while start < n {
                     let p = port_of(&pkts[start]);
@@ -343,16 +347,20 @@ pub fn run<P: Pipeline>(
                         end += 1;
                     }
                     if (p as usize) < nports {
-                        pipe.process_steered_burst(
+                        let all = pipe.process_steered_burst(
                             &mut pkts[start..end],
                             p,
                             now,
                             &mut verdicts[start..end],
                         );
+                        one = all.filter(|_| start == 0 && end == n);
                     } // else: an unknown port, dropped (Verdict::Drop)
                     start = end;
                 }
-                deliver(&mut rx, &verdicts, port_of, &mut out, &mut hold, now);
+                match one {
+                    Some(o) if (o as usize) < nports => out.tx_burst(o as usize, &mut rx),
+                    _ => deliver(&mut rx, &verdicts, port_of, &mut out, &mut hold, now),
+                }
             }
         }
         // Control packets (ARP, GARP) are rare: look every 8th round.

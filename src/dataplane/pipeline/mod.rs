@@ -659,9 +659,9 @@ impl Pipeline for WorkerPipeline {
         port: u16,
         now_ns: u64,
         out: &mut [Verdict],
-    ) {
+    ) -> Option<u16> {
         self.counters.own[Count::SteeredIn] += bufs.len().min(out.len()) as u64;
-        self.burst(bufs, port, now_ns, out, true);
+        self.burst(bufs, port, now_ns, out, true)
     }
 
     /// From the neighbor snapshot of the view loaded at the last

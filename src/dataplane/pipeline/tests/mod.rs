@@ -468,7 +468,8 @@ fn mixed_burst_steers_foreign_packets_and_forwards_its_own() {
     assert!(own > 5 && foreign > 5, "{own} own, {foreign} foreign");
     let (mut hb, refs): (Vec<VecBuf>, Vec<VecBuf>) = handed.into_iter().unzip();
     let mut out1 = vec![Verdict::Drop; hb.len()];
-    pipes[1].process_steered_burst(&mut hb, 0, 1_000_000, &mut out1);
+    let all1 = pipes[1].process_steered_burst(&mut hb, 0, 1_000_000, &mut out1);
+    assert_eq!(all1, Some(1), "a handed-over burst out of one port");
     assert!(out1.iter().all(|v| *v == Verdict::Tx(1)), "{out1:?}");
     for (a, b) in hb.iter().zip(&refs) {
         assert_eq!(a.data(), b.data());
