@@ -100,7 +100,11 @@ pub struct Prepared {
 /// How many packets behind the bucket prefetch ([`Balancer::prepare`])
 /// the record prefetch ([`Balancer::touch_prepared`]) follows, and the
 /// record prefetch the processing: enough for a DRAM miss to arrive.
-pub const TOUCH_LAG: usize = 8;
+/// 16 rather than 8: at 1M flows the record prefetch of 8 packets back
+/// read buckets that had not all arrived (DR 1M +4% with 16, same run
+/// beside testpmd, four alternating pairs; 24 measured like 16; see
+/// BENCHMARKS.md, twelfth session).
+pub const TOUCH_LAG: usize = 16;
 
 /// The per-lcore load-balancing state machine (see the module docs).
 pub struct Balancer {
