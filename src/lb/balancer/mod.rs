@@ -55,7 +55,7 @@
 
 use crate::lb::conn::{
     tick_of, tick_reached, Conn, Conn6, ConnTable, Probe, F_ACTIVE, F_NOOUTPUT, F_SP_PENDING,
-    F_SYNCED, F_SYNPROXY,
+    F_SYNCED,
 };
 use crate::lb::persist::{PersistStats, PersistTable};
 use crate::lb::sched::{self, Cursor, DestLoad};
@@ -66,18 +66,20 @@ use crate::lb::stats::{bump, Traffic, WorkerStats};
 use crate::lb::synproxy::SynProxy;
 use crate::lb::xmit::{self, nat::Side, TokenBucket, XmitError};
 use crate::net::buf::PacketBuf;
-use crate::net::egress::{Egress, Resolve};
+use crate::net::egress::Egress;
 use crate::net::meta::{tcp_flags, FlowKey, PacketMeta, PROTO_TCP, PROTO_UDP};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 pub use crate::lb::verdict::{BalancerConfig, ConnEntry, LbDrop, LbVerdict};
+use forward::Counted;
 pub use persist::{template_dest, template_dest_id, template_svc, F_PERSIST};
 
 mod persist;
 use persist::{detach_conn, PersistCfg};
 mod load;
 use load::{dest_load, release_counters, LiveLoads};
+mod forward;
 mod icmp;
 mod listing;
 mod new_conn;
@@ -207,30 +209,6 @@ impl Balancer {
     fn drop(&self, why: LbDrop) -> LbVerdict {
         bump(&self.stats.drops[why.index()], 1);
         LbVerdict::Drop(why)
-    }
-
-    /// The verdict for a packet xmit could not send toward `dst`: an
-    /// unresolved next hop is handed back to the caller (a hold, not a
-    /// drop); anything else is a counted drop.
-    ///
-    /// xmit reports only that the next hop is unresolved: its error stays
-    /// a bare variant because every packet's xmit returns that `Result`,
-    /// and widening it by the next hop measurably added instructions per
-    /// packet. So here, off the fast path, the egress is asked again about
-    /// the destination xmit routed toward; a pure query, it names the next
-    /// hop to resolve.
-    fn xmit_failed(&mut self, e: XmitError, egress: &impl Egress, dst: u32) -> LbVerdict {
-        self.drop(match e {
-            XmitError::Unresolved => match egress.next_hop(dst) {
-                Resolve::Unresolved { ip, port } => return LbVerdict::Unresolved { ip, port },
-                _ => LbDrop::NoRoute, // not reached: the same query, the same answer
-            },
-            XmitError::NoRoute => LbDrop::NoRoute,
-            XmitError::TooBig | XmitError::NeedFrag { .. } => LbDrop::TooBig,
-            XmitError::TtlExceeded => LbDrop::TtlExceeded,
-            XmitError::NoRoom => LbDrop::NoRoom,
-            XmitError::Malformed => LbDrop::Malformed,
-        })
     }
 
     fn dest_rec(&self, slot: u32) -> Option<&Traffic> {
@@ -590,201 +568,6 @@ impl Balancer {
             Err(why) => self.drop(why),
         }
     }
-
-    /// Update state/timer of connection `idx` for this packet and send it.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    fn forward<B: PacketBuf>(
-        &mut self,
-        snap: &Snapshot,
-        egress: &impl Egress,
-        buf: &mut B,
-        meta: &PacketMeta,
-        now: u32,
-        now_ns: u64,
-        idx: u32,
-        reply: bool,
-    ) -> LbVerdict {
-        let Some(c) = self.table.get(idx).copied() else {
-            return self.drop(LbDrop::Malformed);
-        };
-        self.forward_conn(snap, egress, buf, meta, now, now_ns, idx, c, reply)
-    }
-
-    /// [`Self::forward`] for connection `idx` whose record `c` the caller
-    /// has just read.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    fn forward_conn<B: PacketBuf>(
-        &mut self,
-        snap: &Snapshot,
-        egress: &impl Egress,
-        buf: &mut B,
-        meta: &PacketMeta,
-        now: u32,
-        now_ns: u64,
-        idx: u32,
-        c: Conn,
-        reply: bool,
-    ) -> LbVerdict {
-        if snap.expire_nodest_conn && snap.dest_by_slot(c.dest).is_none() {
-            self.expire_idx(idx, now_ns);
-            return self.drop(LbDrop::DestRemoved);
-        }
-        // state machine and timer; a packet here makes a synced copy ours
-        let mut flags = c.flags & !F_SYNCED;
-        let (state, timeout) = if c.proto == PROTO_TCP {
-            let dir = if reply {
-                flags &= !F_NOOUTPUT;
-                Dir::Output
-            } else if flags & F_NOOUTPUT != 0 {
-                Dir::InputOnly
-            } else {
-                Dir::Input
-            };
-            let new = tcp_next(TcpState::from_u8(c.state), dir, meta.tcp_flags);
-            let was_active = flags & F_ACTIVE != 0;
-            if new.is_active() != was_active {
-                if let Some(t) = self.dest_rec(c.dest) {
-                    if was_active {
-                        t.adjust(-1, 1, 0);
-                    } else {
-                        t.adjust(1, -1, 0);
-                    }
-                }
-                flags ^= F_ACTIVE;
-            }
-            (new as u8, snap.timeouts.tcp(new))
-        } else {
-            flags &= !F_NOOUTPUT;
-            // UDP has no state: the byte counts the first packets (sync)
-            (c.state.saturating_add(1), snap.timeouts.udp_ms)
-        };
-        let expires = now.wrapping_add(timeout);
-        self.table.set_hot(idx, state, flags, expires);
-        if let Some(out) = &self.sync {
-            if sync::due(&out.policy, &c, state, expires) {
-                self.sync_push(sync::to_sync(&Conn { flags, ..c }, state, timeout));
-            }
-        }
-        self.transmit(snap, egress, buf, meta, now_ns, idx, &c, reply)
-    }
-
-    /// Rewrite and send a packet of connection `idx` (record `c`) by its
-    /// method, and count it.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    fn transmit<B: PacketBuf>(
-        &mut self,
-        snap: &Snapshot,
-        egress: &impl Egress,
-        buf: &mut B,
-        meta: &PacketMeta,
-        now_ns: u64,
-        idx: u32,
-        c: &Conn,
-        reply: bool,
-    ) -> LbVerdict {
-        // Tests in this order on purpose: as a match on (method, reply)
-        // LLVM tests DR, then TUN, then NAT, which costs NAT instructions
-        // per packet; NAT first keeps both NAT and DR at or below what the
-        // u8 method code cost (callgrind, dirigo-bench micro).
-        let res = if c.method == Method::Nat {
-            if c.flags & F_SYNPROXY != 0 {
-                if let Some(a) = self.sp.as_ref().and_then(|s| s.aux(idx)) {
-                    crate::lb::synproxy::segment::translate(buf, meta, a, reply);
-                }
-            }
-            if reply {
-                xmit::nat::nat(buf, meta, Side::Src, c.vaddr, c.vport, c.caddr, egress)
-            } else {
-                xmit::nat::nat(buf, meta, Side::Dst, c.daddr, c.dport, c.daddr, egress)
-            }
-        } else if reply {
-            Err(XmitError::Malformed) // DR and TUN see no replies
-        } else if c.method == Method::Tun {
-            xmit::tun::tun(buf, meta, c.daddr, snap.tunnel_src, egress, &mut self.ip_id)
-        } else {
-            xmit::dr::dr(buf, c.daddr, egress)
-        };
-        self.finish(res, c, reply, meta, buf, egress, now_ns)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    fn finish<B: PacketBuf>(
-        &mut self,
-        res: Result<u16, XmitError>,
-        c: &Conn,
-        reply: bool,
-        meta: &PacketMeta,
-        buf: &mut B,
-        egress: &impl Egress,
-        now_ns: u64,
-    ) -> LbVerdict {
-        let to = Counted {
-            dest: c.dest,
-            svc: c.svc,
-            daddr: c.daddr,
-        };
-        self.finish_to(res, to, reply, meta, buf, egress, now_ns)
-    }
-
-    /// [`Self::finish`] for a connection of which only `to` is at hand.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    fn finish_to<B: PacketBuf>(
-        &mut self,
-        res: Result<u16, XmitError>,
-        to: Counted,
-        reply: bool,
-        meta: &PacketMeta,
-        buf: &mut B,
-        egress: &impl Egress,
-        now_ns: u64,
-    ) -> LbVerdict {
-        match res {
-            Ok(port) => {
-                let bytes = meta.ip_len as u64;
-                if let Some(t) = self.dest_rec(to.dest) {
-                    t.packet(reply, bytes);
-                }
-                if let Some(t) = self.stats.services.get(to.svc as usize) {
-                    t.packet(reply, bytes);
-                }
-                LbVerdict::Tx { port }
-            }
-            Err(XmitError::NeedFrag { mtu }) if meta.icmp.is_none() => {
-                if !self.icmp_limit.allow(now_ns) {
-                    return self.drop(LbDrop::IcmpRateLimited);
-                }
-                match xmit::icmp::frag_needed(buf, meta, mtu, egress, &mut self.ip_id) {
-                    Ok(port) => {
-                        bump(&self.stats.icmp_frag_sent, 1);
-                        LbVerdict::Tx { port }
-                    }
-                    // fragmentation-needed goes back to the packet's source
-                    Err(e) => self.xmit_failed(e, egress, meta.key.src),
-                }
-            }
-            Err(e) => {
-                // xmit routes requests (and ICMP errors about them) to the
-                // real server, replies (NAT) to the packet's destination
-                let dst = if reply { meta.key.dst } else { to.daddr };
-                self.xmit_failed(e, egress, dst)
-            }
-        }
-    }
-}
-
-/// What counting a forwarded packet (and reporting a failed one) needs of
-/// its connection: the real server's slot, the service's slot, the real
-/// server's address.
-#[derive(Clone, Copy)]
-struct Counted {
-    dest: u32,
-    svc: u16,
-    daddr: u32,
 }
 
 /// A TCP SYN that starts a new connection (SYN without ACK, FIN, RST).
