@@ -2,9 +2,9 @@
 # Instructions per forwarded packet in the running daemon, counted by
 # callgrind (an instruction count, so the same on a busy or an idle machine).
 #
-#   scripts/callgrind-daemon.sh [dr|nat] [SECONDS]     (as root; default: dr 60)
+#   scripts/callgrind-daemon.sh [dr|nat|tun] [SECONDS]     (as root; default: dr 60)
 #
-# The DR (or NAT) 1k-flow scenario of dirigo-bench (net_pcap replaying a
+# The DR (NAT, TUN) 1k-flow scenario of dirigo-bench (net_pcap replaying a
 # 1,000-flow pcap of established TCP -> net_null), with the table at 65,536
 # connections and EAL on ordinary memory (valgrind cannot follow hugepages):
 # only the worker loop (`dataplane::worker::run`) is counted, without its
@@ -21,14 +21,15 @@ secs=${2:-60}
 case $method in
 dr) M=DR ;;
 nat) M=NAT ;;
-*) echo "usage: $0 [dr|nat] [seconds]" >&2; exit 2 ;;
+tun) M=TUN ;;
+*) echo "usage: $0 [dr|nat|tun] [seconds]" >&2; exit 2 ;;
 esac
 command -v valgrind >/dev/null || { echo "callgrind-daemon: apt-get install valgrind" >&2; exit 1; }
 w=$(mktemp -d /tmp/dirigo-cg.XXXXXX)
 bin=${CARGO_TARGET_DIR:-target}/release
 cargo build --release --bins -q
-# the quick benchmark writes the pcaps and configs into the work directory
-"$bin/dirigo-bench" --quick --workdir "$w" >"$w/bench.log" 2>&1
+# the benchmark (this scenario only) writes the pcaps and configs into the work directory
+"$bin/dirigo-bench" --only "$M 1k" --workdir "$w" >"$w/bench.log" 2>&1
 src="$w/r1-$M-1k.toml"
 [ -f "$src" ] || { echo "callgrind-daemon: $src not generated (see $w/bench.log)" >&2; exit 1; }
 sed -e 's/"--in-memory", //' \
