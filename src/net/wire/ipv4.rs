@@ -224,22 +224,36 @@ impl Repr {
     /// shorter than 20 bytes).
     #[inline(always)]
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, packet: &mut Packet<T>) {
-        if packet.buffer.as_ref().len() < MIN_HEADER_LEN {
+        let Some(h) = packet.buffer.as_mut().get_mut(..MIN_HEADER_LEN) else {
             return;
-        }
-        packet.set_version_and_header_len(MIN_HEADER_LEN);
-        packet.set_dscp_ecn(self.dscp_ecn);
-        packet.set_total_len((MIN_HEADER_LEN as u16).wrapping_add(self.payload_len));
-        packet.set_ident(self.ident);
-        packet.set_flags_frag(if self.dont_frag { FLAG_DF } else { 0 });
-        packet.set_ttl(self.ttl);
-        packet.set_protocol(self.protocol);
-        packet.set_checksum(0);
-        packet.set_src(self.src);
-        packet.set_dst(self.dst);
-        let h = packet.buffer.as_ref().get(..MIN_HEADER_LEN).unwrap_or(&[]);
-        let c = checksum::checksum(h);
-        packet.set_checksum(c);
+        };
+        // The ten 16-bit words, summed in registers and written in one
+        // copy (a packet's worth of field setters and a checksum pass over
+        // the written bytes cost a TUN packet ~50 instructions more).
+        let w0 = 0x4500 | self.dscp_ecn as u16;
+        let total = (MIN_HEADER_LEN as u16).wrapping_add(self.payload_len);
+        let frag = if self.dont_frag { FLAG_DF } else { 0 };
+        let w4 = (self.ttl as u16) << 8 | self.protocol as u16;
+        let sum = w0 as u32
+            + total as u32
+            + self.ident as u32
+            + frag as u32
+            + w4 as u32
+            + (self.src >> 16)
+            + (self.src & 0xffff)
+            + (self.dst >> 16)
+            + (self.dst & 0xffff);
+        let csum = !checksum::fold(sum);
+        let mut a = [0u8; MIN_HEADER_LEN];
+        a[0..2].copy_from_slice(&w0.to_be_bytes());
+        a[2..4].copy_from_slice(&total.to_be_bytes());
+        a[4..6].copy_from_slice(&self.ident.to_be_bytes());
+        a[6..8].copy_from_slice(&frag.to_be_bytes());
+        a[8..10].copy_from_slice(&w4.to_be_bytes());
+        a[10..12].copy_from_slice(&csum.to_be_bytes());
+        a[12..16].copy_from_slice(&self.src.to_be_bytes());
+        a[16..20].copy_from_slice(&self.dst.to_be_bytes());
+        h.copy_from_slice(&a);
     }
 }
 
@@ -451,5 +465,34 @@ mod tests {
         r.emit(&mut Packet::new_unchecked(&mut s[..]));
         assert_eq!(s, [0; 19]);
         assert_eq!(Repr::HEADER_LEN, 20);
+    }
+
+    proptest::proptest! {
+        /// Every header `emit` writes is the one etherparse (an independent
+        /// implementation) builds from the same fields, checksum included.
+        #[test]
+        fn repr_emit_matches_etherparse(
+            src: u32, dst: u32, protocol: u8, payload_len in 0u16..=65515,
+            ttl: u8, dscp_ecn: u8, ident: u16, dont_frag: bool,
+        ) {
+            let r = Repr { src, dst, protocol, payload_len, ttl, dscp_ecn, ident, dont_frag };
+            let mut b = [0x5au8; 20];
+            r.emit(&mut Packet::new_unchecked(&mut b[..]));
+            let mut e = etherparse::Ipv4Header::new(
+                payload_len,
+                ttl,
+                etherparse::IpNumber(protocol),
+                src.to_be_bytes(),
+                dst.to_be_bytes(),
+            )
+            .unwrap();
+            e.dscp = etherparse::Ipv4Dscp::try_new(dscp_ecn >> 2).unwrap();
+            e.ecn = etherparse::Ipv4Ecn::try_new(dscp_ecn & 3).unwrap();
+            e.identification = ident;
+            e.dont_fragment = dont_frag;
+            e.header_checksum = e.calc_header_checksum();
+            proptest::prop_assert_eq!(&b[..], &e.to_bytes()[..]);
+            proptest::prop_assert!(Packet::new_unchecked(&b[..]).verify_checksum());
+        }
     }
 }
