@@ -472,13 +472,7 @@ impl Balancer {
             // record (which the timer store below would otherwise force
             // to be loaded up front, field by field)
             Ok((h, c))
-                if c.method == Method::Dr
-                    && !h.reply
-                    && meta.icmp.is_none()
-                    && established_keeps(c, meta, false)
-                    && !tick_reached(now, c.expires)
-                    && !snap.expire_nodest_conn
-                    && self.sync.is_none() =>
+                if c.method == Method::Dr && self.keeps_direct(snap, h.reply, c, meta, now) =>
             {
                 let to = Counted {
                     dest: c.dest,
@@ -488,6 +482,22 @@ impl Balancer {
                 let expires = now.wrapping_add(snap.timeouts.tcp(TcpState::Established));
                 self.table.set_expires(h.idx, expires);
                 let res = xmit::dr::dr(buf, to.daddr, egress);
+                return self.finish_to(res, to, false, meta, buf, egress, now_ns);
+            }
+            // TUN's, the same in an arm of its own (one arm for both
+            // cost DR instructions)
+            Ok((h, c))
+                if c.method == Method::Tun && self.keeps_direct(snap, h.reply, c, meta, now) =>
+            {
+                let to = Counted {
+                    dest: c.dest,
+                    svc: c.svc,
+                    daddr: c.daddr,
+                };
+                let expires = now.wrapping_add(snap.timeouts.tcp(TcpState::Established));
+                self.table.set_expires(h.idx, expires);
+                let (src, id) = (snap.tunnel_src, &mut self.ip_id);
+                let res = xmit::tun::tun(buf, meta, to.daddr, src, egress, id);
                 return self.finish_to(res, to, false, meta, buf, egress, now_ns);
             }
             // the record is read once here (the lookup has compared its
@@ -567,6 +577,30 @@ impl Balancer {
             Ok(idx) => self.forward(snap, egress, buf, meta, now, now_ns, idx, false),
             Err(why) => self.drop(why),
         }
+    }
+}
+
+impl Balancer {
+    /// Whether a DR or TUN request `c` found by the lookup takes the
+    /// established shortcut: not a reply or an ICMP error, a segment that
+    /// keeps the connection ESTABLISHED ([`established_keeps`]), not
+    /// expired, and nothing (expire_nodest_conn, sync) that wants the
+    /// general path.
+    #[inline(always)]
+    fn keeps_direct(
+        &self,
+        snap: &Snapshot,
+        reply: bool,
+        c: &Conn,
+        meta: &PacketMeta,
+        now: u32,
+    ) -> bool {
+        !reply
+            && meta.icmp.is_none()
+            && established_keeps(c, meta, false)
+            && !tick_reached(now, c.expires)
+            && !snap.expire_nodest_conn
+            && self.sync.is_none()
     }
 }
 

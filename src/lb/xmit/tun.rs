@@ -53,7 +53,10 @@ pub fn tun<B: PacketBuf>(
         return Err(XmitError::NoRoom);
     }
     let d = buf.data_mut();
-    d.copy_within(OUTER_LEN..OUTER_LEN + l3, 0);
+    // the link header moves to the front; its addresses are rewritten by
+    // `set_eth` below, so only what follows them (EtherType, VLAN tag) moves
+    let addrs = ethernet::field::ETHERTYPE.start;
+    d.copy_within(OUTER_LEN + addrs..OUTER_LEN + l3, addrs);
     let ident = *ip_id;
     *ip_id = ident.wrapping_add(1);
     let outer = d.get_mut(l3..l3 + OUTER_LEN).ok_or(XmitError::Malformed)?;

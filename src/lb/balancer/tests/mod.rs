@@ -646,3 +646,62 @@ fn unresolved_next_hop_named_for_every_path() {
         "holding is not dropping"
     );
 }
+
+/// The established shortcut (DR and TUN requests) writes what the general
+/// path writes: the same frames, verdicts, states, timers and counters as a
+/// balancer whose snapshot sends every packet the general way
+/// (`expire_nodest_conn` on, with its real server present, changes nothing
+/// else).
+#[test]
+fn established_shortcut_writes_what_the_general_path_writes() {
+    for method in [Method::Dr, Method::Tun, Method::Nat] {
+        let rport = if method == Method::Nat { 8080 } else { 0 };
+        let mut short = env(64);
+        let mut general = env(64);
+        let s1 = short.snap(1, |b| {
+            b.service(svc(Proto::Tcp, 80), vec![dest(RIP, rport, method, 1)]);
+        });
+        let s2 = general.snap(1, |b| {
+            b.service(svc(Proto::Tcp, 80), vec![dest(RIP, rport, method, 1)]);
+            b.expire_nodest_conn(true);
+        });
+        let frames = [
+            (tcp(SYN, 5), 0),
+            (tcp(ACK, 5), S),
+            (
+                tcp_frame(CLIENT, 5, VIP, 80, ACK | PSH, b"GET /", 64, true),
+                2 * S,
+            ),
+            (tcp(ACK, 5), 3 * S),
+            (tcp(SYN | ACK, 5), 4 * S),
+            (tcp(ACK, 6), 5 * S),
+            (tcp(FIN | ACK, 5), 6 * S),
+            (tcp(ACK, 5), 7 * S),
+        ];
+        let mut after_ack = None;
+        for (i, (f, now)) in frames.iter().enumerate() {
+            let a = short.send(&s1, f, *now);
+            let b = general.send(&s2, f, *now);
+            assert_eq!(a, b, "{method:?} frame {i}");
+            assert_eq!(short.states(*now), general.states(*now), "{method:?} {i}");
+            assert_eq!(
+                short.load(&s1, 0, 0),
+                general.load(&s2, 0, 0),
+                "{method:?} {i}"
+            );
+            if i == 1 || i == 3 {
+                // each established ACK restarts the timer: as long to go
+                // after the second as after the first
+                let st = short.states(*now);
+                assert_eq!(st[0].0, "ESTABLISHED");
+                assert_eq!(*after_ack.get_or_insert(st[0].1), st[0].1, "{method:?}");
+            }
+        }
+        let (a, b) = (short.w.stats(), general.w.stats());
+        assert_eq!(
+            sum_dest(&[&a], s1.services()[0].dests[0].id),
+            sum_dest(&[&b], s2.services()[0].dests[0].id),
+            "{method:?}"
+        );
+    }
+}
