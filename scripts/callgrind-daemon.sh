@@ -37,7 +37,7 @@ sed -e 's/"--in-memory", //' \
     -e 's/^connections_per_worker = .*/connections_per_worker = 65536/' \
     -e "s#^socket = .*#socket = \"$w/cg.sock\"#" \
     "$src" >"$w/cg.toml"
-valgrind --tool=callgrind --dump-instr=yes --callgrind-out-file="$w/callgrind.out" \
+valgrind --tool=callgrind --fair-sched=yes --dump-instr=yes --callgrind-out-file="$w/callgrind.out" \
     --toggle-collect='*dataplane*worker*run*' --toggle-collect='*Pipeline*housekeeping*' \
     "$bin/dirigo" --config "$w/cg.toml" >"$w/dirigo.log" 2>&1 &
 pid=$!
