@@ -3,6 +3,7 @@
 
 use super::{next_hop, set_eth, XmitError};
 use crate::net::buf::PacketBuf;
+use crate::net::checksum;
 use crate::net::egress::Egress;
 use crate::net::meta::{PacketMeta, PROTO_TCP, PROTO_UDP};
 use crate::net::wire::{icmp, ipv4, tcp, udp};
@@ -56,6 +57,13 @@ fn set_addr(ip: &mut ipv4::Packet<&mut [u8]>, side: Side, addr: u32) -> u32 {
 /// Returns the egress port. Nothing is modified when an error is returned,
 /// except for [`XmitError::NoRoute`]/[`XmitError::Unresolved`] which are
 /// checked first too.
+///
+/// Every established NAT packet comes here, so the rewrite is done in one
+/// pass over fixed-size views: each checksum is read, adjusted for all its
+/// changed words in one RFC 1624 sum (the TTL word and the address for the
+/// IP header; the pseudo-header address and the port for TCP/UDP) and
+/// written once.
+#[inline(always)]
 pub fn nat<B: PacketBuf>(
     buf: &mut B,
     meta: &PacketMeta,
@@ -68,36 +76,77 @@ pub fn nat<B: PacketBuf>(
     let nh = next_hop(egress, route_to)?;
     let l3 = meta.l3_off as usize;
     let l4 = meta.l4_off as usize;
-    let proto = meta.key.proto;
-    // the L4 header up to its checksum must be there
-    let l4_len = match proto {
-        PROTO_TCP => tcp::field::CHECKSUM.end,
-        PROTO_UDP => udp::field::CHECKSUM.end,
+    // where the L4 checksum is; the header up to it must be there
+    let (ck, optional) = match meta.key.proto {
+        PROTO_TCP => (tcp::field::CHECKSUM.start, false),
+        PROTO_UDP => (udp::field::CHECKSUM.start, true),
         _ => return Err(XmitError::Malformed),
     };
     let d = buf.data_mut();
-    if d.len() < l4 + l4_len || l4 < l3 + ipv4::MIN_HEADER_LEN {
+    if l4 < l3 + ipv4::MIN_HEADER_LEN {
         return Err(XmitError::Malformed);
     }
-    let ip = d.get_mut(l3..l4).ok_or(XmitError::Malformed)?;
-    let old_addr = route_ip(&mut ipv4::Packet::new_unchecked(ip), side, addr)?;
-    let seg = d.get_mut(l4..).ok_or(XmitError::Malformed)?;
-    match (proto, side) {
-        (PROTO_TCP, Side::Dst) => {
-            tcp::Packet::new_unchecked(seg).set_dst_port_update_checksum(port, old_addr, addr)
+    let (head, seg) = d.split_at_mut_checked(l4).ok_or(XmitError::Malformed)?;
+    let seg = seg.get_mut(..ck + 2).ok_or(XmitError::Malformed)?;
+    let ip: &mut [u8; ipv4::MIN_HEADER_LEN] = head
+        .get_mut(l3..l3 + ipv4::MIN_HEADER_LEN)
+        .and_then(|h| h.try_into().ok())
+        .ok_or(XmitError::Malformed)?;
+    let old_addr = rewrite_ip(ip, side, addr)?;
+    // the port, and the L4 checksum for it and the pseudo header's address
+    let at = match side {
+        Side::Dst => 2,
+        Side::Src => 0,
+    };
+    let old_port = u16::from_be_bytes([seg[at], seg[at + 1]]);
+    seg[at..at + 2].copy_from_slice(&port.to_be_bytes());
+    let c = u16::from_be_bytes([seg[ck], seg[ck + 1]]);
+    if !(optional && c == 0) {
+        let s = (!c as u32) + word_diff32(old_addr, addr) + (!old_port as u32) + port as u32;
+        let mut n = !checksum::fold(s);
+        if optional && n == 0 {
+            n = 0xffff;
         }
-        (PROTO_TCP, Side::Src) => {
-            tcp::Packet::new_unchecked(seg).set_src_port_update_checksum(port, old_addr, addr)
-        }
-        (_, Side::Dst) => {
-            udp::Packet::new_unchecked(seg).set_dst_port_update_checksum(port, old_addr, addr)
-        }
-        (_, Side::Src) => {
-            udp::Packet::new_unchecked(seg).set_src_port_update_checksum(port, old_addr, addr)
-        }
+        seg[ck..ck + 2].copy_from_slice(&n.to_be_bytes());
     }
     set_eth(d, &nh)?;
     Ok(nh.port)
+}
+
+/// `!old + new` over the two 16-bit words of a 32-bit field, unfolded
+/// (an RFC 1624 term: at most 4 × 0xffff).
+#[inline(always)]
+fn word_diff32(old: u32, new: u32) -> u32 {
+    ((!old >> 16) & 0xffff) + (!old & 0xffff) + (new >> 16) + (new & 0xffff)
+}
+
+/// The IPv4 part of [`nat`] on the fixed header: the TTL decremented and
+/// the `side` address set to `addr`, the header checksum adjusted once for
+/// both; returns the old address. [`XmitError::TtlExceeded`] (nothing
+/// written) when the TTL is 1 or 0.
+#[inline(always)]
+fn rewrite_ip(
+    ip: &mut [u8; ipv4::MIN_HEADER_LEN],
+    side: Side,
+    addr: u32,
+) -> Result<u32, XmitError> {
+    let ttl = ip[8];
+    if ttl <= 1 {
+        return Err(XmitError::TtlExceeded);
+    }
+    ip[8] = ttl - 1;
+    let at = match side {
+        Side::Dst => 16,
+        Side::Src => 12,
+    };
+    let old = u32::from_be_bytes([ip[at], ip[at + 1], ip[at + 2], ip[at + 3]]);
+    ip[at..at + 4].copy_from_slice(&addr.to_be_bytes());
+    // the TTL/protocol word drops by 0x0100: `!m + m'` is the one's
+    // complement of 0x0100
+    let c = u16::from_be_bytes([ip[10], ip[11]]);
+    let s = (!c as u32) + 0xfeff + word_diff32(old, addr);
+    ip[10..12].copy_from_slice(&(!checksum::fold(s)).to_be_bytes());
+    Ok(old)
 }
 
 /// Translate an ICMP error quoting a NAT connection.

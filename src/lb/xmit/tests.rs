@@ -364,3 +364,100 @@ fn ttl_minus_one(mut f: Vec<u8>) -> Vec<u8> {
     f[24..26].copy_from_slice(&c.to_be_bytes());
     f
 }
+
+/// A TCP or UDP frame written by etherparse (checksums computed over the
+/// whole packet); `zero_udp` leaves the UDP checksum 0 (none).
+#[allow(clippy::too_many_arguments)]
+fn reference_l4(
+    udp: bool,
+    src: [u8; 4],
+    sport: u16,
+    dst: [u8; 4],
+    dport: u16,
+    ttl: u8,
+    ident: u16,
+    payload: &[u8],
+    zero_udp: bool,
+) -> Vec<u8> {
+    use etherparse::PacketBuilder;
+    let b = PacketBuilder::ethernet2(CLIENT_MAC, OUR_MAC).ipv4(src, dst, ttl);
+    let mut out = Vec::new();
+    if udp {
+        b.udp(sport, dport).write(&mut out, payload).unwrap();
+        if zero_udp {
+            out[40] = 0;
+            out[41] = 0;
+        }
+    } else {
+        b.tcp(sport, dport, 0x0102_0304, 1000)
+            .ack(7)
+            .write(&mut out, payload)
+            .unwrap();
+    }
+    // etherparse writes identification 0: set one, and the header
+    // checksum again
+    out[18..20].copy_from_slice(&ident.to_be_bytes());
+    out[24] = 0;
+    out[25] = 0;
+    let c = crate::net::checksum::checksum(&out[14..34]);
+    out[24..26].copy_from_slice(&c.to_be_bytes());
+    out
+}
+
+proptest::proptest! {
+    /// `nat` (one checksum adjustment per header) leaves exactly the frame
+    /// etherparse writes for the rewritten packet, checksums computed over
+    /// the whole of it: for TCP and UDP (with and without a checksum),
+    /// both sides, any addresses, ports, TTL and payload. A TTL of 0 or 1
+    /// is refused with the frame untouched.
+    #[test]
+    fn nat_equals_a_packet_written_afresh(
+        udp in proptest::prelude::any::<bool>(),
+        zero_udp in proptest::prelude::any::<bool>(),
+        reply in proptest::prelude::any::<bool>(),
+        peer in proptest::prelude::any::<[u8; 4]>(),
+        old in proptest::prelude::any::<[u8; 4]>(),
+        new_last in proptest::prelude::any::<u8>(),
+        ports in proptest::prelude::any::<(u16, u16, u16)>(),
+        ttl in proptest::prelude::any::<u8>(),
+        ident in proptest::prelude::any::<u16>(),
+        payload in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+    ) {
+        let (peer_port, old_port, new_port) = ports;
+        // the new address is on the fake egress's link (10.0.0.x) for a
+        // request; a reply is routed to the peer (the client)
+        let new = [10, 0, 0, new_last];
+        let (side, f, want, route_to) = if reply {
+            let f = reference_l4(udp, old, old_port, peer, peer_port, ttl, ident, &payload, zero_udp);
+            let w = reference_l4(udp, new, new_port, peer, peer_port, ttl.wrapping_sub(1), ident, &payload, zero_udp);
+            (Side::Src, f, w, peer)
+        } else {
+            let f = reference_l4(udp, peer, peer_port, old, old_port, ttl, ident, &payload, zero_udp);
+            let w = reference_l4(udp, peer, peer_port, new, new_port, ttl.wrapping_sub(1), ident, &payload, zero_udp);
+            (Side::Dst, f, w, new)
+        };
+        let (r, out) = run_nat(&f, side, new, new_port, route_to);
+        if ttl <= 1 {
+            proptest::prop_assert_eq!(r, Err(XmitError::TtlExceeded));
+            proptest::prop_assert_eq!(out, f);
+            return Ok(());
+        }
+        let eg = FakeEgress::default();
+        let crate::net::egress::Resolve::Ready(nh) = eg.next_hop(ip(route_to)) else {
+            unreachable!("the fake egress resolves every address")
+        };
+        proptest::prop_assert_eq!(r, Ok(nh.port));
+        let mut want = with_eth(want, nh.dst_mac, nh.src_mac);
+        let mut out = out;
+        // a TCP checksum has two forms of zero (0x0000 and 0xffff)
+        if !udp {
+            for fr in [&mut out, &mut want] {
+                if fr[50..52] == [0xff, 0xff] {
+                    fr[50] = 0;
+                    fr[51] = 0;
+                }
+            }
+        }
+        proptest::prop_assert_eq!(out, want);
+    }
+}
