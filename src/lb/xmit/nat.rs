@@ -94,9 +94,10 @@ pub fn nat<B: PacketBuf>(
         .ok_or(XmitError::Malformed)?;
     let old_addr = rewrite_ip(ip, side, addr)?;
     // the port, and the L4 checksum for it and the pseudo header's address
+    // (TCP's and UDP's ports are at the same offsets)
     let at = match side {
-        Side::Dst => 2,
-        Side::Src => 0,
+        Side::Dst => tcp::field::DST_PORT.start,
+        Side::Src => tcp::field::SRC_PORT.start,
     };
     let old_port = u16::from_be_bytes([seg[at], seg[at + 1]]);
     seg[at..at + 2].copy_from_slice(&port.to_be_bytes());
@@ -130,22 +131,23 @@ fn rewrite_ip(
     side: Side,
     addr: u32,
 ) -> Result<u32, XmitError> {
-    let ttl = ip[8];
+    use ipv4::field::{CHECKSUM, DST, SRC, TTL};
+    let ttl = ip[TTL];
     if ttl <= 1 {
         return Err(XmitError::TtlExceeded);
     }
-    ip[8] = ttl - 1;
+    ip[TTL] = ttl - 1;
     let at = match side {
-        Side::Dst => 16,
-        Side::Src => 12,
+        Side::Dst => DST.start,
+        Side::Src => SRC.start,
     };
     let old = u32::from_be_bytes([ip[at], ip[at + 1], ip[at + 2], ip[at + 3]]);
     ip[at..at + 4].copy_from_slice(&addr.to_be_bytes());
     // the TTL/protocol word drops by 0x0100: `!m + m'` is the one's
     // complement of 0x0100
-    let c = u16::from_be_bytes([ip[10], ip[11]]);
+    let c = u16::from_be_bytes([ip[CHECKSUM.start], ip[CHECKSUM.start + 1]]);
     let s = (!c as u32) + 0xfeff + word_diff32(old, addr);
-    ip[10..12].copy_from_slice(&(!checksum::fold(s)).to_be_bytes());
+    ip[CHECKSUM].copy_from_slice(&(!checksum::fold(s)).to_be_bytes());
     Ok(old)
 }
 
