@@ -175,12 +175,7 @@ impl Balancer {
         egress: &impl Egress,
         now_ns: u64,
     ) -> LbVerdict {
-        let to = Counted {
-            dest: c.dest,
-            svc: c.svc,
-            daddr: c.daddr,
-        };
-        self.finish_to(res, to, reply, meta, buf, egress, now_ns)
+        self.finish_to(res, Counted::of(c), reply, meta, buf, egress, now_ns)
     }
 
     /// [`Self::finish`] for a connection of which only `to` is at hand.
@@ -238,4 +233,16 @@ pub(super) struct Counted {
     pub(super) dest: u32,
     pub(super) svc: u16,
     pub(super) daddr: u32,
+}
+
+impl Counted {
+    /// What the counters and a rewrite need of connection `c`.
+    #[inline(always)]
+    pub(super) fn of(c: &Conn) -> Self {
+        Counted {
+            dest: c.dest,
+            svc: c.svc,
+            daddr: c.daddr,
+        }
+    }
 }

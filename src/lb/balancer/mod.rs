@@ -474,13 +474,8 @@ impl Balancer {
             Ok((h, c))
                 if c.method == Method::Dr && self.keeps_direct(snap, h.reply, c, meta, now) =>
             {
-                let to = Counted {
-                    dest: c.dest,
-                    svc: c.svc,
-                    daddr: c.daddr,
-                };
-                let expires = now.wrapping_add(snap.timeouts.tcp(TcpState::Established));
-                self.table.set_expires(h.idx, expires);
+                let to = Counted::of(c);
+                self.restart_established(snap, h.idx, now);
                 let res = xmit::dr::dr(buf, to.daddr, egress);
                 return self.finish_to(res, to, false, meta, buf, egress, now_ns);
             }
@@ -489,13 +484,8 @@ impl Balancer {
             Ok((h, c))
                 if c.method == Method::Tun && self.keeps_direct(snap, h.reply, c, meta, now) =>
             {
-                let to = Counted {
-                    dest: c.dest,
-                    svc: c.svc,
-                    daddr: c.daddr,
-                };
-                let expires = now.wrapping_add(snap.timeouts.tcp(TcpState::Established));
-                self.table.set_expires(h.idx, expires);
+                let to = Counted::of(c);
+                self.restart_established(snap, h.idx, now);
                 let (src, id) = (snap.tunnel_src, &mut self.ip_id);
                 let res = xmit::tun::tun(buf, meta, to.daddr, src, egress, id);
                 return self.finish_to(res, to, false, meta, buf, egress, now_ns);
@@ -601,6 +591,14 @@ impl Balancer {
             && !tick_reached(now, c.expires)
             && !snap.expire_nodest_conn
             && self.sync.is_none()
+    }
+
+    /// The shortcut's timer: the connection at `idx` ESTABLISHED again
+    /// for its whole timeout from `now`.
+    #[inline(always)]
+    fn restart_established(&mut self, snap: &Snapshot, idx: u32, now: u32) {
+        let expires = now.wrapping_add(snap.timeouts.tcp(TcpState::Established));
+        self.table.set_expires(idx, expires);
     }
 }
 
