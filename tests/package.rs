@@ -100,7 +100,21 @@ fn package_builds_installs_and_leaves_no_trace() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
     let t0 = Instant::now();
-    let o = Command::new(root.join("scripts/package.sh"))
+    let mut cmd = Command::new(root.join("scripts/package.sh"));
+    // Not what `cargo test` set for this process: the nested cargo would
+    // see them as changed inputs (ring's build script reruns on
+    // CARGO_PKG_* and OUT_DIR, dirigo's on DIRIGO_GIT_COMMIT) and rebuild half the
+    // tree, then the next `cargo` here would rebuild it back.
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy();
+        if (k.starts_with("CARGO") && k != "CARGO_HOME")
+            || k == "OUT_DIR"
+            || k == "DIRIGO_GIT_COMMIT"
+        {
+            cmd.env_remove(&*k);
+        }
+    }
+    let o = cmd
         .env("CARGO_TARGET_DIR", target)
         .env("DIRIGO_PACKAGE_PROFILE", "dev")
         .output()
