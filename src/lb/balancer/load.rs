@@ -87,14 +87,29 @@ impl Loads for LiveLoads<'_> {
             return None;
         }
         let d = self.dests.get(i)?;
-        Some(match self.stats.get(d.id.slot as usize) {
-            Some(t) => DestLoad {
-                weight: d.weight,
-                active: t.active.load(Relaxed),
-                inactive: t.inactive.load(Relaxed),
-                overloaded: false,
-            },
-            None => DestLoad::default(),
-        })
+        Some(live_load(self.stats, d))
+    }
+
+    #[inline]
+    fn each(&self, mut f: impl FnMut(usize, DestLoad) -> bool) {
+        for (i, d) in self.dests.iter().take(self.cap).enumerate() {
+            if !f(i, live_load(self.stats, d)) {
+                return;
+            }
+        }
+    }
+}
+
+/// [`LiveLoads`]' load of server `d` (no overload mark; see there).
+#[inline(always)]
+fn live_load(stats: &[Traffic], d: &Dest) -> DestLoad {
+    match stats.get(d.id.slot as usize) {
+        Some(t) => DestLoad {
+            weight: d.weight,
+            active: t.active.load(Relaxed),
+            inactive: t.inactive.load(Relaxed),
+            overloaded: false,
+        },
+        None => DestLoad::default(),
     }
 }

@@ -20,10 +20,16 @@ fn sed_overhead(l: &DestLoad) -> u64 {
     l.active as u64 + 1
 }
 
-/// `a_oh / a_w > b_oh / b_w`, cross-multiplied.
+/// `a_oh / a_w > b_oh / b_w`, cross-multiplied: in 64 bits when both
+/// overheads fit in 32 (so neither product can overflow; the common case),
+/// else in 128.
 #[inline]
 fn worse(a_oh: u64, a_w: u32, b_oh: u64, b_w: u32) -> bool {
-    (a_oh as u128) * (b_w as u128) > (b_oh as u128) * (a_w as u128)
+    if (a_oh | b_oh) >> 32 == 0 {
+        a_oh * b_w as u64 > b_oh * a_w as u64
+    } else {
+        (a_oh as u128) * (b_w as u128) > (b_oh as u128) * (a_w as u128)
+    }
 }
 
 /// Least connection: the available server with the smallest
@@ -31,15 +37,15 @@ fn worse(a_oh: u64, a_w: u32, b_oh: u64, b_w: u32) -> bool {
 #[inline]
 pub fn pick_lc<L: Loads + ?Sized>(loads: &L) -> Option<usize> {
     let mut best: Option<(usize, u64)> = None;
-    for i in 0..loads.count() {
-        let Some(l) = loads.load(i).filter(DestLoad::available) else {
-            continue;
-        };
-        let oh = conn_overhead(&l);
-        if best.is_none_or(|(_, b)| oh < b) {
-            best = Some((i, oh));
+    loads.each(|i, l| {
+        if l.available() {
+            let oh = conn_overhead(&l);
+            if best.is_none_or(|(_, b)| oh < b) {
+                best = Some((i, oh));
+            }
         }
-    }
+        true
+    });
     best.map(|b| b.0)
 }
 
@@ -62,19 +68,22 @@ fn min_weighted<L: Loads + ?Sized>(
     take: impl Fn(&DestLoad) -> bool,
 ) -> Option<usize> {
     let mut best: Option<(usize, u64, u32)> = None;
-    for i in 0..loads.count() {
-        let Some(l) = loads.load(i).filter(DestLoad::available) else {
-            continue;
-        };
+    let mut taken = None;
+    loads.each(|i, l| {
+        if !l.available() {
+            return true;
+        }
         if take(&l) {
-            return Some(i);
+            taken = Some(i);
+            return false;
         }
         let oh = overhead(&l);
         if best.is_none_or(|(_, boh, bw)| worse(boh, bw, oh, l.weight)) {
             best = Some((i, oh, l.weight));
         }
-    }
-    best.map(|b| b.0)
+        true
+    });
+    taken.or(best.map(|b| b.0))
 }
 
 /// Weighted least connection: smallest `(active * 256 + inactive) / weight`.
@@ -101,13 +110,11 @@ pub fn pick_nq<L: Loads + ?Sized>(loads: &L) -> Option<usize> {
 #[inline]
 pub fn pick_fo<L: Loads + ?Sized>(loads: &L) -> Option<usize> {
     let mut best: Option<(usize, u32)> = None;
-    for i in 0..loads.count() {
-        let Some(l) = loads.load(i) else {
-            continue;
-        };
+    loads.each(|i, l| {
         if l.available() && best.is_none_or(|(_, w)| l.weight > w) {
             best = Some((i, l.weight));
         }
-    }
+        true
+    });
     best.map(|b| b.0)
 }

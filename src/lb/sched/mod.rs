@@ -311,6 +311,21 @@ pub trait Loads {
     fn count(&self) -> usize;
     /// The load of server `i`; `None` (out of range) = unavailable.
     fn load(&self, i: usize) -> Option<DestLoad>;
+    /// `f(i, load(i))` for every `i` in `0..count()` whose load is known,
+    /// in order, until `f` answers `false`: what the least-connection
+    /// family walks. The same calls as that loop over [`Self::load`]; an
+    /// implementer walks its own storage instead, without an index check
+    /// per server.
+    #[inline]
+    fn each(&self, mut f: impl FnMut(usize, DestLoad) -> bool) {
+        for i in 0..self.count() {
+            if let Some(l) = self.load(i) {
+                if !f(i, l) {
+                    return;
+                }
+            }
+        }
+    }
 }
 
 impl Loads for [DestLoad] {
@@ -321,6 +336,14 @@ impl Loads for [DestLoad] {
     #[inline]
     fn load(&self, i: usize) -> Option<DestLoad> {
         self.get(i).copied()
+    }
+    #[inline]
+    fn each(&self, mut f: impl FnMut(usize, DestLoad) -> bool) {
+        for (i, l) in self.iter().enumerate() {
+            if !f(i, *l) {
+                return;
+            }
+        }
     }
 }
 

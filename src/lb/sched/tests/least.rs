@@ -165,3 +165,105 @@ fn sed_also_tracks_weights_under_load() {
         assert!((a - want).abs() / want < 0.05, "{avg:?}");
     }
 }
+
+mod model {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A [`Loads`] with `count` and `load` only: the trait's own `each`.
+    struct ByIndex<'a>(&'a [DestLoad]);
+
+    impl Loads for ByIndex<'_> {
+        fn count(&self) -> usize {
+            self.0.len()
+        }
+        fn load(&self, i: usize) -> Option<DestLoad> {
+            self.0.get(i).copied()
+        }
+    }
+
+    /// The least-connection family written plainly: the first available
+    /// server with the smallest overhead / weight, compared exactly in 128
+    /// bits (lc: overhead alone; fo: the first highest weight; nq: the
+    /// first idle server, else as sed).
+    fn reference(kind: SchedKind, l: &[DestLoad]) -> Option<usize> {
+        let oh = |d: &DestLoad| match kind {
+            SchedKind::Sed | SchedKind::Nq => d.active as u128 + 1,
+            _ => ((d.active as u128) << 8) + d.inactive as u128,
+        };
+        let avail: Vec<usize> = (0..l.len()).filter(|&i| l[i].available()).collect();
+        if kind == SchedKind::Nq {
+            if let Some(&i) = avail.iter().find(|&&i| l[i].active == 0) {
+                return Some(i);
+            }
+        }
+        let mut best: Option<usize> = None;
+        for &i in &avail {
+            let better = match best {
+                None => true,
+                Some(b) => match kind {
+                    SchedKind::Lc => oh(&l[i]) < oh(&l[b]),
+                    SchedKind::Fo => l[i].weight > l[b].weight,
+                    _ => oh(&l[i]) * (l[b].weight as u128) < oh(&l[b]) * (l[i].weight as u128),
+                },
+            };
+            if better {
+                best = Some(i);
+            }
+        }
+        best
+    }
+
+    /// Counts on both sides of 2^32 for the overhead (active * 256 +
+    /// inactive crosses it at active = 2^24), weights small and huge; or
+    /// small ones that tie.
+    fn arb_load() -> impl Strategy<Value = DestLoad> {
+        prop_oneof![big_load(), tie_load()]
+    }
+
+    /// Few values, so that equal ratios (ties: the first wins) are common.
+    fn tie_load() -> impl Strategy<Value = DestLoad> {
+        (0u32..3, 0u32..2, 0u32..3).prop_map(|(weight, active, inactive)| DestLoad {
+            weight,
+            active,
+            inactive,
+            overloaded: false,
+        })
+    }
+
+    fn big_load() -> impl Strategy<Value = DestLoad> {
+        (
+            prop_oneof![Just(0u32), 1u32..8, any::<u32>()],
+            prop_oneof![0u32..4, (1u32 << 24) - 2..(1u32 << 24) + 2, any::<u32>()],
+            prop_oneof![0u32..4, u32::MAX - 300..=u32::MAX, any::<u32>()],
+            prop::bool::weighted(0.1),
+        )
+            .prop_map(|(weight, active, inactive, overloaded)| DestLoad {
+                weight,
+                active,
+                inactive,
+                overloaded,
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// lc, wlc, sed, nq and fo pick what the plain model picks, over a
+        /// slice (its own walk) and over a [`Loads`] read by index (the
+        /// trait's walk).
+        #[test]
+        fn least_family_picks_what_the_model_picks(
+            kind in prop::sample::select(vec![
+                SchedKind::Lc, SchedKind::Wlc, SchedKind::Sed, SchedKind::Nq, SchedKind::Fo,
+            ]),
+            l in prop::collection::vec(arb_load(), 0..10),
+        ) {
+            let prep = Prepared::build(kind, SchedFlags::default(), &[]);
+            let want = reference(kind, &l);
+            let k = key(1, 1);
+            prop_assert_eq!(pick(&prep, &mut Cursor::default(), &l, &k), want);
+            prop_assert_eq!(pick_with(&prep, &mut Cursor::default(), &ByIndex(&l), &k), want);
+        }
+    }
+}
