@@ -1,8 +1,9 @@
 use super::*;
 use crate::lb::sched::{SchedFlags, SchedKind};
-use crate::lb::spec::Proto;
+use crate::lb::spec::{DestSpec, Proto};
 use crate::lb::testutil::dest;
 use crate::lb::testutil::V4 as _;
+use std::net::Ipv4Addr;
 
 fn svc(proto: Proto, vip: [u8; 4], port: u16) -> ServiceSpec {
     ServiceSpec {

@@ -1,0 +1,419 @@
+//! Building a [`Snapshot`]: the [`SnapshotBuilder`] the control thread
+//! fills from [`ServiceSpec`]s and [`DestSpec`]s, its validation, the
+//! [`BuildError`]s it refuses a configuration with, and the assignment and
+//! retirement of the [`LbIds`] slots.
+
+use super::{fold6, index, v4_bits, v6_bits, Dest, LbIds, Pin, Service, Snapshot};
+use crate::lb::sched::{stable_id, Prepared};
+use crate::lb::spec::{DestKey, DestSpec, Method, ServiceKey, ServiceSpec, Timeouts};
+use crate::lb::state::TimeoutTable;
+use std::collections::HashSet;
+use std::net::{IpAddr, Ipv4Addr};
+
+/// Why a configuration was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    /// The same (proto, VIP, port) twice.
+    #[error("duplicate service {0:?}")]
+    DuplicateService(ServiceKey),
+    /// The same real server twice in one service.
+    #[error("duplicate real server {1:?} in service {0:?}")]
+    DuplicateDest(ServiceKey, DestKey),
+    /// Weight above 65535.
+    #[error("weight {2} of {1:?} in {0:?} exceeds 65535")]
+    WeightTooLarge(ServiceKey, DestKey, u32),
+    /// Lower threshold above the upper one (IPVS: -ERANGE).
+    #[error("lower threshold {3} above upper threshold {2} for {1:?} in {0:?}")]
+    ThresholdOrder(ServiceKey, DestKey, u32, u32),
+    /// A DR real server not on a connected network.
+    #[error("DR real server {1:?} in {0:?} is not on a connected network")]
+    NotOnLink(ServiceKey, DestKey),
+    /// Port 0 on a service that is not persistent.
+    #[error("service {0:?}: port 0 requires persistence")]
+    PortZero(ServiceKey),
+    /// VIP or RIP 0.0.0.0 / broadcast / multicast (IPv6: ::, ::1,
+    /// multicast).
+    #[error("invalid address {0} ({1})")]
+    BadAddress(IpAddr, &'static str),
+    /// A real server of the other address family than its service's VIP
+    /// (ipvsadm's words for the kernel's EAFNOSUPPORT).
+    #[error(
+        "Operation not supported with specified address family: real server {} of service {} \
+         (an IPv6 VIP takes IPv4 real servers only by NAT64: -m and [dataplane] nat64_pool)",
+        .1.addr, .0.vip
+    )]
+    MixedFamily(ServiceKey, DestKey),
+    /// A persistence mask of the other family: an IPv6 service's is a
+    /// prefix length 1..=128 (`prefix6`), an IPv4 one's a netmask.
+    #[error(
+        "service {}: the persistence mask of an IPv6 service is a prefix length 1..128 (-M 64), of an IPv4 service a netmask (-M 255.255.255.0)",
+        std::net::SocketAddr::new(.0.vip, .0.port)
+    )]
+    MaskFamily(ServiceKey),
+    /// A feature IPv6 services do not have yet.
+    #[error("service {}: {1} is not available for IPv6 services yet", std::net::SocketAddr::new(.0.vip, .0.port))]
+    Ipv6Unsupported(ServiceKey, &'static str),
+    /// More services than the workers' counter arrays hold.
+    #[error("too many services (max {0})")]
+    TooManyServices(u32),
+    /// More real servers than the workers' counter arrays hold.
+    #[error("too many real servers (max {0})")]
+    TooManyDests(u32),
+    /// `--synproxy` while the workers reserved no SYN proxy state.
+    #[error(
+        "SYN proxy is off in this dirigo: set [dataplane] synproxy = true and restart \
+         (it reserves 12 bytes per connection)"
+    )]
+    SynproxyOff(ServiceKey),
+    /// `--synproxy` on a UDP service.
+    #[error("the SYN proxy is for TCP services, not {} (UDP)", std::net::SocketAddr::new(.0.vip, .0.port))]
+    SynproxyNotTcp(ServiceKey),
+    /// `--synproxy` with a DR or TUN real server.
+    #[error(
+        "SYN proxy needs NAT (-m) real servers: {} forwards by {2}, whose replies bypass dirigo",
+        std::net::SocketAddr::new(.1.addr, .1.port)
+    )]
+    SynproxyNotNat(ServiceKey, DestKey, &'static str),
+}
+
+/// Builds and validates a [`Snapshot`].
+pub struct SnapshotBuilder<'a> {
+    services: Vec<(ServiceSpec, Vec<DestSpec>)>,
+    timeouts: Timeouts,
+    tunnel_src: Option<Ipv4Addr>,
+    nat64_pool: Vec<u32>,
+    expire_nodest_conn: bool,
+    sloppy_tcp: bool,
+    threshold_divisor: u32,
+    mh_table_size: usize,
+    on_link: Option<&'a dyn Fn(IpAddr) -> bool>,
+    pins: Vec<(ServiceKey, std::net::SocketAddr, DestKey)>,
+    synproxy: bool,
+}
+
+impl Default for SnapshotBuilder<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'a> SnapshotBuilder<'a> {
+    /// An empty configuration with default timeouts.
+    pub fn new() -> Self {
+        SnapshotBuilder {
+            services: Vec::new(),
+            timeouts: Timeouts::default(),
+            tunnel_src: None,
+            nat64_pool: Vec::new(),
+            expire_nodest_conn: false,
+            sloppy_tcp: false,
+            threshold_divisor: 1,
+            mh_table_size: 0,
+            on_link: None,
+            pins: Vec::new(),
+            synproxy: false,
+        }
+    }
+
+    /// Whether the workers keep SYN proxy state (`[dataplane] synproxy`):
+    /// without it a `--synproxy` service is refused. Default false.
+    pub fn synproxy(&mut self, on: bool) -> &mut Self {
+        self.synproxy = on;
+        self
+    }
+
+    /// Pin new connections from `client` to service `svc`'s real server
+    /// `dest` (ignored when the service or the server is not there).
+    pub fn pin(
+        &mut self,
+        svc: ServiceKey,
+        client: std::net::SocketAddr,
+        dest: DestKey,
+    ) -> &mut Self {
+        self.pins.push((svc, client, dest));
+        self
+    }
+
+    /// Add a service with its real servers.
+    pub fn service(&mut self, spec: ServiceSpec, dests: Vec<DestSpec>) -> &mut Self {
+        self.services.push((spec, dests));
+        self
+    }
+
+    /// `ipvsadm --set tcp tcpfin udp`.
+    pub fn timeouts(&mut self, t: Timeouts) -> &mut Self {
+        self.timeouts = t;
+        self
+    }
+
+    /// The IPv4 addresses NAT64 connections leave from (an IPv6 VIP with
+    /// IPv4 NAT real servers is refused without one).
+    pub fn nat64_pool(&mut self, pool: &[Ipv4Addr]) -> &mut Self {
+        self.nat64_pool = pool.iter().map(|&a| u32::from(a)).collect();
+        self.nat64_pool.sort_unstable();
+        self.nat64_pool.dedup();
+        self
+    }
+
+    /// TUN outer source (None = the egress port's address).
+    pub fn tunnel_src(&mut self, a: Option<Ipv4Addr>) -> &mut Self {
+        self.tunnel_src = a;
+        self
+    }
+
+    /// IPVS `expire_nodest_conn` sysctl: when a real server is removed,
+    /// true drops its connections' packets and expires the connection at
+    /// its next packet; false (default) keeps forwarding them to it.
+    pub fn expire_nodest_conn(&mut self, on: bool) -> &mut Self {
+        self.expire_nodest_conn = on;
+        self
+    }
+
+    /// IPVS `sloppy_tcp` sysctl: true lets a TCP packet without SYN (and
+    /// without RST) create a connection, scheduled as a SYN would be, so a
+    /// flow that another director started can be taken over mid-stream
+    /// (with `mh`, `sh` or `dh` every director picks the same real server).
+    /// Default false: only a SYN creates a TCP connection.
+    pub fn sloppy_tcp(&mut self, on: bool) -> &mut Self {
+        self.sloppy_tcp = on;
+        self
+    }
+
+    /// Connection thresholds are enforced per worker on its own counts;
+    /// with `n` workers each applies `ceil(threshold / n)`. Default 1.
+    pub fn threshold_divisor(&mut self, n: u32) -> &mut Self {
+        self.threshold_divisor = n.max(1);
+        self
+    }
+
+    /// Maglev (`mh`) lookup table size, rounded up to a prime (0, the
+    /// default, means [`crate::lb::sched::MH_DEFAULT_TABLE_SIZE`]).
+    pub fn mh_table_size(&mut self, n: usize) -> &mut Self {
+        self.mh_table_size = n;
+        self
+    }
+
+    /// The DR on-link check (the integrator passes
+    /// `&|a| egress.on_link(a).is_some()`); without it DR servers are not
+    /// checked.
+    pub fn on_link(&mut self, f: &'a dyn Fn(IpAddr) -> bool) -> &mut Self {
+        self.on_link = Some(f);
+        self
+    }
+
+    fn validate(&self, ids: &LbIds) -> Result<(), BuildError> {
+        let mut seen = HashSet::new();
+        let mut all_dests = Vec::new();
+        for (spec, dests) in &self.services {
+            let k = spec.key;
+            if !seen.insert(k) {
+                return Err(BuildError::DuplicateService(k));
+            }
+            check_addr(k.vip)?;
+            let mask_ok = if k.vip.is_ipv6() {
+                spec.netmask == Ipv4Addr::BROADCAST && (1..=128).contains(&spec.prefix6)
+            } else {
+                spec.prefix6 == 128
+            };
+            if !mask_ok {
+                return Err(BuildError::MaskFamily(k));
+            }
+            if k.vip.is_ipv6() && spec.synproxy {
+                return Err(BuildError::Ipv6Unsupported(k, "the SYN proxy"));
+            }
+            if k.port == 0 && spec.persistent.is_none() {
+                return Err(BuildError::PortZero(k));
+            }
+            if spec.synproxy {
+                if k.proto != crate::lb::spec::Proto::Tcp {
+                    return Err(BuildError::SynproxyNotTcp(k));
+                }
+                if !self.synproxy {
+                    return Err(BuildError::SynproxyOff(k));
+                }
+            }
+            let mut ds = HashSet::new();
+            for d in dests {
+                if spec.synproxy && d.method != Method::Nat {
+                    let how = if d.method == Method::Dr {
+                        "DR (-g)"
+                    } else {
+                        "TUN (-i)"
+                    };
+                    return Err(BuildError::SynproxyNotNat(k, d.key, how));
+                }
+                if !ds.insert(d.key) {
+                    return Err(BuildError::DuplicateDest(k, d.key));
+                }
+                if d.key.addr.is_ipv4() != k.vip.is_ipv4() {
+                    // NAT64, on purpose: an IPv6 VIP, an IPv4 NAT server,
+                    // a pool to leave from
+                    let nat64 =
+                        k.vip.is_ipv6() && d.method == Method::Nat && !self.nat64_pool.is_empty();
+                    if !nat64 {
+                        return Err(BuildError::MixedFamily(k, d.key));
+                    }
+                }
+                check_addr(d.key.addr)?;
+                if d.weight > 65535 {
+                    return Err(BuildError::WeightTooLarge(k, d.key, d.weight));
+                }
+                if d.lower > d.upper {
+                    return Err(BuildError::ThresholdOrder(k, d.key, d.upper, d.lower));
+                }
+                if d.method == Method::Dr {
+                    if let Some(f) = self.on_link {
+                        if !f(d.key.addr) {
+                            return Err(BuildError::NotOnLink(k, d.key));
+                        }
+                    }
+                }
+                all_dests.push((k, d.key));
+            }
+        }
+        if ids.services.missing(seen.iter()) > ids.services.available() {
+            return Err(BuildError::TooManyServices(ids.services.capacity()));
+        }
+        if ids.dests.missing(all_dests.iter()) > ids.dests.available() {
+            return Err(BuildError::TooManyDests(ids.dests.capacity()));
+        }
+        Ok(())
+    }
+
+    /// Validate, assign slots, retire the slots of removed services and
+    /// real servers at `epoch`, and build. On error nothing changes in `ids`.
+    pub fn build(&self, ids: &mut LbIds, epoch: u64) -> Result<Snapshot, BuildError> {
+        self.validate(ids)?;
+        let div = self.threshold_divisor;
+        let per_worker = |t: u32| if t == 0 { 0 } else { t.div_ceil(div) };
+        let mut services = Vec::with_capacity(self.services.len());
+        let mut dest_by_slot = vec![(u32::MAX, u32::MAX); ids.dests.capacity() as usize];
+        for (si, (spec, dspecs)) in self.services.iter().enumerate() {
+            let k = spec.key;
+            let id = ids
+                .services
+                .assign(&k)
+                .ok_or(BuildError::TooManyServices(ids.services.capacity()))?;
+            let mut dests = Vec::with_capacity(dspecs.len());
+            for (di, d) in dspecs.iter().enumerate() {
+                let did = ids
+                    .dests
+                    .assign(&(k, d.key))
+                    .ok_or(BuildError::TooManyDests(ids.dests.capacity()))?;
+                let port = match d.method {
+                    Method::Nat if d.key.port != 0 => d.key.port,
+                    _ => k.port,
+                };
+                if let Some(e) = dest_by_slot.get_mut(did.slot as usize) {
+                    *e = (si as u32, di as u32);
+                }
+                dests.push(Dest {
+                    id: did,
+                    key: d.key,
+                    addr: v4_bits(d.key.addr),
+                    addr6: v6_bits(d.key.addr),
+                    port,
+                    method: d.method,
+                    weight: d.weight,
+                    upper: per_worker(d.upper),
+                    lower: per_worker(d.lower),
+                });
+            }
+            // Stable identities (address, configured port): the Maglev table
+            // then depends on the set of servers, not on their positions, so
+            // removing one moves only the clients it served.
+            let ids_weights: Vec<(u64, u32)> = dests
+                .iter()
+                .map(|d| (stable_id(d.addr ^ fold6(d.addr6), d.key.port), d.weight))
+                .collect();
+            let pins = self
+                .pins
+                .iter()
+                .filter(|(sk, _, _)| *sk == k)
+                .filter_map(|(_, c, dk)| {
+                    // IPv4 clients only (a pin is a health check's socket
+                    // through an IPv4 VIP)
+                    let std::net::SocketAddr::V4(c) = c else {
+                        return None;
+                    };
+                    let i = dests.iter().position(|d| d.key == *dk)?;
+                    Some(Pin {
+                        src: u32::from(*c.ip()),
+                        sport: c.port(),
+                        dest: i as u16,
+                    })
+                })
+                .collect();
+            services.push(Service {
+                id,
+                pins,
+                vip4: v4_bits(k.vip),
+                vip6: v6_bits(k.vip),
+                spec: spec.clone(),
+                prepared: Prepared::build_ids(
+                    spec.sched,
+                    spec.flags,
+                    &ids_weights,
+                    self.mh_table_size,
+                ),
+                dests,
+            });
+        }
+        let svc_keys: HashSet<ServiceKey> = services.iter().map(|s| s.spec.key).collect();
+        let dest_keys: HashSet<(ServiceKey, DestKey)> = services
+            .iter()
+            .flat_map(|s| s.dests.iter().map(move |d| (s.spec.key, d.key)))
+            .collect();
+        ids.services.retire_except(epoch, |k| svc_keys.contains(k));
+        ids.dests.retire_except(epoch, |k| dest_keys.contains(k));
+
+        let svc_index = index(&services, true);
+        let svc_index6 = index(&services, false);
+        let any_port_zero = services.iter().any(|s| s.spec.key.port == 0);
+        let mut vips: Vec<u32> = services
+            .iter()
+            .filter(|s| s.spec.key.vip.is_ipv4())
+            .map(|s| s.vip4)
+            .collect();
+        vips.sort_unstable();
+        vips.dedup();
+        let mut vips6: Vec<u128> = services
+            .iter()
+            .filter(|s| s.spec.key.vip.is_ipv6())
+            .map(|s| s.vip6)
+            .collect();
+        vips6.sort_unstable();
+        vips6.dedup();
+        Ok(Snapshot {
+            epoch,
+            services,
+            svc_index,
+            svc_index6,
+            vips,
+            vips6,
+            dest_by_slot,
+            svc_slots: ids.services.capacity(),
+            any_port_zero,
+            timeouts: TimeoutTable::new(&self.timeouts),
+            raw_timeouts: self.timeouts,
+            tunnel_src: self.tunnel_src.map(u32::from),
+            nat64_pool: self.nat64_pool.clone(),
+            expire_nodest_conn: self.expire_nodest_conn,
+            sloppy_tcp: self.sloppy_tcp,
+        })
+    }
+}
+
+fn check_addr(a: IpAddr) -> Result<(), BuildError> {
+    if a.is_unspecified() {
+        return Err(BuildError::BadAddress(a, "unspecified"));
+    }
+    if a.is_multicast() {
+        return Err(BuildError::BadAddress(a, "multicast"));
+    }
+    match a {
+        IpAddr::V4(v) if v.is_broadcast() => Err(BuildError::BadAddress(a, "broadcast")),
+        IpAddr::V6(v) if v.is_loopback() => Err(BuildError::BadAddress(a, "loopback")),
+        _ => Ok(()),
+    }
+}
