@@ -343,7 +343,24 @@ impl WorkerPipeline {
             self.counters.own[Count::OtherHost] += 1;
             return Verdict::Drop;
         }
-        match classify(buf.data(), port) {
+        let c = classify(buf.data(), port);
+        self.process_classified(buf, c, port, now_ns, steered)
+    }
+
+    /// The packet path after classify: what [`Self::process_inner`] does
+    /// with a frame for this port that classify answered `c` for (the
+    /// burst path hands over what it classified, so that an IPv6 or ARP
+    /// frame is not classified twice).
+    #[inline]
+    fn process_classified<B: PacketBuf>(
+        &mut self,
+        buf: &mut B,
+        c: Classified,
+        port: u16,
+        now_ns: u64,
+        steered: bool,
+    ) -> Verdict {
+        match c {
             Classified::Ipv4(meta) => {
                 if self.workers > 1 && !steered {
                     let owner = self.owner_meta(&meta);
@@ -408,23 +425,29 @@ impl WorkerPipeline {
         for i in 0..n {
             // Some(true): classify's fast path answered (a plain TCP/UDP
             // packet, no ICMP error); Some(false): its slow path did
-            let fast = {
+            let placed = {
                 let d = bufs[i].data();
                 match for_mac(d, mac) {
-                    true => match classify_into_fast(d, port, &mut self.scratch.metas[i]) {
-                        Placed::Fast => Some(true),
-                        Placed::Slow => Some(false),
-                        Placed::Other(_) => None,
-                    },
+                    true => Some(classify_into_fast(d, port, &mut self.scratch.metas[i])),
                     false => None,
                 }
             };
-            let Some(fast) = fast else {
-                // ARP, a drop, another host's frame: the packet path
-                // classifies again and counts it
-                out[i] = self.process_inner(&mut bufs[i], port, now_ns, steered);
-                aside += 1;
-                continue;
+            let fast = match placed {
+                Some(Placed::Fast) => true,
+                Some(Placed::Slow) => false,
+                Some(Placed::Other(c)) => {
+                    // IPv6, ARP, a drop: the packet path, with what
+                    // classify said
+                    out[i] = self.process_classified(&mut bufs[i], c, port, now_ns, steered);
+                    aside += 1;
+                    continue;
+                }
+                None => {
+                    // another host's frame: the packet path counts it
+                    out[i] = self.process_inner(&mut bufs[i], port, now_ns, steered);
+                    aside += 1;
+                    continue;
+                }
             };
             let m = &self.scratch.metas[i];
             if self.workers > 1 && !steered {
