@@ -2,7 +2,7 @@
 //! sees through it: a real server's route and neighbor are resolved once
 //! per view, not per packet.
 
-use crate::net::egress::{Egress, EthHop, NextHop, Resolve};
+use crate::net::egress::{Egress, Egress6, EthHop, NextHop, NextHop6, Resolve, Resolve6};
 use crate::net::view::NetView;
 
 /// Slots of the per-worker next-hop cache (a power of two).
@@ -23,6 +23,18 @@ struct EthEntry {
     eth: EthHop,
 }
 
+/// Slots of the IPv6 part of the cache (a power of two).
+const NH6_SLOTS: usize = 64;
+
+/// A ready IPv6 next hop by destination ([`NhCache`]'s IPv6 part): the
+/// route lookup, the neighbour lookup and the source address selection
+/// once per view, not per packet.
+#[derive(Clone, Copy, Default)]
+struct NhEntry6 {
+    dst: u128,
+    hop: Option<NextHop6>,
+}
+
 /// Resolved next hops by destination address, for one [`NetView`]: a
 /// real server's route and neighbor are looked up once, not per packet.
 /// Direct-mapped, so a miss (e.g. NAT replies to many clients) costs one
@@ -31,6 +43,7 @@ struct EthEntry {
 pub(super) struct NhCache {
     slots: [std::cell::Cell<NhEntry>; NH_SLOTS],
     eth: [std::cell::Cell<EthEntry>; NH_SLOTS],
+    slots6: [std::cell::Cell<NhEntry6>; NH6_SLOTS],
 }
 
 impl NhCache {
@@ -38,6 +51,7 @@ impl NhCache {
         NhCache {
             slots: std::array::from_fn(|_| std::cell::Cell::new(NhEntry::default())),
             eth: std::array::from_fn(|_| std::cell::Cell::new(EthEntry::default())),
+            slots6: std::array::from_fn(|_| std::cell::Cell::new(NhEntry6::default())),
         }
     }
 
@@ -48,6 +62,17 @@ impl NhCache {
         for s in &self.eth {
             s.set(EthEntry::default());
         }
+        for s in &self.slots6 {
+            s.set(NhEntry6::default());
+        }
+    }
+
+    /// The IPv6 slot of `dst` (its interface identifier and prefix folded).
+    #[inline(always)]
+    fn slot6(&self, dst: u128) -> &std::cell::Cell<NhEntry6> {
+        let x = (dst as u64) ^ ((dst >> 64) as u64);
+        let i = (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize & (NH6_SLOTS - 1);
+        &self.slots6[i]
     }
 
     #[inline(always)]
@@ -112,5 +137,31 @@ impl Egress for CachedEgress<'_> {
     #[inline]
     fn on_link(&self, addr: u32) -> Option<u16> {
         self.view.on_link(addr)
+    }
+}
+
+impl Egress6 for CachedEgress<'_> {
+    /// The cached ready next hop of `dst`, else the view's answer (cached
+    /// when ready; an unresolved one is asked again next time, so the
+    /// pipeline can hold the packet and request it).
+    #[inline]
+    fn next_hop6(&self, dst: u128) -> Resolve6 {
+        let slot = self.cache.slot6(dst);
+        let e = slot.get();
+        if let (true, Some(hop)) = (e.dst == dst, e.hop) {
+            return Resolve6::Ready(hop);
+        }
+        let r = self.view.next_hop6(dst);
+        if let Resolve6::Ready(hop) = r {
+            slot.set(NhEntry6 {
+                dst,
+                hop: Some(hop),
+            });
+        }
+        r
+    }
+    #[inline]
+    fn on_link6(&self, addr: u128) -> Option<u16> {
+        self.view.on_link6(addr)
     }
 }

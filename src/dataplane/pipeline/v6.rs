@@ -12,6 +12,7 @@
 //!
 //! [`Balancer::process6`]: crate::lb::balancer::Balancer::process6
 
+use super::nh_cache::CachedEgress;
 use super::{owner_of, WorkerPipeline};
 use crate::dataplane::stats::Count;
 use crate::dataplane::Verdict;
@@ -70,9 +71,12 @@ impl WorkerPipeline {
                 return Verdict::Steer(owner as u16);
             }
         }
-        let v = self
-            .lb
-            .process6(&self.snap, self.net.as_ref(), buf, meta, now_ns);
+        // the net view through the worker's next-hop cache
+        let eg = CachedEgress {
+            view: &self.net,
+            cache: &self.nh,
+        };
+        let v = self.lb.process6(&self.snap, &eg, buf, meta, now_ns);
         if v != LbVerdict::NotForUs {
             return self.map_lb(v, buf, &PacketMeta::default(), port, now_ns);
         }

@@ -302,3 +302,58 @@ fn nat64_replies_steered_by_pool_port() {
     }
     assert!(owners[0] > 3 && owners[1] > 3, "{owners:?}");
 }
+
+/// The burst path answers IPv6 frames as the packet path does (it hands
+/// the packet path what it classified rather than classifying again), and
+/// the next-hop cache IPv6 forwarding reads through follows a new view: a
+/// real server whose MAC changes gets the new MAC from the next burst on.
+#[test]
+fn ipv6_burst_path_equals_packet_path_and_follows_a_new_view() {
+    use crate::dataplane::Pipeline;
+    use crate::net::buf::PacketBuf;
+    let (s1, mut one) = setup6([false, false]);
+    let (_s2, mut other) = setup6([false, false]);
+    let frames: Vec<Vec<u8>> = (2..=40u8)
+        .map(|c| {
+            let sport = 40000 + c as u16;
+            tcp6(client6(c), sport, VIP6, 80, false, [client_mac(c), OUR_MAC])
+        })
+        .collect();
+    let burst = |p: &mut super::WorkerPipeline, now: u64| {
+        let mut a: Vec<VecBuf> = frames.iter().map(|f| VecBuf::new(f)).collect();
+        let mut v = vec![Verdict::Drop; a.len()];
+        p.process_burst(&mut a, 0, now, &mut v);
+        (v, a)
+    };
+    let (va, a) = burst(&mut one[0], 1_000_000);
+    let mut b: Vec<VecBuf> = frames.iter().map(|f| VecBuf::new(f)).collect();
+    let vb: Vec<Verdict> = b
+        .iter_mut()
+        .map(|x| other[0].process(x, 0, 1_000_000))
+        .collect();
+    assert_eq!(va, vb);
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x.data(), y.data());
+    }
+    let mine: Vec<usize> = (0..va.len()).filter(|&i| va[i] == Verdict::Tx(1)).collect();
+    assert!(mine.len() > 5, "{va:?}");
+    for &i in &mine {
+        assert_eq!(a[i].data()[0..6], RS_MAC, "packet {i}");
+    }
+
+    // the real server's MAC changes in a new view
+    let mut n6 = NeighTable::<u128>::new(NeighConfig::default());
+    n6.add_static(RS6, [2, 0, 0, 0, 0, 0x77], 1).unwrap();
+    let v = s1.net.load().with_neigh6(Arc::new(n6.snapshot()));
+    s1.net.store(Arc::new(v));
+    one[0].begin_burst(2_000_000);
+    let (v2, a2) = burst(&mut one[0], 2_000_000);
+    for &i in &mine {
+        assert_eq!(v2[i], Verdict::Tx(1), "packet {i}");
+        assert_eq!(
+            a2[i].data()[0..6],
+            [2, 0, 0, 0, 0, 0x77],
+            "packet {i}: new MAC"
+        );
+    }
+}
