@@ -621,12 +621,19 @@ fn is_new_syn(meta: &PacketMeta) -> bool {
 /// connection (only TIME_WAIT and CLOSE are reused, [`reusable`]).
 #[inline(always)]
 fn established_keeps(c: &Conn, meta: &PacketMeta, reply: bool) -> bool {
+    keeps_established(c.proto, c.state, c.flags, meta.tcp_flags, reply)
+}
+
+/// [`established_keeps`] from a record's protocol, state and flags and the
+/// segment's TCP flags (IPv4 and IPv6 records alike).
+#[inline(always)]
+fn keeps_established(proto: u8, state: u8, flags: u8, tcp: u8, reply: bool) -> bool {
     let watch = F_SYNCED | F_SP_PENDING | F_ACTIVE | if reply { F_NOOUTPUT } else { 0 };
-    c.proto == PROTO_TCP
-        && c.state == TcpState::Established as u8
-        && c.flags & watch == F_ACTIVE
-        && meta.tcp_flags & (tcp_flags::FIN | tcp_flags::RST) == 0
-        && meta.tcp_flags & (tcp_flags::SYN | tcp_flags::ACK) != 0
+    proto == PROTO_TCP
+        && state == TcpState::Established as u8
+        && flags & watch == F_ACTIVE
+        && tcp & (tcp_flags::FIN | tcp_flags::RST) == 0
+        && tcp & (tcp_flags::SYN | tcp_flags::ACK) != 0
 }
 
 /// IPVS `is_new_conn_expected` (conn_reuse_mode 1): TIME_WAIT or CLOSE.

@@ -130,6 +130,21 @@ impl Balancer {
         }
         let mut probe = probe;
         if let Some(h) = hit {
+            // the common case, a segment of an ESTABLISHED connection that
+            // changes nothing but its timer (as IPv4's; nothing of IPv6
+            // is synced): no state table, only the timer restarted
+            if let Some(c) = self.table6.get(h.idx) {
+                if keeps_established(c.proto, c.state, c.flags, meta.tcp_flags, h.reply)
+                    && !tick_reached(now, c.expires)
+                    && !snap.expire_nodest_conn
+                    && c.laddr4 == 0
+                {
+                    let c = *c;
+                    let expires = now.wrapping_add(snap.timeouts.tcp(TcpState::Established));
+                    self.table6.set_expires(h.idx, expires);
+                    return self.transmit6(egress, buf, meta, now_ns, &c, h.reply);
+                }
+            }
             let Some(c) = self.table6.get(h.idx).copied() else {
                 return self.drop(LbDrop::Malformed);
             };
@@ -430,6 +445,21 @@ impl Balancer {
         if let Err(v) = self.touch6(snap, idx, &c, reply, meta.tcp_flags, now, now_ns) {
             return v;
         }
+        self.transmit6(egress, buf, meta, now_ns, &c, reply)
+    }
+
+    /// Transmission of a packet of connection `c` whose state and timer
+    /// are done: the method's rewrite (NAT64's translation), then
+    /// [`Self::finish6`].
+    fn transmit6<B: PacketBuf, E: Egress + Egress6>(
+        &mut self,
+        egress: &E,
+        buf: &mut B,
+        meta: &PacketMeta6,
+        now_ns: u64,
+        c: &Conn6,
+        reply: bool,
+    ) -> LbVerdict {
         if c.laddr4 != 0 {
             // NAT64: a request leaves as IPv4 from the pool (its replies
             // come back as IPv4: Self::nat64_reply)
@@ -450,7 +480,7 @@ impl Balancer {
                 Err(XmitError::Unresolved) | Err(XmitError::NoRoute) => {
                     self.xmit_failed(res.unwrap_err(), egress, c.daddr as u32)
                 }
-                r => self.finish6(r, &c, reply, meta, buf, egress, now_ns),
+                r => self.finish6(r, c, reply, meta, buf, egress, now_ns),
             };
         }
         let res = match (c.method, reply) {
@@ -464,7 +494,7 @@ impl Balancer {
             (Method::Tun, false) => x6::tun6(buf, meta, c.daddr, None, egress),
             (Method::Dr, false) => x6::dr6(buf, c.daddr, egress),
         };
-        self.finish6(res, &c, reply, meta, buf, egress, now_ns)
+        self.finish6(res, c, reply, meta, buf, egress, now_ns)
     }
 
     /// Forward or translate an ICMPv6 error quoting connection `c`.

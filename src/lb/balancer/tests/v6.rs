@@ -568,3 +568,79 @@ fn nat64_icmp_frag_needed_becomes_packet_too_big() {
     assert_eq!((q.inner_key.sport, q.inner_key.dport), (40000, 80));
     assert_eq!(out.len(), 14 + 40 + 8 + 40 + (548 - 20));
 }
+
+/// IPv6's established shortcut (a segment that keeps a connection
+/// ESTABLISHED: only the timer restarts) writes what the general path
+/// (state machine, then transmit) writes: for DR, TUN and NAT (both
+/// directions), a balancer on the shortcut and one forced down the general
+/// path (`expire_nodest_conn` on, the server present) give the same frames,
+/// verdicts, states, timers and per-server counters.
+#[test]
+fn established_shortcut6_writes_what_the_general_path_writes() {
+    for method in [Method::Dr, Method::Tun, Method::Nat] {
+        let rport = if method == Method::Nat { 8080 } else { 0 };
+        let mut short = env(64);
+        let mut general = env(64);
+        let s1 = short.snap(1, |b| {
+            b.service(svc6(Proto::Tcp, 80), vec![dest6(RIP6, rport, method, 1)]);
+        });
+        let s2 = general.snap(1, |b| {
+            b.service(svc6(Proto::Tcp, 80), vec![dest6(RIP6, rport, method, 1)]);
+            b.expire_nodest_conn(true);
+        });
+        let reply = |flags: u8| {
+            tcp6_frame(
+                RIP6,
+                8080,
+                CLIENT6,
+                40000,
+                flags,
+                b"",
+                64,
+                (mac_of([0, 0, 0, 0x21]), OUR_MAC),
+            )
+        };
+        let mut frames = vec![
+            (from_client(SYN, 40000, 80), 0),
+            (from_client(ACK, 40000, 80), S),
+            (from_client(ACK | PSH, 40000, 80), 2 * S),
+            (from_client(ACK, 40000, 80), 3 * S),
+            (from_client(SYN | ACK, 40000, 80), 4 * S),
+            (from_client(ACK, 40001, 80), 5 * S),
+        ];
+        if method == Method::Nat {
+            // the reply direction: its first segment clears NOOUTPUT (the
+            // general path), the next ones keep ESTABLISHED (the shortcut)
+            frames.push((reply(SYN | ACK), 5 * S));
+            frames.push((reply(ACK), 6 * S));
+            frames.push((reply(ACK | PSH), 7 * S));
+        }
+        frames.push((from_client(FIN | ACK, 40000, 80), 8 * S));
+        frames.push((from_client(ACK, 40000, 80), 9 * S));
+        let mut after_ack = None;
+        for (i, (f, now)) in frames.iter().enumerate() {
+            let a = short.send6(&s1, f, *now);
+            let b = general.send6(&s2, f, *now);
+            assert_eq!(a, b, "{method:?} frame {i}");
+            assert_eq!(short.states(*now), general.states(*now), "{method:?} {i}");
+            assert_eq!(
+                short.load(&s1, 0, 0),
+                general.load(&s2, 0, 0),
+                "{method:?} {i}"
+            );
+            if i == 1 || i == 3 {
+                // each established ACK restarts the timer: as long to go
+                // after the second as after the first
+                let st = short.states(*now);
+                assert_eq!(st[0].0, "ESTABLISHED");
+                assert_eq!(*after_ack.get_or_insert(st[0].1), st[0].1, "{method:?}");
+            }
+        }
+        let (a, b) = (short.w.stats(), general.w.stats());
+        assert_eq!(
+            sum_dest(&[&a], s1.services()[0].dests[0].id),
+            sum_dest(&[&b], s2.services()[0].dests[0].id),
+            "{method:?}"
+        );
+    }
+}
