@@ -2,11 +2,12 @@
 # Instructions per forwarded packet in the running daemon, counted by
 # callgrind (an instruction count, so the same on a busy or an idle machine).
 #
-#   scripts/callgrind-daemon.sh [dr|nat|tun] [SECONDS]     (as root; default: dr 60)
+#   scripts/callgrind-daemon.sh [dr|nat|tun|dr6|nat6|tun6] [SECONDS]     (as root; default: dr 60)
 #
-# The DR (NAT, TUN) 1k-flow scenario of dirigo-bench (net_pcap replaying a
-# 1,000-flow pcap of established TCP -> net_null), with the table at 65,536
-# connections and EAL on ordinary memory (valgrind cannot follow hugepages):
+# The DR (NAT, TUN; with 6: their IPv6 scenarios) 1k-flow scenario of
+# dirigo-bench (net_pcap replaying a 1,000-flow pcap of established TCP ->
+# net_null), with the table at 65,536 connections and EAL on ordinary
+# memory (valgrind cannot follow hugepages):
 # only the worker loop (`dataplane::worker::run`) is counted, without its
 # housekeeping (the expiry sweep runs per millisecond of wall-clock time,
 # which valgrind stretches by a load-dependent factor, so counting it would
@@ -22,7 +23,10 @@ case $method in
 dr) M=DR ;;
 nat) M=NAT ;;
 tun) M=TUN ;;
-*) echo "usage: $0 [dr|nat|tun] [seconds]" >&2; exit 2 ;;
+dr6) M=DR6 ;;
+nat6) M=NAT6 ;;
+tun6) M=TUN6 ;;
+*) echo "usage: $0 [dr|nat|tun|dr6|nat6|tun6] [seconds]" >&2; exit 2 ;;
 esac
 command -v valgrind >/dev/null || { echo "callgrind-daemon: apt-get install valgrind" >&2; exit 1; }
 w=$(mktemp -d /tmp/dirigo-cg.XXXXXX)
@@ -34,7 +38,8 @@ src="$w/r1-$M-1k.toml"
 [ -f "$src" ] || { echo "callgrind-daemon: $src not generated (see $w/bench.log)" >&2; exit 1; }
 sed -e 's/"--in-memory", //' \
     -e 's/^args = \[/args = ["--no-huge", "-m", "1024", /' \
-    -e 's/^connections_per_worker = .*/connections_per_worker = 65536/' \
+    -e 's/^connections_per_worker = [0-9]\{5,\}$/connections_per_worker = 65536/' \
+    -e 's/^connections6_per_worker = [1-9][0-9]*$/connections6_per_worker = 65536/' \
     -e "s#^socket = .*#socket = \"$w/cg.sock\"#" \
     "$src" >"$w/cg.toml"
 valgrind --tool=callgrind --fair-sched=yes --dump-instr=yes --callgrind-out-file="$w/callgrind.out" \

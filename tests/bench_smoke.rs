@@ -47,6 +47,8 @@ fn quick_benchmark_prints_nonzero_mpps() {
         "dirigo NAT 1k",
         "dirigo DR+own 1k",
         "dirigo DR+metrics 1k",
+        "testpmd macswap v6-1k",
+        "dirigo DR6 1k",
     ] {
         let v = mpps(&stdout, name).unwrap_or_else(|| panic!("no '{name}' row:\n{stdout}"));
         assert!(v > 0.0, "{name}: {v} Mpps\n{stdout}\n{stderr}");
@@ -60,6 +62,11 @@ fn quick_benchmark_prints_nonzero_mpps() {
     // the exception scenario: one flow in ten is for dirigo's own address
     // (never tracked); some of it reached the kernel interface, within the
     // default rate limit, the rest was rate-limited
+    let dr6 = stdout
+        .lines()
+        .find(|l| l.starts_with("dirigo DR6 1k"))
+        .unwrap();
+    assert_eq!(dr6.split_whitespace().nth(7), Some("1000"), "{dr6}");
     let own = stdout
         .lines()
         .find(|l| l.starts_with("dirigo DR+own 1k"))

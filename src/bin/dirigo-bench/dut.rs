@@ -10,7 +10,7 @@ use dirigo::ctl::proto::{Request, Response};
 use dirigo::ctl::view::MacAddr;
 use dirigo::lb::spec::Method;
 use std::io::{BufRead, BufReader};
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -55,6 +55,12 @@ pub struct DutCase<'a> {
     /// (NAT real servers): every SYN of the pcap is answered on the wan
     /// port with a SYN/ACK cookie ([`DutResult::wan_tx_mpps`]).
     pub synproxy: bool,
+    /// IPv6: the ports also get IPv6 addresses ([`gen::OWN_ADDR6`] on the
+    /// wan, the lan /64's `::1`), a default route via [`gen::GW6`], static
+    /// neighbours for it and the IPv6 real servers, and the service is the
+    /// IPv6 VIP's ([`gen::VIP6`]) with those servers; the IPv6 connection
+    /// table gets `capacity`, the IPv4 one its minimum.
+    pub v6: bool,
 }
 
 /// Where the metrics scenario's endpoint listens.
@@ -161,58 +167,100 @@ pub fn config(c: &DutCase<'_>, prefix: &str, sock: &Path) -> String {
             ("addresses", vec![text(address)].into()),
         ])
     };
+    let port = |name: &str, device: &str, v4: String, v6: String| {
+        let mut p = port(name, device, &v4);
+        if c.v6 {
+            if let Some(toml::Value::Array(a)) = p.get_mut("addresses") {
+                a.push(text(v6));
+            }
+        }
+        p
+    };
     let mut wan_port = port(
         "wan",
         "net_pcap0",
-        &format!("{}/24", Ipv4Addr::from(gen::OWN_ADDR)),
+        format!("{}/24", Ipv4Addr::from(gen::OWN_ADDR)),
+        format!("{}/64", Ipv6Addr::from(gen::OWN_ADDR6)),
+    );
+    let lan_port = port(
+        "lan",
+        "net_null0",
+        "172.16.0.1/24".into(),
+        format!("{}/64", Ipv6Addr::from(gen::LAN_NET6 | 1)),
     );
     if c.exception {
         if let toml::Value::Table(t) = &mut wan_port {
             t.insert("kernel_interface".into(), text(KERNEL_IF));
         }
     }
-    let neighbor = |ip: Ipv4Addr, mac: [u8; 6], port: &str| {
+    let neighbor = |ip: IpAddr, mac: [u8; 6], port: &str| {
         table([
             ("ip", text(ip)),
             ("mac", text(MacAddr(mac))),
             ("port", text(port)),
         ])
     };
-    let rss = (0..N_RS).map(|i| Ipv4Addr::from(rs_addr(i)));
+    // the service's real servers, and every neighbour (the gateways first)
+    let rss: Vec<IpAddr> = if c.v6 {
+        (0..N_RS)
+            .map(|i| Ipv6Addr::from(gen::rs_addr6(i)).into())
+            .collect()
+    } else {
+        (0..N_RS)
+            .map(|i| Ipv4Addr::from(rs_addr(i)).into())
+            .collect()
+    };
+    let mut neighbors = vec![neighbor(
+        Ipv4Addr::new(192, 168, 100, 254).into(),
+        [2, 0, 0, 0, 0, 0xfe],
+        "wan",
+    )];
+    let mut routes = vec![table([
+        ("prefix", text("0.0.0.0/0")),
+        ("via", text("192.168.100.254")),
+    ])];
+    if c.v6 {
+        neighbors.push(neighbor(
+            Ipv6Addr::from(gen::GW6).into(),
+            [2, 0, 0, 0, 0, 0xfe],
+            "wan",
+        ));
+        routes.push(table([
+            ("prefix", text("::/0")),
+            ("via", text(Ipv6Addr::from(gen::GW6))),
+        ]));
+    }
+    // a real server's MAC by the last byte of its address
+    neighbors.extend(rss.iter().map(|&a| {
+        let last = match a {
+            IpAddr::V4(v) => u32::from(v),
+            IpAddr::V6(v) => u128::from(v) as u32,
+        };
+        neighbor(a, rs_mac(last), "lan")
+    }));
+    let vip = if c.v6 {
+        format!("[{}]:{}", Ipv6Addr::from(gen::VIP6), gen::VPORT)
+    } else {
+        format!("{}:{}", Ipv4Addr::from(gen::VIP), gen::VPORT)
+    };
+    // IPv6: the IPv4 table at its minimum, the IPv6 one what was asked
+    let (conns, conns6) = if c.v6 {
+        (1024, c.capacity)
+    } else {
+        (c.capacity, 0)
+    };
     let method = toml::Value::try_from(c.method).expect("a method is a TOML string");
     let doc = table([
         ("eal", table([("args", eal.into())])),
         ("control", table([("socket", text(sock.display()))])),
-        (
-            "port",
-            vec![wan_port, port("lan", "net_null0", "172.16.0.1/24")].into(),
-        ),
-        (
-            "route",
-            vec![table([
-                ("prefix", text("0.0.0.0/0")),
-                ("via", text("192.168.100.254")),
-            ])]
-            .into(),
-        ),
-        (
-            "neighbor",
-            std::iter::once(neighbor(
-                Ipv4Addr::new(192, 168, 100, 254),
-                [2, 0, 0, 0, 0, 0xfe],
-                "wan",
-            ))
-            .chain(
-                rss.clone()
-                    .map(|a| neighbor(a, rs_mac(u32::from(a)), "lan")),
-            )
-            .collect::<Vec<_>>()
-            .into(),
-        ),
+        ("port", vec![wan_port, lan_port].into()),
+        ("route", routes.into()),
+        ("neighbor", neighbors.into()),
         (
             "dataplane",
             table([
-                ("connections_per_worker", c.capacity.into()),
+                ("connections_per_worker", conns.into()),
+                ("connections6_per_worker", conns6.into()),
                 ("mbufs", (mbufs as i64).into()),
                 ("mbuf_data_room", 256.into()),
                 ("embryonic_grace_ms", c.embryonic_grace_ms.into()),
@@ -224,22 +272,20 @@ pub fn config(c: &DutCase<'_>, prefix: &str, sock: &Path) -> String {
             vec![table([
                 ("synproxy", c.synproxy.into()),
                 ("protocol", text("tcp")),
-                (
-                    "address",
-                    text(format!("{}:{}", Ipv4Addr::from(gen::VIP), gen::VPORT)),
-                ),
+                ("address", text(vip)),
                 ("scheduler", text("wlc")),
                 (
                     "real_server",
-                    rss.map(|a| {
-                        table([
-                            ("address", text(a)),
-                            ("method", method.clone()),
-                            ("weight", 1.into()),
-                        ])
-                    })
-                    .collect::<Vec<_>>()
-                    .into(),
+                    rss.iter()
+                        .map(|a| {
+                            table([
+                                ("address", text(a)),
+                                ("method", method.clone()),
+                                ("weight", 1.into()),
+                            ])
+                        })
+                        .collect::<Vec<_>>()
+                        .into(),
                 ),
             ])]
             .into(),
@@ -565,6 +611,7 @@ mod tests {
                 exception,
                 metrics,
                 synproxy: false,
+                v6: false,
             };
             let text = config(&c, "dg-bench", Path::new("ctl.sock"));
             let cfg = dirigo::ctl::config::Config::parse(&text, "bench").unwrap();
@@ -616,9 +663,59 @@ mod tests {
             exception: false,
             metrics: false,
             synproxy: true,
+            v6: false,
         };
         let text = config(&c, "dg-bench", Path::new("ctl.sock"));
         let cfg = dirigo::ctl::config::Config::parse(&text, "bench").unwrap();
         assert!(cfg.dataplane.synproxy && cfg.services[0].spec.synproxy);
+    }
+
+    #[test]
+    fn ipv6_config_is_valid() {
+        for method in [Method::Dr, Method::Tun, Method::Nat] {
+            let c = DutCase {
+                bin: Path::new("dirigo"),
+                pcap: Path::new("v6.pcap"),
+                pcap_pkts: 2000,
+                method,
+                capacity: 1 << 20,
+                embryonic_grace_ms: 2000,
+                dir: Path::new("."),
+                warmup: Duration::from_secs(1),
+                measure: Duration::from_secs(1),
+                workers: 1,
+                exception: false,
+                metrics: false,
+                synproxy: false,
+                v6: true,
+            };
+            let text = config(&c, "dg-bench", Path::new("ctl.sock"));
+            let cfg = dirigo::ctl::config::Config::parse(&text, "bench")
+                .unwrap_or_else(|e| panic!("{method:?}: {e}\n{text}"));
+            let svc = &cfg.services[0];
+            assert_eq!(svc.spec.key.vip, IpAddr::from(Ipv6Addr::from(gen::VIP6)));
+            assert_eq!(svc.dests.len(), N_RS as usize);
+            for (i, d) in svc.dests.iter().enumerate() {
+                assert_eq!(
+                    d.key.addr,
+                    IpAddr::from(Ipv6Addr::from(gen::rs_addr6(i as u8)))
+                );
+                assert_eq!(d.method, method);
+            }
+            // the two gateways and the real servers
+            assert_eq!(cfg.neighbors.len(), N_RS as usize + 2);
+            assert_eq!(cfg.dataplane.connections6_per_worker, 1 << 20);
+            assert_eq!(cfg.dataplane.connections_per_worker, 1024);
+            let v6 = |p: usize| -> Vec<String> {
+                cfg.ports[p]
+                    .addresses6
+                    .iter()
+                    .map(|a| a.to_string())
+                    .collect()
+            };
+            assert_eq!(v6(0), ["2001:db8:64::1/64"]);
+            assert_eq!(v6(1), ["2001:db8:10::1/64"]);
+            assert_eq!(cfg.ports[0].addresses[0].to_string(), "192.168.100.1/24");
+        }
     }
 }

@@ -1,7 +1,8 @@
-//! Packet generators for the benchmark: 64-byte TCP frames written to pcap.
+//! Packet generators for the benchmark: 64-byte IPv4 TCP frames (78 on
+//! the wire for IPv6) written to pcap.
 
 use dirigo::net::meta::PROTO_TCP;
-use dirigo::net::wire::{ethernet, ipv4, tcp};
+use dirigo::net::wire::{ethernet, ipv4, ipv6, tcp};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
@@ -23,6 +24,105 @@ pub const OWN_EVERY: u32 = 10;
 pub const DST_MAC: [u8; 6] = [0x02, 0x70, 0x63, 0x61, 0x70, 0x00];
 /// Client-side router MAC.
 pub const SRC_MAC: [u8; 6] = [0x02, 0x00, 0x00, 0x00, 0x00, 0x02];
+
+/// The IPv6 scenarios' addresses (match the bench config's IPv6 part):
+/// clients 2001:db8:a::/64, varied per flow like [`flow`]'s.
+pub const CLIENT_NET6: u128 = 0x2001_0db8_000a_0000_0000_0000_0000_0000;
+/// The IPv6 VIP (its service port is [`VPORT`]).
+pub const VIP6: u128 = 0x2001_0db8_0064_0000_0000_0000_0000_0100;
+/// dirigo's IPv6 address on the wan port (/64).
+pub const OWN_ADDR6: u128 = 0x2001_0db8_0064_0000_0000_0000_0000_0001;
+/// The wan side's IPv6 gateway.
+pub const GW6: u128 = 0x2001_0db8_0064_0000_0000_0000_0000_00fe;
+/// The lan network of the IPv6 real servers (/64): dirigo is `::1`, real
+/// server `i` is `::11 + i` ([`rs_addr6`]).
+pub const LAN_NET6: u128 = 0x2001_0db8_0010_0000_0000_0000_0000_0000;
+
+/// IPv6 real server `i` (0-based): the lan /64's `::11 + i`.
+pub fn rs_addr6(i: u8) -> u128 {
+    LAN_NET6 | (0x11 + i as u128)
+}
+
+/// The client of IPv6 flow `i`: [`flow`]'s host part and port in
+/// [`CLIENT_NET6`].
+pub fn flow6(i: u32) -> (u128, u16) {
+    let (src, sport) = flow(i);
+    (CLIENT_NET6 | (src & 0x00ff_ffff) as u128, sport)
+}
+
+/// One 74-byte Ethernet/IPv6/TCP frame (78 on the wire) from `src:sport`
+/// to the IPv6 VIP's service port.
+pub fn tcp6_frame(src: u128, sport: u16, flags: u8) -> [u8; 74] {
+    const L3: usize = ethernet::HEADER_LEN;
+    const L4: usize = L3 + ipv6::HEADER_LEN;
+    const END: usize = L4 + tcp::MIN_HEADER_LEN;
+    let mut f = [0u8; END];
+    let mut eth = ethernet::Frame::new_unchecked(&mut f[..]);
+    eth.set_dst(DST_MAC);
+    eth.set_src(SRC_MAC);
+    eth.set_outer_ethertype(ethernet::ethertype::IPV6);
+    ipv6::Repr {
+        src,
+        dst: VIP6,
+        next_header: PROTO_TCP,
+        payload_len: tcp::MIN_HEADER_LEN as u16,
+        hop_limit: 64,
+        traffic_class: 0,
+        flow_label: 0,
+    }
+    .emit(&mut ipv6::Packet::new_unchecked(&mut f[L3..END]));
+    let mut tcp = tcp::Packet::new_unchecked(&mut f[L4..END]);
+    tcp.set_src_port(sport);
+    tcp.set_dst_port(VPORT);
+    tcp.set_seq_number(1000);
+    tcp.set_header_len(tcp::MIN_HEADER_LEN);
+    tcp.set_flags(flags);
+    tcp.set_window(65535);
+    tcp.fill_checksum_v6(src, VIP6);
+    f
+}
+
+/// The established pcap of [`write_pcap`] in IPv6: one SYN per flow, then
+/// one ACK per flow, to [`VIP6`].
+pub fn write_pcap6(path: &Path, flows: u32) -> std::io::Result<u64> {
+    let mut w = pcap_writer(path)?;
+    let mut n = 0u64;
+    for flags in [0x02, 0x10] {
+        for i in 0..flows {
+            let (src, sport) = flow6(i);
+            put(&mut w, &mut n, &tcp6_frame(src, sport, flags))?;
+        }
+    }
+    w.flush()?;
+    Ok(n)
+}
+
+/// A pcap file with its global header written (microsecond resolution,
+/// Ethernet).
+fn pcap_writer(path: &Path) -> std::io::Result<BufWriter<std::fs::File>> {
+    let f = std::fs::File::create(path)?;
+    let mut w = BufWriter::with_capacity(1 << 20, f);
+    w.write_all(&0xa1b2_c3d4u32.to_le_bytes())?;
+    w.write_all(&2u16.to_le_bytes())?;
+    w.write_all(&4u16.to_le_bytes())?;
+    w.write_all(&0i32.to_le_bytes())?;
+    w.write_all(&0u32.to_le_bytes())?;
+    w.write_all(&65535u32.to_le_bytes())?;
+    w.write_all(&1u32.to_le_bytes())?;
+    Ok(w)
+}
+
+/// Packet `*n` of a pcap: one per microsecond (`ts_usec` stays below
+/// 10^6).
+fn put(w: &mut impl Write, n: &mut u64, fr: &[u8]) -> std::io::Result<()> {
+    w.write_all(&((*n / 1_000_000) as u32).to_le_bytes())?;
+    w.write_all(&((*n % 1_000_000) as u32).to_le_bytes())?;
+    w.write_all(&(fr.len() as u32).to_le_bytes())?;
+    w.write_all(&(fr.len() as u32).to_le_bytes())?;
+    w.write_all(fr)?;
+    *n += 1;
+    Ok(())
+}
 
 /// The client address and port of flow `i` (distinct for every i < 2^28).
 pub fn flow(i: u32) -> (u32, u16) {
@@ -86,16 +186,7 @@ pub fn write_pcap_own(path: &Path, flows: u32) -> std::io::Result<u64> {
 }
 
 fn write(path: &Path, flows: u32, syn_only: bool, own: bool) -> std::io::Result<u64> {
-    let f = std::fs::File::create(path)?;
-    let mut w = BufWriter::with_capacity(1 << 20, f);
-    // pcap global header, microsecond resolution, Ethernet
-    w.write_all(&0xa1b2_c3d4u32.to_le_bytes())?;
-    w.write_all(&2u16.to_le_bytes())?;
-    w.write_all(&4u16.to_le_bytes())?;
-    w.write_all(&0i32.to_le_bytes())?;
-    w.write_all(&0u32.to_le_bytes())?;
-    w.write_all(&65535u32.to_le_bytes())?;
-    w.write_all(&1u32.to_le_bytes())?;
+    let mut w = pcap_writer(path)?;
     let mut n = 0u64;
     let passes: &[u8] = if syn_only { &[0x02] } else { &[0x02, 0x10] };
     for &flags in passes {
@@ -106,13 +197,7 @@ fn write(path: &Path, flows: u32, syn_only: bool, own: bool) -> std::io::Result<
             } else {
                 tcp_frame(src, sport, flags, i as u16)
             };
-            // one packet per microsecond; ts_usec must stay below 10^6
-            w.write_all(&((n / 1_000_000) as u32).to_le_bytes())?;
-            w.write_all(&((n % 1_000_000) as u32).to_le_bytes())?;
-            w.write_all(&(fr.len() as u32).to_le_bytes())?;
-            w.write_all(&(fr.len() as u32).to_le_bytes())?;
-            w.write_all(&fr)?;
-            n += 1;
+            put(&mut w, &mut n, &fr)?;
         }
     }
     w.flush()?;
@@ -221,6 +306,58 @@ mod tests {
         assert_eq!(n, 2000);
         assert_eq!(own, n / 10, "10% for dirigo's own address");
         assert_eq!(vip, n - own);
+    }
+
+    #[test]
+    fn ipv6_pcap_holds_syns_then_acks_to_the_vip() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t6.pcap");
+        assert_eq!(write_pcap6(&p, 3).unwrap(), 6);
+        let mut r = pcap_file::pcap::PcapReader::new(std::fs::File::open(&p).unwrap()).unwrap();
+        let mut n = 0;
+        while let Some(pkt) = r.next_packet() {
+            let pkt = pkt.unwrap();
+            assert_eq!(pkt.data.len(), 74);
+            assert_eq!(pkt.data[..6], DST_MAC);
+            let sp = etherparse::SlicedPacket::from_ethernet(&pkt.data).unwrap();
+            let Some(etherparse::NetSlice::Ipv6(ip)) = &sp.net else {
+                panic!("not IPv6")
+            };
+            let (src, dst) = (ip.header().source(), ip.header().destination());
+            assert_eq!(u128::from_be_bytes(dst), VIP6);
+            assert_eq!(ip.header().hop_limit(), 64);
+            let Some(etherparse::TransportSlice::Tcp(t)) = &sp.transport else {
+                panic!("not TCP")
+            };
+            let want = t
+                .to_header()
+                .calc_checksum_ipv6_raw(src, dst, t.payload())
+                .unwrap();
+            assert_eq!(t.checksum(), want, "packet {n}: TCP checksum");
+            let (a, sport) = flow6(n % 3);
+            assert_eq!((u128::from_be_bytes(src), t.source_port()), (a, sport));
+            assert_eq!(t.destination_port(), VPORT);
+            assert_eq!((t.syn(), t.ack()), (n < 3, n >= 3), "packet {n}");
+            n += 1;
+        }
+        assert_eq!(n, 6);
+        // the classifier takes them as IPv6 TCP to the VIP
+        let f = tcp6_frame(flow6(0).0, flow6(0).1, 0x10);
+        match dirigo::net::classify::classify(&f, 0) {
+            dirigo::net::classify::Classified::Ipv6(m) => {
+                assert_eq!((m.key.dst, m.key.dport, m.key.proto), (VIP6, VPORT, 6));
+                assert_eq!(m.key.src, flow6(0).0);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn ipv6_flows_are_distinct() {
+        let mut seen = std::collections::HashSet::new();
+        for i in 0..1_000_000 {
+            assert!(seen.insert(flow6(i)), "flow {i} repeats");
+        }
     }
 
     #[test]

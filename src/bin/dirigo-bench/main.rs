@@ -22,7 +22,7 @@ use agg::Agg;
 use clap::{Parser, Subcommand};
 use dirigo::lb::conn::{Conn, ConnTable};
 use dirigo::lb::spec::Method;
-pub use plan::Plan;
+pub use plan::{v6_label, Plan};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -120,6 +120,8 @@ enum PcapKind {
     SynOnly,
     /// Established, every 10th packet for dirigo's own address.
     OwnAddress,
+    /// Established, IPv6.
+    Established6,
 }
 
 /// Generate (or reuse) the pcaps; returns (label, path, packets).
@@ -132,6 +134,7 @@ fn pcaps(plan: &Plan, dir: &Path) -> Result<Vec<(String, PathBuf, u64)>, String>
             PcapKind::Established => gen::write_pcap(&p, flows, false),
             PcapKind::SynOnly => gen::write_pcap(&p, flows, true),
             PcapKind::OwnAddress => gen::write_pcap_own(&p, flows),
+            PcapKind::Established6 => gen::write_pcap6(&p, flows),
         }
         .map_err(|e| format!("{}: {e}", p.display()))?;
         eprintln!(
@@ -148,6 +151,12 @@ fn pcaps(plan: &Plan, dir: &Path) -> Result<Vec<(String, PathBuf, u64)>, String>
     make("newconn".to_string(), plan.newconn_flows, PcapKind::SynOnly)?;
     let (label, flows) = plan.exception_size;
     make(own_label(label), flows, PcapKind::OwnAddress)?;
+    // the IPv6 pcaps of the scenarios that run only (1M: 180 MB)
+    let mut sizes6: Vec<(&str, u32)> = plan.v6_scenarios().iter().map(|s| (s.1, s.2)).collect();
+    sizes6.dedup();
+    for (size, flows) in sizes6 {
+        make(v6_label(size), flows, PcapKind::Established6)?;
+    }
     Ok(v)
 }
 
@@ -274,6 +283,7 @@ fn dut_case<'a>(
         exception: false,
         metrics: false,
         synproxy: false,
+        v6: false,
     }
 }
 
@@ -320,9 +330,13 @@ fn one_run(
     // testpmd: io on the smallest pcap, macswap on every pcap
     let first = &files[0];
     let mut tp = vec![("io", first)];
-    // (quick: macswap on the smallest pcap only; new connections compare with it)
-    let n_macswap = if plan.quick { 1 } else { files.len() };
-    for f in files[..n_macswap].iter().filter(|f| plan.macswap_on(&f.0)) {
+    // (quick: macswap on the smallest pcap only, where new connections
+    // compare too, and on the IPv6 pcaps)
+    let quick_ok = |l: &str| !plan.quick || l == first.0 || l.starts_with(&v6_label(""));
+    for f in files
+        .iter()
+        .filter(|f| quick_ok(&f.0) && plan.macswap_on(&f.0))
+    {
         tp.push(("macswap", f));
     }
     for (mode, (label, path, n)) in tp {
@@ -354,6 +368,21 @@ fn one_run(
                 run_metrics(plan, run, dir, bin, (label, path, *n), agg)?;
             }
         }
+    }
+    for (name, size, _, m) in plan.v6_scenarios() {
+        let label = v6_label(size);
+        let (_, path, n) = find(&label)?;
+        let c = dut::DutCase {
+            v6: true,
+            ..dut_case(plan, bin, dir, path, *n, m)
+        };
+        let r = dut::run(&c, &tag(&name.replace(' ', "-")))?;
+        let k = format!("dirigo|{name}");
+        let ratio = record_dut(agg, &k, &label, &r);
+        eprintln!(
+            "run {run}: dirigo {name}: {:.2} Mpps ({ratio:.2}x macswap on the IPv6 pcap), tracked {}",
+            r.mpps, r.tracked
+        );
     }
     // DR with two workers (1k and 100k flows; 1M would need two preloaded
     // copies of a 2M-packet pcap): both wan queues replay the pcap and each

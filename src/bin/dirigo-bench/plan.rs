@@ -11,6 +11,13 @@ pub struct Plan {
     pub sizes: Vec<(&'static str, u32)>,
     /// Methods of the established scenarios.
     pub methods: Vec<Method>,
+    /// (label, flows) of the IPv6 established scenarios (`DR6 1k`, ...):
+    /// the same traffic in IPv6 ([`crate::gen::write_pcap6`]) to an IPv6
+    /// service, each compared with testpmd macswap on its own pcap
+    /// (labelled [`v6_label`]: 78-byte frames on the wire, not 64).
+    pub sizes6: Vec<(&'static str, u32)>,
+    /// Methods of the IPv6 scenarios.
+    pub methods6: Vec<Method>,
     /// (label, flows) of the exception scenario: DR on the established
     /// pcap of that size with every 10th packet for dirigo's own address,
     /// the wan port's exception path configured.
@@ -43,6 +50,8 @@ impl Plan {
             Plan {
                 sizes: vec![("1k", 1000)],
                 methods: vec![Method::Dr, Method::Nat],
+                sizes6: vec![("1k", 1000)],
+                methods6: vec![Method::Dr],
                 exception_size: ("1k", 1000),
                 newconn_flows: 20_000,
                 newconn_capacity: 1024,
@@ -59,6 +68,8 @@ impl Plan {
             Plan {
                 sizes: vec![("1k", 1000), ("100k", 100_000), ("1M", 1_000_000)],
                 methods: vec![Method::Dr, Method::Tun, Method::Nat],
+                sizes6: vec![("1k", 1000), ("1M", 1_000_000)],
+                methods6: vec![Method::Dr, Method::Tun, Method::Nat],
                 exception_size: ("100k", 100_000),
                 newconn_flows: 1_000_000,
                 newconn_capacity: 65536,
@@ -88,9 +99,26 @@ impl Plan {
                 .any(|t| name == *t || name.split(' ').next() == Some(t.as_str()))
     }
 
+    /// The IPv6 scenarios that run: (scenario name, size label, flows).
+    pub fn v6_scenarios(&self) -> Vec<(String, &'static str, u32, Method)> {
+        let mut v = Vec::new();
+        for &m in &self.methods6 {
+            for &(l, flows) in &self.sizes6 {
+                let name = v6_scenario(m, l);
+                if self.wants(&name) {
+                    v.push((name, l, flows, m));
+                }
+            }
+        }
+        v
+    }
+
     /// Whether testpmd macswap runs on the pcap `label`: some scenario
     /// that runs compares with it.
     pub fn macswap_on(&self, label: &str) -> bool {
+        if let Some(size) = label.strip_prefix(V6_PREFIX) {
+            return self.v6_scenarios().iter().any(|s| s.1 == size);
+        }
         let nc = if self.quick {
             self.sizes[0].0
         } else {
@@ -107,6 +135,19 @@ impl Plan {
             || (Some(label) == self.sizes.last().map(|s| s.0) && self.wants("metrics"))
             || (label == nc && (self.wants("newconn") || self.wants("synproxy")))
     }
+}
+
+/// The prefix of the IPv6 pcaps' labels.
+const V6_PREFIX: &str = "v6-";
+
+/// The label of the IPv6 pcap of size `size` (`v6-1k`).
+pub fn v6_label(size: &str) -> String {
+    format!("{V6_PREFIX}{size}")
+}
+
+/// The name of the IPv6 scenario of method `m` at size `size` (`DR6 1k`).
+pub fn v6_scenario(m: Method, size: &str) -> String {
+    format!("{}6 {size}", mname(m))
 }
 
 #[cfg(test)]
@@ -131,5 +172,16 @@ mod tests {
         assert!(p.macswap_on("100k") && !p.macswap_on("1M"));
         p.only = vec!["dr-2w 1k".into()];
         assert!(p.wants("DR-2w 1k") && !p.wants("DR 1k") && p.macswap_on("1k"));
+        assert!(!p.macswap_on("v6-1k"));
+        // IPv6: a method's "6" selects its sizes, and the IPv6 pcaps only
+        p.only = vec!["nat6".into()];
+        assert!(p.wants("NAT6 1k") && p.wants("NAT6 1M") && !p.wants("NAT 1k"));
+        assert!(p.macswap_on("v6-1k") && p.macswap_on("v6-1M") && !p.macswap_on("1k"));
+        assert_eq!(p.v6_scenarios().len(), 2);
+        p.only = vec!["dr6 1m".into()];
+        assert!(!p.macswap_on("v6-1k") && p.macswap_on("v6-1M"));
+        p.only.clear();
+        assert_eq!(p.v6_scenarios().len(), 6);
+        assert!(p.macswap_on("v6-1k") && p.macswap_on("v6-1M"));
     }
 }

@@ -1,7 +1,7 @@
 //! The results: a plain-text table on stdout, BENCHMARKS.md, chart CSV.
 
 use crate::agg::Agg;
-use crate::{exc_scenario, metrics_scenario, mname, Plan};
+use crate::{exc_scenario, metrics_scenario, mname, v6_label, Plan};
 use std::fmt::Write;
 
 /// Facts about the invocation, for the report.
@@ -43,6 +43,55 @@ fn scenarios(plan: &Plan) -> Vec<String> {
     v
 }
 
+/// The sizes of the IPv6 scenarios that run, in order, once each.
+fn v6_sizes(plan: &Plan) -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = plan.v6_scenarios().iter().map(|s| s.1).collect();
+    v.sort_by_key(|l| plan.sizes6.iter().position(|s| s.0 == *l));
+    v.dedup();
+    v
+}
+
+/// The IPv6 section of BENCHMARKS.md: each IPv6 scenario beside testpmd
+/// macswap on its own pcap, and beside the IPv4 scenario of the same
+/// method and size.
+fn ipv6_section(s: &mut String, plan: &Plan, a: &Agg) {
+    let sc = plan.v6_scenarios();
+    if sc.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "## dirigo, IPv6 established connections (one worker)\n");
+    let _ = writeln!(
+        s,
+        "The established traffic of the tables above in IPv6 (`gen::write_pcap6`: one SYN, then one \
+         ACK per flow, from 2001:db8:a::/64 to the IPv6 VIP [2001:db8:64::100]:80; 74-byte frames, 78 \
+         on the wire), to an IPv6 service of the same four real servers (2001:db8:10::11-14 on the lan, \
+         static neighbours), the IPv6 connection table at the established scenarios' capacity. \
+         testpmd macswap runs on the IPv6 pcap itself: its frames are longer, so its ceiling is not the \
+         IPv4 one.\n"
+    );
+    let _ = writeln!(
+        s,
+        "| scenario | Mpps | spread | ns/pkt | x macswap (IPv6 pcap, same run) | testpmd macswap IPv6 Mpps | x IPv4 of the same method and size | flows tracked |\n|---|---|---|---|---|---|---|---|"
+    );
+    for (name, size, _, m) in sc {
+        let k = format!("dirigo|{name}");
+        let mp = a.med(&format!("{k}|mpps"));
+        let v4 = a.med(&format!("dirigo|{} {size}|mpps", mname(m)));
+        let _ = writeln!(
+            s,
+            "| {name} | {} | {:.1}% | {} | {} | {} | {} | {} |",
+            f2(mp),
+            a.spread_pct(&format!("{k}|mpps")),
+            f2(1e3 / mp),
+            f2(a.med(&format!("{k}|ratio"))),
+            f2(a.med(&format!("testpmd|macswap {}|mpps", v6_label(size)))),
+            f2(mp / v4),
+            f0(a.med(&format!("{k}|tracked")))
+        );
+    }
+    let _ = writeln!(s);
+}
+
 /// The plain-text results table (stdout; the smoke test parses it).
 pub fn summary(plan: &Plan, a: &Agg, info: &Info) -> String {
     let mut s = String::new();
@@ -61,6 +110,9 @@ pub fn summary(plan: &Plan, a: &Agg, info: &Info) -> String {
         tp.push(format!("macswap {l}"));
     }
     tp.push("macswap newconn".into());
+    for l in v6_sizes(plan) {
+        tp.push(format!("macswap {}", v6_label(l)));
+    }
     for t in tp {
         let k = format!("testpmd|{t}|mpps");
         let m = a.med(&k);
@@ -79,6 +131,7 @@ pub fn summary(plan: &Plan, a: &Agg, info: &Info) -> String {
     for sc in scenarios(plan)
         .into_iter()
         .chain(["newconn".to_string(), exc.clone(), met.clone()])
+        .chain(plan.v6_scenarios().into_iter().map(|s| s.0))
     {
         let k = format!("dirigo|{sc}");
         let m = a.med(&format!("{k}|mpps"));
@@ -452,6 +505,9 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
         tp.push((l.to_string(), "macswap"));
     }
     tp.push(("newconn".into(), "macswap"));
+    for l in v6_sizes(plan) {
+        tp.push((v6_label(l), "macswap"));
+    }
     for (l, mode) in tp {
         let k = format!("testpmd|{mode} {l}|mpps");
         let m = a.med(&k);
@@ -487,6 +543,7 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
         }
         let _ = writeln!(s);
     }
+    ipv6_section(&mut s, plan, a);
     let _ = writeln!(s, "## dirigo by worker count (DR)\n");
     let _ = writeln!(
         s,
