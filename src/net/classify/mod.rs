@@ -4,8 +4,9 @@
 //! [`classify`] reads at most the Ethernet, IPv4 and L4 headers (plus the
 //! quoted header of an ICMP error; for IPv6 the fixed header and the
 //! bounded extension-header walk), never allocates and never panics on any
-//! input. IPv6 is handled in the slow path only: the IPv4 fast path never
-//! looks at it. It verifies the IPv4 header checksum but not TCP/UDP checksums
+//! input. The common IPv6 packet (untagged, TCP or UDP right behind the
+//! fixed header) has a fast path of its own (`fast::classify_fast6`);
+//! extension headers, ICMPv6 and every IPv6 drop take the slow path. It verifies the IPv4 header checksum but not TCP/UDP checksums
 //! (a director passes those through unchanged or updates them incrementally).
 //!
 //! TTL: only TTL 0 is dropped here ([`NetDrop::TtlExpired`]). A packet with
@@ -122,15 +123,19 @@ pub const fn is_not_unicast_dst(a: u32) -> bool {
 
 /// Classify one received frame from `port`.
 ///
-/// The common packet (untagged, option-less, valid IPv4 TCP/UDP) is
-/// answered by a fast path that reads the headers through one length check;
-/// everything else goes to the general parser, which alone decides drops.
-/// Both give the same answer for every input.
+/// The common packet (untagged, option-less, valid IPv4 TCP/UDP; untagged
+/// IPv6 TCP/UDP without extension headers) is answered by a fast path that
+/// reads the headers through one length check; everything else goes to the
+/// general parser, which alone decides drops. Both give the same answer
+/// for every input.
 #[inline]
 pub fn classify(frame: &[u8], port: u16) -> Classified {
     match fast::classify_fast(frame, port) {
         Some(m) => Classified::Ipv4(m),
-        None => classify_slow(frame, port),
+        None => match fast::classify_fast6(frame, port) {
+            Some(m) => Classified::Ipv6(m),
+            None => classify_slow(frame, port),
+        },
     }
 }
 
@@ -162,6 +167,9 @@ pub enum Placed {
 pub fn classify_into_fast(frame: &[u8], port: u16, meta: &mut PacketMeta) -> Placed {
     if fast::classify_fast_into(frame, port, meta) {
         return Placed::Fast;
+    }
+    if let Some(m) = fast::classify_fast6(frame, port) {
+        return Placed::Other(Classified::Ipv6(m));
     }
     match classify_slow(frame, port) {
         Classified::Ipv4(m) => {

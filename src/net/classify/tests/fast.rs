@@ -80,7 +80,7 @@ fn fix_ip_csum(f: &mut [u8]) {
 
 /// The property: whenever the fast path answers, the slow path gives the
 /// same packet; `classify` always equals the slow path.
-fn agree(f: &[u8]) {
+pub(super) fn agree(f: &[u8]) {
     let slow = classify_slow(f, 5);
     if let Some(m) = classify_fast(f, 5) {
         assert_eq!(Classified::Ipv4(m), slow, "fast path disagrees on {f:02x?}");

@@ -387,6 +387,7 @@ proptest! {
 }
 
 mod fast;
+mod fast6;
 mod ipv6;
 mod ipv6_balance;
 
