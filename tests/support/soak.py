@@ -490,8 +490,11 @@ def run(a):
         # A run shorter than two minutes has no "after the first minute":
         # it is measured from half-time, where one or two 512 kB steps of
         # a glibc malloc arena (about 0.8% each) still fall; such a run
-        # allows 1 MiB, the 1% holds from two minutes on.
-        slack_kb = 1024 if a.seconds < 120 else 0
+        # allows those two steps and 64 kB of page-sized growth beside
+        # them (a fresh-clone CI run measured +1028 kB: two steps and one
+        # 4 kB page, with 0 kB in the same code's next run), the 1%
+        # holds from two minutes on.
+        slack_kb = 1024 + 64 if a.seconds < 120 else 0
         grew_kb = end[1] - base[1]
         if change > 1.0 and grew_kb > slack_kb:
             bound = "1%" if slack_kb == 0 else f"1% or {slack_kb} kB"
