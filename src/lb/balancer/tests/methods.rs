@@ -196,30 +196,14 @@ fn established_shortcut_writes_what_the_general_path_writes() {
             (tcp(FIN | ACK, 5), 6 * S),
             (tcp(ACK, 5), 7 * S),
         ];
-        let mut after_ack = None;
-        for (i, (f, now)) in frames.iter().enumerate() {
-            let a = short.send(&s1, f, *now);
-            let b = general.send(&s2, f, *now);
-            assert_eq!(a, b, "{method:?} frame {i}");
-            assert_eq!(short.states(*now), general.states(*now), "{method:?} {i}");
-            assert_eq!(
-                short.load(&s1, 0, 0),
-                general.load(&s2, 0, 0),
-                "{method:?} {i}"
-            );
-            if i == 1 || i == 3 {
-                // each established ACK restarts the timer: as long to go
-                // after the second as after the first
-                let st = short.states(*now);
-                assert_eq!(st[0].0, "ESTABLISHED");
-                assert_eq!(*after_ack.get_or_insert(st[0].1), st[0].1, "{method:?}");
-            }
-        }
-        let (a, b) = (short.w.stats(), general.w.stats());
-        assert_eq!(
-            sum_dest(&[&a], s1.services()[0].dests[0].id),
-            sum_dest(&[&b], s2.services()[0].dests[0].id),
-            "{method:?}"
+        shortcut_agrees(
+            method,
+            &mut short,
+            &s1,
+            &mut general,
+            &s2,
+            &frames,
+            Env::send,
         );
     }
 }

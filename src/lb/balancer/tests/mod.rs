@@ -77,6 +77,51 @@ impl Env {
     }
 }
 
+/// [`Env::send`] or [`Env::send6`]: a verdict and the frame written.
+type SendFn = fn(&mut Env, &Snapshot, &[u8], u64) -> (LbVerdict, Vec<u8>);
+
+/// The established-shortcut property over `frames` (each with its time):
+/// `short` (on the shortcut, snapshot `s1`) and `general` (forced down the
+/// general path, `s2`) give the same frames, verdicts, states, timers and
+/// per-server counters; each established ACK (frames 1 and 3) restarts the
+/// timer. `send` is [`Env::send`] or its IPv6 twin.
+#[allow(clippy::too_many_arguments)]
+fn shortcut_agrees(
+    method: Method,
+    short: &mut Env,
+    s1: &Snapshot,
+    general: &mut Env,
+    s2: &Snapshot,
+    frames: &[(Vec<u8>, u64)],
+    send: SendFn,
+) {
+    let mut after_ack = None;
+    for (i, (f, now)) in frames.iter().enumerate() {
+        let a = send(short, s1, f, *now);
+        let b = send(general, s2, f, *now);
+        assert_eq!(a, b, "{method:?} frame {i}");
+        assert_eq!(short.states(*now), general.states(*now), "{method:?} {i}");
+        assert_eq!(
+            short.load(s1, 0, 0),
+            general.load(s2, 0, 0),
+            "{method:?} {i}"
+        );
+        if i == 1 || i == 3 {
+            // each established ACK restarts the timer: as long to go
+            // after the second as after the first
+            let st = short.states(*now);
+            assert_eq!(st[0].0, "ESTABLISHED");
+            assert_eq!(*after_ack.get_or_insert(st[0].1), st[0].1, "{method:?}");
+        }
+    }
+    let (a, b) = (short.w.stats(), general.w.stats());
+    assert_eq!(
+        sum_dest(&[&a], s1.services()[0].dests[0].id),
+        sum_dest(&[&b], s2.services()[0].dests[0].id),
+        "{method:?}"
+    );
+}
+
 fn tcp(flags: u8, cport: u16) -> Vec<u8> {
     tcp_frame(CLIENT, cport, VIP, 80, flags, b"", 64, true)
 }
