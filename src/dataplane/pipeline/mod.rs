@@ -7,7 +7,7 @@
 //! not-for-us is answered by the stack when it is an echo request to one of
 //! our addresses or VIPs, and counted and dropped otherwise.
 
-use crate::dataplane::exception::{KernelCopies, COPY_LEN};
+use crate::dataplane::exception::KernelCopies;
 use crate::dataplane::rss::ClientOwner;
 use crate::dataplane::shared::{Event, Shared};
 use crate::dataplane::stats::{Count, Counters};
@@ -15,7 +15,6 @@ use crate::dataplane::worker::MAX_PORTS;
 use crate::dataplane::{all_tx, Pipeline, Verdict};
 use crate::lb::balancer::{Balancer, LbVerdict, Prepared, TOUCH_LAG};
 use crate::lb::snapshot::Snapshot;
-use crate::net::arp::{arp_input, ArpAction, ArpIgnore};
 use crate::net::buf::{PacketBuf, BURST};
 use crate::net::classify::{
     classify, classify_into_fast, ipv4_dst, is_link_local_multicast, Classified, NetDrop, Placed,
@@ -27,6 +26,7 @@ use arc_swap::cache::Cache;
 use arc_swap::ArcSwap;
 use nh_cache::{CachedEgress, NhCache};
 use std::sync::Arc;
+pub use steer::{owner_of, owner_with, steer_mask};
 
 /// The burst path's per-packet scratch, kept in the pipeline so that no
 /// burst initialises it again: every entry a burst reads it wrote first
@@ -73,37 +73,6 @@ fn for_mac(frame: &[u8], mac: Option<[u8; 6]>) -> bool {
     mac.is_some_and(|m| dst == m)
 }
 
-/// The worker that owns connections of client address `client` among
-/// `workers` (same answer on every worker: requests and NAT replies of a
-/// connection, and all connections of a persistent client, meet there).
-#[inline]
-pub fn owner_of(client: u32, mask: u32, workers: u32) -> u32 {
-    let h = ((client & mask) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    (((h >> 32) * workers as u64) >> 32) as u32
-}
-
-/// The worker that owns `client`: the NIC's owner function where the ports
-/// hash on the client address (`nic`), else [`owner_of`]. The pipeline and
-/// the connection-sync receiver (which hands a received connection to its
-/// owner) both use it, so they agree.
-#[inline(always)]
-pub fn owner_with(nic: Option<&ClientOwner>, client: u32, mask: u32, workers: u32) -> u32 {
-    match nic {
-        None => owner_of(client, mask, workers),
-        Some(o) => o.owner(client & mask),
-    }
-}
-
-/// The widest persistence netmask of the snapshot's services: steering by
-/// it keeps all of one persistent client's connections on one worker.
-pub fn steer_mask(snap: &Snapshot) -> u32 {
-    snap.services()
-        .iter()
-        .filter(|s| s.spec.persistent.is_some() && s.spec.key.vip.is_ipv4())
-        .map(|s| u32::from(s.spec.netmask))
-        .fold(u32::MAX, |a, m| a & m)
-}
-
 impl WorkerPipeline {
     /// The pipeline of worker `index`, owning `lb`.
     pub fn new(shared: &Arc<Shared>, index: usize, lb: Balancer) -> WorkerPipeline {
@@ -141,43 +110,6 @@ impl WorkerPipeline {
             kernel_copies: KernelCopies::default(),
             looped_at: [0; MAX_PORTS],
         }
-    }
-
-    /// Use the NIC's owner function (RSS on the client address): a packet
-    /// is then owned by the worker whose queue the NIC puts it on. Set
-    /// once, before the first packet.
-    pub fn set_client_owner(&mut self, owner: Arc<ClientOwner>) {
-        self.client_owner = Some(owner);
-    }
-
-    /// The worker that owns `client`: the NIC's choice where the ports
-    /// hash on the client address, else [`owner_of`]. The steering mask
-    /// applies to both (a persistence netmask wider than /32 keeps a
-    /// client's network on one worker, by software steering).
-    #[inline(always)]
-    fn owner(&self, client: u32) -> u32 {
-        owner_with(
-            self.client_owner.as_deref(),
-            client,
-            self.steer_mask,
-            self.workers,
-        )
-    }
-
-    /// The worker that owns an IPv4 packet: by its client address, or for
-    /// a reply to a NAT64 pool address by its port (each worker allocates
-    /// the pool ports `p` with `p % workers` its own index).
-    #[inline(always)]
-    fn owner_meta(&self, m: &PacketMeta) -> u32 {
-        let k = crate::lb::balancer::lookup_key(m);
-        let client = if self.snap.is_vip(k.dst) {
-            k.src
-        } else if self.snap.is_nat64_pool(k.dst) {
-            return k.dport as u32 % self.workers;
-        } else {
-            k.dst
-        };
-        self.owner(client)
     }
 
     /// An IPv4 packet to a NAT64 pool address: a NAT64 connection's reply,
@@ -539,92 +471,6 @@ impl WorkerPipeline {
         }
         all_tx(&out[..n])
     }
-
-    #[inline]
-    fn arp<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
-        let Some(pi) = self.net.port(port) else {
-            return Verdict::Drop;
-        };
-        let (mac, kernel) = (pi.mac, pi.kernel);
-        // the request as it arrived, in case the kernel must see it too
-        let mut orig = [0u8; COPY_LEN];
-        let orig_len = if kernel && buf.data().len() <= COPY_LEN {
-            orig[..buf.data().len()].copy_from_slice(buf.data());
-            buf.data().len()
-        } else {
-            0
-        };
-        match arp_input(buf.data_mut(), mac, self.net.addrs()) {
-            ArpAction::Reply { learn, target } => {
-                if let Some(s) = learn {
-                    self.learn(s.ip, s.mac, port, true);
-                }
-                // a request for one of the port's addresses: the kernel
-                // learns the requester from it, as it would on the wire
-                if orig_len > 0
-                    && self.net.addrs().port_of(target) == Some(port)
-                    && !self.kernel_copies.push(port, &orig[..orig_len])
-                {
-                    self.counters.own[Count::KernelCopyLost] += 1;
-                }
-                self.counters.own[Count::ArpReplied] += 1;
-                Verdict::Tx(port)
-            }
-            ArpAction::Learn {
-                sender,
-                create,
-                reply,
-            } => {
-                self.learn(sender.ip, sender.mac, port, create);
-                if reply && kernel {
-                    // every ARP reply, so the kernel's neighbour table
-                    // stays right (its own requests are answered here)
-                    return Verdict::Kernel(port);
-                }
-                self.counters.own[Count::ArpTaken] += 1;
-                Verdict::Drop
-            }
-            ArpAction::Ignore(r) => {
-                if r == ArpIgnore::Looped {
-                    self.looped(port, now_ns);
-                }
-                self.counters.arp[r] += 1;
-                Verdict::Drop
-            }
-        }
-    }
-
-    /// An ARP frame came back with this port's own MAC as sender: tell the
-    /// control side, at most once a second per port, so it can warn.
-    #[cold]
-    fn looped(&mut self, port: u16, now_ns: u64) {
-        let Some(last) = self.looped_at.get_mut(port as usize) else {
-            return;
-        };
-        if *last == 0 || now_ns.saturating_sub(*last) >= 1_000_000_000 {
-            *last = now_ns.max(1);
-            self.event(Event::Looped { port });
-        }
-    }
-
-    fn learn(&mut self, ip: u32, mac: [u8; 6], port: u16, create: bool) {
-        self.counters.own[Count::ArpLearned] += 1;
-        self.event(Event::Learn {
-            ip,
-            mac,
-            port,
-            create,
-        });
-    }
-
-    /// Tell the control thread; a full queue is a counted loss, never a
-    /// wait (an unresolved next hop is asked for again by its next packet).
-    #[inline]
-    fn event(&mut self, ev: Event) {
-        if self.shared.events.push(ev).is_err() {
-            self.counters.own[Count::EventsLost] += 1;
-        }
-    }
 }
 
 impl Pipeline for WorkerPipeline {
@@ -739,8 +585,10 @@ impl Pipeline for WorkerPipeline {
     }
 }
 
+mod arp;
 mod nd;
 mod nh_cache;
+mod steer;
 #[cfg(test)]
 mod tests;
 mod v6;
