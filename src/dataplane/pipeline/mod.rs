@@ -35,6 +35,8 @@ struct Scratch {
     metas: [PacketMeta; BURST],
     prep: [Prepared; BURST],
     lbv: [LbVerdict; BURST],
+    /// IPv6 lookup hashes of the burst's early IPv6 stage (`v6::prepare6`).
+    hash6: [u32; BURST],
 }
 
 /// One worker's pipeline.
@@ -56,6 +58,12 @@ pub struct WorkerPipeline {
     client_owner: Option<Arc<ClientOwner>>,
     kernel_copies: KernelCopies,
     looped_at: [u64; MAX_PORTS],
+    /// An IPv6 packet went to the balancer since the last burst began: the
+    /// next burst runs the early IPv6 stage (IPv4-only traffic never does).
+    v6_seen: bool,
+    /// The lookup hash of the IPv6 packet being handled, when the early
+    /// IPv6 stage computed it (taken by `ipv6`).
+    hash6: Option<u32>,
 }
 
 /// Whether a frame is for a port whose MAC is `mac` (see `WorkerPipeline::for_us`).
@@ -92,6 +100,7 @@ impl WorkerPipeline {
                 metas: [PacketMeta::default(); BURST],
                 prep: [Prepared::default(); BURST],
                 lbv: [LbVerdict::NotForUs; BURST],
+                hash6: [0; BURST],
             }),
             shared: Arc::clone(shared),
             index,
@@ -109,6 +118,8 @@ impl WorkerPipeline {
             client_owner: None,
             kernel_copies: KernelCopies::default(),
             looped_at: [0; MAX_PORTS],
+            v6_seen: false,
+            hash6: None,
         }
     }
 
@@ -321,6 +332,29 @@ impl WorkerPipeline {
         }
     }
 
+    /// [`Self::process_classified`] for the burst's packet `i`, with its
+    /// IPv6 lookup hash when the early IPv6 stage computed it (bit `i` of
+    /// `early6`). Out of line: the IPv4 burst loop stays as it was.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn process_aside<B: PacketBuf>(
+        &mut self,
+        buf: &mut B,
+        c: Classified,
+        early6: u32,
+        i: usize,
+        port: u16,
+        now_ns: u64,
+        steered: bool,
+    ) -> Verdict {
+        if early6 & (1 << i) != 0 {
+            self.hash6 = self.scratch.hash6.get(i).copied();
+        }
+        let v = self.process_classified(buf, c, port, now_ns, steered);
+        self.hash6 = None;
+        v
+    }
+
     /// The burst path: classify every packet (preparing each lookup: hash
     /// and bucket prefetch), answer on the spot the few that are not plain
     /// IPv4 for this port (ARP, drops, other host: the packet path) and
@@ -349,6 +383,14 @@ impl WorkerPipeline {
             return all.filter(|_| n > 0);
         }
         let mac = self.net.port(port).map(|p| p.mac);
+        // IPv6's hash and prefetch stages, ahead of the classify loop (which
+        // hands IPv6 to the packet path), when the traffic has IPv6
+        let early6 = if self.v6_seen {
+            self.v6_seen = false;
+            self.prepare6(&bufs[..n])
+        } else {
+            0
+        };
         let mut sel = [0u8; BURST];
         let mut k = 0;
         // packets answered here rather than by the core (their verdicts
@@ -369,8 +411,8 @@ impl WorkerPipeline {
                 Some(Placed::Slow) => false,
                 Some(Placed::Other(c)) => {
                     // IPv6, ARP, a drop: the packet path, with what
-                    // classify said
-                    out[i] = self.process_classified(&mut bufs[i], c, port, now_ns, steered);
+                    // classify said (and IPv6's early hash)
+                    out[i] = self.process_aside(&mut bufs[i], c, early6, i, port, now_ns, steered);
                     aside += 1;
                     continue;
                 }
@@ -423,7 +465,9 @@ impl WorkerPipeline {
         };
         // a Tx becomes the worker's verdict as the core returns it; the
         // rest (holds, drops, what is not the core's) are mapped after
-        let Scratch { metas, prep, lbv } = &mut *self.scratch;
+        let Scratch {
+            metas, prep, lbv, ..
+        } = &mut *self.scratch;
         let mut rest = 0u32;
         let mut forwarded = 0u64;
         // every Tx port OR-ed and AND-ed: equal exactly when all are one

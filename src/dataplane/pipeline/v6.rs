@@ -6,9 +6,12 @@
 //! when it is for one of the port's own IPv6 addresses, else it is counted
 //! and dropped.
 //!
-//! IPv6 packets take the packet path, not the staged burst path: the
-//! IPv4 burst stays as measured, and IPv6's cost is stated in
-//! BENCHMARKS.md.
+//! IPv6 packets take the packet path, not IPv4's staged burst loop, but
+//! with stages of their own ahead of it: when the previous burst had IPv6
+//! for the balancer, the burst's IPv6 TCP/UDP frames are hashed and their
+//! buckets prefetched first, then their records ([`WorkerPipeline::prepare6`]),
+//! and each one's hash is handed to the balancer when the classify loop
+//! reaches it. IPv4-only traffic pays one flag test per burst.
 //!
 //! [`Balancer::process6`]: crate::lb::balancer::Balancer::process6
 
@@ -19,7 +22,8 @@ use crate::dataplane::Verdict;
 use crate::lb::balancer::{lookup_key6, LbVerdict};
 use crate::lb::persist::mask6;
 use crate::lb::snapshot::{fold6, Snapshot};
-use crate::net::buf::PacketBuf;
+use crate::net::buf::{PacketBuf, BURST};
+use crate::net::classify::peek_key6;
 use crate::net::meta::{PacketMeta, PacketMeta6, PROTO_ICMPV6};
 
 /// The client side of an IPv6 packet (as `client_of` for IPv4): the source
@@ -52,6 +56,33 @@ pub fn owner6(client: u128, workers: u32) -> u32 {
 }
 
 impl WorkerPipeline {
+    /// The early IPv6 stages of a burst: each IPv6 TCP/UDP frame's lookup
+    /// hash (kept in the scratch) with its bucket prefetched, then, once
+    /// the buckets had the rest of the burst to arrive, its record. Returns
+    /// the positions hashed (bit `i` for `bufs[i]`).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn prepare6<B: PacketBuf>(&mut self, bufs: &[B]) -> u32 {
+        let mut hashed = 0u32;
+        for (i, b) in bufs.iter().enumerate().take(BURST) {
+            if let Some(k) = peek_key6(b.data()) {
+                if let Some(h) = self.scratch.hash6.get_mut(i) {
+                    *h = self.lb.prepare6(&k);
+                    hashed |= 1 << i;
+                }
+            }
+        }
+        let mut rest = hashed;
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            if let Some(&h) = self.scratch.hash6.get(i) {
+                self.lb.touch_prepared6(h);
+            }
+        }
+        hashed
+    }
+
     /// An IPv6 TCP/UDP packet or ICMPv6 error (classify's meta).
     pub(super) fn ipv6<B: PacketBuf>(
         &mut self,
@@ -76,7 +107,11 @@ impl WorkerPipeline {
             view: &self.net,
             cache: &self.nh,
         };
-        let v = self.lb.process6(&self.snap, &eg, buf, meta, now_ns);
+        self.v6_seen = true;
+        let hashed = self.hash6.take();
+        let v = self
+            .lb
+            .process6_hashed(&self.snap, &eg, buf, meta, now_ns, hashed);
         if v != LbVerdict::NotForUs {
             return self.map_lb(v, buf, &PacketMeta::default(), port, now_ns);
         }

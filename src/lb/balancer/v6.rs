@@ -100,6 +100,23 @@ impl Balancer {
         n
     }
 
+    /// The IPv6 table's hash of `key` with its bucket prefetched: the
+    /// first stage of an IPv6 burst lookup (the IPv4 one's
+    /// [`Self::prepare_key`]).
+    #[inline]
+    pub fn prepare6(&self, key: &FlowKey6) -> u32 {
+        let hash = self.table6.hash(key);
+        self.table6.touch(hash);
+        hash
+    }
+
+    /// The second stage: once its bucket has had time to arrive, prefetch
+    /// the record of the key whose hash [`Self::prepare6`] returned.
+    #[inline]
+    pub fn touch_prepared6(&self, hash: u32) {
+        self.table6.touch_records(hash);
+    }
+
     /// Process one IPv6 packet (see the module docs).
     pub fn process6<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
@@ -109,13 +126,34 @@ impl Balancer {
         meta: &PacketMeta6,
         now_ns: u64,
     ) -> LbVerdict {
+        self.process6_hashed(snap, egress, buf, meta, now_ns, None)
+    }
+
+    /// [`Self::process6`] with the hash of its lookup key when the caller
+    /// has it ([`Self::prepare6`] of `lookup_key6(meta)`), so that the
+    /// key is not hashed again.
+    pub fn process6_hashed<B: PacketBuf, E: Egress + Egress6>(
+        &mut self,
+        snap: &Snapshot,
+        egress: &E,
+        buf: &mut B,
+        meta: &PacketMeta6,
+        now_ns: u64,
+        hashed: Option<u32>,
+    ) -> LbVerdict {
         self.see_epoch(snap);
         let now = tick_of(now_ns);
         let key = lookup_key6(meta);
         if key.proto != PROTO_TCP && key.proto != PROTO_UDP {
             return LbVerdict::NotForUs;
         }
-        let hash = self.table6.hash(&key);
+        let hash = match hashed {
+            Some(h) => {
+                debug_assert_eq!(h, self.table6.hash(&key), "hash of another key");
+                h
+            }
+            None => self.table6.hash(&key),
+        };
         let (hit, probe) = match self.table6.lookup_probe(&key, hash) {
             Ok(h) => (Some(h), None),
             Err(p) => (None, Some(p)),

@@ -280,3 +280,26 @@ pub(crate) fn classify_fast6(frame: &[u8], port: u16) -> Option<PacketMeta6> {
         icmp: None,
     })
 }
+
+/// The lookup key an IPv6 frame will be classified with, read without
+/// classifying it, for the burst path's early hash and prefetch: `Some`
+/// for an untagged IPv6 frame of at least `FAST6_LEN` bytes whose first
+/// next header is TCP or UDP. Checks nothing else, so it may answer for a
+/// frame classify then drops; but whenever classify answers such a frame
+/// with an IPv6 TCP/UDP meta (no ICMPv6 quote), its key is this one (no
+/// extension header can come first, and the tuple's offsets are fixed).
+#[inline]
+pub(crate) fn peek_key6(frame: &[u8]) -> Option<FlowKey6> {
+    let h: &[u8; FAST6_LEN] = frame.get(..FAST6_LEN)?.try_into().ok()?;
+    let proto = h[L3 + 6];
+    if be16(h, 12) != 0x86dd || (proto != PROTO_TCP && proto != PROTO_UDP) {
+        return None;
+    }
+    Some(FlowKey6 {
+        src: be128(h, L3 + 8),
+        dst: be128(h, L3 + 24),
+        sport: be16(h, L4_6),
+        dport: be16(h, L4_6 + 2),
+        proto,
+    })
+}

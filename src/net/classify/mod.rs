@@ -344,6 +344,7 @@ fn quote(i: &icmp::Packet<&[u8]>, inner_l3_off: usize) -> Option<IcmpQuote> {
 }
 
 mod fast;
+pub(crate) use fast::peek_key6;
 pub mod ipv6;
 
 #[cfg(test)]

@@ -357,3 +357,99 @@ fn ipv6_burst_path_equals_packet_path_and_follows_a_new_view() {
         );
     }
 }
+
+/// `frame` with an 8-byte hop-by-hop header (a PadN option) before its
+/// transport header: classify walks it, the early IPv6 stage does not
+/// read past the first next header.
+fn with_hop_by_hop(frame: &[u8]) -> Vec<u8> {
+    let mut f = frame.to_vec();
+    let next = f[20];
+    f[20] = 0;
+    let pl = u16::from_be_bytes([f[18], f[19]]) + 8;
+    f[18..20].copy_from_slice(&pl.to_be_bytes());
+    f.splice(54..54, [next, 0, 1, 4, 0, 0, 0, 0]);
+    f
+}
+
+/// The early IPv6 stage (hash and prefetch ahead of the classify loop)
+/// runs once a burst had IPv6 for the balancer, hashes exactly the IPv6
+/// TCP/UDP frames whose first next header is the transport's, and hands
+/// each packet its own hash: a frame it hashed that classify then drops
+/// (hop limit 0) leaves nothing behind for the next one (a frame with a
+/// hop-by-hop header, which it did not hash). `process6_hashed` checks
+/// every handed hash against the key's (debug builds, as here), and the
+/// verdicts and bytes are the packet path's.
+#[test]
+fn early_ipv6_stage_hands_each_packet_its_own_hash() {
+    use crate::dataplane::Pipeline;
+    use crate::net::buf::PacketBuf;
+    use crate::net::classify::peek_key6;
+    let (_s1, mut one) = setup6([false, false]);
+    let (_s2, mut other) = setup6([false, false]);
+    let mut frames: Vec<Vec<u8>> = Vec::new();
+    for c in 2..=12u8 {
+        let f = tcp6(
+            client6(c),
+            40000 + c as u16,
+            VIP6,
+            80,
+            false,
+            [client_mac(c), OUR_MAC],
+        );
+        if c == 5 {
+            let mut dead = f.clone();
+            dead[21] = 0; // hop limit 0: classify drops it
+            frames.push(dead);
+            frames.push(with_hop_by_hop(&f));
+        } else {
+            frames.push(f);
+        }
+    }
+    assert!(matches!(classify(&frames[3], 0), Classified::Drop(_)));
+    assert!(matches!(classify(&frames[4], 0), Classified::Ipv6(_)));
+    let bufs = || -> Vec<VecBuf> { frames.iter().map(|f| VecBuf::new(f)).collect() };
+    let burst = |p: &mut super::WorkerPipeline, now: u64| {
+        let mut a = bufs();
+        let mut v = vec![Verdict::Drop; a.len()];
+        p.process_burst(&mut a, 0, now, &mut v);
+        (v, a)
+    };
+    let packets = |p: &mut super::WorkerPipeline, now: u64| {
+        let mut b = bufs();
+        let v: Vec<Verdict> = b.iter_mut().map(|x| p.process(x, 0, now)).collect();
+        (v, b)
+    };
+    assert!(!one[0].v6_seen);
+    let first = burst(&mut one[0], 1_000_000);
+    assert!(one[0].v6_seen, "IPv6 went to the balancer");
+    // what the stage hashes: every frame but the hop-by-hop one
+    let mask = one[0].prepare6(&bufs());
+    let want: u32 = (0..frames.len())
+        .filter(|&i| i != 4)
+        .fold(0, |m, i| m | 1 << i);
+    assert_eq!(mask, want);
+    for (i, f) in frames.iter().enumerate().filter(|&(i, _)| i != 3 && i != 4) {
+        let Classified::Ipv6(m) = classify(f, 0) else {
+            panic!("frame {i}");
+        };
+        assert_eq!(peek_key6(f), Some(m.key));
+        assert_eq!(
+            one[0].scratch.hash6[i],
+            one[0].lb.prepare6(&m.key),
+            "frame {i}"
+        );
+    }
+    // the next burst runs the stage; the packet path does not
+    one[0].begin_burst(2_000_000);
+    let second = burst(&mut one[0], 2_000_000);
+    let p1 = packets(&mut other[0], 1_000_000);
+    other[0].begin_burst(2_000_000);
+    let p2 = packets(&mut other[0], 2_000_000);
+    for ((v, a), (w, b)) in [(first, p1), (second, p2)] {
+        assert_eq!(v, w);
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.data(), y.data());
+        }
+    }
+    assert!(one[0].hash6.is_none());
+}

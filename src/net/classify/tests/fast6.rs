@@ -2,7 +2,7 @@
 //! answers for the common IPv6 packet.
 
 use super::fast::agree;
-use crate::net::classify::fast::{classify_fast6, FAST6_LEN};
+use crate::net::classify::fast::{classify_fast6, peek_key6, FAST6_LEN};
 use crate::net::classify::*;
 use crate::net::meta::{tcp_flags, FlowKey6, PacketMeta6};
 use etherparse::PacketBuilder;
@@ -38,11 +38,18 @@ fn frame6(tcp: Option<u8>, hop: u8, payload: usize, pad: usize) -> Vec<u8> {
     v
 }
 
-/// [`agree`], and the IPv6 fast path's answer is the slow path's.
+/// [`agree`], the IPv6 fast path's answer is the slow path's, and the
+/// burst path's early key ([`peek_key6`]) is the key classify gives a
+/// TCP/UDP packet whenever it has one.
 fn agree6(f: &[u8]) {
     agree(f);
     if let Some(m) = classify_fast6(f, 5) {
         assert_eq!(Classified::Ipv6(m), classify_slow(f, 5), "{f:02x?}");
+    }
+    if let (Some(k), Classified::Ipv6(m)) = (peek_key6(f), classify(f, 5)) {
+        if m.icmp.is_none() {
+            assert_eq!(k, m.key, "{f:02x?}");
+        }
     }
 }
 
@@ -68,6 +75,7 @@ fn fast_path_answers_ipv6_tcp_and_udp() {
         icmp: None,
     };
     assert_eq!(classify_fast6(&f, 7), Some(want));
+    assert_eq!(peek_key6(&f), Some(want.key));
     agree6(&f);
     // UDP with a payload and Ethernet padding
     let u = frame6(None, 64, 10, 4);
