@@ -287,7 +287,7 @@ impl WorkerPipeline {
             return Verdict::Drop;
         }
         let c = classify(buf.data(), port);
-        self.process_classified(buf, c, port, now_ns, steered)
+        self.process_classified(buf, &c, port, now_ns, steered)
     }
 
     /// The packet path after classify: what [`Self::process_inner`] does
@@ -298,7 +298,7 @@ impl WorkerPipeline {
     fn process_classified<B: PacketBuf>(
         &mut self,
         buf: &mut B,
-        c: Classified,
+        c: &Classified,
         port: u16,
         now_ns: u64,
         steered: bool,
@@ -306,15 +306,15 @@ impl WorkerPipeline {
         match c {
             Classified::Ipv4(meta) => {
                 if self.workers > 1 && !steered {
-                    let owner = self.owner_meta(&meta);
+                    let owner = self.owner_meta(meta);
                     if owner as usize != self.index {
                         self.counters.own[Count::SteeredOut] += 1;
                         return Verdict::Steer(owner as u16);
                     }
                 }
-                self.ipv4(buf, &meta, port, now_ns)
+                self.ipv4(buf, meta, port, now_ns)
             }
-            Classified::Drop(d) => {
+            &Classified::Drop(d) => {
                 if self.kernel_wants_dropped(buf.data(), port, d) {
                     return Verdict::Kernel(port);
                 }
@@ -322,8 +322,8 @@ impl WorkerPipeline {
                 Verdict::Drop
             }
             Classified::Arp { .. } => self.arp(buf, port, now_ns),
-            Classified::Ipv6(meta) => self.ipv6(buf, &meta, port, now_ns, steered),
-            Classified::Icmpv6 {
+            Classified::Ipv6(meta) => self.ipv6(buf, meta, port, now_ns, steered),
+            &Classified::Icmpv6 {
                 l3_off,
                 l4_off,
                 len,
@@ -340,7 +340,7 @@ impl WorkerPipeline {
     fn process_aside<B: PacketBuf>(
         &mut self,
         buf: &mut B,
-        c: Classified,
+        c: &Classified,
         early6: u32,
         i: usize,
         port: u16,
@@ -412,7 +412,7 @@ impl WorkerPipeline {
                 Some(Placed::Other(c)) => {
                     // IPv6, ARP, a drop: the packet path, with what
                     // classify said (and IPv6's early hash)
-                    out[i] = self.process_aside(&mut bufs[i], c, early6, i, port, now_ns, steered);
+                    out[i] = self.process_aside(&mut bufs[i], &c, early6, i, port, now_ns, steered);
                     aside += 1;
                     continue;
                 }
