@@ -59,7 +59,9 @@ impl WorkerPipeline {
     /// The early IPv6 stages of a burst: each IPv6 TCP/UDP frame's lookup
     /// hash (kept in the scratch) with its bucket prefetched, then, once
     /// the buckets had the rest of the burst to arrive, its record. Returns
-    /// the positions hashed (bit `i` for `bufs[i]`).
+    /// the positions hashed (bit `i` for `bufs[i]`, so at most 32: a
+    /// burst is [`BURST`]). Cold and out of line so that IPv4's burst loop
+    /// keeps its layout; it runs only for traffic with IPv6.
     #[cold]
     #[inline(never)]
     pub(super) fn prepare6<B: PacketBuf>(&mut self, bufs: &[B]) -> u32 {
