@@ -80,6 +80,10 @@ enum Cmd {
         /// Also probe the memory floor (random lines over the table's size).
         #[arg(long)]
         memprobe: bool,
+        /// Real servers in the benchmark service (1-244; default 4): what
+        /// a wlc pick for a new connection weighs.
+        #[arg(long, default_value_t = micro::N_RS, value_parser = clap::value_parser!(u8).range(1..=micro::MAX_SERVERS as i64))]
+        servers: u8,
     },
 }
 
@@ -177,6 +181,7 @@ fn run_micro(plan: &Plan, agg: &mut Agg, only: Option<Method>, only_flows: Optio
                     capacity: plan.capacity,
                     burst_api,
                     sync: false,
+                    servers: plan.micro_servers,
                 };
                 let r = micro::run(case, plan.micro);
                 let k = format!(
@@ -201,6 +206,7 @@ fn run_micro(plan: &Plan, agg: &mut Agg, only: Option<Method>, only_flows: Optio
                 capacity: plan.newconn_capacity,
                 burst_api,
                 sync: false,
+                servers: plan.micro_servers,
             };
             let r = micro::run(case, plan.micro);
             let k = format!("micro|newconn|{}", if burst_api { "burst" } else { "pkt" });
@@ -223,6 +229,7 @@ fn run_micro(plan: &Plan, agg: &mut Agg, only: Option<Method>, only_flows: Optio
                     capacity: plan.capacity,
                     burst_api: true,
                     sync,
+                    servers: plan.micro_servers,
                 };
                 let r = micro::run(case, plan.micro);
                 let k = format!("micro|sync {label}|{}", if sync { "on" } else { "off" });
@@ -625,9 +632,11 @@ fn main() {
         newconn,
         api,
         memprobe,
+        servers,
     }) = &cli.cmd
     {
         let mut plan = plan;
+        plan.micro_servers = *servers;
         plan.micro = Duration::from_secs_f64(*seconds);
         let only = method.as_deref().map(|m| match m {
             "tun" => Method::Tun,

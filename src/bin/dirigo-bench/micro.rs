@@ -31,10 +31,14 @@ pub fn rs_mac(a: u32) -> [u8; 6] {
     [0x02, 0, 0, 0, 0x01, a as u8]
 }
 
-/// Address of real server `i` (0-based).
+/// Address of real server `i` (0-based; [`MAX_SERVERS`] of them fit the
+/// /24).
 pub fn rs_addr(i: u8) -> u32 {
     LAN_NET | (11 + i as u32)
 }
+
+/// The most real servers a micro case can have (172.16.0.11 - .254).
+pub const MAX_SERVERS: u8 = 244;
 
 /// Routes like the benchmark daemon config: the lan /24 on port 1 (RS MACs
 /// by last octet), everything else via a gateway on port 0.
@@ -93,6 +97,9 @@ pub struct Case {
     /// and queues what is due; the queue is emptied between timed bursts,
     /// as the sync thread would.
     pub sync: bool,
+    /// Real servers of the service ([`N_RS`] unless asked; at most
+    /// [`MAX_SERVERS`]): what a least-connection pick has to weigh.
+    pub servers: u8,
 }
 
 /// What one case measured.
@@ -120,8 +127,9 @@ pub struct MicroResult {
     pub fwd_ratio: f64,
 }
 
-fn snapshot(method: Method) -> (Snapshot, LbIds) {
-    let mut ids = LbIds::new(16, 64);
+fn snapshot(method: Method, servers: u8) -> (Snapshot, LbIds) {
+    let servers = servers.clamp(1, MAX_SERVERS);
+    let mut ids = LbIds::new(16, 256);
     let spec = ServiceSpec {
         key: ServiceKey {
             proto: Proto::Tcp,
@@ -135,7 +143,7 @@ fn snapshot(method: Method) -> (Snapshot, LbIds) {
         prefix6: 128,
         synproxy: false,
     };
-    let dests = (0..N_RS)
+    let dests = (0..servers)
         .map(|i| DestSpec {
             key: DestKey {
                 addr: std::net::IpAddr::V4(Ipv4Addr::from(rs_addr(i))),
@@ -241,7 +249,7 @@ impl Runner {
 
 /// Run one case for about `time` (after set-up), timing every burst.
 pub fn run(case: Case, time: Duration) -> MicroResult {
-    let (snap, ids) = snapshot(case.method);
+    let (snap, ids) = snapshot(case.method, case.servers);
     let cfg = BalancerConfig {
         conn_capacity: case.capacity,
         seed: 0x1234_5678,
@@ -356,6 +364,7 @@ mod tests {
                     capacity: 4096,
                     burst_api: false,
                     sync: false,
+                    servers: N_RS,
                 },
                 Duration::from_millis(20),
             );
@@ -375,6 +384,7 @@ mod tests {
                 capacity: 1024,
                 burst_api: true,
                 sync: false,
+                servers: N_RS,
             },
             Duration::from_millis(20),
         );

@@ -42,6 +42,8 @@ pub struct Plan {
     pub apis: Vec<bool>,
     /// Lower-case scenario names to run (empty: all), from `--only`.
     pub only: Vec<String>,
+    /// Real servers of the micro-benchmark's service (`micro --servers`).
+    pub micro_servers: u8,
 }
 
 impl Plan {
@@ -63,6 +65,7 @@ impl Plan {
                 quick,
                 apis: vec![false, true],
                 only: Vec::new(),
+                micro_servers: crate::micro::N_RS,
             }
         } else {
             Plan {
@@ -81,6 +84,7 @@ impl Plan {
                 quick,
                 apis: vec![false, true],
                 only: Vec::new(),
+                micro_servers: crate::micro::N_RS,
             }
         }
     }
