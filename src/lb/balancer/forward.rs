@@ -105,6 +105,7 @@ impl Balancer {
                         t.adjust(1, -1, 0);
                     }
                 }
+                self.trees.changed(c.dest);
                 flags ^= F_ACTIVE;
             }
             (new as u8, snap.timeouts.tcp(new))

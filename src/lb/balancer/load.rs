@@ -2,6 +2,7 @@
 //! connection gives back, and the scheduler's view of a server with the
 //! IPVS threshold (overload) mark (see the `worker` module docs).
 
+use super::trees::LoadTrees;
 use crate::lb::conn::{Conn, F_ACTIVE};
 use crate::lb::sched::{DestLoad, Loads};
 use crate::lb::snapshot::Dest;
@@ -10,20 +11,27 @@ use std::sync::atomic::Ordering::Relaxed;
 
 /// Give back a removed connection's active/inactive/live counts.
 #[inline]
-pub(super) fn release_counters(stats: &WorkerStats, c: &Conn) {
-    release_flags(stats, c.dest, c.svc, c.flags);
+pub(super) fn release_counters(stats: &WorkerStats, trees: &mut LoadTrees, c: &Conn) {
+    release_flags(stats, trees, c.dest, c.svc, c.flags);
 }
 
 /// [`release_counters`] from a record's real-server slot, service slot and
 /// flags (IPv4 or IPv6 record alike).
 #[inline]
-pub(super) fn release_flags(stats: &WorkerStats, dest: u32, svc: u16, flags: u8) {
+pub(super) fn release_flags(
+    stats: &WorkerStats,
+    trees: &mut LoadTrees,
+    dest: u32,
+    svc: u16,
+    flags: u8,
+) {
     if let Some(t) = stats.dests.get(dest as usize) {
         if flags & F_ACTIVE != 0 {
             t.adjust(-1, 0, -1);
         } else {
             t.adjust(0, -1, -1);
         }
+        trees.changed(dest);
     }
     if let Some(t) = stats.services.get(svc as usize) {
         t.adjust(0, 0, -1);
@@ -102,7 +110,7 @@ impl Loads for LiveLoads<'_> {
 
 /// [`LiveLoads`]' load of server `d` (no overload mark; see there).
 #[inline(always)]
-fn live_load(stats: &[Traffic], d: &Dest) -> DestLoad {
+pub(super) fn live_load(stats: &[Traffic], d: &Dest) -> DestLoad {
     match stats.get(d.id.slot as usize) {
         Some(t) => DestLoad {
             weight: d.weight,

@@ -85,6 +85,7 @@ mod listing;
 mod new_conn;
 mod sync;
 mod synproxy;
+mod trees;
 mod v6;
 pub use v6::lookup_key6;
 
@@ -120,6 +121,8 @@ pub struct Balancer {
     /// marks; in that snapshot its picks read each load when asked
     /// ([`load::LiveLoads`]) instead of computing all of them first.
     no_marks: Vec<Option<u64>>,
+    /// Winner trees of the load schedulers (lc, wlc, sed, nq, fo).
+    trees: trees::LoadTrees,
     ip_id: u16,
     icmp_limit: TokenBucket,
     persist: PersistTable,
@@ -165,6 +168,7 @@ impl Balancer {
             cursors: vec![Cursor::default(); svc_slots as usize],
             loads: Vec::with_capacity(dest_slots as usize),
             no_marks: vec![None; svc_slots as usize],
+            trees: trees::LoadTrees::new(dest_slots, svc_slots),
             ip_id: (cfg.seed >> 16) as u16,
             icmp_limit: TokenBucket::new(cfg.icmp_rate, cfg.icmp_burst),
             persist: PersistTable::with_capacity_seed(
@@ -226,7 +230,7 @@ impl Balancer {
     /// A connection left the table: release its counters and detach it
     /// from its persistence template.
     fn release(&mut self, c: &Conn, now_ns: u64) {
-        release_counters(&self.stats, c);
+        release_counters(&self.stats, &mut self.trees, c);
         detach_conn(&mut self.persist, &self.pcfg, c, now_ns);
         self.store_conns();
     }
@@ -249,10 +253,11 @@ impl Balancer {
             persist,
             pcfg,
             sp,
+            trees,
             ..
         } = self;
         let n = table.sweep(now, budget, |idx, c| {
-            release_counters(stats, c);
+            release_counters(stats, trees, c);
             detach_conn(persist, pcfg, c, now_ns);
             if c.flags & F_SP_PENDING != 0 {
                 synproxy::swept(sp.as_mut(), stats, idx, c);

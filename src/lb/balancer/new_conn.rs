@@ -64,6 +64,7 @@ impl Balancer {
             bump(&t.conns, 1);
             t.adjust(0, 1, 1);
         }
+        self.trees.changed(d.id.slot);
         if let Some(t) = self.stats.services.get(svc.id.slot as usize) {
             t.adopt(svc.id.gen);
             bump(&t.conns, 1);
@@ -83,20 +84,33 @@ impl Balancer {
         key: &FlowKey,
     ) -> Option<&'s Dest> {
         let slot = svc.id.slot as usize;
-        let cur = self.cursors.get_mut(slot)?;
         let live = self
             .no_marks
             .get(slot)
             .is_some_and(|e| *e == Some(snap.epoch));
         let i = if live {
-            // no thresholds, marks cleared: each load when asked
-            let loads = LiveLoads {
-                dests: &svc.dests,
-                stats: &self.stats.dests,
-                cap: self.loads.capacity(),
+            // lc, wlc, sed, nq, fo over many servers: the service's
+            // winner tree, not a walk
+            let tree = if svc.dests.len() >= trees::TREE_MIN {
+                self.tree_pick(snap, svc, key)
+            } else {
+                None
             };
-            sched::pick_with(&svc.prepared, cur, &loads, key)
+            let cur = self.cursors.get_mut(slot)?;
+            match tree {
+                Some(p) => p,
+                None => {
+                    // no thresholds, marks cleared: each load when asked
+                    let loads = LiveLoads {
+                        dests: &svc.dests,
+                        stats: &self.stats.dests,
+                        cap: self.loads.capacity(),
+                    };
+                    sched::pick_with(&svc.prepared, cur, &loads, key)
+                }
+            }
         } else {
+            let cur = self.cursors.get_mut(slot)?;
             self.loads.clear();
             let mut thresholds = false;
             for d in &svc.dests {
@@ -121,5 +135,33 @@ impl Balancer {
             sched::pick(&svc.prepared, cur, &self.loads, key)
         };
         i.and_then(|i| svc.dests.get(i))
+    }
+
+    /// [`Self::sched_pick`] from the service's winner tree
+    /// ([`trees::LoadTrees::pick`]; `None`: walk instead). Debug builds
+    /// check it against the walk.
+    #[inline(never)]
+    fn tree_pick(
+        &mut self,
+        snap: &Snapshot,
+        svc: &Service,
+        key: &FlowKey,
+    ) -> Option<Option<usize>> {
+        let p = self.trees.pick(snap.epoch, svc, &self.stats.dests)?;
+        if cfg!(debug_assertions) {
+            let loads = LiveLoads {
+                dests: &svc.dests,
+                stats: &self.stats.dests,
+                cap: self.loads.capacity(),
+            };
+            let mut cur = self
+                .cursors
+                .get(svc.id.slot as usize)
+                .copied()
+                .unwrap_or_default();
+            let walk = sched::pick_with(&svc.prepared, &mut cur, &loads, key);
+            debug_assert_eq!(p, walk, "the tree and the walk disagree");
+        }
+        Some(p)
     }
 }

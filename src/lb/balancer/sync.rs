@@ -202,6 +202,7 @@ impl Balancer {
                             t.adjust(1, -1, 0);
                         }
                     }
+                    self.trees.changed(c.dest);
                 }
                 if let Some(m) = self.table.get_mut(h.idx) {
                     m.state = state as u8;
@@ -264,6 +265,7 @@ impl Balancer {
                 t.adjust(0, 1, 1);
             }
         }
+        self.trees.changed(d.id.slot);
         if let Some(t) = self.stats.services.get(svc.id.slot as usize) {
             t.adopt(svc.id.gen);
             t.adjust(0, 0, 1);

@@ -283,6 +283,7 @@ impl Balancer {
                     t.adjust(-1, 1, 0);
                 }
             }
+            self.trees.changed(c.dest);
             cf ^= F_ACTIVE;
         }
         if let Some(m) = self.table.get_mut(idx) {

@@ -65,7 +65,7 @@ impl Balancer {
     }
 
     fn release6(&mut self, c: &Conn6, now_ns: u64) {
-        release_flags(&self.stats, c.dest, c.svc, c.flags);
+        release_flags(&self.stats, &mut self.trees, c.dest, c.svc, c.flags);
         detach_conn6(&mut self.persist, &self.pcfg, c, now_ns);
         self.store_conns();
     }
@@ -89,10 +89,11 @@ impl Balancer {
             stats,
             persist,
             pcfg,
+            trees,
             ..
         } = self;
         let n = table6.sweep(now, budget, |_, c| {
-            release_flags(stats, c.dest, c.svc, c.flags);
+            release_flags(stats, trees, c.dest, c.svc, c.flags);
             detach_conn6(persist, pcfg, c, now_ns);
         });
         bump(&self.stats.expired, n as u64);
@@ -297,6 +298,7 @@ impl Balancer {
             bump(&t.conns, 1);
             t.adjust(0, 1, 1);
         }
+        self.trees.changed(d.id.slot);
         if let Some(t) = self.stats.services.get(svc.id.slot as usize) {
             t.adopt(svc.id.gen);
             bump(&t.conns, 1);
@@ -454,6 +456,7 @@ impl Balancer {
                         t.adjust(1, -1, 0);
                     }
                 }
+                self.trees.changed(c.dest);
                 flags ^= F_ACTIVE;
             }
             (new as u8, snap.timeouts.tcp(new))

@@ -38,6 +38,7 @@ pub mod hash;
 pub mod least;
 pub mod maglev;
 pub mod rr;
+pub mod tree;
 
 #[cfg(test)]
 mod tests;

@@ -145,4 +145,5 @@ mod robust;
 mod sync;
 mod synproxy;
 mod timeouts;
+mod trees;
 mod v6;

@@ -12,13 +12,13 @@ fn v6(a: u128) -> std::net::IpAddr {
     std::net::IpAddr::V6(a.into())
 }
 
-fn svc6(proto: Proto, port: u16) -> ServiceSpec {
+pub(super) fn svc6(proto: Proto, port: u16) -> ServiceSpec {
     let mut s = svc(proto, port);
     s.key.vip = v6(VIP6);
     s
 }
 
-fn dest6(a: u128, port: u16, method: Method, weight: u32) -> DestSpec {
+pub(super) fn dest6(a: u128, port: u16, method: Method, weight: u32) -> DestSpec {
     let mut d = dest([0, 0, 0, 0], port, method, weight);
     d.key.addr = v6(a);
     d
@@ -55,7 +55,7 @@ fn tcp6_frame(
     v
 }
 
-fn from_client(flags: u8, cport: u16, dport: u16) -> Vec<u8> {
+pub(super) fn from_client(flags: u8, cport: u16, dport: u16) -> Vec<u8> {
     tcp6_frame(
         CLIENT6,
         cport,
@@ -69,7 +69,12 @@ fn from_client(flags: u8, cport: u16, dport: u16) -> Vec<u8> {
 }
 
 impl Env {
-    fn send6(&mut self, snap: &Snapshot, frame: &[u8], now: u64) -> (LbVerdict, Vec<u8>) {
+    pub(super) fn send6(
+        &mut self,
+        snap: &Snapshot,
+        frame: &[u8],
+        now: u64,
+    ) -> (LbVerdict, Vec<u8>) {
         let m = meta6(frame);
         let mut b = VecBuf::new(frame);
         let v = self.w.process6(snap, &self.eg, &mut b, &m, now);

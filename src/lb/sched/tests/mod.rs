@@ -7,6 +7,7 @@ mod least;
 mod maglev;
 mod order;
 mod rr;
+mod tree;
 
 /// xorshift64*: a small seeded generator for reproducible tests.
 pub(super) struct Rng(u64);
