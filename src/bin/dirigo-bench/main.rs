@@ -216,6 +216,25 @@ fn run_micro(plan: &Plan, agg: &mut Agg, only: Option<Method>, only_flows: Optio
                 r.mpps, r.mconn_s, r.tracked, r.packets
             );
         }
+        if plan.apis.contains(&true) && plan.micro_servers == micro::N_RS {
+            // the same over many servers: what a wlc pick costs there
+            let case = micro::Case {
+                method: Method::Dr,
+                flows: plan.newconn_flows,
+                workload: micro::Workload::NewConn,
+                capacity: plan.newconn_capacity,
+                burst_api: true,
+                sync: false,
+                servers: micro::MAX_SERVERS,
+            };
+            let r = micro::run(case, plan.micro);
+            let k = format!("micro|{}|burst", report::NEWCONN_MANY);
+            record_micro(agg, &k, &r);
+            eprintln!(
+                "micro {k}: {:.2} Mpps, {:.2} Mconn/s, tracked {}, {} packets",
+                r.mpps, r.mconn_s, r.tracked, r.packets
+            );
+        }
     }
     if only_flows.is_none() && (only.is_none() || only == Some(Method::Dr)) {
         // connection sync's cost on the established path: DR with [sync]

@@ -146,10 +146,14 @@ pub fn summary(plan: &Plan, a: &Agg, info: &Info) -> String {
     s
 }
 
+/// The micro-benchmark's new-connection case over [`crate::micro::MAX_SERVERS`]
+/// real servers (a wlc pick over many: the winner tree).
+pub const NEWCONN_MANY: &str = "newconn-244";
+
 fn micro_keys(plan: &Plan) -> Vec<String> {
     scenarios(plan)
         .into_iter()
-        .chain(["newconn".to_string()])
+        .chain(["newconn".to_string(), NEWCONN_MANY.to_string()])
         .collect()
 }
 
@@ -454,6 +458,21 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
         plan.newconn_capacity,
         f2(a.med("micro|newconn|burst|mconn"))
     );
+    let many = format!("micro|{NEWCONN_MANY}|burst|mconn");
+    if !a.values(&many).is_empty() {
+        let _ = writeln!(
+            s,
+            "The service has {} real servers (wlc). With {} (sans-IO core, `dirigo-bench micro --newconn --servers {}`), \
+            wlc picks from the worker's winner tree instead of walking every server: {} Mconn/s ({:.1}% spread), against {} with {}.\n",
+            crate::micro::N_RS,
+            crate::micro::MAX_SERVERS,
+            crate::micro::MAX_SERVERS,
+            f2(a.med(&many)),
+            a.spread_pct(&many),
+            f2(a.med("micro|newconn|burst|mconn")),
+            crate::micro::N_RS
+        );
+    }
     synproxy_section(&mut s, a);
     sync_section(&mut s, plan, a);
     exception_section(&mut s, plan, a);
@@ -466,6 +485,9 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
     for sc in micro_keys(plan) {
         for api in ["pkt", "burst"] {
             let k = format!("micro|{sc}|{api}");
+            if a.values(&format!("{k}|mpps")).is_empty() {
+                continue;
+            }
             let _ = writeln!(
                 s,
                 "| {sc} | {api} | {} | {:.1} | {} | {} | {} | {} | {} |",
