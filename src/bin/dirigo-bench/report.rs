@@ -223,7 +223,8 @@ pub fn micro_table(plan: &Plan, a: &Agg) -> String {
 /// min and max of dirigo over runs.
 pub fn csv(plan: &Plan, a: &Agg) -> String {
     let mut s = String::from("scenario,testpmd_macswap,dirigo,dirigo_min,dirigo_max,micro_pkt\n");
-    for sc in micro_keys(plan) {
+    // the daemon's scenarios (the many-server case is micro only)
+    for sc in micro_keys(plan).into_iter().filter(|k| k != NEWCONN_MANY) {
         let label = sc.split(' ').nth(1).unwrap_or("newconn");
         let base = a.med(&format!("testpmd|macswap {label}|mpps"));
         let k = format!("dirigo|{sc}|mpps");
