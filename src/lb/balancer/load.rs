@@ -2,7 +2,7 @@
 //! connection gives back, and the scheduler's view of a server with the
 //! IPVS threshold (overload) mark (see the `worker` module docs).
 
-use super::trees::LoadTrees;
+use super::trees::{live_load, LoadTrees};
 use crate::lb::conn::{Conn, F_ACTIVE};
 use crate::lb::sched::{DestLoad, Loads};
 use crate::lb::snapshot::Dest;
@@ -105,19 +105,5 @@ impl Loads for LiveLoads<'_> {
                 return;
             }
         }
-    }
-}
-
-/// [`LiveLoads`]' load of server `d` (no overload mark; see there).
-#[inline(always)]
-pub(super) fn live_load(stats: &[Traffic], d: &Dest) -> DestLoad {
-    match stats.get(d.id.slot as usize) {
-        Some(t) => DestLoad {
-            weight: d.weight,
-            active: t.active.load(Relaxed),
-            inactive: t.inactive.load(Relaxed),
-            overloaded: false,
-        },
-        None => DestLoad::default(),
     }
 }

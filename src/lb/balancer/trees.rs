@@ -17,11 +17,11 @@
 //! load is its live counters and its weight. Debug builds check every
 //! tree pick against the walk.
 
-use super::load::live_load;
 use crate::lb::sched::tree::{self, by_load, Node};
 use crate::lb::sched::DestLoad;
-use crate::lb::snapshot::Service;
+use crate::lb::snapshot::{Dest, Service};
 use crate::lb::stats::Traffic;
+use std::sync::atomic::Ordering::Relaxed;
 
 /// No service.
 const NO_SVC: u32 = u32::MAX;
@@ -208,5 +208,21 @@ impl LoadTrees {
             .get(h.base as usize..(h.base + 2 * h.size) as usize)?;
         let r = tree::root(nodes, n);
         Some(r.available().then_some(r.idx() as usize))
+    }
+}
+
+/// Server `d`'s live load from the worker's counters `stats`: its weight
+/// and counts, no overload mark (what `load::LiveLoads` and the trees
+/// read on the live path).
+#[inline(always)]
+pub(super) fn live_load(stats: &[Traffic], d: &Dest) -> DestLoad {
+    match stats.get(d.id.slot as usize) {
+        Some(t) => DestLoad {
+            weight: d.weight,
+            active: t.active.load(Relaxed),
+            inactive: t.inactive.load(Relaxed),
+            overloaded: false,
+        },
+        None => DestLoad::default(),
     }
 }
