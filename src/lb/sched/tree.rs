@@ -9,7 +9,7 @@
 //! matches on its path to the root (O(log n)), and stops as soon as a match
 //! keeps its old winner, unless that winner is the changed server itself.
 //!
-//! The order is the walk's exactly ([`beats`]): the walk keeps the *first*
+//! The order is the walk's exactly ([`Node::of`]): the walk keeps the *first*
 //! minimum in list order, the tree the minimum of (rank, index); the two
 //! are the same server for every load (checked against the walk on random
 //! loads in `tests/tree.rs`). Unavailable servers (weight 0, overloaded)
@@ -148,14 +148,6 @@ impl Node {
             Ordering::Equal => self.tag < other.tag,
         }
     }
-}
-
-/// Whether server `ia` with load `a` wins against server `ib` with load `b`
-/// under `kind` (`ia != ib`): strictly better by the scheduler's rank, or
-/// as good and earlier in list order.
-#[inline]
-pub fn beats(kind: SchedKind, ia: u32, a: &DestLoad, ib: u32, b: &DestLoad) -> bool {
-    Node::of(kind, ia, a).beats(&Node::of(kind, ib, b))
 }
 
 /// The match between nodes `2k` and `2k + 1`.
