@@ -112,13 +112,15 @@ fn lab_failover() {
         let t = lab.long_transfers(N, SIZE, RATE);
         // A's own connections and B's, synced to A (a loaded machine may
         // take a moment): all of them in the captured messages
-        // (every flow A listed established at some point: the first
-        // transfers may end while the last ones' messages arrive)
-        let end = Instant::now() + Duration::from_secs(5);
-        let mut listed = established(&lab, 0);
+        // (every flow A listed past its handshake at some point: the
+        // first transfers may end while the last ones' messages arrive,
+        // and on a loaded machine a flow may already be closing when A
+        // first lists it; it was synced ESTABLISHED all the same)
+        let end = Instant::now() + Duration::from_secs(10);
+        let mut listed = past_handshake(&lab, 0);
         while listed.len() < N && Instant::now() < end {
             std::thread::sleep(Duration::from_millis(100));
-            listed.extend(established(&lab, 0));
+            listed.extend(past_handshake(&lab, 0));
         }
         if listed.len() != N {
             for i in 0..2 {
@@ -301,11 +303,26 @@ fn nonzero(drops: &serde_json::Value) -> String {
         .unwrap_or_default()
 }
 
-/// Director `i`'s established connections as (client port, real server).
-fn established(lab: &ScaleLab, i: usize) -> HashSet<(u16, String)> {
+/// Director `i`'s TCP connections past their handshake (ESTABLISHED or
+/// closing) as (client port, real server); `-L -n -c` lines read
+/// `TCP expire state source virtual destination`.
+fn past_handshake(lab: &ScaleLab, i: usize) -> HashSet<(u16, String)> {
+    const STATES: [&str; 6] = [
+        "ESTABLISHED",
+        "FIN_WAIT",
+        "CLOSE_WAIT",
+        "LAST_ACK",
+        "TIME_WAIT",
+        "CLOSE",
+    ];
     let out = lab.adm(i, &["-L", "-n", "-c"]);
     out.lines()
-        .filter(|l| l.starts_with("TCP") && l.contains("ESTABLISHED"))
+        .filter(|l| l.starts_with("TCP"))
+        .filter(|l| {
+            l.split_whitespace()
+                .nth(2)
+                .is_some_and(|s| STATES.contains(&s))
+        })
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
             let src = f.get(3)?;
