@@ -6,6 +6,7 @@
 use super::super::trees::TREE_MIN;
 use super::*;
 use crate::lb::sched::{self, Cursor, DestLoad, Prepared};
+use crate::lb::sync::{SyncConn, SyncCount};
 
 /// Servers of the service: enough for the tree.
 const N: usize = 40;
@@ -154,6 +155,82 @@ fn picks_agree(ip6: bool) {
         assert!(
             expired > 0,
             "{kind:?}: nothing expired, the test lost its point"
+        );
+    }
+}
+
+/// A connection another director synced to server `i` (DR, no reply seen).
+fn synced_to(i: usize, state: TcpState, cport: u16) -> SyncConn {
+    SyncConn {
+        proto: PROTO_TCP,
+        state: state as u8,
+        no_output: true,
+        method: Some(Method::Dr),
+        template: false,
+        caddr: ip(CLIENT),
+        vaddr: ip(VIP),
+        daddr: u32::from_be_bytes(rs(i)),
+        cport,
+        vport: 80,
+        dport: 80,
+        timeout_s: 900,
+    }
+}
+
+/// Connections installed from another director's sync messages, and the
+/// later messages that change their state, move their server's counters:
+/// the tree hears of both, so each new connection still goes where the
+/// walk over the live counters says. The synced connections go to the
+/// server the walk would pick next, so a tree that missed them would pick
+/// it again.
+#[test]
+fn synced_connections_move_the_tree_too() {
+    const { assert!(N >= TREE_MIN, "the service must be large enough for a tree") };
+    for kind in [SchedKind::Wlc, SchedKind::Lc, SchedKind::Nq] {
+        let mut e = env(4096);
+        let s = snap_of(&mut e, kind, 1, false);
+        let now = S;
+        let mut installed = Vec::new();
+        for p in 1..=300u16 {
+            let want = walk(&e, &s, kind, 1);
+            if p % 3 == 0 {
+                // the next winner gets a synced connection (ESTABLISHED
+                // or not), or a synced one changes state
+                let target = want.expect("a server is available");
+                let cport = 30_000 + p;
+                let state = if p % 2 == 0 {
+                    TcpState::Established
+                } else {
+                    TcpState::SynRecv
+                };
+                e.w.install_synced(&s, &synced_to(target, state, cport), now);
+                installed.push((target, cport, state));
+                if p % 5 == 0 {
+                    let (i, cp, st) = installed[installed.len() / 2];
+                    let flip = if st == TcpState::Established {
+                        TcpState::SynRecv
+                    } else {
+                        TcpState::Established
+                    };
+                    e.w.install_synced(&s, &synced_to(i, flip, cp), now);
+                    let n = installed.len() / 2;
+                    installed[n].2 = flip;
+                }
+                continue;
+            }
+            let cport = 1000 + p;
+            let v = send(&mut e, &s, false, SYN, cport, now);
+            assert_eq!(v, LbVerdict::Tx { port: 1 }, "{kind:?} {p}");
+            assert_eq!(
+                server_of(&e, false, cport),
+                want,
+                "{kind:?}: connection {p}"
+            );
+        }
+        let n = |c: SyncCount| e.w.stats().sync[c.index()].load(Relaxed);
+        assert!(
+            n(SyncCount::Installed) >= 90 && n(SyncCount::Updated) >= 15,
+            "{kind:?}: the synced connections were not installed and updated"
         );
     }
 }
