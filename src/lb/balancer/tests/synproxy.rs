@@ -584,3 +584,127 @@ proptest::proptest! {
         proptest::prop_assert!(e.w.table().len() <= 1);
     }
 }
+
+/// Servers of the service in [`spliced_connections_move_the_tree_too`]:
+/// enough for the scheduler's winner tree.
+const MANY: usize = 40;
+
+fn many_rs(i: usize) -> [u8; 4] {
+    [10, 0, 0, 30 + i as u8]
+}
+
+fn many_weight(i: usize) -> u32 {
+    1 + (i % 3) as u32
+}
+
+/// Connections the SYN proxy opens over a 40-server wlc service go where
+/// the walk over the live counters says, before and after their servers
+/// answer: the server's SYN/ACK makes a connection active (a state change
+/// the proxy makes itself), and the scheduler's winner tree hears of it.
+/// Each SYN/ACK comes after the next connection's pick, so that its
+/// server's note from its own pick has been read already. Fails with that
+/// hook removed (in release builds by its own assertion, in debug builds by
+/// the tree == walk one).
+#[test]
+fn spliced_connections_move_the_tree_too() {
+    use crate::lb::sched::{self, Cursor, DestLoad, Prepared};
+    const { assert!(MANY >= super::super::trees::TREE_MIN) };
+    let ids = LbIds::new(16, 64);
+    let cfg = BalancerConfig {
+        conn_capacity: 4096,
+        seed: 42,
+        synproxy: true,
+        synproxy_secret: [7, 11],
+        ..BalancerConfig::default()
+    };
+    let w = Balancer::new(&cfg, ids.dests.capacity(), ids.services.capacity());
+    let mut e = Env {
+        ids,
+        w,
+        eg: FakeEgress::default(),
+    };
+    let snap = e.snap(1, |b| {
+        let mut s = svc(Proto::Tcp, 80);
+        s.synproxy = true;
+        s.sched = SchedKind::Wlc;
+        let ds = (0..MANY)
+            .map(|i| dest(many_rs(i), 8080, Method::Nat, many_weight(i)))
+            .collect();
+        b.synproxy(true).service(s, ds);
+    });
+    let weights: Vec<u32> = (0..MANY).map(many_weight).collect();
+    let prep = Prepared::build(SchedKind::Wlc, SchedFlags::default(), &weights);
+    let walk = |e: &Env| {
+        let loads: Vec<DestLoad> = (0..MANY)
+            .map(|i| {
+                let (active, inactive) = e.load(&snap, 0, i);
+                DestLoad {
+                    weight: weights[i],
+                    active: active as u32,
+                    inactive: inactive as u32,
+                    overloaded: false,
+                }
+            })
+            .collect();
+        sched::pick(&prep, &mut Cursor::default(), &loads, &FlowKey::default())
+    };
+    let mut now = T0;
+    let mut answered = 0;
+    let mut pending = None;
+    for p in 0..120u16 {
+        let cport = 20_000 + p;
+        now += MS;
+        // the client's SYN: a cookie, no state
+        let syn = frame(&Seg {
+            src: (CLIENT, cport),
+            seq: C_ISN,
+            syn: true,
+            window: 64240,
+            opts: &[O::MaximumSegmentSize(1460), O::Timestamp(C_TS, 0)],
+            ..Seg::default()
+        });
+        let (v, out) = e.send(&snap, &syn, now);
+        assert_eq!(v, LbVerdict::Tx { port: 0 }, "{p}: SYN/ACK");
+        let o = read(&out);
+        let (cookie, ts) = (o.tcp.sequence_number, ts_of(&o.tcp).expect("ts").0);
+        // its ACK opens the connection toward the scheduler's pick
+        let want = walk(&e).expect("a server is available");
+        let ack = frame(&Seg {
+            src: (CLIENT, cport),
+            seq: C_ISN + 1,
+            ack: Some(cookie.wrapping_add(1)),
+            opts: &[O::Noop, O::Noop, O::Timestamp(C_TS + 1, ts)],
+            ..Seg::default()
+        });
+        let (v, out) = e.send(&snap, &ack, now);
+        assert_eq!(v, LbVerdict::Tx { port: 1 }, "{p}: SYN to the server");
+        let o = read(&out);
+        assert!(o.tcp.syn && !o.tcp.ack, "{p}");
+        assert_eq!(o.dst, many_rs(want), "connection {p}: the walk's server");
+        // two of three servers answer, the one of the previous connection
+        // now (after this pick: a server noted by the pick of its own
+        // connection is read again at the next pick anyway), and the
+        // connection becomes active
+        if let Some((q, rs)) = pending.take() {
+            let mut f = frame(&Seg {
+                src: (many_rs(rs), 8080),
+                dst: (CLIENT, 20_000 + q),
+                seq: S_ISN,
+                ack: Some(C_ISN + 1),
+                syn: true,
+                window: 65160,
+                opts: &[O::MaximumSegmentSize(1460), O::Timestamp(S_TS, C_TS + 1)],
+                ..Seg::default()
+            });
+            f[0..6].copy_from_slice(&OUR_MAC);
+            f[6..12].copy_from_slice(&mac_of(many_rs(rs)));
+            let (v, _) = e.send(&snap, &f, now);
+            assert_eq!(v, LbVerdict::Tx { port: 1 }, "{q}: the server's SYN/ACK");
+            answered += 1;
+        }
+        if p % 3 != 2 {
+            pending = Some((p, want));
+        }
+    }
+    assert_eq!(count(&e, SynproxyCount::Opened), answered);
+}
