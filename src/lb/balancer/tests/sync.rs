@@ -24,7 +24,7 @@ fn dr_service(b: &mut SnapshotBuilder) {
     );
 }
 
-fn synced(state: TcpState, daddr: [u8; 4], cport: u16) -> SyncConn {
+pub(super) fn synced(state: TcpState, daddr: [u8; 4], cport: u16) -> SyncConn {
     SyncConn {
         proto: PROTO_TCP,
         state: state as u8,

@@ -13,9 +13,14 @@ const MS: u64 = 1_000_000;
 const T0: u64 = 5_000 * S; // a clock far from 0
 
 fn sp_env() -> Env {
+    sp_env_of(64)
+}
+
+/// [`sp_env`] with a table of `cap` connections.
+fn sp_env_of(cap: u32) -> Env {
     let ids = LbIds::new(16, 64);
     let cfg = BalancerConfig {
-        conn_capacity: 64,
+        conn_capacity: cap,
         seed: 42,
         synproxy: true,
         synproxy_secret: [7, 11],
@@ -609,20 +614,7 @@ fn many_weight(i: usize) -> u32 {
 fn spliced_connections_move_the_tree_too() {
     use crate::lb::sched::{self, Cursor, DestLoad, Prepared};
     const { assert!(MANY >= super::super::trees::TREE_MIN) };
-    let ids = LbIds::new(16, 64);
-    let cfg = BalancerConfig {
-        conn_capacity: 4096,
-        seed: 42,
-        synproxy: true,
-        synproxy_secret: [7, 11],
-        ..BalancerConfig::default()
-    };
-    let w = Balancer::new(&cfg, ids.dests.capacity(), ids.services.capacity());
-    let mut e = Env {
-        ids,
-        w,
-        eg: FakeEgress::default(),
-    };
+    let mut e = sp_env_of(4096);
     let snap = e.snap(1, |b| {
         let mut s = svc(Proto::Tcp, 80);
         s.synproxy = true;

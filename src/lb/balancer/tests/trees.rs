@@ -161,20 +161,7 @@ fn picks_agree(ip6: bool) {
 
 /// A connection another director synced to server `i` (DR, no reply seen).
 fn synced_to(i: usize, state: TcpState, cport: u16) -> SyncConn {
-    SyncConn {
-        proto: PROTO_TCP,
-        state: state as u8,
-        no_output: true,
-        method: Some(Method::Dr),
-        template: false,
-        caddr: ip(CLIENT),
-        vaddr: ip(VIP),
-        daddr: u32::from_be_bytes(rs(i)),
-        cport,
-        vport: 80,
-        dport: 80,
-        timeout_s: 900,
-    }
+    super::sync::synced(state, rs(i), cport)
 }
 
 /// Connections installed from another director's sync messages, and the
