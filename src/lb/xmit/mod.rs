@@ -72,6 +72,26 @@ pub fn set_eth(d: &mut [u8], nh: &NextHop) -> Result<(), XmitError> {
         .map_err(|_| XmitError::Malformed)
 }
 
+/// After `shift` bytes were prepended in front of a frame whose IP header
+/// was at `l3`: move what follows the link header's addresses (the
+/// EtherType, and a VLAN tag before it) back to the front, ahead of the
+/// room made for an outer header. The addresses are left for [`set_eth`]
+/// (or its IPv6 twin) to write. An untagged frame's two EtherType bytes
+/// move as two bytes: `copy_within` with a run-time length is a call into
+/// libc's `memmove` (~30 instructions per tunnelled packet).
+#[inline(always)]
+pub fn pull_link_header(d: &mut [u8], l3: usize, shift: usize) {
+    let at = ethernet::field::ETHERTYPE.start;
+    if l3 == ethernet::HEADER_LEN {
+        if let Some(h) = d.get_mut(..shift + ethernet::HEADER_LEN) {
+            let et = [h[shift + at], h[shift + at + 1]];
+            h[at..at + 2].copy_from_slice(&et);
+        }
+    } else if l3 > at && shift + l3 <= d.len() {
+        d.copy_within(shift + at..shift + l3, at);
+    }
+}
+
 /// Drop Ethernet padding beyond the IP packet.
 #[inline]
 pub fn trim_padding<B: PacketBuf>(buf: &mut B, l3: usize, ip_len: usize) -> Result<(), XmitError> {

@@ -1,6 +1,6 @@
 //! IPIP tunnelling: prepend an outer IPv4 header toward the real server.
 
-use super::{next_hop, set_eth, trim_padding, XmitError};
+use super::{next_hop, pull_link_header, set_eth, trim_padding, XmitError};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::Egress;
 use crate::net::meta::{PacketMeta, PROTO_IPIP};
@@ -54,18 +54,8 @@ pub fn tun<B: PacketBuf>(
     }
     let d = buf.data_mut();
     // the link header moves to the front; its addresses are rewritten by
-    // `set_eth` below, so only what follows them (EtherType, VLAN tag) moves
-    let addrs = ethernet::field::ETHERTYPE.start;
-    if l3 == ethernet::HEADER_LEN {
-        // untagged: the EtherType alone, two byte moves (`copy_within`
-        // is a call into libc's memmove, ~30 instructions for two bytes)
-        if let Some(h) = d.get_mut(..OUTER_LEN + ethernet::HEADER_LEN) {
-            let et = [h[OUTER_LEN + addrs], h[OUTER_LEN + addrs + 1]];
-            h[addrs..addrs + 2].copy_from_slice(&et);
-        }
-    } else {
-        d.copy_within(OUTER_LEN + addrs..OUTER_LEN + l3, addrs);
-    }
+    // `set_eth` below
+    pull_link_header(d, l3, OUTER_LEN);
     let ident = *ip_id;
     *ip_id = ident.wrapping_add(1);
     let outer = d.get_mut(l3..l3 + OUTER_LEN).ok_or(XmitError::Malformed)?;

@@ -68,18 +68,9 @@ pub fn tun6<B: PacketBuf>(
         return Err(XmitError::Malformed);
     }
     let d = buf.data_mut();
-    if l3 == ethernet::HEADER_LEN {
-        // untagged: the addresses are rewritten below, so only the
-        // EtherType moves, in two byte moves (`copy_within` is a call into
-        // libc's memmove)
-        let at = ethernet::field::ETHERTYPE.start;
-        if let Some(h) = d.get_mut(..OUTER_LEN + ethernet::HEADER_LEN) {
-            let et = [h[OUTER_LEN + at], h[OUTER_LEN + at + 1]];
-            h[at..at + 2].copy_from_slice(&et);
-        }
-    } else {
-        d.copy_within(OUTER_LEN..OUTER_LEN + l3, 0);
-    }
+    // the link header moves to the front; its addresses are rewritten by
+    // `set_eth6` below
+    crate::lb::xmit::pull_link_header(d, l3, OUTER_LEN);
     let outer = d.get_mut(l3..l3 + OUTER_LEN).ok_or(XmitError::Malformed)?;
     ipv6::Repr {
         src,
