@@ -17,6 +17,7 @@ mod micro_runs;
 mod plan;
 mod report;
 mod synproxy;
+mod tables;
 mod testpmd;
 
 use agg::Agg;
@@ -82,6 +83,11 @@ enum Cmd {
         /// Also probe the memory floor (random lines over the table's size).
         #[arg(long)]
         memprobe: bool,
+        /// Only the table comparison: the connection table beside the
+        /// one-line table (`lb::conn::lines`), lookups at the established
+        /// scenarios' size and new connections, same keys, same run.
+        #[arg(long)]
+        tables: bool,
         /// Real servers in the benchmark service (1-244; default 4): what
         /// a wlc pick for a new connection weighs.
         #[arg(long, default_value_t = micro::N_RS, value_parser = clap::value_parser!(u8).range(1..=micro::MAX_SERVERS as i64))]
@@ -521,9 +527,29 @@ fn main() {
         newconn,
         api,
         memprobe,
+        tables,
         servers,
     }) = &cli.cmd
     {
+        if *tables {
+            let flows = flows.unwrap_or(1_000_000);
+            let p = tables::run(
+                plan.capacity.max(flows),
+                flows,
+                Duration::from_secs_f64(*seconds),
+            );
+            println!(
+                "tables, {flows} flows (capacity {}): established lookup {:.1} ns index+records, {:.1} ns one-line ({:.1}% in their first line); new connection (table of {}, every insert evicts) {:.1} ns index+records, {:.1} ns one-line",
+                plan.capacity.max(flows),
+                p.index_lookup,
+                p.line_lookup,
+                100.0 * p.in_primary,
+                tables::NEWCONN_CAP,
+                p.index_newconn,
+                p.line_newconn
+            );
+            return;
+        }
         let mut plan = plan;
         plan.micro_servers = *servers;
         plan.micro = Duration::from_secs_f64(*seconds);

@@ -681,6 +681,7 @@ impl<R: Record> ConnTable<R> {
 
 mod evict;
 mod insert;
+pub mod lines;
 mod v6;
 pub use insert::Probe;
 use insert::{NO_SLOT, UNKNOWN_SLOT};

@@ -1,0 +1,630 @@
+//! The one-line table: IPv4 connection records stored in the hash lines
+//! themselves, so that an established packet's lookup reads one cache
+//! line (its key, its real server, its state and expiry together) instead
+//! of an index line and then a record.
+//!
+//! Not yet the workers' table: [`super::ConnTable`] is. This is the step
+//! issue 21 names, built whole enough to be measured against it on the same
+//! keys in the same run (`dirigo-bench table`, BENCHMARKS.md) before the
+//! balancer moves over.
+//!
+//! # Layout
+//! One 64-byte [`Line`] holds two 32-byte [`Conn`] records; the table has
+//! `capacity` lines rounded up to a power of two, i.e. 64 bytes per
+//! connection, as [`super::ConnTable`]'s record + index. A record's index
+//! is `line * 2 + slot`. A slot is free when its record lacks [`F_USED`].
+//!
+//! A key has two candidate lines (the primary from its hash's low bits, the
+//! secondary from [`second`]); a lookup compares the key with the records
+//! of the primary line, then of the secondary one. There are no signatures:
+//! the record's own tuple is the check. With at most one slot in two used
+//! (DR and TUN), nearly every record sits in its primary line.
+//!
+//! # NAT replies
+//! A NAT connection also takes a second slot: a *stub* record placed by the
+//! hash of its reply tuple, holding that tuple in its client/VIP fields,
+//! [`STUB_STATE`] as its state and the forward record's index in `dest`. A
+//! reply's lookup finds the stub and answers the forward record, which it
+//! reads from its own line (two lines per reply, as before).
+//!
+//! # Moves
+//! When both candidate lines are full, an insert moves records between
+//! their two lines (cuckoo displacement, breadth-first, at most
+//! [`MAX_DEPTH`] moves) to free a slot. A moved record's index changes: a
+//! moved NAT record's stub is repointed here, and every move of a forward
+//! record is reported in [`LineInserted::moves`] so that what a caller keeps
+//! per record index (the SYN proxy's state) can follow.
+//!
+//! # Full table and expiry
+//! As [`super::ConnTable`]: at `capacity` connections an insert first
+//! evicts the first expired or idle embryonic record the rotating eviction
+//! cursor finds within [`EVICT_SCAN`] records; when no slot can be made
+//! free in the key's lines, an evictable record there goes.
+
+use super::{tick_reached, Conn, Hit, InsertError, EMBRYONIC_GRACE_MS, EVICT_SCAN, F_USED};
+use crate::mem;
+use crate::net::meta::FlowKey;
+
+/// [`Conn::state`] of a NAT reply stub.
+pub const STUB_STATE: u8 = 0xff;
+
+/// Records per line.
+const SLOTS: usize = 2;
+
+/// Most moves one insert makes to free a slot.
+pub const MAX_DEPTH: usize = 3;
+
+/// Two records: one cache line.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(64))]
+struct Line {
+    r: [Conn; SLOTS],
+}
+
+/// What an insert did: the new connection's record index (or why there is
+/// none), the connection it evicted, and the forward records it moved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineInserted {
+    /// The new record's index.
+    pub result: Result<u32, InsertError>,
+    /// A connection evicted to make room.
+    pub evicted: Option<Conn>,
+    /// `(from, to)` of each forward record moved, in order (`n` used).
+    pub moves: [(u32, u32); 2 * MAX_DEPTH],
+    /// Moves used in `moves`.
+    pub n: usize,
+}
+
+/// The one-line table (see the module docs).
+pub struct LineTable {
+    lines: Vec<Line>,
+    mask: u32,
+    seed: u32,
+    cap: u32,
+    len: u32,
+    cursor: u32,
+    evict_cursor: u32,
+    grace: u32,
+}
+
+fn is_stub(c: &Conn) -> bool {
+    c.state == STUB_STATE
+}
+
+fn used(c: &Conn) -> bool {
+    c.flags & F_USED != 0
+}
+
+/// The stub of NAT connection `c` stored at `fwd`.
+fn stub(c: &Conn, fwd: u32) -> Conn {
+    let k = c.out_key();
+    Conn {
+        caddr: k.src,
+        vaddr: k.dst,
+        cport: k.sport,
+        vport: k.dport,
+        proto: k.proto,
+        dest: fwd,
+        state: STUB_STATE,
+        flags: F_USED,
+        ..Conn::default()
+    }
+}
+
+/// Whether `c` (in use or not) is the record of `key`.
+#[inline(always)]
+fn key_of(c: &Conn, key: &FlowKey) -> bool {
+    c.caddr == key.src
+        && c.vaddr == key.dst
+        && c.cport == key.sport
+        && c.vport == key.dport
+        && c.proto == key.proto
+        && used(c)
+}
+
+impl LineTable {
+    /// A table for `capacity` connections (1 ..= 2^30), hashing with `seed`.
+    pub fn new(capacity: u32, seed: u32) -> LineTable {
+        let cap = capacity.clamp(1, 1 << 30);
+        let n = (cap as usize).next_power_of_two().max(2);
+        let mut lines: Vec<Line> = Vec::with_capacity(n);
+        mem::advise_hugepages(&lines);
+        lines.resize(n, Line::default());
+        LineTable {
+            lines,
+            mask: (n - 1) as u32,
+            seed,
+            cap,
+            len: 0,
+            cursor: 0,
+            evict_cursor: 0,
+            grace: EMBRYONIC_GRACE_MS,
+        }
+    }
+
+    /// How long (ms) an embryonic connection is safe from eviction (see
+    /// [`super::ConnTable::set_embryonic_grace`]).
+    pub fn set_embryonic_grace(&mut self, ms: u32) {
+        self.grace = ms.min(super::MAX_EMBRYONIC_GRACE_MS);
+    }
+
+    /// Connections in the table (stubs not counted).
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Maximum connections.
+    pub fn capacity(&self) -> u32 {
+        self.cap
+    }
+
+    /// Bytes allocated.
+    pub fn memory_bytes(&self) -> usize {
+        self.lines.len() * std::mem::size_of::<Line>()
+    }
+
+    /// The hash of `key` (the same as [`super::ConnTable::hash`] with the
+    /// same seed).
+    #[inline]
+    pub fn hash(&self, key: &FlowKey) -> u32 {
+        key.hash(self.seed)
+    }
+
+    /// The secondary line of `hash` whose primary is `l1` (never `l1`).
+    #[inline]
+    fn second(&self, hash: u32, l1: u32) -> u32 {
+        let x = hash.rotate_left(13).wrapping_mul(0x9e37_79b1);
+        let l2 = (x ^ (x >> 15)) & self.mask;
+        if l2 == l1 {
+            l1 ^ 1
+        } else {
+            l2
+        }
+    }
+
+    #[inline]
+    fn pair(&self, hash: u32) -> [u32; 2] {
+        let l1 = hash & self.mask;
+        [l1, self.second(hash, l1)]
+    }
+
+    #[inline(always)]
+    fn rec(&self, idx: u32) -> Option<&Conn> {
+        self.lines
+            .get((idx >> 1) as usize)
+            .map(|l| &l.r[idx as usize & 1])
+    }
+
+    #[inline(always)]
+    fn rec_mut(&mut self, idx: u32) -> Option<&mut Conn> {
+        self.lines
+            .get_mut((idx >> 1) as usize)
+            .map(|l| &mut l.r[idx as usize & 1])
+    }
+
+    /// First stage of a burst lookup: prefetch the primary line.
+    #[inline]
+    pub fn touch(&self, hash: u32) {
+        if let Some(l) = self.lines.get((hash & self.mask) as usize) {
+            mem::prefetch(l);
+        }
+    }
+
+    /// Second stage: once the primary line is in, prefetch what the lookup
+    /// will read beyond it: the secondary line when the key is not in the
+    /// primary, the forward record's line when the key is a stub's.
+    #[inline(always)]
+    pub fn touch_more(&self, key: &FlowKey, hash: u32) {
+        let l1 = hash & self.mask;
+        let Some(line) = self.lines.get(l1 as usize) else {
+            return;
+        };
+        for c in &line.r {
+            if key_of(c, key) {
+                if is_stub(c) {
+                    if let Some(l) = self.lines.get((c.dest >> 1) as usize) {
+                        mem::prefetch(l);
+                    }
+                }
+                return;
+            }
+        }
+        if let Some(l) = self.lines.get(self.second(hash, l1) as usize) {
+            mem::prefetch(l);
+        }
+    }
+
+    /// The slot of `key` in line `l`, if there.
+    #[inline(always)]
+    fn find_in(&self, l: u32, key: &FlowKey) -> Option<u32> {
+        let line = self.lines.get(l as usize)?;
+        if key_of(&line.r[0], key) {
+            return Some(l << 1);
+        }
+        if key_of(&line.r[1], key) {
+            return Some(l << 1 | 1);
+        }
+        None
+    }
+
+    /// Look up `key` whose [`Self::hash`] is `hash`: the connection's
+    /// record index and whether `key` is its reply tuple, with the record.
+    #[inline(always)]
+    pub fn lookup_rec(&self, key: &FlowKey, hash: u32) -> Option<(Hit, &Conn)> {
+        let l1 = hash & self.mask;
+        let at = match self.find_in(l1, key) {
+            Some(i) => i,
+            None => self.find_in(self.second(hash, l1), key)?,
+        };
+        let c = self.rec(at)?;
+        if is_stub(c) {
+            let fwd = c.dest;
+            return Some((
+                Hit {
+                    idx: fwd,
+                    reply: true,
+                },
+                self.rec(fwd)?,
+            ));
+        }
+        Some((
+            Hit {
+                idx: at,
+                reply: false,
+            },
+            c,
+        ))
+    }
+
+    /// Look up `key`.
+    pub fn lookup(&self, key: &FlowKey) -> Option<Hit> {
+        self.lookup_rec(key, self.hash(key)).map(|(h, _)| h)
+    }
+
+    /// The connection record at `idx` (not a stub), if in use.
+    pub fn get(&self, idx: u32) -> Option<&Conn> {
+        self.rec(idx).filter(|c| used(c) && !is_stub(c))
+    }
+
+    /// Store a new expiry in record `idx`.
+    #[inline(always)]
+    pub fn set_expires(&mut self, idx: u32, expires: u32) {
+        if let Some(c) = self.rec_mut(idx) {
+            c.expires = expires;
+        }
+    }
+
+    /// The first free slot of line `l`.
+    #[inline]
+    fn free_in(&self, l: u32) -> Option<u32> {
+        let line = self.lines.get(l as usize)?;
+        (0..SLOTS as u32)
+            .find(|&s| !used(&line.r[s as usize]))
+            .map(|s| l << 1 | s)
+    }
+
+    /// The hash a resident record was placed by (its own tuple: the reply
+    /// tuple for a stub).
+    #[inline]
+    fn placed_by(&self, c: &Conn) -> u32 {
+        FlowKey {
+            src: c.caddr,
+            dst: c.vaddr,
+            sport: c.cport,
+            dport: c.vport,
+            proto: c.proto,
+        }
+        .hash(self.seed)
+    }
+
+    /// A free slot in one of the lines of `hash`, moving residents to
+    /// their other lines when both are full (breadth-first, at most
+    /// [`MAX_DEPTH`] moves, each recorded in `moves`). None: no slot within
+    /// that many moves.
+    fn make_room(&mut self, hash: u32, moves: &mut Moves) -> Option<u32> {
+        let [l1, l2] = self.pair(hash);
+        if let Some(s) = self.free_in(l1).or_else(|| self.free_in(l2)) {
+            return Some(s);
+        }
+        // breadth-first over (slot, parent): the queue holds slots whose
+        // record would move; a path ends at a slot whose record's other
+        // line has room
+        const Q: usize = 2 * SLOTS * (1 + SLOTS + SLOTS * SLOTS);
+        let mut q = [(0u32, usize::MAX, 0u8); Q];
+        let mut n = 0;
+        for l in [l1, l2] {
+            for s in 0..SLOTS as u32 {
+                q[n] = (l << 1 | s, usize::MAX, 1);
+                n += 1;
+            }
+        }
+        let mut head = 0;
+        while head < n {
+            let (slot, _, depth) = q[head];
+            let c = *self.rec(slot)?;
+            let [a, b] = self.pair(self.placed_by(&c));
+            let other = if a == slot >> 1 { b } else { a };
+            if let Some(dst) = self.free_in(other) {
+                // move along the path, from its end back to the root
+                let (mut to, mut at) = (dst, head);
+                loop {
+                    let (from, parent, _) = q[at];
+                    self.relocate(from, to, moves);
+                    if parent == usize::MAX {
+                        return Some(from);
+                    }
+                    to = from;
+                    at = parent;
+                }
+            }
+            if (depth as usize) < MAX_DEPTH {
+                for s in 0..SLOTS as u32 {
+                    let next = other << 1 | s;
+                    if n < Q && !q[..n].iter().any(|e| e.0 == next) {
+                        q[n] = (next, head, depth + 1);
+                        n += 1;
+                    }
+                }
+            }
+            head += 1;
+        }
+        None
+    }
+
+    /// Move the record at `from` to the free slot `to`.
+    fn relocate(&mut self, from: u32, to: u32, moves: &mut Moves) {
+        let Some(c) = self.rec(from).copied() else {
+            return;
+        };
+        if let Some(r) = self.rec_mut(to) {
+            *r = c;
+        }
+        if let Some(r) = self.rec_mut(from) {
+            r.flags = 0;
+        }
+        if is_stub(&c) {
+            return;
+        }
+        if c.is_nat() {
+            self.repoint_stub(&c, from, to);
+        }
+        moves.push(from, to);
+    }
+
+    /// The stub of NAT record `c` pointed at `from`: point it at `to`.
+    fn repoint_stub(&mut self, c: &Conn, from: u32, to: u32) {
+        if let Some(i) = self.stub_of(c, from) {
+            if let Some(s) = self.rec_mut(i) {
+                s.dest = to;
+            }
+        }
+    }
+
+    /// The slot of the stub of NAT record `c` stored at `fwd`.
+    fn stub_of(&self, c: &Conn, fwd: u32) -> Option<u32> {
+        let k = c.out_key();
+        self.pair(self.hash(&k)).into_iter().find_map(|l| {
+            let line = self.lines.get(l as usize)?;
+            (0..SLOTS as u32).map(|s| l << 1 | s).find(|&i| {
+                let r = &line.r[i as usize & 1];
+                key_of(r, &k) && is_stub(r) && r.dest == fwd
+            })
+        })
+    }
+
+    /// Insert `conn` (a tuple not in the table; its flags get [`F_USED`]),
+    /// `now` being the ms tick. A NAT connection also gets its reply stub.
+    pub fn insert(&mut self, conn: Conn, now: u32) -> LineInserted {
+        let h = self.hash(&conn.in_key());
+        self.insert_hashed(conn, h, now)
+    }
+
+    /// [`Self::insert`] of a `conn` whose tuple's [`Self::hash`] is `hash`
+    /// (a lookup just computed it).
+    pub fn insert_hashed(&mut self, mut conn: Conn, hash: u32, now: u32) -> LineInserted {
+        debug_assert_eq!(hash, self.hash(&conn.in_key()), "hash of another key");
+        conn.flags |= F_USED;
+        let mut moves = Moves::default();
+        let mut evicted = None;
+        let result = self.insert_inner(conn, hash, now, &mut moves, &mut evicted);
+        LineInserted {
+            result,
+            evicted,
+            moves: moves.m,
+            n: moves.n,
+        }
+    }
+
+    fn insert_inner(
+        &mut self,
+        conn: Conn,
+        h: u32,
+        now: u32,
+        moves: &mut Moves,
+        evicted: &mut Option<Conn>,
+    ) -> Result<u32, InsertError> {
+        if self.len >= self.cap {
+            let v = self.scan_victim(now).ok_or(InsertError::Full)?;
+            *evicted = self.remove(v);
+        }
+        let at = match self.make_room(h, moves) {
+            Some(s) => s,
+            None => self.evict_for(h, now, moves, evicted)?,
+        };
+        if let Some(r) = self.rec_mut(at) {
+            *r = conn;
+        }
+        self.len += 1;
+        if !conn.is_nat() {
+            return Ok(at);
+        }
+        let hs = self.hash(&conn.out_key());
+        let mark = moves.n;
+        let slot = match self.make_room(hs, moves) {
+            Some(s) => Some(s),
+            None => self.evict_for(hs, now, moves, evicted).ok(),
+        };
+        // the forward record may have moved to make room for its stub
+        let fwd = moves.m[mark..moves.n]
+            .iter()
+            .fold(at, |i, &(f, t)| if f == i { t } else { i });
+        let Some(slot) = slot else {
+            self.remove(fwd);
+            return Err(InsertError::Full);
+        };
+        let s = stub(&conn, fwd);
+        if let Some(r) = self.rec_mut(slot) {
+            *r = s;
+        }
+        Ok(fwd)
+    }
+
+    /// Remove the connection at `idx` (and its stub), returning it.
+    pub fn remove(&mut self, idx: u32) -> Option<Conn> {
+        let c = *self.get(idx)?;
+        if c.is_nat() {
+            if let Some(i) = self.stub_of(&c, idx) {
+                if let Some(s) = self.rec_mut(i) {
+                    s.flags = 0;
+                }
+            }
+        }
+        if let Some(r) = self.rec_mut(idx) {
+            r.flags = 0;
+        }
+        self.len -= 1;
+        Some(c)
+    }
+
+    /// Whether a full table may evict `c` (see [`super::ConnTable`]).
+    fn evictable(&self, c: &Conn, now: u32) -> bool {
+        use crate::lb::state::{TcpState, TimeoutTable};
+        if is_stub(c) || !used(c) {
+            return false;
+        }
+        if tick_reached(now, c.expires) {
+            return true;
+        }
+        if c.proto != crate::net::meta::PROTO_TCP {
+            return false;
+        }
+        let s = TcpState::from_u8(c.state);
+        if !s.is_embryonic() {
+            return false;
+        }
+        let timeout = TimeoutTable::DEFAULT_TCP_S
+            .get(s as usize)
+            .map_or(0, |t| t.saturating_mul(1000));
+        tick_reached(
+            now,
+            c.expires.wrapping_sub(timeout).wrapping_add(self.grace),
+        )
+    }
+
+    /// The next evictable record within [`EVICT_SCAN`] slots of the
+    /// rotating cursor.
+    fn scan_victim(&mut self, now: u32) -> Option<u32> {
+        let n = self.lines.len() as u32 * SLOTS as u32;
+        for _ in 0..(EVICT_SCAN * SLOTS as u32).min(n) {
+            let idx = self.evict_cursor;
+            self.evict_cursor = if idx + 1 >= n { 0 } else { idx + 1 };
+            if self.rec(idx).is_some_and(|c| self.evictable(c, now)) {
+                return Some(idx);
+            }
+        }
+        None
+    }
+
+    /// Both lines of `hash` full and no move frees a slot: evict the
+    /// evictable record there that expires first (at most one eviction per
+    /// insert) and answer its slot.
+    fn evict_for(
+        &mut self,
+        hash: u32,
+        now: u32,
+        moves: &mut Moves,
+        evicted: &mut Option<Conn>,
+    ) -> Result<u32, InsertError> {
+        if evicted.is_some() {
+            return Err(InsertError::Full);
+        }
+        let mut best: Option<(u32, u32)> = None;
+        for l in self.pair(hash) {
+            for s in 0..SLOTS as u32 {
+                let i = l << 1 | s;
+                if let Some(c) = self.rec(i).filter(|c| self.evictable(c, now)) {
+                    if best.is_none_or(|(_, e)| (c.expires.wrapping_sub(e) as i32) < 0) {
+                        best = Some((i, c.expires));
+                    }
+                }
+            }
+        }
+        let (v, _) = best.ok_or(InsertError::Full)?;
+        *evicted = self.remove(v);
+        self.make_room(hash, moves).ok_or(InsertError::Full)
+    }
+
+    /// Examine up to `budget` slots from the rotating cursor and remove the
+    /// connections expired at `now`, calling `f` with each.
+    pub fn sweep(&mut self, now: u32, budget: u32, mut f: impl FnMut(u32, &Conn)) -> u32 {
+        let n = self.lines.len() as u32 * SLOTS as u32;
+        let mut removed = 0;
+        for _ in 0..budget.min(n) {
+            let idx = self.cursor;
+            self.cursor = if idx + 1 >= n { 0 } else { idx + 1 };
+            if self.get(idx).is_some_and(|c| tick_reached(now, c.expires)) {
+                if let Some(c) = self.remove(idx) {
+                    f(idx, &c);
+                    removed += 1;
+                }
+            }
+        }
+        removed
+    }
+
+    /// Every connection in use.
+    pub fn iter(&self) -> impl Iterator<Item = &Conn> + '_ {
+        self.lines
+            .iter()
+            .flat_map(|l| l.r.iter())
+            .filter(|c| used(c) && !is_stub(c))
+    }
+
+    /// How many connections sit in their primary line (a measure of how
+    /// often a lookup reads one line only).
+    pub fn in_primary(&self) -> u32 {
+        let mut n = 0;
+        for (l, line) in self.lines.iter().enumerate() {
+            for c in &line.r {
+                if used(c) && self.placed_by(c) & self.mask == l as u32 {
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+}
+
+/// The forward records one insert moved.
+#[derive(Default)]
+struct Moves {
+    m: [(u32, u32); 2 * MAX_DEPTH],
+    n: usize,
+}
+
+impl Moves {
+    fn push(&mut self, from: u32, to: u32) {
+        if let Some(e) = self.m.get_mut(self.n) {
+            *e = (from, to);
+            self.n += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
