@@ -53,9 +53,11 @@
 //! Time: `now` is nanoseconds from any monotonic origin (injected, so tests
 //! control it); the table keeps millisecond ticks.
 
+use crate::lb::conn::lines::{
+    slots_for as table_slots, LineInserted, LineProbe as Probe, LineTable,
+};
 use crate::lb::conn::{
-    tick_of, tick_reached, Conn, Conn6, ConnTable, Probe, F_ACTIVE, F_NOOUTPUT, F_SP_PENDING,
-    F_SYNCED,
+    tick_of, tick_reached, Conn, Conn6, ConnTable, F_ACTIVE, F_NOOUTPUT, F_SP_PENDING, F_SYNCED,
 };
 use crate::lb::persist::{PersistStats, PersistTable};
 use crate::lb::sched::{self, Cursor, DestLoad};
@@ -111,7 +113,7 @@ pub const TOUCH_LAG: usize = 16;
 
 /// The per-lcore load-balancing state machine (see the module docs).
 pub struct Balancer {
-    table: ConnTable,
+    table: LineTable,
     table6: ConnTable<Conn6>,
     stats: Arc<WorkerStats>,
     cursors: Vec<Cursor>,
@@ -155,7 +157,7 @@ impl Balancer {
         };
         Balancer {
             table: {
-                let mut t = ConnTable::new(cfg.conn_capacity, cfg.seed);
+                let mut t = LineTable::new(cfg.conn_capacity, cfg.seed);
                 t.set_embryonic_grace(cfg.embryonic_grace_ms);
                 t
             },
@@ -179,7 +181,7 @@ impl Balancer {
             persist_epoch: None,
             sp: cfg
                 .synproxy
-                .then(|| SynProxy::new(cfg.conn_capacity, cfg.synproxy_secret)),
+                .then(|| SynProxy::new(table_slots(cfg.conn_capacity), cfg.synproxy_secret)),
             sync: None,
             worker: cfg.worker,
             workers: cfg.workers.max(1),
@@ -193,8 +195,19 @@ impl Balancer {
     }
 
     /// The connection table (read-only).
-    pub fn table(&self) -> &ConnTable {
+    pub fn table(&self) -> &LineTable {
         &self.table
+    }
+
+    /// What an insert into the IPv4 table moved follows the records: the
+    /// SYN proxy's per-record state (the table repointed NAT stubs itself).
+    #[inline]
+    fn follow_moves(&mut self, ins: &LineInserted) {
+        if let Some(sp) = self.sp.as_mut() {
+            for &(from, to) in ins.moves.iter().take(ins.n) {
+                sp.moved(from, to);
+            }
+        }
     }
 
     /// The persistence templates (read-only; for listings). Keys and
@@ -305,9 +318,9 @@ impl Balancer {
     /// primary bucket has had time to arrive (the caller prepares
     /// [`TOUCH_LAG`] packets ahead of this call), prefetch its record (see
     /// [`ConnTable::touch_records`]).
-    #[inline]
-    pub fn touch_prepared(&self, p: &Prepared) {
-        self.table.touch_records(p.hash);
+    #[inline(always)]
+    pub fn touch_prepared(&self, p: &Prepared, meta: &PacketMeta) {
+        self.table.touch_records(&lookup_key(meta), p.hash);
     }
 
     /// Process the packets at positions `sel` of a burst whose packets
@@ -373,15 +386,19 @@ impl Balancer {
         // the records not yet prefetched among the first LAG packets, then
         // each one LAG packets ahead of the packet handled
         for k in touched..n.min(LAG) {
-            if let Some(p) = sel.get(k).and_then(|&i| prepared.get(i as usize)) {
-                self.table.touch_records(p.hash);
+            if let Some(&i) = sel.get(k) {
+                if let (Some(p), Some(m)) = (prepared.get(i as usize), metas.get(i as usize)) {
+                    self.touch_prepared(p, m);
+                }
             }
         }
         for (x, &j) in sel.iter().enumerate() {
             let k = x + LAG;
             if k >= touched {
-                if let Some(p) = sel.get(k).and_then(|&i| prepared.get(i as usize)) {
-                    self.table.touch_records(p.hash);
+                if let Some(&i) = sel.get(k) {
+                    if let (Some(p), Some(m)) = (prepared.get(i as usize), metas.get(i as usize)) {
+                        self.touch_prepared(p, m);
+                    }
                 }
             }
             let j = j as usize;
@@ -418,8 +435,8 @@ impl Balancer {
             for (k, m) in metas[start..end].iter().enumerate() {
                 prep[k] = self.prepare(m);
                 sel[k] = k as u8;
-                if let Some(p) = k.checked_sub(TOUCH_LAG).map(|j| prep[j]) {
-                    self.touch_prepared(&p);
+                if let Some(j) = k.checked_sub(TOUCH_LAG) {
+                    self.touch_prepared(&prep[j], &metas[start + j]);
                 }
             }
             let touched = (end - start).saturating_sub(TOUCH_LAG);
