@@ -75,9 +75,24 @@ pub struct LineInserted {
     pub n: usize,
 }
 
+/// What a lookup miss hands to the insert: the key's hash (the insert
+/// reads the key's two lines again; they were just read).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineProbe {
+    hash: u32,
+}
+
+impl LineProbe {
+    /// The hash of the key this probe is for.
+    pub fn hash(&self) -> u32 {
+        self.hash
+    }
+}
+
 /// The one-line table (see the module docs).
 pub struct LineTable {
     lines: Vec<Line>,
+    huge: usize,
     mask: u32,
     seed: u32,
     cap: u32,
@@ -85,6 +100,8 @@ pub struct LineTable {
     cursor: u32,
     evict_cursor: u32,
     grace: u32,
+    /// Records moved to make room, since the table was made.
+    moved: u64,
 }
 
 fn is_stub(c: &Conn) -> bool {
@@ -122,16 +139,30 @@ fn key_of(c: &Conn, key: &FlowKey) -> bool {
         && used(c)
 }
 
+/// Lines of a table for `capacity` connections.
+fn lines_for(capacity: u32) -> usize {
+    (capacity.clamp(1, 1 << 30) as usize)
+        .next_power_of_two()
+        .max(2)
+}
+
+/// [`LineTable::slots`] of a table for `capacity` connections: the bound
+/// of its record indices, for what a caller keeps per record.
+pub fn slots_for(capacity: u32) -> u32 {
+    (lines_for(capacity) * SLOTS) as u32
+}
+
 impl LineTable {
     /// A table for `capacity` connections (1 ..= 2^30), hashing with `seed`.
     pub fn new(capacity: u32, seed: u32) -> LineTable {
         let cap = capacity.clamp(1, 1 << 30);
-        let n = (cap as usize).next_power_of_two().max(2);
+        let n = lines_for(cap);
         let mut lines: Vec<Line> = Vec::with_capacity(n);
-        mem::advise_hugepages(&lines);
+        let huge = mem::advise_hugepages(&lines);
         lines.resize(n, Line::default());
         LineTable {
             lines,
+            huge,
             mask: (n - 1) as u32,
             seed,
             cap,
@@ -139,6 +170,7 @@ impl LineTable {
             cursor: 0,
             evict_cursor: 0,
             grace: EMBRYONIC_GRACE_MS,
+            moved: 0,
         }
     }
 
@@ -225,7 +257,10 @@ impl LineTable {
             return;
         };
         for c in &line.r {
-            if key_of(c, key) {
+            // client address and port only: enough to tell, for a
+            // prefetch (a false match leaves the secondary line to the
+            // lookup itself)
+            if c.caddr == key.src && c.cport == key.sport && used(c) {
                 if is_stub(c) {
                     if let Some(l) = self.lines.get((c.dest >> 1) as usize) {
                         mem::prefetch(l);
@@ -239,15 +274,15 @@ impl LineTable {
         }
     }
 
-    /// The slot of `key` in line `l`, if there.
+    /// The slot of `key` in line `l` and its record, if there.
     #[inline(always)]
-    fn find_in(&self, l: u32, key: &FlowKey) -> Option<u32> {
+    fn find_in(&self, l: u32, key: &FlowKey) -> Option<(u32, &Conn)> {
         let line = self.lines.get(l as usize)?;
         if key_of(&line.r[0], key) {
-            return Some(l << 1);
+            return Some((l << 1, &line.r[0]));
         }
         if key_of(&line.r[1], key) {
-            return Some(l << 1 | 1);
+            return Some((l << 1 | 1, &line.r[1]));
         }
         None
     }
@@ -257,11 +292,10 @@ impl LineTable {
     #[inline(always)]
     pub fn lookup_rec(&self, key: &FlowKey, hash: u32) -> Option<(Hit, &Conn)> {
         let l1 = hash & self.mask;
-        let at = match self.find_in(l1, key) {
-            Some(i) => i,
+        let (at, c) = match self.find_in(l1, key) {
+            Some(f) => f,
             None => self.find_in(self.second(hash, l1), key)?,
         };
-        let c = self.rec(at)?;
         if is_stub(c) {
             let fwd = c.dest;
             return Some((
@@ -284,6 +318,62 @@ impl LineTable {
     /// Look up `key`.
     pub fn lookup(&self, key: &FlowKey) -> Option<Hit> {
         self.lookup_rec(key, self.hash(key)).map(|(h, _)| h)
+    }
+
+    /// [`Self::lookup_rec`], or on a miss what the insert needs
+    /// ([`LineProbe`]): the API of [`super::ConnTable::lookup_probe_rec`].
+    #[inline(always)]
+    pub fn lookup_probe_rec(&self, key: &FlowKey, hash: u32) -> Result<(Hit, &Conn), LineProbe> {
+        self.lookup_rec(key, hash).ok_or(LineProbe { hash })
+    }
+
+    /// The probe of a key whose hash is `hash`.
+    #[inline]
+    pub fn unprobed(&self, hash: u32) -> LineProbe {
+        LineProbe { hash }
+    }
+
+    /// [`Self::insert_hashed`] with a lookup's probe.
+    #[inline]
+    pub fn insert_probed(&mut self, conn: Conn, probe: LineProbe, now: u32) -> LineInserted {
+        self.insert_hashed(conn, probe.hash, now)
+    }
+
+    /// The second stage of a burst lookup ([`Self::touch_more`]).
+    #[inline(always)]
+    pub fn touch_records(&self, key: &FlowKey, hash: u32) {
+        self.touch_more(key, hash)
+    }
+
+    /// Records (connections and stubs) moved to make room so far.
+    pub fn moved(&self) -> u64 {
+        self.moved
+    }
+
+    /// Record indices run from 0 to this (exclusive): two per line.
+    pub fn slots(&self) -> u32 {
+        self.lines.len() as u32 * SLOTS as u32
+    }
+
+    /// Bytes of the table advised to transparent huge pages.
+    pub fn huge_bytes(&self) -> usize {
+        self.huge
+    }
+
+    /// The connection record at `idx`, mutable. Do not change its tuples.
+    #[inline]
+    pub fn get_mut(&mut self, idx: u32) -> Option<&mut Conn> {
+        self.rec_mut(idx).filter(|c| used(c) && !is_stub(c))
+    }
+
+    /// Store what a forwarded packet changes in record `idx`.
+    #[inline(always)]
+    pub fn set_hot(&mut self, idx: u32, state: u8, flags: u8, expires: u32) {
+        if let Some(c) = self.rec_mut(idx) {
+            c.state = state;
+            c.flags = flags;
+            c.expires = expires;
+        }
     }
 
     /// The connection record at `idx` (not a stub), if in use.
@@ -387,6 +477,7 @@ impl LineTable {
         if let Some(r) = self.rec_mut(from) {
             r.flags = 0;
         }
+        self.moved += 1;
         if is_stub(&c) {
             return;
         }
@@ -569,12 +660,14 @@ impl LineTable {
         self.make_room(hash, moves).ok_or(InsertError::Full)
     }
 
-    /// Examine up to `budget` slots from the rotating cursor and remove the
-    /// connections expired at `now`, calling `f` with each.
+    /// Examine up to `budget` lines (two records each: a budget of the
+    /// capacity examines the whole table, as [`super::ConnTable::sweep`]'s
+    /// does) from the rotating cursor and remove the connections expired
+    /// at `now`, calling `f` with each and its record index.
     pub fn sweep(&mut self, now: u32, budget: u32, mut f: impl FnMut(u32, &Conn)) -> u32 {
         let n = self.lines.len() as u32 * SLOTS as u32;
         let mut removed = 0;
-        for _ in 0..budget.min(n) {
+        for _ in 0..budget.saturating_mul(SLOTS as u32).min(n) {
             let idx = self.cursor;
             self.cursor = if idx + 1 >= n { 0 } else { idx + 1 };
             if self.get(idx).is_some_and(|c| tick_reached(now, c.expires)) {
