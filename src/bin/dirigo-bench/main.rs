@@ -539,14 +539,15 @@ fn main() {
                 Duration::from_secs_f64(*seconds),
             );
             println!(
-                "tables, {flows} flows (capacity {}): established lookup {:.1} ns index+records, {:.1} ns one-line ({:.1}% in their first line); new connection (table of {}, every insert evicts) {:.1} ns index+records, {:.1} ns one-line",
+                "tables, {flows} flows (capacity {}): established lookup {:.1} ns index+records, {:.1} ns one-line ({:.1}% in their first line); new connection (table of {}, every insert evicts) {:.1} ns index+records, {:.1} ns one-line; NAT connections placed by the one-line table: {} of {flows}",
                 plan.capacity.max(flows),
                 p.index_lookup,
                 p.line_lookup,
                 100.0 * p.in_primary,
                 tables::NEWCONN_CAP,
                 p.index_newconn,
-                p.line_newconn
+                p.line_newconn,
+                p.nat_placed
             );
             return;
         }

@@ -38,6 +38,9 @@ pub struct TableProbe {
     pub line_newconn: f64,
     /// Share of the one-line table's connections in their primary line.
     pub in_primary: f64,
+    /// NAT connections (a record and a reply stub each) the one-line
+    /// table placed of `flows` offered (the index table places them all).
+    pub nat_placed: u32,
 }
 
 fn key(i: u32) -> FlowKey {
@@ -208,7 +211,18 @@ pub fn run(capacity: u32, flows: u32, time: Duration) -> TableProbe {
     let mut lt = Lines(LineTable::new(NEWCONN_CAP, 7), true);
     lt.0.set_embryonic_grace(0);
     let line_newconn = walk(&mut lt, &stream, &seq, time);
+    let mut nt = LineTable::new(capacity, 7);
+    let nat_placed = keys
+        .iter()
+        .filter(|k| {
+            let mut c = conn(k, TcpState::Established, FAR);
+            c.method = Method::Nat;
+            nt.insert(c, 0).result.is_ok()
+        })
+        .count() as u32;
+    drop(nt);
     TableProbe {
+        nat_placed,
         index_lookup,
         line_lookup,
         index_newconn,

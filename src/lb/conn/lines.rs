@@ -21,19 +21,33 @@
 //! (DR and TUN), nearly every record sits in its primary line.
 //!
 //! # NAT replies
-//! A NAT connection also takes a second slot: a *stub* record placed by the
-//! hash of its reply tuple, holding that tuple in its client/VIP fields,
-//! [`STUB_STATE`] as its state and the forward record's index in `dest`. A
-//! reply's lookup finds the stub and answers the forward record, which it
-//! reads from its own line (two lines per reply, as before).
+//! A NAT connection's reply tuple gets an entry in a *stub slot*: a slot
+//! of one of the reply tuple's own two lines, marked [`STUB_STATE`] (and
+//! protocol 0, so no tuple's lookup takes it for a record), holding up to
+//! three (reply tuple hash, forward record index) entries. A lookup that
+//! finds no record with its tuple in a line checks that line's stub slots
+//! for its hash and compares the reply tuple on the forward record the
+//! entry names, which it reads from its own line (two lines per reply, as
+//! before). Stub slots do not move.
+//!
+//! The cost: a NAT connection takes a record slot and a reply entry, and
+//! the entries of a stub slot must share a line, so at a million
+//! connections most stub slots hold one entry and NAT takes nearly two
+//! slots per connection. At the 1M scenarios' capacity (1,048,576) the
+//! table places about 99.5% of a million NAT connections, where
+//! [`super::ConnTable`] places them all (`dirigo-bench micro --tables`):
+//! why the workers do not use this table yet.
 //!
 //! # Moves
 //! When both candidate lines are full, an insert moves records between
 //! their two lines (cuckoo displacement, breadth-first, at most
 //! [`MAX_DEPTH`] moves) to free a slot. A moved record's index changes: a
-//! moved NAT record's stub is repointed here, and every move of a forward
-//! record is reported in [`LineInserted::moves`] so that what a caller keeps
-//! per record index (the SYN proxy's state) can follow.
+//! moved NAT record's reply entry is repointed here, and every move is
+//! reported in [`LineInserted::moves`] so that what a caller keeps per
+//! record index (the SYN proxy's state) can follow. Five moves instead of
+//! three place 99.86% of the million NAT connections instead of 99.5%, but
+//! cost new connections 40% more time (searches that fail explore twice
+//! the depth).
 //!
 //! # Full table and expiry
 //! As [`super::ConnTable`]: at `capacity` connections an insert first
@@ -45,7 +59,7 @@ use super::{tick_reached, Conn, Hit, InsertError, EMBRYONIC_GRACE_MS, EVICT_SCAN
 use crate::mem;
 use crate::net::meta::FlowKey;
 
-/// [`Conn::state`] of a NAT reply stub.
+/// [`Conn::state`] of a stub slot (NAT reply entries).
 pub const STUB_STATE: u8 = 0xff;
 
 /// Records per line.
@@ -112,19 +126,50 @@ fn used(c: &Conn) -> bool {
     c.flags & F_USED != 0
 }
 
-/// The stub of NAT connection `c` stored at `fwd`.
-fn stub(c: &Conn, fwd: u32) -> Conn {
-    let k = c.out_key();
+/// Reply entries per stub slot.
+const PER_STUB: usize = 3;
+/// An empty reply entry's record index.
+const NO_IDX: u32 = u32::MAX;
+
+/// A stub slot with no entry yet: protocol 0, so that no tuple's lookup
+/// ever takes it for a record.
+fn empty_stub() -> Conn {
     Conn {
-        caddr: k.src,
-        vaddr: k.dst,
-        cport: k.sport,
-        vport: k.dport,
-        proto: k.proto,
-        dest: fwd,
+        caddr: 0,
+        vaddr: NO_IDX,
+        daddr: 0,
+        dest: NO_IDX,
+        expires: 0,
+        cport: (NO_IDX >> 16) as u16,
+        vport: NO_IDX as u16,
+        proto: 0,
         state: STUB_STATE,
         flags: F_USED,
         ..Conn::default()
+    }
+}
+
+/// Reply entry `i` of stub slot `c`: (the reply tuple's hash, the forward
+/// record's index), laid over the record's fields.
+#[inline(always)]
+fn entry(c: &Conn, i: usize) -> (u32, u32) {
+    match i {
+        0 => (c.caddr, c.vaddr),
+        1 => (c.daddr, c.dest),
+        _ => (c.expires, (c.cport as u32) << 16 | c.vport as u32),
+    }
+}
+
+/// Set reply entry `i` of stub slot `c`.
+#[inline]
+fn set_entry(c: &mut Conn, i: usize, sig: u32, idx: u32) {
+    match i {
+        0 => (c.caddr, c.vaddr) = (sig, idx),
+        1 => (c.daddr, c.dest) = (sig, idx),
+        _ => {
+            c.expires = sig;
+            (c.cport, c.vport) = ((idx >> 16) as u16, idx as u16);
+        }
     }
 }
 
@@ -261,12 +306,18 @@ impl LineTable {
             // prefetch (a false match leaves the secondary line to the
             // lookup itself)
             if c.caddr == key.src && c.cport == key.sport && used(c) {
-                if is_stub(c) {
-                    if let Some(l) = self.lines.get((c.dest >> 1) as usize) {
-                        mem::prefetch(l);
+                return;
+            }
+            if is_stub(c) && used(c) {
+                for i in 0..PER_STUB {
+                    let (sig, fwd) = entry(c, i);
+                    if sig == hash && fwd != NO_IDX {
+                        if let Some(l) = self.lines.get((fwd >> 1) as usize) {
+                            mem::prefetch(l);
+                        }
+                        return;
                     }
                 }
-                return;
             }
         }
         if let Some(l) = self.lines.get(self.second(hash, l1) as usize) {
@@ -274,17 +325,45 @@ impl LineTable {
         }
     }
 
-    /// The slot of `key` in line `l` and its record, if there.
+    /// `key` in line `l`: a record with its tuple (its index and itself),
+    /// or a stub entry for it (the forward record's index and record, the
+    /// reply tuple checked on that record).
     #[inline(always)]
-    fn find_in(&self, l: u32, key: &FlowKey) -> Option<(u32, &Conn)> {
+    fn find_in(&self, l: u32, key: &FlowKey, hash: u32) -> Option<(Hit, &Conn)> {
         let line = self.lines.get(l as usize)?;
-        if key_of(&line.r[0], key) {
-            return Some((l << 1, &line.r[0]));
+        for (s, c) in line.r.iter().enumerate() {
+            if key_of(c, key) {
+                let idx = l << 1 | s as u32;
+                return Some((Hit { idx, reply: false }, c));
+            }
         }
-        if key_of(&line.r[1], key) {
-            return Some((l << 1 | 1, &line.r[1]));
+        for c in &line.r {
+            if is_stub(c) && used(c) {
+                if let Some(h) = self.stub_hit(c, key, hash) {
+                    return Some(h);
+                }
+            }
         }
         None
+    }
+
+    /// The entry of stub slot `c` for reply tuple `key` (hash `hash`).
+    #[cold]
+    fn stub_hit(&self, c: &Conn, key: &FlowKey, hash: u32) -> Option<(Hit, &Conn)> {
+        (0..PER_STUB).find_map(|i| {
+            let (sig, fwd) = entry(c, i);
+            if sig != hash || fwd == NO_IDX {
+                return None;
+            }
+            let r = self.rec(fwd).filter(|r| used(r) && r.is_nat())?;
+            (r.out_key() == *key).then_some((
+                Hit {
+                    idx: fwd,
+                    reply: true,
+                },
+                r,
+            ))
+        })
     }
 
     /// Look up `key` whose [`Self::hash`] is `hash`: the connection's
@@ -292,27 +371,10 @@ impl LineTable {
     #[inline(always)]
     pub fn lookup_rec(&self, key: &FlowKey, hash: u32) -> Option<(Hit, &Conn)> {
         let l1 = hash & self.mask;
-        let (at, c) = match self.find_in(l1, key) {
-            Some(f) => f,
-            None => self.find_in(self.second(hash, l1), key)?,
-        };
-        if is_stub(c) {
-            let fwd = c.dest;
-            return Some((
-                Hit {
-                    idx: fwd,
-                    reply: true,
-                },
-                self.rec(fwd)?,
-            ));
+        match self.find_in(l1, key, hash) {
+            Some(f) => Some(f),
+            None => self.find_in(self.second(hash, l1), key, hash),
         }
-        Some((
-            Hit {
-                idx: at,
-                reply: false,
-            },
-            c,
-        ))
     }
 
     /// Look up `key`.
@@ -424,40 +486,68 @@ impl LineTable {
         // breadth-first over (slot, parent): the queue holds slots whose
         // record would move; a path ends at a slot whose record's other
         // line has room
-        const Q: usize = 2 * SLOTS * (1 + SLOTS + SLOTS * SLOTS);
-        let mut q = [(0u32, usize::MAX, 0u8); Q];
+        const Q: usize = 2 * SLOTS * ((1 << MAX_DEPTH) - 1);
+        const ROOT: u16 = u16::MAX;
+        let mut q = [Step::default(); Q];
         let mut n = 0;
         for l in [l1, l2] {
             for s in 0..SLOTS as u32 {
-                q[n] = (l << 1 | s, usize::MAX, 1);
+                q[n] = Step {
+                    slot: l << 1 | s,
+                    parent: ROOT,
+                    depth: 1,
+                };
                 n += 1;
             }
         }
         let mut head = 0;
         while head < n {
-            let (slot, _, depth) = q[head];
+            let Step { slot, depth, .. } = q[head];
             let c = *self.rec(slot)?;
-            let [a, b] = self.pair(self.placed_by(&c));
-            let other = if a == slot >> 1 { b } else { a };
-            if let Some(dst) = self.free_in(other) {
-                // move along the path, from its end back to the root
-                let (mut to, mut at) = (dst, head);
-                loop {
-                    let (from, parent, _) = q[at];
-                    self.relocate(from, to, moves);
-                    if parent == usize::MAX {
-                        return Some(from);
+            // a stub slot stays: its entries' tuples may each have another
+            // second line
+            if !is_stub(&c) {
+                let [a, b] = self.pair(self.placed_by(&c));
+                let other = if a == slot >> 1 { b } else { a };
+                if let Some(dst) = self.free_in(other) {
+                    // move along the path, from its end back to the root
+                    let (mut to, mut at) = (dst, head);
+                    loop {
+                        let Step {
+                            slot: from, parent, ..
+                        } = q[at];
+                        self.relocate(from, to, moves);
+                        if parent == ROOT {
+                            return Some(from);
+                        }
+                        to = from;
+                        at = parent as usize;
                     }
-                    to = from;
-                    at = parent;
                 }
-            }
-            if (depth as usize) < MAX_DEPTH {
-                for s in 0..SLOTS as u32 {
-                    let next = other << 1 | s;
-                    if n < Q && !q[..n].iter().any(|e| e.0 == next) {
-                        q[n] = (next, head, depth + 1);
-                        n += 1;
+                if (depth as usize) < MAX_DEPTH {
+                    for s in 0..SLOTS as u32 {
+                        let next = other << 1 | s;
+                        // a path never passes a slot twice
+                        let mut up = head;
+                        let mut on_path = false;
+                        loop {
+                            if q[up].slot == next {
+                                on_path = true;
+                                break;
+                            }
+                            match q[up].parent {
+                                ROOT => break,
+                                p => up = p as usize,
+                            }
+                        }
+                        if n < Q && !on_path {
+                            q[n] = Step {
+                                slot: next,
+                                parent: head as u16,
+                                depth: depth + 1,
+                            };
+                            n += 1;
+                        }
                     }
                 }
             }
@@ -478,34 +568,60 @@ impl LineTable {
             r.flags = 0;
         }
         self.moved += 1;
-        if is_stub(&c) {
-            return;
-        }
         if c.is_nat() {
             self.repoint_stub(&c, from, to);
         }
         moves.push(from, to);
     }
 
-    /// The stub of NAT record `c` pointed at `from`: point it at `to`.
+    /// The reply entry of NAT record `c`, stored at `from`: point it at
+    /// `to`.
     fn repoint_stub(&mut self, c: &Conn, from: u32, to: u32) {
-        if let Some(i) = self.stub_of(c, from) {
-            if let Some(s) = self.rec_mut(i) {
-                s.dest = to;
+        if let Some((slot, i, sig)) = self.stub_of(c, from) {
+            if let Some(s) = self.rec_mut(slot) {
+                set_entry(s, i, sig, to);
             }
         }
     }
 
-    /// The slot of the stub of NAT record `c` stored at `fwd`.
-    fn stub_of(&self, c: &Conn, fwd: u32) -> Option<u32> {
-        let k = c.out_key();
-        self.pair(self.hash(&k)).into_iter().find_map(|l| {
+    /// Where the reply entry of NAT record `c` stored at `fwd` is: its stub
+    /// slot, the entry's position there, and the reply tuple's hash.
+    fn stub_of(&self, c: &Conn, fwd: u32) -> Option<(u32, usize, u32)> {
+        let sig = self.hash(&c.out_key());
+        self.pair(sig).into_iter().find_map(|l| {
             let line = self.lines.get(l as usize)?;
-            (0..SLOTS as u32).map(|s| l << 1 | s).find(|&i| {
-                let r = &line.r[i as usize & 1];
-                key_of(r, &k) && is_stub(r) && r.dest == fwd
+            (0..SLOTS).find_map(|s| {
+                let r = &line.r[s];
+                if !is_stub(r) || !used(r) {
+                    return None;
+                }
+                (0..PER_STUB)
+                    .find(|&i| entry(r, i) == (sig, fwd))
+                    .map(|i| (l << 1 | s as u32, i, sig))
             })
         })
+    }
+
+    /// A free reply entry for a tuple of hash `sig`: in a stub slot of one
+    /// of its lines, else in a new stub slot there (moving records to make
+    /// room if need be). The slot and the entry's position.
+    fn stub_room(&mut self, sig: u32, moves: &mut Moves) -> Option<(u32, usize)> {
+        for l in self.pair(sig) {
+            let line = self.lines.get(l as usize)?;
+            for s in 0..SLOTS {
+                let r = &line.r[s];
+                if is_stub(r) && used(r) {
+                    if let Some(i) = (0..PER_STUB).find(|&i| entry(r, i).1 == NO_IDX) {
+                        return Some((l << 1 | s as u32, i));
+                    }
+                }
+            }
+        }
+        let slot = self.make_room(sig, moves)?;
+        if let Some(r) = self.rec_mut(slot) {
+            *r = empty_stub();
+        }
+        Some((slot, 0))
     }
 
     /// Insert `conn` (a tuple not in the table; its flags get [`F_USED`]),
@@ -556,21 +672,23 @@ impl LineTable {
         }
         let hs = self.hash(&conn.out_key());
         let mark = moves.n;
-        let slot = match self.make_room(hs, moves) {
-            Some(s) => Some(s),
-            None => self.evict_for(hs, now, moves, evicted).ok(),
+        let room = match self.stub_room(hs, moves) {
+            Some(r) => Some(r),
+            None => self
+                .evict_for(hs, now, moves, evicted)
+                .ok()
+                .and_then(|_| self.stub_room(hs, moves)),
         };
-        // the forward record may have moved to make room for its stub
+        // the forward record may have moved to make room for its entry
         let fwd = moves.m[mark..moves.n]
             .iter()
             .fold(at, |i, &(f, t)| if f == i { t } else { i });
-        let Some(slot) = slot else {
+        let Some((slot, i)) = room else {
             self.remove(fwd);
             return Err(InsertError::Full);
         };
-        let s = stub(&conn, fwd);
         if let Some(r) = self.rec_mut(slot) {
-            *r = s;
+            set_entry(r, i, hs, fwd);
         }
         Ok(fwd)
     }
@@ -579,9 +697,12 @@ impl LineTable {
     pub fn remove(&mut self, idx: u32) -> Option<Conn> {
         let c = *self.get(idx)?;
         if c.is_nat() {
-            if let Some(i) = self.stub_of(&c, idx) {
-                if let Some(s) = self.rec_mut(i) {
-                    s.flags = 0;
+            if let Some((slot, i, _)) = self.stub_of(&c, idx) {
+                if let Some(s) = self.rec_mut(slot) {
+                    set_entry(s, i, 0, NO_IDX);
+                    if (0..PER_STUB).all(|j| entry(s, j).1 == NO_IDX) {
+                        s.flags = 0; // the last entry: the slot is free
+                    }
                 }
             }
         }
@@ -694,13 +815,21 @@ impl LineTable {
         let mut n = 0;
         for (l, line) in self.lines.iter().enumerate() {
             for c in &line.r {
-                if used(c) && self.placed_by(c) & self.mask == l as u32 {
+                if used(c) && !is_stub(c) && self.placed_by(c) & self.mask == l as u32 {
                     n += 1;
                 }
             }
         }
         n
     }
+}
+
+/// A slot of the breadth-first search for room ([`LineTable::make_room`]).
+#[derive(Clone, Copy, Default)]
+struct Step {
+    slot: u32,
+    parent: u16,
+    depth: u8,
 }
 
 /// The forward records one insert moved.
@@ -712,6 +841,9 @@ struct Moves {
 
 impl Moves {
     fn push(&mut self, from: u32, to: u32) {
+        // an insert makes room at most twice (its record, its reply
+        // entry), each within MAX_DEPTH moves
+        debug_assert!(self.n < self.m.len(), "more moves than one insert makes");
         if let Some(e) = self.m.get_mut(self.n) {
             *e = (from, to);
             self.n += 1;
