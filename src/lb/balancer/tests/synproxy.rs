@@ -325,7 +325,7 @@ fn cookie_handshake_splice_and_byte_exact_translation() {
 
 /// Connections opened through the proxy keep their translation when the
 /// one-line table moves their records to make room for later ones: a
-/// table of 64 record slots (32 lines) fills to four in five with NAT
+/// table of 64 record slots (32 lines) fills to seven in ten with NAT
 /// connections (each a record and a reply stub) waiting for their server,
 /// which makes it move records; then every server answers, and each
 /// connection's segments carry its own cookie. Fails if the proxy's
@@ -334,7 +334,7 @@ fn cookie_handshake_splice_and_byte_exact_translation() {
 fn proxied_connections_keep_their_state_when_their_records_move() {
     let mut e = sp_env_of(32);
     let snap = sp_snap(&mut e);
-    const N: u16 = 26;
+    const N: u16 = 23;
     let mut opened = Vec::new();
     for p in 0..N {
         let cport = 30_000 + p;
