@@ -306,6 +306,20 @@ pub const EMBRYONIC_GRACE_MS: u32 = 2000;
 /// The longest grace accepted (an embryonic connection's own timeout is 60 s).
 pub const MAX_EMBRYONIC_GRACE_MS: u32 = 60_000;
 
+/// The second of a hash's two candidate buckets (or lines), in a table of
+/// `mask + 1`, whose first is `first`: another mix of the hash's bits, and
+/// never `first`.
+#[inline]
+pub(super) fn second_of(hash: u32, first: u32, mask: u32) -> u32 {
+    let x = hash.rotate_left(13).wrapping_mul(0x9e37_79b1);
+    let b = (x ^ (x >> 15)) & mask;
+    if b == first {
+        first ^ 1
+    } else {
+        b
+    }
+}
+
 const SLOTS: usize = 8;
 const EMPTY: u32 = u32::MAX;
 const REPLY: u32 = 1 << 31;
@@ -642,13 +656,7 @@ impl<R: Record> ConnTable<R> {
     /// The secondary bucket of `hash`, whose primary is `b1` (never `b1`).
     #[inline]
     fn second(&self, hash: u32, b1: u32) -> u32 {
-        let x = hash.rotate_left(13).wrapping_mul(0x9e37_79b1);
-        let b2 = (x ^ (x >> 15)) & self.mask;
-        if b2 == b1 {
-            b1 ^ 1
-        } else {
-            b2
-        }
+        second_of(hash, b1, self.mask)
     }
 
     /// Examine up to `budget` records from the rotating cursor and remove

@@ -3,7 +3,8 @@ use crate::lb::spec::Method;
 use crate::lb::state::TcpState;
 use crate::net::meta::{PROTO_TCP, PROTO_UDP};
 
-fn conn(i: u32, method: Method, state: TcpState, expires: u32) -> Conn {
+/// A connection of client `i` (a distinct tuple for every `i`).
+pub(super) fn conn(i: u32, method: Method, state: TcpState, expires: u32) -> Conn {
     Conn {
         caddr: 0xc633_6400u32.wrapping_add(i),
         vaddr: 0xc000_020a,

@@ -1,26 +1,8 @@
 use super::*;
+use crate::lb::conn::tests::conn;
 use crate::lb::spec::Method;
 use crate::lb::state::TcpState;
-use crate::net::meta::PROTO_TCP;
 use std::collections::HashMap;
-
-fn conn(i: u32, method: Method, state: TcpState, expires: u32) -> Conn {
-    Conn {
-        caddr: 0x0a00_0000u32.wrapping_add(i.wrapping_mul(7919)),
-        vaddr: 0xc0a8_6464,
-        daddr: 0xac10_000b + (i % 4),
-        dest: i % 4,
-        expires,
-        cport: 1024 + (i % 60000) as u16,
-        vport: 80,
-        dport: 8080,
-        svc: 0,
-        proto: PROTO_TCP,
-        state: state as u8,
-        flags: 0,
-        method,
-    }
-}
 
 #[test]
 fn layout_is_one_line_per_two_records() {
