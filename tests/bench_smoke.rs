@@ -149,7 +149,7 @@ fn table_comparison_prints_both_tables() {
         .iter()
         .filter_map(|p| p.rsplit(' ').next()?.parse().ok())
         .collect();
-    assert_eq!(ns.len(), 4, "{line}");
+    assert_eq!(ns.len(), 7, "{line}");
     assert!(ns.iter().all(|v| *v > 0.0), "{line}");
     let placed: u32 = line
         .split("placed by the one-line table: ")
