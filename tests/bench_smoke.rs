@@ -124,6 +124,41 @@ fn quick_benchmark_prints_nonzero_mpps() {
     );
 }
 
+/// `dirigo-bench micro --tables` (no root, no EAL) compares the two
+/// connection tables and says so in one line with every figure filled.
+#[test]
+fn table_comparison_prints_both_tables() {
+    let out = Command::new(env!("CARGO_BIN_EXE_dirigo-bench"))
+        .args(["micro", "--tables", "--flows", "20000", "--seconds", "0.1"])
+        .output()
+        .expect("run dirigo-bench micro --tables");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("tables, 20000 flows"));
+    let line = line.unwrap_or_else(|| panic!("no tables line:\n{stdout}"));
+    // each figure is the word before an " ns" (the text after the last
+    // one holds none)
+    let parts: Vec<&str> = line.split(" ns").collect();
+    let ns: Vec<f64> = parts[..parts.len() - 1]
+        .iter()
+        .filter_map(|p| p.rsplit(' ').next()?.parse().ok())
+        .collect();
+    assert_eq!(ns.len(), 7, "{line}");
+    assert!(ns.iter().all(|v| *v > 0.0), "{line}");
+    let placed: u32 = line
+        .split("placed by the one-line table: ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next()?.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert_eq!(placed, 20000, "far from full, every NAT connection: {line}");
+}
+
 #[test]
 fn table_parser() {
     let t = "dirigo DR 1k   12.50   3.0\n";

@@ -539,11 +539,14 @@ fn main() {
                 Duration::from_secs_f64(*seconds),
             );
             println!(
-                "tables, {flows} flows (capacity {}): established lookup {:.1} ns index+records, {:.1} ns one-line ({:.1}% in their first line); new connection (table of {}, every insert evicts) {:.1} ns index+records, {:.1} ns one-line; NAT connections placed by the one-line table: {} of {flows}",
+                "tables, {flows} flows (capacity {}): established lookup {:.1} ns index+records, {:.1} ns one-line ({:.1}% in their first line), {:.1} ns one-line with a line per connection; NAT reply lookup {:.1} ns index+records, {:.1} ns one-line; new connection (table of {}, every insert evicts) {:.1} ns index+records, {:.1} ns one-line; NAT connections placed by the one-line table: {} of {flows}",
                 plan.capacity.max(flows),
                 p.index_lookup,
                 p.line_lookup,
                 100.0 * p.in_primary,
+                p.wide_lookup,
+                p.index_reply,
+                p.line_reply,
                 tables::NEWCONN_CAP,
                 p.index_newconn,
                 p.line_newconn,

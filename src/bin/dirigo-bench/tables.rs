@@ -2,12 +2,16 @@
 //! on the same keys in the same run: what issue 21's next step would buy
 //! before the balancer moves over.
 //!
-//! Two cases, each table alone (no classify, no balancer, no I/O):
+//! Three cases, each table alone (no classify, no balancer, no I/O):
 //! - `lookup`: `flows` established DR connections in a table of
 //!   `capacity`, looked up in bursts of 32 in a fixed random order with
 //!   the burst path's stages (hash + prefetch of the first line for the
 //!   whole burst, the second stage [`TOUCH_LAG`] packets ahead, then the
-//!   lookup and the expiry store);
+//!   lookup and the expiry store); for the one-line table also with one
+//!   line per connection (`wide`: 80 bytes per connection with its reply
+//!   index, where the default has three lines per four);
+//! - `reply`: the same with NAT connections, looked up by their reply
+//!   tuples (the one-line table told to expect replies);
 //! - `newconn`: a full table of `NEWCONN_CAP` embryonic connections with
 //!   no eviction grace, every key new: the lookup misses and the insert
 //!   evicts (the new-connection scenario's table work).
@@ -32,13 +36,19 @@ pub struct TableProbe {
     pub index_lookup: f64,
     /// One-line: an established lookup.
     pub line_lookup: f64,
+    /// One-line with one line per connection: the same.
+    pub wide_lookup: f64,
+    /// Index + records: a NAT reply's lookup.
+    pub index_reply: f64,
+    /// One-line: the same.
+    pub line_reply: f64,
     /// Index + records: a miss and an insert that evicts.
     pub index_newconn: f64,
     /// One-line: the same.
     pub line_newconn: f64,
     /// Share of the one-line table's connections in their primary line.
     pub in_primary: f64,
-    /// NAT connections (a record and a reply stub each) the one-line
+    /// NAT connections (a record and a reply entry each) the one-line
     /// table placed of `flows` offered (the index table places them all).
     pub nat_placed: u32,
 }
@@ -118,8 +128,8 @@ fn walk(t: &mut impl Staged, keys: &[FlowKey], order: &[u32], time: Duration) ->
 /// Established lookups (`new`: false) or misses and inserts (`new`: true)
 /// in the index + records table.
 struct Index(ConnTable<Conn>, bool);
-/// The same in the one-line table.
-struct Lines(LineTable, bool);
+/// The same in the one-line table (the third field: expect NAT replies).
+struct Lines(LineTable, bool, bool);
 
 const FAR: u32 = 1 << 30;
 
@@ -152,13 +162,21 @@ impl Staged for Lines {
         self.0.hash(k)
     }
     fn first(&self, h: u32) {
-        self.0.touch(h)
+        if self.2 {
+            self.0.touch_reply(h)
+        } else {
+            self.0.touch(h)
+        }
     }
     fn second(&self, k: &FlowKey, h: u32) {
-        self.0.touch_more(k, h)
+        if self.2 {
+            self.0.touch_more_reply(h)
+        } else {
+            self.0.touch_more(k, h)
+        }
     }
     fn look(&mut self, k: &FlowKey, h: u32) {
-        match self.0.lookup_rec(k, h) {
+        match self.0.lookup_rec_from(k, h, self.2) {
             Some((hit, _)) => {
                 let i = black_box(hit.idx);
                 self.0.set_expires(i, FAR);
@@ -171,7 +189,38 @@ impl Staged for Lines {
     }
 }
 
-/// Run both cases for both tables, about `time` on each of the four.
+/// An established NAT connection of `k` (its real server's port differs
+/// from the virtual one, as a reply tuple's would).
+fn nat(k: &FlowKey) -> Conn {
+    let mut c = conn(k, TcpState::Established, FAR);
+    c.method = Method::Nat;
+    c.dport = 8080;
+    c
+}
+
+/// `t` filled with `fill`'s DR connections (NAT when `reply`), walked
+/// over `keys` in order: ns per key.
+fn lines_walk(
+    t: LineTable,
+    fill: &[FlowKey],
+    keys: &[FlowKey],
+    seq: &[u32],
+    time: Duration,
+    reply: bool,
+) -> f64 {
+    let mut lt = Lines(t, false, reply);
+    for k in fill {
+        let c = if reply {
+            nat(k)
+        } else {
+            conn(k, TcpState::Established, FAR)
+        };
+        lt.0.insert(c, 0);
+    }
+    walk(&mut lt, keys, seq, time)
+}
+
+/// Run every case for both tables, about `time` on each of the four.
 pub fn run(capacity: u32, flows: u32, time: Duration) -> TableProbe {
     let keys: Vec<FlowKey> = (0..flows).map(key).collect();
     let mut order: Vec<u32> = (0..flows).collect();
@@ -191,13 +240,39 @@ pub fn run(capacity: u32, flows: u32, time: Duration) -> TableProbe {
     let seq: Vec<u32> = (0..flows).collect();
     let index_lookup = walk(&mut it, &in_order, &seq, time);
     drop(it);
-    let mut lt = Lines(LineTable::new(capacity, 7), false);
+    let line_lookup = lines_walk(
+        LineTable::new(capacity, 7),
+        &keys,
+        &in_order,
+        &seq,
+        time,
+        false,
+    );
+    let wide = LineTable::with_lines(capacity, 7, capacity);
+    let wide_lookup = lines_walk(wide, &keys, &in_order, &seq, time, false);
+    let mut t = LineTable::new(capacity, 7);
     for k in &keys {
-        lt.0.insert(conn(k, TcpState::Established, FAR), 0);
+        t.insert(conn(k, TcpState::Established, FAR), 0);
     }
-    let in_primary = lt.0.in_primary() as f64 / lt.0.len().max(1) as f64;
-    let line_lookup = walk(&mut lt, &in_order, &seq, time);
-    drop(lt);
+    let in_primary = t.in_primary() as f64 / t.len().max(1) as f64;
+    drop(t);
+
+    // NAT replies: the same connections, NAT, looked up by reply tuple
+    let replies: Vec<FlowKey> = in_order.iter().map(|k| nat(k).out_key()).collect();
+    let mut it = Index(ConnTable::<Conn>::new(capacity, 7), false);
+    for k in &keys {
+        it.0.insert(nat(k), 0);
+    }
+    let index_reply = walk(&mut it, &replies, &seq, time);
+    drop(it);
+    let line_reply = lines_walk(
+        LineTable::new(capacity, 7),
+        &keys,
+        &replies,
+        &seq,
+        time,
+        true,
+    );
 
     // new connections: every key new, the table full of embryonic ones
     let stream: Vec<FlowKey> = (0..flows.max(4 * NEWCONN_CAP))
@@ -208,23 +283,22 @@ pub fn run(capacity: u32, flows: u32, time: Duration) -> TableProbe {
     it.0.set_embryonic_grace(0);
     let index_newconn = walk(&mut it, &stream, &seq, time);
     drop(it);
-    let mut lt = Lines(LineTable::new(NEWCONN_CAP, 7), true);
+    let mut lt = Lines(LineTable::new(NEWCONN_CAP, 7), true, false);
     lt.0.set_embryonic_grace(0);
     let line_newconn = walk(&mut lt, &stream, &seq, time);
     let mut nt = LineTable::new(capacity, 7);
     let nat_placed = keys
         .iter()
-        .filter(|k| {
-            let mut c = conn(k, TcpState::Established, FAR);
-            c.method = Method::Nat;
-            nt.insert(c, 0).result.is_ok()
-        })
+        .filter(|k| nt.insert(nat(k), 0).result.is_ok())
         .count() as u32;
     drop(nt);
     TableProbe {
         nat_placed,
         index_lookup,
         line_lookup,
+        wide_lookup,
+        index_reply,
+        line_reply,
         index_newconn,
         line_newconn,
         in_primary,

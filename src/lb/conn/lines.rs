@@ -4,39 +4,37 @@
 //! of an index line and then a record.
 //!
 //! Not yet the workers' table: [`super::ConnTable`] is. This is the step
-//! issue 21 names, built whole enough to be measured against it on the same
-//! keys in the same run (`dirigo-bench table`, BENCHMARKS.md) before the
-//! balancer moves over.
+//! issue 21 names, measured against it on the same keys in the same run
+//! (`dirigo-bench micro --tables`, BENCHMARKS.md).
 //!
 //! # Layout
-//! One 64-byte [`Line`] holds two 32-byte [`Conn`] records; the table has
-//! `capacity` lines rounded up to a power of two, i.e. 64 bytes per
-//! connection, as [`super::ConnTable`]'s record + index. A record's index
-//! is `line * 2 + slot`. A slot is free when its record lacks [`F_USED`].
+//! One 64-byte [`Line`] holds two 32-byte [`Conn`] records. A record's
+//! index is `line * 2 + slot`; a slot is free when its record lacks
+//! [`F_USED`]. The table has three lines for every four connections of
+//! its capacity ([`lines_for`]): at full capacity two slots in three hold
+//! a record.
 //!
-//! A key has two candidate lines (the primary from its hash's low bits, the
-//! secondary from [`second`]); a lookup compares the key with the records
-//! of the primary line, then of the secondary one. There are no signatures:
-//! the record's own tuple is the check. With at most one slot in two used
-//! (DR and TUN), nearly every record sits in its primary line.
+//! A key has two candidate lines: the primary from its hash's high bits
+//! (multiply-shift, as the line count is no power of two), the secondary
+//! another mix of the hash ([`LineTable::second`]). A lookup compares the
+//! key with the records of the primary line, then of the secondary one.
+//! There are no signatures: the record's own tuple is the check.
 //!
 //! # NAT replies
-//! A NAT connection's reply tuple gets an entry in a *stub slot*: a slot
-//! of one of the reply tuple's own two lines, marked [`STUB_STATE`] (and
-//! protocol 0, so no tuple's lookup takes it for a record), holding up to
-//! three (reply tuple hash, forward record index) entries. A lookup that
-//! finds no record with its tuple in a line checks that line's stub slots
-//! for its hash and compares the reply tuple on the forward record the
-//! entry names, which it reads from its own line (two lines per reply, as
-//! before). Stub slots do not move.
+//! A NAT connection's reply tuple (RS -> client) has an entry in the
+//! *reply index*: 64-byte buckets of eight (reply tuple hash, forward
+//! record index) pairs, one bucket per four connections of capacity (two
+//! entries per connection, so at most half full), two candidate buckets
+//! per reply tuple. A reply lookup finds its hash there and compares the
+//! reply tuple on the forward record: two lines, as in
+//! [`super::ConnTable`]. Records and index together: 48 + 16 = 64 bytes
+//! per connection of capacity.
 //!
-//! The cost: a NAT connection takes a record slot and a reply entry, and
-//! the entries of a stub slot must share a line, so at a million
-//! connections most stub slots hold one entry and NAT takes nearly two
-//! slots per connection. At the 1M scenarios' capacity (1,048,576) the
-//! table places about 99.5% of a million NAT connections, where
-//! [`super::ConnTable`] places them all (`dirigo-bench micro --tables`):
-//! why the workers do not use this table yet.
+//! A packet's direction is not known from its tuple: the caller says which
+//! structure to read first ([`LineTable::lookup_rec_from`]): the balancer
+//! takes a packet to a VIP for a request and anything else, while the
+//! table holds NAT connections, for a reply. Either way both are read
+//! before a miss is declared.
 //!
 //! # Moves
 //! When both candidate lines are full, an insert moves records between
@@ -44,29 +42,39 @@
 //! [`MAX_DEPTH`] moves) to free a slot. A moved record's index changes: a
 //! moved NAT record's reply entry is repointed here, and every move is
 //! reported in [`LineInserted::moves`] so that what a caller keeps per
-//! record index (the SYN proxy's state) can follow. Five moves instead of
-//! three place 99.86% of the million NAT connections instead of 99.5%, but
-//! cost new connections 40% more time (searches that fail explore twice
-//! the depth).
+//! record index (the SYN proxy's state) can follow. Reply entries move
+//! between their two buckets (one step) without changing what they point
+//! at.
 //!
 //! # Full table and expiry
-//! As [`super::ConnTable`]: at `capacity` connections an insert first
-//! evicts the first expired or idle embryonic record the rotating eviction
-//! cursor finds within [`EVICT_SCAN`] records; when no slot can be made
-//! free in the key's lines, an evictable record there goes.
+//! At `capacity` connections an insert evicts an expired or idle embryonic
+//! record (as [`super::ConnTable`] judges them): of the key's own two lines
+//! first, the one that expires first (its slot takes the new record: no
+//! search), else the first the rotating eviction cursor finds within
+//! [`EVICT_SCAN`] records. Below capacity, when no slot can be made free
+//! in the key's lines, an evictable record there goes.
 
-use super::{tick_reached, Conn, Hit, InsertError, EMBRYONIC_GRACE_MS, EVICT_SCAN, F_USED};
+use super::{
+    second_of, tick_reached, Conn, Hit, InsertError, EMBRYONIC_GRACE_MS, EVICT_SCAN, F_USED,
+};
 use crate::mem;
 use crate::net::meta::FlowKey;
-
-/// [`Conn::state`] of a stub slot (NAT reply entries).
-pub const STUB_STATE: u8 = 0xff;
 
 /// Records per line.
 const SLOTS: usize = 2;
 
 /// Most moves one insert makes to free a slot.
 pub const MAX_DEPTH: usize = 3;
+
+/// Lines per connection of capacity: `LINES_NUM / LINES_DEN`.
+const LINES_NUM: u64 = 3;
+const LINES_DEN: u64 = 4;
+
+/// Reply entries per bucket of the reply index.
+const PER_BUCKET: usize = 8;
+
+/// A free reply entry's record index.
+const NO_IDX: u32 = u32::MAX;
 
 /// Two records: one cache line.
 #[derive(Clone, Copy, Default)]
@@ -75,15 +83,33 @@ struct Line {
     r: [Conn; SLOTS],
 }
 
+/// Eight NAT reply entries, one cache line: the reply tuple's hash and the
+/// forward record's index ([`NO_IDX`]: free).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Replies {
+    sig: [u32; PER_BUCKET],
+    idx: [u32; PER_BUCKET],
+}
+
+impl Default for Replies {
+    fn default() -> Replies {
+        Replies {
+            sig: [0; PER_BUCKET],
+            idx: [NO_IDX; PER_BUCKET],
+        }
+    }
+}
+
 /// What an insert did: the new connection's record index (or why there is
-/// none), the connection it evicted, and the forward records it moved.
+/// none), the connection it evicted, and the records it moved.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LineInserted {
     /// The new record's index.
     pub result: Result<u32, InsertError>,
     /// A connection evicted to make room.
     pub evicted: Option<Conn>,
-    /// `(from, to)` of each forward record moved, in order (`n` used).
+    /// `(from, to)` of each record moved, in order (`n` used).
     pub moves: [(u32, u32); 2 * MAX_DEPTH],
     /// Moves used in `moves`.
     pub n: usize,
@@ -106,11 +132,17 @@ impl LineProbe {
 /// The one-line table (see the module docs).
 pub struct LineTable {
     lines: Vec<Line>,
+    replies: Vec<Replies>,
     huge: usize,
-    mask: u32,
+    /// `lines.len()` (at least 2).
+    nlines: u32,
+    /// `replies.len() - 1` (a power of two, at least 2 buckets).
+    rmask: u32,
     seed: u32,
     cap: u32,
     len: u32,
+    /// NAT connections (with a reply entry each).
+    nat: u32,
     cursor: u32,
     evict_cursor: u32,
     grace: u32,
@@ -118,59 +150,9 @@ pub struct LineTable {
     moved: u64,
 }
 
-fn is_stub(c: &Conn) -> bool {
-    c.state == STUB_STATE
-}
-
+#[inline(always)]
 fn used(c: &Conn) -> bool {
     c.flags & F_USED != 0
-}
-
-/// Reply entries per stub slot.
-const PER_STUB: usize = 3;
-/// An empty reply entry's record index.
-const NO_IDX: u32 = u32::MAX;
-
-/// A stub slot with no entry yet: protocol 0, so that no tuple's lookup
-/// ever takes it for a record.
-fn empty_stub() -> Conn {
-    Conn {
-        caddr: 0,
-        vaddr: NO_IDX,
-        daddr: 0,
-        dest: NO_IDX,
-        expires: 0,
-        cport: (NO_IDX >> 16) as u16,
-        vport: NO_IDX as u16,
-        proto: 0,
-        state: STUB_STATE,
-        flags: F_USED,
-        ..Conn::default()
-    }
-}
-
-/// Reply entry `i` of stub slot `c`: (the reply tuple's hash, the forward
-/// record's index), laid over the record's fields.
-#[inline(always)]
-fn entry(c: &Conn, i: usize) -> (u32, u32) {
-    match i {
-        0 => (c.caddr, c.vaddr),
-        1 => (c.daddr, c.dest),
-        _ => (c.expires, (c.cport as u32) << 16 | c.vport as u32),
-    }
-}
-
-/// Set reply entry `i` of stub slot `c`.
-#[inline]
-fn set_entry(c: &mut Conn, i: usize, sig: u32, idx: u32) {
-    match i {
-        0 => (c.caddr, c.vaddr) = (sig, idx),
-        1 => (c.daddr, c.dest) = (sig, idx),
-        _ => {
-            c.expires = sig;
-            (c.cport, c.vport) = ((idx >> 16) as u16, idx as u16);
-        }
-    }
 }
 
 /// Whether `c` (in use or not) is the record of `key`.
@@ -184,34 +166,65 @@ fn key_of(c: &Conn, key: &FlowKey) -> bool {
         && used(c)
 }
 
-/// Lines of a table for `capacity` connections.
-fn lines_for(capacity: u32) -> usize {
-    (capacity.clamp(1, 1 << 30) as usize)
-        .next_power_of_two()
-        .max(2)
+/// Whether `key` is the reply tuple of `c`, a NAT record in use.
+#[inline(always)]
+fn reply_of(c: &Conn, key: &FlowKey) -> bool {
+    c.daddr == key.src
+        && c.caddr == key.dst
+        && c.dport == key.sport
+        && c.cport == key.dport
+        && c.proto == key.proto
+        && used(c)
+        && c.is_nat()
+}
+
+/// Lines of a table for `capacity` connections: three per four.
+pub fn lines_for(capacity: u32) -> u32 {
+    let cap = capacity.clamp(1, 1 << 30) as u64;
+    (cap * LINES_NUM).div_ceil(LINES_DEN).max(2) as u32
+}
+
+/// Reply buckets of a table for `capacity` connections: one per four,
+/// a power of two (at least two).
+fn buckets_for(capacity: u32) -> u32 {
+    let cap = capacity.clamp(1, 1 << 30);
+    (cap.next_power_of_two() / 4).max(2)
 }
 
 /// [`LineTable::slots`] of a table for `capacity` connections: the bound
 /// of its record indices, for what a caller keeps per record.
 pub fn slots_for(capacity: u32) -> u32 {
-    (lines_for(capacity) * SLOTS) as u32
+    lines_for(capacity) * SLOTS as u32
 }
 
 impl LineTable {
     /// A table for `capacity` connections (1 ..= 2^30), hashing with `seed`.
     pub fn new(capacity: u32, seed: u32) -> LineTable {
+        Self::with_lines(capacity, seed, lines_for(capacity))
+    }
+
+    /// [`Self::new`] with `lines` lines (at least 2) instead of
+    /// [`lines_for`]'s: for measuring what the line count buys.
+    pub fn with_lines(capacity: u32, seed: u32, lines: u32) -> LineTable {
         let cap = capacity.clamp(1, 1 << 30);
-        let n = lines_for(cap);
-        let mut lines: Vec<Line> = Vec::with_capacity(n);
-        let huge = mem::advise_hugepages(&lines);
-        lines.resize(n, Line::default());
+        let n = lines.clamp(2, 1 << 30) as usize;
+        let mut v: Vec<Line> = Vec::with_capacity(n);
+        let mut huge = mem::advise_hugepages(&v);
+        v.resize(n, Line::default());
+        let nb = buckets_for(cap) as usize;
+        let mut r: Vec<Replies> = Vec::with_capacity(nb);
+        huge += mem::advise_hugepages(&r);
+        r.resize(nb, Replies::default());
         LineTable {
-            lines,
+            lines: v,
+            replies: r,
             huge,
-            mask: (n - 1) as u32,
+            nlines: n as u32,
+            rmask: (nb - 1) as u32,
             seed,
             cap,
             len: 0,
+            nat: 0,
             cursor: 0,
             evict_cursor: 0,
             grace: EMBRYONIC_GRACE_MS,
@@ -225,7 +238,7 @@ impl LineTable {
         self.grace = ms.min(super::MAX_EMBRYONIC_GRACE_MS);
     }
 
-    /// Connections in the table (stubs not counted).
+    /// Connections in the table.
     pub fn len(&self) -> u32 {
         self.len
     }
@@ -235,14 +248,22 @@ impl LineTable {
         self.len == 0
     }
 
+    /// Whether the table holds NAT connections (whose replies a lookup
+    /// may be for).
+    #[inline(always)]
+    pub fn has_replies(&self) -> bool {
+        self.nat != 0
+    }
+
     /// Maximum connections.
     pub fn capacity(&self) -> u32 {
         self.cap
     }
 
-    /// Bytes allocated.
+    /// Bytes allocated (lines and reply index).
     pub fn memory_bytes(&self) -> usize {
         self.lines.len() * std::mem::size_of::<Line>()
+            + self.replies.len() * std::mem::size_of::<Replies>()
     }
 
     /// The hash of `key` (the same as [`super::ConnTable::hash`] with the
@@ -252,16 +273,37 @@ impl LineTable {
         key.hash(self.seed)
     }
 
-    /// The secondary line of `hash` whose primary is `l1` (never `l1`).
+    /// The primary line of `hash`.
+    #[inline(always)]
+    fn first(&self, hash: u32) -> u32 {
+        ((hash as u64 * self.nlines as u64) >> 32) as u32
+    }
+
+    /// The secondary line of `hash` whose primary is `l1`: another mix of
+    /// the hash's bits, never `l1`.
     #[inline]
     fn second(&self, hash: u32, l1: u32) -> u32 {
-        super::second_of(hash, l1, self.mask)
+        let x = hash.rotate_left(13).wrapping_mul(0x9e37_79b1);
+        let alt = (((x ^ (x >> 15)) as u64 * (self.nlines - 1) as u64) >> 32) as u32;
+        let l2 = l1 + 1 + alt;
+        if l2 >= self.nlines {
+            l2 - self.nlines
+        } else {
+            l2
+        }
     }
 
     #[inline]
     fn pair(&self, hash: u32) -> [u32; 2] {
-        let l1 = hash & self.mask;
+        let l1 = self.first(hash);
         [l1, self.second(hash, l1)]
+    }
+
+    /// The two reply buckets of a reply tuple's hash.
+    #[inline]
+    fn rpair(&self, sig: u32) -> [u32; 2] {
+        let b1 = sig & self.rmask;
+        [b1, second_of(sig, b1, self.rmask)]
     }
 
     #[inline(always)]
@@ -279,19 +321,27 @@ impl LineTable {
     }
 
     /// First stage of a burst lookup: prefetch the primary line.
-    #[inline]
+    #[inline(always)]
     pub fn touch(&self, hash: u32) {
-        if let Some(l) = self.lines.get((hash & self.mask) as usize) {
+        if let Some(l) = self.lines.get(self.first(hash) as usize) {
             mem::prefetch(l);
         }
     }
 
-    /// Second stage: once the primary line is in, prefetch what the lookup
-    /// will read beyond it: the secondary line when the key is not in the
-    /// primary, the forward record's line when the key is a stub's.
+    /// First stage of a burst lookup expected to be a NAT reply: prefetch
+    /// the primary reply bucket.
+    #[inline(always)]
+    pub fn touch_reply(&self, hash: u32) {
+        if let Some(b) = self.replies.get((hash & self.rmask) as usize) {
+            mem::prefetch(b);
+        }
+    }
+
+    /// Second stage: once the primary line is in, prefetch the secondary
+    /// line when the key is not in the primary.
     #[inline(always)]
     pub fn touch_more(&self, key: &FlowKey, hash: u32) {
-        let l1 = hash & self.mask;
+        let l1 = self.first(hash);
         let Some(line) = self.lines.get(l1 as usize) else {
             return;
         };
@@ -302,28 +352,37 @@ impl LineTable {
             if c.caddr == key.src && c.cport == key.sport && used(c) {
                 return;
             }
-            if is_stub(c) && used(c) {
-                for i in 0..PER_STUB {
-                    let (sig, fwd) = entry(c, i);
-                    if sig == hash && fwd != NO_IDX {
-                        if let Some(l) = self.lines.get((fwd >> 1) as usize) {
-                            mem::prefetch(l);
-                        }
-                        return;
-                    }
-                }
-            }
         }
         if let Some(l) = self.lines.get(self.second(hash, l1) as usize) {
             mem::prefetch(l);
         }
     }
 
-    /// `key` in line `l`: a record with its tuple (its index and itself),
-    /// or a stub entry for it (the forward record's index and record, the
-    /// reply tuple checked on that record).
+    /// Second stage of an expected reply: once the primary reply bucket is
+    /// in, prefetch the forward record its entry names, or the secondary
+    /// bucket.
     #[inline(always)]
-    fn find_in(&self, l: u32, key: &FlowKey, hash: u32) -> Option<(Hit, &Conn)> {
+    pub fn touch_more_reply(&self, hash: u32) {
+        let b1 = hash & self.rmask;
+        let Some(b) = self.replies.get(b1 as usize) else {
+            return;
+        };
+        for i in 0..PER_BUCKET {
+            if b.sig[i] == hash && b.idx[i] != NO_IDX {
+                if let Some(l) = self.lines.get((b.idx[i] >> 1) as usize) {
+                    mem::prefetch(l);
+                }
+                return;
+            }
+        }
+        if let Some(b) = self.replies.get(second_of(hash, b1, self.rmask) as usize) {
+            mem::prefetch(b);
+        }
+    }
+
+    /// The record of request tuple `key` in line `l`: its index and itself.
+    #[inline(always)]
+    fn find_in(&self, l: u32, key: &FlowKey) -> Option<(Hit, &Conn)> {
         let line = self.lines.get(l as usize)?;
         for (s, c) in line.r.iter().enumerate() {
             if key_of(c, key) {
@@ -331,43 +390,76 @@ impl LineTable {
                 return Some((Hit { idx, reply: false }, c));
             }
         }
-        for c in &line.r {
-            if is_stub(c) && used(c) {
-                if let Some(h) = self.stub_hit(c, key, hash) {
-                    return Some(h);
+        None
+    }
+
+    /// The request tuple `key` (hash `hash`) in its two lines.
+    #[inline(always)]
+    fn find_request(&self, key: &FlowKey, hash: u32) -> Option<(Hit, &Conn)> {
+        let l1 = self.first(hash);
+        match self.find_in(l1, key) {
+            Some(f) => Some(f),
+            None => self.find_in(self.second(hash, l1), key),
+        }
+    }
+
+    /// The forward record whose reply tuple is `key` (hash `hash`), named
+    /// by an entry of reply bucket `b`.
+    #[inline(always)]
+    fn reply_in(&self, b: u32, key: &FlowKey, hash: u32) -> Option<(Hit, &Conn)> {
+        let r = self.replies.get(b as usize)?;
+        for i in 0..PER_BUCKET {
+            if r.sig[i] == hash && r.idx[i] != NO_IDX {
+                let fwd = r.idx[i];
+                if let Some(c) = self.rec(fwd).filter(|c| reply_of(c, key)) {
+                    return Some((
+                        Hit {
+                            idx: fwd,
+                            reply: true,
+                        },
+                        c,
+                    ));
                 }
             }
         }
         None
     }
 
-    /// The entry of stub slot `c` for reply tuple `key` (hash `hash`).
-    #[cold]
-    fn stub_hit(&self, c: &Conn, key: &FlowKey, hash: u32) -> Option<(Hit, &Conn)> {
-        (0..PER_STUB).find_map(|i| {
-            let (sig, fwd) = entry(c, i);
-            if sig != hash || fwd == NO_IDX {
-                return None;
-            }
-            let r = self.rec(fwd).filter(|r| used(r) && r.is_nat())?;
-            (r.out_key() == *key).then_some((
-                Hit {
-                    idx: fwd,
-                    reply: true,
-                },
-                r,
-            ))
-        })
+    /// The reply tuple `key` (hash `hash`) in the reply index.
+    #[inline(always)]
+    fn find_reply(&self, key: &FlowKey, hash: u32) -> Option<(Hit, &Conn)> {
+        if self.nat == 0 {
+            return None;
+        }
+        let b1 = hash & self.rmask;
+        match self.reply_in(b1, key, hash) {
+            Some(f) => Some(f),
+            None => self.reply_in(second_of(hash, b1, self.rmask), key, hash),
+        }
     }
 
     /// Look up `key` whose [`Self::hash`] is `hash`: the connection's
     /// record index and whether `key` is its reply tuple, with the record.
+    /// Reads the lines first, then the reply index.
     #[inline(always)]
     pub fn lookup_rec(&self, key: &FlowKey, hash: u32) -> Option<(Hit, &Conn)> {
-        let l1 = hash & self.mask;
-        match self.find_in(l1, key, hash) {
-            Some(f) => Some(f),
-            None => self.find_in(self.second(hash, l1), key, hash),
+        self.lookup_rec_from(key, hash, false)
+    }
+
+    /// [`Self::lookup_rec`] reading the reply index first when `reply`
+    /// (the caller expects a NAT reply).
+    #[inline(always)]
+    pub fn lookup_rec_from(&self, key: &FlowKey, hash: u32, reply: bool) -> Option<(Hit, &Conn)> {
+        if reply {
+            match self.find_reply(key, hash) {
+                Some(f) => Some(f),
+                None => self.find_request(key, hash),
+            }
+        } else {
+            match self.find_request(key, hash) {
+                Some(f) => Some(f),
+                None => self.find_reply(key, hash),
+            }
         }
     }
 
@@ -376,11 +468,17 @@ impl LineTable {
         self.lookup_rec(key, self.hash(key)).map(|(h, _)| h)
     }
 
-    /// [`Self::lookup_rec`], or on a miss what the insert needs
-    /// ([`LineProbe`]): the API of [`super::ConnTable::lookup_probe_rec`].
+    /// [`Self::lookup_rec_from`], or on a miss what the insert needs
+    /// ([`LineProbe`]).
     #[inline(always)]
-    pub fn lookup_probe_rec(&self, key: &FlowKey, hash: u32) -> Result<(Hit, &Conn), LineProbe> {
-        self.lookup_rec(key, hash).ok_or(LineProbe { hash })
+    pub fn lookup_probe_rec(
+        &self,
+        key: &FlowKey,
+        hash: u32,
+        reply: bool,
+    ) -> Result<(Hit, &Conn), LineProbe> {
+        self.lookup_rec_from(key, hash, reply)
+            .ok_or(LineProbe { hash })
     }
 
     /// The probe of a key whose hash is `hash`.
@@ -395,20 +493,14 @@ impl LineTable {
         self.insert_hashed(conn, probe.hash, now)
     }
 
-    /// The second stage of a burst lookup ([`Self::touch_more`]).
-    #[inline(always)]
-    pub fn touch_records(&self, key: &FlowKey, hash: u32) {
-        self.touch_more(key, hash)
-    }
-
-    /// Records (connections and stubs) moved to make room so far.
+    /// Records moved to make room so far.
     pub fn moved(&self) -> u64 {
         self.moved
     }
 
     /// Record indices run from 0 to this (exclusive): two per line.
     pub fn slots(&self) -> u32 {
-        self.lines.len() as u32 * SLOTS as u32
+        self.nlines * SLOTS as u32
     }
 
     /// Bytes of the table advised to transparent huge pages.
@@ -419,7 +511,7 @@ impl LineTable {
     /// The connection record at `idx`, mutable. Do not change its tuples.
     #[inline]
     pub fn get_mut(&mut self, idx: u32) -> Option<&mut Conn> {
-        self.rec_mut(idx).filter(|c| used(c) && !is_stub(c))
+        self.rec_mut(idx).filter(|c| used(c))
     }
 
     /// Store what a forwarded packet changes in record `idx`.
@@ -432,9 +524,9 @@ impl LineTable {
         }
     }
 
-    /// The connection record at `idx` (not a stub), if in use.
+    /// The connection record at `idx`, if in use.
     pub fn get(&self, idx: u32) -> Option<&Conn> {
-        self.rec(idx).filter(|c| used(c) && !is_stub(c))
+        self.rec(idx).filter(|c| used(c))
     }
 
     /// Store a new expiry in record `idx`.
@@ -459,7 +551,7 @@ impl LineTable {
     /// does) from the rotating cursor and remove the connections expired
     /// at `now`, calling `f` with each and its record index.
     pub fn sweep(&mut self, now: u32, budget: u32, mut f: impl FnMut(u32, &Conn)) -> u32 {
-        let n = self.lines.len() as u32 * SLOTS as u32;
+        let n = self.slots();
         let mut removed = 0;
         for _ in 0..budget.saturating_mul(SLOTS as u32).min(n) {
             let idx = self.cursor;
@@ -479,7 +571,7 @@ impl LineTable {
         self.lines
             .iter()
             .flat_map(|l| l.r.iter())
-            .filter(|c| used(c) && !is_stub(c))
+            .filter(|c| used(c))
     }
 
     /// How many connections sit in their primary line (a measure of how
@@ -488,7 +580,7 @@ impl LineTable {
         let mut n = 0;
         for (l, line) in self.lines.iter().enumerate() {
             for c in &line.r {
-                if used(c) && !is_stub(c) && self.placed_by(c) & self.mask == l as u32 {
+                if used(c) && self.first(self.placed_by(c)) == l as u32 {
                     n += 1;
                 }
             }

@@ -4,8 +4,7 @@
 use super::*;
 
 impl LineTable {
-    /// The hash a resident record was placed by (its own tuple: the reply
-    /// tuple for a stub).
+    /// The hash a resident record was placed by (its request tuple's).
     #[inline]
     pub(super) fn placed_by(&self, c: &Conn) -> u32 {
         FlowKey {
@@ -48,9 +47,7 @@ impl LineTable {
         while head < n {
             let Step { slot, depth, .. } = q[head];
             let c = *self.rec(slot)?;
-            // a stub slot stays: its entries' tuples may each have another
-            // second line
-            if !is_stub(&c) {
+            {
                 let [a, b] = self.pair(self.placed_by(&c));
                 let other = if a == slot >> 1 { b } else { a };
                 if let Some(dst) = self.free_in(other) {
@@ -113,63 +110,66 @@ impl LineTable {
         }
         self.moved += 1;
         if c.is_nat() {
-            self.repoint_stub(&c, from, to);
+            if let Some((b, i)) = self.reply_entry(&c, from) {
+                if let Some(r) = self.replies.get_mut(b as usize) {
+                    r.idx[i] = to;
+                }
+            }
         }
         moves.push(from, to);
     }
 
-    /// The reply entry of NAT record `c`, stored at `from`: point it at
-    /// `to`.
-    fn repoint_stub(&mut self, c: &Conn, from: u32, to: u32) {
-        if let Some((slot, i, sig)) = self.stub_of(c, from) {
-            if let Some(s) = self.rec_mut(slot) {
-                set_entry(s, i, sig, to);
-            }
-        }
-    }
-
-    /// Where the reply entry of NAT record `c` stored at `fwd` is: its stub
-    /// slot, the entry's position there, and the reply tuple's hash.
-    fn stub_of(&self, c: &Conn, fwd: u32) -> Option<(u32, usize, u32)> {
+    /// Where the reply entry of NAT record `c`, stored at `fwd`, is: its
+    /// bucket and its position there.
+    fn reply_entry(&self, c: &Conn, fwd: u32) -> Option<(u32, usize)> {
         let sig = self.hash(&c.out_key());
-        self.pair(sig).into_iter().find_map(|l| {
-            let line = self.lines.get(l as usize)?;
-            (0..SLOTS).find_map(|s| {
-                let r = &line.r[s];
-                if !is_stub(r) || !used(r) {
-                    return None;
-                }
-                (0..PER_STUB)
-                    .find(|&i| entry(r, i) == (sig, fwd))
-                    .map(|i| (l << 1 | s as u32, i, sig))
-            })
+        self.rpair(sig).into_iter().find_map(|b| {
+            let r = self.replies.get(b as usize)?;
+            (0..PER_BUCKET)
+                .find(|&i| r.sig[i] == sig && r.idx[i] == fwd)
+                .map(|i| (b, i))
         })
     }
 
-    /// A free reply entry for a tuple of hash `sig`: in a stub slot of one
-    /// of its lines, else in a new stub slot there (moving records to make
-    /// room if need be). The slot and the entry's position.
-    fn stub_room(&mut self, sig: u32, moves: &mut Moves) -> Option<(u32, usize)> {
-        for l in self.pair(sig) {
-            let line = self.lines.get(l as usize)?;
-            for s in 0..SLOTS {
-                let r = &line.r[s];
-                if is_stub(r) && used(r) {
-                    if let Some(i) = (0..PER_STUB).find(|&i| entry(r, i).1 == NO_IDX) {
-                        return Some((l << 1 | s as u32, i));
-                    }
-                }
-            }
+    /// A free entry of reply bucket `b`.
+    fn free_entry(&self, b: u32) -> Option<usize> {
+        let r = self.replies.get(b as usize)?;
+        (0..PER_BUCKET).find(|&i| r.idx[i] == NO_IDX)
+    }
+
+    /// Add the reply entry (`sig`, `fwd`): in a free entry of one of the
+    /// buckets of `sig`, else in one freed by moving an entry there to its
+    /// other bucket. False: both buckets and all their entries' other
+    /// buckets are full (at most half the entries are ever used).
+    fn add_reply(&mut self, sig: u32, fwd: u32) -> bool {
+        let pair = self.rpair(sig);
+        let at = pair
+            .into_iter()
+            .find_map(|b| self.free_entry(b).map(|i| (b, i)))
+            .or_else(|| {
+                pair.into_iter().find_map(|b| {
+                    let r = *self.replies.get(b as usize)?;
+                    (0..PER_BUCKET).find_map(|i| {
+                        let [x, y] = self.rpair(r.sig[i]);
+                        let other = if x == b { y } else { x };
+                        let j = self.free_entry(other)?;
+                        let o = self.replies.get_mut(other as usize)?;
+                        (o.sig[j], o.idx[j]) = (r.sig[i], r.idx[i]);
+                        Some((b, i))
+                    })
+                })
+            });
+        let Some((b, i)) = at else {
+            return false;
+        };
+        if let Some(r) = self.replies.get_mut(b as usize) {
+            (r.sig[i], r.idx[i]) = (sig, fwd);
         }
-        let slot = self.make_room(sig, moves)?;
-        if let Some(r) = self.rec_mut(slot) {
-            *r = empty_stub();
-        }
-        Some((slot, 0))
+        true
     }
 
     /// Insert `conn` (a tuple not in the table; its flags get [`F_USED`]),
-    /// `now` being the ms tick. A NAT connection also gets its reply stub.
+    /// `now` being the ms tick. A NAT connection also gets its reply entry.
     pub fn insert(&mut self, conn: Conn, now: u32) -> LineInserted {
         let h = self.hash(&conn.in_key());
         self.insert_hashed(conn, h, now)
@@ -199,55 +199,49 @@ impl LineTable {
         moves: &mut Moves,
         evicted: &mut Option<Conn>,
     ) -> Result<u32, InsertError> {
-        if self.len >= self.cap {
-            let v = self.scan_victim(now).ok_or(InsertError::Full)?;
-            *evicted = self.remove(v);
-        }
-        let at = match self.make_room(h, moves) {
-            Some(s) => s,
-            None => self.evict_for(h, now, moves, evicted)?,
+        let at = if self.len >= self.cap {
+            // full: an evictable record of the key's own lines first (its
+            // slot is the new record's, no search), else the cursor's
+            match self.local_victim(h, now) {
+                Some(v) => {
+                    *evicted = self.remove(v);
+                    v
+                }
+                None => {
+                    let v = self.scan_victim(now).ok_or(InsertError::Full)?;
+                    *evicted = self.remove(v);
+                    self.make_room(h, moves).ok_or(InsertError::Full)?
+                }
+            }
+        } else {
+            match self.make_room(h, moves) {
+                Some(s) => s,
+                None => self.evict_for(h, now, moves, evicted)?,
+            }
         };
         if let Some(r) = self.rec_mut(at) {
             *r = conn;
         }
         self.len += 1;
-        if !conn.is_nat() {
-            return Ok(at);
+        if conn.is_nat() {
+            if !self.add_reply(self.hash(&conn.out_key()), at) {
+                self.remove(at);
+                return Err(InsertError::Full);
+            }
+            self.nat += 1;
         }
-        let hs = self.hash(&conn.out_key());
-        let mark = moves.n;
-        let room = match self.stub_room(hs, moves) {
-            Some(r) => Some(r),
-            None => self
-                .evict_for(hs, now, moves, evicted)
-                .ok()
-                .and_then(|_| self.stub_room(hs, moves)),
-        };
-        // the forward record may have moved to make room for its entry
-        let fwd = moves.m[mark..moves.n]
-            .iter()
-            .fold(at, |i, &(f, t)| if f == i { t } else { i });
-        let Some((slot, i)) = room else {
-            self.remove(fwd);
-            return Err(InsertError::Full);
-        };
-        if let Some(r) = self.rec_mut(slot) {
-            set_entry(r, i, hs, fwd);
-        }
-        Ok(fwd)
+        Ok(at)
     }
 
-    /// Remove the connection at `idx` (and its stub), returning it.
+    /// Remove the connection at `idx` (and its reply entry), returning it.
     pub fn remove(&mut self, idx: u32) -> Option<Conn> {
         let c = *self.get(idx)?;
         if c.is_nat() {
-            if let Some((slot, i, _)) = self.stub_of(&c, idx) {
-                if let Some(s) = self.rec_mut(slot) {
-                    set_entry(s, i, 0, NO_IDX);
-                    if (0..PER_STUB).all(|j| entry(s, j).1 == NO_IDX) {
-                        s.flags = 0; // the last entry: the slot is free
-                    }
+            if let Some((b, i)) = self.reply_entry(&c, idx) {
+                if let Some(r) = self.replies.get_mut(b as usize) {
+                    r.idx[i] = NO_IDX;
                 }
+                self.nat -= 1;
             }
         }
         if let Some(r) = self.rec_mut(idx) {
@@ -260,7 +254,7 @@ impl LineTable {
     /// Whether a full table may evict `c` (see [`super::ConnTable`]).
     fn evictable(&self, c: &Conn, now: u32) -> bool {
         use crate::lb::state::{TcpState, TimeoutTable};
-        if is_stub(c) || !used(c) {
+        if !used(c) {
             return false;
         }
         if tick_reached(now, c.expires) {
@@ -285,7 +279,7 @@ impl LineTable {
     /// The next evictable record within [`EVICT_SCAN`] slots of the
     /// rotating cursor.
     fn scan_victim(&mut self, now: u32) -> Option<u32> {
-        let n = self.lines.len() as u32 * SLOTS as u32;
+        let n = self.slots();
         for _ in 0..(EVICT_SCAN * SLOTS as u32).min(n) {
             let idx = self.evict_cursor;
             self.evict_cursor = if idx + 1 >= n { 0 } else { idx + 1 };
@@ -294,6 +288,22 @@ impl LineTable {
             }
         }
         None
+    }
+
+    /// The evictable record of the lines of `hash` that expires first.
+    fn local_victim(&self, hash: u32, now: u32) -> Option<u32> {
+        let mut best: Option<(u32, u32)> = None;
+        for l in self.pair(hash) {
+            for s in 0..SLOTS as u32 {
+                let i = l << 1 | s;
+                if let Some(c) = self.rec(i).filter(|c| self.evictable(c, now)) {
+                    if best.is_none_or(|(_, e)| (c.expires.wrapping_sub(e) as i32) < 0) {
+                        best = Some((i, c.expires));
+                    }
+                }
+            }
+        }
+        best.map(|(i, _)| i)
     }
 
     /// Both lines of `hash` full and no move frees a slot: evict the
@@ -309,18 +319,7 @@ impl LineTable {
         if evicted.is_some() {
             return Err(InsertError::Full);
         }
-        let mut best: Option<(u32, u32)> = None;
-        for l in self.pair(hash) {
-            for s in 0..SLOTS as u32 {
-                let i = l << 1 | s;
-                if let Some(c) = self.rec(i).filter(|c| self.evictable(c, now)) {
-                    if best.is_none_or(|(_, e)| (c.expires.wrapping_sub(e) as i32) < 0) {
-                        best = Some((i, c.expires));
-                    }
-                }
-            }
-        }
-        let (v, _) = best.ok_or(InsertError::Full)?;
+        let v = self.local_victim(hash, now).ok_or(InsertError::Full)?;
         *evicted = self.remove(v);
         self.make_room(hash, moves).ok_or(InsertError::Full)
     }
@@ -343,8 +342,8 @@ struct Moves {
 
 impl Moves {
     fn push(&mut self, from: u32, to: u32) {
-        // an insert makes room at most twice (its record, its reply
-        // entry), each within MAX_DEPTH moves
+        // an insert makes room at most twice (before and after an
+        // eviction in its lines), each within MAX_DEPTH moves
         debug_assert!(self.n < self.m.len(), "more moves than one insert makes");
         if let Some(e) = self.m.get_mut(self.n) {
             *e = (from, to);
