@@ -100,6 +100,8 @@ use crate::net::buf::BURST;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Prepared {
     hash: u32,
+    /// Expected to be a NAT reply: the table reads its reply index first.
+    reply: bool,
 }
 
 /// How many packets behind the bucket prefetch ([`Balancer::prepare`])
@@ -294,33 +296,51 @@ impl Balancer {
         self.see_epoch(snap);
         let key = lookup_key(meta);
         let h = self.table.hash(&key);
-        self.process_hashed(snap, egress, buf, meta, now, &key, h)
+        let reply = self.expects_reply(snap, &key);
+        self.process_hashed(snap, egress, buf, meta, now, &key, h, reply)
+    }
+
+    /// Whether a packet of lookup key `key` is expected to be a NAT reply:
+    /// while the table holds NAT connections, a packet not to a VIP (a
+    /// hint only: the lookup reads the other side too before it misses).
+    #[inline(always)]
+    fn expects_reply(&self, snap: &Snapshot, key: &FlowKey) -> bool {
+        self.table.has_replies() && !snap.is_vip(key.dst)
     }
 
     /// First stage of the burst path, called for each packet as soon as it
     /// is classified: its lookup key and hash, with the primary bucket of
     /// the connection table prefetched (see [`crate::lb::conn`]).
     #[inline]
-    pub fn prepare(&self, meta: &PacketMeta) -> Prepared {
-        self.prepare_key(&lookup_key(meta))
+    pub fn prepare(&self, snap: &Snapshot, meta: &PacketMeta) -> Prepared {
+        self.prepare_key(snap, &lookup_key(meta))
     }
 
     /// [`Self::prepare`] for a packet whose lookup key is `key` (the
     /// caller knows it is no ICMP error: [`lookup_key`] is its `meta.key`).
     #[inline(always)]
-    pub fn prepare_key(&self, key: &FlowKey) -> Prepared {
+    pub fn prepare_key(&self, snap: &Snapshot, key: &FlowKey) -> Prepared {
         let hash = self.table.hash(key);
-        self.table.touch(hash);
-        Prepared { hash }
+        let reply = self.expects_reply(snap, key);
+        if reply {
+            self.table.touch_reply(hash);
+        } else {
+            self.table.touch(hash);
+        }
+        Prepared { hash, reply }
     }
 
     /// Second stage of the burst path for a prepared packet: once its
     /// primary bucket has had time to arrive (the caller prepares
     /// [`TOUCH_LAG`] packets ahead of this call), prefetch its record (see
-    /// [`ConnTable::touch_records`]).
+    /// [`LineTable::touch_more`], [`LineTable::touch_more_reply`]).
     #[inline(always)]
     pub fn touch_prepared(&self, p: &Prepared, meta: &PacketMeta) {
-        self.table.touch_records(&lookup_key(meta), p.hash);
+        if p.reply {
+            self.table.touch_more_reply(p.hash);
+        } else {
+            self.table.touch_more(&lookup_key(meta), p.hash);
+        }
     }
 
     /// Process the packets at positions `sel` of a burst whose packets
@@ -408,7 +428,7 @@ impl Balancer {
                 let key = lookup_key(meta);
                 emit(
                     j,
-                    self.process_hashed(snap, egress, buf, meta, now, &key, p.hash),
+                    self.process_hashed(snap, egress, buf, meta, now, &key, p.hash, p.reply),
                 );
             }
         }
@@ -433,7 +453,7 @@ impl Balancer {
             let mut prep = [Prepared::default(); BURST];
             let mut sel = [0u8; BURST];
             for (k, m) in metas[start..end].iter().enumerate() {
-                prep[k] = self.prepare(m);
+                prep[k] = self.prepare(snap, m);
                 sel[k] = k as u8;
                 if let Some(j) = k.checked_sub(TOUCH_LAG) {
                     self.touch_prepared(&prep[j], &metas[start + j]);
@@ -482,13 +502,14 @@ impl Balancer {
         now_ns: u64,
         key: &FlowKey,
         hash: u32,
+        reply: bool,
     ) -> LbVerdict {
         let now = tick_of(now_ns);
         if key.proto != PROTO_TCP && key.proto != PROTO_UDP {
             return LbVerdict::NotForUs;
         }
         // a miss keeps what it learned of the key's buckets for the insert
-        let (hit, mut probe) = match self.table.lookup_probe_rec(key, hash) {
+        let (hit, mut probe) = match self.table.lookup_probe_rec(key, hash, reply) {
             // DR's established path, decided on the record in the table:
             // it reads the three fields DR needs, not a copy of the whole
             // record (which the timer store below would otherwise force

@@ -325,22 +325,22 @@ fn cookie_handshake_splice_and_byte_exact_translation() {
 
 /// Connections opened through the proxy keep their translation when the
 /// one-line table moves their records to make room for later ones: a
-/// table of 64 record slots (32 lines) fills to seven in ten with NAT
-/// connections (each a record and a reply stub) waiting for their server,
-/// which makes it move records; then every server answers, and each
+/// table for 32 connections (48 record slots) fills to its capacity with
+/// NAT connections waiting for their server, which makes it move records;
+/// then every server answers, and each
 /// connection's segments carry its own cookie. Fails if the proxy's
 /// per-record state does not follow a move.
 #[test]
 fn proxied_connections_keep_their_state_when_their_records_move() {
     let mut e = sp_env_of(32);
     let snap = sp_snap(&mut e);
-    const N: u16 = 23;
+    const N: u16 = 32;
     let mut opened = Vec::new();
     for p in 0..N {
         let cport = 30_000 + p;
         let now = T0 + u64::from(p) * MS;
         let mut syn = client_syn();
-        let mut ack_of = |f: &mut Vec<u8>| {
+        let ack_of = |f: &mut Vec<u8>| {
             // the client port, and the TCP checksum for it
             let mut s = Seg {
                 src: (CLIENT, cport),
@@ -646,8 +646,10 @@ fn synproxy_is_refused_where_it_cannot_work() {
 fn reserved_state_is_twelve_bytes_per_record_slot() {
     assert_eq!(std::mem::size_of::<crate::lb::synproxy::Aux>(), 12);
     let e = sp_env();
-    // one per record index: the table has two slots per connection
-    assert_eq!(e.w.synproxy().unwrap().memory_bytes(), 2 * 64 * 12);
+    // one per record index: the table has three slots per two connections
+    let slots = crate::lb::conn::lines::slots_for(64) as usize;
+    assert_eq!(slots, 96);
+    assert_eq!(e.w.synproxy().unwrap().memory_bytes(), slots * 12);
     assert!(env(64).w.synproxy().is_none());
 }
 
