@@ -309,8 +309,9 @@ impl Balancer {
     }
 
     /// First stage of the burst path, called for each packet as soon as it
-    /// is classified: its lookup key and hash, with the primary bucket of
-    /// the connection table prefetched (see [`crate::lb::conn`]).
+    /// is classified: its lookup key's hash, with what the lookup reads
+    /// first prefetched: both lines of a request, the first reply bucket of
+    /// an expected NAT reply (see [`crate::lb::conn::lines`]).
     #[inline]
     pub fn prepare(&self, snap: &Snapshot, meta: &PacketMeta) -> Prepared {
         self.prepare_key(snap, &lookup_key(meta))
@@ -331,15 +332,16 @@ impl Balancer {
     }
 
     /// Second stage of the burst path for a prepared packet: once its
-    /// primary bucket has had time to arrive (the caller prepares
-    /// [`TOUCH_LAG`] packets ahead of this call), prefetch its record (see
-    /// [`LineTable::touch_more`], [`LineTable::touch_more_reply`]).
+    /// first stage's prefetch has had time to arrive (the caller prepares
+    /// [`TOUCH_LAG`] packets ahead of this call), prefetch what that one
+    /// says the lookup reads next. Only an expected NAT reply has such a
+    /// thing (the forward record its reply entry names, see
+    /// [`LineTable::touch_more_reply`]): a request's first stage
+    /// prefetched both of its lines.
     #[inline(always)]
-    pub fn touch_prepared(&self, p: &Prepared, meta: &PacketMeta) {
+    pub fn touch_prepared(&self, p: &Prepared) {
         if p.reply {
             self.table.touch_more_reply(p.hash);
-        } else {
-            self.table.touch_more(&lookup_key(meta), p.hash);
         }
     }
 
@@ -407,8 +409,8 @@ impl Balancer {
         // each one LAG packets ahead of the packet handled
         for k in touched..n.min(LAG) {
             if let Some(&i) = sel.get(k) {
-                if let (Some(p), Some(m)) = (prepared.get(i as usize), metas.get(i as usize)) {
-                    self.touch_prepared(p, m);
+                if let Some(p) = prepared.get(i as usize) {
+                    self.touch_prepared(p);
                 }
             }
         }
@@ -416,8 +418,8 @@ impl Balancer {
             let k = x + LAG;
             if k >= touched {
                 if let Some(&i) = sel.get(k) {
-                    if let (Some(p), Some(m)) = (prepared.get(i as usize), metas.get(i as usize)) {
-                        self.touch_prepared(p, m);
+                    if let Some(p) = prepared.get(i as usize) {
+                        self.touch_prepared(p);
                     }
                 }
             }
@@ -456,7 +458,7 @@ impl Balancer {
                 prep[k] = self.prepare(snap, m);
                 sel[k] = k as u8;
                 if let Some(j) = k.checked_sub(TOUCH_LAG) {
-                    self.touch_prepared(&prep[j], &metas[start + j]);
+                    self.touch_prepared(&prep[j]);
                 }
             }
             let touched = (end - start).saturating_sub(TOUCH_LAG);
