@@ -22,7 +22,7 @@ mod testpmd;
 
 use agg::Agg;
 use clap::{Parser, Subcommand};
-use dirigo::lb::conn::{Conn, ConnTable};
+use dirigo::lb::conn::lines::LineTable;
 use dirigo::lb::spec::Method;
 use micro_runs::run_micro;
 pub use plan::{v6_label, Plan};
@@ -490,7 +490,7 @@ fn plain_dr(agg: &Agg, label: &str) -> f64 {
 /// The memory floor (see `memprobe`): random lines over a region the
 /// size of the established scenarios' connection table.
 fn run_memprobe(plan: &Plan, agg: &mut Agg) {
-    let bytes = ConnTable::<Conn>::new(plan.capacity, 1).memory_bytes();
+    let bytes = LineTable::new(plan.capacity, 1).memory_bytes();
     let p = memprobe::run(bytes, plan.micro / 2);
     agg.push("mem|prefetched|ns", p.prefetched);
     agg.push("mem|plain|ns", p.plain);
@@ -597,7 +597,7 @@ fn main() {
         eprintln!("dirigo-bench: {e}");
         std::process::exit(1);
     }
-    let conn_bytes = ConnTable::<Conn>::new(plan.capacity, 1).memory_bytes() as f64;
+    let conn_bytes = LineTable::new(plan.capacity, 1).memory_bytes() as f64;
     let info = report::Info {
         runs: cli.runs.max(1),
         elapsed_s: started.elapsed().as_secs_f64(),

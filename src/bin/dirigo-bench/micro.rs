@@ -121,7 +121,7 @@ pub struct MicroResult {
     pub tracked: u64,
     /// Connections created per second / 1e6 during the timed part.
     pub mconn_s: f64,
-    /// `ConnTable::memory_bytes()`.
+    /// `LineTable::memory_bytes()`.
     pub table_bytes: u64,
     /// Packets forwarded / packets offered in the timed part.
     pub fwd_ratio: f64,

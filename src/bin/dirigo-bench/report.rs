@@ -10,7 +10,7 @@ pub struct Info {
     pub runs: usize,
     /// Wall time of all runs.
     pub elapsed_s: f64,
-    /// `ConnTable::memory_bytes()` at the established capacity.
+    /// `LineTable::memory_bytes()` at the established capacity.
     pub table_bytes: f64,
     /// That capacity.
     pub capacity: u32,
@@ -360,9 +360,11 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
             let _ = writeln!(s, "| {n}: per-packet cost at 1M flows <= 1.5 x 1k | {} x (daemon); {} x (sans-IO core) | {} |", f2(r), f2(rm), verdict(r <= 1.5));
         }
     }
-    let _ = writeln!(s, "\nTable memory counted: `ConnTable::memory_bytes()` = the record array ({} x 32 B), the bucketized index \
-        (4 slots per connection, 8 per 64-byte bucket = 32 B per connection; the free list lives in the free records), for a table of {} \
-        connections ({:.0} bytes). Not counted: per-real-server counters and persistence templates (not used here).\n", info.capacity, info.capacity, info.table_bytes);
+    let lines = dirigo::lb::conn::lines::lines_for(info.capacity);
+    let buckets = (info.capacity.next_power_of_two() / 4).max(2);
+    let _ = writeln!(s, "\nTable memory counted: `LineTable::memory_bytes()` = the lines ({lines} x 64 B: three per four connections, \
+        two 32-byte records each) and the NAT reply index ({buckets} buckets x 64 B: eight entries each, one bucket per four connections), \
+        for a table of {} connections ({:.0} bytes). Not counted: per-real-server counters and persistence templates (not used here).\n", info.capacity, info.table_bytes);
     let _ = writeln!(s, "## testpmd (the ceiling of this I/O path)\n");
     let _ = writeln!(
         s,

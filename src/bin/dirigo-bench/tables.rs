@@ -6,8 +6,8 @@
 //! - `lookup`: `flows` established DR connections in a table of
 //!   `capacity`, looked up in bursts of 32 in a fixed random order with
 //!   the burst path's stages (hash + prefetch of the first line for the
-//!   whole burst, the second stage [`TOUCH_LAG`] packets ahead, then the
-//!   lookup and the expiry store); for the one-line table also with one
+//!   whole burst (both lines for the one-line table), the second stage
+//!   [`TOUCH_LAG`] packets ahead, then the lookup and the expiry store); for the one-line table also with one
 //!   line per connection (`wide`: 80 bytes per connection with its reply
 //!   index, where the default has three lines per four);
 //! - `reply`: the same with NAT connections, looked up by their reply
@@ -168,11 +168,9 @@ impl Staged for Lines {
             self.0.touch(h)
         }
     }
-    fn second(&self, k: &FlowKey, h: u32) {
+    fn second(&self, _: &FlowKey, h: u32) {
         if self.2 {
             self.0.touch_more_reply(h)
-        } else {
-            self.0.touch_more(k, h)
         }
     }
     fn look(&mut self, k: &FlowKey, h: u32) {

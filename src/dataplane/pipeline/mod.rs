@@ -439,9 +439,9 @@ impl WorkerPipeline {
             // hashing it right after classify stored it reads it back from
             // where it was just written
             self.scratch.prep[i] = if fast {
-                self.lb.prepare_key(&m.key)
+                self.lb.prepare_key(&self.snap, &m.key)
             } else {
-                self.lb.prepare(m)
+                self.lb.prepare(&self.snap, m)
             };
             sel[k] = i as u8;
             k += 1;

@@ -53,9 +53,11 @@
 //! Time: `now` is nanoseconds from any monotonic origin (injected, so tests
 //! control it); the table keeps millisecond ticks.
 
+use crate::lb::conn::lines::{
+    slots_for as table_slots, LineInserted, LineProbe as Probe, LineTable,
+};
 use crate::lb::conn::{
-    tick_of, tick_reached, Conn, Conn6, ConnTable, Probe, F_ACTIVE, F_NOOUTPUT, F_SP_PENDING,
-    F_SYNCED,
+    tick_of, tick_reached, Conn, Conn6, ConnTable, F_ACTIVE, F_NOOUTPUT, F_SP_PENDING, F_SYNCED,
 };
 use crate::lb::persist::{PersistStats, PersistTable};
 use crate::lb::sched::{self, Cursor, DestLoad};
@@ -98,6 +100,8 @@ use crate::net::buf::BURST;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Prepared {
     hash: u32,
+    /// Expected to be a NAT reply: the table reads its reply index first.
+    reply: bool,
 }
 
 /// How many packets behind the bucket prefetch ([`Balancer::prepare`])
@@ -111,7 +115,7 @@ pub const TOUCH_LAG: usize = 16;
 
 /// The per-lcore load-balancing state machine (see the module docs).
 pub struct Balancer {
-    table: ConnTable,
+    table: LineTable,
     table6: ConnTable<Conn6>,
     stats: Arc<WorkerStats>,
     cursors: Vec<Cursor>,
@@ -155,7 +159,7 @@ impl Balancer {
         };
         Balancer {
             table: {
-                let mut t = ConnTable::new(cfg.conn_capacity, cfg.seed);
+                let mut t = LineTable::new(cfg.conn_capacity, cfg.seed);
                 t.set_embryonic_grace(cfg.embryonic_grace_ms);
                 t
             },
@@ -179,7 +183,7 @@ impl Balancer {
             persist_epoch: None,
             sp: cfg
                 .synproxy
-                .then(|| SynProxy::new(cfg.conn_capacity, cfg.synproxy_secret)),
+                .then(|| SynProxy::new(table_slots(cfg.conn_capacity), cfg.synproxy_secret)),
             sync: None,
             worker: cfg.worker,
             workers: cfg.workers.max(1),
@@ -193,8 +197,19 @@ impl Balancer {
     }
 
     /// The connection table (read-only).
-    pub fn table(&self) -> &ConnTable {
+    pub fn table(&self) -> &LineTable {
         &self.table
+    }
+
+    /// What an insert into the IPv4 table moved follows the records: the
+    /// SYN proxy's per-record state (the table repointed NAT stubs itself).
+    #[inline]
+    fn follow_moves(&mut self, ins: &LineInserted) {
+        if let Some(sp) = self.sp.as_mut() {
+            for &(from, to) in ins.moves.iter().take(ins.n) {
+                sp.moved(from, to);
+            }
+        }
     }
 
     /// The persistence templates (read-only; for listings). Keys and
@@ -281,33 +296,53 @@ impl Balancer {
         self.see_epoch(snap);
         let key = lookup_key(meta);
         let h = self.table.hash(&key);
-        self.process_hashed(snap, egress, buf, meta, now, &key, h)
+        let reply = self.expects_reply(snap, &key);
+        self.process_hashed(snap, egress, buf, meta, now, &key, h, reply)
+    }
+
+    /// Whether a packet of lookup key `key` is expected to be a NAT reply:
+    /// while the table holds NAT connections, a packet not to a VIP (a
+    /// hint only: the lookup reads the other side too before it misses).
+    #[inline(always)]
+    fn expects_reply(&self, snap: &Snapshot, key: &FlowKey) -> bool {
+        self.table.has_replies() && !snap.is_vip(key.dst)
     }
 
     /// First stage of the burst path, called for each packet as soon as it
-    /// is classified: its lookup key and hash, with the primary bucket of
-    /// the connection table prefetched (see [`crate::lb::conn`]).
+    /// is classified: its lookup key's hash, with what the lookup reads
+    /// first prefetched: both lines of a request, the first reply bucket of
+    /// an expected NAT reply (see [`crate::lb::conn::lines`]).
     #[inline]
-    pub fn prepare(&self, meta: &PacketMeta) -> Prepared {
-        self.prepare_key(&lookup_key(meta))
+    pub fn prepare(&self, snap: &Snapshot, meta: &PacketMeta) -> Prepared {
+        self.prepare_key(snap, &lookup_key(meta))
     }
 
     /// [`Self::prepare`] for a packet whose lookup key is `key` (the
     /// caller knows it is no ICMP error: [`lookup_key`] is its `meta.key`).
     #[inline(always)]
-    pub fn prepare_key(&self, key: &FlowKey) -> Prepared {
+    pub fn prepare_key(&self, snap: &Snapshot, key: &FlowKey) -> Prepared {
         let hash = self.table.hash(key);
-        self.table.touch(hash);
-        Prepared { hash }
+        let reply = self.expects_reply(snap, key);
+        if reply {
+            self.table.touch_reply(hash);
+        } else {
+            self.table.touch(hash);
+        }
+        Prepared { hash, reply }
     }
 
     /// Second stage of the burst path for a prepared packet: once its
-    /// primary bucket has had time to arrive (the caller prepares
-    /// [`TOUCH_LAG`] packets ahead of this call), prefetch its record (see
-    /// [`ConnTable::touch_records`]).
-    #[inline]
+    /// first stage's prefetch has had time to arrive (the caller prepares
+    /// [`TOUCH_LAG`] packets ahead of this call), prefetch what that one
+    /// says the lookup reads next. Only an expected NAT reply has such a
+    /// thing (the forward record its reply entry names, see
+    /// [`LineTable::touch_more_reply`]): a request's first stage
+    /// prefetched both of its lines.
+    #[inline(always)]
     pub fn touch_prepared(&self, p: &Prepared) {
-        self.table.touch_records(p.hash);
+        if p.reply {
+            self.table.touch_more_reply(p.hash);
+        }
     }
 
     /// Process the packets at positions `sel` of a burst whose packets
@@ -373,15 +408,19 @@ impl Balancer {
         // the records not yet prefetched among the first LAG packets, then
         // each one LAG packets ahead of the packet handled
         for k in touched..n.min(LAG) {
-            if let Some(p) = sel.get(k).and_then(|&i| prepared.get(i as usize)) {
-                self.table.touch_records(p.hash);
+            if let Some(&i) = sel.get(k) {
+                if let Some(p) = prepared.get(i as usize) {
+                    self.touch_prepared(p);
+                }
             }
         }
         for (x, &j) in sel.iter().enumerate() {
             let k = x + LAG;
             if k >= touched {
-                if let Some(p) = sel.get(k).and_then(|&i| prepared.get(i as usize)) {
-                    self.table.touch_records(p.hash);
+                if let Some(&i) = sel.get(k) {
+                    if let Some(p) = prepared.get(i as usize) {
+                        self.touch_prepared(p);
+                    }
                 }
             }
             let j = j as usize;
@@ -391,7 +430,7 @@ impl Balancer {
                 let key = lookup_key(meta);
                 emit(
                     j,
-                    self.process_hashed(snap, egress, buf, meta, now, &key, p.hash),
+                    self.process_hashed(snap, egress, buf, meta, now, &key, p.hash, p.reply),
                 );
             }
         }
@@ -416,10 +455,10 @@ impl Balancer {
             let mut prep = [Prepared::default(); BURST];
             let mut sel = [0u8; BURST];
             for (k, m) in metas[start..end].iter().enumerate() {
-                prep[k] = self.prepare(m);
+                prep[k] = self.prepare(snap, m);
                 sel[k] = k as u8;
-                if let Some(p) = k.checked_sub(TOUCH_LAG).map(|j| prep[j]) {
-                    self.touch_prepared(&p);
+                if let Some(j) = k.checked_sub(TOUCH_LAG) {
+                    self.touch_prepared(&prep[j]);
                 }
             }
             let touched = (end - start).saturating_sub(TOUCH_LAG);
@@ -465,13 +504,14 @@ impl Balancer {
         now_ns: u64,
         key: &FlowKey,
         hash: u32,
+        reply: bool,
     ) -> LbVerdict {
         let now = tick_of(now_ns);
         if key.proto != PROTO_TCP && key.proto != PROTO_UDP {
             return LbVerdict::NotForUs;
         }
         // a miss keeps what it learned of the key's buckets for the insert
-        let (hit, mut probe) = match self.table.lookup_probe_rec(key, hash) {
+        let (hit, mut probe) = match self.table.lookup_probe_rec(key, hash, reply) {
             // DR's established path, decided on the record in the table:
             // it reads the three fields DR needs, not a copy of the whole
             // record (which the timer store below would otherwise force

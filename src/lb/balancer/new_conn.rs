@@ -7,7 +7,7 @@ use crate::lb::snapshot::Dest;
 
 impl Balancer {
     /// Schedule and insert a new connection for `key`, whose lookup in
-    /// the table gave `probe` (see [`ConnTable::insert_probed`]).
+    /// the table gave `probe` (see [`LineTable::insert_probed`]).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn new_conn(
         &mut self,
@@ -51,6 +51,7 @@ impl Balancer {
             method: d.method,
         };
         let ins = self.table.insert_probed(conn, probe, now);
+        self.follow_moves(&ins);
         if let Some(ev) = ins.evicted {
             self.release(&ev, now_ns);
             bump(&self.stats.evicted, 1);

@@ -106,7 +106,7 @@ impl Balancer {
         let Some(mut idx) = out.resend else {
             return 0;
         };
-        let cap = self.table.capacity();
+        let cap = self.table.slots();
         let end = idx.saturating_add(budget).min(cap);
         let mut queued = 0;
         while idx < end {
@@ -250,6 +250,7 @@ impl Balancer {
             method,
         };
         let ins = self.table.insert(conn, now);
+        self.follow_moves(&ins);
         if let Some(ev) = ins.evicted {
             self.release(&ev, now_ns);
             bump(&self.stats.evicted, 1);

@@ -320,11 +320,16 @@ impl LineTable {
             .map(|l| &mut l.r[idx as usize & 1])
     }
 
-    /// First stage of a burst lookup: prefetch the primary line.
+    /// First stage of a burst lookup: prefetch both candidate lines (no
+    /// second stage: a second stage that read the first line to decide
+    /// whether to prefetch the second stalled on lines not yet arrived, and
+    /// measured slower in the daemon, BENCHMARKS.md, twentieth session).
     #[inline(always)]
     pub fn touch(&self, hash: u32) {
-        if let Some(l) = self.lines.get(self.first(hash) as usize) {
-            mem::prefetch(l);
+        for l in self.pair(hash) {
+            if let Some(l) = self.lines.get(l as usize) {
+                mem::prefetch(l);
+            }
         }
     }
 
@@ -334,27 +339,6 @@ impl LineTable {
     pub fn touch_reply(&self, hash: u32) {
         if let Some(b) = self.replies.get((hash & self.rmask) as usize) {
             mem::prefetch(b);
-        }
-    }
-
-    /// Second stage: once the primary line is in, prefetch the secondary
-    /// line when the key is not in the primary.
-    #[inline(always)]
-    pub fn touch_more(&self, key: &FlowKey, hash: u32) {
-        let l1 = self.first(hash);
-        let Some(line) = self.lines.get(l1 as usize) else {
-            return;
-        };
-        for c in &line.r {
-            // client address and port only: enough to tell, for a
-            // prefetch (a false match leaves the secondary line to the
-            // lookup itself)
-            if c.caddr == key.src && c.cport == key.sport && used(c) {
-                return;
-            }
-        }
-        if let Some(l) = self.lines.get(self.second(hash, l1) as usize) {
-            mem::prefetch(l);
         }
     }
 

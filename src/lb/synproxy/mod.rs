@@ -146,6 +146,17 @@ impl SynProxy {
         self.aux.get_mut(idx as usize)
     }
 
+    /// The connection table moved record `from` to `to` (its index
+    /// changed): its state moves along.
+    #[inline]
+    pub fn moved(&mut self, from: u32, to: u32) {
+        if let Some(a) = self.aux.get(from as usize).copied() {
+            if let Some(b) = self.aux.get_mut(to as usize) {
+                *b = a;
+            }
+        }
+    }
+
     /// Queue an RST for a client whose server never answered; false when
     /// the queue is full.
     pub fn queue_reset(&mut self, r: Reset) -> bool {

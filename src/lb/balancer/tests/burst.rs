@@ -43,7 +43,7 @@ fn prepared_burst_handles_every_selected_packet_whatever_was_touched() {
         let frames: Vec<Vec<u8>> = (0..32).map(|p| tcp(SYN, 100 + p)).collect();
         let metas: Vec<_> = frames.iter().map(|f| meta_of(f)).collect();
         let mut bufs: Vec<VecBuf> = frames.iter().map(|f| VecBuf::new(f)).collect();
-        let prep: Vec<Prepared> = metas.iter().map(|m| e.w.prepare(m)).collect();
+        let prep: Vec<Prepared> = metas.iter().map(|m| e.w.prepare(&s, m)).collect();
         // every packet but each fifth
         let sel: Vec<u8> = (0..32u8).filter(|i| i % 5 != 4).collect();
         for p in prep.iter().take(touched.min(sel.len())) {

@@ -323,6 +323,96 @@ fn cookie_handshake_splice_and_byte_exact_translation() {
     assert_eq!(e.load(&snap, 0, 0), (1, 0), "active once spliced");
 }
 
+/// Connections opened through the proxy keep their translation when the
+/// one-line table moves their records to make room for later ones: a
+/// table for 32 connections (48 record slots) fills to its capacity with
+/// NAT connections waiting for their server, which makes it move records;
+/// then every server answers, and each
+/// connection's segments carry its own cookie. Fails if the proxy's
+/// per-record state does not follow a move.
+#[test]
+fn proxied_connections_keep_their_state_when_their_records_move() {
+    let mut e = sp_env_of(32);
+    let snap = sp_snap(&mut e);
+    const N: u16 = 32;
+    let mut opened = Vec::new();
+    for p in 0..N {
+        let cport = 30_000 + p;
+        let now = T0 + u64::from(p) * MS;
+        let mut syn = client_syn();
+        let ack_of = |f: &mut Vec<u8>| {
+            // the client port, and the TCP checksum for it
+            let mut s = Seg {
+                src: (CLIENT, cport),
+                ..Seg::default()
+            };
+            let o = read(f);
+            s.seq = o.tcp.sequence_number;
+            s.ack = o.tcp.ack.then_some(o.tcp.acknowledgment_number);
+            s.syn = o.tcp.syn;
+            s.window = o.tcp.window_size;
+            let opts = opts(&o.tcp);
+            s.opts = &opts;
+            *f = frame(&s);
+        };
+        ack_of(&mut syn);
+        let (v, out) = e.send(&snap, &syn, now);
+        assert_eq!(v, LbVerdict::Tx { port: 0 }, "{p}: SYN/ACK");
+        let o = read(&out);
+        let (cookie, ts) = (o.tcp.sequence_number, ts_of(&o.tcp).expect("ts").0);
+        let mut ack = client_ack(cookie, ts, b"");
+        ack_of(&mut ack);
+        let (v, _) = e.send(&snap, &ack, now);
+        assert_eq!(v, LbVerdict::Tx { port: 1 }, "{p}: SYN to the server");
+        opened.push((cport, cookie));
+    }
+    assert_eq!(e.w.table().len(), u32::from(N));
+    assert!(e.w.table().moved() > 0, "the table never moved a record");
+    let now = T0 + 100 * MS;
+    for &(cport, cookie) in &opened {
+        let mut f = server_synack(SynProxy::WSCALE);
+        let o = read(&f);
+        let mut s = Seg {
+            src: (RIP, 8080),
+            dst: (CLIENT, cport),
+            seq: o.tcp.sequence_number,
+            ack: Some(o.tcp.acknowledgment_number),
+            syn: true,
+            window: o.tcp.window_size,
+            ..Seg::default()
+        };
+        let op = opts(&o.tcp);
+        s.opts = &op;
+        f = frame(&s);
+        f[0..6].copy_from_slice(&OUR_MAC);
+        f[6..12].copy_from_slice(&mac_of(RIP));
+        let (v, out) = e.send(&snap, &f, now);
+        assert_eq!(
+            v,
+            LbVerdict::Tx { port: 1 },
+            "{cport}: the server's SYN/ACK"
+        );
+        let o = read(&out);
+        assert_eq!(o.tcp.acknowledgment_number, S_ISN + 1, "{cport}");
+        // server data: its sequence in this client's view (its cookie)
+        let mut d = frame(&Seg {
+            src: (RIP, 8080),
+            dst: (CLIENT, cport),
+            seq: S_ISN.wrapping_add(1),
+            ack: Some(C_ISN + 1),
+            window: 509,
+            payload: b"hello",
+            ..Seg::default()
+        });
+        d[0..6].copy_from_slice(&OUR_MAC);
+        let (v, out) = e.send(&snap, &d, now + MS);
+        assert_eq!(v, LbVerdict::Tx { port: 0 }, "{cport}: server data");
+        let o = read(&out);
+        assert_eq!(o.tcp.destination_port, cport);
+        assert_eq!(o.tcp.sequence_number, cookie.wrapping_add(1), "{cport}");
+    }
+}
+
 #[test]
 fn another_server_window_scale_is_rescaled() {
     let mut e = sp_env();
@@ -553,10 +643,13 @@ fn synproxy_is_refused_where_it_cannot_work() {
 }
 
 #[test]
-fn reserved_state_is_twelve_bytes_per_connection() {
+fn reserved_state_is_twelve_bytes_per_record_slot() {
     assert_eq!(std::mem::size_of::<crate::lb::synproxy::Aux>(), 12);
     let e = sp_env();
-    assert_eq!(e.w.synproxy().unwrap().memory_bytes(), 64 * 12);
+    // one per record index: the table has three slots per two connections
+    let slots = crate::lb::conn::lines::slots_for(64) as usize;
+    assert_eq!(slots, 96);
+    assert_eq!(e.w.synproxy().unwrap().memory_bytes(), slots * 12);
     assert!(env(64).w.synproxy().is_none());
 }
 
