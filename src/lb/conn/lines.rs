@@ -3,9 +3,10 @@
 //! line (its key, its real server, its state and expiry together) instead
 //! of an index line and then a record.
 //!
-//! Not yet the workers' table: [`super::ConnTable`] is. This is the step
-//! issue 21 names, measured against it on the same keys in the same run
-//! (`dirigo-bench micro --tables`, BENCHMARKS.md).
+//! The workers' IPv4 table (issue 21's step; IPv6 connections stay in a
+//! [`super::ConnTable`] of their own), measured against the index +
+//! records table on the same keys in the same run (`dirigo-bench micro
+//! --tables`, BENCHMARKS.md).
 //!
 //! # Layout
 //! One 64-byte [`Line`] holds two 32-byte [`Conn`] records. A record's

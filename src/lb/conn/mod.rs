@@ -1,6 +1,9 @@
-//! The per-lcore connection table: preallocated, never allocates after
-//! [`ConnTable::new`], one 32-byte [`Conn`] record per connection plus a
-//! bucketized open-addressing index.
+//! The index + records connection table: preallocated, never allocates
+//! after [`ConnTable::new`], one 32-byte [`Conn`] record per connection
+//! plus a bucketized open-addressing index. The workers keep IPv6
+//! connections in it; their IPv4 table is the one-line table
+//! ([`lines::LineTable`]), which shares [`Conn`], the eviction rules and
+//! [`second_of`] with it.
 //!
 //! The table is generic over its record ([`Record`]): IPv4 connections are
 //! [`Conn`] (the default, 64 bytes per connection in all), IPv6 ones
