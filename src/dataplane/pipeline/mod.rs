@@ -393,6 +393,8 @@ impl WorkerPipeline {
         };
         let mut sel = [0u8; BURST];
         let mut k = 0;
+        // the core's second prefetch stage (NAT replies only)
+        let stage = self.lb.second_stage();
         // packets answered here rather than by the core (their verdicts
         // are not known to be Tx)
         let mut aside = 0usize;
@@ -450,6 +452,7 @@ impl WorkerPipeline {
             // its record now has the rest of the burst to
             if let Some(p) = k
                 .checked_sub(TOUCH_LAG + 1)
+                .filter(|_| stage)
                 .and_then(|j| sel.get(j))
                 .and_then(|&j| self.scratch.prep.get(j as usize))
             {

@@ -58,6 +58,7 @@ use crate::lb::conn::lines::{
 };
 use crate::lb::conn::{
     tick_of, tick_reached, Conn, Conn6, ConnTable, F_ACTIVE, F_NOOUTPUT, F_SP_PENDING, F_SYNCED,
+    F_SYNPROXY,
 };
 use crate::lb::persist::{PersistStats, PersistTable};
 use crate::lb::sched::{self, Cursor, DestLoad};
@@ -295,9 +296,12 @@ impl Balancer {
     ) -> LbVerdict {
         self.see_epoch(snap);
         let key = lookup_key(meta);
-        let h = self.table.hash(&key);
-        let reply = self.expects_reply(snap, &key);
-        self.process_hashed(snap, egress, buf, meta, now, &key, h, reply)
+        let hash = self.table.hash(&key);
+        let p = Prepared {
+            hash,
+            reply: self.expects_reply(snap, &key),
+        };
+        self.process_hashed(snap, egress, buf, meta, now, &key, &p)
     }
 
     /// Whether a packet of lookup key `key` is expected to be a NAT reply:
@@ -306,6 +310,16 @@ impl Balancer {
     #[inline(always)]
     fn expects_reply(&self, snap: &Snapshot, key: &FlowKey) -> bool {
         self.table.has_replies() && !snap.is_vip(key.dst)
+    }
+
+    /// Whether a packet prepared now can be an expected NAT reply, the
+    /// only kind with a second prefetch stage ([`Self::touch_prepared`]):
+    /// while the table holds no NAT connection, a burst path may skip that
+    /// stage. (Only a prefetch: a burst that sees this change midway loses
+    /// at most a few prefetches.)
+    #[inline(always)]
+    pub fn second_stage(&self) -> bool {
+        self.table.has_replies()
     }
 
     /// First stage of the burst path, called for each packet as soon as it
@@ -405,9 +419,13 @@ impl Balancer {
         const LAG: usize = TOUCH_LAG;
         self.see_epoch(snap);
         let n = sel.len();
+        let stage = self.second_stage();
         // the records not yet prefetched among the first LAG packets, then
         // each one LAG packets ahead of the packet handled
         for k in touched..n.min(LAG) {
+            if !stage {
+                break;
+            }
             if let Some(&i) = sel.get(k) {
                 if let Some(p) = prepared.get(i as usize) {
                     self.touch_prepared(p);
@@ -416,7 +434,7 @@ impl Balancer {
         }
         for (x, &j) in sel.iter().enumerate() {
             let k = x + LAG;
-            if k >= touched {
+            if stage && k >= touched {
                 if let Some(&i) = sel.get(k) {
                     if let Some(p) = prepared.get(i as usize) {
                         self.touch_prepared(p);
@@ -430,7 +448,7 @@ impl Balancer {
                 let key = lookup_key(meta);
                 emit(
                     j,
-                    self.process_hashed(snap, egress, buf, meta, now, &key, p.hash, p.reply),
+                    self.process_hashed(snap, egress, buf, meta, now, &key, p),
                 );
             }
         }
@@ -503,9 +521,9 @@ impl Balancer {
         meta: &PacketMeta,
         now_ns: u64,
         key: &FlowKey,
-        hash: u32,
-        reply: bool,
+        p: &Prepared,
     ) -> LbVerdict {
+        let (hash, reply) = (p.hash, p.reply);
         let now = tick_of(now_ns);
         if key.proto != PROTO_TCP && key.proto != PROTO_UDP {
             return LbVerdict::NotForUs;
@@ -516,9 +534,8 @@ impl Balancer {
             // it reads the three fields DR needs, not a copy of the whole
             // record (which the timer store below would otherwise force
             // to be loaded up front, field by field)
-            Ok((h, c))
-                if c.method == Method::Dr && self.keeps_direct(snap, h.reply, c, meta, now) =>
-            {
+            // (a DR or TUN record has no reply tuple: h.reply is false)
+            Ok((h, c)) if self.keeps_direct(snap, false, c, Method::Dr, meta, now) => {
                 let to = Counted::of(c);
                 self.restart_established(snap, h.idx, now);
                 let res = xmit::dr::dr(buf, to.daddr, egress);
@@ -526,14 +543,27 @@ impl Balancer {
             }
             // TUN's, the same in an arm of its own (one arm for both
             // cost DR instructions)
-            Ok((h, c))
-                if c.method == Method::Tun && self.keeps_direct(snap, h.reply, c, meta, now) =>
-            {
+            Ok((h, c)) if self.keeps_direct(snap, false, c, Method::Tun, meta, now) => {
                 let to = Counted::of(c);
                 self.restart_established(snap, h.idx, now);
                 let (src, id) = (snap.tunnel_src, &mut self.ip_id);
                 let res = xmit::tun::tun(buf, meta, to.daddr, src, egress, id);
                 return self.finish_to(res, to, false, meta, buf, egress, now_ns);
+            }
+            // NAT's, either direction (a reply only to a record without
+            // F_NOOUTPUT; SYN proxy connections, whose segments are
+            // translated, take the general path)
+            Ok((h, c)) if self.keeps_direct(snap, h.reply, c, Method::Nat, meta, now) => {
+                let to = Counted::of(c);
+                let (side, addr, port, route) = if h.reply {
+                    (Side::Src, c.vaddr, c.vport, c.caddr)
+                } else {
+                    (Side::Dst, c.daddr, c.dport, c.daddr)
+                };
+                let reply = h.reply;
+                self.restart_established(snap, h.idx, now);
+                let res = xmit::nat::nat(buf, meta, side, addr, port, route, egress);
+                return self.finish_to(res, to, reply, meta, buf, egress, now_ns);
             }
             // the record is read once here (the lookup has compared its
             // key) and handed on
@@ -616,9 +646,10 @@ impl Balancer {
 }
 
 impl Balancer {
-    /// Whether a DR or TUN request `c` found by the lookup takes the
-    /// established shortcut: not a reply or an ICMP error, a segment that
-    /// keeps the connection ESTABLISHED ([`established_keeps`]), not
+    /// Whether a packet of connection `c` (a NAT reply when `reply`) of
+    /// forwarding method `method` found by the lookup takes the established
+    /// shortcut: not an ICMP error, a segment that keeps the connection
+    /// ESTABLISHED ([`established_keeps`]), no SYN proxy translation, not
     /// expired, and nothing (expire_nodest_conn, sync) that wants the
     /// general path.
     #[inline(always)]
@@ -627,12 +658,13 @@ impl Balancer {
         snap: &Snapshot,
         reply: bool,
         c: &Conn,
+        method: Method,
         meta: &PacketMeta,
         now: u32,
     ) -> bool {
-        !reply
+        direct_word(c) & direct_mask(reply) == direct_established(method)
             && meta.icmp.is_none()
-            && established_keeps(c, meta, false)
+            && segment_keeps(meta.tcp_flags)
             && !tick_reached(now, c.expires)
             && !snap.expire_nodest_conn
             && self.sync.is_none()
@@ -677,8 +709,48 @@ fn keeps_established(proto: u8, state: u8, flags: u8, tcp: u8, reply: bool) -> b
     proto == PROTO_TCP
         && state == TcpState::Established as u8
         && flags & watch == F_ACTIVE
-        && tcp & (tcp_flags::FIN | tcp_flags::RST) == 0
-        && tcp & (tcp_flags::SYN | tcp_flags::ACK) != 0
+        && segment_keeps(tcp)
+}
+
+/// A segment with these TCP flags keeps an ESTABLISHED connection so:
+/// SYN and/or ACK, neither FIN nor RST.
+#[inline(always)]
+fn segment_keeps(tcp: u8) -> bool {
+    tcp & (tcp_flags::FIN | tcp_flags::RST) == 0 && tcp & (tcp_flags::SYN | tcp_flags::ACK) != 0
+}
+
+/// A record's protocol, state, flags and method as one word (adjacent
+/// bytes of [`Conn`]: one load), for the DR and TUN shortcut's test.
+#[inline(always)]
+fn direct_word(c: &Conn) -> u32 {
+    u32::from_le_bytes([c.proto, c.state, c.flags, c.method as u8])
+}
+
+/// What of [`direct_word`] the shortcut looks at: the protocol, the state,
+/// the flags [`keeps_established`] watches (for a reply when `reply`) and
+/// [`F_SYNPROXY`], the method.
+#[inline(always)]
+fn direct_mask(reply: bool) -> u32 {
+    const BASE: u32 = u32::from_le_bytes([
+        0xff,
+        0xff,
+        F_SYNCED | F_SP_PENDING | F_ACTIVE | F_SYNPROXY,
+        0xff,
+    ]);
+    BASE | (reply as u32) << (16 + F_NOOUTPUT.trailing_zeros())
+}
+
+/// [`direct_word`] (masked) of an ESTABLISHED TCP request record of
+/// `method` that [`keeps_established`] keeps: counted active, neither synced
+/// nor waiting for the SYN proxy.
+#[inline(always)]
+const fn direct_established(method: Method) -> u32 {
+    u32::from_le_bytes([
+        PROTO_TCP,
+        TcpState::Established as u8,
+        F_ACTIVE,
+        method as u8,
+    ])
 }
 
 /// IPVS `is_new_conn_expected` (conn_reuse_mode 1): TIME_WAIT or CLOSE.

@@ -159,12 +159,13 @@ fn used(c: &Conn) -> bool {
 /// Whether `c` (in use or not) is the record of `key`.
 #[inline(always)]
 fn key_of(c: &Conn, key: &FlowKey) -> bool {
-    c.caddr == key.src
-        && c.vaddr == key.dst
-        && c.cport == key.sport
-        && c.vport == key.dport
-        && c.proto == key.proto
-        && used(c)
+    // the address pair and the port pair each as one word (adjacent
+    // fields in both structs: one load and one compare each)
+    let addrs =
+        (c.caddr as u64 | (c.vaddr as u64) << 32) ^ (key.src as u64 | (key.dst as u64) << 32);
+    let ports =
+        (c.cport as u32 | (c.vport as u32) << 16) ^ (key.sport as u32 | (key.dport as u32) << 16);
+    addrs | ports as u64 == 0 && c.proto == key.proto && used(c)
 }
 
 /// Whether `key` is the reply tuple of `c`, a NAT record in use.

@@ -207,3 +207,100 @@ fn established_shortcut_writes_what_the_general_path_writes() {
         );
     }
 }
+
+/// NAT's established shortcut in both directions writes what the general
+/// path writes: the real server's replies and the client's segments,
+/// interleaved, through the same comparison as above, then the closing
+/// segments (which take the general path) from both.
+#[test]
+fn nat_shortcut_in_both_directions_writes_what_the_general_path_writes() {
+    let mut short = env(64);
+    let mut general = env(64);
+    let s1 = short.snap(1, |b| {
+        b.service(svc(Proto::Tcp, 80), vec![dest(RIP, 8080, Method::Nat, 1)]);
+    });
+    let s2 = general.snap(1, |b| {
+        b.service(svc(Proto::Tcp, 80), vec![dest(RIP, 8080, Method::Nat, 1)]);
+        b.expire_nodest_conn(true);
+    });
+    let reply = |flags: u8, data: &[u8]| tcp_frame(RIP, 8080, CLIENT, 5, flags, data, 64, true);
+    let frames = [
+        (tcp(SYN, 5), 0),
+        (tcp(ACK, 5), S),
+        (reply(ACK | PSH, b"first reply"), 2 * S),
+        (tcp(ACK, 5), 3 * S),
+        (reply(ACK, b""), 4 * S),
+        (reply(ACK | PSH, b"more"), 5 * S),
+        (
+            tcp_frame(CLIENT, 5, VIP, 80, ACK | PSH, b"GET /", 64, true),
+            6 * S,
+        ),
+    ];
+    shortcut_agrees(
+        Method::Nat,
+        &mut short,
+        &s1,
+        &mut general,
+        &s2,
+        &frames,
+        Env::send,
+    );
+    // the records' flags too (a NAT connection starts with replies
+    // expected: no F_NOOUTPUT, which only a synced one may carry)
+    let flags = |e: &Env| e.w.table().iter().map(|c| c.flags).collect::<Vec<_>>();
+    assert_eq!(flags(&short), flags(&general));
+    assert_eq!(flags(&short)[0] & F_NOOUTPUT, 0);
+    for (f, now) in [
+        (reply(FIN | ACK, b""), 7 * S),
+        (tcp(ACK, 5), 8 * S),
+        (tcp(FIN | ACK, 5), 9 * S),
+    ] {
+        let (a, b) = (short.send(&s1, &f, now), general.send(&s2, &f, now));
+        assert_eq!(a, b);
+        assert_eq!(short.states(now), general.states(now));
+    }
+    let t = sum_dest(&[&short.w.stats()], s1.services()[0].dests[0].id);
+    assert_eq!((t.pkts_in, t.pkts_out), (6, 4));
+}
+
+/// The shortcut's one-word test of a record ([`direct_word`] under
+/// [`direct_mask`] against [`direct_established`]) with the segment test
+/// answers exactly what [`keeps_established`] answers, for the record's
+/// method, with no SYN proxy translation: over every protocol byte of note,
+/// state, flag combination, method, direction and TCP flag set.
+#[test]
+fn shortcut_word_is_keeps_established_of_the_method() {
+    let methods = [Method::Dr, Method::Tun, Method::Nat];
+    for proto in [PROTO_TCP, PROTO_UDP, 1] {
+        for state in 0..=TcpState::ALL.len() as u8 {
+            for flags in 0..=u8::MAX {
+                for (mi, &method) in methods.iter().enumerate() {
+                    let c = Conn {
+                        proto,
+                        state,
+                        flags,
+                        method,
+                        ..Conn::default()
+                    };
+                    for reply in [false, true] {
+                        // FIN, SYN, RST, PSH and ACK
+                        for tcp in 0..32u8 {
+                            for &want in &methods[..] {
+                                let word = direct_word(&c) & direct_mask(reply)
+                                    == direct_established(want)
+                                    && segment_keeps(tcp);
+                                let model = methods[mi] == want
+                                    && flags & F_SYNPROXY == 0
+                                    && keeps_established(proto, state, flags, tcp, reply);
+                                assert_eq!(
+                                    word, model,
+                                    "proto {proto} state {state} flags {flags:#x} {method:?} as {want:?} reply {reply} tcp {tcp:#x}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
