@@ -4,6 +4,10 @@
 //! shortcut writing what the general path writes.
 
 use super::*;
+use crate::lb::balancer::established::{
+    direct_established, direct_mask, direct_word, segment_keeps,
+};
+use crate::lb::conn::F_SYNPROXY;
 
 #[test]
 fn dr_connection_lifecycle_and_counters() {
