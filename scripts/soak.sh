@@ -12,6 +12,8 @@
 #     answered + steered out + held; active + inactive == table entries);
 #   - resident memory stays flat (within 1%) after the first minute (runs
 #     shorter than 3 minutes: after the first half, e.g. 30 s of 60);
+#   - six control clients at once (1.5 s every 10 s after the memory
+#     baseline) are all answered and leave resident memory flat;
 #   - the control socket answers within 100 ms (p99; beside a reference echo).
 #
 #   scripts/soak.sh SECONDS        as root, after scripts/setup-hugepages.sh

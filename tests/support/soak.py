@@ -40,6 +40,7 @@ RS_VIPS = [VIP_TUN, VIP_CHURN]
 SRCS = ["10.99.0.2", "10.99.0.3", "10.99.0.4", "10.99.0.5"]
 PROTECTED = ["rs1", "rs2"]
 CHURN_RS = ["rs3", "rs4", "rs5"]
+CROWD = 6  # control clients at once (Soak.crowd)
 SCHEDS = ["rr", "wrr", "wlc", "lc"]
 
 
@@ -106,6 +107,9 @@ class Soak:
         self.lat_err = []
         self.ref = []  # (t, ms) of the reference echo
         self.rss = []  # (t, kB)
+        self.base_maps = None  # smaps at the first sample after the baseline
+        self.crowd_ok = 0
+        self.crowd_err = []
         self.exited_at = None
         self.ops = {}
         self.op_errors = []
@@ -163,9 +167,58 @@ class Soak:
                 pass
             self.stop.wait(max(0.0, 0.2 - (time.monotonic() - t)))
 
+    def crowd(self):
+        """Several control clients at once, as operators have them (a
+        metrics scrape, dirigoadm, a checker): from just after the memory
+        baseline, every 10 s, CROWD threads send `list` requests for 1.5 s.
+        dirigo answers each client on a thread of its own; its resident
+        memory must not step up with the first overlap of that many
+        (glibc's per-thread arenas did, by 1-1.5 MB each)."""
+        if self.stop.wait(max(0.0, self.a.baseline + 2 - self.now())):
+            return
+        while not self.stop.is_set():
+            until = time.monotonic() + 1.5
+
+            def client():
+                while time.monotonic() < until and not self.stop.is_set():
+                    try:
+                        round_trip(self.a.socket, b'{"op":"list"}')
+                        self.crowd_ok += 1
+                    except OSError as e:
+                        self.crowd_err.append(f"t={self.now():.1f}s {e}")
+
+            ts = [threading.Thread(target=client, daemon=True) for _ in range(CROWD)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+            self.stop.wait(8.5)
+
     def rss_kb(self):
         st = self.status()
         return st and st[0]
+
+    def mappings(self):
+        """dirigo's mappings from /proc/PID/smaps: {(start, name): (Rss kB,
+        Anonymous kB)}; {} when it is gone. Diffed between the baseline
+        and the end, it says what grew when resident memory did."""
+        maps, cur = {}, None
+        try:
+            with open(f"/proc/{self.a.pid}/smaps") as f:
+                for line in f:
+                    head, _, rest = line.partition(" ")
+                    if "-" in head and not head.endswith(":"):
+                        fields = line.split()
+                        # keyed by start: [heap] keeps its start as brk moves
+                        cur = (fields[0].split("-")[0], fields[5] if len(fields) > 5 else "[anon]")
+                        maps[cur] = [0, 0]
+                    elif cur and head == "Rss:":
+                        maps[cur][0] = int(rest.split()[0])
+                    elif cur and head == "Anonymous:":
+                        maps[cur][1] = int(rest.split()[0])
+        except OSError:
+            return {}
+        return {k: tuple(v) for k, v in maps.items()}
 
     def sample(self):
         with open(os.path.join(self.a.work, "rss.csv"), "w") as out:
@@ -177,6 +230,8 @@ class Soak:
                         self.exited_at = self.now()
                         self.log("dirigo is gone")
                 else:
+                    if self.base_maps is None and self.now() >= self.a.baseline:
+                        self.base_maps = self.mappings()
                     self.rss.append((self.now(), *st))
                     out.write(f"{self.now():.1f},{','.join(map(str, st))}\n")
                     out.flush()
@@ -385,7 +440,7 @@ def run(a):
         if os.path.exists(ref_path):
             break
         time.sleep(0.05)
-    watchers = [threading.Thread(target=f, daemon=True) for f in (so.probe, so.sample)]
+    watchers = [threading.Thread(target=f, daemon=True) for f in (so.probe, so.sample, so.crowd)]
     watchers.append(threading.Thread(target=so.probe_ref, args=(ref_path,), daemon=True))
     for t in watchers:
         t.start()
@@ -472,6 +527,14 @@ def run(a):
         print(f"      error: {e}")
     if so.lat_err:
         fails.append(f"control socket: {len(so.lat_err)} requests failed")
+    print(f"  {CROWD} clients at once, 1.5 s every 10 s from t={a.baseline + 2:.0f}s: "
+          f"{so.crowd_ok} requests answered, {len(so.crowd_err)} failed")
+    for e in so.crowd_err[:5]:
+        print(f"      error: {e}")
+    if so.crowd_err:
+        fails.append(f"control socket: {len(so.crowd_err)} of the concurrent clients' requests failed")
+    if so.crowd_ok == 0:
+        fails.append("control socket: the concurrent clients were not run")
 
     # ---- memory
     print(f"\n== resident memory (VmRSS every 2 s), flat after t={a.baseline:.0f} s")
@@ -485,6 +548,21 @@ def run(a):
         for i, name in ((2, "anonymous"), (3, "file-backed"), (4, "shared"), (5, "threads")):
             print(f"  {name:11}: {base[i]} at t={base[0]:.0f}s, {end[i]} at the end ({end[i] - base[i]:+d})")
         print(f"  every sample: {os.path.join(a.work, 'rss.csv')}")
+        grown, small, small_kb = [], 0, 0
+        end_maps = so.mappings()
+        for k, (rss, anon) in end_maps.items():
+            b_rss, b_anon = (so.base_maps or {}).get(k, (0, 0))
+            if rss - b_rss >= 64:
+                grown.append(f"{k[0]} {k[1]}: Rss {b_rss} -> {rss} kB, anonymous {b_anon} -> {anon}"
+                             f"{'' if k in (so.base_maps or {}) else ' (new)'}")
+            elif rss > b_rss:
+                small, small_kb = small + 1, small_kb + rss - b_rss
+        gone = [k for k in (so.base_maps or {}) if k not in end_maps]
+        print(f"  mappings whose Rss grew by 64 kB or more since the baseline: {len(grown)}"
+              f"{'' if end_maps else ' (dirigo gone: not read)'}; by less: {small} ({small_kb:+d} kB in all); "
+              f"mappings gone since: {len(gone)}")
+        for g in grown[:20]:
+            print(f"    {g}")
         # growth fails; a fall does not (the kernel taking back clean pages
         # of the binary under memory pressure is not dirigo growing)
         # A run shorter than two minutes has no "after the first minute":
