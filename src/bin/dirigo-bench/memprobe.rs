@@ -1,6 +1,6 @@
 //! What a random cache line costs on this machine, over a region the size
 //! of the connection table: the floor under the 1M-flow scenarios, where
-//! every packet reads one index line and one record from DRAM.
+//! every packet reads its key's two candidate table lines from DRAM.
 //!
 //! Three access patterns over the same region (transparent huge pages
 //! advised, as the table is):

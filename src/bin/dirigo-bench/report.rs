@@ -524,7 +524,7 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
     if has1m {
         let tp = 1e3 / a.med("testpmd|macswap 1M|mpps");
         let dr1k = 1e3 / a.med("dirigo|DR 1k|mpps");
-        let _ = writeln!(s, "At 1M flows every packet reads one index line and one record that are in no cache. One core of \
+        let _ = writeln!(s, "At 1M flows every packet reads the two candidate lines of its key in the table (both prefetched), which are in no cache. One core of \
             this machine completes at best one random line per {} ns, so the table alone occupies {} ns per packet of the memory \
             system, beside the misses of the I/O path itself (testpmd macswap takes {} ns per packet on the 1M pcap, against {} on \
             the 1k one). DR at 0.6 x macswap allows {} ns per packet for everything; dirigo's DR at 1k flows, where nothing \
