@@ -398,6 +398,8 @@ impl WorkerPipeline {
         // packets answered here rather than by the core (their verdicts
         // are not known to be Tx)
         let mut aside = 0usize;
+        // whether packets may belong to another worker (loop-invariant)
+        let steer = self.workers > 1 && !steered;
         for i in 0..n {
             // Some(true): classify's fast path answered (a plain TCP/UDP
             // packet, no ICMP error); Some(false): its slow path did
@@ -426,7 +428,7 @@ impl WorkerPipeline {
                 }
             };
             let m = &self.scratch.metas[i];
-            if self.workers > 1 && !steered {
+            if steer {
                 let owner = self.owner_meta(m);
                 if owner as usize != self.index {
                     self.counters.own[Count::SteeredOut] += 1;

@@ -19,11 +19,11 @@ impl Balancer {
     /// shortcut: not an ICMP error, a segment that keeps the connection
     /// ESTABLISHED ([`established_keeps`]), no SYN proxy translation, not
     /// expired, and nothing (expire_nodest_conn, sync) that wants the
-    /// general path.
+    /// general path (`plain`: [`Balancer::plain`]).
     #[inline(always)]
     pub(super) fn keeps_direct(
         &self,
-        snap: &Snapshot,
+        plain: bool,
         reply: bool,
         c: &Conn,
         method: Method,
@@ -34,8 +34,7 @@ impl Balancer {
             && meta.icmp.is_none()
             && segment_keeps(meta.tcp_flags)
             && !tick_reached(now, c.expires)
-            && !snap.expire_nodest_conn
-            && self.sync.is_none()
+            && plain
     }
 
     /// The shortcut's timer: the connection at `idx` ESTABLISHED again

@@ -300,7 +300,16 @@ impl Balancer {
             hash,
             reply: self.expects_reply(snap, &key),
         };
-        self.process_hashed(snap, egress, buf, meta, now, &key, &p)
+        let plain = self.plain(snap);
+        self.process_hashed(snap, egress, buf, meta, now, &key, &p, plain)
+    }
+
+    /// Whether nothing (`expire_nodest_conn`, sync) wants every packet on
+    /// the general path: the established shortcuts' condition that does
+    /// not depend on the packet, taken once per burst.
+    #[inline(always)]
+    fn plain(&self, snap: &Snapshot) -> bool {
+        !snap.expire_nodest_conn && self.sync.is_none()
     }
 
     /// Whether a packet of lookup key `key` is expected to be a NAT reply:
@@ -419,6 +428,7 @@ impl Balancer {
         self.see_epoch(snap);
         let n = sel.len();
         let stage = self.second_stage();
+        let plain = self.plain(snap);
         // the records not yet prefetched among the first LAG packets, then
         // each one LAG packets ahead of the packet handled
         for k in touched..n.min(LAG) {
@@ -447,7 +457,7 @@ impl Balancer {
                 let key = lookup_key(meta);
                 emit(
                     j,
-                    self.process_hashed(snap, egress, buf, meta, now, &key, p),
+                    self.process_hashed(snap, egress, buf, meta, now, &key, p, plain),
                 );
             }
         }
@@ -521,6 +531,7 @@ impl Balancer {
         now_ns: u64,
         key: &FlowKey,
         p: &Prepared,
+        plain: bool,
     ) -> LbVerdict {
         let (hash, reply) = (p.hash, p.reply);
         let now = tick_of(now_ns);
@@ -534,7 +545,7 @@ impl Balancer {
             // record (which the timer store below would otherwise force
             // to be loaded up front, field by field)
             // (a DR or TUN record has no reply tuple: h.reply is false)
-            Ok((h, c)) if self.keeps_direct(snap, false, c, Method::Dr, meta, now) => {
+            Ok((h, c)) if self.keeps_direct(plain, false, c, Method::Dr, meta, now) => {
                 let to = Counted::of(c);
                 self.restart_established(snap, h.idx, now);
                 let res = xmit::dr::dr(buf, to.daddr, egress);
@@ -542,7 +553,7 @@ impl Balancer {
             }
             // TUN's, the same in an arm of its own (one arm for both
             // cost DR instructions)
-            Ok((h, c)) if self.keeps_direct(snap, false, c, Method::Tun, meta, now) => {
+            Ok((h, c)) if self.keeps_direct(plain, false, c, Method::Tun, meta, now) => {
                 let to = Counted::of(c);
                 self.restart_established(snap, h.idx, now);
                 let (src, id) = (snap.tunnel_src, &mut self.ip_id);
@@ -552,7 +563,7 @@ impl Balancer {
             // NAT's, either direction (a reply only to a record without
             // F_NOOUTPUT; SYN proxy connections, whose segments are
             // translated, take the general path)
-            Ok((h, c)) if self.keeps_direct(snap, h.reply, c, Method::Nat, meta, now) => {
+            Ok((h, c)) if self.keeps_direct(plain, h.reply, c, Method::Nat, meta, now) => {
                 let to = Counted::of(c);
                 let (side, addr, port, route) = if h.reply {
                     (Side::Src, c.vaddr, c.vport, c.caddr)
@@ -582,11 +593,7 @@ impl Balancer {
             // the common case, a segment of an ESTABLISHED connection
             // that changes nothing but its timer: no state tables, no flag
             // or counter updates
-            if established_keeps(&c, meta, h.reply)
-                && !expired
-                && !snap.expire_nodest_conn
-                && self.sync.is_none()
-            {
+            if established_keeps(&c, meta, h.reply) && !expired && plain {
                 let expires = now.wrapping_add(snap.timeouts.tcp(TcpState::Established));
                 self.table.set_expires(h.idx, expires);
                 return self.transmit(snap, egress, buf, meta, now_ns, h.idx, &c, h.reply);

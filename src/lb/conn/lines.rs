@@ -329,9 +329,7 @@ impl LineTable {
     #[inline(always)]
     pub fn touch(&self, hash: u32) {
         for l in self.pair(hash) {
-            if let Some(l) = self.lines.get(l as usize) {
-                mem::prefetch(l);
-            }
+            mem::prefetch_at(&self.lines, l as usize);
         }
     }
 
