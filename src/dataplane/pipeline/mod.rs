@@ -452,13 +452,14 @@ impl WorkerPipeline {
             // the record of the packet TOUCH_LAG places back: its bucket
             // has had the classification of those packets to arrive, and
             // its record now has the rest of the burst to
-            if let Some(p) = k
-                .checked_sub(TOUCH_LAG + 1)
-                .filter(|_| stage)
-                .and_then(|j| sel.get(j))
-                .and_then(|&j| self.scratch.prep.get(j as usize))
-            {
-                self.lb.touch_prepared(p);
+            if stage {
+                if let Some(p) = k
+                    .checked_sub(TOUCH_LAG + 1)
+                    .and_then(|j| sel.get(j))
+                    .and_then(|&j| self.scratch.prep.get(j as usize))
+                {
+                    self.lb.touch_prepared(p);
+                }
             }
         }
         if k == 0 {

@@ -535,9 +535,8 @@ impl Balancer {
     ) -> LbVerdict {
         let (hash, reply) = (p.hash, p.reply);
         let now = tick_of(now_ns);
-        if key.proto != PROTO_TCP && key.proto != PROTO_UDP {
-            return LbVerdict::NotForUs;
-        }
+        // (a key of another protocol misses: every record is TCP or UDP,
+        // and the miss path below answers it)
         // a miss keeps what it learned of the key's buckets for the insert
         let (hit, mut probe) = match self.table.lookup_probe_rec(key, hash, reply) {
             // DR's established path, decided on the record in the table:
@@ -578,6 +577,9 @@ impl Balancer {
             // the record is read once here (the lookup has compared its
             // key) and handed on
             Ok((h, c)) => (Some((h, *c)), None),
+            Err(_) if key.proto != PROTO_TCP && key.proto != PROTO_UDP => {
+                return LbVerdict::NotForUs;
+            }
             Err(p) => (None, Some(p)),
         };
         if meta.icmp.is_some() {

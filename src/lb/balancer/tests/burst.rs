@@ -2,6 +2,7 @@
 //! every selected packet handled whatever the caller prefetched.
 
 use super::*;
+use crate::net::meta::{PROTO_ICMP, PROTO_IPIP};
 
 #[test]
 fn burst_equals_single() {
@@ -63,4 +64,61 @@ fn prepared_burst_handles_every_selected_packet_whatever_was_touched() {
         }
         assert_eq!(e.w.table().len(), sel.len() as u32, "touched {touched}");
     }
+}
+
+/// A packet of neither TCP nor UDP is not the core's, whatever records
+/// share its addresses and ports: its lookup misses (every record is TCP
+/// or UDP) and the miss path answers `NotForUs`, creating nothing, packet
+/// by packet and through the burst path, to a VIP and to another host.
+#[test]
+fn other_protocols_miss_and_are_not_for_us() {
+    let mut e = env(128);
+    let s = e.snap(1, |b| {
+        b.service(svc(Proto::Tcp, 80), vec![dest(RIP, 0, Method::Dr, 1)]);
+        b.service(svc(Proto::Udp, 80), vec![dest(RIP, 0, Method::Dr, 1)]);
+    });
+    for p in 100..104 {
+        assert_eq!(e.send(&s, &tcp(SYN, p), 0).0, LbVerdict::Tx { port: 1 });
+        assert_eq!(e.send(&s, &tcp(ACK, p), 0).0, LbVerdict::Tx { port: 1 });
+    }
+    let before = e.w.table().len();
+    let frames: Vec<Vec<u8>> = (100..104)
+        .map(|p| tcp(ACK, p))
+        .chain([tcp_frame(
+            CLIENT,
+            100,
+            [192, 0, 2, 11],
+            80,
+            ACK,
+            b"",
+            64,
+            false,
+        )])
+        .collect();
+    for proto in [PROTO_ICMP, PROTO_IPIP, 47, 0, 255] {
+        let metas: Vec<_> = frames
+            .iter()
+            .map(|f| {
+                let mut m = meta_of(f);
+                m.key.proto = proto;
+                m
+            })
+            .collect();
+        for (f, m) in frames.iter().zip(&metas) {
+            let mut b = VecBuf::new(f);
+            let v = e.w.process(&s, &e.eg, &mut b, m, 0);
+            assert_eq!(v, LbVerdict::NotForUs, "proto {proto}");
+            assert_eq!(b.to_vec(), *f, "proto {proto}: untouched");
+        }
+        let mut bufs: Vec<VecBuf> = frames.iter().map(|f| VecBuf::new(f)).collect();
+        let mut out = vec![LbVerdict::Tx { port: 9 }; frames.len()];
+        e.w.process_burst(&s, &e.eg, &mut bufs, &metas, 0, &mut out);
+        assert!(
+            out.iter().all(|v| *v == LbVerdict::NotForUs),
+            "proto {proto}: {out:?}"
+        );
+        assert_eq!(e.w.table().len(), before, "proto {proto}");
+    }
+    // and the TCP connections themselves still forward
+    assert_eq!(e.send(&s, &tcp(ACK, 101), 0).0, LbVerdict::Tx { port: 1 });
 }
