@@ -538,7 +538,7 @@ impl Balancer {
         // (a key of another protocol misses: every record is TCP or UDP,
         // and the miss path below answers it)
         // a miss keeps what it learned of the key's buckets for the insert
-        let (hit, probe) = match self.table.lookup_probe_rec(key, hash, reply) {
+        let (hit, mut probe) = match self.table.lookup_probe_rec(key, hash, reply) {
             // DR's established path, decided on the record in the table:
             // it reads the three fields DR needs, not a copy of the whole
             // record (which the timer store below would otherwise force
@@ -582,30 +582,6 @@ impl Balancer {
             }
             Err(p) => (None, Some(p)),
         };
-        self.process_general(
-            snap, egress, buf, meta, now, now_ns, key, hash, plain, hit, probe,
-        )
-    }
-
-    /// The rest of [`Self::process_hashed`]: a packet that the established
-    /// shortcuts did not take (its lookup's hit, or the miss's probe), out
-    /// of line so that the shortcuts' loop keeps its registers.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(never)]
-    fn process_general<B: PacketBuf>(
-        &mut self,
-        snap: &Snapshot,
-        egress: &impl Egress,
-        buf: &mut B,
-        meta: &PacketMeta,
-        now: u32,
-        now_ns: u64,
-        key: &FlowKey,
-        hash: u32,
-        plain: bool,
-        hit: Option<(crate::lb::conn::Hit, Conn)>,
-        mut probe: Option<Probe>,
-    ) -> LbVerdict {
         if meta.icmp.is_some() {
             return match hit {
                 Some((h, c)) if !tick_reached(now, c.expires) => {
