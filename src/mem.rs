@@ -10,17 +10,7 @@
 /// buffer with stalled loads.
 #[inline(always)]
 pub fn prefetch<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: PREFETCHT0 is a hint that never faults and has no effect on
-    // program state; SSE is part of the x86_64 baseline, and `r` is a valid
-    // reference anyway.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-            r as *const T as *const i8,
-        )
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
+    prefetch_ptr(r as *const T);
 }
 
 /// Prefetch the cache line of `s[i]`, without a bounds check: an index
@@ -29,11 +19,16 @@ pub fn prefetch<T>(r: &T) {
 /// multiply-shift that keeps it in range but that the compiler cannot see.
 #[inline(always)]
 pub fn prefetch_at<T>(s: &[T], i: usize) {
-    let p = s.as_ptr().wrapping_add(i);
+    prefetch_ptr(s.as_ptr().wrapping_add(i));
+}
+
+/// The prefetch itself, of any address.
+#[inline(always)]
+fn prefetch_ptr<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: PREFETCHT0 is a hint that never faults, whatever the
-    // address (a wrapped pointer outside `s` included), and has no effect
-    // on program state; SSE is part of the x86_64 baseline.
+    // SAFETY: PREFETCHT0 is a hint that never faults, whatever the address
+    // (a wrapped pointer outside any allocation included), and has no
+    // effect on program state; SSE is part of the x86_64 baseline.
     unsafe {
         core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
     }
