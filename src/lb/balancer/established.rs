@@ -1,7 +1,7 @@
 //! Which segments keep a connection ESTABLISHED as it is, and the
 //! established shortcut built on that: a packet of an ESTABLISHED, active
 //! connection whose segment changes nothing but the timer is decided on the
-//! record in the table (`Balancer::keeps_direct`) and only restarts the
+//! record in the table (`keeps_direct`) and only restarts the
 //! timer (`Balancer::restart_established`) before it is rewritten.
 
 use super::Balancer;
@@ -13,30 +13,29 @@ use crate::lb::spec::Method;
 use crate::lb::state::TcpState;
 use crate::net::meta::{tcp_flags, PacketMeta, PROTO_TCP};
 
-impl Balancer {
-    /// Whether a packet of connection `c` (a NAT reply when `reply`) of
-    /// forwarding method `method` found by the lookup takes the established
-    /// shortcut: not an ICMP error, a segment that keeps the connection
-    /// ESTABLISHED ([`established_keeps`]), no SYN proxy translation, not
-    /// expired, and nothing (expire_nodest_conn, sync) that wants the
-    /// general path (`plain`: [`Balancer::plain`]).
-    #[inline(always)]
-    pub(super) fn keeps_direct(
-        &self,
-        plain: bool,
-        reply: bool,
-        c: &Conn,
-        method: Method,
-        meta: &PacketMeta,
-        now: u32,
-    ) -> bool {
-        direct_word(c) & direct_mask(reply) == direct_established(method)
-            && meta.icmp.is_none()
-            && segment_keeps(meta.tcp_flags)
-            && !tick_reached(now, c.expires)
-            && plain
-    }
+/// Whether a packet of connection `c` (a NAT reply when `reply`) of
+/// forwarding method `method` found by the lookup takes the established
+/// shortcut: not an ICMP error, a segment that keeps the connection
+/// ESTABLISHED ([`established_keeps`]), no SYN proxy translation, not
+/// expired, and nothing (expire_nodest_conn, sync) that wants the
+/// general path (`plain`: [`Balancer::plain`]).
+#[inline(always)]
+pub(super) fn keeps_direct(
+    plain: bool,
+    reply: bool,
+    c: &Conn,
+    method: Method,
+    meta: &PacketMeta,
+    now: u32,
+) -> bool {
+    direct_word(c) & direct_mask(reply) == direct_established(method)
+        && meta.icmp.is_none()
+        && segment_keeps(meta.tcp_flags)
+        && !tick_reached(now, c.expires)
+        && plain
+}
 
+impl Balancer {
     /// The shortcut's timer: the connection at `idx` ESTABLISHED again
     /// for its whole timeout from `now`.
     #[inline(always)]

@@ -544,7 +544,7 @@ impl Balancer {
             // record (which the timer store below would otherwise force
             // to be loaded up front, field by field)
             // (a DR or TUN record has no reply tuple: h.reply is false)
-            Ok((h, c)) if self.keeps_direct(plain, false, c, Method::Dr, meta, now) => {
+            Ok((h, c)) if keeps_direct(plain, false, c, Method::Dr, meta, now) => {
                 let to = Counted::of(c);
                 self.restart_established(snap, h.idx, now);
                 let res = xmit::dr::dr(buf, to.daddr, egress);
@@ -552,7 +552,7 @@ impl Balancer {
             }
             // TUN's, the same in an arm of its own (one arm for both
             // cost DR instructions)
-            Ok((h, c)) if self.keeps_direct(plain, false, c, Method::Tun, meta, now) => {
+            Ok((h, c)) if keeps_direct(plain, false, c, Method::Tun, meta, now) => {
                 let to = Counted::of(c);
                 self.restart_established(snap, h.idx, now);
                 let (src, id) = (snap.tunnel_src, &mut self.ip_id);
@@ -562,7 +562,7 @@ impl Balancer {
             // NAT's, either direction (a reply only to a record without
             // F_NOOUTPUT; SYN proxy connections, whose segments are
             // translated, take the general path)
-            Ok((h, c)) if self.keeps_direct(plain, h.reply, c, Method::Nat, meta, now) => {
+            Ok((h, c)) if keeps_direct(plain, h.reply, c, Method::Nat, meta, now) => {
                 let to = Counted::of(c);
                 let (side, addr, port, route) = if h.reply {
                     (Side::Src, c.vaddr, c.vport, c.caddr)
@@ -654,7 +654,7 @@ impl Balancer {
 }
 
 mod established;
-use established::{established_keeps, is_new_syn, keeps_established, reusable};
+use established::{established_keeps, is_new_syn, keeps_direct, keeps_established, reusable};
 
 #[cfg(test)]
 mod tests;
