@@ -25,7 +25,7 @@ use clap::{Parser, Subcommand};
 use dirigo::lb::conn::lines::LineTable;
 use dirigo::lb::spec::Method;
 use micro_runs::run_micro;
-pub use plan::{v6_label, Plan};
+pub use plan::{spread_scenario, v6_label, Plan};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -52,7 +52,9 @@ struct Cli {
     csv: Option<PathBuf>,
     /// Only these daemon scenarios (comma-separated, case-insensitive):
     /// `DR 1M`, `NAT 1k`, ... (a method alone: all its sizes), `DR-2w 1k`,
-    /// `exception`, `metrics`, `newconn`, `synproxy`, `micro`, `memprobe`.
+    /// `DR 1k@1M` (1k flows on a pcap as large as the 1M one: the table in
+    /// cache), `exception`, `metrics`, `newconn`, `synproxy`, `micro`,
+    /// `memprobe`.
     /// testpmd runs on the pcaps they use only. For A/B comparisons
     /// without a full run.
     #[arg(long, value_delimiter = ',')]
@@ -134,6 +136,8 @@ enum PcapKind {
     OwnAddress,
     /// Established, IPv6.
     Established6,
+    /// Established, few flows over this many packets.
+    Spread(u64),
 }
 
 /// Generate (or reuse) the pcaps; returns (label, path, packets).
@@ -147,6 +151,7 @@ fn pcaps(plan: &Plan, dir: &Path) -> Result<Vec<(String, PathBuf, u64)>, String>
             PcapKind::SynOnly => gen::write_pcap(&p, flows, true),
             PcapKind::OwnAddress => gen::write_pcap_own(&p, flows),
             PcapKind::Established6 => gen::write_pcap6(&p, flows),
+            PcapKind::Spread(packets) => gen::write_pcap_spread(&p, flows, packets),
         }
         .map_err(|e| format!("{}: {e}", p.display()))?;
         eprintln!(
@@ -159,6 +164,9 @@ fn pcaps(plan: &Plan, dir: &Path) -> Result<Vec<(String, PathBuf, u64)>, String>
     };
     for &(label, flows) in &plan.sizes {
         make(label.to_string(), flows, PcapKind::Established)?;
+    }
+    if let Some((label, flows, packets)) = plan.spread_wanted() {
+        make(label, flows, PcapKind::Spread(packets))?;
     }
     make("newconn".to_string(), plan.newconn_flows, PcapKind::SynOnly)?;
     let (label, flows) = plan.exception_size;
@@ -270,6 +278,12 @@ fn one_run(
                 run_metrics(plan, run, dir, bin, (label, path, *n), agg)?;
             }
         }
+    }
+    // the table in cache on the largest pcap (see Plan::spread): DR 1M's
+    // time less this one's is what the table's misses cost
+    if let Some((label, _, _)) = plan.spread_wanted() {
+        let (_, path, n) = find(&label)?;
+        run_plain(plan, run, dir, bin, (&label, path, *n), Method::Dr, agg)?;
     }
     for (name, size, _, m) in plan.v6_scenarios() {
         let label = v6_label(size);

@@ -117,11 +117,37 @@ impl Plan {
         v
     }
 
+    /// The table-in-cache scenario, when the plan has two sizes or more
+    /// (not `--quick`): DR with the smallest size's flows on a pcap as
+    /// large as the largest size's ([`crate::gen::write_pcap_spread`]).
+    /// Returns (its pcap's label, e.g. `1k@1M`, flows, packets); its
+    /// scenario is [`spread_scenario`] of that label.
+    pub fn spread(&self) -> Option<(String, u32, u64)> {
+        let (first, last) = (self.sizes.first()?, self.sizes.last()?);
+        if self.quick || first.1 >= last.1 {
+            return None;
+        }
+        Some((
+            format!("{}@{}", first.0, last.0),
+            first.1,
+            2 * last.1 as u64,
+        ))
+    }
+
+    /// [`Self::spread`] when its scenario runs.
+    pub fn spread_wanted(&self) -> Option<(String, u32, u64)> {
+        self.spread()
+            .filter(|(l, _, _)| self.wants(&spread_scenario(l)))
+    }
+
     /// Whether testpmd macswap runs on the pcap `label`: some scenario
     /// that runs compares with it.
     pub fn macswap_on(&self, label: &str) -> bool {
         if let Some(size) = label.strip_prefix(V6_PREFIX) {
             return self.v6_scenarios().iter().any(|s| s.1 == size);
+        }
+        if label.contains('@') {
+            return self.spread_wanted().is_some_and(|s| s.0 == label);
         }
         let nc = if self.quick {
             self.sizes[0].0
@@ -139,6 +165,11 @@ impl Plan {
             || (Some(label) == self.sizes.last().map(|s| s.0) && self.wants("metrics"))
             || (label == nc && (self.wants("newconn") || self.wants("synproxy")))
     }
+}
+
+/// The name of the table-in-cache scenario on the pcap `label` (`DR 1k@1M`).
+pub fn spread_scenario(label: &str) -> String {
+    format!("DR {label}")
 }
 
 /// The prefix of the IPv6 pcaps' labels.
@@ -187,5 +218,22 @@ mod tests {
         p.only.clear();
         assert_eq!(p.v6_scenarios().len(), 6);
         assert!(p.macswap_on("v6-1k") && p.macswap_on("v6-1M"));
+    }
+
+    #[test]
+    fn the_table_in_cache_scenario_has_the_largest_pcap_and_the_fewest_flows() {
+        let mut p = Plan::new(false);
+        assert_eq!(p.spread(), Some(("1k@1M".to_string(), 1000, 2_000_000)));
+        assert!(p.wants("DR 1k@1M") && p.macswap_on("1k@1M"));
+        // selected by its name or by "dr", not by the plain sizes' names
+        p.only = vec!["dr 1k@1m".into()];
+        assert!(p.spread_wanted().is_some() && p.macswap_on("1k@1M"));
+        assert!(!p.macswap_on("1k") && !p.macswap_on("1M"));
+        p.only = vec!["dr".into()];
+        assert!(p.spread_wanted().is_some());
+        p.only = vec!["dr 1k".into(), "dr 1m".into()];
+        assert!(p.spread_wanted().is_none() && !p.macswap_on("1k@1M"));
+        // none in the quick plan (one size)
+        assert_eq!(Plan::new(true).spread(), None);
     }
 }

@@ -1,7 +1,7 @@
 //! The results: a plain-text table on stdout, BENCHMARKS.md, chart CSV.
 
 use crate::agg::Agg;
-use crate::{exc_scenario, metrics_scenario, mname, v6_label, Plan};
+use crate::{exc_scenario, metrics_scenario, mname, spread_scenario, v6_label, Plan};
 use std::fmt::Write;
 
 /// Facts about the invocation, for the report.
@@ -68,6 +68,9 @@ pub fn summary(plan: &Plan, a: &Agg, info: &Info) -> String {
     for &(l, _) in &plan.sizes {
         tp.push(format!("macswap {l}"));
     }
+    if let Some((l, _, _)) = plan.spread_wanted() {
+        tp.push(format!("macswap {l}"));
+    }
     tp.push("macswap newconn".into());
     for l in v6_sizes(plan) {
         tp.push(format!("macswap {}", v6_label(l)));
@@ -87,8 +90,10 @@ pub fn summary(plan: &Plan, a: &Agg, info: &Info) -> String {
     let exc = exc_scenario(plan.exception_size.0);
     let largest = plan.sizes.last().map_or("", |s| s.0);
     let met = metrics_scenario(largest);
+    let spread = plan.spread_wanted().map(|(l, _, _)| spread_scenario(&l));
     for sc in scenarios(plan)
         .into_iter()
+        .chain(spread)
         .chain(["newconn".to_string(), exc.clone(), met.clone()])
         .chain(plan.v6_scenarios().into_iter().map(|s| s.0))
     {
@@ -360,6 +365,13 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
             let _ = writeln!(s, "| {n}: per-packet cost at 1M flows <= 1.5 x 1k | {} x (daemon); {} x (sans-IO core) | {} |", f2(r), f2(rm), verdict(r <= 1.5));
         }
     }
+    if let Some((l, _, _)) = plan.spread_wanted() {
+        let k = format!("dirigo|{}|ratio", spread_scenario(&l));
+        if !a.values(&k).is_empty() {
+            let _ = writeln!(s, "\nThe ceiling of the 1M-flow ratios on this harness: DR with the table in cache on a pcap as large as the \
+                1M one (`{}`, see [What the table costs](#what-the-table-costs-at-1m-flows-dr)) reaches {} x macswap.", spread_scenario(&l), f2(a.med(&k)));
+        }
+    }
     let lines = dirigo::lb::conn::lines::lines_for(info.capacity);
     let buckets = (info.capacity.next_power_of_two() / 4).max(2);
     let _ = writeln!(s, "\nTable memory counted: `LineTable::memory_bytes()` = the lines ({lines} x 64 B: three per four connections, \
@@ -531,6 +543,7 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
             misses, takes {} ns.\n",
             f2(pf), f2(2.0 * pf), f2(tp), f2(1e3 / a.med("testpmd|macswap 1k|mpps")), f2(tp / 0.6), f2(dr1k));
     }
+    table_share_section(&mut s, plan, a);
     let _ = writeln!(
         s,
         "\n![Mpps per scenario, dirigo beside testpmd macswap on the same pcap](docs/bench.png)\n"
@@ -557,4 +570,7 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
 }
 
 mod sections;
-use sections::{exception_section, ipv6_section, metrics_section, sync_section, synproxy_section};
+use sections::{
+    exception_section, ipv6_section, metrics_section, sync_section, synproxy_section,
+    table_share_section,
+};

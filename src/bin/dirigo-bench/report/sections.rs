@@ -1,5 +1,6 @@
 //! The sections of BENCHMARKS.md beyond the main tables: IPv6, metrics,
-//! the exception path, the SYN proxy and connection sync.
+//! the exception path, the SYN proxy, connection sync and what the table
+//! costs at the largest size.
 
 use super::*;
 
@@ -225,5 +226,55 @@ pub(super) fn sync_section(s: &mut String, plan: &Plan, a: &Agg) {
         s,
         "\nRatio with/without: {:.2}.\n",
         a.med(&format!("{on}|mpps")) / a.med(&format!("{off}|mpps"))
+    );
+}
+
+/// What the connection table costs at the largest size: DR there beside
+/// DR with the smallest size's flows on a pcap as large (the table in
+/// cache, net_pcap's copy missing as much), each beside testpmd macswap on
+/// its own pcap in the same run.
+pub(super) fn table_share_section(s: &mut String, plan: &Plan, a: &Agg) {
+    let Some((label, flows, packets)) = plan.spread_wanted() else {
+        return;
+    };
+    let Some(&(large, _)) = plan.sizes.last() else {
+        return;
+    };
+    let sc = spread_scenario(&label);
+    let k = format!("dirigo|{sc}");
+    if a.values(&format!("{k}|mpps")).is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "## What the table costs at {large} flows (DR)\n");
+    let _ = writeln!(
+        s,
+        "`{sc}`: DR with {flows} flows on a pcap of {packets} packets, as large as the {large} one (one SYN per flow, then \
+         ACKs cycling over the flows): net_pcap's copy misses as it does on the {large} pcap, while the connection table stays \
+         in cache. The difference from DR {large} is what the table's misses cost; the first row's ratio is the most DR \
+         {large} could reach here with a table that cost nothing.\n"
+    );
+    let _ = writeln!(
+        s,
+        "| scenario | Mpps | spread | ns/pkt | x macswap (same pcap, same run) |\n|---|---|---|---|---|"
+    );
+    for name in [sc.clone(), format!("DR {large}")] {
+        let k = format!("dirigo|{name}");
+        let m = a.med(&format!("{k}|mpps"));
+        let _ = writeln!(
+            s,
+            "| {name} | {} | {:.1}% | {} | {} |",
+            f2(m),
+            a.spread_pct(&format!("{k}|mpps")),
+            f2(1e3 / m),
+            f2(a.med(&format!("{k}|ratio")))
+        );
+    }
+    let cached = 1e3 / a.med(&format!("{k}|mpps"));
+    let full = 1e3 / a.med(&format!("dirigo|DR {large}|mpps"));
+    let _ = writeln!(
+        s,
+        "\nThe table's misses: {} ns per packet of DR {large}'s {} ns.\n",
+        f2(full - cached),
+        f2(full)
     );
 }
