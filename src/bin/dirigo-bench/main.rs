@@ -25,7 +25,7 @@ use clap::{Parser, Subcommand};
 use dirigo::lb::conn::lines::LineTable;
 use dirigo::lb::spec::Method;
 use micro_runs::run_micro;
-pub use plan::{spread_scenario, v6_label, Plan};
+pub use plan::{v6_label, Plan};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -52,8 +52,8 @@ struct Cli {
     csv: Option<PathBuf>,
     /// Only these daemon scenarios (comma-separated, case-insensitive):
     /// `DR 1M`, `NAT 1k`, ... (a method alone: all its sizes), `DR-2w 1k`,
-    /// `DR 1k@1M` (1k flows on a pcap as large as the 1M one: the table in
-    /// cache), `exception`, `metrics`, `newconn`, `synproxy`, `micro`,
+    /// `DR 1k@1M`, `TUN 1k@1M`, `NAT 1k@1M` (1k flows on a pcap as large as
+    /// the 1M one: the table in cache), `exception`, `metrics`, `newconn`, `synproxy`, `micro`,
     /// `memprobe`.
     /// testpmd runs on the pcaps they use only. For A/B comparisons
     /// without a full run.
@@ -280,10 +280,12 @@ fn one_run(
         }
     }
     // the table in cache on the largest pcap (see Plan::spread): DR 1M's
-    // time less this one's is what the table's misses cost
+    // time less DR 1k@1M's is what the table's misses cost DR
     if let Some((label, _, _)) = plan.spread_wanted() {
         let (_, path, n) = find(&label)?;
-        run_plain(plan, run, dir, bin, (&label, path, *n), Method::Dr, agg)?;
+        for (_, m) in plan.spread_scenarios() {
+            run_plain(plan, run, dir, bin, (&label, path, *n), m, agg)?;
+        }
     }
     for (name, size, _, m) in plan.v6_scenarios() {
         let label = v6_label(size);

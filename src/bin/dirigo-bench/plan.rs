@@ -117,11 +117,10 @@ impl Plan {
         v
     }
 
-    /// The table-in-cache scenario, when the plan has two sizes or more
-    /// (not `--quick`): DR with the smallest size's flows on a pcap as
-    /// large as the largest size's ([`crate::gen::write_pcap_spread`]).
-    /// Returns (its pcap's label, e.g. `1k@1M`, flows, packets); its
-    /// scenario is [`spread_scenario`] of that label.
+    /// The table-in-cache pcap, when the plan has two sizes or more (not
+    /// `--quick`): the smallest size's flows on a pcap as large as the
+    /// largest size's ([`crate::gen::write_pcap_spread`]). Returns (its
+    /// label, e.g. `1k@1M`, flows, packets).
     pub fn spread(&self) -> Option<(String, u32, u64)> {
         let (first, last) = (self.sizes.first()?, self.sizes.last()?);
         if self.quick || first.1 >= last.1 {
@@ -134,10 +133,23 @@ impl Plan {
         ))
     }
 
-    /// [`Self::spread`] when its scenario runs.
+    /// The table-in-cache scenarios that run, one per method on the
+    /// [`Self::spread`] pcap: (scenario name, e.g. `DR 1k@1M`, method).
+    pub fn spread_scenarios(&self) -> Vec<(String, Method)> {
+        let Some((label, _, _)) = self.spread() else {
+            return Vec::new();
+        };
+        self.methods
+            .iter()
+            .map(|&m| (format!("{} {label}", mname(m)), m))
+            .filter(|(name, _)| self.wants(name))
+            .collect()
+    }
+
+    /// [`Self::spread`] when one of its scenarios runs.
     pub fn spread_wanted(&self) -> Option<(String, u32, u64)> {
         self.spread()
-            .filter(|(l, _, _)| self.wants(&spread_scenario(l)))
+            .filter(|_| !self.spread_scenarios().is_empty())
     }
 
     /// Whether testpmd macswap runs on the pcap `label`: some scenario
@@ -167,11 +179,6 @@ impl Plan {
     }
 }
 
-/// The name of the table-in-cache scenario on the pcap `label` (`DR 1k@1M`).
-pub fn spread_scenario(label: &str) -> String {
-    format!("DR {label}")
-}
-
 /// The prefix of the IPv6 pcaps' labels.
 const V6_PREFIX: &str = "v6-";
 
@@ -188,6 +195,7 @@ pub fn v6_scenario(m: Method, size: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::Plan;
+    use dirigo::lb::spec::Method;
 
     #[test]
     fn only_selects_scenarios_and_the_pcaps_they_compare_with() {
@@ -224,13 +232,19 @@ mod tests {
     fn the_table_in_cache_scenario_has_the_largest_pcap_and_the_fewest_flows() {
         let mut p = Plan::new(false);
         assert_eq!(p.spread(), Some(("1k@1M".to_string(), 1000, 2_000_000)));
-        assert!(p.wants("DR 1k@1M") && p.macswap_on("1k@1M"));
-        // selected by its name or by "dr", not by the plain sizes' names
-        p.only = vec!["dr 1k@1m".into()];
+        let names: Vec<String> = p.spread_scenarios().into_iter().map(|s| s.0).collect();
+        assert_eq!(names, ["DR 1k@1M", "TUN 1k@1M", "NAT 1k@1M"]);
+        assert!(p.macswap_on("1k@1M"));
+        // selected by its name or by its method, not by the plain sizes' names
+        p.only = vec!["nat 1k@1m".into()];
+        assert_eq!(
+            p.spread_scenarios(),
+            [("NAT 1k@1M".to_string(), Method::Nat)]
+        );
         assert!(p.spread_wanted().is_some() && p.macswap_on("1k@1M"));
         assert!(!p.macswap_on("1k") && !p.macswap_on("1M"));
         p.only = vec!["dr".into()];
-        assert!(p.spread_wanted().is_some());
+        assert_eq!(p.spread_scenarios().len(), 1);
         p.only = vec!["dr 1k".into(), "dr 1m".into()];
         assert!(p.spread_wanted().is_none() && !p.macswap_on("1k@1M"));
         // none in the quick plan (one size)

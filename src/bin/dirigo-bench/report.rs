@@ -1,7 +1,7 @@
 //! The results: a plain-text table on stdout, BENCHMARKS.md, chart CSV.
 
 use crate::agg::Agg;
-use crate::{exc_scenario, metrics_scenario, mname, spread_scenario, v6_label, Plan};
+use crate::{exc_scenario, metrics_scenario, mname, v6_label, Plan};
 use std::fmt::Write;
 
 /// Facts about the invocation, for the report.
@@ -90,7 +90,7 @@ pub fn summary(plan: &Plan, a: &Agg, info: &Info) -> String {
     let exc = exc_scenario(plan.exception_size.0);
     let largest = plan.sizes.last().map_or("", |s| s.0);
     let met = metrics_scenario(largest);
-    let spread = plan.spread_wanted().map(|(l, _, _)| spread_scenario(&l));
+    let spread = plan.spread_scenarios().into_iter().map(|s| s.0);
     for sc in scenarios(plan)
         .into_iter()
         .chain(spread)
@@ -365,12 +365,17 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
             let _ = writeln!(s, "| {n}: per-packet cost at 1M flows <= 1.5 x 1k | {} x (daemon); {} x (sans-IO core) | {} |", f2(r), f2(rm), verdict(r <= 1.5));
         }
     }
-    if let Some((l, _, _)) = plan.spread_wanted() {
-        let k = format!("dirigo|{}|ratio", spread_scenario(&l));
-        if !a.values(&k).is_empty() {
-            let _ = writeln!(s, "\nThe ceiling of the 1M-flow ratios on this harness: DR with the table in cache on a pcap as large as the \
-                1M one (`{}`, see [What the table costs](#what-the-table-costs-at-1m-flows-dr)) reaches {} x macswap.", spread_scenario(&l), f2(a.med(&k)));
-        }
+    let ceilings: Vec<String> = plan
+        .spread_scenarios()
+        .into_iter()
+        .filter_map(|(name, _)| {
+            let k = format!("dirigo|{name}|ratio");
+            (!a.values(&k).is_empty()).then(|| format!("`{name}` {} x", f2(a.med(&k))))
+        })
+        .collect();
+    if !ceilings.is_empty() {
+        let _ = writeln!(s, "\nThe ceilings of the 1M-flow ratios on this harness, each method with the table in cache on a pcap as large as \
+            the 1M one (see [What the table costs](#what-the-table-costs-at-1m-flows)): {}.", ceilings.join(", "));
     }
     let lines = dirigo::lb::conn::lines::lines_for(info.capacity);
     let buckets = (info.capacity.next_power_of_two() / 4).max(2);
