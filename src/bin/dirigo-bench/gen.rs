@@ -242,42 +242,74 @@ mod tests {
         }
     }
 
+    /// A generated IPv4 TCP frame as etherparse reads it.
+    #[derive(Debug)]
+    struct Tcp4 {
+        src: [u8; 4],
+        dst: [u8; 4],
+        sport: u16,
+        dport: u16,
+        syn: bool,
+        ack: bool,
+    }
+
+    /// Every frame of the IPv4 pcap at `p`: 60 bytes to dirigo's wan MAC,
+    /// IPv4 and TCP with valid checksums (checked independently).
+    fn read_tcp4(p: &Path) -> Vec<Tcp4> {
+        let mut r = pcap_file::pcap::PcapReader::new(std::fs::File::open(p).unwrap()).unwrap();
+        let mut v = Vec::new();
+        while let Some(pkt) = r.next_packet() {
+            let pkt = pkt.unwrap();
+            let n = v.len();
+            assert_eq!(pkt.data.len(), 60, "packet {n}");
+            assert_eq!(pkt.data[..6], DST_MAC, "packet {n}");
+            assert_eq!(
+                checksum::checksum(&pkt.data[14..34]),
+                0,
+                "packet {n}: IP checksum"
+            );
+            let sp = etherparse::SlicedPacket::from_ethernet(&pkt.data).unwrap();
+            let Some(etherparse::NetSlice::Ipv4(ip)) = &sp.net else {
+                panic!("packet {n}: not IPv4")
+            };
+            let Some(etherparse::TransportSlice::Tcp(t)) = &sp.transport else {
+                panic!("packet {n}: not TCP")
+            };
+            let (src, dst) = (ip.header().source(), ip.header().destination());
+            let want = t
+                .to_header()
+                .calc_checksum_ipv4_raw(src, dst, t.payload())
+                .unwrap();
+            assert_eq!(t.checksum(), want, "packet {n}: TCP checksum");
+            v.push(Tcp4 {
+                src,
+                dst,
+                sport: t.source_port(),
+                dport: t.destination_port(),
+                syn: t.syn(),
+                ack: t.ack(),
+            });
+        }
+        v
+    }
+
+    /// Flow `i`'s client as etherparse gives it.
+    fn client(i: u32) -> ([u8; 4], u16) {
+        let (a, p) = flow(i);
+        (a.to_be_bytes(), p)
+    }
+
     #[test]
     fn pcap_holds_syns_then_acks_with_valid_checksums() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t.pcap");
         assert_eq!(write_pcap(&p, 3, false).unwrap(), 6);
-        let mut r = pcap_file::pcap::PcapReader::new(std::fs::File::open(&p).unwrap()).unwrap();
-        let mut seen = Vec::new();
-        while let Some(pkt) = r.next_packet() {
-            let pkt = pkt.unwrap();
-            assert_eq!(pkt.data.len(), 60);
-            let sp = etherparse::SlicedPacket::from_ethernet(&pkt.data).unwrap();
-            let Some(etherparse::NetSlice::Ipv4(ip)) = &sp.net else {
-                panic!("not IPv4")
-            };
-            assert_eq!(ip.header().destination(), [192, 168, 100, 100]);
-            let Some(etherparse::TransportSlice::Tcp(t)) = &sp.transport else {
-                panic!("not TCP")
-            };
-            assert_eq!(t.destination_port(), 80);
-            let src = ip.header().source();
-            let want = t
-                .to_header()
-                .calc_checksum_ipv4_raw(src, [192, 168, 100, 100], t.payload())
-                .unwrap();
-            assert_eq!(t.checksum(), want);
-            seen.push((src, t.source_port(), t.syn(), t.ack()));
-        }
-        let flows: Vec<_> = (0..3)
-            .map(|i| {
-                let (a, p) = flow(i);
-                (a.to_be_bytes(), p)
-            })
-            .collect();
+        let seen = read_tcp4(&p);
+        assert_eq!(seen.len(), 6);
         for (i, s) in seen.iter().enumerate() {
-            assert_eq!((s.0, s.1), flows[i % 3]);
-            assert_eq!((s.2, s.3), (i < 3, i >= 3), "packet {i}");
+            assert_eq!((s.dst, s.dport), ([192, 168, 100, 100], 80), "packet {i}");
+            assert_eq!((s.src, s.sport), client(i as u32 % 3), "packet {i}");
+            assert_eq!((s.syn, s.ack), (i < 3, i >= 3), "packet {i}");
         }
         assert_eq!(write_pcap(&p, 4, true).unwrap(), 4);
     }
@@ -287,36 +319,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("spread.pcap");
         assert_eq!(write_pcap_spread(&p, 3, 11).unwrap(), 11);
-        let mut r = pcap_file::pcap::PcapReader::new(std::fs::File::open(&p).unwrap()).unwrap();
-        let mut n = 0usize;
-        while let Some(pkt) = r.next_packet() {
-            let pkt = pkt.unwrap();
-            assert_eq!(pkt.data.len(), 60);
-            assert_eq!(checksum::checksum(&pkt.data[14..34]), 0, "packet {n}");
-            let sp = etherparse::SlicedPacket::from_ethernet(&pkt.data).unwrap();
-            let Some(etherparse::NetSlice::Ipv4(ip)) = &sp.net else {
-                panic!("not IPv4")
-            };
-            let Some(etherparse::TransportSlice::Tcp(t)) = &sp.transport else {
-                panic!("not TCP")
-            };
-            let (src, dst) = (ip.header().source(), ip.header().destination());
-            let want = t
-                .to_header()
-                .calc_checksum_ipv4_raw(src, dst, t.payload())
-                .unwrap();
-            assert_eq!(t.checksum(), want, "packet {n}: TCP checksum");
-            assert_eq!((dst, t.destination_port()), ([192, 168, 100, 100], 80));
-            let (a, port) = flow((n % 3) as u32);
-            assert_eq!(
-                (src, t.source_port()),
-                (a.to_be_bytes(), port),
-                "packet {n}"
-            );
-            assert_eq!((t.syn(), t.ack()), (n < 3, n >= 3), "packet {n}");
-            n += 1;
+        let seen = read_tcp4(&p);
+        assert_eq!(seen.len(), 11);
+        for (i, s) in seen.iter().enumerate() {
+            assert_eq!((s.dst, s.dport), ([192, 168, 100, 100], 80), "packet {i}");
+            assert_eq!((s.src, s.sport), client(i as u32 % 3), "packet {i}");
+            assert_eq!((s.syn, s.ack), (i < 3, i >= 3), "packet {i}");
         }
-        assert_eq!(n, 11);
         // never fewer packets than one SYN per flow
         assert_eq!(write_pcap_spread(&p, 5, 2).unwrap(), 5);
     }
@@ -327,49 +336,22 @@ mod tests {
         let p = dir.path().join("own.pcap");
         let flows = 1000;
         assert_eq!(write_pcap_own(&p, flows).unwrap(), 2 * flows as u64);
-        let mut r = pcap_file::pcap::PcapReader::new(std::fs::File::open(&p).unwrap()).unwrap();
-        let (mut own, mut vip, mut n) = (0, 0, 0usize);
-        while let Some(pkt) = r.next_packet() {
-            let pkt = pkt.unwrap();
-            assert_eq!(pkt.data.len(), 60);
-            assert_eq!(pkt.data[..6], DST_MAC);
-            assert_eq!(
-                checksum::checksum(&pkt.data[14..34]),
-                0,
-                "packet {n}: IP checksum"
-            );
-            let sp = etherparse::SlicedPacket::from_ethernet(&pkt.data).unwrap();
-            let Some(etherparse::NetSlice::Ipv4(ip)) = &sp.net else {
-                panic!("not IPv4")
-            };
-            let Some(etherparse::TransportSlice::Tcp(t)) = &sp.transport else {
-                panic!("not TCP")
-            };
-            let (src, dst) = (ip.header().source(), ip.header().destination());
-            let want = t
-                .to_header()
-                .calc_checksum_ipv4_raw(src, dst, t.payload())
-                .unwrap();
-            assert_eq!(t.checksum(), want, "packet {n}: TCP checksum");
-            let i = (n % flows as usize) as u32;
-            let (a, sp) = flow(i);
-            assert_eq!((src, t.source_port()), (a.to_be_bytes(), sp), "packet {n}");
+        let seen = read_tcp4(&p);
+        assert_eq!(seen.len(), 2000);
+        let mut own = 0;
+        for (n, s) in seen.iter().enumerate() {
+            let i = n as u32 % flows;
+            assert_eq!((s.src, s.sport), client(i), "packet {n}");
             if i % OWN_EVERY == OWN_EVERY - 1 {
-                assert_eq!(dst, [192, 168, 100, 1], "packet {n}");
-                assert_eq!(t.destination_port(), 22);
-                assert!(t.syn() && !t.ack(), "packet {n}: a SYN");
+                assert_eq!((s.dst, s.dport), ([192, 168, 100, 1], 22), "packet {n}");
+                assert!(s.syn && !s.ack, "packet {n}: a SYN");
                 own += 1;
             } else {
-                assert_eq!(dst, [192, 168, 100, 100], "packet {n}");
-                assert_eq!(t.destination_port(), 80);
-                assert_eq!((t.syn(), t.ack()), (n < 1000, n >= 1000), "packet {n}");
-                vip += 1;
+                assert_eq!((s.dst, s.dport), ([192, 168, 100, 100], 80), "packet {n}");
+                assert_eq!((s.syn, s.ack), (n < 1000, n >= 1000), "packet {n}");
             }
-            n += 1;
         }
-        assert_eq!(n, 2000);
-        assert_eq!(own, n / 10, "10% for dirigo's own address");
-        assert_eq!(vip, n - own);
+        assert_eq!(own, seen.len() / 10, "10% for dirigo's own address");
     }
 
     #[test]
