@@ -9,13 +9,14 @@
 //! * [`counters`] — counter enums declared once (names, count, drop or not).
 //! * [`kernel`] — kernel interfaces and named namespaces over netlink.
 //! * [`health`] — health checks (keepalived's semantics).
-//! * `pmd`   — the only driver: DPDK EAL, mempools, ports, mbuf bursts.
-//! * [`mem`] — prefetch and transparent huge pages (hints the core may use).
+//! * `pmd`   — the only driver: DPDK EAL, mempools, ports, mbuf bursts;
+//!   and `pmd::mem`, prefetch and transparent huge pages (hints the core
+//!   may use).
 //! * [`version`] — what `--version` says: crate, git commit, DPDK.
 //! * [`cli`] — the programs' command lines (clap), shared by the binaries
 //!   and the man page and completion generator.
 //!
-//! `unsafe` is denied everywhere but in `pmd` and `mem`.
+//! `unsafe` is denied everywhere but in `pmd`.
 
 #![deny(unsafe_code)]
 
@@ -28,8 +29,6 @@ pub mod dataplane;
 pub mod health;
 pub mod kernel;
 pub mod lb;
-#[allow(unsafe_code)]
-pub mod mem;
 pub mod net;
 #[allow(unsafe_code)]
 pub mod pmd;

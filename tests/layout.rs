@@ -1,6 +1,6 @@
 //! The crate's layout rules (scripts/check-layout.py): plain module
 //! folders (no `#[path]`), `unsafe` denied at the root and allowed only in
-//! `pmd` and `mem`, and no import circle between modules.
+//! `pmd`, and no import circle between modules.
 
 use std::process::Command;
 

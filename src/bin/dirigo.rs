@@ -7,7 +7,7 @@ use std::sync::Arc;
 fn main() {
     // before any thread (EAL's, the control plane's) allocates: resident
     // memory that does not step up with concurrent control clients
-    dirigo::mem::one_malloc_arena();
+    dirigo::pmd::mem::one_malloc_arena();
     let args: Args = dirigo::cli::parse();
     let cfg = match dirigo::ctl::config::Config::load(&args.config) {
         Ok(c) => c,

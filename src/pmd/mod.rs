@@ -1,4 +1,5 @@
-//! The safe DPDK layer — the only place in the `dirigo` crate with `unsafe`.
+//! The safe DPDK layer — the only place in the `dirigo` crate with `unsafe`
+//! (the memory hints of [`mem`] included).
 //!
 //! * [`eal`] — EAL init/cleanup from an argument list (once per process).
 //! * [`mempool`] — packet mbuf pools.
@@ -10,11 +11,13 @@
 //! * [`lcore`] — running a closure on each worker lcore; TSC clock.
 //! * [`telemetry`] — dirigo's commands in DPDK's telemetry socket.
 //! * [`capture`] — the pdump server for `dpdk-dumpcap` / `dpdk-pdump`.
+//! * [`mem`] — prefetch, transparent huge pages, one malloc arena.
 
 pub mod capture;
 pub mod eal;
 pub mod lcore;
 pub mod mbuf;
+pub mod mem;
 pub mod mempool;
 pub mod port;
 pub mod ring;

@@ -11,7 +11,7 @@
 //! - `chase`: one dependent load after another (the full latency of one
 //!   miss, nothing overlapped).
 
-use dirigo::mem::{advise_hugepages, prefetch};
+use dirigo::pmd::mem::{advise_hugepages, prefetch};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

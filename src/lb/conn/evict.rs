@@ -3,7 +3,7 @@
 //! among the records a key's buckets reference when both are full.
 
 use super::{tick_reached, ConnTable, InsertError, Record, EMPTY, EVICT_SCAN, REPLY};
-use crate::mem;
+use crate::pmd::mem;
 
 /// Whether a full table may evict `c`: expired, or an embryonic TCP
 /// connection (SYN_RECV / SYN_SENT / SYNACK) that saw no packet for `grace`

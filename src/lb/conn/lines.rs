@@ -58,8 +58,8 @@
 use super::{
     second_of, tick_reached, Conn, Hit, InsertError, EMBRYONIC_GRACE_MS, EVICT_SCAN, F_USED,
 };
-use crate::mem;
 use crate::net::meta::FlowKey;
+use crate::pmd::mem;
 
 /// Records per line.
 const SLOTS: usize = 2;

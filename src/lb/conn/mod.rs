@@ -47,10 +47,10 @@
 //! classifies the burst), [`ConnTable::touch_records`] prefetches the
 //! first record whose signature matches there (or the secondary bucket when
 //! none does), and the lookups follow a few packets behind
-//! (prefetch: [`crate::mem::prefetch`]).
+//! (prefetch: [`crate::pmd::mem::prefetch`]).
 //!
 //! Records and buckets are advised to transparent huge pages
-//! ([`crate::mem::advise_hugepages`]): with 4 KiB pages every random
+//! ([`crate::pmd::mem::advise_hugepages`]): with 4 KiB pages every random
 //! lookup in a large table also missed the TLB.
 //!
 //! # Full table
@@ -80,8 +80,8 @@
 //! reaches it (the daemon sweeps the whole table about once a second).
 
 use crate::lb::spec::Method;
-use crate::mem;
 use crate::net::meta::FlowKey;
+use crate::pmd::mem;
 
 /// One tracked connection (32 bytes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

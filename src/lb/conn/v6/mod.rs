@@ -11,8 +11,8 @@
 
 use super::{Record, TableKey};
 use crate::lb::spec::Method;
-use crate::mem;
 pub use crate::net::meta::FlowKey6;
+use crate::pmd::mem;
 
 #[inline(always)]
 fn mix(h: u64) -> u64 {
