@@ -373,9 +373,10 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
             (!a.values(&k).is_empty()).then(|| format!("`{name}` {} x", f2(a.med(&k))))
         })
         .collect();
-    if !ceilings.is_empty() {
-        let _ = writeln!(s, "\nThe ceilings of the 1M-flow ratios on this harness, each method with the table in cache on a pcap as large as \
-            the 1M one (see [What the table costs](#what-the-table-costs-at-1m-flows)): {}.", ceilings.join(", "));
+    if let (false, Some(&(large, _))) = (ceilings.is_empty(), plan.sizes.last()) {
+        let _ = writeln!(s, "\nThe ceilings of the {large}-flow ratios on this harness, each method with the table in cache on a pcap as \
+            large as the {large} one (see [What the table costs](#what-the-table-costs-at-{}-flows)): {}.",
+            large.to_ascii_lowercase(), ceilings.join(", "));
     }
     let lines = dirigo::lb::conn::lines::lines_for(info.capacity);
     let buckets = (info.capacity.next_power_of_two() / 4).max(2);
