@@ -113,6 +113,8 @@ class Soak:
         self.exited_at = None
         self.ops = {}
         self.op_errors = []
+        # what happened to the lab's own processes, reported but not a failure
+        self.op_notes = []
         self.version = "A"
         self.model = model_of(CHURN_A)
         self.psched = {k: s for k, (s, _) in PROTECTED_SVCS.items()}
@@ -359,6 +361,15 @@ class Soak:
                 if not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z":
                     break
                 time.sleep(0.05)
+        except ProcessLookupError:
+            # the echo server (a real server's application, not dirigo) was
+            # already gone: starting it again is what a restart does; the
+            # report shows it with the end of the server's log
+            try:
+                tail = open(f"{st}/{n}-udp.log").read().splitlines()[-2:]
+            except OSError:
+                tail = []
+            self.op_notes.append(f"t={self.now():.1f}s restart {n} udp: its echo server had exited; log ends: {' | '.join(tail)}")
         except (OSError, ValueError) as e:
             self.op_errors.append(f"t={self.now():.1f}s restart {n} udp: stop: {e}")
         for f in ("pid", "ready"):
@@ -492,6 +503,8 @@ def run(a):
     print(f"  {sum(so.ops.values()):5}  in all; {len(so.op_errors)} refused or failed")
     for e in so.op_errors[:10]:
         print(f"      {e}")
+    for e in so.op_notes[:10]:
+        print(f"      note: {e}")
     if so.op_errors:
         fails.append(f"{len(so.op_errors)} churn operations failed (the driver's model of the table is exact)")
 
