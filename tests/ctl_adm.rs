@@ -412,6 +412,36 @@ fn dirigoctl_health() {
 }
 
 #[test]
+fn dirigoctl_census_fails_on_a_mismatch() {
+    let srv = start();
+    let s = srv.path.as_path();
+    assert_eq!(adm(s, "-A -t 10.0.0.100:80 -s rr").code, 0);
+    assert_eq!(adm(s, "-a -t 10.0.0.100:80 -r 172.16.0.11 -g").code, 0);
+    let o = ctl(s, &["census"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let lines: Vec<&str> = o.stdout.lines().collect();
+    assert!(lines[0].starts_with("LCORE "), "{}", o.stdout);
+    let row: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(row, ["1", "1", "1", "1", "1", "0", "1", "ok"]);
+    assert_eq!(lines.len(), 3, "{}", o.stdout);
+    // a worker whose counts disagree: printed, and the exit status says so
+    assert_eq!(adm(s, "-A -t 10.0.0.100:4444 -s rr").code, 0);
+    let o = ctl(s, &["census"]);
+    assert_eq!(o.code, 1, "{}", o.stdout);
+    assert!(
+        o.stdout.lines().nth(2).unwrap().ends_with("MISMATCH"),
+        "{}",
+        o.stdout
+    );
+    assert!(o.stderr.contains("counts disagree"), "{}", o.stderr);
+    let o = ctl(s, &["--json", "census"]);
+    let v: serde_json::Value = serde_json::from_str(o.stdout.trim()).unwrap();
+    assert_eq!(v["ok"]["kind"], "census");
+    assert_eq!(v["ok"]["data"][1]["consistent"], false);
+    srv.shutdown().unwrap();
+}
+
+#[test]
 fn dirigoctl_vips() {
     let srv = start();
     let s = srv.path.as_path();

@@ -103,6 +103,7 @@ fn request(cmd: &Cmd) -> Result<Request, String> {
             ),
         },
         Cmd::Vips => Request::Vips,
+        Cmd::Census => Request::Census,
         Cmd::Version => Request::Version,
         Cmd::Sync => Request::Sync,
         Cmd::Fingerprint { service } => Request::Fingerprint {
@@ -127,6 +128,7 @@ fn render(resp: Response) -> String {
         Response::Sync(s) => table::sync(s.as_ref()),
         Response::Fingerprints(f) => table::fingerprints(&f),
         Response::Vips(v) => table::vips(&v),
+        Response::Census(c) => table::census(&c),
         other => format!("{other:?}\n"),
     }
 }
@@ -144,6 +146,10 @@ fn run(cli: Cli) -> Result<(), String> {
         return env.into_result().map(|_| ()).map_err(|e| e.msg);
     }
     match client.call(req) {
+        Ok(Response::Census(c)) if c.iter().any(|w| !w.consistent) => {
+            print!("{}", table::census(&c));
+            Err("census: a worker's connection counts disagree".into())
+        }
         Ok(resp) => {
             print!("{}", render(resp));
             Ok(())

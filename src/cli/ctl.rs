@@ -77,6 +77,13 @@ pub enum Cmd {
     /// VIPs and their announce state (`[announce]`): announced,
     /// withdrawn, draining or error, and why.
     Vips,
+    /// Each worker's connections counted every way at one moment: the
+    /// table's own count, a walk of it (what `dirigoadm -L -c` lists), the
+    /// published gauge (`lcores`, the metrics) and the real servers'
+    /// active and inactive counters. The worker takes them all between
+    /// two bursts, so they must agree exactly, even while connections
+    /// expire; the exit status is 1 when one does not.
+    Census,
     /// Client and daemon versions.
     Version,
     /// Per service, a fingerprint of its scheduler's lookup table (mh, sh,

@@ -1,8 +1,8 @@
 //! dirigoctl's human-readable tables.
 
 use crate::ctl::view::{
-    AddrInfo, DropCount, FingerprintInfo, HealthReport, LcoreInfo, NeighInfo, PortInfo, RouteInfo,
-    VersionInfo, VipReport,
+    AddrInfo, CensusInfo, DropCount, FingerprintInfo, HealthReport, LcoreInfo, NeighInfo, PortInfo,
+    RouteInfo, VersionInfo, VipReport,
 };
 use std::fmt::Write;
 
@@ -261,6 +261,29 @@ pub fn health(h: &HealthReport) -> String {
     }
     for e in &h.events {
         let _ = writeln!(out, "  {:>6}s ago  {}: {}", e.secs_ago, e.what, e.why);
+    }
+    out
+}
+
+/// `dirigoctl census`: a line per worker, `ok` or `MISMATCH` last.
+pub fn census(c: &[CensusInfo]) -> String {
+    let mut out = format!(
+        "{:<5} {:>10} {:>10} {:>10} {:>10} {:>10} {:>13}  {}\n",
+        "LCORE", "ENTRIES", "WALKED", "GAUGE", "ACTIVE", "INACTIVE", "WALKED-ACTIVE", "CHECK"
+    );
+    for w in c {
+        let _ = writeln!(
+            out,
+            "{:<5} {:>10} {:>10} {:>10} {:>10} {:>10} {:>13}  {}",
+            w.lcore,
+            w.entries,
+            w.walked,
+            w.gauge,
+            w.active,
+            w.inactive,
+            w.walked_active,
+            if w.consistent { "ok" } else { "MISMATCH" }
+        );
     }
     out
 }

@@ -284,6 +284,31 @@ pub struct LcoreInfo {
     pub busy_ns: Option<u64>,
 }
 
+/// One worker's connections counted every way at one moment
+/// (`dirigoctl census`): the worker takes every figure itself between two
+/// bursts, so they agree exactly even while connections expire.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CensusInfo {
+    /// The worker's lcore.
+    pub lcore: u32,
+    /// The tables' own counts.
+    pub entries: u64,
+    /// Records in use found by walking the tables (what `-L -c` lists).
+    pub walked: u64,
+    /// Walked records flagged active (ESTABLISHED).
+    pub walked_active: u64,
+    /// The published connection gauge (`lcores`' `conns`, the metrics).
+    pub gauge: u64,
+    /// Active connections by the real servers' counters (removed servers'
+    /// slots included).
+    pub active: u64,
+    /// Inactive connections by the real servers' counters.
+    pub inactive: u64,
+    /// Whether every figure agrees: entries == walked == gauge ==
+    /// active + inactive, walked_active == active.
+    pub consistent: bool,
+}
+
 /// A drop reason and how often it happened.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DropCount {

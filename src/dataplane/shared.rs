@@ -6,7 +6,7 @@
 use crate::counters::Named;
 use crate::dataplane::hold::HoldCounts;
 use crate::dataplane::stats::{Counters, PublishedCounters, PublishedIo, PublishedLoop};
-use crate::lb::balancer::ConnEntry;
+use crate::lb::balancer::{Census, ConnEntry};
 use crate::lb::snapshot::Snapshot;
 use crate::lb::stats::WorkerStats;
 use crate::lb::sync::SyncQueue;
@@ -68,12 +68,21 @@ pub enum Event {
     },
 }
 
-/// A request for a worker's connection list.
+/// A request for a worker's connection list and its census.
 pub struct ConnRequest {
-    /// At most this many entries.
+    /// At most this many entries (0: the census only).
     pub limit: usize,
     /// Where to send them.
-    pub reply: SyncSender<Vec<ConnEntry>>,
+    pub reply: SyncSender<ConnWalk>,
+}
+
+/// A worker's answer to a [`ConnRequest`]: its connections and its
+/// [`Census`], both taken at one moment between two bursts.
+pub struct ConnWalk {
+    /// The connections (at most the request's limit).
+    pub list: Vec<ConnEntry>,
+    /// Every count of them, at the same moment.
+    pub census: Census,
 }
 
 /// What one worker exposes.

@@ -343,6 +343,27 @@ impl Handler for Mock {
                 "TCP 10.0.0.100:80 real server has no health check",
             )),
             Request::Fingerprint { .. } => Ok(Response::Fingerprints(vec![])),
+            Request::Census => {
+                // lcore 1 agrees with itself; lcore 2's gauge is one off
+                // while a service on port 4444 exists (the mismatch case)
+                let n: u64 = st.services.values().map(|(_, d)| d.len() as u64).sum();
+                let off = st.services.keys().any(|k| k.port == 4444);
+                Ok(Response::Census(
+                    [(1, false), (2, off)]
+                        .into_iter()
+                        .map(|(lcore, off)| CensusInfo {
+                            lcore,
+                            entries: n,
+                            walked: n,
+                            walked_active: n,
+                            gauge: n + u64::from(off),
+                            active: n,
+                            inactive: 0,
+                            consistent: !off,
+                        })
+                        .collect(),
+                ))
+            }
             Request::Vips => Ok(Response::Vips(VipReport {
                 enabled: true,
                 interface: Some("kfront".into()),

@@ -355,8 +355,17 @@ pub struct Entry {
     pub dst: String,
 }
 
-/// The connection table as dirigoadm prints it.
+/// The connection table as dirigoadm prints it. Each worker's census
+/// (`dirigoctl census`: its count, a walk, the gauge and the real
+/// servers' counters at one moment) must agree with itself too.
 pub fn entries(lab: &Lab) -> Vec<Entry> {
+    let census = lab.ctl_json(&["census"]);
+    let workers = census.as_array().expect("census list");
+    assert!(!workers.is_empty(), "no worker in the census");
+    for w in workers {
+        assert_eq!(w["consistent"], true, "census: {w}");
+        assert_eq!(w["entries"], w["walked"], "census: {w}");
+    }
     let out = lab.adm(&["-L", "-n", "-c"]);
     let mut lines = out.lines();
     assert_eq!(lines.next(), Some("IPVS connection entries"), "{out}");

@@ -417,18 +417,33 @@ class Soak:
     # ------------------------------------------------------------ checks
 
     def counters(self):
-        """The counter identities, from a stable reading (traffic stopped):
-        lcores, the connection walk and lcores again must agree."""
+        """The counter identities (traffic stopped): each worker's census,
+        which the worker takes at one moment, and a reading of lcores, the
+        connection walk and lcores again. Connections go on expiring after
+        the traffic stops, so that reading is stable (both lcores equal)
+        only when none expired meanwhile: up to 20 tries. Returns the
+        reading and whether it was stable."""
         for attempt in range(20):
             l1 = self.ctl.call("lcores")
             walk = self.ctl.call("list_conns")
             svcs = self.ctl.call("list")
             drops = self.ctl.call("drops")
             l2 = self.ctl.call("lcores")
+            census = self.ctl.call("census")
             if l1 == l2:
-                return l1, walk, svcs, drops, attempt
+                return Reading(l1, l1, walk, svcs, drops, census, attempt, True)
             time.sleep(0.3)
-        return l2, walk, svcs, drops, attempt
+        return Reading(l1, l2, walk, svcs, drops, census, attempt, False)
+
+
+class Reading:
+    """One reading of the counters: lcores before (`l1`) and after (`l2`)
+    the walk and the other requests, each worker's census, and whether
+    `l1 == l2`."""
+
+    def __init__(self, l1, l2, walk, svcs, drops, census, tries, stable):
+        self.l1, self.l2, self.walk, self.svcs, self.drops = l1, l2, walk, svcs, drops
+        self.census, self.tries, self.stable = census, tries, stable
 
 
 def run(a):
@@ -600,9 +615,13 @@ def run(a):
         print("  EXITED")
     else:
         print(f"  running after {so.now():.0f} s (traffic drained at t={drained:.0f}s)")
-        lcores, walk, svcs, drops, tries = so.counters()
-        print(f"\n== counters (traffic stopped; a stable reading after {tries} retries)")
-        for name, figs, ok in identities(lcores, walk, svcs, drops):
+        r = so.counters()
+        if r.stable:
+            print(f"\n== counters (traffic stopped; a stable reading after {r.tries} retries)")
+        else:
+            print(f"\n== counters (traffic stopped; no stable reading in {r.tries + 1} tries:"
+                  " connections expired during each)")
+        for name, figs, ok in identities(r):
             print(f"  {'ok  ' if ok else 'FAIL'} {name}: {figs}")
             if not ok:
                 fails.append(f"counters: {name}: {figs}")

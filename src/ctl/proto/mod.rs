@@ -13,8 +13,8 @@ mod wire;
 pub use error::{CtlError, ErrCode};
 
 use crate::ctl::view::{
-    AddrInfo, ConnInfo, DropCount, FingerprintInfo, HealthReport, LcoreInfo, MacAddr, NeighInfo,
-    PortInfo, RouteInfo, ServiceList, SyncInfo, VersionInfo, VipReport,
+    AddrInfo, CensusInfo, ConnInfo, DropCount, FingerprintInfo, HealthReport, LcoreInfo, MacAddr,
+    NeighInfo, PortInfo, RouteInfo, ServiceList, SyncInfo, VersionInfo, VipReport,
 };
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
 use serde::{Deserialize, Serialize};
@@ -293,6 +293,9 @@ pub enum Request {
     /// Every VIP's announce state (`[announce]`). Answer:
     /// [`Response::Vips`].
     Vips,
+    /// Each worker's connections counted every way at one moment. Answer:
+    /// [`Response::Census`].
+    Census,
 }
 
 impl From<BatchCmd> for Request {
@@ -336,6 +339,8 @@ pub enum Response {
     Fingerprints(Vec<FingerprintInfo>),
     /// VIPs and their announce state.
     Vips(VipReport),
+    /// Each worker's connection census.
+    Census(Vec<CensusInfo>),
 }
 
 impl Request {
@@ -364,6 +369,7 @@ impl Request {
             Request::Sync => "sync",
             Request::Fingerprint { .. } => "fingerprint",
             Request::Vips => "vips",
+            Request::Census => "census",
         }
     }
 }

@@ -84,7 +84,7 @@ pub(super) fn other_ops() -> &'static [&'static str] {
 /// Every request's `op`, in the order protocol v1 has always listed them
 /// when a request names an unknown one (a test checks that these are
 /// exactly the enums' own names).
-pub(super) const ALL_OPS: [&str; 30] = [
+pub(super) const ALL_OPS: [&str; 31] = [
     "add_service",
     "edit_service",
     "del_service",
@@ -115,4 +115,5 @@ pub(super) const ALL_OPS: [&str; 30] = [
     "sync",
     "fingerprint",
     "vips",
+    "census",
 ];

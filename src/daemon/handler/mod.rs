@@ -111,6 +111,7 @@ impl Handler for Ctl {
             } => self.health_set(service, dest, enable),
             Request::Fingerprint { service } => self.fingerprints(service),
             Request::Vips => Ok(self.vips()),
+            Request::Census => self.census(),
             Request::Version => Ok(Response::Version(VersionInfo {
                 version: crate::version::VERSION.into(),
                 proto: crate::ctl::proto::PROTO_VERSION,

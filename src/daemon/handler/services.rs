@@ -5,9 +5,9 @@ use super::control::{apply, ServiceTable};
 use super::{lock, Ctl};
 use crate::ctl::proto::{BatchCmd, CtlError, ErrCode, ListOpts, Response};
 use crate::ctl::view::{
-    ConnInfo, DestInfo, FingerprintInfo, Rate, ServiceInfo, ServiceList, Stats,
+    CensusInfo, ConnInfo, DestInfo, FingerprintInfo, Rate, ServiceInfo, ServiceList, Stats,
 };
-use crate::dataplane::shared::ConnRequest;
+use crate::dataplane::shared::{ConnRequest, ConnWalk};
 use crate::lb::snapshot::Snapshot;
 use crate::lb::spec::{ServiceKey, Timeouts};
 use crate::lb::stats::{sum_dest, sum_service, TrafficSnapshot};
@@ -126,25 +126,9 @@ impl Ctl {
         limit: Option<u32>,
     ) -> Result<Response, CtlError> {
         let limit = limit.unwrap_or(1_000_000) as usize;
-        let mut rxs = Vec::new();
-        for w in &self.shared.workers {
-            let (tx, rx) = std::sync::mpsc::sync_channel(1);
-            if w.conn_requests
-                .push(ConnRequest { limit, reply: tx })
-                .is_ok()
-            {
-                rxs.push(rx);
-            }
-        }
         let mut out = Vec::new();
-        for rx in rxs {
-            let Ok(list) = rx.recv_timeout(Duration::from_secs(2)) else {
-                return Err(CtlError::new(
-                    ErrCode::Busy,
-                    "a worker did not answer in time",
-                ));
-            };
-            for c in list {
+        for (_, walk) in self.walk_workers(limit)? {
+            for c in walk.list {
                 if let Some(k) = &service {
                     if k.vip != c.vip.ip() || k.port != c.vip.port() || k.proto != c.proto {
                         continue;
@@ -164,6 +148,52 @@ impl Ctl {
             }
         }
         Ok(Response::Conns(out))
+    }
+
+    /// Each worker's [`ConnWalk`]: its connections (at most `limit`) and
+    /// its census, which it takes between two bursts. Every worker is asked
+    /// before any answer is awaited.
+    fn walk_workers(&self, limit: usize) -> Result<Vec<(u32, ConnWalk)>, CtlError> {
+        let mut rxs = Vec::new();
+        for w in &self.shared.workers {
+            let (tx, rx) = std::sync::mpsc::sync_channel(1);
+            if w.conn_requests
+                .push(ConnRequest { limit, reply: tx })
+                .is_err()
+            {
+                return Err(CtlError::new(
+                    ErrCode::Busy,
+                    "a worker has too many connection requests waiting",
+                ));
+            }
+            rxs.push((w.lcore, rx));
+        }
+        rxs.into_iter()
+            .map(|(lcore, rx)| {
+                rx.recv_timeout(Duration::from_secs(2))
+                    .map(|walk| (lcore, walk))
+                    .map_err(|_| CtlError::new(ErrCode::Busy, "a worker did not answer in time"))
+            })
+            .collect()
+    }
+
+    /// `census`: each worker's connections counted every way at one moment.
+    pub(super) fn census(&self) -> Result<Response, CtlError> {
+        Ok(Response::Census(
+            self.walk_workers(0)?
+                .into_iter()
+                .map(|(lcore, ConnWalk { census: c, .. })| CensusInfo {
+                    lcore,
+                    entries: c.entries,
+                    walked: c.walked,
+                    walked_active: c.walked_active,
+                    gauge: c.gauge,
+                    active: c.active,
+                    inactive: c.inactive,
+                    consistent: c.consistent(),
+                })
+                .collect(),
+        ))
     }
 
     pub(super) fn mutate(&self, cmds: &[BatchCmd]) -> Result<(), CtlError> {

@@ -630,7 +630,10 @@ impl Pipeline for WorkerPipeline {
         w.counters.publish(&self.counters);
         while let Some(req) = w.conn_requests.pop() {
             let list: Vec<_> = self.lb.conns(now_ns).take(req.limit).collect();
-            let _ = req.reply.try_send(list);
+            let census = self.lb.census();
+            let _ = req
+                .reply
+                .try_send(crate::dataplane::shared::ConnWalk { list, census });
         }
     }
 }

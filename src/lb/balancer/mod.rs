@@ -84,6 +84,7 @@ use load::{dest_load, release_counters, LiveLoads};
 mod forward;
 mod icmp;
 mod listing;
+pub use listing::Census;
 mod new_conn;
 mod sync;
 mod synproxy;

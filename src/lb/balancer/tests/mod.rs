@@ -134,6 +134,7 @@ fn with_eth(mut f: Vec<u8>, dst: [u8; 6], src: [u8; 6]) -> Vec<u8> {
 
 mod burst;
 mod capacity;
+mod census;
 mod dests;
 mod drops;
 mod icmp_errors;
