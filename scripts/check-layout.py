@@ -1,25 +1,86 @@
 #!/usr/bin/env python3
-"""Layout rules of the dirigo crate, checked (tests/layout.rs runs this).
+"""Layout rules of the dirigo workspace, checked (tests/layout.rs runs this,
+and plants each kind of violation in a copy to see it fail).
 
-1. Plain module folders: no `#[path]` attribute anywhere in src/.
+For every crate of the workspace (the daemon in src/, the layers in
+crates/*/src):
+
+1. Plain module folders: no `#[path]` attribute.
 2. `#![deny(unsafe_code)]` at the crate root, and `#[allow(unsafe_code)]`
-   only on the module that may hold unsafe code (`pmd`; its `pmd::mem`
-   holds the memory hints the sans-IO core uses).
-3. No import circle between modules: module A refers to B (a `crate::` or
-   `super::` path in A's file that names B) and B to A, directly or through
-   others. A module and its own descendants (e.g. `x/mod.rs` and
-   `x/tests.rs`) are one unit and may refer to each other.
+   only on the module that may hold unsafe code: `pmd` in the daemon,
+   `hint` (prefetch and transparent huge pages) in the core; none in the
+   protocol, configuration and tools crates.
+3. No import circle between a crate's modules: module A refers to B (a
+   `crate::` or `super::` path in A's file that names B) and B to A,
+   directly or through others. A module and its own descendants (e.g.
+   `x/mod.rs` and `x/tests.rs`) are one unit and may refer to each other.
 
-Prints each violation and exits 1; prints a summary and exits 0 when clean.
+And across them:
+
+4. The layers: each layer crate depends (in its Cargo.toml's
+   [dependencies]) only on the workspace crates below it — core on none;
+   config and proto on core; tools on core, proto and config — and on
+   neither DPDK (dpdk-sys) nor an async runtime or HTTP stack (tokio,
+   hyper); and its sources name neither the daemon (`dirigo::`) nor DPDK
+   (`dpdk_sys::`).
+5. The wire rule: outside `net/wire/`, the core's packet code (`net/`,
+   `lb/xmit/`, `lb/synproxy/`, `lb/balancer/`; test modules and test
+   files aside) slices no packet at a numeric offset:
+   `h[14]`, `h[L3 + 9]`, `seg[0..2]`, `buf.get(20..)`. Offsets are named in
+   the wire module's field tables. Files still to convert are listed in
+   WIRE_DEBT with how many such slices they hold; a file may hold fewer
+   (then lower its count), never more.
+
+Usage: check-layout.py [--root DIR]. Prints each violation and exits 1;
+prints a summary and exits 0 when clean.
 """
 
 import os
 import re
 import sys
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-SRC = os.path.join(ROOT, "src")
-UNSAFE_MODULES = {("pmd",)}
+# (directory of the crate's sources, name, modules that may hold unsafe)
+CRATES = [
+    ("src", "dirigo", {("pmd",)}),
+    ("crates/core/src", "dirigo-core", {("hint",)}),
+    ("crates/proto/src", "dirigo-proto", set()),
+    ("crates/config/src", "dirigo-config", set()),
+    ("crates/tools/src", "dirigo-tools", set()),
+]
+
+# the layer crates: (Cargo.toml, the workspace crates it may depend on)
+LAYERS = {
+    "crates/core/Cargo.toml": set(),
+    "crates/config/Cargo.toml": {"dirigo-core"},
+    "crates/proto/Cargo.toml": {"dirigo-core"},
+    "crates/tools/Cargo.toml": {"dirigo-core", "dirigo-proto", "dirigo-config"},
+}
+WORKSPACE = {"dirigo", "dirigo-core", "dirigo-proto", "dirigo-config", "dirigo-tools", "dpdk-sys"}
+FORBIDDEN = {"dpdk-sys", "tokio", "hyper", "hyper-util", "tokio-rustls"}
+
+# core files (relative to crates/core/src) that still slice headers at
+# numeric offsets, and how many slices: the wire rule's remaining debt
+WIRE_DEBT = {
+    "lb/synproxy/segment.rs": 1,
+    "lb/xmit/dr.rs": 1,
+    "lb/xmit/nat.rs": 3,
+    "lb/xmit/v6/nat64.rs": 6,
+    "net/classify/fast.rs": 13,
+}
+
+# the core's folders whose code reads and writes packets
+PACKET_CODE = tuple(p.replace("/", os.sep) for p in ("net/", "lb/xmit/", "lb/synproxy/", "lb/balancer/"))
+# `x[3]`, `x[3..]`, `x[..3]`, `x[a + 3]`, `x[L3 + 9..]`, `.get(3..)`
+NUMERIC_SLICE = re.compile(
+    r"\w\s*\[\s*(?:\d+\s*(?:\.\.|\])|\.\.=?\s*\d+\s*\]|\w+\s*\+\s*\d+\s*(?:\.\.|\]))"
+    r"|\.get(?:_mut)?\(\s*(?:\d+\s*\.\.|\.\.=?\s*\d+|\w+\s*\+\s*\d+)"
+)
+# byte arrays that are no packet header
+NOT_A_HEADER = re.compile(r"\b(mac|macs|key|seed|secret|master|words|octets|parts|args)\s*\[")
+# files of packet code whose byte indexing reads no header field
+WIRE_EXEMPT = {
+    "net/checksum.rs": "sums 16-bit words of any bytes",
+}
 
 
 def module_of(rel):
@@ -37,24 +98,43 @@ def strip_comments(text):
     return "\n".join(line.split("//", 1)[0] for line in text.splitlines())
 
 
-def main():
-    errors = []
+def strip_test_modules(text):
+    """The text without `#[cfg(test)] mod x { ... }` blocks."""
+    out, i = [], 0
+    for m in re.finditer(r"#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+\w+\s*\{", text):
+        if m.start() < i:
+            continue
+        out.append(text[i:m.start()])
+        depth, j = 1, m.end()
+        while j < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[j], 0)
+            j += 1
+        i = j
+    out.append(text[i:])
+    return "".join(out)
+
+
+def read_crate(root, src):
     files = {}
-    for d, _, names in os.walk(SRC):
+    for d, _, names in os.walk(os.path.join(root, src)):
         for n in names:
             if n.endswith(".rs"):
-                rel = os.path.relpath(os.path.join(d, n), SRC)
+                rel = os.path.relpath(os.path.join(d, n), os.path.join(root, src))
                 with open(os.path.join(d, n), encoding="utf-8") as f:
                     files[rel] = f.read()
+    return files
 
+
+def check_crate(src, files, unsafe_modules, errors):
     for rel, text in sorted(files.items()):
         for i, line in enumerate(text.splitlines(), 1):
             if re.search(r"#\[path\s*=", line):
-                errors.append(f"src/{rel}:{i}: #[path] attribute (use a plain module folder)")
+                errors.append(f"{src}/{rel}:{i}: #[path] attribute (use a plain module folder)")
 
     lib = files.get("lib.rs", "")
     if "#![deny(unsafe_code)]" not in lib:
-        errors.append("src/lib.rs: missing #![deny(unsafe_code)] at the crate root")
+        errors.append(f"{src}/lib.rs: missing #![deny(unsafe_code)] at the crate root")
+    allowed = sorted("::".join(m) for m in unsafe_modules)
     for rel, text in sorted(files.items()):
         lines = text.splitlines()
         for i, line in enumerate(lines):
@@ -63,10 +143,10 @@ def main():
             nxt = lines[i + 1] if i + 1 < len(lines) else ""
             m = re.match(r"\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)", nxt)
             here = module_of(rel) or ()
-            if not (rel == "lib.rs" and m and (m.group(1),) in UNSAFE_MODULES):
+            if not (rel == "lib.rs" and m and (m.group(1),) in unsafe_modules):
                 errors.append(
-                    f"src/{rel}:{i + 1}: allow(unsafe_code) outside the allowed modules "
-                    f"{sorted('::'.join(m) for m in UNSAFE_MODULES)} (in {'::'.join(here) or 'crate'})"
+                    f"{src}/{rel}:{i + 1}: allow(unsafe_code) outside the allowed modules "
+                    f"{allowed} (in {'::'.join(here) or 'crate'})"
                 )
 
     modules = {}
@@ -130,13 +210,98 @@ def main():
         for a in sorted(comp):
             for b in sorted(edges[a] & set(comp)):
                 detail.append(f"{'::'.join(a)} -> {'::'.join(b)}")
-        errors.append("import circle: " + ", ".join(names) + " (" + "; ".join(detail) + ")")
+        errors.append(f"{src}: import circle: " + ", ".join(names) + " (" + "; ".join(detail) + ")")
+    return len(modules)
 
+
+def dependencies(toml_text):
+    """The package names of a Cargo.toml's [dependencies] table."""
+    deps, on = set(), False
+    for line in toml_text.splitlines():
+        s = line.strip()
+        if s.startswith("["):
+            on = s == "[dependencies]"
+            continue
+        m = re.match(r"([A-Za-z0-9_-]+)\s*=", s)
+        if on and m:
+            name = m.group(1)
+            pk = re.search(r'package\s*=\s*"([^"]+)"', s)
+            deps.add(pk.group(1) if pk else name)
+    return deps
+
+
+def check_layers(root, errors):
+    for toml, allowed in sorted(LAYERS.items()):
+        with open(os.path.join(root, toml), encoding="utf-8") as f:
+            deps = dependencies(f.read())
+        for d in sorted(deps):
+            if d in FORBIDDEN:
+                errors.append(f"{toml}: depends on {d} (a layer crate links neither DPDK nor an async runtime)")
+            elif d in WORKSPACE and d not in allowed:
+                errors.append(f"{toml}: depends on {d} (allowed: {sorted(allowed) or 'no workspace crate'})")
+        src = os.path.join(os.path.dirname(toml), "src")
+        for rel, text in sorted(read_crate(root, src).items()):
+            code = strip_comments(text)
+            for i, line in enumerate(code.splitlines(), 1):
+                m = re.search(r"(?<![\w:])(dirigo|dpdk_sys)::", line)
+                if m:
+                    errors.append(f"{src}/{rel}:{i}: names {m.group(1)}:: (a layer crate imports no daemon or driver)")
+
+
+def wire_slices(files):
+    """{file: [(line, text)]} of numeric header slices in the core's
+    production code outside net/wire/."""
+    out = {}
+    for rel, text in sorted(files.items()):
+        if rel.startswith("net" + os.sep + "wire" + os.sep) or not rel.startswith(PACKET_CODE):
+            continue
+        if rel.replace(os.sep, "/") in WIRE_EXEMPT:
+            continue
+        parts = rel.split(os.sep)
+        if "tests" in parts or parts[-1] in ("tests.rs", "testutil.rs"):
+            continue
+        code = strip_comments(strip_test_modules(text))
+        hits = []
+        for i, line in enumerate(code.splitlines(), 1):
+            if NUMERIC_SLICE.search(line) and not NOT_A_HEADER.search(line):
+                hits.append((i, line.strip()))
+        if hits:
+            out[rel] = hits
+    return out
+
+
+def check_wire(root, errors):
+    files = read_crate(root, "crates/core/src")
+    found = wire_slices(files)
+    for rel, hits in sorted(found.items()):
+        allowed = WIRE_DEBT.get(rel.replace(os.sep, "/"), 0)
+        if len(hits) > allowed:
+            for i, line in hits:
+                errors.append(
+                    f"crates/core/src/{rel}:{i}: header sliced at a numeric offset outside net/wire "
+                    f"(name it in the wire module's field table): {line}"
+                )
+    return sum(len(h) for h in found.values())
+
+
+def main():
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    if len(sys.argv) == 3 and sys.argv[1] == "--root":
+        root = sys.argv[2]
+    errors = []
+    modules = 0
+    for src, _name, unsafe_modules in CRATES:
+        modules += check_crate(src, read_crate(root, src), unsafe_modules, errors)
+    check_layers(root, errors)
+    debt = check_wire(root, errors)
     for e in errors:
         print(e)
     if errors:
         return 1
-    print(f"layout ok: {len(modules)} modules, no #[path], unsafe only in pmd, no import circle")
+    print(
+        f"layout ok: {len(CRATES)} crates, {modules} modules, no #[path], unsafe only in pmd and hint, "
+        f"no import circle, layers kept, wire rule kept ({debt} numeric slices left in WIRE_DEBT)"
+    )
     return 0
 
 

@@ -1,35 +1,34 @@
-//! dirigo: an LVS-style Layer-4 director.
+//! dirigo, the daemon: an LVS-style Layer-4 director on DPDK. It drives
+//! the core (`dirigo_core`: [`net`], [`lb`], [`counters`], [`hint`]) from
+//! DPDK bursts and serves the control protocol (`dirigo_proto`) that the
+//! tools speak; its configuration is `dirigo_config`'s. Its own modules:
 //!
-//! The crate is split so that everything that decides what happens to a
-//! packet is sans-IO and testable without DPDK:
+//! * `pmd` — the only driver: DPDK EAL, mempools, ports, mbuf bursts, and
+//!   `pmd::mem` (one malloc arena);
+//! * [`dataplane`] — the worker lcores: bursts through the core's balancer;
+//! * [`daemon`] — start-up, the control loop, handlers, exception path,
+//!   health state, metrics, telemetry, sync, announce;
+//! * [`ctl`] — the control socket's server (and the shared crates under the
+//!   names the daemon uses);
+//! * [`kernel`] — kernel interfaces and named namespaces over netlink;
+//! * [`health`] — health checks (keepalived's semantics);
+//! * [`version`] — what `--version` says: crate, git commit, DPDK;
+//! * [`clock`] — the control side's deadline wait.
 //!
-//! * [`net`] — wire views, checksums, classify, ARP/ICMP, neighbors, routes.
-//! * [`lb`]  — services, real servers, schedulers, connection tables, xmit.
-//! * [`ctl`] — control-plane protocol, ipvsadm-compatible CLI, config.
-//! * [`counters`] — counter enums declared once (names, count, drop or not).
-//! * [`kernel`] — kernel interfaces and named namespaces over netlink.
-//! * [`health`] — health checks (keepalived's semantics).
-//! * `pmd`   — the only driver: DPDK EAL, mempools, ports, mbuf bursts;
-//!   and `pmd::mem`, prefetch and transparent huge pages (hints the core
-//!   may use).
-//! * [`version`] — what `--version` says: crate, git commit, DPDK.
-//! * [`cli`] — the programs' command lines (clap), shared by the binaries
-//!   and the man page and completion generator.
-//!
-//! `unsafe` is denied everywhere but in `pmd`.
+//! `unsafe` is denied everywhere but in `pmd` (and, in the core, its one
+//! audited `hint` module).
 
 #![deny(unsafe_code)]
 
-pub mod cli;
+pub use dirigo_core::{counters, hint, lb, net};
+pub use dirigo_proto::cli;
+
 pub mod clock;
-pub mod counters;
 pub mod ctl;
 pub mod daemon;
 pub mod dataplane;
 pub mod health;
 pub mod kernel;
-pub mod lb;
-pub mod net;
 #[allow(unsafe_code)]
 pub mod pmd;
 pub mod version;

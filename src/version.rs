@@ -1,14 +1,10 @@
-//! What `--version` says in every program and in the daemon's `version`
-//! answer: the crate version, the git commit it was built from (build.rs;
-//! "unknown" outside git) and the DPDK library linked at run time.
+//! What the daemon's `--version` and its `version` answer say: the
+//! crate version and git commit (`dirigo_proto::version`) and the DPDK
+//! library linked at run time.
 
 use std::sync::OnceLock;
 
-/// The crate version.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// The git commit of the build (12 hex digits), or "unknown".
-pub const COMMIT: &str = env!("DIRIGO_GIT_COMMIT");
+pub use dirigo_proto::version::{COMMIT, VERSION};
 
 /// The DPDK version linked at run time ("22.11.11"), read once.
 pub fn dpdk() -> &'static str {

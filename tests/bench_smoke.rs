@@ -23,7 +23,7 @@ fn quick_benchmark_prints_nonzero_mpps() {
     }
     let dir = common::scratch("bench_smoke");
     let t = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_dirigo-bench"))
+    let out = Command::new(concat!(env!("CARGO_BIN_EXE_dirigo"), "-bench"))
         .arg("--quick")
         .arg("--workdir")
         .arg(&dir)
@@ -128,7 +128,7 @@ fn quick_benchmark_prints_nonzero_mpps() {
 /// connection tables and says so in one line with every figure filled.
 #[test]
 fn table_comparison_prints_both_tables() {
-    let out = Command::new(env!("CARGO_BIN_EXE_dirigo-bench"))
+    let out = Command::new(concat!(env!("CARGO_BIN_EXE_dirigo"), "-bench"))
         .args(["micro", "--tables", "--flows", "20000", "--seconds", "0.1"])
         .output()
         .expect("run dirigo-bench micro --tables");

@@ -20,7 +20,7 @@ fn run(bin: &str, sock: Option<&Path>, args: &[&str], stdin: &str) -> Out {
 
 fn adm(sock: &Path, args: &str) -> Out {
     let a: Vec<&str> = args.split_whitespace().collect();
-    run(env!("CARGO_BIN_EXE_dirigoadm"), Some(sock), &a, "")
+    run(crate::common::DIRIGOADM, Some(sock), &a, "")
 }
 
 fn ok(sock: &Path, args: &str) -> String {
@@ -159,23 +159,18 @@ fn ipvsadm_session() {
     assert_eq!(ok(s, "-S -n"), "");
 
     // Restore the saved rules as one batch and get the same save back.
-    let o = run(env!("CARGO_BIN_EXE_dirigoadm"), Some(s), &["-R"], &saved);
+    let o = run(crate::common::DIRIGOADM, Some(s), &["-R"], &saved);
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert_eq!(ok(s, "-S -n"), saved);
     // A batch with a failing line changes nothing.
     let bad = "-C\n-A -t 10.1.1.1:80\n-a -t 10.1.1.2:80 -r 1.1.1.1\n";
-    let o = run(
-        env!("CARGO_BIN_EXE_dirigoadm"),
-        Some(s),
-        &["--restore"],
-        bad,
-    );
+    let o = run(crate::common::DIRIGOADM, Some(s), &["--restore"], bad);
     assert_eq!(o.code, 1);
     assert_eq!(o.stderr.trim_end(), "line 3: Service not defined");
     assert_eq!(ok(s, "-S -n"), saved);
     // A batch with a syntax error is refused before sending.
     let o = run(
-        env!("CARGO_BIN_EXE_dirigoadm"),
+        crate::common::DIRIGOADM,
         Some(s),
         &["-R"],
         "-C\n-A -t 10.1.1.1:80 -w 2\n",
@@ -195,7 +190,7 @@ fn ipvsadm_session() {
 fn socket_discovery() {
     let srv = start();
     let sock = srv.path.to_str().unwrap();
-    let bin = env!("CARGO_BIN_EXE_dirigoadm");
+    let bin = crate::common::DIRIGOADM;
     // --socket wins over the environment.
     let o = run(
         bin,
@@ -228,7 +223,7 @@ fn socket_discovery() {
 }
 
 fn ctl(sock: &Path, args: &[&str]) -> Out {
-    run(env!("CARGO_BIN_EXE_dirigoctl"), Some(sock), args, "")
+    run(crate::common::DIRIGOCTL, Some(sock), args, "")
 }
 
 #[test]

@@ -19,7 +19,7 @@ struct Out {
 /// messages name files as the command line does), with no daemon socket.
 fn convert(file: &str) -> Out {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/keepalived");
-    let o = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+    let o = Command::new(concat!(env!("CARGO_BIN_EXE_dirigo"), "ctl"))
         .args([
             "--socket",
             "/nonexistent/dirigo.sock",

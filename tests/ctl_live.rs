@@ -29,7 +29,7 @@ impl Live {
 
     /// `dirigoadm ARGS` (whitespace-separated) with `input` on stdin.
     fn adm_input(&self, args: &str, input: &str) -> common::Out {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_dirigoadm"));
+        let mut c = Command::new(crate::common::DIRIGOADM);
         c.arg("--socket")
             .arg(&self.sock)
             .args(args.split_whitespace());
@@ -63,7 +63,7 @@ impl Live {
     }
 
     fn ctl(&self, args: &str) -> String {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_dirigoctl"));
+        let mut c = Command::new(crate::common::DIRIGOCTL);
         c.arg("--socket")
             .arg(&self.sock)
             .args(args.split_whitespace());
@@ -293,7 +293,7 @@ fn fingerprints(l: &Live) {
     assert_eq!(d["sched"], "sh", "{j}");
     assert_eq!(d["fingerprint"].as_str(), Some(lines[3][5]), "{j}");
     let o = common::run_with_input(
-        Command::new(env!("CARGO_BIN_EXE_dirigoctl")).args([
+        Command::new(crate::common::DIRIGOCTL).args([
             "--socket",
             &l.sock,
             "fingerprint",

@@ -220,12 +220,12 @@ fn concurrent_abuse_then_normal_service() {
     );
     version_works(&path);
     // A full mutation and listing still behave.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
+    let out = std::process::Command::new(concat!(env!("CARGO_BIN_EXE_dirigo"), "adm"))
         .args(["--socket", path.to_str().unwrap(), "-A", "-t", "1.1.1.1:80"])
         .output()
         .unwrap();
     assert!(out.status.success());
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
+    let out = std::process::Command::new(concat!(env!("CARGO_BIN_EXE_dirigo"), "adm"))
         .args(["--socket", path.to_str().unwrap(), "-S", "-n"])
         .output()
         .unwrap();

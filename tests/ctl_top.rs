@@ -17,7 +17,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 fn ctl(sock: &Path, args: &[&str]) -> Out {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_dirigoctl"));
+    let mut c = Command::new(crate::common::DIRIGOCTL);
     c.arg("--socket")
         .arg(sock)
         .args(args)
@@ -41,7 +41,7 @@ impl MockAt {
         let m = MockAt { stop, thread };
         // the service, through the real client binary
         let adm = |args: &str| {
-            let mut c = Command::new(env!("CARGO_BIN_EXE_dirigoadm"));
+            let mut c = Command::new(crate::common::DIRIGOADM);
             c.arg("--socket").arg(path).args(args.split_whitespace());
             let o = common::run_with_input(&mut c, "");
             assert_eq!(o.code, 0, "dirigoadm {args}: {}", o.stderr);
@@ -164,7 +164,7 @@ fn live_view_survives_the_daemon_and_gives_the_terminal_back() {
     // after top: the terminal's modes as the shell finds them
     let cmd = format!(
         "{bin} --socket {sock} top -d 0.2; stty -a > {out}.tmp; mv {out}.tmp {out}; sleep 30",
-        bin = env!("CARGO_BIN_EXE_dirigoctl"),
+        bin = crate::common::DIRIGOCTL,
         sock = sock.display(),
         out = stty.display(),
     );
@@ -211,7 +211,7 @@ fn live_view_survives_the_daemon_and_gives_the_terminal_back() {
         24,
         &format!(
             "{} --socket {} top",
-            env!("CARGO_BIN_EXE_dirigoctl"),
+            crate::common::DIRIGOCTL,
             sock.display()
         ),
         &[],

@@ -332,7 +332,7 @@ fn lab_exception_path_dr_then_nat() {
     transfer(&lab, "nat");
     flood_own_address(&lab, "nat");
     // an address added at run time reaches the kernel interface too
-    let o = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+    let o = Command::new(crate::common::DIRIGOCTL)
         .args([
             "--socket",
             &lab.sock,
@@ -347,7 +347,7 @@ fn lab_exception_path_dr_then_nat() {
     assert!(o.status.success(), "{}", out(&o));
     let addrs = in_exc(&lab, &["ip", "-br", "addr", "show", "dgx-kwan"]);
     assert!(addrs.contains("10.99.0.3/24"), "{addrs}");
-    let text = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+    let text = Command::new(crate::common::DIRIGOCTL)
         .args(["--socket", &lab.sock, "ports"])
         .output()
         .unwrap();

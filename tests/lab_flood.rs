@@ -529,7 +529,7 @@ fn lab_flood_nat_synproxy() {
         "{listing}"
     );
     // DR real servers are refused on a proxied service
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
+    let o = std::process::Command::new(crate::common::DIRIGOADM)
         .args([
             "--socket",
             &lab.sock,

@@ -117,7 +117,7 @@ fn served_by(lab: &Lab, n: usize) -> Vec<String> {
 }
 
 fn ctl(lab: &Lab, args: &[&str]) -> (bool, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+    let o = Command::new(crate::common::DIRIGOCTL)
         .arg("--socket")
         .arg(&lab.sock)
         .args(args)
@@ -376,7 +376,7 @@ fn lab_keepalived_conf_converted_loads_and_works() {
     let dir = common::scratch("lab_keepalived_conf");
     let ka = dir.join("keepalived.conf");
     std::fs::write(&ka, keepalived_conf()).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+    let o = Command::new(crate::common::DIRIGOCTL)
         .args(["keepalived-convert", &ka.display().to_string()])
         .output()
         .unwrap();

@@ -186,7 +186,7 @@ fn lab_ipv6_ndp_and_ping6() {
     let chatter = counter(&lab, "nd_router") + counter(&lab, "icmp6_mld");
     eprintln!("router + MLD messages counted: {chatter}");
     let shown = common::text(
-        &std::process::Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+        &std::process::Command::new(crate::common::DIRIGOCTL)
             .args(["--socket", &lab.sock, "lcores"])
             .output()
             .unwrap(),

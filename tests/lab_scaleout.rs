@@ -135,7 +135,7 @@ fn sigterm_withdraws_then_drains(lab: &mut ScaleLab) {
     // the router polled while A drains (stop_director borrows the lab)
     let took = lab.stop_director(0, || {
         if !draining_seen {
-            let o = std::process::Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+            let o = std::process::Command::new(crate::common::DIRIGOCTL)
                 .args(["--socket", &sock, "--json", "vips"])
                 .output()
                 .unwrap();

@@ -77,11 +77,7 @@ fn lab_top() {
         "i=0; while [ $i -lt 400 ]; do curl -s -o /dev/null -m 2 {url}; i=$((i+1)); sleep 0.05; done"
     );
     let mut short = lab.client_spawn(&["sh", "-c", &script]);
-    let top = format!(
-        "{} --socket {} top",
-        env!("CARGO_BIN_EXE_dirigoctl"),
-        lab.sock
-    );
+    let top = format!("{} --socket {} top", crate::common::DIRIGOCTL, lab.sock);
     let t = Tmux::start("dgy-top", 80, 24, &top, &[]);
     std::thread::sleep(Duration::from_secs(2));
     let screen = t.wait_screen("non-zero rates on the TCP service", 15, |s| {
@@ -125,7 +121,7 @@ fn lab_top() {
     // count more packets than they did, and with steady traffic not much
     // fewer
     let before = tcp_inpkts(&lab);
-    let o = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+    let o = Command::new(crate::common::DIRIGOCTL)
         .args(["--socket", &lab.sock, "top", "--once", "-d", "2"])
         .output()
         .unwrap();

@@ -188,7 +188,7 @@ fn package_builds_installs_and_leaves_no_trace() {
         &["-n", "/usr/share/bash-completion/completions/dirigoctl"],
     );
 
-    // The installed programs say their commit and the DPDK they run with.
+    // The installed daemon says its commit and the DPDK it runs with.
     let want = format!(
         "{} (commit {}, DPDK {})",
         dirigo::version::VERSION,
@@ -199,10 +199,19 @@ fn package_builds_installs_and_leaves_no_trace() {
         ok("/usr/sbin/dirigo", &["--version"]).trim(),
         format!("dirigo {want}")
     );
+    // the tools link no DPDK: they name their commit only
     assert_eq!(
         ok("/usr/bin/dirigoctl", &["--version"]).trim(),
-        format!("dirigoctl {want}")
+        format!(
+            "dirigoctl {} (commit {})",
+            dirigo::version::VERSION,
+            dirigo::version::COMMIT
+        )
     );
+    for tool in ["/usr/bin/dirigoctl", "/usr/sbin/dirigoadm"] {
+        let (_, libs, _) = run("ldd", &[tool]);
+        assert!(!libs.contains("librte_"), "{tool} links DPDK:\n{libs}");
+    }
     let adm = ok("/usr/sbin/dirigoadm", &["-v"]);
     assert!(
         adm.contains(&format!("commit {}", dirigo::version::COMMIT)),

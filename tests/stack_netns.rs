@@ -69,7 +69,7 @@ fn ping_arp_and_neighbor_resolution_with_kernel_peers() {
     let (ok, out) = sh("ip netns exec dgs-c ping -c 3 -i 0.2 -W 2 10.77.0.100");
     assert!(ok, "ping VIP: {out}");
     // the peer learned dirigo's MAC for both
-    let ports = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+    let ports = Command::new(crate::common::DIRIGOCTL)
         .args(["--socket", &sock, "ports", "--json"])
         .output()
         .unwrap();
@@ -100,7 +100,7 @@ fn ping_arp_and_neighbor_resolution_with_kernel_peers() {
         ok && out.contains("ok1"),
         "UDP through NAT, first try: {out}"
     );
-    let n = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+    let n = Command::new(crate::common::DIRIGOCTL)
         .args(["--socket", &sock, "neigh", "list"])
         .output()
         .unwrap();

@@ -86,7 +86,7 @@ fn setup(name: &str) -> Setup {
 }
 
 fn adm_cmd(sock: &str, argv: &[String]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_dirigoadm"));
+    let mut c = Command::new(crate::common::DIRIGOADM);
     c.arg("--socket")
         .arg(sock)
         .args(argv)
@@ -401,7 +401,7 @@ fn sigkill_at_random_points_keeps_the_last_acknowledged_table() {
     // dirigoctl reload puts the config's services back, and that is saved
     // too (and survives a clean stop)
     let ctl = |args: &[&str]| {
-        let o = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+        let o = Command::new(crate::common::DIRIGOCTL)
             .arg("--socket")
             .arg(&s.sock)
             .args(args)

@@ -50,7 +50,7 @@ fn telemetry(cmds: &[&str]) -> Vec<Value> {
 }
 
 fn adm(sock: &str, args: &[&str], input: Option<&str>) -> String {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_dirigoadm"));
+    let mut c = Command::new(crate::common::DIRIGOADM);
     c.arg("--socket").arg(sock).args(args);
     let o = common::run_with_input(&mut c, input.unwrap_or(""));
     assert_eq!(o.code, 0, "dirigoadm {args:?}: {}", o.stderr);

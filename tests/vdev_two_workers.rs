@@ -152,7 +152,7 @@ fn nat_replies_on_another_worker_are_translated_once() {
         "{lcores}"
     );
     assert_eq!(extra(&ws[1], "other_host"), fillers as u64);
-    let stats = Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
+    let stats = Command::new(crate::common::DIRIGOADM)
         .args(["--socket", &sock, "-L", "-n", "--stats", "--exact"])
         .output()
         .unwrap();

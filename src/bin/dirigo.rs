@@ -8,7 +8,7 @@ fn main() {
     // before any thread (EAL's, the control plane's) allocates: resident
     // memory that does not step up with concurrent control clients
     dirigo::pmd::mem::one_malloc_arena();
-    let args: Args = dirigo::cli::parse();
+    let args: Args = dirigo::cli::parse_with(dirigo::version::long());
     let cfg = match dirigo::ctl::config::Config::load(&args.config) {
         Ok(c) => c,
         Err(e) if args.check => {

@@ -1,23 +1,16 @@
-//! Control plane: protocol, socket server, ipvsadm-compatible client logic.
+//! The daemon's side of the control plane: [`server`], the Unix socket
+//! server and its [`server::Handler`] trait. The rest is shared with the
+//! tools and lives in crates of its own, re-exported here under the names
+//! the daemon's modules use:
 //!
-//! * [`proto`] — request/response envelopes, [`proto::Request`],
-//!   [`proto::Response`], error codes;
-//! * [`view`] — listing payload types the daemon fills;
-//! * [`server`] — the Unix socket server and the [`server::Handler`] trait;
-//! * [`client`] — [`client::Client`] and socket discovery;
-//! * [`adm`] — dirigoadm's ipvsadm-compatible parsing and formatting;
-//! * [`table`] — dirigoctl's human tables;
-//! * [`config`] — the daemon's TOML configuration file;
-//! * [`keepalived`] — `dirigoctl keepalived-convert`: keepalived.conf's
-//!   virtual servers as dirigo's `[[service]]` TOML;
-//! * [`top`] — `dirigoctl top`: the live view (sampling, rates, drawing).
+//! * [`proto`], [`view`], [`client`], [`adm`], [`table`] — `dirigo_proto`
+//!   (the protocol's vocabulary and listings, the client, ipvsadm's
+//!   language, dirigoctl's tables);
+//! * [`config`], [`keepalived`] — `dirigo_config` (the TOML file, the
+//!   keepalived.conf converter).
 
-pub mod adm;
-pub mod client;
-pub mod config;
-pub mod keepalived;
-pub mod proto;
+pub use dirigo_config as config;
+pub use dirigo_config::keepalived;
+pub use dirigo_proto::{adm, client, proto, table, view};
+
 pub mod server;
-pub mod table;
-pub mod top;
-pub mod view;

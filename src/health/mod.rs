@@ -13,7 +13,7 @@
 
 pub mod engine;
 pub mod probe;
-pub mod spec;
+pub use dirigo_config::check as spec;
 pub mod state;
 
 #[cfg(test)]

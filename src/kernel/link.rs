@@ -20,8 +20,7 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr};
 use std::os::fd::AsRawFd;
 
-/// `IFNAMSIZ`: an interface name and its NUL byte.
-pub const IFNAMSIZ: usize = 16;
+pub use dirigo_config::names::IFNAMSIZ;
 
 /// The extended-ack attribute holding the kernel's message (`NLMSGERR_ATTR_MSG`).
 const NLMSGERR_ATTR_MSG: u16 = 1;
@@ -438,41 +437,7 @@ fn fmt_mac(mac: [u8; 6]) -> String {
     mac.map(|b| format!("{b:02x}")).join(":")
 }
 
-/// Whether Linux would accept `name` as an interface name (its
-/// `dev_valid_name`): not empty, at most 15 bytes (`IFNAMSIZ - 1`), not `.`
-/// or `..`, no `/`, `:` or white space (the kernel's `isspace`, which also
-/// counts the byte 0xa0, found inside some UTF-8 characters), and no NUL.
-/// The error is one sentence.
-pub fn valid_ifname(name: &str) -> Result<(), String> {
-    if name.is_empty() {
-        return Err("an interface name cannot be empty".into());
-    }
-    if name.len() >= IFNAMSIZ {
-        return Err(format!(
-            "an interface name has at most {} bytes, this one has {}",
-            IFNAMSIZ - 1,
-            name.len()
-        ));
-    }
-    if name == "." || name == ".." {
-        return Err("'.' and '..' cannot name an interface".into());
-    }
-    let kernel_space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | 0xa0);
-    if let Some(b) = name
-        .bytes()
-        .find(|&b| b == b'/' || b == b':' || b == 0 || kernel_space(b))
-    {
-        let what = match b {
-            b'/' => "'/'".to_string(),
-            b':' => "':'".to_string(),
-            0 => "a NUL byte".to_string(),
-            0xa0 => "the byte 0xa0 (white space to the kernel)".to_string(),
-            _ => "white space".to_string(),
-        };
-        return Err(format!("an interface name cannot contain {what}"));
-    }
-    Ok(())
-}
+pub use dirigo_config::names::valid_ifname;
 
 /// A MAC for the kernel side of a port, derived from the port's `mac`:
 /// unicast (bit 0x01 of the first byte cleared), locally administered (bit

@@ -24,9 +24,6 @@ use std::sync::Mutex;
 /// Where named namespaces are mounted (iproute2's `NETNS_RUN_DIR`).
 pub const NETNS_RUN_DIR: &str = "/run/netns";
 
-/// The longest namespace name (`NAME_MAX`, one path component).
-pub const NAME_MAX: usize = 255;
-
 /// Creations in this process, one at a time: a second `ensure` of the same
 /// name waits for the first to finish its mount rather than finding the
 /// file half made.
@@ -41,30 +38,7 @@ pub struct Netns {
     file: File,
 }
 
-/// Whether `name` may name a namespace, as `ip netns` accepts it: not empty,
-/// at most [`NAME_MAX`] bytes, not `.` or `..`, no `/` (and no NUL byte,
-/// which no path can hold). The error is one sentence.
-pub fn valid_name(name: &str) -> Result<(), String> {
-    if name.is_empty() {
-        return Err("the name is empty".into());
-    }
-    if name.len() > NAME_MAX {
-        return Err(format!(
-            "the name is {} bytes long, at most {NAME_MAX} are allowed",
-            name.len()
-        ));
-    }
-    if name == "." || name == ".." {
-        return Err("'.' and '..' cannot name a namespace".into());
-    }
-    if name.contains('/') {
-        return Err("a namespace name cannot contain '/'".into());
-    }
-    if name.contains('\0') {
-        return Err("a namespace name cannot contain a NUL byte".into());
-    }
-    Ok(())
-}
+pub use dirigo_config::names::{valid_netns as valid_name, NAME_MAX};
 
 /// `/run/netns/NAME` for a valid name.
 fn path_of(name: &str) -> Result<PathBuf, KernelError> {

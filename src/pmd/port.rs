@@ -47,26 +47,9 @@ impl PortCaps {
     }
 }
 
-/// Basic counters (`rte_eth_stats`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct PortStats {
-    /// Packets received.
-    pub ipackets: u64,
-    /// Packets sent.
-    pub opackets: u64,
-    /// Bytes received.
-    pub ibytes: u64,
-    /// Bytes sent.
-    pub obytes: u64,
-    /// RX packets dropped by the hardware (queue full).
-    pub imissed: u64,
-    /// RX errors.
-    pub ierrors: u64,
-    /// TX errors.
-    pub oerrors: u64,
-    /// RX mbuf allocation failures.
-    pub rx_nombuf: u64,
-}
+/// Basic counters (`rte_eth_stats`): the control protocol's payload type,
+/// filled here.
+pub use dirigo_proto::view::PortCounters as PortStats;
 
 /// Link state.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

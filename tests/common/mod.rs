@@ -3,6 +3,14 @@
 
 pub mod tmux;
 
+/// dirigoadm and dirigoctl. They are the `dirigo-tools` package's, built
+/// into the workspace's one target directory beside this package's
+/// `dirigo` (which `cargo test` at the root builds too), so their paths
+/// are dirigo's with the program's suffix.
+pub const DIRIGOADM: &str = concat!(env!("CARGO_BIN_EXE_dirigo"), "adm");
+/// See [`DIRIGOADM`].
+pub const DIRIGOCTL: &str = concat!(env!("CARGO_BIN_EXE_dirigo"), "ctl");
+
 use std::path::PathBuf;
 
 /// Whether the test may run privileged/EAL work here. In CI (`CI=true`) a
@@ -546,7 +554,7 @@ pub fn in_netns(ns: &str, cmd: &[&str]) -> std::process::Output {
 /// `dirigoctl --socket SOCK --json ARGS` parsed; the response's `ok.data`
 /// (panics unless it succeeds).
 pub fn ctl_json(sock: &str, args: &[&str]) -> serde_json::Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+    let o = Command::new(DIRIGOCTL)
         .arg("--socket")
         .arg(sock)
         .arg("--json")

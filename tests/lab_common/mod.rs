@@ -369,7 +369,7 @@ impl Lab {
     /// `dirigoadm` with `input` on stdin (for `-R`).
     pub fn adm_stdin(&self, args: &[&str], input: Option<&str>) -> String {
         use std::io::Write;
-        let mut c = Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
+        let mut c = Command::new(crate::common::DIRIGOADM)
             .arg("--socket")
             .arg(&self.sock)
             .args(args)

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 /// How long `dirigoadm -L -n` takes to answer.
 fn adm_latency(lab: &Lab) -> Duration {
     let t = Instant::now();
-    let o = Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
+    let o = Command::new(crate::common::DIRIGOADM)
         .args(["--socket", &lab.sock, "-L", "-n"])
         .output()
         .unwrap();

@@ -342,7 +342,7 @@ impl ScaleLab {
     /// `dirigoadm --socket S ARGS` on director `i`; its stdout (panics
     /// unless it succeeds).
     pub fn adm(&self, i: usize, args: &[&str]) -> String {
-        let o = Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
+        let o = Command::new(crate::common::DIRIGOADM)
             .arg("--socket")
             .arg(&self.director(i).sock)
             .args(args)

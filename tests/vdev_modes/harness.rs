@@ -48,7 +48,7 @@ pub fn config(prefix: &str, sock: &Path, wan: &str, lan: &str) -> common::Daemon
 
 /// `dirigoctl --socket S ARGS --json`: the response's `data`.
 pub fn ctl(sock: &Path, args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_dirigoctl"))
+    let out = Command::new(crate::common::DIRIGOCTL)
         .arg("--socket")
         .arg(sock)
         .arg("--json")

@@ -195,7 +195,7 @@ pub fn extra(sock: &Path, name: &str) -> u64 {
 
 /// `dirigoadm --socket S ARGS`: its stdout.
 pub fn adm(sock: &Path, args: &[&str]) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_dirigoadm"))
+    let o = Command::new(crate::common::DIRIGOADM)
         .arg("--socket")
         .arg(sock)
         .args(args)

@@ -18,7 +18,6 @@
 //! [`plan`] decides per port, from what the device reports, and says why
 //! when software steering is still needed. Nothing here calls DPDK.
 
-use serde::Deserialize;
 use std::fmt;
 
 /// `RTE_ETH_RSS_IPV4` (the values are DPDK's ABI; `daemon::rss` checks
@@ -102,31 +101,7 @@ pub enum Hashed {
     Destination,
 }
 
-/// `[[port]] role`: which side of the connections a port faces.
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum PortRole {
-    /// Clients' requests to VIPs arrive here (their source is the client).
-    Client,
-    /// Real servers' NAT replies arrive here (their destination is the
-    /// client).
-    Server,
-    /// Both (a one-arm director, or not said): the NIC hashes the source,
-    /// so requests reach their owner; NAT replies are steered in software.
-    #[default]
-    Both,
-}
-
-impl PortRole {
-    /// The name in the config file.
-    pub fn name(self) -> &'static str {
-        match self {
-            PortRole::Client => "client",
-            PortRole::Server => "server",
-            PortRole::Both => "both",
-        }
-    }
-}
+pub use dirigo_config::PortRole;
 
 /// What a port can do, as far as RSS goes (from `rte_eth_dev_info`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,0 +1,135 @@
+//! The generated daemon configurations parse and say what the scenarios
+//! need.
+
+use super::*;
+use dirigo_config::ExceptionBackend;
+
+#[test]
+fn generated_config_is_valid() {
+    for (workers, exception, metrics) in [
+        (1, false, false),
+        (2, false, false),
+        (1, true, false),
+        (1, false, true),
+    ] {
+        let c = DutCase {
+            bin: Path::new("dirigo"),
+            pcap: Path::new("flows.pcap"),
+            pcap_pkts: 1000,
+            method: Method::Tun,
+            capacity: 65536,
+            embryonic_grace_ms: 0,
+            dir: Path::new("."),
+            warmup: Duration::from_secs(1),
+            measure: Duration::from_secs(1),
+            workers,
+            exception,
+            metrics,
+            synproxy: false,
+            v6: false,
+        };
+        let text = config(&c, "dg-bench", Path::new("ctl.sock"));
+        let cfg = dirigo_config::Config::parse(&text, "bench").unwrap();
+        assert_eq!(cfg.services[0].dests.len(), N_RS as usize);
+        assert!(cfg.services[0]
+            .dests
+            .iter()
+            .all(|d| d.method == Method::Tun));
+        assert_eq!(cfg.neighbors.len(), N_RS as usize + 1);
+        assert_eq!(cfg.dataplane.mbufs, 1000 * workers + 32768);
+        assert_eq!(cfg.ports[0].addresses[0].to_string(), "192.168.100.1/24");
+        let kif = cfg.ports[0].kernel_interface.as_deref();
+        assert_eq!(kif, exception.then_some(KERNEL_IF));
+        assert_eq!(cfg.ports[1].kernel_interface, None);
+        match &cfg.exception {
+            Some(x) => {
+                assert!(exception);
+                assert_eq!(x.backend, ExceptionBackend::Tap);
+                assert_eq!(x.netns.as_deref(), Some(NETNS));
+                assert_eq!(cfg.ports[0].kernel_rate_limit_pps, 20_000);
+            }
+            None => assert!(!exception),
+        }
+        match cfg.metrics {
+            Some(m) => {
+                assert!(metrics);
+                assert_eq!(m.listen.to_string(), METRICS_ADDR);
+                assert!(m.burst_histogram);
+            }
+            None => assert!(!metrics),
+        }
+        assert!(!cfg.dataplane.synproxy && !cfg.services[0].spec.synproxy);
+    }
+}
+
+#[test]
+fn synproxy_config_is_valid() {
+    let c = DutCase {
+        bin: Path::new("dirigo"),
+        pcap: Path::new("syn.pcap"),
+        pcap_pkts: 1000,
+        method: Method::Nat,
+        capacity: 65536,
+        embryonic_grace_ms: 0,
+        dir: Path::new("."),
+        warmup: Duration::from_secs(1),
+        measure: Duration::from_secs(1),
+        workers: 1,
+        exception: false,
+        metrics: false,
+        synproxy: true,
+        v6: false,
+    };
+    let text = config(&c, "dg-bench", Path::new("ctl.sock"));
+    let cfg = dirigo_config::Config::parse(&text, "bench").unwrap();
+    assert!(cfg.dataplane.synproxy && cfg.services[0].spec.synproxy);
+}
+
+#[test]
+fn ipv6_config_is_valid() {
+    for method in [Method::Dr, Method::Tun, Method::Nat] {
+        let c = DutCase {
+            bin: Path::new("dirigo"),
+            pcap: Path::new("v6.pcap"),
+            pcap_pkts: 2000,
+            method,
+            capacity: 1 << 20,
+            embryonic_grace_ms: 2000,
+            dir: Path::new("."),
+            warmup: Duration::from_secs(1),
+            measure: Duration::from_secs(1),
+            workers: 1,
+            exception: false,
+            metrics: false,
+            synproxy: false,
+            v6: true,
+        };
+        let text = config(&c, "dg-bench", Path::new("ctl.sock"));
+        let cfg = dirigo_config::Config::parse(&text, "bench")
+            .unwrap_or_else(|e| panic!("{method:?}: {e}\n{text}"));
+        let svc = &cfg.services[0];
+        assert_eq!(svc.spec.key.vip, IpAddr::from(Ipv6Addr::from(gen::VIP6)));
+        assert_eq!(svc.dests.len(), N_RS as usize);
+        for (i, d) in svc.dests.iter().enumerate() {
+            assert_eq!(
+                d.key.addr,
+                IpAddr::from(Ipv6Addr::from(gen::rs_addr6(i as u8)))
+            );
+            assert_eq!(d.method, method);
+        }
+        // the two gateways and the real servers
+        assert_eq!(cfg.neighbors.len(), N_RS as usize + 2);
+        assert_eq!(cfg.dataplane.connections6_per_worker, 1 << 20);
+        assert_eq!(cfg.dataplane.connections_per_worker, 1024);
+        let v6 = |p: usize| -> Vec<String> {
+            cfg.ports[p]
+                .addresses6
+                .iter()
+                .map(|a| a.to_string())
+                .collect()
+        };
+        assert_eq!(v6(0), ["2001:db8:64::1/64"]);
+        assert_eq!(v6(1), ["2001:db8:10::1/64"]);
+        assert_eq!(cfg.ports[0].addresses[0].to_string(), "192.168.100.1/24");
+    }
+}
