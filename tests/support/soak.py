@@ -625,7 +625,7 @@ def run(a):
             print(f"  {'ok  ' if ok else 'FAIL'} {name}: {figs}")
             if not ok:
                 fails.append(f"counters: {name}: {figs}")
-        nz = ", ".join(f"{d['reason']} {d['count']}" for d in drops if d["count"])
+        nz = ", ".join(f"{d['reason']} {d['count']}" for d in r.drops if d["count"])
         print(f"  drops: {nz or 'none'}")
     print()
     if fails:
