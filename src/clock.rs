@@ -49,3 +49,12 @@ mod tests {
         h.join().unwrap();
     }
 }
+
+/// Monotonic nanoseconds for the control thread (neighbor aging).
+pub fn now_ns() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as u64
+}

@@ -5,7 +5,7 @@
 //! inject ring.
 
 use super::handler::Ctl;
-use super::now_ns;
+use crate::clock::now_ns;
 use crate::dataplane::shared::Event;
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Egress6, Resolve, Resolve6};

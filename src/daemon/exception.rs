@@ -12,7 +12,8 @@
 //! 0 transmits on the port's queue 0 — so a port's TX queues keep one
 //! writer each.
 
-use super::{DaemonError, RunningPort};
+use super::error::DaemonError;
+use super::port::RunningPort;
 use crate::ctl::config::{Config, ExceptionBackend};
 use crate::dataplane::exception::TokenBucket;
 use crate::dataplane::worker::TO_PIPELINE;

@@ -3,8 +3,10 @@
 
 use super::control::state_file::Saved;
 use super::control::{ControlState, LbSettings};
+use super::error::DaemonError;
 use super::handler::Ctl;
-use super::{now_ns, DaemonError, RunningPort};
+use super::port::RunningPort;
+use crate::clock::now_ns;
 use crate::ctl::config::Config;
 use crate::ctl::server::{Handler, Server, ServerConfig, ServerCounters, StopHandle};
 use crate::ctl::view::MacAddr;

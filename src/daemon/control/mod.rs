@@ -9,10 +9,10 @@
 
 pub mod state_file;
 
-use crate::ctl::proto::{BatchCmd, CtlError, ErrCode};
+use crate::ctl::proto::{CtlError, ErrCode};
 use crate::dataplane::shared::Shared;
 use crate::lb::snapshot::{BuildError, LbIds, Snapshot, SnapshotBuilder};
-use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
+use crate::lb::spec::Timeouts;
 use crate::net::addr::{Ipv4Cidr, Ipv6Cidr, OwnAddrs};
 use crate::net::neigh::NeighTable;
 use crate::net::route::{RouteTable, StaticRoute};
@@ -21,8 +21,9 @@ use crate::net::view::NetView;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-/// The services as the operator configured them, in order.
-pub type ServiceTable = Vec<(ServiceSpec, Vec<DestSpec>)>;
+pub use apply::{apply, ServiceTable};
+
+pub mod apply;
 
 /// Data-plane settings the snapshot builder needs.
 #[derive(Debug, Clone)]
@@ -197,7 +198,7 @@ impl ControlState {
         // what the workers answer ARP and ping for now
         let old_vips: HashSet<u32> = shared.net.load().addrs().vips().iter().copied().collect();
         let old_vips6: HashSet<u128> = shared.net.load().addrs().vips6().iter().copied().collect();
-        let now = crate::daemon::now_ns();
+        let now = crate::clock::now_ns();
         self.health.update_quorum(&services, now);
         let snap = match self.build(&services, timeouts, epoch) {
             Ok(s) => s,
@@ -269,84 +270,4 @@ impl ControlState {
         }
         shared.net.store(Arc::new(v));
     }
-}
-
-fn find_service(t: &ServiceTable, k: &ServiceKey) -> Option<usize> {
-    t.iter().position(|(s, _)| s.key == *k)
-}
-
-fn dest_pos(d: &[DestSpec], svc: &ServiceSpec, k: &DestKey) -> Option<usize> {
-    let want = normalize(svc, *k);
-    d.iter().position(|x| normalize(svc, x.key) == want)
-}
-
-/// Port 0 on a real server means the service's port.
-fn normalize(svc: &ServiceSpec, mut k: DestKey) -> DestKey {
-    if k.port == 0 {
-        k.port = svc.key.port;
-    }
-    k
-}
-
-/// Apply one mutation to a copy of the table (no validation beyond
-/// existence; the snapshot build validates the rest).
-pub fn apply(
-    t: &mut ServiceTable,
-    timeouts: &mut Timeouts,
-    cmd: &BatchCmd,
-) -> Result<(), CtlError> {
-    match cmd {
-        BatchCmd::AddService { service } => {
-            if find_service(t, &service.key).is_some() {
-                return Err(CtlError::service_exists());
-            }
-            t.push((service.clone(), Vec::new()));
-        }
-        BatchCmd::EditService { service } => {
-            let i = find_service(t, &service.key).ok_or_else(CtlError::no_service)?;
-            t[i].0 = service.clone();
-        }
-        BatchCmd::DelService { key } => {
-            let i = find_service(t, key).ok_or_else(CtlError::no_service)?;
-            t.remove(i);
-        }
-        BatchCmd::Clear => t.clear(),
-        BatchCmd::AddDest { service, dest } => {
-            let i = find_service(t, service).ok_or_else(CtlError::no_service)?;
-            let (spec, dests) = &mut t[i];
-            if dest_pos(dests, spec, &dest.key).is_some() {
-                return Err(CtlError::dest_exists());
-            }
-            let mut d = dest.clone();
-            d.key = normalize(spec, d.key);
-            dests.push(d);
-        }
-        BatchCmd::EditDest { service, dest } => {
-            let i = find_service(t, service).ok_or_else(CtlError::no_service)?;
-            let (spec, dests) = &mut t[i];
-            let j = dest_pos(dests, spec, &dest.key).ok_or_else(CtlError::no_dest)?;
-            let mut d = dest.clone();
-            d.key = normalize(spec, d.key);
-            dests[j] = d;
-        }
-        BatchCmd::DelDest { service, dest } => {
-            let i = find_service(t, service).ok_or_else(CtlError::no_service)?;
-            let (spec, dests) = &mut t[i];
-            let j = dest_pos(dests, spec, dest).ok_or_else(CtlError::no_dest)?;
-            dests.remove(j);
-        }
-        BatchCmd::SetTimeouts { timeouts: n } => {
-            if n.tcp != 0 {
-                timeouts.tcp = n.tcp;
-            }
-            if n.tcpfin != 0 {
-                timeouts.tcpfin = n.tcpfin;
-            }
-            if n.udp != 0 {
-                timeouts.udp = n.udp;
-            }
-        }
-        BatchCmd::Zero { .. } => {}
-    }
-    Ok(())
 }

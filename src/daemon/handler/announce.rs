@@ -2,10 +2,10 @@
 //! VIP routes with the health state's decision, and withdraw them all at
 //! SIGTERM.
 
-use super::{lock, Ctl};
+use super::ctl::{lock, Ctl};
+use crate::clock::now_ns;
 use crate::ctl::proto::Response;
 use crate::daemon::announce::{self, Announcer, KernelRoutes};
-use crate::daemon::now_ns;
 
 /// The announcer of a running dirigo (its routes in the kernel).
 pub type KernelAnnouncer = Announcer<KernelRoutes>;

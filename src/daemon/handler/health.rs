@@ -2,11 +2,11 @@
 //! and the control loop's side: feeding the checker its jobs and applying
 //! its reports.
 
-use super::{lock, Ctl};
+use super::ctl::{lock, Ctl};
+use crate::clock::now_ns;
 use crate::ctl::proto::{CtlError, ErrCode, Response};
 use crate::ctl::view::{HealthEvent, HealthInfo, HealthReport};
 use crate::daemon::health::{service_name, Changed};
-use crate::daemon::now_ns;
 use crate::health::engine::{Engine, JobKey};
 use crate::health::spec::CheckSpec;
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec};

@@ -9,71 +9,20 @@
 //! * `announce` — the VIP routes for a routing daemon (`dirigoctl vips`).
 
 mod announce;
+mod ctl;
 mod health;
 mod network;
 mod services;
 mod stats;
 
 pub use announce::KernelAnnouncer;
+pub use ctl::{Ctl, HealthEngine};
 pub use stats::{RateEst, StatKey};
 
-use super::control::{self, ControlState};
-use super::RunningPort;
 use crate::ctl::proto::{BatchCmd, CtlError, Request, Response};
 use crate::ctl::server::Handler;
 use crate::ctl::view::VersionInfo;
-use crate::dataplane::shared::Shared;
-use crate::lb::stats::TrafficSnapshot;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-
-/// The daemon's control handle, shared by the socket server's threads and
-/// the control loop.
-pub struct Ctl {
-    /// Configured state.
-    pub state: Mutex<ControlState>,
-    /// What the workers read.
-    pub shared: Arc<Shared>,
-    /// Running ports.
-    pub ports: Vec<RunningPort>,
-    /// The config file (for reload).
-    pub config_path: String,
-    /// Connection table capacity per worker (ipvsadm's size=).
-    pub conn_tab_size: u32,
-    /// Baselines for `-Z`.
-    pub zero: Mutex<HashMap<StatKey, TrafficSnapshot>>,
-    /// Rates.
-    pub rates: Mutex<HashMap<StatKey, RateEst>>,
-    /// The exception path (kernel interfaces), when configured.
-    pub exception: Option<Arc<crate::daemon::exception::ExceptionPath>>,
-    /// The health-check engine, started with the first checked server.
-    pub health: Mutex<HealthEngine>,
-    /// The state file's failed writes, when there is one (read without
-    /// the state's lock).
-    pub state_file_failed: Option<Arc<std::sync::atomic::AtomicU64>>,
-    /// Connection sync's settings and counters, when `[sync]` is on.
-    pub sync: Option<(
-        crate::ctl::config::Sync,
-        Arc<crate::daemon::sync::SyncStats>,
-    )>,
-    /// The VIP routes for a routing daemon (`[announce]`), when on. Taken
-    /// before the state's lock when both are.
-    pub announce: Mutex<Option<KernelAnnouncer>>,
-}
-
-/// The checker engine and where it runs.
-#[derive(Default)]
-pub struct HealthEngine {
-    /// The namespace checks run in (`None`: dirigo's own).
-    pub netns: Option<String>,
-    /// The engine, once a server is checked.
-    pub engine: Option<crate::health::engine::Engine>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A panicking handler thread must not take the control plane down.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+use ctl::lock;
 
 impl Handler for Ctl {
     fn handle(&self, req: Request) -> Result<Response, CtlError> {

@@ -1,6 +1,6 @@
 //! Network requests: ports, port addresses, routes and neighbors.
 
-use super::{lock, Ctl};
+use super::ctl::{lock, Ctl};
 use crate::ctl::proto::{CtlError, ErrCode, Response};
 use crate::ctl::view::{
     AddrInfo, KernelIfInfo, MacAddr, NamedCounter, NeighInfo, PortInfo, RouteInfo,
@@ -170,7 +170,7 @@ impl Ctl {
 
     pub(super) fn neighbors(&self) -> Response {
         let st = lock(&self.state);
-        let now = crate::daemon::now_ns();
+        let now = crate::clock::now_ns();
         let info = |addr: IpAddr, n: crate::net::neigh::NeighInfo| NeighInfo {
             port: n.port,
             addr,

@@ -1,12 +1,12 @@
 //! Service requests: ipvsadm's mutations (validated on a copy, then
 //! committed), `-L` listings with their counters, `-Z`, `-L -c` and reload.
 
-use super::control::{apply, ServiceTable};
-use super::{lock, Ctl};
+use super::ctl::{lock, Ctl};
 use crate::ctl::proto::{BatchCmd, CtlError, ErrCode, ListOpts, Response};
 use crate::ctl::view::{
     CensusInfo, ConnInfo, DestInfo, FingerprintInfo, Rate, ServiceInfo, ServiceList, Stats,
 };
+use crate::daemon::control::apply::{apply, ServiceTable};
 use crate::dataplane::shared::{ConnRequest, ConnWalk};
 use crate::lb::snapshot::Snapshot;
 use crate::lb::spec::{ServiceKey, Timeouts};

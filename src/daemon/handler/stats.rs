@@ -1,7 +1,7 @@
 //! Statistics requests: per-worker and drop counters (`lcores`, `drops`)
 //! and the rate estimators behind `-L --rate`.
 
-use super::{lock, Ctl};
+use super::ctl::{lock, Ctl};
 use crate::ctl::proto::Response;
 use crate::ctl::view::{DropCount, LcoreInfo, NamedCounter, Rate, SyncInfo};
 

@@ -27,8 +27,8 @@ mod tests;
 pub use collect::{Collector, EndpointCounters, Scrape, Sources, WorkerSample};
 pub use server::{Limits, RenderFn};
 
+use super::error::DaemonError;
 use super::handler::Ctl;
-use super::DaemonError;
 use crate::ctl::server::ServerCounters;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

@@ -23,7 +23,7 @@
 
 use crate::counters::counter_enum;
 use crate::ctl::config::Sync as SyncConfig;
-use crate::daemon::DaemonError;
+use crate::daemon::error::DaemonError;
 use crate::dataplane::pipeline::{owner_with, steer_mask};
 use crate::dataplane::rss::ClientOwner;
 use crate::dataplane::shared::Shared;

@@ -20,8 +20,8 @@ pub mod build;
 #[cfg(test)]
 mod tests;
 
+use super::error::DaemonError;
 use super::handler::Ctl;
-use super::DaemonError;
 use crate::ctl::proto::{ListOpts, Request, Response};
 use crate::ctl::server::Handler as _;
 use crate::pmd::telemetry::{self as tel, output_budget, Answer, Command, Dict};

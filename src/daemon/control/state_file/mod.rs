@@ -15,7 +15,7 @@
 //! logged and counted, never fatal: the change stays applied in memory and
 //! the next change writes the whole table again.
 
-use super::{apply, ServiceTable};
+use super::apply::{apply, ServiceTable};
 use crate::ctl::adm::{error_message, format, parse_rules};
 use crate::ctl::config::Problem;
 use crate::ctl::view::{DestInfo, ServiceInfo, ServiceList};

@@ -1,0 +1,307 @@
+//! The daemon's life: config -> EAL -> ports -> workers + control thread,
+//! until SIGINT/SIGTERM; then workers joined, ports stopped, counters
+//! printed.
+
+use super::error::DaemonError;
+use super::port::RunningPort;
+use super::{
+    announce, control, control_loop, exception, handler, metrics, notify, startup, sync, telemetry,
+};
+use crate::clock::now_ns;
+use crate::ctl::config::Config;
+use crate::dataplane::pipeline::WorkerPipeline;
+use crate::dataplane::shared::Shared;
+use crate::dataplane::stats::IoCounters;
+use crate::dataplane::worker::{self, WorkerIo};
+use crate::pmd::capture::Pdump;
+use crate::pmd::eal::Eal;
+use crate::pmd::lcore::{self, TscClock};
+use crate::pmd::mempool::Mempool;
+use crate::pmd::ring::MbufRing;
+use arc_swap::ArcSwap;
+use crossbeam_queue::ArrayQueue;
+use handler::Ctl;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Run the daemon until a signal sets `term` (the caller may set it too).
+/// With `[announce]` the VIP routes are withdrawn first and the workers
+/// keep forwarding for `drain_ms` before everything stops.
+pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
+    // what the workers, the exception thread and the control loop stop
+    // on: set by the control loop once `term` is set and the drain is over
+    let stop = Arc::new(AtomicBool::new(false));
+    // bound before anything starts: a port in use stops dirigo at once
+    let metrics_bound = cfg.metrics.map(|m| metrics::bind(m.listen)).transpose()?;
+    // read before EAL: a corrupt state file stops dirigo at once
+    let saved = match &cfg.control.state_file {
+        Some(p) => control::state_file::load(p, cfg.timeouts)?,
+        None => None,
+    };
+    let eal = Eal::init(&cfg.eal.args).map_err(DaemonError::Eal)?;
+    let lcores = lcore::worker_lcores();
+    if lcores.is_empty() {
+        return Err(DaemonError::Other(
+            "no worker lcore: give EAL at least two lcores (e.g. \"-l\", \"0-1\"); the first is the control thread".into(),
+        ));
+    }
+    let workers = lcores.len() as u16;
+    let pool = Mempool::with_data_room(
+        "dirigo-pkt",
+        cfg.dataplane.mbufs,
+        256,
+        cfg.dataplane.mbuf_data_room,
+    )?;
+    let (ports, client_owner) = startup::start_ports(&cfg, workers, &pool)?;
+    // before any worker polls: pdump's callbacks are added on request
+    let capture = match cfg.capture.enabled {
+        true => Some(Pdump::init()?),
+        false => None,
+    };
+    startup::log_ports(&ports);
+    startup::own_tap_macs(&ports);
+    let exception = exception::setup(&cfg, &ports, &pool)?.map(Arc::new);
+    let inject_ring = MbufRing::new("dirigo-inject", 1024, false, true)?;
+    let port_ids: Vec<u16> = ports.iter().map(|p| p.port.id()).collect();
+    let rx_queues: Vec<u16> = ports.iter().map(|p| p.rx_queues).collect();
+    let mut steer = Vec::new();
+    if workers > 1 {
+        for i in 0..workers {
+            steer.push(MbufRing::new(
+                &format!("dirigo-steer{i}"),
+                4096,
+                false,
+                true,
+            )?);
+        }
+    }
+    let steer_lost = AtomicU64::new(0);
+
+    let (state, view, empty) = startup::initial_state(&cfg, &ports, workers as u32)?;
+    let (lbs, wshared) = startup::workers(&cfg, &lcores, &state, ports.len());
+    let shared = Arc::new(Shared {
+        net: Arc::new(ArcSwap::from_pointee(view)),
+        lb: Arc::new(ArcSwap::from_pointee(empty)),
+        events: ArrayQueue::new(8192),
+        workers: wshared,
+        stop: Arc::clone(&stop),
+    });
+    let state_file_failed = state.state_file.as_ref().map(|f| f.failed_counter());
+    let sync_thread = match &cfg.sync {
+        Some(s) => {
+            let netns = cfg.exception.as_ref().and_then(|x| x.netns.clone());
+            let t = sync::start(
+                s.clone(),
+                netns,
+                Arc::clone(&shared),
+                client_owner.clone(),
+                Arc::clone(&stop),
+            )?;
+            eprintln!(
+                "dirigo: connection sync on {} ({}:{}, syncid {}{}{})",
+                s.interface,
+                if s.peers.is_empty() {
+                    s.group.to_string()
+                } else {
+                    format!("{:?}", s.peers)
+                },
+                s.udp_port,
+                s.syncid,
+                if s.send { ", sending" } else { "" },
+                if s.receive { ", receiving" } else { "" },
+            );
+            Some(t)
+        }
+        None => None,
+    };
+    let ctl = Arc::new(Ctl {
+        state_file_failed,
+        state: Mutex::new(state),
+        shared: Arc::clone(&shared),
+        ports: ports.clone(),
+        config_path: cfg.path.clone(),
+        conn_tab_size: cfg.dataplane.connections_per_worker,
+        zero: Mutex::new(HashMap::new()),
+        rates: Mutex::new(HashMap::new()),
+        exception: exception.clone(),
+        sync: sync_thread
+            .as_ref()
+            .map(|t| (t.config.clone(), Arc::clone(&t.stats))),
+        health: Mutex::new(handler::HealthEngine {
+            netns: cfg.health_netns.clone(),
+            engine: None,
+        }),
+        announce: Mutex::new(announcer(&cfg)?),
+    });
+    startup::commit_services(&ctl, &cfg, saved)?;
+    ctl.health_start().map_err(DaemonError::Other)?;
+    let telemetry = telemetry::start(&ctl)?;
+    let (server_stop, server_thread, ctl_counters) = startup::serve(&cfg, &ctl)?;
+    let metrics = match metrics_bound {
+        Some(b) => {
+            let hist = cfg.metrics.is_some_and(|m| m.burst_histogram);
+            let e = metrics::start(b, &ctl, ctl_counters, hist)?;
+            eprintln!("dirigo: metrics at http://{}/metrics", e.addr);
+            Some(e)
+        }
+        None => None,
+    };
+    log_tools(&eal, capture.is_some());
+
+    let clock = TscClock::new();
+    let lbs = Mutex::new(lbs);
+    eprintln!(
+        "dirigo: {} worker(s) on lcore(s) {:?}; control socket {}; running (SIGINT/SIGTERM to stop)",
+        workers, lcores, cfg.control.socket
+    );
+    notify::notify("READY=1");
+
+    let worker_fn = |index: usize, _lcore: u32| {
+        let lb = lbs.lock().unwrap_or_else(|p| p.into_inner())[index]
+            .take()
+            .expect("one Balancer per worker");
+        let mut pipe = WorkerPipeline::new(&shared, index, lb);
+        if let Some(o) = &client_owner {
+            pipe.set_client_owner(Arc::clone(o));
+        }
+        let io = WorkerIo {
+            ports: &port_ids,
+            queue: index as u16,
+            inject: if index == 0 { Some(&inject_ring) } else { None },
+            stop: &stop,
+            housekeeping_ns: 1_000_000,
+            published: &shared.workers[index].io,
+            published_hold: &shared.workers[index].hold,
+            published_loop: &shared.workers[index].loop_stats,
+            burst_histogram: cfg.metrics.is_some_and(|m| m.burst_histogram),
+            rx_queues: &rx_queues,
+            steer: &steer,
+            steer_lost: &steer_lost,
+            exception: exception.as_deref().map(|x| worker::Exception {
+                ring: &x.ring,
+                limits: &x.limits,
+                pool: &pool,
+            }),
+            pool: Some(&pool),
+            idle_sleep: cfg.dataplane.idle == crate::ctl::config::IdleMode::Sleep,
+        };
+        worker::run(&mut pipe, &io, &clock);
+    };
+    let ctl2 = Arc::clone(&ctl);
+    let res = std::thread::scope(|sc| {
+        if let Some(x) = exception.as_deref() {
+            let (ring, stop, net, pool) = (&inject_ring, &*stop, &*shared.net, &pool);
+            std::thread::Builder::new()
+                .name("dirigo-exc".into())
+                .spawn_scoped(sc, move || exception::run(x, ring, net, pool, stop))
+                .map_err(|e| DaemonError::Other(format!("exception thread: {e}")))?;
+        }
+        let r = lcore::run_workers(&lcores, &worker_fn, || {
+            control_loop::run(&ctl2, &pool, &inject_ring, &term, &stop);
+        });
+        // the exception thread ends with the workers
+        stop.store(true, Ordering::Relaxed);
+        r.map_err(DaemonError::from)
+    });
+    server_stop.stop();
+    let _ = server_thread.join();
+    // the stop flag is set: the sync thread sends what is pending and ends
+    if let Some(t) = sync_thread {
+        t.join();
+    }
+    if let Some(m) = metrics {
+        m.stop();
+    }
+    res?;
+
+    eprintln!("dirigo: stopping");
+    // the telemetry commands answer an error from now on
+    drop(telemetry);
+    notify::notify("STOPPING=1");
+    if let Some(x) = &exception {
+        exception::close(x);
+    }
+    stop_ports(&ports, &shared, &steer_lost);
+    // after the last burst: pdump's callbacks use the server's counters
+    drop(capture);
+    drop(ctl);
+    drop(exception);
+    drop(inject_ring);
+    drop(eal);
+    Ok(())
+}
+
+/// The announcer of `[announce]`, its routes in the exception namespace.
+fn announcer(cfg: &Config) -> Result<Option<handler::KernelAnnouncer>, DaemonError> {
+    let Some(a) = &cfg.announce else {
+        return Ok(None);
+    };
+    let netns = cfg.exception.as_ref().and_then(|x| x.netns.as_deref());
+    let routes = announce::KernelRoutes::new(a.clone(), netns)
+        .map_err(|e| DaemonError::Other(format!("[announce]: {e}")))?;
+    eprintln!(
+        "dirigo: announce: VIP routes through {} (table {}, proto {}{}), drain {} ms at SIGTERM",
+        a.interface,
+        a.table,
+        a.protocol,
+        netns.map(|n| format!(", netns {n}")).unwrap_or_default(),
+        a.drain.as_millis()
+    );
+    let an = announce::Announcer::new(a.clone(), routes);
+    // the sync thread has not received anything yet: it starts later
+    match &cfg.sync {
+        Some(s) if s.receive && !a.sync_wait.is_zero() => {
+            eprintln!(
+                "dirigo: announce: VIPs held back until the other directors' connections \
+                 arrived ([sync]), at most {} ms",
+                a.sync_wait.as_millis()
+            );
+            let hold = announce::SyncHold::new(now_ns(), a.sync_wait.as_nanos() as u64, 0);
+            Ok(Some(an.with_hold(hold)))
+        }
+        _ => Ok(Some(an)),
+    }
+}
+
+/// Say where DPDK's tools reach this process: the telemetry socket (when
+/// EAL made one) and capture.
+fn log_tools(eal: &Eal, capture: bool) {
+    let dir = eal.runtime_dir();
+    let sock = dir.join("dpdk_telemetry.v2");
+    if sock.exists() {
+        eprintln!(
+            "dirigo: telemetry socket {} (dpdk-telemetry.py -f {})",
+            sock.display(),
+            dir.file_name().unwrap_or_default().to_string_lossy()
+        );
+    }
+    if capture {
+        eprintln!(
+            "dirigo: capture enabled (dpdk-dumpcap --file-prefix {} -i DEVICE)",
+            dir.file_name().unwrap_or_default().to_string_lossy()
+        );
+    }
+}
+
+/// Stop and close the ports, printing their counters and the workers'.
+fn stop_ports(ports: &[RunningPort], shared: &Shared, steer_lost: &AtomicU64) {
+    for (i, p) in ports.iter().enumerate() {
+        let _ = p.port.stop();
+        let s = p.port.stats();
+        let w: IoCounters = shared.workers.iter().map(|w| w.io.port(i)).sum();
+        println!(
+            "port {} ({}): rx {} pkts {} bytes, tx {} pkts {} bytes, missed {}, rx-errors {}, tx-errors {}, rx-nombuf {}; workers: rx {} tx {} tx-full {}",
+            p.name, p.device, s.ipackets, s.ibytes, s.opackets, s.obytes, s.imissed, s.ierrors, s.oerrors, s.rx_nombuf, w.rx, w.tx, w.tx_full
+        );
+        p.port.close();
+    }
+    let mut line = String::new();
+    for n in shared.counter_totals().iter().filter(|n| n.value > 0) {
+        line.push_str(&format!(" {}={}", n.name, n.value));
+    }
+    println!(
+        "pipeline:{line} steer_lost={}",
+        steer_lost.load(Ordering::Relaxed)
+    );
+}
