@@ -24,6 +24,15 @@ pub fn nap(d: Duration) {
     }
 }
 
+/// Monotonic nanoseconds for the control thread (neighbor aging).
+pub fn now_ns() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,13 +57,4 @@ mod tests {
         assert!(t.elapsed() >= Duration::from_millis(30));
         h.join().unwrap();
     }
-}
-
-/// Monotonic nanoseconds for the control thread (neighbor aging).
-pub fn now_ns() -> u64 {
-    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    START
-        .get_or_init(std::time::Instant::now)
-        .elapsed()
-        .as_nanos() as u64
 }
