@@ -1,6 +1,7 @@
 //! The data plane: the per-packet pipeline (sans-IO, generic over
 //! [`PacketBuf`]) and the DPDK worker loop that drives it.
 
+pub mod arrival;
 pub mod exception;
 pub mod hold;
 pub mod idle;
@@ -9,6 +10,8 @@ pub mod rss;
 pub mod shared;
 pub mod stats;
 pub mod worker;
+
+pub use arrival::{Arrival, Source};
 
 use crate::net::buf::PacketBuf;
 
@@ -33,50 +36,28 @@ pub enum Verdict {
     Kernel(u16),
 }
 
-/// The per-worker packet pipeline the worker loop drives.
+/// The per-worker packet pipeline the worker loop drives: one entry for a
+/// packet and one for a burst, whatever handed them over ([`Arrival`]).
 pub trait Pipeline {
     /// Called once per loop iteration, before any packet (load snapshots).
     fn begin_burst(&mut self, now_ns: u64);
-    /// Process one packet received on port index `port`, in place.
-    fn process<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict;
-    /// Process a burst received on port index `port`: `out[i]` is the
-    /// verdict for `bufs[i]`. Returns `Some(o)` when every verdict of
-    /// `out` is `Tx(o)` (the worker then hands the burst to the driver as
-    /// it is, without looking at the verdicts), `None` otherwise (never
-    /// `Some` when a verdict is anything else: [`all_tx`]). The default
-    /// processes packet by packet.
+    /// Process one packet, in place.
+    fn process<B: PacketBuf>(&mut self, buf: &mut B, at: Arrival) -> Verdict;
+    /// Process a burst, all of one [`Arrival`]: `out[i]` is the verdict
+    /// for `bufs[i]`. Returns `Some(o)` when every verdict of `out` is
+    /// `Tx(o)` (the worker then hands the burst to the driver as it is,
+    /// without looking at the verdicts), `None` otherwise (never `Some`
+    /// when a verdict is anything else: [`all_tx`]). The default processes
+    /// packet by packet.
     fn process_burst<B: PacketBuf>(
         &mut self,
         bufs: &mut [B],
-        port: u16,
-        now_ns: u64,
+        at: Arrival,
         out: &mut [Verdict],
     ) -> Option<u16> {
-        each(bufs, out, |b| self.process(b, port, now_ns));
-        all_tx(&out[..bufs.len().min(out.len())])
-    }
-    /// Process a packet another worker handed over: never steered again.
-    fn process_steered<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
-        self.process(buf, port, now_ns)
-    }
-    /// A frame the kernel (the exception path) sent to dirigo itself, as
-    /// if received on port index `port` (never steered). The default is
-    /// [`Pipeline::process_steered`].
-    fn process_local<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
-        self.process_steered(buf, port, now_ns)
-    }
-    /// A burst of packets other workers handed over, all received on port
-    /// index `port`: `out[i]` is the verdict for `bufs[i]`; the answer as
-    /// [`Pipeline::process_burst`]'s. The default processes packet by
-    /// packet.
-    fn process_steered_burst<B: PacketBuf>(
-        &mut self,
-        bufs: &mut [B],
-        port: u16,
-        now_ns: u64,
-        out: &mut [Verdict],
-    ) -> Option<u16> {
-        each(bufs, out, |b| self.process_steered(b, port, now_ns));
+        for (b, o) in bufs.iter_mut().zip(out.iter_mut()) {
+            *o = self.process(b, at);
+        }
         all_tx(&out[..bufs.len().min(out.len())])
     }
     /// Periodic work off the per-packet path (expiry, publishing counters).
@@ -102,11 +83,4 @@ pub fn all_tx(verdicts: &[Verdict]) -> Option<u16> {
         return None;
     };
     verdicts.iter().all(|&v| v == Verdict::Tx(o)).then_some(o)
-}
-
-/// `out[i] = f(&mut bufs[i])`: the burst methods' packet-by-packet default.
-fn each<B>(bufs: &mut [B], out: &mut [Verdict], mut f: impl FnMut(&mut B) -> Verdict) {
-    for (b, o) in bufs.iter_mut().zip(out.iter_mut()) {
-        *o = f(b);
-    }
 }

@@ -11,6 +11,7 @@
 //! `[dataplane] idle = "sleep"` a worker that finds nothing to do naps
 //! between rounds ([`super::idle::Backoff`]).
 
+use super::arrival::Arrival;
 use super::exception::TokenBucket;
 use super::hold::HoldArea;
 use super::idle::Backoff;
@@ -320,7 +321,8 @@ pub fn run<P: Pipeline>(
             busy = true;
             out.counters[p].rx += n as u64;
             let mut verdicts = [Verdict::Drop; BURST];
-            match pipe.process_burst(rx.as_mut_slice(), p as u16, now, &mut verdicts[..n]) {
+            let at = Arrival::wire(p as u16, now);
+            match pipe.process_burst(rx.as_mut_slice(), at, &mut verdicts[..n]) {
                 // every packet out of one port (the common established
                 // burst): to the driver as received, no verdict looked at
                 Some(o) if (o as usize) < nports => out.tx_burst(o as usize, &mut rx),
@@ -347,10 +349,9 @@ pub fn run<P: Pipeline>(
                         end += 1;
                     }
                     if (p as usize) < nports {
-                        let all = pipe.process_steered_burst(
+                        let all = pipe.process_burst(
                             &mut pkts[start..end],
-                            p,
-                            now,
+                            Arrival::steered(p, now),
                             &mut verdicts[start..end],
                         );
                         one = all.filter(|_| start == 0 && end == n);
@@ -376,7 +377,7 @@ pub fn run<P: Pipeline>(
                             continue; // freed
                         };
                         m.set_port(pid);
-                        match pipe.process_local(&mut m, p, now) {
+                        match pipe.process(&mut m, Arrival::kernel(p, now)) {
                             Verdict::Hold(ip) => hold.hold(m, ip, p, now),
                             Verdict::Wait(c) => hold.wait(m, c, p, now),
                             v => out.send(m, v),

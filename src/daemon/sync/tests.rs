@@ -6,6 +6,7 @@ use super::*;
 use crate::dataplane::pipeline::{owner_of, WorkerPipeline};
 use crate::dataplane::rss::KEY;
 use crate::dataplane::shared::{WorkerShared, WorkerSync};
+use crate::dataplane::Arrival;
 use crate::dataplane::{Pipeline, Verdict};
 use crate::lb::balancer::{Balancer, BalancerConfig};
 use crate::lb::sched::{SchedFlags, SchedKind};
@@ -241,7 +242,7 @@ fn connections_reach_the_other_directors_owning_worker_and_are_used() {
         let owner = owner_of(u32::from_be_bytes([192, 0, 2, client]), u32::MAX, 2) as usize;
         for flags in [SYN, ACK] {
             let mut f = client_frame(client, 1000 + client as u16, flags);
-            let v = apipes[owner].process(&mut f, 0, 1_000_000);
+            let v = apipes[owner].process(&mut f, Arrival::wire(0, 1_000_000));
             assert_eq!(v, Verdict::Tx(1));
             if flags == ACK {
                 sent_to.push(f.data()[0..6].to_vec());
@@ -269,7 +270,10 @@ fn connections_reach_the_other_directors_owning_worker_and_are_used() {
     for client in 1..=20u8 {
         let owner = owner_of(u32::from_be_bytes([192, 0, 2, client]), u32::MAX, 2) as usize;
         let mut f = client_frame(client, 1000 + client as u16, ACK | PSH);
-        assert_eq!(bpipes[owner].process(&mut f, 0, 3_000_000), Verdict::Tx(1));
+        assert_eq!(
+            bpipes[owner].process(&mut f, Arrival::wire(0, 3_000_000)),
+            Verdict::Tx(1)
+        );
         assert_eq!(f.data()[0..6], sent_to[client as usize - 1][..]);
     }
 }

@@ -19,7 +19,7 @@
 //! itself ([`HoldCount`]); the worker publishes those counters.
 
 use crate::counters::{counter_enum, Counts};
-use crate::dataplane::{Pipeline, Verdict};
+use crate::dataplane::{Arrival, Pipeline, Verdict};
 use crate::net::buf::PacketBuf;
 
 /// Packets held per worker.
@@ -176,7 +176,7 @@ impl<B: PacketBuf> HoldArea<B> {
                 self.counts[HoldCount::Expired] += 1;
                 continue; // dropped
             }
-            match pipe.process(&mut h.buf, h.port, now) {
+            match pipe.process(&mut h.buf, Arrival::wire(h.port, now)) {
                 Verdict::Hold(ip) if now < h.deadline => {
                     (h.ip, h.conn) = (ip, false);
                     *slot = Some(h);

@@ -2,6 +2,7 @@
 //! neighbors in `known` and whose verdict is `verdict`.
 
 use super::*;
+use crate::dataplane::Arrival;
 use crate::net::buf::VecBuf;
 
 const A: u32 = 0x0a00_0001;
@@ -19,8 +20,8 @@ struct Fake {
 
 impl Pipeline for Fake {
     fn begin_burst(&mut self, _now_ns: u64) {}
-    fn process<Buf: PacketBuf>(&mut self, buf: &mut Buf, port: u16, _now_ns: u64) -> Verdict {
-        self.processed.push((buf.data()[0], port));
+    fn process<Buf: PacketBuf>(&mut self, buf: &mut Buf, at: Arrival) -> Verdict {
+        self.processed.push((buf.data()[0], at.port));
         self.verdict.unwrap_or(Verdict::Tx(1))
     }
     fn housekeeping(&mut self, _now_ns: u64) {}

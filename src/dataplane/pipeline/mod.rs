@@ -12,7 +12,7 @@ use crate::dataplane::rss::ClientOwner;
 use crate::dataplane::shared::{Event, Shared};
 use crate::dataplane::stats::{Count, Counters};
 use crate::dataplane::worker::MAX_PORTS;
-use crate::dataplane::{all_tx, Pipeline, Verdict};
+use crate::dataplane::{all_tx, Arrival, Pipeline, Source, Verdict};
 use crate::lb::balancer::{Balancer, LbVerdict, Prepared, TOUCH_LAG};
 use crate::lb::snapshot::Snapshot;
 use crate::net::buf::{PacketBuf, BURST};
@@ -61,9 +61,6 @@ pub struct WorkerPipeline {
     /// An IPv6 packet went to the balancer since the last burst began: the
     /// next burst runs the early IPv6 stage (IPv4-only traffic never does).
     v6_seen: bool,
-    /// The lookup hash of the IPv6 packet being handled, when the early
-    /// IPv6 stage computed it (taken by `ipv6`).
-    hash6: Option<u32>,
 }
 
 /// Whether a frame is for a port whose MAC is `mac` (see `WorkerPipeline::for_us`).
@@ -119,7 +116,6 @@ impl WorkerPipeline {
             kernel_copies: KernelCopies::default(),
             looped_at: [0; MAX_PORTS],
             v6_seen: false,
-            hash6: None,
         }
     }
 
@@ -274,38 +270,45 @@ impl WorkerPipeline {
         for_mac(frame, self.net.port(port).map(|p| p.mac))
     }
 
+    /// Count `n` packets handed over by another worker or by the kernel
+    /// (what arrived from the wire is counted by the port).
     #[inline]
-    fn process_inner<B: PacketBuf>(
-        &mut self,
-        buf: &mut B,
-        port: u16,
-        now_ns: u64,
-        steered: bool,
-    ) -> Verdict {
-        if !self.for_us(buf.data(), port) {
+    fn count_arrivals(&mut self, source: Source, n: u64) {
+        match source {
+            Source::Wire => {}
+            Source::Worker => self.counters.own[Count::SteeredIn] += n,
+            Source::Kernel => self.counters.own[Count::FromKernel] += n,
+        }
+    }
+
+    /// The packet path: a frame for this port is classified and handled.
+    #[inline]
+    fn process_inner<B: PacketBuf>(&mut self, buf: &mut B, at: Arrival) -> Verdict {
+        if !self.for_us(buf.data(), at.port) {
             self.counters.own[Count::OtherHost] += 1;
             return Verdict::Drop;
         }
-        let c = classify(buf.data(), port);
-        self.process_classified(buf, &c, port, now_ns, steered)
+        let c = classify(buf.data(), at.port);
+        self.process_classified(buf, &c, at, None)
     }
 
     /// The packet path after classify: what [`Self::process_inner`] does
     /// with a frame for this port that classify answered `c` for (the
     /// burst path hands over what it classified, so that an IPv6 or ARP
-    /// frame is not classified twice).
+    /// frame is not classified twice, and an IPv6 packet's lookup hash,
+    /// `hash6`, when its early stage computed it).
     #[inline]
     fn process_classified<B: PacketBuf>(
         &mut self,
         buf: &mut B,
         c: &Classified,
-        port: u16,
-        now_ns: u64,
-        steered: bool,
+        at: Arrival,
+        hash6: Option<u32>,
     ) -> Verdict {
+        let Arrival { port, now_ns, .. } = at;
         match c {
             Classified::Ipv4(meta) => {
-                if self.workers > 1 && !steered {
+                if self.workers > 1 && !at.owned() {
                     let owner = self.owner_meta(meta);
                     if owner as usize != self.index {
                         self.counters.own[Count::SteeredOut] += 1;
@@ -322,7 +325,7 @@ impl WorkerPipeline {
                 Verdict::Drop
             }
             Classified::Arp { .. } => self.arp(buf, port, now_ns),
-            Classified::Ipv6(meta) => self.ipv6(buf, meta, port, now_ns, steered),
+            Classified::Ipv6(meta) => self.ipv6(buf, meta, at, hash6),
             &Classified::Icmpv6 {
                 l3_off,
                 l4_off,
@@ -332,27 +335,18 @@ impl WorkerPipeline {
         }
     }
 
-    /// [`Self::process_classified`] for the burst's packet `i`, with its
-    /// IPv6 lookup hash when the early IPv6 stage computed it (bit `i` of
-    /// `early6`). Out of line: the IPv4 burst loop stays as it was.
+    /// [`Self::process_classified`] for a packet of the burst that is not
+    /// plain IPv4, with its IPv6 lookup hash when the early IPv6 stage
+    /// computed it. Out of line: the IPv4 burst loop stays as it was.
     #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
     fn process_aside<B: PacketBuf>(
         &mut self,
         buf: &mut B,
         c: &Classified,
-        early6: u32,
-        i: usize,
-        port: u16,
-        now_ns: u64,
-        steered: bool,
+        at: Arrival,
+        hash6: Option<u32>,
     ) -> Verdict {
-        if early6 & (1 << i) != 0 {
-            self.hash6 = self.scratch.hash6.get(i).copied();
-        }
-        let v = self.process_classified(buf, c, port, now_ns, steered);
-        self.hash6 = None;
-        v
+        self.process_classified(buf, c, at, hash6)
     }
 
     /// The burst path: classify every packet (preparing each lookup: hash
@@ -364,11 +358,10 @@ impl WorkerPipeline {
     fn burst<B: PacketBuf>(
         &mut self,
         bufs: &mut [B],
-        port: u16,
-        now_ns: u64,
+        at: Arrival,
         out: &mut [Verdict],
-        steered: bool,
     ) -> Option<u16> {
+        let Arrival { port, now_ns, .. } = at;
         let n = bufs.len().min(out.len());
         if n > BURST {
             let mut all = None;
@@ -377,7 +370,7 @@ impl WorkerPipeline {
                 .zip(out[..n].chunks_mut(BURST))
                 .enumerate()
             {
-                let a = self.burst(b, port, now_ns, o, steered);
+                let a = self.burst(b, at, o);
                 all = if x == 0 || a == all { a } else { None };
             }
             return all.filter(|_| n > 0);
@@ -399,7 +392,7 @@ impl WorkerPipeline {
         // are not known to be Tx)
         let mut aside = 0usize;
         // whether packets may belong to another worker (loop-invariant)
-        let steer = self.workers > 1 && !steered;
+        let steer = self.workers > 1 && !at.owned();
         for i in 0..n {
             // Some(true): classify's fast path answered (a plain TCP/UDP
             // packet, no ICMP error); Some(false): its slow path did
@@ -416,13 +409,16 @@ impl WorkerPipeline {
                 Some(Placed::Other(c)) => {
                     // IPv6, ARP, a drop: the packet path, with what
                     // classify said (and IPv6's early hash)
-                    out[i] = self.process_aside(&mut bufs[i], &c, early6, i, port, now_ns, steered);
+                    let hash6 = (early6 & (1 << i) != 0)
+                        .then(|| self.scratch.hash6.get(i).copied())
+                        .flatten();
+                    out[i] = self.process_aside(&mut bufs[i], &c, at, hash6);
                     aside += 1;
                     continue;
                 }
                 None => {
                     // another host's frame: the packet path counts it
-                    out[i] = self.process_inner(&mut bufs[i], port, now_ns, steered);
+                    out[i] = self.process_inner(&mut bufs[i], at);
                     aside += 1;
                     continue;
                 }
@@ -541,46 +537,22 @@ impl Pipeline for WorkerPipeline {
         }
     }
 
+    /// One packet: counted by where it came from, then the packet path.
     #[inline]
-    fn process<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
-        self.process_inner(buf, port, now_ns, false)
+    fn process<B: PacketBuf>(&mut self, buf: &mut B, at: Arrival) -> Verdict {
+        self.count_arrivals(at.source, 1);
+        self.process_inner(buf, at)
     }
 
     /// The burst path (see [`WorkerPipeline::burst`]).
     fn process_burst<B: PacketBuf>(
         &mut self,
         bufs: &mut [B],
-        port: u16,
-        now_ns: u64,
+        at: Arrival,
         out: &mut [Verdict],
     ) -> Option<u16> {
-        self.burst(bufs, port, now_ns, out, false)
-    }
-
-    #[inline]
-    fn process_steered<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
-        self.counters.own[Count::SteeredIn] += 1;
-        self.process_inner(buf, port, now_ns, true)
-    }
-
-    /// A frame from the kernel interface to dirigo itself (a health
-    /// check through a VIP): processed here, never steered, so all of a
-    /// probe's packets meet at worker 0.
-    fn process_local<B: PacketBuf>(&mut self, buf: &mut B, port: u16, now_ns: u64) -> Verdict {
-        self.counters.own[Count::FromKernel] += 1;
-        self.process_inner(buf, port, now_ns, true)
-    }
-
-    /// Packets another worker handed over, as a burst (never steered again).
-    fn process_steered_burst<B: PacketBuf>(
-        &mut self,
-        bufs: &mut [B],
-        port: u16,
-        now_ns: u64,
-        out: &mut [Verdict],
-    ) -> Option<u16> {
-        self.counters.own[Count::SteeredIn] += bufs.len().min(out.len()) as u64;
-        self.burst(bufs, port, now_ns, out, true)
+        self.count_arrivals(at.source, bufs.len().min(out.len()) as u64);
+        self.burst(bufs, at, out)
     }
 
     /// From the neighbor snapshot of the view loaded at the last

@@ -16,9 +16,10 @@
 //! [`Balancer::process6`]: crate::lb::balancer::Balancer::process6
 
 use super::nh_cache::CachedEgress;
-use super::{owner_of, WorkerPipeline};
+use super::steer::owner_of;
+use super::WorkerPipeline;
 use crate::dataplane::stats::Count;
-use crate::dataplane::Verdict;
+use crate::dataplane::{Arrival, Verdict};
 use crate::lb::balancer::{lookup_key6, LbVerdict};
 use crate::lb::persist::mask6;
 use crate::lb::snapshot::{fold6, Snapshot};
@@ -85,16 +86,17 @@ impl WorkerPipeline {
         hashed
     }
 
-    /// An IPv6 TCP/UDP packet or ICMPv6 error (classify's meta).
+    /// An IPv6 TCP/UDP packet or ICMPv6 error (classify's meta), with its
+    /// lookup hash when the burst's early IPv6 stage computed it.
     pub(super) fn ipv6<B: PacketBuf>(
         &mut self,
         buf: &mut B,
         meta: &PacketMeta6,
-        port: u16,
-        now_ns: u64,
-        steered: bool,
+        at: Arrival,
+        hashed: Option<u32>,
     ) -> Verdict {
-        if self.workers > 1 && !steered {
+        let Arrival { port, now_ns, .. } = at;
+        if self.workers > 1 && !at.owned() {
             let owner = owner6(
                 client_of6(&self.snap, meta) & self.steer_mask6,
                 self.workers,
@@ -110,7 +112,6 @@ impl WorkerPipeline {
             cache: &self.nh,
         };
         self.v6_seen = true;
-        let hashed = self.hash6.take();
         let v = self
             .lb
             .process6_hashed(&self.snap, &eg, buf, meta, now_ns, hashed);

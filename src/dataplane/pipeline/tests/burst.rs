@@ -2,6 +2,7 @@
 //! burst's one-port summary exactly when every verdict is a Tx to that port.
 
 use super::{nat_service, setup, RS, VIP};
+use crate::dataplane::Arrival;
 use crate::dataplane::{all_tx, Pipeline, Verdict};
 use crate::lb::testutil::tcp_frame;
 use crate::net::buf::{PacketBuf, VecBuf};
@@ -32,11 +33,11 @@ fn burst_path_equals_packet_path() {
         let mut a: Vec<VecBuf> = burst.iter().map(|f| VecBuf::new(f)).collect();
         let mut b: Vec<VecBuf> = burst.iter().map(|f| VecBuf::new(f)).collect();
         let mut va = vec![Verdict::Drop; a.len()];
-        let all = one[0].process_burst(&mut a, 0, 5_000_000, &mut va);
+        let all = one[0].process_burst(&mut a, Arrival::wire(0, 5_000_000), &mut va);
         assert_eq!(all, all_tx(&va), "the burst's summary is its verdicts'");
         let vb: Vec<Verdict> = b
             .iter_mut()
-            .map(|x| other[0].process(x, 0, 5_000_000))
+            .map(|x| other[0].process(x, Arrival::wire(0, 5_000_000)))
             .collect();
         assert_eq!(va, vb);
         for (x, y) in a.iter().zip(&b) {
@@ -64,7 +65,7 @@ fn burst_summary_is_one_port_only_when_every_verdict_is() {
     let mut burst = |frames: &[Vec<u8>], port: u16| {
         let mut bufs: Vec<VecBuf> = frames.iter().map(|f| VecBuf::new(f)).collect();
         let mut out = vec![Verdict::Drop; bufs.len()];
-        let all = p.process_burst(&mut bufs, port, 1_000_000, &mut out);
+        let all = p.process_burst(&mut bufs, Arrival::wire(port, 1_000_000), &mut out);
         assert_eq!(all, all_tx(&out), "{out:?}");
         (all, out)
     };

@@ -4,6 +4,7 @@
 //! them.
 
 use super::{setup, VIP};
+use crate::dataplane::Arrival;
 use crate::dataplane::{Pipeline, Verdict};
 use crate::lb::testutil::{tcp_frame, OUR_MAC};
 use crate::net::addr::link_local_of;
@@ -109,22 +110,28 @@ fn ns_and_ping6_answered_on_the_packet_path() {
     let ll = link_local_of(OUR_MAC);
     for target in [PORT_IP6, ll] {
         let mut b = VecBuf::new(&ns(target));
-        assert_eq!(pipes[1].process(&mut b, 0, 0), Verdict::Tx(0));
+        assert_eq!(
+            pipes[1].process(&mut b, Arrival::wire(0, 0)),
+            Verdict::Tx(0)
+        );
         check_na(b.data(), target);
     }
     let mut b = VecBuf::new(&echo(PORT_IP6));
-    assert_eq!(pipes[1].process(&mut b, 0, 0), Verdict::Tx(0));
+    assert_eq!(
+        pipes[1].process(&mut b, Arrival::wire(0, 0)),
+        Verdict::Tx(0)
+    );
     check_reply(b.data(), PORT_IP6);
     // not ours: counted drops, frames untouched
     let foreign = PORT_IP6 + 7;
     for f in [ns(foreign), echo(foreign), rs()] {
         let mut b = VecBuf::new(&f);
-        assert_eq!(pipes[1].process(&mut b, 0, 0), Verdict::Drop);
+        assert_eq!(pipes[1].process(&mut b, Arrival::wire(0, 0)), Verdict::Drop);
         assert_eq!(b.data(), &f[..]);
     }
     // the port that has no IPv6 address does not answer for port 0's
     let mut b = VecBuf::new(&ns(PORT_IP6));
-    assert_eq!(pipes[1].process(&mut b, 1, 0), Verdict::Drop);
+    assert_eq!(pipes[1].process(&mut b, Arrival::wire(1, 0)), Verdict::Drop);
     pipes[1].housekeeping(0);
     let c = &shared.workers[1].counters;
     assert_eq!(c.get("nd_advertised"), 2);
@@ -152,10 +159,10 @@ fn burst_with_ipv6_leaves_ipv4_unchanged() {
     mixed.push(rs());
     let mut a: Vec<VecBuf> = mixed.iter().map(|f| VecBuf::new(f)).collect();
     let mut va = vec![Verdict::Drop; a.len()];
-    with[0].process_burst(&mut a, 0, 5_000_000, &mut va);
+    with[0].process_burst(&mut a, Arrival::wire(0, 5_000_000), &mut va);
     let mut b: Vec<VecBuf> = v4.iter().map(|f| VecBuf::new(f)).collect();
     let mut vb = vec![Verdict::Drop; b.len()];
-    without[0].process_burst(&mut b, 0, 5_000_000, &mut vb);
+    without[0].process_burst(&mut b, Arrival::wire(0, 5_000_000), &mut vb);
 
     assert_eq!(va[3], Verdict::Tx(0));
     check_na(a[3].data(), PORT_IP6);

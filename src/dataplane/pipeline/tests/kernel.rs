@@ -4,6 +4,7 @@
 
 use super::{run, setup_ports, VIP};
 use crate::dataplane::shared::Event;
+use crate::dataplane::Arrival;
 use crate::dataplane::{Pipeline, Verdict};
 use crate::lb::testutil::{icmp_error, tcp_frame, udp_frame, CLIENT_MAC, OUR_MAC};
 use crate::net::buf::{PacketBuf, VecBuf};
@@ -148,7 +149,7 @@ fn the_kernel_sees_arp_replies_and_requests_for_the_port_address() {
     // request as it arrived
     let req = arp(1, CLIENT_MAC, PEER, WAN);
     let mut b = VecBuf::new(&req);
-    assert_eq!(p[0].process(&mut b, 0, 0), Verdict::Tx(0));
+    assert_eq!(p[0].process(&mut b, Arrival::wire(0, 0)), Verdict::Tx(0));
     assert_ne!(b.data(), &req[..], "rewritten into the reply");
     let mut copies = Vec::new();
     p[0].drain_kernel_copies(&mut |port, f| copies.push((port, f.to_vec())));
@@ -201,7 +202,10 @@ fn looped_arp_is_reported_once_a_second_per_port() {
     let looped = arp(1, OUR_MAC, PEER, WAN);
     let mut at = |t: u64, port: u16| {
         let mut b = VecBuf::new(&looped);
-        assert_eq!(pipes[0].process(&mut b, port, t), Verdict::Drop);
+        assert_eq!(
+            pipes[0].process(&mut b, Arrival::wire(port, t)),
+            Verdict::Drop
+        );
     };
     let events = |shared: &crate::dataplane::shared::Shared| {
         std::iter::from_fn(|| shared.events.pop())

@@ -4,6 +4,7 @@
 //! the snapshot it works with.
 
 use super::{nat_service, run, setup, RS, VIP};
+use crate::dataplane::Arrival;
 use crate::dataplane::{Pipeline, Verdict};
 use crate::lb::testutil::OUR_MAC;
 use crate::net::buf::{PacketBuf, VecBuf};
@@ -36,13 +37,19 @@ fn arp_and_ping_answered_locally_and_drops_counted() {
     let mut other = v.clone();
     other[0..6].copy_from_slice(&[2, 0, 0, 0, 0x77, 0x77]);
     let mut ob = VecBuf::new(&other);
-    assert_eq!(pipes[0].process(&mut ob, 0, 0), Verdict::Drop);
+    assert_eq!(
+        pipes[0].process(&mut ob, Arrival::wire(0, 0)),
+        Verdict::Drop
+    );
     assert_eq!(ob.data(), &other[..], "untouched");
     pipes[0].housekeeping(0);
     assert_eq!(shared.workers[0].counters.get("other_host"), 1);
     // Garbage is dropped and counted, never steered.
     let mut junk = VecBuf::new(&[0x02u8; 10]);
-    assert_eq!(pipes[1].process(&mut junk, 0, 0), Verdict::Drop);
+    assert_eq!(
+        pipes[1].process(&mut junk, Arrival::wire(0, 0)),
+        Verdict::Drop
+    );
     pipes[1].housekeeping(0);
     assert_eq!(shared.workers[1].counters.get("truncated"), 1);
     // the data plane's drops view: both workers summed, the core's reasons

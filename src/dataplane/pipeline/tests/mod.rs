@@ -5,6 +5,7 @@
 
 use super::WorkerPipeline;
 use crate::dataplane::shared::{Shared, WorkerShared};
+use crate::dataplane::Arrival;
 use crate::dataplane::{Pipeline, Verdict};
 use crate::lb::balancer::{Balancer, BalancerConfig};
 use crate::lb::sched::{SchedFlags, SchedKind};
@@ -157,10 +158,10 @@ fn service_of(rs: &[[u8; 4]], method: Method, rport: u16) -> Snapshot {
 /// Run a packet arriving at worker `at`; follow a steer to the owner.
 /// Returns (verdict, worker that handled it).
 fn run(pipes: &mut [WorkerPipeline], at: usize, buf: &mut VecBuf, port: u16) -> (Verdict, usize) {
-    match pipes[at].process(buf, port, 1_000_000) {
+    match pipes[at].process(buf, Arrival::wire(port, 1_000_000)) {
         Verdict::Steer(w) => {
             let w = w as usize;
-            let v = pipes[w].process_steered(buf, port, 1_000_000);
+            let v = pipes[w].process(buf, Arrival::steered(port, 1_000_000));
             assert!(!matches!(v, Verdict::Steer(_)), "steered twice");
             (v, w)
         }

@@ -6,6 +6,7 @@ use super::{nat_service, service_of, setup, RS, VIP};
 use crate::dataplane::hold::{HoldArea, HoldCount};
 use crate::dataplane::pipeline::WorkerPipeline;
 use crate::dataplane::shared::Event;
+use crate::dataplane::Arrival;
 use crate::dataplane::{Pipeline, Verdict};
 use crate::lb::spec::Method;
 use crate::lb::testutil::{tcp_frame, verify};
@@ -44,7 +45,7 @@ fn next_hop_cache_follows(method: Method, rport: u16) {
             64,
             true,
         ));
-        let v = p.process(&mut b, 0, 2_000_000);
+        let v = p.process(&mut b, Arrival::wire(0, 2_000_000));
         (v, b.data()[0..6].to_vec())
     };
     let (v, mac) = send(p, 7, SYN);
@@ -86,7 +87,7 @@ fn next_hop_cache_follows(method: Method, rport: u16) {
             .map(|&c| VecBuf::new(&tcp_frame([10, 0, 0, c], 4000, VIP, 80, ACK, b"", 64, true)))
             .collect();
         let mut out = vec![Verdict::Drop; bufs.len()];
-        p.process_burst(&mut bufs, 0, 5_000_000 + round, &mut out);
+        p.process_burst(&mut bufs, Arrival::wire(0, 5_000_000 + round), &mut out);
         assert_eq!(out, [Verdict::Tx(1); 3], "{method:?} round {round}");
         for b in &bufs {
             assert_eq!(
@@ -118,7 +119,7 @@ fn unresolved_next_hops_are_held_and_requested_per_packet() {
         .collect();
     let mut bufs: Vec<VecBuf> = frames.iter().map(|f| VecBuf::new(f)).collect();
     let mut out = vec![Verdict::Drop; bufs.len()];
-    let all = p.process_burst(&mut bufs, 0, 1_000_000, &mut out);
+    let all = p.process_burst(&mut bufs, Arrival::wire(0, 1_000_000), &mut out);
     assert_eq!(all, None, "held packets are no Tx burst");
     let (a, b) = (u32::from_be_bytes(RS), u32::from_be_bytes(rs2));
     // rr alternates the two real servers; every hold names its own hop
@@ -151,7 +152,10 @@ fn unresolved_next_hops_are_held_and_requested_per_packet() {
         .is_ok()
     {}
     let mut again = VecBuf::new(&frames[0]);
-    assert_eq!(p.process(&mut again, 0, 1_000_000), Verdict::Hold(a));
+    assert_eq!(
+        p.process(&mut again, Arrival::wire(0, 1_000_000)),
+        Verdict::Hold(a)
+    );
     p.housekeeping(1_000_000);
     assert_eq!(shared.workers[0].counters.get("events_lost"), 1);
 }
@@ -172,7 +176,10 @@ fn held_packet_released_once_the_view_knows_the_neighbor() {
     p.begin_burst(1_000_000);
     let frame = tcp_frame([10, 0, 0, 9], 7000, VIP, 80, SYN, b"", 64, true);
     let mut b = VecBuf::new(&frame);
-    assert_eq!(p.process(&mut b, 0, 1_000_000), Verdict::Hold(rs));
+    assert_eq!(
+        p.process(&mut b, Arrival::wire(0, 1_000_000)),
+        Verdict::Hold(rs)
+    );
     let mut hold = HoldArea::new();
     hold.hold(b, rs, 0, 1_000_000);
     let mut sent = Vec::new();
@@ -215,7 +222,10 @@ fn next_hop_cache_slot_shared_by_two_servers() {
     let mut mac_of = std::collections::HashMap::new();
     for c in 2..=21u8 {
         let mut buf = VecBuf::new(&frame(c, SYN));
-        assert_eq!(p.process(&mut buf, 0, 1_000_000), Verdict::Tx(1));
+        assert_eq!(
+            p.process(&mut buf, Arrival::wire(0, 1_000_000)),
+            Verdict::Tx(1)
+        );
         mac_of.insert(c, buf.data()[0..6].to_vec());
     }
     let on_a = mac_of.values().filter(|m| m[..] == mac_a).count();
@@ -227,7 +237,7 @@ fn next_hop_cache_slot_shared_by_two_servers() {
         p.begin_burst(now);
         let mut bufs: Vec<VecBuf> = (2..=21u8).map(|c| VecBuf::new(&frame(c, ACK))).collect();
         let mut out = vec![Verdict::Drop; bufs.len()];
-        let all = p.process_burst(&mut bufs, 0, now, &mut out);
+        let all = p.process_burst(&mut bufs, Arrival::wire(0, now), &mut out);
         assert_eq!(all, Some(1), "round {round}");
         for (c, buf) in (2..=21u8).zip(&bufs) {
             assert_eq!(buf.data()[0..6], mac_of[&c][..], "client {c} round {round}");

@@ -5,6 +5,7 @@
 
 use super::{run, setup, RS, VIP};
 use crate::dataplane::pipeline::owner_of;
+use crate::dataplane::Arrival;
 use crate::dataplane::{Pipeline, Verdict};
 use crate::lb::testutil::{tcp_frame, verify};
 use crate::net::buf::{PacketBuf, VecBuf};
@@ -113,7 +114,7 @@ fn mixed_burst_steers_foreign_packets_and_forwards_its_own() {
     frames.insert(7, vec![0x02; 10]);
     let mut bufs: Vec<VecBuf> = frames.iter().map(|f| VecBuf::new(f)).collect();
     let mut out = vec![Verdict::Tx(9); bufs.len()];
-    let all = pipes[0].process_burst(&mut bufs, 0, 1_000_000, &mut out);
+    let all = pipes[0].process_burst(&mut bufs, Arrival::wire(0, 1_000_000), &mut out);
     assert_eq!(out[7], Verdict::Drop, "junk frame");
     assert_eq!(all, None, "not one Tx port");
     let mut handed = Vec::new();
@@ -140,7 +141,7 @@ fn mixed_burst_steers_foreign_packets_and_forwards_its_own() {
     assert!(own > 5 && foreign > 5, "{own} own, {foreign} foreign");
     let (mut hb, refs): (Vec<VecBuf>, Vec<VecBuf>) = handed.into_iter().unzip();
     let mut out1 = vec![Verdict::Drop; hb.len()];
-    let all1 = pipes[1].process_steered_burst(&mut hb, 0, 1_000_000, &mut out1);
+    let all1 = pipes[1].process_burst(&mut hb, Arrival::steered(0, 1_000_000), &mut out1);
     assert_eq!(all1, Some(1), "a handed-over burst out of one port");
     assert!(out1.iter().all(|v| *v == Verdict::Tx(1)), "{out1:?}");
     for (a, b) in hb.iter().zip(&refs) {
@@ -190,13 +191,13 @@ fn nic_owner_function_needs_no_hand_over() {
         let sport = 40000 + c as u16;
         let syn = tcp_frame(client, sport, VIP, 80, SYN, b"", 64, true);
         // on another queue: handed to the owner
-        let v = pipes[1 - q].process(&mut VecBuf::new(&syn), 0, 1_000_000);
+        let v = pipes[1 - q].process(&mut VecBuf::new(&syn), Arrival::wire(0, 1_000_000));
         assert_eq!(v, Verdict::Steer(q as u16), "client {c}");
         // on the NIC's queue: processed there
-        let v = pipes[q].process(&mut VecBuf::new(&syn), 0, 1_000_000);
+        let v = pipes[q].process(&mut VecBuf::new(&syn), Arrival::wire(0, 1_000_000));
         assert_eq!(v, Verdict::Tx(1), "request of client {c}");
         let reply = tcp_frame(RS, 8080, client, sport, SYN | ACK, b"", 64, true);
-        let v = pipes[q].process(&mut VecBuf::new(&reply), 1, 1_000_000);
+        let v = pipes[q].process(&mut VecBuf::new(&reply), Arrival::wire(1, 1_000_000));
         assert_eq!(v, Verdict::Tx(0), "reply of client {c}");
     }
     assert!(per_queue.iter().all(|&n| n > 5), "{per_queue:?}");
