@@ -256,38 +256,202 @@ fn deliver(
     }
 }
 
-/// Run the loop until `io.stop` is set. Returns the I/O counters.
+/// What the loop's rounds share besides the pipeline: where packets go,
+/// the receive burst, the hold area and the port index of a ring's mbuf.
+struct Rounds<'a, 'io> {
+    io: &'a WorkerIo<'io>,
+    out: Out<'a, 'io>,
+    rx: Burst,
+    hold: HoldArea<Mbuf>,
+    /// DPDK port id -> dirigo port index, for packets handed over by rings.
+    index_of: [u16; 256],
+    nports: usize,
+}
+
+impl<'a, 'io> Rounds<'a, 'io> {
+    fn new(io: &'a WorkerIo<'io>) -> Self {
+        let nports = io.ports.len().min(MAX_PORTS);
+        let mut index_of = [u16::MAX; 256];
+        for (i, &pid) in io.ports.iter().enumerate().take(nports) {
+            index_of[pid as usize & 0xff] = i as u16;
+        }
+        Rounds {
+            io,
+            out: Out {
+                io,
+                tx: std::array::from_fn(|_| Burst::new()),
+                counters: [IoCounters::default(); MAX_PORTS],
+                nports,
+                steer_lost: 0,
+                limits: std::array::from_fn(|i| {
+                    io.exception
+                        .and_then(|x| x.limits.get(i).copied())
+                        .unwrap_or(TokenBucket::new(0, 0))
+                }),
+                now: 0,
+            },
+            rx: Burst::new(),
+            hold: HoldArea::new(),
+            index_of,
+            nports,
+        }
+    }
+
+    /// Each port's receive queue: a burst each through the pipeline, then
+    /// out. Whether any packet came.
+    #[inline(always)]
+    fn receive<P: Pipeline>(&mut self, pipe: &mut P, now: u64) -> bool {
+        let mut busy = false;
+        for p in 0..self.nports {
+            if self.io.queue >= self.io.rx_queues.get(p).copied().unwrap_or(1) {
+                continue;
+            }
+            let n = self.rx.rx(self.io.ports[p], self.io.queue);
+            if n == 0 {
+                continue;
+            }
+            busy = true;
+            self.out.counters[p].rx += n as u64;
+            let mut verdicts = [Verdict::Drop; BURST];
+            let at = Arrival::wire(p as u16, now);
+            match pipe.process_burst(self.rx.as_mut_slice(), at, &mut verdicts[..n]) {
+                // every packet out of one port (the common established
+                // burst): to the driver as received, no verdict looked at
+                Some(o) if (o as usize) < self.nports => {
+                    self.out.tx_burst(o as usize, &mut self.rx)
+                }
+                _ => deliver(
+                    &mut self.rx,
+                    &verdicts,
+                    |_| p as u16,
+                    &mut self.out,
+                    &mut self.hold,
+                    now,
+                ),
+            }
+        }
+        busy
+    }
+
+    /// What other workers handed over (this worker's steering ring): the
+    /// burst path too, in runs of one receiving port (a packet's port
+    /// index: its mbuf port). Whether any packet came.
+    #[inline(always)]
+    fn steered<P: Pipeline>(&mut self, pipe: &mut P, now: u64) -> bool {
+        let Some(ring) = self.io.steer.get(self.io.queue as usize) else {
+            return false;
+        };
+        if ring.dequeue(&mut self.rx) == 0 {
+            return false;
+        }
+        let index_of = &self.index_of;
+        let port_of = |m: &Mbuf| index_of[m.port() as usize & 0xff];
+        let mut verdicts = [Verdict::Drop; BURST];
+        let pkts = self.rx.as_mut_slice();
+        let n = pkts.len().min(BURST);
+        // one run of one port (the common case: everything the others
+        // handed over came in on the client port) answers like a received
+        // burst
+        let mut one = None;
+        let mut start = 0;
+        while start < n {
+            let p = port_of(&pkts[start]);
+            let mut end = start + 1;
+            while end < n && port_of(&pkts[end]) == p {
+                end += 1;
+            }
+            if (p as usize) < self.nports {
+                let all = pipe.process_burst(
+                    &mut pkts[start..end],
+                    Arrival::steered(p, now),
+                    &mut verdicts[start..end],
+                );
+                one = all.filter(|_| start == 0 && end == n);
+            } // else: an unknown port, dropped (Verdict::Drop)
+            start = end;
+        }
+        match one {
+            Some(o) if (o as usize) < self.nports => self.out.tx_burst(o as usize, &mut self.rx),
+            _ => deliver(
+                &mut self.rx,
+                &verdicts,
+                port_of,
+                &mut self.out,
+                &mut self.hold,
+                now,
+            ),
+        }
+        true
+    }
+
+    /// The inject ring (worker 0): frames the control side sends out (ARP
+    /// requests, gratuitous ARP, the kernel interfaces' frames), and the
+    /// kernel's frames to dirigo itself, which go through the pipeline.
+    /// Whether any frame came.
+    fn injected<P: Pipeline>(&mut self, pipe: &mut P, ring: &MbufRing, now: u64) -> bool {
+        let mut b = Burst::new();
+        if ring.dequeue(&mut b) == 0 {
+            return false;
+        }
+        for mut m in b.drain() {
+            let p = m.port();
+            if p & TO_PIPELINE != 0 {
+                let p = p & !TO_PIPELINE;
+                let Some(&pid) = self.io.ports.get(p as usize) else {
+                    continue; // freed
+                };
+                m.set_port(pid);
+                match pipe.process(&mut m, Arrival::kernel(p, now)) {
+                    Verdict::Hold(ip) => self.hold.hold(m, ip, p, now),
+                    Verdict::Wait(c) => self.hold.wait(m, c, p, now),
+                    v => self.out.send(m, v),
+                }
+            } else if !m.is_empty() {
+                self.out.tx(p as usize, m);
+            }
+        }
+        true
+    }
+
+    /// Off the per-packet path, every `housekeeping_ns`: held packets
+    /// released, the pipeline's own (expiry, counters), the frames it
+    /// generated, everything published.
+    fn housekeeping<P: Pipeline>(&mut self, pipe: &mut P, now: u64, lc: &mut LoopCounters) {
+        let out = &mut self.out;
+        if !self.hold.is_empty() {
+            self.hold.release(pipe, now, |m, v| out.send(m, v));
+        }
+        self.out.publish_steer_lost(lc);
+        pipe.housekeeping(now);
+        if let Some(pool) = self.io.pool {
+            let out = &mut self.out;
+            pipe.drain_generated(&mut |p, f| out.generated(pool, p as usize, f));
+        }
+        self.publish(lc);
+    }
+
+    /// Publish the I/O, hold-area and loop counters.
+    fn publish(&mut self, lc: &mut LoopCounters) {
+        self.out.publish();
+        self.io.published_hold.publish(self.hold.counts());
+        self.out.publish_steer_lost(lc);
+        self.io.published_loop.publish(lc);
+    }
+}
+
+/// Run the loop until `io.stop` is set. Returns the I/O counters. Each
+/// round: the ports' receive queues, what other workers handed over, every
+/// 8th round the inject ring, the kernel copies, the TX bursts flushed;
+/// housekeeping when due; with `idle = "sleep"` a nap after empty rounds.
 #[inline(never)] // one call per worker; scripts/callgrind-daemon.sh counts from it
 pub fn run<P: Pipeline>(
     pipe: &mut P,
     io: &WorkerIo<'_>,
     clock: &TscClock,
 ) -> [IoCounters; MAX_PORTS] {
-    let nports = io.ports.len().min(MAX_PORTS);
-    let mut out = Out {
-        io,
-        tx: std::array::from_fn(|_| Burst::new()),
-        counters: [IoCounters::default(); MAX_PORTS],
-        nports,
-        steer_lost: 0,
-        limits: std::array::from_fn(|i| {
-            io.exception
-                .and_then(|x| x.limits.get(i).copied())
-                .unwrap_or(TokenBucket::new(0, 0))
-        }),
-        now: 0,
-    };
-    let mut rx = Burst::new();
+    let mut r = Rounds::new(io);
     let mut next_hk = 0u64;
     let mut iter: u32 = 0;
-    // DPDK port id -> dirigo port index, for packets handed over by rings.
-    let mut index_of = [u16::MAX; 256];
-    for (i, &pid) in io.ports.iter().enumerate().take(nports) {
-        index_of[pid as usize & 0xff] = i as u16;
-    }
-    let port_of = |m: &Mbuf| index_of[m.port() as usize & 0xff];
-    let my_ring = io.steer.get(io.queue as usize);
-    let mut hold = HoldArea::new();
     // Busy time and burst durations come from the clock read each
     // iteration already: an iteration lasts from its `now` to the next
     // one's, and is busy when it carried packets.
@@ -307,103 +471,21 @@ pub fn run<P: Pipeline>(
         let now = clock.now_ns();
         lc.iteration(now.saturating_sub(prev), busy, hist);
         prev = now;
-        busy = false;
-        out.now = now;
+        r.out.now = now;
         pipe.begin_burst(now);
-        for p in 0..nports {
-            if io.queue >= io.rx_queues.get(p).copied().unwrap_or(1) {
-                continue;
-            }
-            let n = rx.rx(io.ports[p], io.queue);
-            if n == 0 {
-                continue;
-            }
-            busy = true;
-            out.counters[p].rx += n as u64;
-            let mut verdicts = [Verdict::Drop; BURST];
-            let at = Arrival::wire(p as u16, now);
-            match pipe.process_burst(rx.as_mut_slice(), at, &mut verdicts[..n]) {
-                // every packet out of one port (the common established
-                // burst): to the driver as received, no verdict looked at
-                Some(o) if (o as usize) < nports => out.tx_burst(o as usize, &mut rx),
-                _ => deliver(&mut rx, &verdicts, |_| p as u16, &mut out, &mut hold, now),
-            }
-        }
-        if let Some(ring) = my_ring {
-            if ring.dequeue(&mut rx) > 0 {
-                busy = true;
-                // handed-over packets take the burst path too, in runs of
-                // one receiving port (a packet's port index: its mbuf port)
-                let mut verdicts = [Verdict::Drop; BURST];
-                let pkts = rx.as_mut_slice();
-                let n = pkts.len().min(BURST);
-                // one run of one port (the common case: everything the
-                // others handed over came in on the client port) answers
-                // like a received burst
-                let mut one = None;
-                let mut start = 0;
-                while start < n {
-                    let p = port_of(&pkts[start]);
-                    let mut end = start + 1;
-                    while end < n && port_of(&pkts[end]) == p {
-                        end += 1;
-                    }
-                    if (p as usize) < nports {
-                        let all = pipe.process_burst(
-                            &mut pkts[start..end],
-                            Arrival::steered(p, now),
-                            &mut verdicts[start..end],
-                        );
-                        one = all.filter(|_| start == 0 && end == n);
-                    } // else: an unknown port, dropped (Verdict::Drop)
-                    start = end;
-                }
-                match one {
-                    Some(o) if (o as usize) < nports => out.tx_burst(o as usize, &mut rx),
-                    _ => deliver(&mut rx, &verdicts, port_of, &mut out, &mut hold, now),
-                }
-            }
-        }
+        busy = r.receive(pipe, now);
+        busy |= r.steered(pipe, now);
         // Control packets (ARP, GARP) are rare: look every 8th round.
         if let Some(ring) = io.inject.filter(|_| iter % 8 == 0) {
-            let mut b = Burst::new();
-            if ring.dequeue(&mut b) > 0 {
-                busy = true;
-                for mut m in b.drain() {
-                    let p = m.port();
-                    if p & TO_PIPELINE != 0 {
-                        let p = p & !TO_PIPELINE;
-                        let Some(&pid) = io.ports.get(p as usize) else {
-                            continue; // freed
-                        };
-                        m.set_port(pid);
-                        match pipe.process(&mut m, Arrival::kernel(p, now)) {
-                            Verdict::Hold(ip) => hold.hold(m, ip, p, now),
-                            Verdict::Wait(c) => hold.wait(m, c, p, now),
-                            v => out.send(m, v),
-                        }
-                    } else if !m.is_empty() {
-                        out.tx(p as usize, m);
-                    }
-                }
-            }
+            busy |= r.injected(pipe, ring, now);
         }
         if io.exception.is_some() {
+            let out = &mut r.out;
             pipe.drain_kernel_copies(&mut |p, f| out.kernel_copy(p, f));
         }
-        out.flush_all();
+        r.out.flush_all();
         if now >= next_hk {
-            if !hold.is_empty() {
-                hold.release(pipe, now, |m, v| out.send(m, v));
-            }
-            out.publish_steer_lost(&mut lc);
-            pipe.housekeeping(now);
-            if let Some(pool) = io.pool {
-                pipe.drain_generated(&mut |p, f| out.generated(pool, p as usize, f));
-            }
-            out.publish();
-            io.published_hold.publish(hold.counts());
-            io.published_loop.publish(&lc);
+            r.housekeeping(pipe, now, &mut lc);
             next_hk = now + io.housekeeping_ns;
         }
         if let Some(b) = backoff.as_mut() {
@@ -419,9 +501,6 @@ pub fn run<P: Pipeline>(
         }
     }
     pipe.housekeeping(clock.now_ns());
-    out.publish();
-    io.published_hold.publish(hold.counts());
-    out.publish_steer_lost(&mut lc);
-    io.published_loop.publish(&lc);
-    out.counters
+    r.publish(&mut lc);
+    r.out.counters
 }
