@@ -5,10 +5,8 @@
 use super::ctl::{lock, Ctl};
 use crate::clock::now_ns;
 use crate::ctl::proto::Response;
-use crate::daemon::announce::{self, Announcer, KernelRoutes};
+use crate::daemon::announce;
 
-/// The announcer of a running dirigo (its routes in the kernel).
-pub type KernelAnnouncer = Announcer<KernelRoutes>;
 
 impl Ctl {
     pub(super) fn vips(&self) -> Response {

@@ -1,13 +1,28 @@
 //! [`Ctl`], the daemon's control handle, and what it holds.
 
-use super::announce::KernelAnnouncer;
-use super::stats::{RateEst, StatKey};
+use crate::daemon::announce::{Announcer, KernelRoutes};
+use crate::lb::ids::SlotId;
+use crate::ctl::view::Rate;
 use crate::daemon::control::ControlState;
 use crate::daemon::port::RunningPort;
 use crate::dataplane::shared::Shared;
 use crate::lb::stats::TrafficSnapshot;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+
+/// The announcer of a running dirigo (its routes in the kernel).
+pub type KernelAnnouncer = Announcer<KernelRoutes>;
+
+/// Key of a counter set: (is real server, slot id).
+pub type StatKey = (bool, SlotId);
+
+/// Rate estimator state (IPVS-style: a 2 s sample smoothed with weight 1/4).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RateEst {
+    pub(super) last: TrafficSnapshot,
+    /// Smoothed rates.
+    pub rate: Rate,
+}
 
 /// The daemon's control handle, shared by the socket server's threads and
 /// the control loop.

@@ -15,9 +15,7 @@ mod network;
 mod services;
 mod stats;
 
-pub use announce::KernelAnnouncer;
-pub use ctl::{Ctl, HealthEngine};
-pub use stats::{RateEst, StatKey};
+pub use ctl::{Ctl, HealthEngine, KernelAnnouncer, RateEst, StatKey};
 
 use crate::ctl::proto::{BatchCmd, CtlError, Request, Response};
 use crate::ctl::server::Handler;

@@ -1,26 +1,14 @@
 //! Statistics requests: per-worker and drop counters (`lcores`, `drops`)
 //! and the rate estimators behind `-L --rate`.
 
-use super::ctl::{lock, Ctl};
+use super::ctl::{lock, Ctl, RateEst};
 use crate::ctl::proto::Response;
 use crate::ctl::view::{DropCount, LcoreInfo, NamedCounter, Rate, SyncInfo};
 
 /// How many counters the sync thread lists before the workers' start.
 const SYNC_THREAD_COUNTERS: usize =
     crate::daemon::sync::SyncThreadCount::COUNT + crate::net::wire::ipvs_sync::SyncError::ALL.len();
-use crate::lb::ids::SlotId;
-use crate::lb::stats::{sum_dest, sum_service, TrafficSnapshot, WorkerStats};
-
-/// Key of a counter set: (is real server, slot id).
-pub type StatKey = (bool, SlotId);
-
-/// Rate estimator state (IPVS-style: a 2 s sample smoothed with weight 1/4).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct RateEst {
-    last: TrafficSnapshot,
-    /// Smoothed rates.
-    pub rate: Rate,
-}
+use crate::lb::stats::{sum_dest, sum_service, WorkerStats};
 
 impl Ctl {
     /// `dirigoctl sync`: the settings, the sync thread's counters and the

@@ -33,9 +33,10 @@ impl EthHop {
     /// The Ethernet addresses and port of `h`.
     #[inline(always)]
     pub fn of(h: &NextHop) -> EthHop {
+        use crate::net::wire::ethernet::field::{DST, SRC};
         let mut macs = [0u8; 12];
-        macs[..6].copy_from_slice(&h.dst_mac);
-        macs[6..].copy_from_slice(&h.src_mac);
+        macs[DST].copy_from_slice(&h.dst_mac);
+        macs[SRC].copy_from_slice(&h.src_mac);
         EthHop { macs, port: h.port }
     }
 }

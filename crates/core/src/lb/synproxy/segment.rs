@@ -4,10 +4,10 @@
 //! per-packet sequence translation of a spliced connection.
 //!
 //! A segment dirigo writes gets a fresh 20-byte IPv4 header and a TCP
-//! header rebuilt from values read first (so IP options and any payload
-//! of the packet it reuses are dropped); every checksum is computed in
-//! full. Translation only rewrites fields in place, with incremental
-//! checksums. Headers are written only through `net::wire`.
+//! header emitted from a `tcp::Repr` of values read first (so IP options
+//! and any payload of the packet it reuses are dropped); every checksum
+//! is computed in full. Translation only rewrites fields in place, with
+//! incremental checksums. Headers are written only through `net::wire`.
 
 use super::{rescale, Aux, A_RESCALE, A_TS, A_WS};
 use crate::lb::xmit::{next_hop, set_eth, XmitError};
@@ -16,25 +16,16 @@ use crate::net::egress::{Egress, NextHop};
 use crate::net::meta::{tcp_flags, PacketMeta, PROTO_TCP};
 use crate::net::wire::{ethernet, ipv4, tcp, tcpopt};
 
-/// What a segment dirigo writes carries.
+/// What a segment dirigo writes carries: its IPv4 addresses and its TCP
+/// header (options included).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Seg {
     /// Source address.
     pub src: u32,
     /// Destination address.
     pub dst: u32,
-    /// Source port.
-    pub sport: u16,
-    /// Destination port.
-    pub dport: u16,
-    /// Sequence number.
-    pub seq: u32,
-    /// Acknowledgment number.
-    pub ack: u32,
-    /// Flags.
-    pub flags: u8,
-    /// Window.
-    pub window: u16,
+    /// The TCP header.
+    pub tcp: tcp::Repr,
 }
 
 /// Bytes of a generated RST frame (Ethernet + IPv4 + TCP, padded to the
@@ -69,16 +60,10 @@ fn tcp_of<'a, B: PacketBuf>(
     tcp::Packet::new_checked(seg).map_err(|_| XmitError::Malformed)
 }
 
-/// Write `s` with options `opts` as the whole IP packet after `l3` bytes
-/// of link header, resizing the buffer, and address the frame to `nh`.
-fn emit<B: PacketBuf>(
-    buf: &mut B,
-    l3: usize,
-    s: &Seg,
-    opts: &[u8],
-    nh: &NextHop,
-) -> Result<u16, XmitError> {
-    let tcp_len = tcp::MIN_HEADER_LEN + opts.len();
+/// Write `s` as the whole IP packet after `l3` bytes of link header,
+/// resizing the buffer, and address the frame to `nh`.
+fn emit<B: PacketBuf>(buf: &mut B, l3: usize, s: &Seg, nh: &NextHop) -> Result<u16, XmitError> {
+    let tcp_len = s.tcp.header_len();
     let total = l3 + ipv4::MIN_HEADER_LEN + tcp_len;
     let ok = if buf.len() >= total {
         buf.trim_to(total)
@@ -105,16 +90,8 @@ fn emit<B: PacketBuf>(
         dont_frag: true,
     }
     .emit(&mut ipv4::Packet::new_unchecked(&mut *ip));
-    seg[tcp::MIN_HEADER_LEN..].copy_from_slice(opts);
     let mut t = tcp::Packet::new_unchecked(seg);
-    t.set_src_port(s.sport);
-    t.set_dst_port(s.dport);
-    t.set_seq_number(s.seq);
-    t.set_ack_number(s.ack);
-    t.set_header_len(tcp_len);
-    t.set_flags(s.flags);
-    t.set_window(s.window);
-    t.set_urgent(0);
+    s.tcp.emit(&mut t);
     t.fill_checksum(s.src, s.dst);
     Ok(nh.port)
 }
@@ -131,20 +108,21 @@ pub fn syn_ack<B: PacketBuf>(
 ) -> Result<u16, XmitError> {
     let isn = tcp_of(buf, meta)?.seq_number();
     let nh = next_hop(egress, meta.key.src)?;
-    let mut o = [0u8; 40];
-    let n = tcpopt::emit_syn(&mut o, opts).ok_or(XmitError::Malformed)?;
     let k = meta.key;
     let s = Seg {
         src: k.dst,
         dst: k.src,
-        sport: k.dport,
-        dport: k.sport,
-        seq: cookie,
-        ack: isn.wrapping_add(1),
-        flags: tcp_flags::SYN | tcp_flags::ACK,
-        window: super::SynProxy::WINDOW,
+        tcp: tcp::Repr {
+            src_port: k.dport,
+            dst_port: k.sport,
+            seq_number: cookie,
+            ack_number: isn.wrapping_add(1),
+            flags: tcp_flags::SYN | tcp_flags::ACK,
+            window: super::SynProxy::WINDOW,
+            options: (*opts).into(),
+        },
     };
-    emit(buf, meta.l3_off as usize, &s, &o[..n], &nh)
+    emit(buf, meta.l3_off as usize, &s, &nh)
 }
 
 /// Turn the client's ACK that proved its cookie into the SYN the real
@@ -161,20 +139,21 @@ pub fn ack_to_syn<B: PacketBuf>(
         let t = tcp_of(buf, meta)?;
         (t.seq_number(), t.window())
     };
-    let mut o = [0u8; 40];
-    let n = tcpopt::emit_syn(&mut o, opts).ok_or(XmitError::Malformed)?;
     let k = meta.key;
     let s = Seg {
         src: k.src,
         dst: k.dst,
-        sport: k.sport,
-        dport: k.dport,
-        seq: seq.wrapping_sub(1),
-        ack: 0,
-        flags: tcp_flags::SYN,
-        window,
+        tcp: tcp::Repr {
+            src_port: k.sport,
+            dst_port: k.dport,
+            seq_number: seq.wrapping_sub(1),
+            ack_number: 0,
+            flags: tcp_flags::SYN,
+            window,
+            options: (*opts).into(),
+        },
     };
-    emit(buf, meta.l3_off as usize, &s, &o[..n], nh).map(|_| ())
+    emit(buf, meta.l3_off as usize, &s, nh).map(|_| ())
 }
 
 /// What the real server's SYN/ACK told: its ISN and TSval, its window
@@ -192,16 +171,15 @@ pub struct ServerHello {
 /// Read the server's SYN/ACK of a pending connection; None when the
 /// segment is not a SYN/ACK.
 pub fn server_hello<B: PacketBuf>(buf: &B, meta: &PacketMeta) -> Option<ServerHello> {
-    let t = tcp_of(buf, meta).ok()?;
-    let f = t.flags();
+    let t = tcp::Repr::parse(&tcp_of(buf, meta).ok()?).ok()?;
+    let f = t.flags;
     if f & (tcp_flags::SYN | tcp_flags::ACK | tcp_flags::RST) != tcp_flags::SYN | tcp_flags::ACK {
         return None;
     }
-    let o = tcpopt::parse(t.options());
     Some(ServerHello {
-        isn: t.seq_number(),
-        tsval: o.ts.map(|x| x.val),
-        wscale: o.wscale,
+        isn: t.seq_number,
+        tsval: t.options.ts.map(|(val, _)| val),
+        wscale: t.options.wscale,
     })
 }
 
@@ -214,29 +192,27 @@ pub fn synack_to_ack<B: PacketBuf>(
     window: u16,
     egress: &impl Egress,
 ) -> Result<u16, XmitError> {
-    let (seq, ack, ts) = {
-        let t = tcp_of(buf, meta)?;
-        let ts = tcpopt::parse(t.options()).ts;
-        (t.ack_number(), t.seq_number().wrapping_add(1), ts)
-    };
+    let t = tcp::Repr::parse(&tcp_of(buf, meta)?).map_err(|_| XmitError::Malformed)?;
     let k = meta.key; // server -> client
     let nh = next_hop(egress, k.src)?;
-    let mut o = [0u8; 12];
-    let n = match ts {
-        Some(ts) => tcpopt::emit_ts(&mut o, ts.ecr, ts.val).ok_or(XmitError::Malformed)?,
-        None => 0,
-    };
     let s = Seg {
         src: k.dst,
         dst: k.src,
-        sport: k.dport,
-        dport: k.sport,
-        seq,
-        ack,
-        flags: tcp_flags::ACK,
-        window,
+        tcp: tcp::Repr {
+            src_port: k.dport,
+            dst_port: k.sport,
+            seq_number: t.ack_number,
+            ack_number: t.seq_number.wrapping_add(1),
+            flags: tcp_flags::ACK,
+            window,
+            // the server's timestamps echoed
+            options: tcpopt::Options {
+                ts: t.options.ts.map(|(val, ecr)| (ecr, val)),
+                ..tcpopt::Options::default()
+            },
+        },
     };
-    emit(buf, meta.l3_off as usize, &s, &o[..n], &nh)
+    emit(buf, meta.l3_off as usize, &s, &nh)
 }
 
 /// Turn any packet of a proxied connection into an RST to its client
@@ -248,19 +224,22 @@ pub fn reset_in_place<B: PacketBuf>(
     egress: &impl Egress,
 ) -> Result<u16, XmitError> {
     let nh = next_hop(egress, r.client)?;
-    emit(buf, meta.l3_off as usize, &reset_seg(r), &[], &nh)
+    emit(buf, meta.l3_off as usize, &reset_seg(r), &nh)
 }
 
 fn reset_seg(r: &Reset) -> Seg {
     Seg {
         src: r.vip,
         dst: r.client,
-        sport: r.vport,
-        dport: r.cport,
-        seq: r.seq,
-        ack: 0,
-        flags: tcp_flags::RST,
-        window: 0,
+        tcp: tcp::Repr {
+            src_port: r.vport,
+            dst_port: r.cport,
+            seq_number: r.seq,
+            ack_number: 0,
+            flags: tcp_flags::RST,
+            window: 0,
+            options: tcpopt::Options::default(),
+        },
     }
 }
 
@@ -313,7 +292,7 @@ pub fn build_reset(
     let l3 = ethernet::HEADER_LEN;
     let mut f = Fixed { b: out, len: l3 };
     ethernet::Frame::new_unchecked(f.data_mut()).set_ethertype(ethernet::ethertype::IPV4);
-    let port = emit(&mut f, l3, &reset_seg(r), &[], &nh)?;
+    let port = emit(&mut f, l3, &reset_seg(r), &nh)?;
     Ok((port, RESET_FRAME_LEN))
 }
 
@@ -342,7 +321,7 @@ pub fn translate<B: PacketBuf>(buf: &mut B, meta: &PacketMeta, a: &Aux, reply: b
         let s = t.seq_number().wrapping_sub(a.seq);
         t.set_seq_number_update_checksum(s);
         if let Some(ts) = opts.ts.filter(|_| a.flags & A_TS != 0) {
-            t.set_u32_update_checksum(ts.at as usize, ts.val.wrapping_sub(a.ts));
+            t.set_u32_update_checksum(ts.val_at(), ts.val.wrapping_sub(a.ts));
         }
         if a.flags & A_RESCALE != 0 && t.flags() & tcp_flags::SYN == 0 {
             let client_ws = if a.flags & A_WS != 0 {
@@ -359,24 +338,11 @@ pub fn translate<B: PacketBuf>(buf: &mut B, meta: &PacketMeta, a: &Aux, reply: b
             t.set_ack_number_update_checksum(n);
         }
         if let Some(ts) = opts.ts.filter(|_| a.flags & A_TS != 0) {
-            t.set_u32_update_checksum(ts.at as usize + 4, ts.ecr.wrapping_add(a.ts));
+            t.set_u32_update_checksum(ts.ecr_at(), ts.ecr.wrapping_add(a.ts));
         }
-        if let Some((at, n)) = opts.sack {
-            for i in 0..n as usize * 2 {
-                let at = at as usize + 4 * i;
-                let edge = seg_u32(&t, at);
-                t.set_u32_update_checksum(at, edge.wrapping_add(a.seq));
-            }
+        for at in opts.sack_edges() {
+            let edge = t.u32_at(at);
+            t.set_u32_update_checksum(at, edge.wrapping_add(a.seq));
         }
-    }
-}
-
-fn seg_u32(t: &tcp::Packet<&mut [u8]>, at: usize) -> u32 {
-    let b = t.options();
-    // `at` is from the header's start; options start at 20
-    let i = at.wrapping_sub(tcp::MIN_HEADER_LEN);
-    match b.get(i..i + 4) {
-        Some(w) => u32::from_be_bytes([w[0], w[1], w[2], w[3]]),
-        None => 0,
     }
 }

@@ -3,6 +3,7 @@
 use super::{next_hop, set_eth, XmitError};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::Egress;
+use crate::net::wire::ethernet;
 
 /// Send the frame unchanged to real server `rip` (host order): Ethernet
 /// source = egress MAC, destination = the RS's MAC. Returns the egress port.
@@ -10,7 +11,10 @@ use crate::net::egress::Egress;
 pub fn dr<B: PacketBuf>(buf: &mut B, rip: u32, egress: &impl Egress) -> Result<u16, XmitError> {
     // a ready next hop: its 12 address bytes in one copy
     if let Some(e) = egress.ready_eth(rip) {
-        let h = buf.data_mut().get_mut(..12).ok_or(XmitError::Malformed)?;
+        let h = buf
+            .data_mut()
+            .get_mut(ethernet::field::DST.start..ethernet::field::SRC.end)
+            .ok_or(XmitError::Malformed)?;
         h.copy_from_slice(&e.macs);
         return Ok(e.port);
     }

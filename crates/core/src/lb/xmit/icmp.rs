@@ -13,7 +13,7 @@ pub const ICMP_TTL: u8 = 64;
 const OVERHEAD: usize = ipv4::MIN_HEADER_LEN + icmp::HEADER_LEN;
 
 /// Bytes of the original packet's payload quoted after its IP header.
-const QUOTED_PAYLOAD: usize = 8;
+const QUOTED_PAYLOAD: usize = icmp::QUOTED_PAYLOAD_LEN;
 
 /// Turn the packet into an ICMP destination-unreachable /
 /// fragmentation-needed (type 3, code 4) carrying next-hop MTU `mtu`, sent

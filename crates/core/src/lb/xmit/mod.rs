@@ -27,7 +27,7 @@ mod tests;
 
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, NextHop, Resolve};
-use crate::net::wire::ethernet;
+use crate::net::wire::{ethernet, get, set};
 
 /// Why a packet could not be forwarded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,8 +84,8 @@ pub fn pull_link_header(d: &mut [u8], l3: usize, shift: usize) {
     let at = ethernet::field::ETHERTYPE.start;
     if l3 == ethernet::HEADER_LEN {
         if let Some(h) = d.get_mut(..shift + ethernet::HEADER_LEN) {
-            let et = [h[shift + at], h[shift + at + 1]];
-            h[at..at + 2].copy_from_slice(&et);
+            let et = get::<u16>(h, shift + at);
+            set::<u16>(h, ethernet::field::ETHERTYPE, et);
         }
     } else if l3 > at && shift + l3 <= d.len() {
         d.copy_within(shift + at..shift + l3, at);

@@ -6,7 +6,7 @@ use crate::net::buf::PacketBuf;
 use crate::net::checksum;
 use crate::net::egress::Egress;
 use crate::net::meta::{PacketMeta, PROTO_TCP, PROTO_UDP};
-use crate::net::wire::{icmp, ipv4, tcp, udp};
+use crate::net::wire::{be16_at, be32_at, get, icmp, ipv4, set, tcp, udp};
 
 /// Which side of the packet to rewrite.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,7 +87,9 @@ pub fn nat<B: PacketBuf>(
         return Err(XmitError::Malformed);
     }
     let (head, seg) = d.split_at_mut_checked(l4).ok_or(XmitError::Malformed)?;
-    let seg = seg.get_mut(..ck + 2).ok_or(XmitError::Malformed)?;
+    let seg = seg
+        .get_mut(..ck + size_of::<u16>())
+        .ok_or(XmitError::Malformed)?;
     let ip: &mut [u8; ipv4::MIN_HEADER_LEN] = head
         .get_mut(l3..l3 + ipv4::MIN_HEADER_LEN)
         .and_then(|h| h.try_into().ok())
@@ -96,19 +98,19 @@ pub fn nat<B: PacketBuf>(
     // the port, and the L4 checksum for it and the pseudo header's address
     // (TCP's and UDP's ports are at the same offsets)
     let at = match side {
-        Side::Dst => tcp::field::DST_PORT.start,
-        Side::Src => tcp::field::SRC_PORT.start,
+        Side::Dst => tcp::field::DST_PORT,
+        Side::Src => tcp::field::SRC_PORT,
     };
-    let old_port = u16::from_be_bytes([seg[at], seg[at + 1]]);
-    seg[at..at + 2].copy_from_slice(&port.to_be_bytes());
-    let c = u16::from_be_bytes([seg[ck], seg[ck + 1]]);
+    let old_port = get::<u16>(seg, at.clone());
+    set::<u16>(seg, at, port);
+    let c = get::<u16>(seg, ck);
     if !(optional && c == 0) {
         let s = (!c as u32) + word_diff32(old_addr, addr) + (!old_port as u32) + port as u32;
         let mut n = !checksum::fold(s);
         if optional && n == 0 {
             n = 0xffff;
         }
-        seg[ck..ck + 2].copy_from_slice(&n.to_be_bytes());
+        set::<u16>(seg, ck, n);
     }
     set_eth(d, &nh)?;
     Ok(nh.port)
@@ -138,14 +140,14 @@ fn rewrite_ip(
     }
     ip[TTL] = ttl - 1;
     let at = match side {
-        Side::Dst => DST.start,
-        Side::Src => SRC.start,
+        Side::Dst => DST,
+        Side::Src => SRC,
     };
-    let old = u32::from_be_bytes([ip[at], ip[at + 1], ip[at + 2], ip[at + 3]]);
-    ip[at..at + 4].copy_from_slice(&addr.to_be_bytes());
+    let old = be32_at(ip, at.start);
+    ip[at].copy_from_slice(&addr.to_be_bytes());
     // the TTL/protocol word drops by 0x0100: `!m + m'` is the one's
     // complement of 0x0100
-    let c = u16::from_be_bytes([ip[CHECKSUM.start], ip[CHECKSUM.start + 1]]);
+    let c = be16_at(ip, CHECKSUM.start);
     let s = (!c as u32) + 0xfeff + word_diff32(old, addr);
     ip[CHECKSUM].copy_from_slice(&(!checksum::fold(s)).to_be_bytes());
     Ok(old)

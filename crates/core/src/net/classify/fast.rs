@@ -26,33 +26,46 @@
 
 use super::{is_martian_src, is_not_unicast_dst};
 use crate::net::meta::{FlowKey, FlowKey6, PacketMeta, PacketMeta6, PROTO_TCP, PROTO_UDP};
+use crate::net::wire::ethernet::field::{ETHERTYPE, SRC as ETH_SRC};
+use crate::net::wire::ethernet::{self, ethertype};
+use crate::net::wire::ipv4::{self, field as ip4};
+use crate::net::wire::ipv6::{self, field as ip6};
+use crate::net::wire::tcp::{self, field as tcpf};
+use crate::net::wire::udp::{self, field as udpf};
+use crate::net::wire::{be128_at, be16_at as be16, be32_at, le32_at};
+
+/// Offset of the IPv4 (or IPv6) header in an untagged frame.
+const L3: usize = ethernet::HEADER_LEN;
+/// Offset of the L4 header behind an option-less IPv4 header.
+const L4: usize = L3 + ipv4::MIN_HEADER_LEN;
+/// The part of the L4 header the fast paths read: TCP's ports to flags,
+/// which covers the whole UDP header.
+const L4_READ: usize = tcpf::FLAGS + 1;
+const _: () = assert!(udp::HEADER_LEN <= L4_READ);
+// Both transports' ports are read at TCP's offsets.
+const _: () = assert!(
+    tcpf::SRC_PORT.start == udpf::SRC_PORT.start && tcpf::DST_PORT.start == udpf::DST_PORT.start
+);
 
 /// Bytes the fast path reads: Ethernet (14) + IPv4 without options (20) +
 /// the first 14 bytes of the L4 header (TCP ports to flags; the whole
 /// 8-byte UDP header). Shorter frames take the slow path.
-pub(crate) const FAST_LEN: usize = 14 + 20 + 14;
+pub(crate) const FAST_LEN: usize = L4 + L4_READ;
 
-/// Offset of the IPv4 header in an untagged frame.
-const L3: usize = 14;
-/// Offset of the L4 header behind an option-less IPv4 header.
-const L4: usize = L3 + 20;
-
-/// Big-endian `u16` at `at` (in bounds: every caller passes a constant).
-#[inline(always)]
-fn be16<const N: usize>(h: &[u8; N], at: usize) -> u16 {
-    u16::from_be_bytes([h[at], h[at + 1]])
-}
+/// EtherType IPv4 followed by version 4 and IHL 5, as the big-endian
+/// `u32` at [`ETHERTYPE`] reads them (shifted right past the DSCP byte).
+const IPV4_NO_OPTIONS: u32 = (ethertype::IPV4 as u32) << 8 | ipv4::VER_IHL_NO_OPTIONS as u32;
 
 /// Big-endian `u32` at `at`.
 #[inline(always)]
 fn be32(h: &[u8; FAST_LEN], at: usize) -> u32 {
-    u32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]])
+    be32_at(h, at)
 }
 
 /// Little-endian `u32` at `at` (a plain load on x86 and ARM), widened.
 #[inline(always)]
 fn le32(h: &[u8; FAST_LEN], at: usize) -> u64 {
-    u32::from_le_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]) as u64
+    le32_at(h, at) as u64
 }
 
 /// True when the 20-byte IPv4 header at [`L3`] has a valid checksum, i.e.
@@ -69,7 +82,12 @@ fn le32(h: &[u8; FAST_LEN], at: usize) -> u64 {
 /// exactly when `S` is; it is zero exactly when every byte is zero, like `S`.
 #[inline(always)]
 fn ip_header_checksum_ok(h: &[u8; FAST_LEN]) -> bool {
-    let s = le32(h, L3) + le32(h, L3 + 4) + le32(h, L3 + 8) + le32(h, L3 + 12) + le32(h, L3 + 16);
+    // the five 32-bit words, named by the field each starts with
+    let s = le32(h, L3 + ip4::VER_IHL)
+        + le32(h, L3 + ip4::IDENT.start)
+        + le32(h, L3 + ip4::TTL)
+        + le32(h, L3 + ip4::SRC.start)
+        + le32(h, L3 + ip4::DST.start);
     s != 0 && s % 0xffff == 0
 }
 
@@ -139,39 +157,39 @@ pub(crate) fn classify_fast_into(frame: &[u8], port: u16, meta: &mut PacketMeta)
         return false;
     };
     // EtherType IPv4 (untagged), version 4 with IHL 5; unicast source MAC.
-    if be32(h, 12) >> 8 != 0x08_00_45 || h[6] & 1 != 0 {
+    if be32(h, ETHERTYPE.start) >> 8 != IPV4_NO_OPTIONS || h[ETH_SRC.start] & 1 != 0 {
         return false;
     }
-    let tl = be16(h, L3 + 2);
+    let tl = be16(h, L3 + ip4::LENGTH.start);
     // frame.len() >= FAST_LEN > L3, no underflow.
-    if tl < 20 || tl as usize > frame.len() - L3 {
+    if tl < ipv4::MIN_HEADER_LEN as u16 || tl as usize > frame.len() - L3 {
         return false;
     }
     if !ip_header_checksum_ok(h) {
         return false;
     }
-    let flags_frag = be16(h, L3 + 6);
-    let ttl = h[L3 + 8];
-    if flags_frag & 0x3fff != 0 || ttl == 0 {
+    let flags_frag = be16(h, L3 + ip4::FLG_OFF.start);
+    let ttl = h[L3 + ip4::TTL];
+    if flags_frag & (ipv4::FLAG_MF | ipv4::FRAG_OFFSET_MASK) != 0 || ttl == 0 {
         return false;
     }
-    let (src, dst) = (be32(h, L3 + 12), be32(h, L3 + 16));
+    let (src, dst) = (be32(h, L3 + ip4::SRC.start), be32(h, L3 + ip4::DST.start));
     if MARTIAN_SRC[(src >> 24) as usize] | NOT_UNICAST_DST[(dst >> 24) as usize] {
         return false;
     }
-    let proto = h[L3 + 9];
-    let ip_payload = tl - 20;
+    let proto = h[L3 + ip4::PROTOCOL];
+    let ip_payload = tl - ipv4::MIN_HEADER_LEN as u16;
     let tcp_flags = match proto {
         PROTO_TCP => {
-            let doff = ((h[L4 + 12] >> 4) as u16) * 4;
-            if doff < 20 || doff > ip_payload {
+            let doff = ((h[L4 + tcpf::DATA_OFF] >> 4) as u16) * 4;
+            if doff < tcp::MIN_HEADER_LEN as u16 || doff > ip_payload {
                 return false;
             }
-            h[L4 + 13]
+            h[L4 + tcpf::FLAGS]
         }
         PROTO_UDP => {
-            let ulen = be16(h, L4 + 4);
-            if ulen < 8 || ulen > ip_payload {
+            let ulen = be16(h, L4 + udpf::LENGTH.start);
+            if ulen < udp::HEADER_LEN as u16 || ulen > ip_payload {
                 return false;
             }
             0
@@ -187,13 +205,13 @@ pub(crate) fn classify_fast_into(frame: &[u8], port: u16, meta: &mut PacketMeta)
         key: FlowKey {
             src,
             dst,
-            sport: be16(h, L4),
-            dport: be16(h, L4 + 2),
+            sport: be16(h, L4 + tcpf::SRC_PORT.start),
+            dport: be16(h, L4 + tcpf::DST_PORT.start),
             proto,
         },
         tcp_flags,
         ttl,
-        df: flags_frag & 0x4000 != 0,
+        df: flags_frag & ipv4::FLAG_DF != 0,
         icmp: None,
     };
     true
@@ -202,17 +220,15 @@ pub(crate) fn classify_fast_into(frame: &[u8], port: u16, meta: &mut PacketMeta)
 /// Bytes the IPv6 fast path reads: Ethernet (14) + the fixed IPv6 header
 /// (40) + the first 14 bytes of TCP (8 of UDP). Shorter frames take the
 /// slow path.
-pub(crate) const FAST6_LEN: usize = 14 + 40 + 14;
+pub(crate) const FAST6_LEN: usize = L4_6 + L4_READ;
 
 /// Offset of the L4 header behind an IPv6 header without extensions.
-const L4_6: usize = L3 + 40;
+const L4_6: usize = L3 + ipv6::HEADER_LEN;
 
 /// Big-endian `u128` at `at`.
 #[inline(always)]
 fn be128(h: &[u8; FAST6_LEN], at: usize) -> u128 {
-    let mut b = [0u8; 16];
-    b.copy_from_slice(&h[at..at + 16]);
-    u128::from_be_bytes(b)
+    be128_at(h, at)
 }
 
 /// The IPv6 fast path: `Some(meta)` exactly when the frame is an untagged
@@ -231,31 +247,34 @@ fn be128(h: &[u8; FAST6_LEN], at: usize) -> u128 {
 pub(crate) fn classify_fast6(frame: &[u8], port: u16) -> Option<PacketMeta6> {
     let h: &[u8; FAST6_LEN] = frame.get(..FAST6_LEN)?.try_into().ok()?;
     // EtherType IPv6 (untagged), version 6; unicast source MAC
-    if be16(h, 12) != 0x86dd || h[L3] >> 4 != 6 || h[6] & 1 != 0 {
+    if be16(h, ETHERTYPE.start) != ethertype::IPV6
+        || h[L3 + ip6::VER_TC_FLOW.start] >> 4 != 6
+        || h[ETH_SRC.start] & 1 != 0
+    {
         return None;
     }
-    let pl = be16(h, L3 + 4);
-    let total = 40 + pl as usize;
+    let pl = be16(h, L3 + ip6::LENGTH.start);
+    let total = ipv6::HEADER_LEN + pl as usize;
     if total > frame.len() - L3 || total > u16::MAX as usize {
         return None;
     }
-    let (proto, hop) = (h[L3 + 6], h[L3 + 7]);
-    let (src, dst) = (be128(h, L3 + 8), be128(h, L3 + 24));
+    let (proto, hop) = (h[L3 + ip6::NXT_HDR], h[L3 + ip6::HOP_LIMIT]);
+    let (src, dst) = (be128(h, L3 + ip6::SRC.start), be128(h, L3 + ip6::DST.start));
     // multicast: ff00::/8; ::1 and :: are neither source nor destination
     if hop == 0 || src >> 120 == 0xff || src == 1 || dst >> 120 == 0xff || dst <= 1 {
         return None;
     }
     let tcp_flags = match proto {
         PROTO_TCP => {
-            let doff = ((h[L4_6 + 12] >> 4) as u16) * 4;
-            if doff < 20 || doff > pl {
+            let doff = ((h[L4_6 + tcpf::DATA_OFF] >> 4) as u16) * 4;
+            if doff < tcp::MIN_HEADER_LEN as u16 || doff > pl {
                 return None;
             }
-            h[L4_6 + 13]
+            h[L4_6 + tcpf::FLAGS]
         }
         PROTO_UDP => {
-            let ulen = be16(h, L4_6 + 4);
-            if ulen < 8 || ulen > pl {
+            let ulen = be16(h, L4_6 + udpf::LENGTH.start);
+            if ulen < udp::HEADER_LEN as u16 || ulen > pl {
                 return None;
             }
             0
@@ -271,8 +290,8 @@ pub(crate) fn classify_fast6(frame: &[u8], port: u16) -> Option<PacketMeta6> {
         key: FlowKey6 {
             src,
             dst,
-            sport: be16(h, L4_6),
-            dport: be16(h, L4_6 + 2),
+            sport: be16(h, L4_6 + tcpf::SRC_PORT.start),
+            dport: be16(h, L4_6 + tcpf::DST_PORT.start),
             proto,
         },
         tcp_flags,
@@ -291,15 +310,15 @@ pub(crate) fn classify_fast6(frame: &[u8], port: u16) -> Option<PacketMeta6> {
 #[inline]
 pub fn peek_key6(frame: &[u8]) -> Option<FlowKey6> {
     let h: &[u8; FAST6_LEN] = frame.get(..FAST6_LEN)?.try_into().ok()?;
-    let proto = h[L3 + 6];
-    if be16(h, 12) != 0x86dd || (proto != PROTO_TCP && proto != PROTO_UDP) {
+    let proto = h[L3 + ip6::NXT_HDR];
+    if be16(h, ETHERTYPE.start) != ethertype::IPV6 || (proto != PROTO_TCP && proto != PROTO_UDP) {
         return None;
     }
     Some(FlowKey6 {
-        src: be128(h, L3 + 8),
-        dst: be128(h, L3 + 24),
-        sport: be16(h, L4_6),
-        dport: be16(h, L4_6 + 2),
+        src: be128(h, L3 + ip6::SRC.start),
+        dst: be128(h, L3 + ip6::DST.start),
+        sport: be16(h, L4_6 + tcpf::SRC_PORT.start),
+        dport: be16(h, L4_6 + tcpf::DST_PORT.start),
         proto,
     })
 }

@@ -127,7 +127,7 @@ fn ext_err(e: ExtError) -> NetDrop {
 /// it in the quote. The quoted payload length is not checked: the quote
 /// is usually cut short.
 fn quote6(msg: &[u8], l4_off: usize) -> Option<IcmpQuote6> {
-    let t = *msg.first()?;
+    let t = *msg.get(icmpv6::field::TYPE)?;
     if !icmpv6::msg_type::quotes_packet(t) {
         return None;
     }
@@ -139,7 +139,7 @@ fn quote6(msg: &[u8], l4_off: usize) -> Option<IcmpQuote6> {
     }
     let after = q.get(ipv6::HEADER_LEN..)?;
     let ul = crate::net::wire::ipv6ext::walk(ip.next_header(), after).ok()?;
-    let l4 = after.get(ul.offset..ul.offset + 8)?;
+    let l4 = after.get(ul.offset..ul.offset + icmpv6::QUOTED_PAYLOAD_MIN)?;
     let (sport, dport) = match ul.protocol {
         PROTO_TCP => {
             let t = tcp::Packet::new_unchecked(l4);
@@ -155,7 +155,7 @@ fn quote6(msg: &[u8], l4_off: usize) -> Option<IcmpQuote6> {
     let inner_l4 = inner_l3 + ipv6::HEADER_LEN + ul.offset;
     Some(IcmpQuote6 {
         icmp_type: t,
-        code: *msg.get(1)?,
+        code: *msg.get(icmpv6::field::CODE)?,
         inner_l3_off: u16::try_from(inner_l3).ok()?,
         inner_l4_off: u16::try_from(inner_l4).ok()?,
         inner_key: FlowKey6 {

@@ -315,7 +315,7 @@ fn quote(i: &icmp::Packet<&[u8]>, inner_l3_off: usize) -> Option<IcmpQuote> {
     if q.len() < ipv4::MIN_HEADER_LEN || ip.version() != 4 || hl < ipv4::MIN_HEADER_LEN {
         return None;
     }
-    let l4 = q.get(hl..hl + 8)?;
+    let l4 = q.get(hl..hl + icmp::QUOTED_PAYLOAD_LEN)?;
     let proto = ip.protocol();
     let (sport, dport) = match proto {
         PROTO_TCP => {

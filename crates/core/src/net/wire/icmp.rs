@@ -26,6 +26,10 @@ pub mod field {
 
 /// Length of the ICMP header.
 pub const HEADER_LEN: usize = 8;
+/// Bytes of the original datagram's payload an error quotes after its IP
+/// header, at the least (RFC 792: 64 bits; TCP's and UDP's ports among
+/// them).
+pub const QUOTED_PAYLOAD_LEN: usize = 8;
 
 /// ICMP message types dirigo handles.
 pub mod msg_type {

@@ -36,6 +36,10 @@ pub const HEADER_LEN: usize = 8;
 /// Where an error message's quoted packet (the invoking IPv6 packet, as
 /// much of it as fits the minimum MTU) starts.
 pub const QUOTE_OFFSET: usize = 8;
+/// Bytes of the quoted packet's upper-layer header dirigo needs to match
+/// an error to a connection (as an ICMPv4 error quotes at the least: TCP's
+/// and UDP's ports among them).
+pub const QUOTED_PAYLOAD_MIN: usize = 8;
 /// The IPv6 minimum MTU, which bounds a generated error (RFC 4443 §2.4 (c)).
 pub const MIN_MTU: usize = 1280;
 

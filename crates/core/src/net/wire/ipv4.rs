@@ -26,6 +26,10 @@ pub mod field {
     pub const SRC: Range<usize> = 12..16;
     /// Destination address.
     pub const DST: Range<usize> = 16..20;
+    /// The first 16-bit word: version/IHL and DSCP/ECN (whole-word writes).
+    pub const VER_IHL_DSCP_ECN: Range<usize> = VER_IHL..DSCP_ECN + 1;
+    /// TTL and protocol, one 16-bit word of the header checksum.
+    pub const TTL_PROTOCOL: Range<usize> = TTL..PROTOCOL + 1;
 }
 
 /// Length of a header without options.
@@ -34,6 +38,10 @@ pub const MIN_HEADER_LEN: usize = 20;
 pub const FLAG_DF: u16 = 0x4000;
 /// More-fragments flag in the flags/offset word.
 pub const FLAG_MF: u16 = 0x2000;
+/// Fragment offset (8-byte units) in the flags/offset word.
+pub const FRAG_OFFSET_MASK: u16 = 0x1fff;
+/// The version/IHL byte of a header without options (version 4, IHL 5).
+pub const VER_IHL_NO_OPTIONS: u8 = 0x45;
 
 view!(
     /// A view of an IPv4 packet.
@@ -86,11 +94,11 @@ impl<T: AsRef<[u8]>> Packet<T> {
     }
     /// Fragment offset in bytes.
     pub fn frag_offset(&self) -> u16 {
-        (self.flags_frag() & 0x1fff) << 3
+        (self.flags_frag() & FRAG_OFFSET_MASK) << 3
     }
     /// True when this is a fragment (MF set or offset non-zero).
     pub fn is_fragment(&self) -> bool {
-        self.flags_frag() & (FLAG_MF | 0x1fff) != 0
+        self.flags_frag() & (FLAG_MF | FRAG_OFFSET_MASK) != 0
     }
     /// The header bytes (20..=60), clamped to the buffer.
     pub fn header(&self) -> &[u8] {
@@ -153,9 +161,9 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     pub fn set_ttl_update_checksum(&mut self, ttl: u8) {
         // TTL and protocol form one 16-bit word of the checksum
         let b = self.buffer.as_mut();
-        let old = get::<u16>(b, field::TTL);
+        let old = get::<u16>(b, field::TTL_PROTOCOL);
         let new = (ttl as u16) << 8 | (old & 0xff);
-        set::<u16>(b, field::TTL, new);
+        set::<u16>(b, field::TTL_PROTOCOL, new);
         self.update_checksum(|c| checksum::update16(c, old, new));
     }
     /// Set the source address (host order) and update the header checksum
@@ -230,7 +238,7 @@ impl Repr {
         // The ten 16-bit words, summed in registers and written in one
         // copy (a packet's worth of field setters and a checksum pass over
         // the written bytes cost a TUN packet ~50 instructions more).
-        let w0 = 0x4500 | self.dscp_ecn as u16;
+        let w0 = (VER_IHL_NO_OPTIONS as u16) << 8 | self.dscp_ecn as u16;
         let total = (MIN_HEADER_LEN as u16).wrapping_add(self.payload_len);
         let frag = if self.dont_frag { FLAG_DF } else { 0 };
         let w4 = (self.ttl as u16) << 8 | self.protocol as u16;
@@ -245,14 +253,14 @@ impl Repr {
             + (self.dst & 0xffff);
         let csum = !checksum::fold(sum);
         let mut a = [0u8; MIN_HEADER_LEN];
-        a[0..2].copy_from_slice(&w0.to_be_bytes());
-        a[2..4].copy_from_slice(&total.to_be_bytes());
-        a[4..6].copy_from_slice(&self.ident.to_be_bytes());
-        a[6..8].copy_from_slice(&frag.to_be_bytes());
-        a[8..10].copy_from_slice(&w4.to_be_bytes());
-        a[10..12].copy_from_slice(&csum.to_be_bytes());
-        a[12..16].copy_from_slice(&self.src.to_be_bytes());
-        a[16..20].copy_from_slice(&self.dst.to_be_bytes());
+        a[field::VER_IHL_DSCP_ECN].copy_from_slice(&w0.to_be_bytes());
+        a[field::LENGTH].copy_from_slice(&total.to_be_bytes());
+        a[field::IDENT].copy_from_slice(&self.ident.to_be_bytes());
+        a[field::FLG_OFF].copy_from_slice(&frag.to_be_bytes());
+        a[field::TTL_PROTOCOL].copy_from_slice(&w4.to_be_bytes());
+        a[field::CHECKSUM].copy_from_slice(&csum.to_be_bytes());
+        a[field::SRC].copy_from_slice(&self.src.to_be_bytes());
+        a[field::DST].copy_from_slice(&self.dst.to_be_bytes());
         h.copy_from_slice(&a);
     }
 }

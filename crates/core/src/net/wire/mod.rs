@@ -19,7 +19,8 @@
 //! `{tcp,udp}::Packet::set_{src,dst}_port_update_checksum` (which also
 //! account for the pseudo-header address NAT changed),
 //! `icmp::Packet::set_type_code_update_checksum`. Headers dirigo builds
-//! itself come from `ipv4::Repr::emit` and the views' setters.
+//! itself come from `ipv4::Repr::emit`, `tcp::Repr::emit` and the views'
+//! setters.
 //!
 //! IPv6 (`ipv6`, `ipv6ext`, `icmpv6`, `ndp`) follows the same rules. The
 //! fixed header and its extension headers are apart: `ipv6ext::walk` finds
@@ -31,6 +32,10 @@
 //! The views share their plumbing: `view!` declares the struct and its
 //! constructors, `accessors!` the plain getter/setter pairs of a field table,
 //! and `get`/`set` read and write one big-endian field without panicking.
+//! Code that checked a frame's length once and reads it as a fixed-size
+//! array (the classify fast path, NAT's fixed-header rewrite) uses
+//! `be16_at`, `be32_at`, `le32_at` and `be128_at` at offsets from the
+//! `field` tables, whose bounds checks fold away.
 
 /// Why a buffer could not be viewed as a header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,6 +140,35 @@ pub(crate) fn set<F: Field>(b: &mut [u8], at: impl At, v: F) {
     if let Some(s) = b.get_mut(at..at.saturating_add(F::LEN)) {
         v.to_wire(s)
     }
+}
+
+/// Big-endian `u16` at `at` of a fixed-size header array, for code that
+/// checked the length once up front and reads at offsets named in the
+/// `field` tables (the bounds checks of a constant offset fold away).
+#[inline(always)]
+pub(crate) fn be16_at<const N: usize>(h: &[u8; N], at: usize) -> u16 {
+    u16::from_be_bytes([h[at], h[at + 1]])
+}
+
+/// Big-endian `u32` at `at` of a fixed-size header array.
+#[inline(always)]
+pub(crate) fn be32_at<const N: usize>(h: &[u8; N], at: usize) -> u32 {
+    u32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]])
+}
+
+/// Little-endian `u32` at `at` of a fixed-size header array (a plain load
+/// on x86 and ARM: for sums that do not care about byte order).
+#[inline(always)]
+pub(crate) fn le32_at<const N: usize>(h: &[u8; N], at: usize) -> u32 {
+    u32::from_le_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]])
+}
+
+/// Big-endian `u128` at `at` of a fixed-size header array.
+#[inline(always)]
+pub(crate) fn be128_at<const N: usize>(h: &[u8; N], at: usize) -> u128 {
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&h[at..at + 16]);
+    u128::from_be_bytes(b)
 }
 
 /// The length check of a header that states its own length (`stated`, read

@@ -7,8 +7,16 @@
 //! loops more than the area is long. Offsets it reports are from the
 //! start of the TCP header, so they can be handed to
 //! [`super::tcp::Packet::set_u32_update_checksum`].
+//!
+//! [`Options`] is what a segment's options say, without where: what
+//! `tcp::Repr` parses and emits. This module names no other: `tcp` uses it.
 
-use super::tcp::MIN_HEADER_LEN;
+/// Where the options area starts, from the start of the TCP header: the
+/// end of its fixed part (`tcp::MIN_HEADER_LEN`, which `tcp` checks
+/// against this at compile time).
+pub const AREA_START: usize = 20;
+/// The largest options area (data offset 15 words).
+pub const AREA_MAX: usize = 40;
 
 /// Option kinds.
 pub mod kind {
@@ -42,6 +50,19 @@ pub struct Timestamps {
     pub at: u8,
 }
 
+impl Timestamps {
+    /// Offset of TSval from the start of the TCP header.
+    #[inline]
+    pub fn val_at(&self) -> usize {
+        self.at as usize
+    }
+    /// Offset of TSecr from the start of the TCP header.
+    #[inline]
+    pub fn ecr_at(&self) -> usize {
+        self.at as usize + 4
+    }
+}
+
 /// What [`parse`] found.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TcpOptions {
@@ -58,6 +79,17 @@ pub struct TcpOptions {
     pub sack: Option<(u8, u8)>,
 }
 
+impl TcpOptions {
+    /// Offsets from the start of the TCP header of the SACK blocks'
+    /// 32-bit edges, left then right of each block in turn (none without
+    /// SACK blocks).
+    #[inline]
+    pub fn sack_edges(&self) -> impl Iterator<Item = usize> {
+        let (at, n) = self.sack.unwrap_or((0, 0));
+        (0..2 * n as usize).map(move |i| at as usize + 4 * i)
+    }
+}
+
 /// Parse the options area `opts` (the bytes between the 20-byte header and
 /// the data offset; at most 40 are looked at).
 #[inline]
@@ -68,7 +100,7 @@ pub fn parse(opts: &[u8]) -> TcpOptions {
             ts: Some(Timestamps {
                 val: u32::from_be_bytes([v0, v1, v2, v3]),
                 ecr: u32::from_be_bytes([e0, e1, e2, e3]),
-                at: (MIN_HEADER_LEN + 4) as u8,
+                at: (AREA_START + 4) as u8,
             }),
             ..TcpOptions::default()
         };
@@ -77,7 +109,7 @@ pub fn parse(opts: &[u8]) -> TcpOptions {
 }
 
 fn parse_walk(opts: &[u8]) -> TcpOptions {
-    let opts = opts.get(..opts.len().min(40)).unwrap_or(&[]);
+    let opts = opts.get(..opts.len().min(AREA_MAX)).unwrap_or(&[]);
     let mut o = TcpOptions::default();
     let mut i = 0usize;
     while i < opts.len() {
@@ -97,7 +129,7 @@ fn parse_walk(opts: &[u8]) -> TcpOptions {
             break; // malformed: stop, nothing past it is trusted
         }
         let body = &opts[i + 2..i + len];
-        let at = (MIN_HEADER_LEN + i + 2) as u8;
+        let at = (AREA_START + i + 2) as u8;
         match (k, body.len()) {
             (kind::MSS, 2) => o.mss = Some(u16::from_be_bytes([body[0], body[1]])),
             (kind::WSCALE, 1) => o.wscale = Some(body[0].min(MAX_WSCALE)),
@@ -130,15 +162,102 @@ pub struct SynOptions {
     pub ts: Option<(u32, u32)>,
 }
 
+/// What a segment's options say, without where: each option at most once
+/// (SACK blocks aside: [`parse`] reports where they are, this does not
+/// carry them). What `tcp::Repr` parses and emits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// MSS.
+    pub mss: Option<u16>,
+    /// Window scale shift (emitted clamped to [`MAX_WSCALE`]).
+    pub wscale: Option<u8>,
+    /// SACK permitted.
+    pub sack_perm: bool,
+    /// Timestamps (TSval, TSecr).
+    pub ts: Option<(u32, u32)>,
+}
+
+impl From<SynOptions> for Options {
+    fn from(o: SynOptions) -> Options {
+        Options {
+            mss: Some(o.mss),
+            wscale: o.wscale,
+            sack_perm: o.sack_perm,
+            ts: o.ts,
+        }
+    }
+}
+
+impl From<TcpOptions> for Options {
+    /// The options [`parse`] found, without their offsets and SACK blocks.
+    fn from(o: TcpOptions) -> Options {
+        Options {
+            mss: o.mss,
+            wscale: o.wscale,
+            sack_perm: o.sack_perm,
+            ts: o.ts.map(|t| (t.val, t.ecr)),
+        }
+    }
+}
+
+impl Options {
+    /// Bytes [`Options::emit`] writes (a multiple of 4, at most 20).
+    pub fn emit_len(&self) -> usize {
+        let mss = if self.mss.is_some() { 4 } else { 0 };
+        let ts_sack = if self.ts.is_some() {
+            12
+        } else if self.sack_perm {
+            4
+        } else {
+            0
+        };
+        mss + ts_sack + if self.wscale.is_some() { 4 } else { 0 }
+    }
+
+    /// Write the options at the start of `out` in the layout Linux uses
+    /// (MSS; SACK-permitted + timestamps, or NOP NOP + timestamps, or NOP
+    /// NOP + SACK-permitted; NOP + window scale). Returns the length
+    /// written, or None (nothing written) when `out` is shorter than
+    /// [`Options::emit_len`].
+    pub fn emit(&self, out: &mut [u8]) -> Option<usize> {
+        let n = self.emit_len();
+        let out = out.get_mut(..n)?;
+        let mut w = 0;
+        let mut put = |bytes: &[u8]| {
+            // always there: `out` is emit_len() bytes
+            if let Some(d) = out.get_mut(w..w + bytes.len()) {
+                d.copy_from_slice(bytes);
+            }
+            w += bytes.len();
+        };
+        if let Some(mss) = self.mss {
+            let m = mss.to_be_bytes();
+            put(&[kind::MSS, 4, m[0], m[1]]);
+        }
+        match (self.ts, self.sack_perm) {
+            (Some((val, ecr)), sack) => {
+                if sack {
+                    put(&[kind::SACK_PERM, 2]);
+                } else {
+                    put(&[kind::NOP, kind::NOP]);
+                }
+                put(&[kind::TIMESTAMP, 10]);
+                put(&val.to_be_bytes());
+                put(&ecr.to_be_bytes());
+            }
+            (None, true) => put(&[kind::NOP, kind::NOP, kind::SACK_PERM, 2]),
+            (None, false) => {}
+        }
+        if let Some(ws) = self.wscale {
+            put(&[kind::NOP, kind::WSCALE, 3, ws.min(MAX_WSCALE)]);
+        }
+        Some(w)
+    }
+}
+
 /// Bytes [`emit_syn`] writes for `o` (a multiple of 4, at most 20).
 pub fn syn_len(o: &SynOptions) -> usize {
-    4 + if o.ts.is_some() {
-        12
-    } else if o.sack_perm {
-        4
-    } else {
-        0
-    } + if o.wscale.is_some() { 4 } else { 0 }
+    Options::from(*o).emit_len()
 }
 
 /// Write `o` at the start of `out` in the layout Linux uses (MSS;
@@ -146,47 +265,22 @@ pub fn syn_len(o: &SynOptions) -> usize {
 /// SACK-permitted; NOP + window scale). Returns the length written, or
 /// None (nothing written) when `out` is shorter than [`syn_len`].
 pub fn emit_syn(out: &mut [u8], o: &SynOptions) -> Option<usize> {
-    let n = syn_len(o);
-    let out = out.get_mut(..n)?;
-    let mut w = 0;
-    let mut put = |bytes: &[u8]| {
-        out[w..w + bytes.len()].copy_from_slice(bytes);
-        w += bytes.len();
-    };
-    let m = o.mss.to_be_bytes();
-    put(&[kind::MSS, 4, m[0], m[1]]);
-    match (o.ts, o.sack_perm) {
-        (Some((val, ecr)), sack) => {
-            if sack {
-                put(&[kind::SACK_PERM, 2]);
-            } else {
-                put(&[kind::NOP, kind::NOP]);
-            }
-            put(&[kind::TIMESTAMP, 10]);
-            put(&val.to_be_bytes());
-            put(&ecr.to_be_bytes());
-        }
-        (None, true) => put(&[kind::NOP, kind::NOP, kind::SACK_PERM, 2]),
-        (None, false) => {}
-    }
-    if let Some(ws) = o.wscale {
-        put(&[kind::NOP, kind::WSCALE, 3, ws.min(MAX_WSCALE)]);
-    }
-    Some(w)
+    Options::from(*o).emit(out)
 }
 
 /// Write the timestamps option alone (NOP NOP TS, 12 bytes) at the start
 /// of `out`; None when `out` is shorter.
 pub fn emit_ts(out: &mut [u8], val: u32, ecr: u32) -> Option<usize> {
-    let out = out.get_mut(..12)?;
-    out[..4].copy_from_slice(&[kind::NOP, kind::NOP, kind::TIMESTAMP, 10]);
-    out[4..8].copy_from_slice(&val.to_be_bytes());
-    out[8..12].copy_from_slice(&ecr.to_be_bytes());
-    Some(12)
+    Options {
+        ts: Some((val, ecr)),
+        ..Options::default()
+    }
+    .emit(out)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::AREA_START as MIN_HEADER_LEN;
     use super::*;
 
     // A Linux SYN's options: MSS 1460, SACK-permitted, TS 0x01020304/0,
@@ -259,6 +353,26 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(h.options.as_slice(), &b[..]);
+    }
+
+    #[test]
+    fn option_offsets() {
+        // NOP NOP TS, then NOP NOP SACK with two blocks
+        let mut b = vec![1, 1, 8, 10, 0, 0, 0, 5, 0, 0, 0, 9, 1, 1, 5, 18];
+        b.extend_from_slice(&[0; 16]);
+        let o = parse(&b);
+        let ts = o.ts.unwrap();
+        assert_eq!((ts.val_at(), ts.ecr_at()), (24, 28));
+        assert!(o.sack_edges().eq([36, 40, 44, 48]));
+        assert_eq!(TcpOptions::default().sack_edges().count(), 0);
+        // what parse found, without where
+        assert_eq!(
+            Options::from(o),
+            Options {
+                ts: Some((5, 9)),
+                ..Options::default()
+            }
+        );
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::net::buf::PacketBuf;
 use crate::net::checksum::{update128, update16};
 use crate::net::egress::{Egress, Egress6};
 use crate::net::meta::{PacketMeta, PacketMeta6, PROTO_TCP, PROTO_UDP};
-use crate::net::wire::{ethernet, ipv4, ipv6, tcp, udp};
+use crate::net::wire::{ethernet, get, ipv4, ipv6, set, tcp, udp};
 
 /// The largest IPv4 packet sent without DF (RFC 7915 §5.1: 1280 − 20).
 const DF_ABOVE: usize = 1260;
@@ -43,11 +43,13 @@ fn ports_and_checksum(seg: &mut [u8], proto: u8, addrs: [u128; 4], sport: u16, d
     let Some(c) = csum_at(proto) else {
         return;
     };
-    let old_sport = u16::from_be_bytes([seg[0], seg[1]]);
-    let old_dport = u16::from_be_bytes([seg[2], seg[3]]);
-    seg[0..2].copy_from_slice(&sport.to_be_bytes());
-    seg[2..4].copy_from_slice(&dport.to_be_bytes());
-    let mut sum = u16::from_be_bytes([seg[c.start], seg[c.start + 1]]);
+    // TCP's and UDP's ports are at the same offsets
+    use tcp::field::{DST_PORT, SRC_PORT};
+    let old_sport = get::<u16>(seg, SRC_PORT);
+    let old_dport = get::<u16>(seg, DST_PORT);
+    set::<u16>(seg, SRC_PORT, sport);
+    set::<u16>(seg, DST_PORT, dport);
+    let mut sum = get::<u16>(seg, c.clone());
     if proto == PROTO_UDP && sum == 0 {
         return;
     }
@@ -58,7 +60,7 @@ fn ports_and_checksum(seg: &mut [u8], proto: u8, addrs: [u128; 4], sport: u16, d
     if proto == PROTO_UDP && sum == 0 {
         sum = 0xffff; // 0 means "no checksum" in UDP
     }
-    seg[c].copy_from_slice(&sum.to_be_bytes());
+    set::<u16>(seg, c, sum);
 }
 
 /// A request of a NAT64 connection, IPv6 → IPv4: from `src`:`sport` (a
@@ -235,7 +237,9 @@ fn icmp_type6(t: u8, code: u8, next_hop_mtu: u16) -> Option<(u8, u8, u32)> {
     use crate::net::wire::icmpv6::{msg_type as m6, MIN_MTU};
     match (t, code) {
         (3, 4) => {
-            let mtu = (u32::from(next_hop_mtu) + 20).max(MIN_MTU as u32);
+            // the IPv6 header is 20 bytes longer than IPv4's
+            let grow = (ipv6::HEADER_LEN - ipv4::MIN_HEADER_LEN) as u32;
+            let mtu = (u32::from(next_hop_mtu) + grow).max(MIN_MTU as u32);
             Some((m6::PACKET_TOO_BIG, 0, mtu))
         }
         (3, 3) => Some((m6::DEST_UNREACHABLE, 4, 0)),
@@ -272,7 +276,9 @@ pub fn icmp_to6<B: PacketBuf>(
     let l4 = meta.l4_off as usize;
     let end = (l3 + meta.ip_len as usize).min(buf.len());
     let (il3, il4) = (q.inner_l3_off as usize, q.inner_l4_off as usize);
-    if l3 < ethernet::HEADER_LEN || !(l4 < il3 && il3 < il4 && il4 + 8 <= end) {
+    if l3 < ethernet::HEADER_LEN
+        || !(l4 < il3 && il3 < il4 && il4 + icmp::QUOTED_PAYLOAD_LEN <= end)
+    {
         return Err(XmitError::Malformed);
     }
     let d = buf.data();
@@ -309,8 +315,8 @@ pub fn icmp_to6<B: PacketBuf>(
         .emit(&mut ipv6::Packet::new_unchecked(&mut ih[..]));
         il[..qlen].copy_from_slice(&quoted[..qlen]);
         // the quoted ports as the client sent them
-        il[0..2].copy_from_slice(&cport.to_be_bytes());
-        il[2..4].copy_from_slice(&vport.to_be_bytes());
+        set::<u16>(il, tcp::field::SRC_PORT, cport);
+        set::<u16>(il, tcp::field::DST_PORT, vport);
     }
     let new_len = l3 + ipv6::HEADER_LEN + mlen;
     let have = buf.len();

@@ -1,6 +1,8 @@
-//! TCP header (RFC 9293): the fields a director reads and rewrites.
+//! TCP header (RFC 9293): the fields a director reads and rewrites, and
+//! [`Repr`], the header a SYN proxy parses and emits.
 
 use super::l4::{self, L4Checksum};
+use super::tcpopt;
 use super::{check_stated_len, get, set, WireError};
 use crate::net::checksum;
 use crate::net::meta::PROTO_TCP;
@@ -30,6 +32,10 @@ pub mod field {
 
 /// Length of a header without options.
 pub const MIN_HEADER_LEN: usize = 20;
+/// Length of the longest header (data offset 15).
+pub const MAX_HEADER_LEN: usize = 60;
+const _: () = assert!(tcpopt::AREA_START == MIN_HEADER_LEN);
+const _: () = assert!(MIN_HEADER_LEN + tcpopt::AREA_MAX == MAX_HEADER_LEN);
 
 /// The TCP checksum, always present.
 const CHECKSUM: L4Checksum = L4Checksum {
@@ -62,6 +68,13 @@ impl<T: AsRef<[u8]>> Packet<T> {
             .as_ref()
             .get(MIN_HEADER_LEN..self.header_len())
             .unwrap_or(&[])
+    }
+    /// The big-endian 32-bit word at byte `at` of the segment (an
+    /// option's field at any alignment, as [`tcpopt::parse`] locates
+    /// them); 0 when it is not all there.
+    #[inline]
+    pub fn u32_at(&self, at: usize) -> u32 {
+        get::<u32>(self.buffer.as_ref(), at)
     }
     /// Segment data after the header.
     pub fn payload(&self) -> &[u8] {
@@ -231,187 +244,91 @@ fn set_port_update_checksum_v6(
     set::<u16>(b, CHECKSUM.at, n);
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// A TCP header to parse or emit (smoltcp's `TcpRepr`, trimmed to what
+/// dirigo's SYN proxy reads and writes): ports, sequence and
+/// acknowledgment numbers, flags, window and the options of
+/// [`tcpopt::Options`]. The checksum is not part of it (it needs the IP
+/// addresses: [`Packet::fill_checksum`] after [`Repr::emit`]), nor is the
+/// urgent pointer (emitted 0) or the payload.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Repr {
+    /// Source port.
+    pub src_port: u16,
+    /// Destination port.
+    pub dst_port: u16,
+    /// Sequence number.
+    pub seq_number: u32,
+    /// Acknowledgment number.
+    pub ack_number: u32,
+    /// Flags byte (see [`crate::net::meta::tcp_flags`]).
+    pub flags: u8,
+    /// Window.
+    pub window: u16,
+    /// Options (SACK blocks are not carried).
+    pub options: tcpopt::Options,
+}
 
-    // 40000 -> 80, seq 1, ack 0, doff 5, SYN, win 0xffff, 2 data bytes
-    const SEG: [u8; 22] = [
-        0x9c, 0x40, 0x00, 0x50, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0xff, 0xff, 0, 0, 0, 0, 0xaa,
-        0xbb,
-    ];
-
-    #[test]
-    fn parse() {
-        let p = Packet::new_checked(&SEG[..]).unwrap();
-        assert_eq!(p.src_port(), 40000);
-        assert_eq!(p.dst_port(), 80);
-        assert_eq!(p.seq_number(), 1);
-        assert_eq!(p.ack_number(), 0);
-        assert_eq!(p.header_len(), 20);
-        assert_eq!(p.flags(), crate::net::meta::tcp_flags::SYN);
-        assert_eq!(p.window(), 0xffff);
-        assert_eq!(p.payload(), &[0xaa, 0xbb]);
+impl Repr {
+    /// Read the header of `packet`, which must pass [`Packet::check_len`]
+    /// (its error otherwise). Options are read as [`tcpopt::parse`] reads
+    /// them (a malformed one ends the list); the checksum is not verified.
+    #[inline]
+    pub fn parse<T: AsRef<[u8]>>(packet: &Packet<T>) -> Result<Repr, WireError> {
+        packet.check_len()?;
+        let options = if packet.header_len() > MIN_HEADER_LEN {
+            tcpopt::parse(packet.options()).into()
+        } else {
+            tcpopt::Options::default()
+        };
+        Ok(Repr {
+            src_port: packet.src_port(),
+            dst_port: packet.dst_port(),
+            seq_number: packet.seq_number(),
+            ack_number: packet.ack_number(),
+            flags: packet.flags(),
+            window: packet.window(),
+            options,
+        })
     }
 
-    #[test]
-    fn rejects() {
-        assert_eq!(
-            Packet::new_checked(&SEG[..19]).unwrap_err(),
-            WireError::Truncated
-        );
-        let mut b = SEG;
-        b[12] = 0x40;
-        assert_eq!(
-            Packet::new_checked(&b[..]).unwrap_err(),
-            WireError::BadHeaderLen
-        );
-        b[12] = 0x60; // 24-byte header in 22 bytes
-        assert_eq!(
-            Packet::new_checked(&b[..]).unwrap_err(),
-            WireError::Truncated
-        );
+    /// Bytes of the header [`Repr::emit`] writes, options included (a
+    /// multiple of 4, at most 40).
+    #[inline]
+    pub fn header_len(&self) -> usize {
+        MIN_HEADER_LEN + self.options.emit_len()
     }
 
-    #[test]
-    fn checksum_matches_etherparse() {
-        let mut b = SEG;
-        let (s, d) = (0x0a00_0002, 0x0a00_0001);
-        let mut p = Packet::new_checked(&mut b[..]).unwrap();
-        p.fill_checksum(s, d);
-        assert!(p.verify_checksum(s, d));
-        let h = etherparse::TcpHeader::from_slice(&b).unwrap().0;
-        let want = h
-            .calc_checksum_ipv4_raw([10, 0, 0, 2], [10, 0, 0, 1], &[0xaa, 0xbb])
-            .unwrap();
-        assert_eq!(h.checksum, want);
-        assert!(h.syn && !h.ack);
-        assert_eq!((h.source_port, h.destination_port), (40000, 80));
-        b[21] ^= 1;
-        assert!(!Packet::new_checked(&b[..]).unwrap().verify_checksum(s, d));
+    /// Bytes of a segment carrying this header and no payload.
+    #[inline]
+    pub fn buffer_len(&self) -> usize {
+        self.header_len()
     }
 
-    // SEG with its checksum for 10.0.0.2 -> 10.0.0.1, then after NAT of
-    // each side (checksums recomputed in full by an independent script).
-    const VALID: [u8; 22] = [
-        0x9c, 0x40, 0x00, 0x50, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0xff, 0xff, 0x54, 0x91, 0, 0,
-        0xaa, 0xbb,
-    ];
-    // destination 10.0.0.1:80 -> 172.16.0.5:8080
-    const DNAT: [u8; 22] = [
-        0x9c, 0x40, 0x1f, 0x90, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0xff, 0xff, 0x93, 0x3c, 0, 0,
-        0xaa, 0xbb,
-    ];
-    // source 10.0.0.2:40000 -> 192.0.2.10:443
-    const SNAT: [u8; 22] = [
-        0x01, 0xbb, 0x00, 0x50, 0, 0, 0, 1, 0, 0, 0, 0, 0x50, 0x02, 0xff, 0xff, 0x37, 0x0e, 0, 0,
-        0xaa, 0xbb,
-    ];
-
-    #[test]
-    fn word_setters_keep_the_checksum_at_any_alignment() {
-        let (s, d) = (0x0a00_0002, 0x0a00_0001);
-        // 32-byte header (12 option bytes) + 3 data bytes
-        let mut b = [0u8; 35];
-        b[..20].copy_from_slice(&VALID[..20]);
-        b[12] = 0x80;
-        b[20..32].copy_from_slice(&[1, 1, 8, 10, 1, 2, 3, 4, 5, 6, 7, 8]);
-        b[32..].copy_from_slice(&[9, 8, 7]);
-        Packet::new_unchecked(&mut b[..]).fill_checksum(s, d);
-        for (at, v) in [
-            (4, 0xdead_beef),
-            (8, 7),
-            (24, 0xffff_ffff),
-            (21, 0x1234_5678),
-            (31, 1),
-        ] {
-            let mut p = Packet::new_unchecked(&mut b[..]);
-            p.set_u32_update_checksum(at, v);
-            assert!(p.verify_checksum(s, d), "at {at}");
-            assert_eq!(u32::from_be_bytes(b[at..at + 4].try_into().unwrap()), v);
+    /// Write the header, options included, at the front of `packet`, with
+    /// the checksum and urgent pointer 0 (the payload is left alone; the
+    /// reserved bits beside the data offset too, as
+    /// [`Packet::set_header_len`] leaves them). Nothing is written to a
+    /// buffer shorter than [`Repr::header_len`].
+    #[inline]
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, packet: &mut Packet<T>) {
+        let len = self.header_len();
+        let Some(opts) = packet.buffer.as_mut().get_mut(MIN_HEADER_LEN..len) else {
+            return;
+        };
+        if self.options.emit(opts).is_none() {
+            return; // not reached: the area is emit_len() bytes
         }
-        let mut p = Packet::new_unchecked(&mut b[..]);
-        p.set_window_update_checksum(1234);
-        p.set_seq_number_update_checksum(99);
-        p.set_ack_number_update_checksum(100);
-        assert!(p.verify_checksum(s, d));
-        assert_eq!(
-            (p.window(), p.seq_number(), p.ack_number()),
-            (1234, 99, 100)
-        );
-        assert_eq!(p.options().len(), 12);
-        // past the end: nothing written
-        let before = b;
-        Packet::new_unchecked(&mut b[..]).set_u32_update_checksum(33, 5);
-        assert_eq!(b, before);
-    }
-
-    const SRC6: u128 = 0x2001_0db8_00c0_0000_0000_0000_0000_0007;
-    const VIP6: u128 = 0x2001_0db8_00f0_0000_0000_0000_0000_0010;
-    const RIP6: u128 = 0x2001_0db8_0001_0000_0000_0000_0000_0021;
-
-    /// etherparse's checksum of segment `b` under the IPv6 pseudo header.
-    fn etherparse_v6(b: &[u8], src: u128, dst: u128) -> u16 {
-        let (h, rest) = etherparse::TcpHeader::from_slice(b).unwrap();
-        h.calc_checksum_ipv6_raw(src.to_be_bytes(), dst.to_be_bytes(), rest)
-            .unwrap()
-    }
-
-    #[test]
-    fn ipv6_checksum_matches_etherparse() {
-        let mut b = SEG;
-        let mut p = Packet::new_checked(&mut b[..]).unwrap();
-        p.fill_checksum_v6(SRC6, VIP6);
-        assert!(p.verify_checksum_v6(SRC6, VIP6));
-        assert!(!p.verify_checksum_v6(SRC6, RIP6));
-        assert_eq!(p.checksum(), etherparse_v6(&b, SRC6, VIP6));
-        b[21] ^= 1;
-        assert!(!Packet::new_checked(&b[..])
-            .unwrap()
-            .verify_checksum_v6(SRC6, VIP6));
-    }
-
-    #[test]
-    fn ipv6_port_setters_update_checksum() {
-        let mut b = SEG;
-        Packet::new_unchecked(&mut b[..]).fill_checksum_v6(SRC6, VIP6);
-        let valid = b;
-        // destination VIP6:80 -> RIP6:8080, checked against a full sum
-        let mut p = Packet::new_unchecked(&mut b[..]);
-        p.set_dst_port_update_checksum_v6(8080, VIP6, RIP6);
-        assert_eq!(p.dst_port(), 8080);
-        assert!(p.verify_checksum_v6(SRC6, RIP6));
-        assert_eq!(p.checksum(), etherparse_v6(&b, SRC6, RIP6));
-        // source (the reply) RIP6:8080 -> VIP6:80
-        let mut r = valid;
-        Packet::new_unchecked(&mut r[..]).fill_checksum_v6(RIP6, SRC6);
-        let mut p = Packet::new_unchecked(&mut r[..]);
-        p.set_src_port_update_checksum_v6(443, RIP6, VIP6);
-        assert_eq!(p.src_port(), 443);
-        assert_eq!(p.checksum(), etherparse_v6(&r, VIP6, SRC6));
-        // a short buffer: the port is written, the checksum is not there
-        let mut s = [0u8; 17];
-        Packet::new_unchecked(&mut s[..]).set_dst_port_update_checksum_v6(8080, VIP6, RIP6);
-        assert_eq!(&s[..4], &[0, 0, 0x1f, 0x90]);
-        assert_eq!(&s[4..], &[0; 13]);
-    }
-
-    #[test]
-    fn port_setters_update_checksum() {
-        let (s, d) = (0x0a00_0002, 0x0a00_0001);
-        assert!(Packet::new_checked(&VALID[..])
-            .unwrap()
-            .verify_checksum(s, d));
-        let mut b = VALID;
-        Packet::new_unchecked(&mut b[..]).set_dst_port_update_checksum(8080, d, 0xac10_0005);
-        assert_eq!(b, DNAT);
-        assert!(Packet::new_unchecked(&b[..]).verify_checksum(s, 0xac10_0005));
-        let mut b = VALID;
-        Packet::new_unchecked(&mut b[..]).set_src_port_update_checksum(443, s, 0xc000_020a);
-        assert_eq!(b, SNAT);
-        // a short buffer: the port is written, the checksum is not there
-        let mut b = [0u8; 4];
-        Packet::new_unchecked(&mut b[..]).set_dst_port_update_checksum(8080, d, 1);
-        assert_eq!(b, [0, 0, 0x1f, 0x90]);
+        packet.set_src_port(self.src_port);
+        packet.set_dst_port(self.dst_port);
+        packet.set_seq_number(self.seq_number);
+        packet.set_ack_number(self.ack_number);
+        packet.set_header_len(len);
+        packet.set_flags(self.flags);
+        packet.set_window(self.window);
+        packet.set_checksum(0);
+        packet.set_urgent(0);
     }
 }
+
+#[cfg(test)]
+mod tests;
