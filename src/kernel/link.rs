@@ -6,8 +6,8 @@
 //! waits for it; a refusal becomes a [`KernelError::Netlink`] carrying the
 //! errno's text and, when the kernel sent one, its extended-ack message.
 
+use super::error::{printable, KernelError};
 use super::netns::Netns;
-use super::{printable, KernelError};
 use netlink_packet_core::{
     NetlinkBuffer, NetlinkMessage, NetlinkPayload, NlasIterator, NLMSG_ALIGNTO, NLM_F_ACK,
     NLM_F_ACK_TLVS, NLM_F_CAPPED, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REQUEST,

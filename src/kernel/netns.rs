@@ -9,7 +9,7 @@
 //! safely once the caller's code has run in it, and the namespace of a
 //! thread is all `setns` changes: the rest of the process stays where it is.
 
-use super::{printable, KernelError};
+use super::error::{printable, KernelError};
 use nix::errno::Errno;
 use nix::mount::{mount, umount2, MntFlags, MsFlags};
 use nix::sched::{setns, unshare, CloneFlags};

@@ -5,8 +5,8 @@
 //! by removing it; a route through a device goes when the device goes, so
 //! a dirigo that dies (its tap interfaces with it) withdraws as well.
 
+use super::error::KernelError;
 use super::link::{Op, Rtnl};
-use super::KernelError;
 use netlink_packet_core::{NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_REPLACE};
 use netlink_packet_route::route::{
     RouteAddress, RouteAttribute, RouteHeader, RouteMessage, RouteProtocol, RouteScope, RouteType,

@@ -7,7 +7,7 @@
 //! so EAL must keep it in hugepage files (no `--in-memory`, `--no-shconf`,
 //! `--no-huge`; `ctl::config` refuses those with capture enabled).
 
-use super::{DpdkError, Result};
+use super::error::{DpdkError, Result};
 
 /// The pdump server, running until dropped (`rte_pdump_uninit`).
 #[derive(Debug)]

@@ -1,7 +1,7 @@
 //! EAL initialisation. DPDK allows one initialisation per process, and none
 //! after cleanup: [`Eal::init`] enforces that.
 
-use super::{DpdkError, Result};
+use super::error::{DpdkError, Result};
 use std::ffi::CString;
 use std::os::raw::c_char;
 use std::sync::atomic::{AtomicU8, Ordering};

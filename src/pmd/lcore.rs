@@ -1,6 +1,6 @@
 //! Worker lcores and the TSC clock.
 
-use super::{DpdkError, Result};
+use super::error::{DpdkError, Result};
 use std::os::raw::{c_int, c_void};
 
 /// The worker lcores EAL was given (every lcore but the main one).

@@ -1,6 +1,6 @@
 //! Packet mbuf pools.
 
-use super::{DpdkError, Result};
+use super::error::{DpdkError, Result};
 use std::ffi::CString;
 use std::ptr::NonNull;
 

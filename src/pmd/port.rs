@@ -1,7 +1,7 @@
 //! Ethernet ports: configuration, queues, start/stop, MAC, MTU, link, counters.
 
+use super::error::{DpdkError, Result};
 use super::mempool::Mempool;
-use super::{DpdkError, Result};
 use std::ffi::{CStr, CString};
 
 /// What a port can do, from `rte_eth_dev_info_get`.

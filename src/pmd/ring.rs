@@ -1,7 +1,7 @@
 //! rte_ring of mbufs: hands packets between lcores without locks.
 
+use super::error::{DpdkError, Result};
 use super::mbuf::{Burst, Mbuf, BURST};
-use super::{DpdkError, Result};
 use std::ffi::CString;
 use std::ptr::NonNull;
 

@@ -20,7 +20,7 @@ pub use data::{
     MAX_DICT_ENTRIES, MAX_OUTPUT_LEN, MAX_STRING_LEN,
 };
 
-use super::{DpdkError, Result};
+use super::error::{DpdkError, Result};
 use data::Inner;
 use dpdk_sys::rte_tel_data;
 use std::ffi::{CStr, CString};

@@ -2,8 +2,8 @@
 //! `print_service_entry`, `print_largenum`, `print_conn`, `list_timeout`,
 //! and the `-S` rule format). Addresses are always printed numerically.
 
+use super::command::ListCmd;
 use super::defaults::IPVS_VERSION;
-use super::ListCmd;
 use crate::view::{ConnInfo, DestInfo, ServiceInfo, ServiceList};
 use dirigo_core::lb::sched::SchedFlags;
 use dirigo_core::lb::spec::{Method, Proto, ServiceSpec, Timeouts};

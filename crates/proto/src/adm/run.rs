@@ -1,6 +1,10 @@
 //! dirigoadm's driver: parse, talk to the daemon, print.
 
-use super::{args, error_message, format, parse_restore_lines, split_socket, AdmError, Command};
+use super::command::Command;
+use super::error::{error_message, AdmError};
+use super::rules::parse_restore_lines;
+use super::socket::split_socket;
+use super::{args, format};
 use crate::client::{socket_path, Client, ClientError};
 use crate::proto::{ListOpts, Request, Response};
 use std::io::{Read, Write};

@@ -1,7 +1,8 @@
 use super::wire::{mutation_ops, other_ops, ALL_OPS};
 use super::*;
 use dirigo_core::lb::sched::{SchedFlags, SchedKind};
-use dirigo_core::lb::spec::{Method, Proto};
+use dirigo_core::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec, Timeouts};
+use std::net::Ipv4Addr;
 
 fn key() -> ServiceKey {
     ServiceKey {

@@ -3,7 +3,8 @@
 //! `op` tag is the request's), so protocol v1 is the same as when every
 //! mutation was a variant of `Request`.
 
-use super::{BatchCmd, Request};
+use super::batch::BatchCmd;
+use super::message::Request;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

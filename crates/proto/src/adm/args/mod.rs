@@ -13,8 +13,9 @@ mod values;
 pub use describe::command;
 pub use values::{lookup_service, parse_addr_port};
 
+use super::command::{Command, ListCmd};
 use super::defaults::PERSISTENT_TIMEOUT;
-use super::{AdmError, Command, ListCmd};
+use super::error::AdmError;
 use crate::proto::BatchCmd;
 use dirigo_core::lb::sched::{SchedFlags, SchedKind};
 use dirigo_core::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec, Timeouts};

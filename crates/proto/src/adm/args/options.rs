@@ -2,7 +2,7 @@
 //! (bundling, attached values, `-p`'s optional value) and the
 //! command/option compatibility rules with ipvsadm's wording.
 
-use crate::adm::AdmError;
+use crate::adm::error::AdmError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Arg {

@@ -2,7 +2,7 @@
 //! (with `/etc/services` names), scheduler flags.
 
 use crate::adm::defaults::MAX_TIMEOUT;
-use crate::adm::AdmError;
+use crate::adm::error::AdmError;
 use dirigo_core::lb::sched::{SchedFlags, SchedKind};
 use dirigo_core::lb::spec::Proto;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, ToSocketAddrs};

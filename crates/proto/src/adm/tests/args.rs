@@ -3,8 +3,9 @@
 use super::{dest, svc, tkey};
 use crate::adm::args::{lookup_service, parse, parse_addr_port};
 use crate::adm::*;
+use crate::proto::BatchCmd;
 use dirigo_core::lb::sched::{SchedFlags, SchedKind};
-use dirigo_core::lb::spec::{Method, Proto, Timeouts};
+use dirigo_core::lb::spec::{Method, Proto, ServiceKey, Timeouts};
 use std::net::Ipv4Addr;
 
 fn argv(s: &str) -> Vec<String> {

@@ -2,9 +2,10 @@
 
 use super::{dest, svc, tkey};
 use crate::adm::*;
+use crate::proto::{BatchCmd, CtlError, ErrCode};
 use crate::view::{ConnInfo, DestInfo, Rate, ServiceInfo, ServiceList, Stats};
 use dirigo_core::lb::sched::{SchedFlags, SchedKind};
-use dirigo_core::lb::spec::{DestSpec, Method, Proto, Timeouts};
+use dirigo_core::lb::spec::{DestSpec, Method, Proto, ServiceKey, Timeouts};
 use std::net::{Ipv4Addr, SocketAddrV4};
 
 fn sample() -> ServiceList {
