@@ -12,11 +12,12 @@
 //! between rounds ([`super::idle::Backoff`]).
 
 use super::arrival::Arrival;
+use super::contract::Pipeline;
 use super::exception::TokenBucket;
 use super::hold::HoldArea;
 use super::idle::Backoff;
 use super::stats::{IoCounters, LoopCounters, PublishedCounters, PublishedIo, PublishedLoop};
-use super::{Pipeline, Verdict};
+use super::verdict::Verdict;
 use crate::net::buf::PacketBuf;
 use crate::pmd::lcore::TscClock;
 use crate::pmd::mbuf::{Burst, Mbuf, BURST};

@@ -19,7 +19,9 @@
 //! itself ([`HoldCount`]); the worker publishes those counters.
 
 use crate::counters::{counter_enum, Counts};
-use crate::dataplane::{Arrival, Pipeline, Verdict};
+use crate::dataplane::arrival::Arrival;
+use crate::dataplane::contract::Pipeline;
+use crate::dataplane::verdict::Verdict;
 use crate::net::buf::PacketBuf;
 
 /// Packets held per worker.

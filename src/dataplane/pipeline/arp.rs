@@ -4,11 +4,11 @@
 //! the events queue every side of the pipeline tells the control thread
 //! through.
 
-use super::WorkerPipeline;
+use super::state::WorkerPipeline;
 use crate::dataplane::exception::COPY_LEN;
 use crate::dataplane::shared::Event;
 use crate::dataplane::stats::Count;
-use crate::dataplane::Verdict;
+use crate::dataplane::verdict::Verdict;
 use crate::net::arp::{arp_input, ArpAction, ArpIgnore};
 use crate::net::buf::PacketBuf;
 

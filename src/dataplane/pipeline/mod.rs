@@ -7,61 +7,26 @@
 //! not-for-us is answered by the stack when it is an echo request to one of
 //! our addresses or VIPs, and counted and dropped otherwise.
 
+use crate::dataplane::arrival::{Arrival, Source};
+use crate::dataplane::contract::Pipeline;
 use crate::dataplane::exception::KernelCopies;
-use crate::dataplane::rss::ClientOwner;
 use crate::dataplane::shared::{Event, Shared};
 use crate::dataplane::stats::{Count, Counters};
+use crate::dataplane::verdict::{all_tx, Verdict};
 use crate::dataplane::worker::MAX_PORTS;
-use crate::dataplane::{all_tx, Arrival, Pipeline, Source, Verdict};
 use crate::lb::balancer::{Balancer, LbVerdict, Prepared, TOUCH_LAG};
-use crate::lb::snapshot::Snapshot;
 use crate::net::buf::{PacketBuf, BURST};
 use crate::net::classify::{
     classify, classify_into_fast, ipv4_dst, is_link_local_multicast, Classified, NetDrop, Placed,
 };
 use crate::net::icmp::{echo_input, IcmpAction};
 use crate::net::meta::{PacketMeta, PROTO_ICMP};
-use crate::net::view::NetView;
 use arc_swap::cache::Cache;
-use arc_swap::ArcSwap;
 use nh_cache::{CachedEgress, NhCache};
+use state::Scratch;
+pub use state::WorkerPipeline;
 use std::sync::Arc;
 pub use steer::{owner_of, owner_with, steer_mask};
-
-/// The burst path's per-packet scratch, kept in the pipeline so that no
-/// burst initialises it again: every entry a burst reads it wrote first
-/// (a meta by classify, a hash by `prepare`, a core verdict by the core).
-struct Scratch {
-    metas: [PacketMeta; BURST],
-    prep: [Prepared; BURST],
-    lbv: [LbVerdict; BURST],
-    /// IPv6 lookup hashes of the burst's early IPv6 stage (`v6::prepare6`).
-    hash6: [u32; BURST],
-}
-
-/// One worker's pipeline.
-pub struct WorkerPipeline {
-    scratch: Box<Scratch>,
-    shared: Arc<Shared>,
-    index: usize,
-    lb: Balancer,
-    net_cache: Cache<Arc<ArcSwap<NetView>>, Arc<NetView>>,
-    lb_cache: Cache<Arc<ArcSwap<Snapshot>>, Arc<Snapshot>>,
-    net: Arc<NetView>,
-    nh: NhCache,
-    snap: Arc<Snapshot>,
-    counters: Counters,
-    expire_budget: u32,
-    workers: u32,
-    steer_mask: u32,
-    steer_mask6: u128,
-    client_owner: Option<Arc<ClientOwner>>,
-    kernel_copies: KernelCopies,
-    looped_at: [u64; MAX_PORTS],
-    /// An IPv6 packet went to the balancer since the last burst began: the
-    /// next burst runs the early IPv6 stage (IPv4-only traffic never does).
-    v6_seen: bool,
-}
 
 /// Whether a frame is for a port whose MAC is `mac` (see `WorkerPipeline::for_us`).
 #[inline]
@@ -613,6 +578,7 @@ impl Pipeline for WorkerPipeline {
 mod arp;
 mod nd;
 mod nh_cache;
+mod state;
 mod steer;
 #[cfg(test)]
 mod tests;

@@ -3,10 +3,10 @@
 //! says what an NS's sender or an NA teaches; the control thread's IPv6
 //! neighbour table learns it ([`Event::Learn6`]).
 
-use super::WorkerPipeline;
+use super::state::WorkerPipeline;
 use crate::dataplane::shared::Event;
 use crate::dataplane::stats::Count;
-use crate::dataplane::Verdict;
+use crate::dataplane::verdict::Verdict;
 use crate::net::buf::PacketBuf;
 use crate::net::nd::{nd_input, NdAction};
 

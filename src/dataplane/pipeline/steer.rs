@@ -2,7 +2,7 @@
 //! steering) or the NIC's choice where the ports hash on the client address
 //! (RSS), widened by the persistence netmask; NAT64 pool replies by port.
 
-use super::WorkerPipeline;
+use super::state::WorkerPipeline;
 use crate::dataplane::rss::ClientOwner;
 use crate::lb::snapshot::Snapshot;
 use crate::net::meta::PacketMeta;

@@ -16,10 +16,11 @@
 //! [`Balancer::process6`]: crate::lb::balancer::Balancer::process6
 
 use super::nh_cache::CachedEgress;
+use super::state::WorkerPipeline;
 use super::steer::owner_of;
-use super::WorkerPipeline;
+use crate::dataplane::arrival::Arrival;
 use crate::dataplane::stats::Count;
-use crate::dataplane::{Arrival, Verdict};
+use crate::dataplane::verdict::Verdict;
 use crate::lb::balancer::{lookup_key6, LbVerdict};
 use crate::lb::persist::mask6;
 use crate::lb::snapshot::{fold6, Snapshot};
