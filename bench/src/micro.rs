@@ -187,6 +187,109 @@ struct Runner {
 }
 
 impl Runner {
+    /// A balancer with `case`'s service, table and sync queue.
+    fn new(case: &Case) -> Runner {
+        let (snap, ids) = snapshot(case.method, case.servers);
+        let cfg = BalancerConfig {
+            conn_capacity: case.capacity,
+            seed: 0x1234_5678,
+            // the new-connection case keeps a small table full of fresh SYNs:
+            // it measures admitting a flow into a full table (insert + evict),
+            // so no embryonic grace (with it, the flood's SYNs are refused)
+            embryonic_grace_ms: match case.workload {
+                Workload::NewConn => 0,
+                Workload::Established => dirigo_core::lb::conn::EMBRYONIC_GRACE_MS,
+            },
+            ..BalancerConfig::default()
+        };
+        let mut w = Balancer::new(&cfg, ids.dests.capacity(), ids.services.capacity());
+        let sync = case
+            .sync
+            .then(|| std::sync::Arc::new(SyncQueue::new(1 << 16)));
+        if let Some(q) = &sync {
+            w.set_sync(Some((q.clone(), SyncPolicy::default())));
+        }
+        Runner {
+            w,
+            snap,
+            bufs: (0..BURST)
+                .map(|_| VecBuf::with_room(&[], 128, 128))
+                .collect(),
+            metas: [PacketMeta::default(); BURST],
+            out: [LbVerdict::NotForUs; BURST],
+            burst_api: case.burst_api,
+            forwarded: 0,
+            timed: 0,
+            sync,
+        }
+    }
+
+    /// Set up `case`'s workload; returns the frames to time.
+    fn warm_up(&mut self, case: &Case, clock: &Instant) -> Vec<[u8; 60]> {
+        let syn = frames(case.flows, 0x02);
+        let timed: Vec<[u8; 60]> = match case.workload {
+            Workload::Established => {
+                // create every connection, then warm up one ACK pass
+                for ch in syn.chunks(BURST) {
+                    self.burst(ch, now(clock));
+                }
+                drop(syn);
+                let ack = frames(case.flows, 0x10);
+                for ch in ack.chunks(BURST) {
+                    self.burst(ch, now(clock));
+                }
+                ack
+            }
+            Workload::NewConn => {
+                for ch in syn.chunks(BURST).take(4096) {
+                    self.burst(ch, now(clock));
+                }
+                syn
+            }
+        };
+        self.drain_sync();
+        timed
+    }
+
+    /// Empty the sync queue (what a sync thread would send).
+    fn drain_sync(&self) {
+        if let Some(q) = &self.sync {
+            while q.pop().is_some() {}
+        }
+    }
+
+    /// Replay `timed` for about `time`: packets, busy nanoseconds and the
+    /// per-packet time of each burst.
+    fn measure(
+        &mut self,
+        timed: &[[u8; 60]],
+        time: Duration,
+        clock: &Instant,
+    ) -> (u64, u64, Histogram<u64>) {
+        let mut hist = Histogram::<u64>::new_with_bounds(1, 1_000_000, 3).expect("histogram");
+        let start = Instant::now();
+        let mut pkts = 0u64;
+        let mut busy_ns = 0u64;
+        'outer: loop {
+            for ch in timed.chunks(BURST) {
+                let t0 = Instant::now();
+                self.timed(ch, now(clock));
+                let dt = t0.elapsed().as_nanos() as u64;
+                self.drain_sync();
+                busy_ns += dt;
+                pkts += ch.len() as u64;
+                let _ = hist.record((dt / ch.len() as u64).max(1));
+                if pkts % (BURST as u64 * 1024) == 0 && start.elapsed() >= time {
+                    break 'outer;
+                }
+            }
+            if start.elapsed() >= time {
+                break;
+            }
+        }
+        (pkts, busy_ns, hist)
+    }
+
     /// One burst of the timed phase (not inlined, so that a profiler can
     /// count the timed packets only: `valgrind --tool=callgrind
     /// --toggle-collect='*Runner*timed*'`, divided by the packets printed).
@@ -249,90 +352,12 @@ impl Runner {
 
 /// Run one case for about `time` (after set-up), timing every burst.
 pub fn run(case: Case, time: Duration) -> MicroResult {
-    let (snap, ids) = snapshot(case.method, case.servers);
-    let cfg = BalancerConfig {
-        conn_capacity: case.capacity,
-        seed: 0x1234_5678,
-        // the new-connection case keeps a small table full of fresh SYNs:
-        // it measures admitting a flow into a full table (insert + evict),
-        // so no embryonic grace (with it, the flood's SYNs are refused)
-        embryonic_grace_ms: match case.workload {
-            Workload::NewConn => 0,
-            Workload::Established => dirigo_core::lb::conn::EMBRYONIC_GRACE_MS,
-        },
-        ..BalancerConfig::default()
-    };
-    let mut w = Balancer::new(&cfg, ids.dests.capacity(), ids.services.capacity());
-    let sync = case
-        .sync
-        .then(|| std::sync::Arc::new(SyncQueue::new(1 << 16)));
-    if let Some(q) = &sync {
-        w.set_sync(Some((q.clone(), SyncPolicy::default())));
-    }
-    let mut r = Runner {
-        w,
-        snap,
-        bufs: (0..BURST)
-            .map(|_| VecBuf::with_room(&[], 128, 128))
-            .collect(),
-        metas: [PacketMeta::default(); BURST],
-        out: [LbVerdict::NotForUs; BURST],
-        burst_api: case.burst_api,
-        forwarded: 0,
-        timed: 0,
-        sync,
-    };
+    let mut r = Runner::new(&case);
     let clock = Instant::now();
-    let now = |c: &Instant| c.elapsed().as_nanos() as u64 + 1_000_000_000;
-    let syn = frames(case.flows, 0x02);
-    let timed: Vec<[u8; 60]> = match case.workload {
-        Workload::Established => {
-            // create every connection, then warm up one ACK pass
-            for ch in syn.chunks(BURST) {
-                r.burst(ch, now(&clock));
-            }
-            drop(syn);
-            let ack = frames(case.flows, 0x10);
-            for ch in ack.chunks(BURST) {
-                r.burst(ch, now(&clock));
-            }
-            ack
-        }
-        Workload::NewConn => {
-            for ch in syn.chunks(BURST).take(4096) {
-                r.burst(ch, now(&clock));
-            }
-            syn
-        }
-    };
-    if let Some(q) = &r.sync {
-        while q.pop().is_some() {}
-    }
-    let mut hist = Histogram::<u64>::new_with_bounds(1, 1_000_000, 3).expect("histogram");
+    let timed = r.warm_up(&case, &clock);
     r.forwarded = 0;
     let created0 = r.created();
-    let start = Instant::now();
-    let mut pkts = 0u64;
-    let mut busy_ns = 0u64;
-    'outer: loop {
-        for ch in timed.chunks(BURST) {
-            let t0 = Instant::now();
-            r.timed(ch, now(&clock));
-            let dt = t0.elapsed().as_nanos() as u64;
-            if let Some(q) = &r.sync {
-                while q.pop().is_some() {}
-            }
-            busy_ns += dt;
-            pkts += ch.len() as u64;
-            let _ = hist.record((dt / ch.len() as u64).max(1));
-            if pkts % (BURST as u64 * 1024) == 0 && start.elapsed() >= time {
-                break 'outer;
-            }
-        }
-        if start.elapsed() >= time {
-            break;
-        }
-    }
+    let (pkts, busy_ns, hist) = r.measure(&timed, time, &clock);
     let created = r.created() - created0;
     let secs = busy_ns as f64 / 1e9;
     MicroResult {
@@ -347,6 +372,11 @@ pub fn run(case: Case, time: Duration) -> MicroResult {
         table_bytes: r.w.table().memory_bytes() as u64,
         fwd_ratio: r.forwarded as f64 / pkts as f64,
     }
+}
+
+/// The balancer's clock: nanoseconds since `c`, from one second on.
+fn now(c: &Instant) -> u64 {
+    c.elapsed().as_nanos() as u64 + 1_000_000_000
 }
 
 #[cfg(test)]

@@ -64,6 +64,33 @@ pub fn summary(plan: &Plan, a: &Agg, info: &Info) -> String {
         "{:<26} {:>8} {:>8} {:>8} {:>10} {:>9} {:>8}",
         "scenario", "Mpps", "spread%", "ns/pkt", "x macswap", "tracked", "Mconn/s"
     );
+    testpmd_rows(&mut s, plan, a);
+    let exc = exc_scenario(plan.exception_size.0);
+    let largest = plan.sizes.last().map_or("", |s| s.0);
+    let met = metrics_scenario(largest);
+    dirigo_rows(&mut s, plan, a, &exc, &met);
+    extra_lines(&mut s, a, &exc, &met);
+    let _ = writeln!(
+        s,
+        "conn table: {:.0} bytes for {} connections = {:.1} B/conn",
+        info.table_bytes,
+        info.capacity,
+        info.table_bytes / info.capacity as f64
+    );
+    let _ = writeln!(
+        s,
+        "memory: random 64-B line over {:.2} MiB: {} ns prefetched (batches of 32), {} ns plain, {} ns dependent",
+        info.table_bytes / 1048576.0,
+        f2(a.med("mem|prefetched|ns")),
+        f2(a.med("mem|plain|ns")),
+        f2(a.med("mem|chase|ns"))
+    );
+    s += &micro_table(plan, a);
+    s
+}
+
+/// The summary's testpmd lines: io on the smallest pcap, macswap on each.
+fn testpmd_rows(s: &mut String, plan: &Plan, a: &Agg) {
     let mut tp: Vec<String> = vec![format!("io {}", plan.sizes[0].0)];
     for &(l, _) in &plan.sizes {
         tp.push(format!("macswap {l}"));
@@ -87,14 +114,16 @@ pub fn summary(plan: &Plan, a: &Agg, info: &Info) -> String {
             f2(1e3 / m)
         );
     }
-    let exc = exc_scenario(plan.exception_size.0);
-    let largest = plan.sizes.last().map_or("", |s| s.0);
-    let met = metrics_scenario(largest);
+}
+
+/// The summary's dirigo lines: the established scenarios, the table in
+/// cache, new connections, exception (`exc`), metrics (`met`), IPv6.
+fn dirigo_rows(s: &mut String, plan: &Plan, a: &Agg, exc: &str, met: &str) {
     let spread = plan.spread_scenarios().into_iter().map(|s| s.0);
     for sc in scenarios(plan)
         .into_iter()
         .chain(spread)
-        .chain(["newconn".to_string(), exc.clone(), met.clone()])
+        .chain(["newconn".to_string(), exc.to_string(), met.to_string()])
         .chain(plan.v6_scenarios().into_iter().map(|s| s.0))
     {
         let k = format!("dirigo|{sc}");
@@ -111,6 +140,10 @@ pub fn summary(plan: &Plan, a: &Agg, info: &Info) -> String {
             f2(a.med(&format!("{k}|mconn"))),
         );
     }
+}
+
+/// The summary's exception (`exc`) and metrics (`met`) scenario lines.
+fn extra_lines(s: &mut String, a: &Agg, exc: &str, met: &str) {
     let k = format!("dirigo|{exc}");
     let _ = writeln!(
         s,
@@ -132,23 +165,6 @@ pub fn summary(plan: &Plan, a: &Agg, info: &Info) -> String {
         f2(a.med(&format!("{k}|mpps"))),
         f2(a.med(&format!("{k}|plain"))),
     );
-    let _ = writeln!(
-        s,
-        "conn table: {:.0} bytes for {} connections = {:.1} B/conn",
-        info.table_bytes,
-        info.capacity,
-        info.table_bytes / info.capacity as f64
-    );
-    let _ = writeln!(
-        s,
-        "memory: random 64-B line over {:.2} MiB: {} ns prefetched (batches of 32), {} ns plain, {} ns dependent",
-        info.table_bytes / 1048576.0,
-        f2(a.med("mem|prefetched|ns")),
-        f2(a.med("mem|plain|ns")),
-        f2(a.med("mem|chase|ns"))
-    );
-    s += &micro_table(plan, a);
-    s
 }
 
 /// The micro-benchmark's new-connection case over [`crate::micro::MAX_SERVERS`]

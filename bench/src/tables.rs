@@ -221,14 +221,7 @@ fn lines_walk(
 /// Run every case for both tables, about `time` on each of the four.
 pub fn run(capacity: u32, flows: u32, time: Duration) -> TableProbe {
     let keys: Vec<FlowKey> = (0..flows).map(key).collect();
-    let mut order: Vec<u32> = (0..flows).collect();
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    for i in (1..order.len()).rev() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        order.swap(i, (x % (i as u64 + 1)) as usize);
-    }
+    let order = shuffled(flows);
     let mut it = Index(ConnTable::<Conn>::new(capacity, 7), false);
     for k in &keys {
         it.0.insert(conn(k, TcpState::Established, FAR), 0);
@@ -248,48 +241,10 @@ pub fn run(capacity: u32, flows: u32, time: Duration) -> TableProbe {
     );
     let wide = LineTable::with_lines(capacity, 7, capacity);
     let wide_lookup = lines_walk(wide, &keys, &in_order, &seq, time, false);
-    let mut t = LineTable::new(capacity, 7);
-    for k in &keys {
-        t.insert(conn(k, TcpState::Established, FAR), 0);
-    }
-    let in_primary = t.in_primary() as f64 / t.len().max(1) as f64;
-    drop(t);
-
-    // NAT replies: the same connections, NAT, looked up by reply tuple
-    let replies: Vec<FlowKey> = in_order.iter().map(|k| nat(k).out_key()).collect();
-    let mut it = Index(ConnTable::<Conn>::new(capacity, 7), false);
-    for k in &keys {
-        it.0.insert(nat(k), 0);
-    }
-    let index_reply = walk(&mut it, &replies, &seq, time);
-    drop(it);
-    let line_reply = lines_walk(
-        LineTable::new(capacity, 7),
-        &keys,
-        &replies,
-        &seq,
-        time,
-        true,
-    );
-
-    // new connections: every key new, the table full of embryonic ones
-    let stream: Vec<FlowKey> = (0..flows.max(4 * NEWCONN_CAP))
-        .map(|i| key(i.wrapping_add(1 << 31)))
-        .collect();
-    let seq: Vec<u32> = (0..stream.len() as u32).collect();
-    let mut it = Index(ConnTable::<Conn>::new(NEWCONN_CAP, 7), true);
-    it.0.set_embryonic_grace(0);
-    let index_newconn = walk(&mut it, &stream, &seq, time);
-    drop(it);
-    let mut lt = Lines(LineTable::new(NEWCONN_CAP, 7), true, false);
-    lt.0.set_embryonic_grace(0);
-    let line_newconn = walk(&mut lt, &stream, &seq, time);
-    let mut nt = LineTable::new(capacity, 7);
-    let nat_placed = keys
-        .iter()
-        .filter(|k| nt.insert(nat(k), 0).result.is_ok())
-        .count() as u32;
-    drop(nt);
+    let in_primary = in_primary(capacity, &keys);
+    let (index_reply, line_reply) = replies(capacity, &keys, &in_order, &seq, time);
+    let (index_newconn, line_newconn) = newconn(flows, time);
+    let nat_placed = nat_placed(capacity, &keys);
     TableProbe {
         nat_placed,
         index_lookup,
@@ -301,4 +256,72 @@ pub fn run(capacity: u32, flows: u32, time: Duration) -> TableProbe {
         line_newconn,
         in_primary,
     }
+}
+
+/// `0..flows` in a fixed random order (xorshift Fisher-Yates).
+fn shuffled(flows: u32) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..flows).collect();
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for i in (1..order.len()).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        order.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    order
+}
+
+/// Share of `keys`' DR connections the one-line table puts in their
+/// primary line.
+fn in_primary(capacity: u32, keys: &[FlowKey]) -> f64 {
+    let mut t = LineTable::new(capacity, 7);
+    for k in keys {
+        t.insert(conn(k, TcpState::Established, FAR), 0);
+    }
+    t.in_primary() as f64 / t.len().max(1) as f64
+}
+
+/// NAT replies: the same connections, NAT, looked up by reply tuple
+/// (`in_order`'s): ns per key, index + records then one-line.
+fn replies(
+    capacity: u32,
+    keys: &[FlowKey],
+    in_order: &[FlowKey],
+    seq: &[u32],
+    time: Duration,
+) -> (f64, f64) {
+    let replies: Vec<FlowKey> = in_order.iter().map(|k| nat(k).out_key()).collect();
+    let mut it = Index(ConnTable::<Conn>::new(capacity, 7), false);
+    for k in keys {
+        it.0.insert(nat(k), 0);
+    }
+    let index_reply = walk(&mut it, &replies, seq, time);
+    drop(it);
+    let line_reply = lines_walk(LineTable::new(capacity, 7), keys, &replies, seq, time, true);
+    (index_reply, line_reply)
+}
+
+/// New connections: every key new, the table full of embryonic ones: ns
+/// per key, index + records then one-line.
+fn newconn(flows: u32, time: Duration) -> (f64, f64) {
+    let stream: Vec<FlowKey> = (0..flows.max(4 * NEWCONN_CAP))
+        .map(|i| key(i.wrapping_add(1 << 31)))
+        .collect();
+    let seq: Vec<u32> = (0..stream.len() as u32).collect();
+    let mut it = Index(ConnTable::<Conn>::new(NEWCONN_CAP, 7), true);
+    it.0.set_embryonic_grace(0);
+    let index_newconn = walk(&mut it, &stream, &seq, time);
+    drop(it);
+    let mut lt = Lines(LineTable::new(NEWCONN_CAP, 7), true, false);
+    lt.0.set_embryonic_grace(0);
+    let line_newconn = walk(&mut lt, &stream, &seq, time);
+    (index_newconn, line_newconn)
+}
+
+/// How many of `keys`' NAT connections the one-line table places.
+fn nat_placed(capacity: u32, keys: &[FlowKey]) -> u32 {
+    let mut nt = LineTable::new(capacity, 7);
+    keys.iter()
+        .filter(|k| nt.insert(nat(k), 0).result.is_ok())
+        .count() as u32
 }

@@ -14,7 +14,7 @@
 
 use super::error::DaemonError;
 use super::port::RunningPort;
-use crate::ctl::config::{Config, ExceptionBackend};
+use crate::ctl::config::{Config, ExceptionBackend, ExceptionConfig, Port as PortConfig};
 use crate::dataplane::exception::TokenBucket;
 use crate::dataplane::worker::TO_PIPELINE;
 use crate::kernel::link::Rtnl;
@@ -175,52 +175,8 @@ pub fn setup(
         let Some(name) = &pc.kernel_interface else {
             continue;
         };
-        let perr = |what: String| DaemonError::Other(format!("port '{}': {what}", pc.name));
-        let (device, args) = vdev(x.backend, i, name, rp.mac);
-        let dev = Port::create_vdev(&device, &args).map_err(|e| {
-            perr(format!(
-                "cannot create kernel interface '{name}' ({}): {} (is there already an interface of that name?)",
-                x.backend.name(),
-                e.reason
-            ))
-        })?;
-        let setup = PortSetup {
-            rx_queues: 1,
-            tx_queues: 1,
-            rx_desc: 512,
-            tx_desc: 512,
-            rss: false,
-            tx_csum: false,
-            promiscuous: false,
-        };
-        dev.configure(&setup, pool)
-            .and_then(|_| dev.start())
-            .map_err(|e| perr(format!("kernel interface '{name}': {e}")))?;
-        let kerr = |e: crate::kernel::KernelError| perr(format!("kernel interface '{name}': {e}"));
-        let idx = root
-            .index_of(name)
-            .map_err(kerr)?
-            .ok_or_else(|| perr(format!("kernel interface '{name}' did not appear")))?;
-        root.set_mac(idx, rp.mac).map_err(kerr)?;
-        root.set_mtu(idx, rp.mtu as u32).map_err(kerr)?;
-        if let Some(ns) = &netns {
-            root.set_netns(idx, ns).map_err(kerr)?;
-        }
-        let addrs = pc.addresses.clone();
-        let name2 = name.clone();
-        let configure = move || -> Result<(), crate::kernel::KernelError> {
-            let mut nl = Rtnl::open()?;
-            let idx = nl.index_of(&name2)?.unwrap_or(idx);
-            nl.set_up(idx, true)?;
-            for c in &addrs {
-                nl.add_addr(idx, Ipv4Addr::from(c.addr), c.len)?;
-            }
-            Ok(())
-        };
-        match &netns {
-            Some(ns) => ns.run(configure).map_err(kerr)?.map_err(kerr)?,
-            None => configure().map_err(kerr)?,
-        }
+        let (device, dev) = create_dev(x, i, &pc.name, name, rp, pool)?;
+        configure_link(&mut root, netns.as_ref(), pc, rp, name)?;
         let rate = pc.kernel_rate_limit_pps as u64;
         limits[i] = TokenBucket::new(rate, x.rate_limit_burst as u64);
         eprintln!(
@@ -250,6 +206,86 @@ pub fn setup(
         backend: x.backend,
         netns,
     }))
+}
+
+/// An error about the port named `port`.
+fn port_err(port: &str, what: String) -> DaemonError {
+    DaemonError::Other(format!("port '{port}': {what}"))
+}
+
+/// Create port `i`'s (`port`'s) kernel interface `name` with DPDK, with
+/// the port's MAC, and start it: its DPDK device name and port.
+fn create_dev(
+    x: &ExceptionConfig,
+    i: usize,
+    port: &str,
+    name: &str,
+    rp: &RunningPort,
+    pool: &Mempool,
+) -> Result<(String, Port), DaemonError> {
+    let (device, args) = vdev(x.backend, i, name, rp.mac);
+    let dev = Port::create_vdev(&device, &args).map_err(|e| {
+        port_err(
+            port,
+            format!(
+                "cannot create kernel interface '{name}' ({}): {} (is there already an interface of that name?)",
+                x.backend.name(),
+                e.reason
+            ),
+        )
+    })?;
+    let setup = PortSetup {
+        rx_queues: 1,
+        tx_queues: 1,
+        rx_desc: 512,
+        tx_desc: 512,
+        rss: false,
+        tx_csum: false,
+        promiscuous: false,
+    };
+    dev.configure(&setup, pool)
+        .and_then(|_| dev.start())
+        .map_err(|e| port_err(port, format!("kernel interface '{name}': {e}")))?;
+    Ok((device, dev))
+}
+
+/// Over netlink, give the kernel interface `name` of port `pc` (running
+/// as `rp`) the port's MAC and MTU, move it into `netns`, bring it up and
+/// add the port's addresses.
+fn configure_link(
+    root: &mut Rtnl,
+    netns: Option<&Netns>,
+    pc: &PortConfig,
+    rp: &RunningPort,
+    name: &str,
+) -> Result<(), DaemonError> {
+    let perr = |what: String| port_err(&pc.name, what);
+    let kerr = |e: crate::kernel::KernelError| perr(format!("kernel interface '{name}': {e}"));
+    let idx = root
+        .index_of(name)
+        .map_err(kerr)?
+        .ok_or_else(|| perr(format!("kernel interface '{name}' did not appear")))?;
+    root.set_mac(idx, rp.mac).map_err(kerr)?;
+    root.set_mtu(idx, rp.mtu as u32).map_err(kerr)?;
+    if let Some(ns) = netns {
+        root.set_netns(idx, ns).map_err(kerr)?;
+    }
+    let addrs = pc.addresses.clone();
+    let name2 = name.to_string();
+    let configure = move || -> Result<(), crate::kernel::KernelError> {
+        let mut nl = Rtnl::open()?;
+        let idx = nl.index_of(&name2)?.unwrap_or(idx);
+        nl.set_up(idx, true)?;
+        for c in &addrs {
+            nl.add_addr(idx, Ipv4Addr::from(c.addr), c.len)?;
+        }
+        Ok(())
+    };
+    match netns {
+        Some(ns) => ns.run(configure).map_err(kerr)?.map_err(kerr)?,
+        None => configure().map_err(kerr)?,
+    }
+    Ok(())
 }
 
 /// The exception thread: until `stop`, move packets between the workers

@@ -116,6 +116,40 @@ fn only_for(c: &CheckConfig, kind: &str) -> Result<(), String> {
 
 /// Validate one check for a real server of `proto` forwarded by `method`.
 pub fn check_spec(c: &CheckConfig, proto: Proto, method: Method) -> Result<CheckSpec, String> {
+    let kind = check_kind(c)?;
+    only_for(c, kind)?;
+    let probe = probe(c, kind)?;
+    match (&probe, proto) {
+        (Probe::Tcp | Probe::Http { .. }, Proto::Udp) => {
+            return Err(format!("{kind} checks need a TCP service"))
+        }
+        (Probe::Udp { .. }, Proto::Tcp) => return Err("udp checks need a UDP service".into()),
+        _ => {}
+    }
+    let (interval, timeout) = timing(c)?;
+    let via_vip = c.via_vip.unwrap_or(false);
+    if via_vip && method == Method::Nat {
+        return Err("via_vip is for DR and TUN real servers (NAT ones are probed directly)".into());
+    }
+    if via_vip && matches!(probe, Probe::Ping | Probe::Exec { .. }) {
+        return Err(format!("via_vip does not apply to {kind} checks"));
+    }
+    Ok(CheckSpec {
+        notify_up: notify("notify_up", &c.notify_up)?,
+        notify_down: notify("notify_down", &c.notify_down)?,
+        probe,
+        interval,
+        timeout,
+        rise: c.rise.unwrap_or(RISE).max(1),
+        fall: c.fall.unwrap_or(FALL).max(1),
+        on_failure: c.on_failure.unwrap_or(OnFailure::Inhibit),
+        port: c.port.filter(|&p| p != 0),
+        via_vip,
+    })
+}
+
+/// The check's `type`: one of those known.
+fn check_kind(c: &CheckConfig) -> Result<&str, String> {
     let kind = c
         .kind
         .as_deref()
@@ -125,8 +159,12 @@ pub fn check_spec(c: &CheckConfig, proto: Proto, method: Method) -> Result<Check
             "unknown check type '{kind}' (tcp, http, https, udp, ping, exec)"
         ));
     }
-    only_for(c, kind)?;
-    let probe = match kind {
+    Ok(kind)
+}
+
+/// What a check of type `kind` sends and expects.
+fn probe(c: &CheckConfig, kind: &str) -> Result<Probe, String> {
+    Ok(match kind {
         "tcp" => Probe::Tcp,
         "http" | "https" => Probe::Http {
             path: c.path.clone().unwrap_or_else(|| "/".into()),
@@ -146,37 +184,37 @@ pub fn check_spec(c: &CheckConfig, proto: Proto, method: Method) -> Result<Check
             expect: c.expect.clone(),
         },
         "ping" => Probe::Ping,
-        "exec" => {
-            let command = c
-                .command
-                .clone()
-                .filter(|v| !v.is_empty())
-                .ok_or("an exec check needs command = [\"/path/to/program\", ...]")?;
-            let prog = std::path::Path::new(&command[0]);
-            if !prog.is_absolute() {
-                return Err(format!(
-                    "exec check: '{}' must be an absolute path",
-                    command[0]
-                ));
-            }
-            if !prog.is_file() {
-                return Err(format!("exec check: '{}' does not exist", command[0]));
-            }
-            Probe::Exec { command }
-        }
+        "exec" => exec_probe(c)?,
         other => {
             return Err(format!(
                 "unknown check type '{other}' (tcp, http, https, udp, ping, exec)"
             ))
         }
-    };
-    match (&probe, proto) {
-        (Probe::Tcp | Probe::Http { .. }, Proto::Udp) => {
-            return Err(format!("{kind} checks need a TCP service"))
-        }
-        (Probe::Udp { .. }, Proto::Tcp) => return Err("udp checks need a UDP service".into()),
-        _ => {}
+    })
+}
+
+/// An exec check: its `command`'s program an existing absolute path.
+fn exec_probe(c: &CheckConfig) -> Result<Probe, String> {
+    let command = c
+        .command
+        .clone()
+        .filter(|v| !v.is_empty())
+        .ok_or("an exec check needs command = [\"/path/to/program\", ...]")?;
+    let prog = std::path::Path::new(&command[0]);
+    if !prog.is_absolute() {
+        return Err(format!(
+            "exec check: '{}' must be an absolute path",
+            command[0]
+        ));
     }
+    if !prog.is_file() {
+        return Err(format!("exec check: '{}' does not exist", command[0]));
+    }
+    Ok(Probe::Exec { command })
+}
+
+/// `interval` and `timeout`, the timeout the shorter.
+fn timing(c: &CheckConfig) -> Result<(Duration, Duration), String> {
     let interval = seconds("interval", c.interval.unwrap_or(INTERVAL_S))?;
     let timeout = seconds("timeout", c.timeout.unwrap_or(TIMEOUT_S))?;
     if timeout >= interval {
@@ -186,34 +224,18 @@ pub fn check_spec(c: &CheckConfig, proto: Proto, method: Method) -> Result<Check
             interval.as_secs_f64()
         ));
     }
-    let via_vip = c.via_vip.unwrap_or(false);
-    if via_vip && method == Method::Nat {
-        return Err("via_vip is for DR and TUN real servers (NAT ones are probed directly)".into());
-    }
-    if via_vip && matches!(probe, Probe::Ping | Probe::Exec { .. }) {
-        return Err(format!("via_vip does not apply to {kind} checks"));
-    }
-    let notify = |key: &str, v: &Option<Vec<String>>| -> Result<Vec<String>, String> {
-        let v = v.clone().unwrap_or_default();
-        match v.first() {
-            Some(p) if !std::path::Path::new(p).is_absolute() => {
-                Err(format!("{key}: '{p}' must be an absolute path"))
-            }
-            _ => Ok(v),
+    Ok((interval, timeout))
+}
+
+/// A `notify_up`/`notify_down` command: its program an absolute path.
+fn notify(key: &str, v: &Option<Vec<String>>) -> Result<Vec<String>, String> {
+    let v = v.clone().unwrap_or_default();
+    match v.first() {
+        Some(p) if !std::path::Path::new(p).is_absolute() => {
+            Err(format!("{key}: '{p}' must be an absolute path"))
         }
-    };
-    Ok(CheckSpec {
-        notify_up: notify("notify_up", &c.notify_up)?,
-        notify_down: notify("notify_down", &c.notify_down)?,
-        probe,
-        interval,
-        timeout,
-        rise: c.rise.unwrap_or(RISE).max(1),
-        fall: c.fall.unwrap_or(FALL).max(1),
-        on_failure: c.on_failure.unwrap_or(OnFailure::Inhibit),
-        port: c.port.filter(|&p| p != 0),
-        via_vip,
-    })
+        _ => Ok(v),
+    }
 }
 
 /// A service's health settings; `dests` are its validated real servers

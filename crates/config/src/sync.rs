@@ -49,6 +49,32 @@ pub(super) fn sync(
     if !s.enabled {
         return Ok(None);
     }
+    let (i, interface, source) = sync_port(s, ports)?;
+    let group = group(&s.group)?;
+    let peers = peers(&s.peers, source)?;
+    let syncid = limits(s)?;
+    let mtu = ports[i].mtu.unwrap_or(1500) as usize;
+    Ok(Some(Sync {
+        port: i,
+        interface,
+        source,
+        group,
+        udp_port: s.udp_port,
+        ttl: s.ttl,
+        syncid,
+        peers,
+        send: s.send,
+        receive: s.receive,
+        policy: SyncPolicy::new(s.threshold, s.refresh_period),
+        max_message: mtu.saturating_sub(28).clamp(256, 65_507),
+    }))
+}
+
+/// The port carrying sync: its index, kernel interface and first address.
+fn sync_port(
+    s: &SyncConfig,
+    ports: &[Port],
+) -> Result<(usize, String, Ipv4Addr), (&'static str, String)> {
     let Some(name) = &s.port else {
         return Err((
             "port",
@@ -73,10 +99,15 @@ pub(super) fn sync(
     let Some(source) = p.addresses.first().map(|a| Ipv4Addr::from(a.addr)) else {
         return Err(("port", format!("[sync] port '{name}' has no address")));
     };
-    let group: Ipv4Addr = s.group.parse().map_err(|_| {
+    Ok((i, interface, source))
+}
+
+/// `group`: an IPv4 multicast address.
+fn group(g: &str) -> Result<Ipv4Addr, (&'static str, String)> {
+    let group: Ipv4Addr = g.parse().map_err(|_| {
         (
             "group",
-            format!("[sync] group '{}' is not an IPv4 address", s.group),
+            format!("[sync] group '{g}' is not an IPv4 address"),
         )
     })?;
     if !group.is_multicast() {
@@ -85,8 +116,13 @@ pub(super) fn sync(
             format!("[sync] group {group} is not a multicast address (IPVS: 224.0.0.81)"),
         ));
     }
+    Ok(group)
+}
+
+/// `peers`: unicast addresses other than `source`.
+fn peers(list: &[String], source: Ipv4Addr) -> Result<Vec<Ipv4Addr>, (&'static str, String)> {
     let mut peers = Vec::new();
-    for a in &s.peers {
+    for a in list {
         let ip: Ipv4Addr = a
             .parse()
             .map_err(|_| ("peers", format!("[sync] peer '{a}' is not an IPv4 address")))?;
@@ -98,6 +134,11 @@ pub(super) fn sync(
         }
         peers.push(ip);
     }
+    Ok(peers)
+}
+
+/// The numeric keys and `send`/`receive`: the `syncid` as a byte.
+fn limits(s: &SyncConfig) -> Result<u8, (&'static str, String)> {
     let Ok(syncid) = u8::try_from(s.syncid) else {
         return Err((
             "syncid",
@@ -137,19 +178,5 @@ pub(super) fn sync(
             "[sync] send = false and receive = false: leave enabled = false instead".into(),
         ));
     }
-    let mtu = p.mtu.unwrap_or(1500) as usize;
-    Ok(Some(Sync {
-        port: i,
-        interface,
-        source,
-        group,
-        udp_port: s.udp_port,
-        ttl: s.ttl,
-        syncid,
-        peers,
-        send: s.send,
-        receive: s.receive,
-        policy: SyncPolicy::new(s.threshold, s.refresh_period),
-        max_message: mtu.saturating_sub(28).clamp(256, 65_507),
-    }))
+    Ok(syncid)
 }

@@ -7,7 +7,6 @@ use crate::clock::now_ns;
 use crate::ctl::proto::Response;
 use crate::daemon::announce;
 
-
 impl Ctl {
     pub(super) fn vips(&self) -> Response {
         let wants = announce::wants(&lock(&self.state));

@@ -1,11 +1,11 @@
 //! [`Ctl`], the daemon's control handle, and what it holds.
 
-use crate::daemon::announce::{Announcer, KernelRoutes};
-use crate::lb::ids::SlotId;
 use crate::ctl::view::Rate;
+use crate::daemon::announce::{Announcer, KernelRoutes};
 use crate::daemon::control::ControlState;
 use crate::daemon::port::RunningPort;
 use crate::dataplane::shared::Shared;
+use crate::lb::ids::SlotId;
 use crate::lb::stats::TrafficSnapshot;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -298,41 +298,47 @@ fn extra(w: &WorkerSample, name: &str) -> u64 {
         .map_or(0, |c| c.value)
 }
 
+/// Each worker's `f`, labelled.
+fn per_worker<T>(s: &Scrape, f: impl Fn(&WorkerSample) -> T) -> Vec<(Labels, T)> {
+    s.workers
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (worker_labels(i, w), f(w)))
+        .collect()
+}
+
+/// The workers' packets, connections and loop times.
 fn workers(o: &mut Out, s: &Scrape) {
-    let per = |f: &dyn Fn(&WorkerSample) -> u64| -> Vec<(Labels, u64)> {
-        s.workers
-            .iter()
-            .enumerate()
-            .map(|(i, w)| (worker_labels(i, w), f(w)))
-            .collect()
-    };
+    worker_traffic(o, s);
+    worker_time(o, s);
+}
+
+/// The workers' packet and connection counters.
+fn worker_traffic(o: &mut Out, s: &Scrape) {
     o.counters(
         "dirigo_worker_rx_packets",
         "Packets the worker received",
-        per(&|w| w.info.rx_packets),
+        per_worker(s, |w| w.info.rx_packets),
     );
     o.counters(
         "dirigo_worker_tx_packets",
         "Packets the worker transmitted",
-        per(&|w| w.info.tx_packets),
+        per_worker(s, |w| w.info.tx_packets),
     );
     o.counters(
         "dirigo_worker_dropped_packets",
         "Packets the worker dropped (every reason)",
-        per(&|w| w.info.dropped),
+        per_worker(s, |w| w.info.dropped),
     );
     o.gauges(
         "dirigo_worker_connections",
         "Connections in the worker's table",
-        per(&|w| w.info.conns)
-            .into_iter()
-            .map(|(l, v)| (l, v as i64))
-            .collect(),
+        per_worker(s, |w| w.info.conns as i64),
     );
     o.counters(
         "dirigo_worker_connections_created",
         "Connections the worker created",
-        per(&|w| w.info.conns_created),
+        per_worker(s, |w| w.info.conns_created),
     );
     for (name, help) in [
         (
@@ -349,53 +355,37 @@ fn workers(o: &mut Out, s: &Scrape) {
             "steered_out" => "dirigo_worker_steered_out_packets",
             _ => "dirigo_worker_steered_in_packets",
         };
-        o.counters(metric, help, per(&|w| extra(w, name)));
+        o.counters(metric, help, per_worker(s, |w| extra(w, name)));
     }
     o.counters(
         "dirigo_worker_steer_lost_packets",
         "Packets lost because the owner's steering ring was full",
-        per(&|w| w.loops.steer_lost),
+        per_worker(s, |w| w.loops.steer_lost),
     );
+}
+
+/// The workers' loop times and, when kept, their bursts' durations.
+fn worker_time(o: &mut Out, s: &Scrape) {
     let secs = |ns: u64| ns as f64 / 1e9;
     o.counters(
         "dirigo_worker_busy_seconds",
         "Time of the worker's loop iterations that carried packets",
-        s.workers
-            .iter()
-            .enumerate()
-            .map(|(i, w)| (worker_labels(i, w), secs(w.loops.busy_ns)))
-            .collect(),
+        per_worker(s, |w| secs(w.loops.busy_ns)),
     );
     o.counters(
         "dirigo_worker_loop_seconds",
         "Time in the worker's loop",
-        s.workers
-            .iter()
-            .enumerate()
-            .map(|(i, w)| (worker_labels(i, w), secs(w.loops.loop_ns)))
-            .collect(),
+        per_worker(s, |w| secs(w.loops.loop_ns)),
     );
     o.gauges(
         "dirigo_worker_busy_ratio",
         "Busy time over loop time since the previous scrape",
-        s.workers
-            .iter()
-            .enumerate()
-            .map(|(i, w)| (worker_labels(i, w), w.busy_ratio))
-            .collect(),
+        per_worker(s, |w| w.busy_ratio),
     );
     if s.burst_histogram {
-        let rows = s
-            .workers
-            .iter()
-            .enumerate()
-            .map(|(i, w)| {
-                (
-                    worker_labels(i, w),
-                    burst_histogram(&w.loops.bursts, w.loops.burst_sum_ns),
-                )
-            })
-            .collect();
+        let rows = per_worker(s, |w| {
+            burst_histogram(&w.loops.bursts, w.loops.burst_sum_ns)
+        });
         o.0.register(
             "dirigo_worker_burst_duration_seconds",
             "Duration of the worker loop's iterations that carried packets (receive to transmit of a burst)",

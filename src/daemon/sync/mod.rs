@@ -282,6 +282,8 @@ pub fn per_message(max_message: usize) -> usize {
     (max_message.saturating_sub(wire::HEADER_LEN) / wire::CONN_V4_LEN).clamp(1, 255)
 }
 
+/// The thread's loop: until `stop`, send what the workers queued and
+/// hand what arrives to its owning worker.
 fn run(
     cfg: &SyncConfig,
     sock: &UdpSocket,
@@ -290,36 +292,9 @@ fn run(
     stats: &SyncStats,
     stop: &AtomicBool,
 ) {
-    let per_msg = per_message(cfg.max_message);
-    let mut pending: Vec<ConnRepr> = Vec::with_capacity(per_msg);
-    let mut buf = vec![0u8; cfg.max_message.max(wire::HEADER_LEN + wire::CONN_V4_LEN)];
+    let mut batch = Batch::new(cfg.max_message);
+    let mut out = Out::new(cfg, sock, stats);
     let mut rbuf = vec![0u8; 65_536];
-    let mut last_flush = Instant::now();
-    let targets: Vec<SocketAddrV4> = if cfg.peers.is_empty() {
-        vec![SocketAddrV4::new(cfg.group, cfg.udp_port)]
-    } else {
-        cfg.peers
-            .iter()
-            .map(|p| SocketAddrV4::new(*p, cfg.udp_port))
-            .collect()
-    };
-    let send = |pending: &mut Vec<ConnRepr>, buf: &mut [u8]| {
-        let mut w = MessageWriter::new(buf, cfg.syncid);
-        let n = pending.len();
-        for c in pending.drain(..) {
-            let _ = w.push(&c);
-        }
-        let msg = w.finish();
-        for t in &targets {
-            match sock.send_to(msg, t) {
-                Ok(_) => {
-                    stats.bump(SyncThreadCount::MessagesSent, 1);
-                    stats.bump(SyncThreadCount::ConnsSent, n as u64);
-                }
-                Err(_) => stats.bump(SyncThreadCount::SendFailed, 1),
-            }
-        }
-    };
     // a director that starts says so (a message without entries) and the
     // others send it their tables; said again each second for the first
     // HELLO_FOR, as the links may come up after the process
@@ -330,28 +305,10 @@ fn run(
         if cfg.receive && started.elapsed() >= HELLO_EVERY * hellos && started.elapsed() < HELLO_FOR
         {
             hellos += 1;
-            let mut none = Vec::new();
-            send(&mut none, &mut buf);
+            out.send(&mut Vec::new());
         }
         if cfg.send {
-            for w in &shared.workers {
-                let Some(q) = &w.sync else { continue };
-                for _ in 0..POP_PER_ROUND {
-                    let Some(c) = q.out.pop() else { break };
-                    pending.push(to_repr(&c));
-                    if pending.len() >= per_msg {
-                        send(&mut pending, &mut buf);
-                        last_flush = Instant::now();
-                    }
-                }
-            }
-            if !pending.is_empty() && last_flush.elapsed() >= FLUSH {
-                send(&mut pending, &mut buf);
-                last_flush = Instant::now();
-            }
-            if pending.is_empty() {
-                last_flush = Instant::now();
-            }
+            batch.collect(shared, &mut out);
         }
         // the read timeout paces the loop when nothing arrives
         match sock.recv_from(&mut rbuf) {
@@ -363,19 +320,124 @@ fn run(
                 let hello = receive(cfg, shared, owner, stats, &rbuf[..n.min(rbuf.len())], src);
                 if hello && cfg.send && last_resend.is_none_or(|t| t.elapsed() >= RESEND_HOLDOFF) {
                     last_resend = Some(Instant::now());
-                    for w in &shared.workers {
-                        if let Some(q) = &w.sync {
-                            q.resend.store(true, Relaxed);
-                        }
-                    }
+                    resend_all(shared);
                 }
             }
             Ok(_) => {}
             Err(_) => {}
         }
     }
-    if cfg.send && !pending.is_empty() {
-        send(&mut pending, &mut buf);
+    if cfg.send && !batch.pending.is_empty() {
+        out.send(&mut batch.pending);
+    }
+}
+
+/// Ask every worker to send its table again (a peer said hello).
+fn resend_all(shared: &Shared) {
+    for w in &shared.workers {
+        if let Some(q) = &w.sync {
+            q.resend.store(true, Relaxed);
+        }
+    }
+}
+
+/// Where messages go: the group, or each unicast peer.
+struct Out<'a> {
+    /// The `[sync]` section.
+    cfg: &'a SyncConfig,
+    /// The sync socket.
+    sock: &'a UdpSocket,
+    /// Where sends are counted.
+    stats: &'a SyncStats,
+    /// The group, or the peers.
+    targets: Vec<SocketAddrV4>,
+    /// The message being written.
+    buf: Vec<u8>,
+}
+
+impl<'a> Out<'a> {
+    /// Sending with `cfg` over `sock`, counted in `stats`.
+    fn new(cfg: &'a SyncConfig, sock: &'a UdpSocket, stats: &'a SyncStats) -> Out<'a> {
+        let targets: Vec<SocketAddrV4> = if cfg.peers.is_empty() {
+            vec![SocketAddrV4::new(cfg.group, cfg.udp_port)]
+        } else {
+            cfg.peers
+                .iter()
+                .map(|p| SocketAddrV4::new(*p, cfg.udp_port))
+                .collect()
+        };
+        Out {
+            cfg,
+            sock,
+            stats,
+            targets,
+            buf: vec![0u8; cfg.max_message.max(wire::HEADER_LEN + wire::CONN_V4_LEN)],
+        }
+    }
+
+    /// Send `pending` (emptied; none: a hello) as one message to each
+    /// target.
+    fn send(&mut self, pending: &mut Vec<ConnRepr>) {
+        let mut w = MessageWriter::new(&mut self.buf, self.cfg.syncid);
+        let n = pending.len();
+        for c in pending.drain(..) {
+            let _ = w.push(&c);
+        }
+        let msg = w.finish();
+        for t in &self.targets {
+            match self.sock.send_to(msg, t) {
+                Ok(_) => {
+                    self.stats.bump(SyncThreadCount::MessagesSent, 1);
+                    self.stats.bump(SyncThreadCount::ConnsSent, n as u64);
+                }
+                Err(_) => self.stats.bump(SyncThreadCount::SendFailed, 1),
+            }
+        }
+    }
+}
+
+/// The workers' connections not sent yet.
+struct Batch {
+    /// Connections waiting for a message.
+    pending: Vec<ConnRepr>,
+    /// Connections in a full message.
+    per_msg: usize,
+    /// When the last message left (or nothing was waiting).
+    last_flush: Instant,
+}
+
+impl Batch {
+    /// Empty, for messages of at most `max_message` bytes.
+    fn new(max_message: usize) -> Batch {
+        let per_msg = per_message(max_message);
+        Batch {
+            pending: Vec::with_capacity(per_msg),
+            per_msg,
+            last_flush: Instant::now(),
+        }
+    }
+
+    /// Take what the workers queued (`POP_PER_ROUND` each), sending each
+    /// full message, and what waited `FLUSH`.
+    fn collect(&mut self, shared: &Shared, out: &mut Out) {
+        for w in &shared.workers {
+            let Some(q) = &w.sync else { continue };
+            for _ in 0..POP_PER_ROUND {
+                let Some(c) = q.out.pop() else { break };
+                self.pending.push(to_repr(&c));
+                if self.pending.len() >= self.per_msg {
+                    out.send(&mut self.pending);
+                    self.last_flush = Instant::now();
+                }
+            }
+        }
+        if !self.pending.is_empty() && self.last_flush.elapsed() >= FLUSH {
+            out.send(&mut self.pending);
+            self.last_flush = Instant::now();
+        }
+        if self.pending.is_empty() {
+            self.last_flush = Instant::now();
+        }
     }
 }
 

@@ -141,66 +141,9 @@ fn options(args: &[String], problems: &mut Vec<EalProblem>) -> Vec<Given> {
             break;
         }
         if let Some(rest) = a.strip_prefix("--") {
-            let (name, inline) = match rest.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                None => (rest, None),
-            };
-            let (name, kind) = match long(name) {
-                Ok(x) => x,
-                Err(e) => {
-                    problems.push((Some(at), e));
-                    continue;
-                }
-            };
-            let value = match (kind, inline) {
-                (Val::No, Some(_)) => {
-                    problems.push((Some(at), format!("EAL option '--{name}' takes no value")));
-                    continue;
-                }
-                (Val::Req, None) => match args.get(i) {
-                    Some(v) => {
-                        i += 1;
-                        Some(v.clone())
-                    }
-                    None => {
-                        problems.push((Some(at), format!("EAL option '--{name}' needs a value")));
-                        continue;
-                    }
-                },
-                (_, v) => v,
-            };
-            given.push(Given { name, value, at });
+            given.extend(long_option(args, rest, at, &mut i, problems));
         } else if let Some(rest) = a.strip_prefix('-').filter(|r| !r.is_empty()) {
-            let chars: Vec<char> = rest.chars().collect();
-            let mut j = 0;
-            while j < chars.len() {
-                let c = chars[j];
-                let Some(&(_, kind, name)) = SHORT.iter().find(|(s, _, _)| *s == c) else {
-                    problems.push((Some(at), format!("unknown EAL option '-{c}'")));
-                    break;
-                };
-                if kind == Val::No {
-                    given.push(Given {
-                        name,
-                        value: None,
-                        at,
-                    });
-                    j += 1;
-                    continue;
-                }
-                let attached: String = chars[j + 1..].iter().collect();
-                let value = if !attached.is_empty() {
-                    Some(attached)
-                } else if let Some(v) = args.get(i) {
-                    i += 1;
-                    Some(v.clone())
-                } else {
-                    problems.push((Some(at), format!("EAL option '-{c}' needs a value")));
-                    break;
-                };
-                given.push(Given { name, value, at });
-                break;
-            }
+            short_options(args, rest, at, &mut i, &mut given, problems);
         } else {
             problems.push((
                 Some(at),
@@ -209,6 +152,85 @@ fn options(args: &[String], problems: &mut Vec<EalProblem>) -> Vec<Given> {
         }
     }
     given
+}
+
+/// `--NAME[=VALUE]` (`rest`, at `at`); a required value not given inline
+/// is the next argument, `args[*i]`.
+fn long_option(
+    args: &[String],
+    rest: &str,
+    at: usize,
+    i: &mut usize,
+    problems: &mut Vec<EalProblem>,
+) -> Option<Given> {
+    let (name, inline) = match rest.split_once('=') {
+        Some((n, v)) => (n, Some(v.to_string())),
+        None => (rest, None),
+    };
+    let (name, kind) = match long(name) {
+        Ok(x) => x,
+        Err(e) => {
+            problems.push((Some(at), e));
+            return None;
+        }
+    };
+    let value = match (kind, inline) {
+        (Val::No, Some(_)) => {
+            problems.push((Some(at), format!("EAL option '--{name}' takes no value")));
+            return None;
+        }
+        (Val::Req, None) => match args.get(*i) {
+            Some(v) => {
+                *i += 1;
+                Some(v.clone())
+            }
+            None => {
+                problems.push((Some(at), format!("EAL option '--{name}' needs a value")));
+                return None;
+            }
+        },
+        (_, v) => v,
+    };
+    Some(Given { name, value, at })
+}
+
+/// `-abc` (`rest`, at `at`): flags, then at most one option with a value,
+/// attached or the next argument, `args[*i]`.
+fn short_options(
+    args: &[String],
+    rest: &str,
+    at: usize,
+    i: &mut usize,
+    given: &mut Vec<Given>,
+    problems: &mut Vec<EalProblem>,
+) {
+    let chars: Vec<char> = rest.chars().collect();
+    for (j, &c) in chars.iter().enumerate() {
+        let Some(&(_, kind, name)) = SHORT.iter().find(|(s, _, _)| *s == c) else {
+            problems.push((Some(at), format!("unknown EAL option '-{c}'")));
+            return;
+        };
+        if kind == Val::No {
+            given.push(Given {
+                name,
+                value: None,
+                at,
+            });
+            continue;
+        }
+        let attached: String = chars[j + 1..].iter().collect();
+        let value = if !attached.is_empty() {
+            Some(attached)
+        } else if let Some(v) = args.get(*i) {
+            *i += 1;
+            Some(v.clone())
+        } else {
+            problems.push((Some(at), format!("EAL option '-{c}' needs a value")));
+            return;
+        };
+        given.push(Given { name, value, at });
+        return;
+    }
 }
 
 fn find<'a>(given: &'a [Given], name: &str) -> Option<&'a Given> {

@@ -5,7 +5,7 @@
 
 use super::sample::Sample;
 use dirigo_core::lb::spec::{DestKey, ServiceKey};
-use dirigo_proto::view::{LcoreInfo, Stats};
+use dirigo_proto::view::{DestInfo, LcoreInfo, ServiceInfo, Stats};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
@@ -199,17 +199,7 @@ impl Frame {
             .map(|p| cur.at.saturating_duration_since(p.at).as_secs_f64())
             .filter(|s| *s > 0.0);
         let prev = prev.filter(|_| secs.is_some());
-        // the previous counters by identity
-        let mut old_svc: HashMap<ServiceKey, &Stats> = HashMap::new();
-        let mut old_dest: HashMap<(ServiceKey, DestKey), &Stats> = HashMap::new();
-        if let Some(p) = prev {
-            for s in &p.list.services {
-                old_svc.insert(s.spec.key, &s.stats);
-                for d in &s.dests {
-                    old_dest.insert((s.spec.key, d.spec.key), &d.stats);
-                }
-            }
-        }
+        let old = Previous::of(prev);
         let mut totals = Totals {
             rate: secs.map(|_| Rates::default()),
             ..Totals::default()
@@ -219,43 +209,10 @@ impl Frame {
             .services
             .iter()
             .map(|s| {
-                let key = s.spec.key;
-                let mut dests: Vec<DestRow> = s
-                    .dests
-                    .iter()
-                    .map(|d| {
-                        let port = if d.spec.key.port == 0 {
-                            key.port
-                        } else {
-                            d.spec.key.port
-                        };
-                        DestRow {
-                            addr: SocketAddr::new(d.spec.key.addr, port),
-                            method: d.spec.method.ipvsadm_name(),
-                            weight: d.spec.weight,
-                            active: u64::from(d.active),
-                            inactive: u64::from(d.inactive),
-                            rate: secs
-                                .zip(old_dest.get(&(key, d.spec.key)))
-                                .map(|(t, old)| Rates::between(old, &d.stats, t)),
-                        }
-                    })
-                    .collect();
-                dests.sort_by_key(|d| (d.addr.ip(), d.addr.port()));
-                let rate = secs
-                    .zip(old_svc.get(&key))
-                    .map(|(t, old)| Rates::between(old, &s.stats, t));
-                let row = ServiceRow {
-                    key,
-                    sched: sched_label(s),
-                    active: dests.iter().map(|d| d.active).sum(),
-                    inactive: dests.iter().map(|d| d.inactive).sum(),
-                    rate,
-                    dests,
-                };
+                let row = old.service_row(s, secs);
                 totals.active += row.active;
                 totals.inactive += row.inactive;
-                if let (Some(t), Some(r)) = (totals.rate.as_mut(), rate.as_ref()) {
+                if let (Some(t), Some(r)) = (totals.rate.as_mut(), row.rate.as_ref()) {
                     t.add(r);
                 }
                 row
@@ -263,33 +220,7 @@ impl Frame {
             .collect();
         services.sort_by_key(|s| s.key);
         let workers = workers(prev.map(|p| p.lcores.as_slice()), cur, secs);
-        let old_drops: HashMap<&str, u64> = prev
-            .map(|p| {
-                p.drops
-                    .iter()
-                    .map(|d| (d.reason.as_str(), d.count))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let mut drops: Vec<DropRow> = cur
-            .drops
-            .iter()
-            .filter(|d| d.count > 0)
-            .map(|d| DropRow {
-                reason: d.reason.clone(),
-                count: d.count,
-                rate: secs
-                    .zip(old_drops.get(d.reason.as_str()))
-                    .map(|(t, old)| grew(*old, d.count) as f64 / t),
-            })
-            .collect();
-        drops.sort_by(|a, b| {
-            b.rate
-                .unwrap_or(0.0)
-                .total_cmp(&a.rate.unwrap_or(0.0))
-                .then(b.count.cmp(&a.count))
-                .then(a.reason.cmp(&b.reason))
-        });
+        let drops = drops(prev, cur, secs);
         totals.drop_pps = secs.map(|_| drops.iter().filter_map(|d| d.rate).sum());
         Frame {
             secs,
@@ -299,6 +230,104 @@ impl Frame {
             totals,
         }
     }
+}
+
+/// The previous sample's counters, by identity.
+#[derive(Default)]
+struct Previous<'a> {
+    /// Services' counters.
+    svc: HashMap<ServiceKey, &'a Stats>,
+    /// Real servers' counters.
+    dest: HashMap<(ServiceKey, DestKey), &'a Stats>,
+}
+
+impl<'a> Previous<'a> {
+    /// The counters of `prev` (none without one).
+    fn of(prev: Option<&'a Sample>) -> Previous<'a> {
+        let mut old = Previous::default();
+        if let Some(p) = prev {
+            for s in &p.list.services {
+                old.svc.insert(s.spec.key, &s.stats);
+                for d in &s.dests {
+                    old.dest.insert((s.spec.key, d.spec.key), &d.stats);
+                }
+            }
+        }
+        old
+    }
+
+    /// Service `s`'s line, its real servers by address.
+    fn service_row(&self, s: &ServiceInfo, secs: Option<f64>) -> ServiceRow {
+        let key = s.spec.key;
+        let mut dests: Vec<DestRow> = s
+            .dests
+            .iter()
+            .map(|d| self.dest_row(key, d, secs))
+            .collect();
+        dests.sort_by_key(|d| (d.addr.ip(), d.addr.port()));
+        let rate = secs
+            .zip(self.svc.get(&key))
+            .map(|(t, old)| Rates::between(old, &s.stats, t));
+        ServiceRow {
+            key,
+            sched: sched_label(s),
+            active: dests.iter().map(|d| d.active).sum(),
+            inactive: dests.iter().map(|d| d.inactive).sum(),
+            rate,
+            dests,
+        }
+    }
+
+    /// Real server `d`'s line in the service `key`.
+    fn dest_row(&self, key: ServiceKey, d: &DestInfo, secs: Option<f64>) -> DestRow {
+        let port = if d.spec.key.port == 0 {
+            key.port
+        } else {
+            d.spec.key.port
+        };
+        DestRow {
+            addr: SocketAddr::new(d.spec.key.addr, port),
+            method: d.spec.method.ipvsadm_name(),
+            weight: d.spec.weight,
+            active: u64::from(d.active),
+            inactive: u64::from(d.inactive),
+            rate: secs
+                .zip(self.dest.get(&(key, d.spec.key)))
+                .map(|(t, old)| Rates::between(old, &d.stats, t)),
+        }
+    }
+}
+
+/// The drop reasons that happened, fastest-growing first.
+fn drops(prev: Option<&Sample>, cur: &Sample, secs: Option<f64>) -> Vec<DropRow> {
+    let old_drops: HashMap<&str, u64> = prev
+        .map(|p| {
+            p.drops
+                .iter()
+                .map(|d| (d.reason.as_str(), d.count))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut drops: Vec<DropRow> = cur
+        .drops
+        .iter()
+        .filter(|d| d.count > 0)
+        .map(|d| DropRow {
+            reason: d.reason.clone(),
+            count: d.count,
+            rate: secs
+                .zip(old_drops.get(d.reason.as_str()))
+                .map(|(t, old)| grew(*old, d.count) as f64 / t),
+        })
+        .collect();
+    drops.sort_by(|a, b| {
+        b.rate
+            .unwrap_or(0.0)
+            .total_cmp(&a.rate.unwrap_or(0.0))
+            .then(b.count.cmp(&a.count))
+            .then(a.reason.cmp(&b.reason))
+    });
+    drops
 }
 
 fn workers(prev: Option<&[LcoreInfo]>, cur: &Sample, secs: Option<f64>) -> Vec<WorkerRow> {

@@ -103,6 +103,17 @@ struct Ui {
 }
 
 impl Ui {
+    /// Before the first sample.
+    fn new() -> Ui {
+        Ui {
+            prev: None,
+            frame: None,
+            status: Status::Connecting,
+            scroll: 0,
+            max_scroll: 0,
+        }
+    }
+
     fn update(&mut self, r: Result<Sample, String>) {
         match r {
             Ok(s) => {
@@ -115,6 +126,60 @@ impl Ui {
                 self.prev = None;
                 self.status = Status::Disconnected(e);
             }
+        }
+    }
+
+    /// Take the poller's waiting samples: whether there were any.
+    fn drain(&mut self, rx: &mpsc::Receiver<Result<Sample, String>>) -> Result<bool, String> {
+        let mut got = false;
+        loop {
+            match rx.try_recv() {
+                Ok(r) => {
+                    self.update(r);
+                    got = true;
+                }
+                Err(TryRecvError::Empty) => return Ok(got),
+                Err(TryRecvError::Disconnected) => return Err("the poller stopped".into()),
+            }
+        }
+    }
+
+    /// Draw the screen, and keep the scroll within what it holds.
+    fn draw(&mut self, term: &mut Term, o: &Options) -> Result<(), String> {
+        let view = View {
+            frame: self.frame.as_ref(),
+            status: self.status.clone(),
+            delay: o.delay,
+            clock: clock(),
+            scroll: self.scroll,
+            color: o.color,
+            keys: true,
+        };
+        let mut max = 0;
+        term.t
+            .draw(|f| max = render(&view, f.area(), f.buffer_mut()))
+            .map_err(|e| format!("terminal: {e}"))?;
+        self.max_scroll = max;
+        self.scroll = self.scroll.min(max);
+        Ok(())
+    }
+
+    /// Do what a key asks but quitting: whether the screen changed.
+    fn act(&mut self, a: Action, wake: &mpsc::Sender<()>) -> bool {
+        match a {
+            Action::Refresh => {
+                let _ = wake.send(());
+                false
+            }
+            Action::Scroll(d) => {
+                self.scroll = self.scroll.saturating_add_signed(d).min(self.max_scroll);
+                true
+            }
+            Action::Jump(end) => {
+                self.scroll = if end { self.max_scroll } else { 0 };
+                true
+            }
+            Action::Quit | Action::None => false,
         }
     }
 }
@@ -139,12 +204,8 @@ fn poll_loop(
     }
 }
 
-/// Run the live view until a quit key or a signal (SIGINT, SIGTERM,
-/// SIGHUP).
-pub fn interactive(o: &Options) -> Result<(), String> {
-    if !io::stdout().is_terminal() {
-        return Err("top needs a terminal on stdout; use --once (-b) for plain text".into());
-    }
+/// A flag raised by SIGINT, SIGTERM or SIGHUP.
+fn on_signals() -> Result<Arc<AtomicBool>, String> {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [
         signal_hook::consts::SIGINT,
@@ -154,6 +215,15 @@ pub fn interactive(o: &Options) -> Result<(), String> {
         signal_hook::flag::register(sig, Arc::clone(&stop))
             .map_err(|e| format!("cannot install a signal handler: {e}"))?;
     }
+    Ok(stop)
+}
+
+/// The poller thread's samples, and the way to wake it.
+type Poll = (mpsc::Receiver<Result<Sample, String>>, mpsc::Sender<()>);
+
+/// Start the poller thread on `o`'s socket: its samples, and the way to
+/// wake it.
+fn start_poller(o: &Options) -> Result<Poll, String> {
     let (tx, rx) = mpsc::channel();
     let (wake_tx, wake_rx) = mpsc::channel();
     let (path, delay) = (o.socket.clone(), o.delay);
@@ -161,42 +231,24 @@ pub fn interactive(o: &Options) -> Result<(), String> {
         .name("top-poll".into())
         .spawn(move || poll_loop(path, delay, tx, wake_rx))
         .map_err(|e| format!("cannot start the poller: {e}"))?;
+    Ok((rx, wake_tx))
+}
+
+/// Run the live view until a quit key or a signal (SIGINT, SIGTERM,
+/// SIGHUP).
+pub fn interactive(o: &Options) -> Result<(), String> {
+    if !io::stdout().is_terminal() {
+        return Err("top needs a terminal on stdout; use --once (-b) for plain text".into());
+    }
+    let stop = on_signals()?;
+    let (rx, wake_tx) = start_poller(o)?;
     let mut term = Term::enter().map_err(|e| format!("terminal: {e}"))?;
-    let mut ui = Ui {
-        prev: None,
-        frame: None,
-        status: Status::Connecting,
-        scroll: 0,
-        max_scroll: 0,
-    };
+    let mut ui = Ui::new();
     let mut dirty = true;
     while !stop.load(Ordering::Relaxed) {
-        loop {
-            match rx.try_recv() {
-                Ok(r) => {
-                    ui.update(r);
-                    dirty = true;
-                }
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => return Err("the poller stopped".into()),
-            }
-        }
+        dirty |= ui.drain(&rx)?;
         if dirty {
-            let view = View {
-                frame: ui.frame.as_ref(),
-                status: ui.status.clone(),
-                delay: o.delay,
-                clock: clock(),
-                scroll: ui.scroll,
-                color: o.color,
-                keys: true,
-            };
-            let mut max = 0;
-            term.t
-                .draw(|f| max = render(&view, f.area(), f.buffer_mut()))
-                .map_err(|e| format!("terminal: {e}"))?;
-            ui.max_scroll = max;
-            ui.scroll = ui.scroll.min(max);
+            ui.draw(&mut term, o)?;
             dirty = false;
         }
         if !event::poll(Duration::from_millis(100)).map_err(|e| format!("terminal: {e}"))? {
@@ -205,18 +257,7 @@ pub fn interactive(o: &Options) -> Result<(), String> {
         match event::read().map_err(|e| format!("terminal: {e}"))? {
             Event::Key(k) => match action(&k) {
                 Action::Quit => break,
-                Action::Refresh => {
-                    let _ = wake_tx.send(());
-                }
-                Action::Scroll(d) => {
-                    ui.scroll = ui.scroll.saturating_add_signed(d).min(ui.max_scroll);
-                    dirty = true;
-                }
-                Action::Jump(end) => {
-                    ui.scroll = if end { ui.max_scroll } else { 0 };
-                    dirty = true;
-                }
-                Action::None => {}
+                a => dirty |= ui.act(a, &wake_tx),
             },
             Event::Resize(..) => dirty = true,
             _ => {}

@@ -1,19 +1,18 @@
 //! The sections' validators: each checks its part of the file against
 //! what is valid so far and reports every problem at its key path.
 
+mod service;
+
+pub(super) use service::services;
+
 use super::file::{
     CaptureConfig, DataplaneConfig, EalConfig, ExceptionConfig, NeighborConfig, PortConfig,
-    RawConfig, RealServerConfig, RouteConfig, ServiceConfig,
+    RawConfig, RouteConfig,
 };
 use super::locate::{At, Issues};
-use super::{
-    health, parse_cidr, parse_cidr6, parse_ip_port, parse_mac, Neighbor, Port, Route, Service,
-};
+use super::{parse_cidr, parse_cidr6, parse_ip_port, parse_mac, Neighbor, Port, Route, Service};
 use dirigo_core::lb::sched::maglev::is_prime;
-use dirigo_core::lb::sched::{SchedFlags, SchedKind};
-use dirigo_core::lb::spec::{DestKey, DestSpec, Method, ServiceKey, ServiceSpec};
 use std::collections::HashSet;
-use std::net::Ipv4Addr;
 
 /// A validator's refusal of one element: the key it is about (`""`: the
 /// element itself) and why.
@@ -409,198 +408,6 @@ pub(super) fn dataplane(d: &DataplaneConfig, iss: &mut Issues) {
             format!("dataplane.mh_table_size {} is not a prime", d.mh_table_size),
         );
     }
-}
-
-/// `[[service]]`s: unique keys, each validated with its real servers;
-/// a service with a problem is left out.
-pub(super) fn services(raw: &[ServiceConfig], nat64: bool, iss: &mut Issues) -> Vec<Service> {
-    let mut keys = HashSet::new();
-    let mut services = Vec::new();
-    for (i, s) in raw.iter().enumerate() {
-        let at = At::key("service").i(i);
-        let Some((vip, port)) = parse_ip_port(&s.address) else {
-            iss.add(
-                at.k("address"),
-                format!("service '{}': address must be VIP:PORT", s.address),
-            );
-            continue;
-        };
-        let key = ServiceKey {
-            proto: s.protocol,
-            vip,
-            port,
-        };
-        if !keys.insert(key) {
-            iss.add(
-                at.k("address"),
-                format!("duplicate service {} {}", s.protocol.upper(), s.address),
-            );
-            continue;
-        }
-        if let Some(svc) = service(s, key, nat64, &at, iss) {
-            services.push(svc);
-        }
-    }
-    services
-}
-
-/// One `[[service]]` (its `key` parsed) and its `[[service.real_server]]`s.
-fn service(
-    s: &ServiceConfig,
-    key: ServiceKey,
-    nat64: bool,
-    at: &At,
-    iss: &mut Issues,
-) -> Option<Service> {
-    let mut ok = true;
-    let sched: Option<SchedKind> = match s.scheduler.parse() {
-        Ok(k) => Some(k),
-        Err(e) => {
-            iss.add(at.k("scheduler"), format!("service {}: {e}", s.address));
-            None
-        }
-    };
-    let mut flags = SchedFlags::default();
-    for (j, f) in s.flags.iter().enumerate() {
-        match f.as_str() {
-            "sh-fallback" | "mh-fallback" => flags.fallback = true,
-            "sh-port" | "mh-port" => flags.port = true,
-            other => {
-                ok = false;
-                iss.add(
-                    at.k("flags").i(j),
-                    format!("service {}: unknown scheduler flag '{other}'", s.address),
-                );
-            }
-        }
-    }
-    if key.vip.is_ipv6() && s.netmask.is_some() {
-        ok = false;
-        iss.add(
-            at.k("netmask"),
-            format!(
-                "service {}: an IPv6 service's persistence granularity is prefix6 (a prefix length)",
-                s.address
-            ),
-        );
-    }
-    if let Some(p) = s.prefix6 {
-        if key.vip.is_ipv4() || !(1..=128).contains(&p) {
-            ok = false;
-            iss.add(
-                at.k("prefix6"),
-                format!(
-                    "service {}: prefix6 is an IPv6 service's persistence prefix length, 1..128",
-                    s.address
-                ),
-            );
-        }
-    }
-    let mut dests = Vec::new();
-    let mut dkeys = HashSet::new();
-    for (j, r) in s.real_server.iter().enumerate() {
-        let rat = at.k("real_server").i(j);
-        match real_server(s, key.port, r) {
-            // NAT64, on purpose: an IPv6 VIP, IPv4 NAT real servers, a pool
-            Ok(d)
-                if d.key.addr.is_ipv4() != key.vip.is_ipv4()
-                    && !(nat64 && key.vip.is_ipv6() && d.method == Method::Nat) =>
-            {
-                ok = false;
-                iss.add(
-                    rat.k("address"),
-                    format!(
-                        "service {}: real server {}: Operation not supported with specified \
-                         address family (IPv4 and IPv6 are not mixed in one service, but for \
-                         NAT64: an IPv6 VIP, IPv4 real servers with method = \"nat\" and \
-                         [dataplane] nat64_pool)",
-                        s.address, r.address
-                    ),
-                );
-            }
-            Ok(d) if !dkeys.insert(d.key) => {
-                ok = false;
-                iss.add(
-                    rat.k("address"),
-                    format!("service {}: duplicate real server {}", s.address, r.address),
-                );
-            }
-            Ok(d) => dests.push(d),
-            Err((k, msg)) => {
-                ok = false;
-                iss.add(rat.k(k), msg);
-            }
-        }
-    }
-    let sched = sched?;
-    if !ok {
-        return None;
-    }
-    let health = health::service_health(s, &dests, at)
-        .map_err(|(at, msg)| iss.add(at, msg))
-        .ok()?;
-    Some(Service {
-        spec: ServiceSpec {
-            key,
-            sched,
-            flags,
-            persistent: s.persistent,
-            netmask: s.netmask.unwrap_or(Ipv4Addr::BROADCAST),
-            prefix6: s.prefix6.unwrap_or(128),
-            synproxy: s.synproxy,
-        },
-        dests,
-        health,
-    })
-}
-
-/// One `[[service.real_server]]` of `s`, whose port is `port`.
-fn real_server(s: &ServiceConfig, port: u16, r: &RealServerConfig) -> Result<DestSpec, Refusal> {
-    let (addr, rport) = match parse_ip_port(&r.address) {
-        Some(x) => x,
-        None => (
-            r.address
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .parse()
-                .map_err(|_| {
-                    (
-                        "address",
-                        format!(
-                            "service {}: real server '{}' is not IP or IP:PORT",
-                            s.address, r.address
-                        ),
-                    )
-                })?,
-            0,
-        ),
-    };
-    let rport = if rport == 0 { port } else { rport };
-    if r.weight > 65535 {
-        return Err((
-            "weight",
-            format!(
-                "service {}: real server {}: weight {} is not 0..65535",
-                s.address, r.address, r.weight
-            ),
-        ));
-    }
-    if r.method != Method::Nat && rport != port {
-        return Err((
-            "address",
-            format!(
-                "service {}: real server {}: only NAT can change the port",
-                s.address, r.address
-            ),
-        ));
-    }
-    Ok(DestSpec {
-        key: DestKey { addr, port: rport },
-        method: r.method,
-        weight: r.weight,
-        upper: r.upper_threshold,
-        lower: r.lower_threshold,
-    })
 }
 
 /// EAL arguments that keep the memory out of hugepage files, so no

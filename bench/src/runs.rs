@@ -1,0 +1,400 @@
+//! One run of the benchmark: testpmd on the pcaps, then the daemon's
+//! scenarios (established per method and size, the table in cache, IPv6,
+//! two workers, the exception path, metrics, new connections, the SYN
+//! proxy), the micro-benchmark and the memory probe, recorded into an
+//! [`Agg`].
+
+use crate::agg::Agg;
+use crate::micro_runs::run_micro;
+use crate::plan::{v6_label, Plan};
+use crate::{dut, exc_scenario, memprobe, metrics_scenario, mname, own_label, testpmd};
+use dirigo_core::lb::conn::lines::LineTable;
+use dirigo_core::lb::spec::Method;
+use std::path::{Path, PathBuf};
+
+/// A generated pcap: label, path, packets.
+type Pcap = (String, PathBuf, u64);
+
+/// The pcap labelled `l`.
+fn find<'a>(files: &'a [Pcap], l: &str) -> Result<&'a Pcap, String> {
+    files
+        .iter()
+        .find(|f| f.0 == l)
+        .ok_or(format!("no pcap {l}"))
+}
+
+/// Run `run` (1-based) of every scenario `plan` wants on the pcaps `files`,
+/// the daemon `bin` working in `dir`.
+pub fn one_run(
+    plan: &Plan,
+    run: usize,
+    dir: &Path,
+    bin: &Path,
+    files: &[Pcap],
+    agg: &mut Agg,
+) -> Result<(), String> {
+    run_testpmd(plan, run, files, agg)?;
+    run_established(plan, run, dir, bin, files, agg)?;
+    run_v6(plan, run, dir, bin, files, agg)?;
+    run_two_workers(plan, run, dir, bin, files, agg)?;
+    if plan.wants("newconn") || plan.wants("synproxy") {
+        run_newconn(plan, run, dir, bin, find(files, "newconn")?, files, agg)?;
+    }
+    if plan.wants("micro") {
+        run_micro(plan, agg, None, None);
+    }
+    if plan.wants("memprobe") {
+        run_memprobe(plan, agg);
+    }
+    Ok(())
+}
+
+/// testpmd: io on the smallest pcap, macswap on every pcap.
+fn run_testpmd(plan: &Plan, run: usize, files: &[Pcap], agg: &mut Agg) -> Result<(), String> {
+    let first = &files[0];
+    let mut tp = vec![("io", first)];
+    // (quick: macswap on the smallest pcap only, where new connections
+    // compare too, and on the IPv6 pcaps)
+    let quick_ok = |l: &str| !plan.quick || l == first.0 || l.starts_with(&v6_label(""));
+    for f in files
+        .iter()
+        .filter(|f| quick_ok(&f.0) && plan.macswap_on(&f.0))
+    {
+        tp.push(("macswap", f));
+    }
+    for (mode, (label, path, n)) in tp {
+        let prefix = format!("dg-bench-tp-{}", std::process::id());
+        let mpps = testpmd::run(
+            mode,
+            &path.display().to_string(),
+            plan.testpmd_s,
+            n + 32768,
+            &prefix,
+        )?;
+        eprintln!("run {run}: testpmd {mode} {label}: {mpps:.2} Mpps");
+        agg.push(&format!("testpmd|{mode} {label}|mpps"), mpps);
+    }
+    Ok(())
+}
+
+/// The established scenarios per method and size (with the exception and
+/// metrics ones after their plain DR run), then the table in cache.
+fn run_established(
+    plan: &Plan,
+    run: usize,
+    dir: &Path,
+    bin: &Path,
+    files: &[Pcap],
+    agg: &mut Agg,
+) -> Result<(), String> {
+    for &m in &plan.methods {
+        for &(label, _) in &plan.sizes {
+            let (_, path, n) = find(files, label)?;
+            if plan.wants(&format!("{} {label}", mname(m))) {
+                run_plain(plan, run, dir, bin, (label, path, *n), m, agg)?;
+            }
+            if m == Method::Dr && label == plan.exception_size.0 && plan.wants("exception") {
+                run_exception(plan, run, dir, bin, files, agg)?;
+            }
+            if m == Method::Dr
+                && Some(&label) == plan.sizes.last().map(|s| &s.0)
+                && plan.wants("metrics")
+            {
+                run_metrics(plan, run, dir, bin, (label, path, *n), agg)?;
+            }
+        }
+    }
+    // the table in cache on the largest pcap (see Plan::spread): DR 1M's
+    // time less DR 1k@1M's is what the table's misses cost DR
+    if let Some((label, _, _)) = plan.spread_wanted() {
+        let (_, path, n) = find(files, &label)?;
+        for (_, m) in plan.spread_scenarios() {
+            run_plain(plan, run, dir, bin, (&label, path, *n), m, agg)?;
+        }
+    }
+    Ok(())
+}
+
+/// The IPv6 established scenarios, on the IPv6 pcaps.
+fn run_v6(
+    plan: &Plan,
+    run: usize,
+    dir: &Path,
+    bin: &Path,
+    files: &[Pcap],
+    agg: &mut Agg,
+) -> Result<(), String> {
+    for (name, size, _, m) in plan.v6_scenarios() {
+        let label = v6_label(size);
+        let (_, path, n) = find(files, &label)?;
+        let c = dut::DutCase {
+            v6: true,
+            ..dut_case(plan, bin, dir, path, *n, m)
+        };
+        let r = dut::run(&c, &format!("r{run}-{}", name.replace(' ', "-")))?;
+        let k = format!("dirigo|{name}");
+        let ratio = record_dut(agg, &k, &label, &r);
+        eprintln!(
+            "run {run}: dirigo {name}: {:.2} Mpps ({ratio:.2}x macswap on the IPv6 pcap), tracked {}",
+            r.mpps, r.tracked
+        );
+    }
+    Ok(())
+}
+
+/// DR with two workers (1k and 100k flows; 1M would need two preloaded
+/// copies of a 2M-packet pcap): both wan queues replay the pcap and each
+/// worker hands the flows the other owns over its steering ring.
+fn run_two_workers(
+    plan: &Plan,
+    run: usize,
+    dir: &Path,
+    bin: &Path,
+    files: &[Pcap],
+    agg: &mut Agg,
+) -> Result<(), String> {
+    let two_w: Vec<&str> = plan.sizes.iter().take(2).map(|s| s.0).collect();
+    for label in two_w {
+        if !plan.wants(&format!("DR-2w {label}")) {
+            continue;
+        }
+        let (_, path, n) = find(files, label)?;
+        let c = dut::DutCase {
+            workers: 2,
+            ..dut_case(plan, bin, dir, path, *n, Method::Dr)
+        };
+        let r = dut::run(&c, &format!("r{run}-dr2w-{label}"))?;
+        let ratio = record_dut(agg, &format!("dirigo|DR-2w {label}"), label, &r);
+        eprintln!(
+            "run {run}: dirigo DR 2 workers {label}: {:.2} Mpps ({ratio:.2}x macswap), tracked {}",
+            r.mpps, r.tracked
+        );
+    }
+    Ok(())
+}
+
+/// A daemon run of `plan`'s established scenarios on `pcap` (`pkts`
+/// packets): one worker, `method`, the plan's table and the default
+/// embryonic grace, no exception path.
+fn dut_case<'a>(
+    plan: &Plan,
+    bin: &'a Path,
+    dir: &'a Path,
+    pcap: &'a Path,
+    pkts: u64,
+    method: Method,
+) -> dut::DutCase<'a> {
+    dut::DutCase {
+        bin,
+        pcap,
+        pcap_pkts: pkts,
+        method,
+        capacity: plan.capacity,
+        embryonic_grace_ms: dirigo_core::lb::conn::EMBRYONIC_GRACE_MS,
+        dir,
+        warmup: plan.warmup,
+        measure: plan.measure,
+        workers: 1,
+        exception: false,
+        metrics: false,
+        synproxy: false,
+        v6: false,
+    }
+}
+
+/// Record a daemon run under `k`: its rate, its ratio to testpmd macswap on
+/// the same pcap (`label`; returned) and the connections it tracked.
+fn record_dut(agg: &mut Agg, k: &str, label: &str, r: &dut::DutResult) -> f64 {
+    let base = agg
+        .values(&format!("testpmd|macswap {label}|mpps"))
+        .last()
+        .copied()
+        .unwrap_or(f64::NAN);
+    agg.push(&format!("{k}|mpps"), r.mpps);
+    agg.push(&format!("{k}|ratio"), r.mpps / base);
+    agg.push(&format!("{k}|tracked"), r.tracked as f64);
+    r.mpps / base
+}
+
+/// The new-connection scenario (DR, every packet a new SYN) and the same
+/// SYNs to a SYN-proxy NAT service.
+fn run_newconn(
+    plan: &Plan,
+    run: usize,
+    dir: &Path,
+    bin: &Path,
+    (_, path, n): &Pcap,
+    files: &[Pcap],
+    agg: &mut Agg,
+) -> Result<(), String> {
+    let tag = |s: &str| format!("r{run}-{s}");
+    let nc_base = if plan.quick {
+        format!("testpmd|macswap {}|mpps", files[0].0)
+    } else {
+        "testpmd|macswap newconn|mpps".to_string()
+    };
+    let base = agg.values(&nc_base).last().copied().unwrap_or(f64::NAN);
+    if plan.wants("newconn") {
+        let c = dut::DutCase {
+            capacity: plan.newconn_capacity,
+            embryonic_grace_ms: 0,
+            ..dut_case(plan, bin, dir, path, *n, Method::Dr)
+        };
+        let r = dut::run(&c, &tag("newconn"))?;
+        agg.push("dirigo|newconn|mpps", r.mpps);
+        agg.push("dirigo|newconn|ratio", r.mpps / base);
+        agg.push("dirigo|newconn|tracked", r.tracked as f64);
+        agg.push("dirigo|newconn|mconn", r.mconn_s);
+        eprintln!(
+            "run {run}: dirigo newconn: {:.2} Mpps, {:.2} Mconn/s, tracked {}",
+            r.mpps, r.mconn_s, r.tracked
+        );
+    }
+    if !plan.wants("synproxy") {
+        return Ok(());
+    }
+    // the same SYNs to a --synproxy NAT service: each answered on the wan
+    // port with a cookie, nothing stored (the SYN flood the proxy absorbs)
+    let c = dut::DutCase {
+        synproxy: true,
+        ..dut_case(plan, bin, dir, path, *n, Method::Nat)
+    };
+    let r = dut::run(&c, &tag("synproxy"))?;
+    agg.push("dirigo|synproxy syn|mpps", r.wan_tx_mpps);
+    agg.push("dirigo|synproxy syn|ratio", r.wan_tx_mpps / base);
+    agg.push("dirigo|synproxy syn|tracked", r.tracked as f64);
+    eprintln!(
+        "run {run}: dirigo synproxy: {:.2} M SYNs answered/s ({:.2}x macswap on the same pcap), tracked {}",
+        r.wan_tx_mpps,
+        r.wan_tx_mpps / base,
+        r.tracked
+    );
+    Ok(())
+}
+
+/// A plain established scenario: method `m` on the pcap `label`.
+fn run_plain(
+    plan: &Plan,
+    run: usize,
+    dir: &Path,
+    bin: &Path,
+    (label, path, n): (&str, &Path, u64),
+    m: Method,
+    agg: &mut Agg,
+) -> Result<(), String> {
+    let c = dut_case(plan, bin, dir, path, n, m);
+    let r = dut::run(&c, &format!("r{run}-{}-{label}", mname(m)))?;
+    let k = format!("dirigo|{} {label}", mname(m));
+    let ratio = record_dut(agg, &k, label, &r);
+    agg.push(&format!("{k}|rx"), r.rx_mpps);
+    eprintln!(
+        "run {run}: dirigo {} {label}: {:.2} Mpps ({ratio:.2}x macswap), tracked {}",
+        mname(m),
+        r.mpps,
+        r.tracked
+    );
+    Ok(())
+}
+
+/// The exception scenario: DR on the pcap whose every 10th packet is a SYN
+/// to dirigo's own address (192.168.100.1:22), the wan port's exception
+/// path configured (net_tap in a namespace, the default rate limit). The
+/// lan TX rate is the VIP forwarding rate; it is compared with the plain DR
+/// run of the same size in this run and with testpmd macswap on the plain
+/// pcap.
+fn run_exception(
+    plan: &Plan,
+    run: usize,
+    dir: &Path,
+    bin: &Path,
+    files: &[Pcap],
+    agg: &mut Agg,
+) -> Result<(), String> {
+    let label = plan.exception_size.0;
+    let own = own_label(label);
+    let (_, path, n) = find(files, &own)?;
+    let c = dut::DutCase {
+        exception: true,
+        ..dut_case(plan, bin, dir, path, *n, Method::Dr)
+    };
+    let r = dut::run(&c, &format!("r{run}-DR-own-{label}"))?;
+    let k = format!("dirigo|{}", exc_scenario(label));
+    let ratio = record_dut(agg, &k, label, &r);
+    let plain = plain_dr(agg, label);
+    let kr = r.kernel.unwrap_or_default();
+    agg.push(&format!("{k}|plain"), r.mpps / plain);
+    agg.push(&format!("{k}|rx"), r.rx_mpps);
+    agg.push(&format!("{k}|own_in"), kr.arrived());
+    agg.push(&format!("{k}|to_kernel"), kr.to_kernel);
+    agg.push(&format!("{k}|limited"), kr.rate_limited);
+    agg.push(&format!("{k}|lost"), kr.ring_full + kr.write_failed);
+    eprintln!(
+        "run {run}: dirigo DR {label} + 10% own-address (exception path): {:.2} Mpps VIP forwarded \
+         ({:.2} x plain DR {label}, {ratio:.2}x macswap), tracked {}; own-address {:.0}/s: \
+         to kernel {:.0}/s, rate-limited {:.0}/s, ring full / not written {:.0}/s",
+        r.mpps,
+        r.mpps / plain,
+        r.tracked,
+        kr.arrived(),
+        kr.to_kernel,
+        kr.rate_limited,
+        kr.ring_full + kr.write_failed
+    );
+    Ok(())
+}
+
+/// The metrics scenario: DR on the largest established pcap, right after
+/// the plain DR run of it, with the Prometheus endpoint on, the burst
+/// histogram kept and a scrape every second; its rate over the plain run's.
+fn run_metrics(
+    plan: &Plan,
+    run: usize,
+    dir: &Path,
+    bin: &Path,
+    (label, path, n): (&str, &Path, u64),
+    agg: &mut Agg,
+) -> Result<(), String> {
+    let c = dut::DutCase {
+        metrics: true,
+        ..dut_case(plan, bin, dir, path, n, Method::Dr)
+    };
+    let r = dut::run(&c, &format!("r{run}-DR-metrics-{label}"))?;
+    let k = format!("dirigo|{}", metrics_scenario(label));
+    let ratio = record_dut(agg, &k, label, &r);
+    let plain = plain_dr(agg, label);
+    agg.push(&format!("{k}|plain"), r.mpps / plain);
+    agg.push(&format!("{k}|scrapes"), r.scrapes as f64);
+    eprintln!(
+        "run {run}: dirigo DR {label} + metrics (burst histogram, {} scrapes): {:.2} Mpps ({:.3} x plain DR {label}, {ratio:.2}x macswap)",
+        r.scrapes,
+        r.mpps,
+        r.mpps / plain
+    );
+    Ok(())
+}
+
+/// The plain DR rate at `label` flows in this run (what the exception and
+/// metrics scenarios are compared with).
+fn plain_dr(agg: &Agg, label: &str) -> f64 {
+    agg.values(&format!("dirigo|DR {label}|mpps"))
+        .last()
+        .copied()
+        .unwrap_or(f64::NAN)
+}
+
+/// The memory floor (see `memprobe`): random lines over a region the
+/// size of the established scenarios' connection table.
+pub fn run_memprobe(plan: &Plan, agg: &mut Agg) {
+    let bytes = LineTable::new(plan.capacity, 1).memory_bytes();
+    let p = memprobe::run(bytes, plan.micro / 2);
+    agg.push("mem|prefetched|ns", p.prefetched);
+    agg.push("mem|plain|ns", p.plain);
+    agg.push("mem|chase|ns", p.chase);
+    eprintln!(
+        "memory ({} MiB): random line {:.1} ns prefetched in batches of 32, {:.1} ns plain, {:.1} ns dependent",
+        p.bytes >> 20,
+        p.prefetched,
+        p.plain,
+        p.chase
+    );
+}

@@ -1,0 +1,229 @@
+//! `[[service]]` and its `[[service.real_server]]`s.
+
+use super::Refusal;
+use crate::file::{RealServerConfig, ServiceConfig};
+use crate::locate::{At, Issues};
+use crate::{health, parse_ip_port, Service};
+use dirigo_core::lb::sched::{SchedFlags, SchedKind};
+use dirigo_core::lb::spec::{DestKey, DestSpec, Method, ServiceKey, ServiceSpec};
+use std::collections::HashSet;
+use std::net::Ipv4Addr;
+
+/// `[[service]]`s: unique keys, each validated with its real servers;
+/// a service with a problem is left out.
+pub(crate) fn services(raw: &[ServiceConfig], nat64: bool, iss: &mut Issues) -> Vec<Service> {
+    let mut keys = HashSet::new();
+    let mut services = Vec::new();
+    for (i, s) in raw.iter().enumerate() {
+        let at = At::key("service").i(i);
+        let Some((vip, port)) = parse_ip_port(&s.address) else {
+            iss.add(
+                at.k("address"),
+                format!("service '{}': address must be VIP:PORT", s.address),
+            );
+            continue;
+        };
+        let key = ServiceKey {
+            proto: s.protocol,
+            vip,
+            port,
+        };
+        if !keys.insert(key) {
+            iss.add(
+                at.k("address"),
+                format!("duplicate service {} {}", s.protocol.upper(), s.address),
+            );
+            continue;
+        }
+        if let Some(svc) = service(s, key, nat64, &at, iss) {
+            services.push(svc);
+        }
+    }
+    services
+}
+
+/// One `[[service]]` (its `key` parsed) and its `[[service.real_server]]`s.
+fn service(
+    s: &ServiceConfig,
+    key: ServiceKey,
+    nat64: bool,
+    at: &At,
+    iss: &mut Issues,
+) -> Option<Service> {
+    let sched: Option<SchedKind> = match s.scheduler.parse() {
+        Ok(k) => Some(k),
+        Err(e) => {
+            iss.add(at.k("scheduler"), format!("service {}: {e}", s.address));
+            None
+        }
+    };
+    let (flags, flags_ok) = sched_flags(s, at, iss);
+    let persistence_ok = persistence(s, key, at, iss);
+    let (dests, dests_ok) = real_servers(s, key, nat64, at, iss);
+    let sched = sched?;
+    if !(flags_ok && persistence_ok && dests_ok) {
+        return None;
+    }
+    let health = health::service_health(s, &dests, at)
+        .map_err(|(at, msg)| iss.add(at, msg))
+        .ok()?;
+    Some(Service {
+        spec: ServiceSpec {
+            key,
+            sched,
+            flags,
+            persistent: s.persistent,
+            netmask: s.netmask.unwrap_or(Ipv4Addr::BROADCAST),
+            prefix6: s.prefix6.unwrap_or(128),
+            synproxy: s.synproxy,
+        },
+        dests,
+        health,
+    })
+}
+
+/// The service's scheduler `flags`, and whether all were known.
+fn sched_flags(s: &ServiceConfig, at: &At, iss: &mut Issues) -> (SchedFlags, bool) {
+    let mut ok = true;
+    let mut flags = SchedFlags::default();
+    for (j, f) in s.flags.iter().enumerate() {
+        match f.as_str() {
+            "sh-fallback" | "mh-fallback" => flags.fallback = true,
+            "sh-port" | "mh-port" => flags.port = true,
+            other => {
+                ok = false;
+                iss.add(
+                    at.k("flags").i(j),
+                    format!("service {}: unknown scheduler flag '{other}'", s.address),
+                );
+            }
+        }
+    }
+    (flags, ok)
+}
+
+/// Whether `netmask` and `prefix6` fit the VIP's family.
+fn persistence(s: &ServiceConfig, key: ServiceKey, at: &At, iss: &mut Issues) -> bool {
+    let mut ok = true;
+    if key.vip.is_ipv6() && s.netmask.is_some() {
+        ok = false;
+        iss.add(
+            at.k("netmask"),
+            format!(
+                "service {}: an IPv6 service's persistence granularity is prefix6 (a prefix length)",
+                s.address
+            ),
+        );
+    }
+    if let Some(p) = s.prefix6 {
+        if key.vip.is_ipv4() || !(1..=128).contains(&p) {
+            ok = false;
+            iss.add(
+                at.k("prefix6"),
+                format!(
+                    "service {}: prefix6 is an IPv6 service's persistence prefix length, 1..128",
+                    s.address
+                ),
+            );
+        }
+    }
+    ok
+}
+
+/// The service's valid real servers, and whether all were: unique, of
+/// the VIP's family (but for NAT64).
+fn real_servers(
+    s: &ServiceConfig,
+    key: ServiceKey,
+    nat64: bool,
+    at: &At,
+    iss: &mut Issues,
+) -> (Vec<DestSpec>, bool) {
+    let mut ok = true;
+    let mut dests = Vec::new();
+    let mut dkeys = HashSet::new();
+    for (j, r) in s.real_server.iter().enumerate() {
+        let rat = at.k("real_server").i(j);
+        match real_server(s, key.port, r) {
+            // NAT64, on purpose: an IPv6 VIP, IPv4 NAT real servers, a pool
+            Ok(d)
+                if d.key.addr.is_ipv4() != key.vip.is_ipv4()
+                    && !(nat64 && key.vip.is_ipv6() && d.method == Method::Nat) =>
+            {
+                ok = false;
+                iss.add(
+                    rat.k("address"),
+                    format!(
+                        "service {}: real server {}: Operation not supported with specified \
+                         address family (IPv4 and IPv6 are not mixed in one service, but for \
+                         NAT64: an IPv6 VIP, IPv4 real servers with method = \"nat\" and \
+                         [dataplane] nat64_pool)",
+                        s.address, r.address
+                    ),
+                );
+            }
+            Ok(d) if !dkeys.insert(d.key) => {
+                ok = false;
+                iss.add(
+                    rat.k("address"),
+                    format!("service {}: duplicate real server {}", s.address, r.address),
+                );
+            }
+            Ok(d) => dests.push(d),
+            Err((k, msg)) => {
+                ok = false;
+                iss.add(rat.k(k), msg);
+            }
+        }
+    }
+    (dests, ok)
+}
+
+/// One `[[service.real_server]]` of `s`, whose port is `port`.
+fn real_server(s: &ServiceConfig, port: u16, r: &RealServerConfig) -> Result<DestSpec, Refusal> {
+    let (addr, rport) = match parse_ip_port(&r.address) {
+        Some(x) => x,
+        None => (
+            r.address
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse()
+                .map_err(|_| {
+                    (
+                        "address",
+                        format!(
+                            "service {}: real server '{}' is not IP or IP:PORT",
+                            s.address, r.address
+                        ),
+                    )
+                })?,
+            0,
+        ),
+    };
+    let rport = if rport == 0 { port } else { rport };
+    if r.weight > 65535 {
+        return Err((
+            "weight",
+            format!(
+                "service {}: real server {}: weight {} is not 0..65535",
+                s.address, r.address, r.weight
+            ),
+        ));
+    }
+    if r.method != Method::Nat && rport != port {
+        return Err((
+            "address",
+            format!(
+                "service {}: real server {}: only NAT can change the port",
+                s.address, r.address
+            ),
+        ));
+    }
+    Ok(DestSpec {
+        key: DestKey { addr, port: rport },
+        method: r.method,
+        weight: r.weight,
+        upper: r.upper_threshold,
+        lower: r.lower_threshold,
+    })
+}
