@@ -2,6 +2,7 @@
 //! until SIGINT/SIGTERM; then workers joined, ports stopped, counters
 //! printed.
 
+use super::control::ControlState;
 use super::error::DaemonError;
 use super::port::RunningPort;
 use super::{
@@ -9,10 +10,13 @@ use super::{
 };
 use crate::clock::now_ns;
 use crate::ctl::config::Config;
+use crate::ctl::server::{ServerCounters, StopHandle};
 use crate::dataplane::pipeline::WorkerPipeline;
+use crate::dataplane::rss::ClientOwner;
 use crate::dataplane::shared::Shared;
 use crate::dataplane::stats::IoCounters;
 use crate::dataplane::worker::{self, WorkerIo};
+use crate::lb::balancer::Balancer;
 use crate::pmd::capture::Pdump;
 use crate::pmd::eal::Eal;
 use crate::pmd::lcore::{self, TscClock};
@@ -24,6 +28,7 @@ use handler::Ctl;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::thread::{JoinHandle, Scope};
 
 /// Run the daemon until a signal sets `term` (the caller may set it too).
 /// With `[announce]` the VIP routes are withdrawn first and the workers
@@ -39,32 +44,134 @@ pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
         Some(p) => control::state_file::load(p, cfg.timeouts)?,
         None => None,
     };
-    let eal = Eal::init(&cfg.eal.args).map_err(DaemonError::Eal)?;
-    let lcores = lcore::worker_lcores();
-    if lcores.is_empty() {
-        return Err(DaemonError::Other(
-            "no worker lcore: give EAL at least two lcores (e.g. \"-l\", \"0-1\"); the first is the control thread".into(),
-        ));
-    }
-    let workers = lcores.len() as u16;
-    let pool = Mempool::with_data_room(
-        "dirigo-pkt",
-        cfg.dataplane.mbufs,
-        256,
-        cfg.dataplane.mbuf_data_room,
-    )?;
-    let (ports, client_owner) = startup::start_ports(&cfg, workers, &pool)?;
-    // before any worker polls: pdump's callbacks are added on request
-    let capture = match cfg.capture.enabled {
-        true => Some(Pdump::init()?),
-        false => None,
+    // EAL, ports, rings
+    let dp = Dataplane::start(&cfg)?;
+    // state and snapshots
+    let (state, lbs, shared) = shared_state(&cfg, &dp, &stop)?;
+    // threads: sync, health, telemetry, control socket, metrics
+    let state_file_failed = state.state_file.as_ref().map(|f| f.failed_counter());
+    let sync_thread = start_sync(&cfg, &shared, &dp.client_owner, &stop)?;
+    let ctl = new_ctl(&cfg, &dp, state, state_file_failed, &shared, &sync_thread)?;
+    startup::commit_services(&ctl, &cfg, saved)?;
+    ctl.health_start().map_err(DaemonError::Other)?;
+    let telemetry = telemetry::start(&ctl)?;
+    let (server_stop, server_thread, ctl_counters) = startup::serve(&cfg, &ctl)?;
+    let metrics = start_metrics(&cfg, metrics_bound, &ctl, ctl_counters)?;
+    log_tools(&dp.eal, dp.capture.is_some());
+    // workers, and the control loop on the main lcore
+    let clock = TscClock::new();
+    let lbs = Mutex::new(lbs);
+    eprintln!(
+        "dirigo: {} worker(s) on lcore(s) {:?}; control socket {}; running (SIGINT/SIGTERM to stop)",
+        dp.workers, dp.lcores, cfg.control.socket
+    );
+    notify::notify("READY=1");
+    let worker_fn = |index: usize, _lcore: u32| {
+        let lb = lbs.lock().unwrap_or_else(|p| p.into_inner())[index]
+            .take()
+            .expect("one Balancer per worker");
+        run_worker(&cfg, &dp, &shared, &stop, &clock, index, lb);
     };
-    startup::log_ports(&ports);
-    startup::own_tap_macs(&ports);
-    let exception = exception::setup(&cfg, &ports, &pool)?.map(Arc::new);
-    let inject_ring = MbufRing::new("dirigo-inject", 1024, false, true)?;
-    let port_ids: Vec<u16> = ports.iter().map(|p| p.port.id()).collect();
-    let rx_queues: Vec<u16> = ports.iter().map(|p| p.rx_queues).collect();
+    let ctl2 = Arc::clone(&ctl);
+    let res = std::thread::scope(|sc| {
+        spawn_exception(sc, &dp, &shared.net, &stop)?;
+        let r = lcore::run_workers(&dp.lcores, &worker_fn, || {
+            control_loop::run(&ctl2, &dp.pool, &dp.inject_ring, &term, &stop);
+        });
+        // the exception thread ends with the workers
+        stop.store(true, Ordering::Relaxed);
+        r.map_err(DaemonError::from)
+    });
+    // shutdown
+    stop_threads(&server_stop, server_thread, sync_thread, metrics);
+    res?;
+    eprintln!("dirigo: stopping");
+    // the telemetry commands answer an error from now on
+    drop(telemetry);
+    notify::notify("STOPPING=1");
+    if let Some(x) = &dp.exception {
+        exception::close(x);
+    }
+    stop_ports(&dp.ports, &shared, &dp.steer_lost);
+    // after the last burst: pdump's callbacks use the server's counters
+    drop(dp.capture);
+    drop(ctl);
+    drop(dp.exception);
+    drop(dp.inject_ring);
+    drop(dp.eal);
+    Ok(())
+}
+
+/// EAL, the started ports and the rings between the threads. The fields
+/// are in the order they are dropped (the reverse of their start).
+struct Dataplane {
+    steer_lost: AtomicU64,
+    steer: Vec<MbufRing>,
+    rx_queues: Vec<u16>,
+    port_ids: Vec<u16>,
+    inject_ring: MbufRing,
+    exception: Option<Arc<exception::ExceptionPath>>,
+    capture: Option<Pdump>,
+    client_owner: Option<Arc<ClientOwner>>,
+    ports: Vec<RunningPort>,
+    pool: Mempool,
+    workers: u16,
+    lcores: Vec<u32>,
+    eal: Eal,
+}
+
+impl Dataplane {
+    /// Start EAL, the packet pool, the ports, capture, the exception path
+    /// and the inject and steering rings.
+    fn start(cfg: &Config) -> Result<Dataplane, DaemonError> {
+        let eal = Eal::init(&cfg.eal.args).map_err(DaemonError::Eal)?;
+        let lcores = lcore::worker_lcores();
+        if lcores.is_empty() {
+            return Err(DaemonError::Other(
+                "no worker lcore: give EAL at least two lcores (e.g. \"-l\", \"0-1\"); the first is the control thread".into(),
+            ));
+        }
+        let workers = lcores.len() as u16;
+        let pool = Mempool::with_data_room(
+            "dirigo-pkt",
+            cfg.dataplane.mbufs,
+            256,
+            cfg.dataplane.mbuf_data_room,
+        )?;
+        let (ports, client_owner) = startup::start_ports(cfg, workers, &pool)?;
+        // before any worker polls: pdump's callbacks are added on request
+        let capture = match cfg.capture.enabled {
+            true => Some(Pdump::init()?),
+            false => None,
+        };
+        startup::log_ports(&ports);
+        startup::own_tap_macs(&ports);
+        let exception = exception::setup(cfg, &ports, &pool)?.map(Arc::new);
+        let inject_ring = MbufRing::new("dirigo-inject", 1024, false, true)?;
+        let port_ids: Vec<u16> = ports.iter().map(|p| p.port.id()).collect();
+        let rx_queues: Vec<u16> = ports.iter().map(|p| p.rx_queues).collect();
+        let steer = steer_rings(workers)?;
+        let steer_lost = AtomicU64::new(0);
+        Ok(Dataplane {
+            steer_lost,
+            steer,
+            rx_queues,
+            port_ids,
+            inject_ring,
+            exception,
+            capture,
+            client_owner,
+            ports,
+            pool,
+            workers,
+            lcores,
+            eal,
+        })
+    }
+}
+
+/// One steering ring per worker when there are several (none for one).
+fn steer_rings(workers: u16) -> Result<Vec<MbufRing>, DaemonError> {
     let mut steer = Vec::new();
     if workers > 1 {
         for i in 0..workers {
@@ -76,55 +183,85 @@ pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
             )?);
         }
     }
-    let steer_lost = AtomicU64::new(0);
+    Ok(steer)
+}
 
-    let (state, view, empty) = startup::initial_state(&cfg, &ports, workers as u32)?;
-    let (lbs, wshared) = startup::workers(&cfg, &lcores, &state, ports.len());
+/// The control state, each worker's connection core (taken by the
+/// worker) and the state shared with the workers.
+type SharedState = (ControlState, Vec<Option<Balancer>>, Arc<Shared>);
+
+/// The initial control state, each worker's connection core and the
+/// state shared with the workers (the first snapshots in it).
+fn shared_state(
+    cfg: &Config,
+    dp: &Dataplane,
+    stop: &Arc<AtomicBool>,
+) -> Result<SharedState, DaemonError> {
+    let (state, view, empty) = startup::initial_state(cfg, &dp.ports, dp.workers as u32)?;
+    let (lbs, wshared) = startup::workers(cfg, &dp.lcores, &state, dp.ports.len());
     let shared = Arc::new(Shared {
         net: Arc::new(ArcSwap::from_pointee(view)),
         lb: Arc::new(ArcSwap::from_pointee(empty)),
         events: ArrayQueue::new(8192),
         workers: wshared,
-        stop: Arc::clone(&stop),
+        stop: Arc::clone(stop),
     });
-    let state_file_failed = state.state_file.as_ref().map(|f| f.failed_counter());
-    let sync_thread = match &cfg.sync {
-        Some(s) => {
-            let netns = cfg.exception.as_ref().and_then(|x| x.netns.clone());
-            let t = sync::start(
-                s.clone(),
-                netns,
-                Arc::clone(&shared),
-                client_owner.clone(),
-                Arc::clone(&stop),
-            )?;
-            eprintln!(
-                "dirigo: connection sync on {} ({}:{}, syncid {}{}{})",
-                s.interface,
-                if s.peers.is_empty() {
-                    s.group.to_string()
-                } else {
-                    format!("{:?}", s.peers)
-                },
-                s.udp_port,
-                s.syncid,
-                if s.send { ", sending" } else { "" },
-                if s.receive { ", receiving" } else { "" },
-            );
-            Some(t)
-        }
-        None => None,
+    Ok((state, lbs, shared))
+}
+
+/// The connection sync thread of `[sync]`, logged.
+fn start_sync(
+    cfg: &Config,
+    shared: &Arc<Shared>,
+    client_owner: &Option<Arc<ClientOwner>>,
+    stop: &Arc<AtomicBool>,
+) -> Result<Option<sync::SyncThread>, DaemonError> {
+    let Some(s) = &cfg.sync else {
+        return Ok(None);
     };
-    let ctl = Arc::new(Ctl {
+    let netns = cfg.exception.as_ref().and_then(|x| x.netns.clone());
+    let t = sync::start(
+        s.clone(),
+        netns,
+        Arc::clone(shared),
+        client_owner.clone(),
+        Arc::clone(stop),
+    )?;
+    eprintln!(
+        "dirigo: connection sync on {} ({}:{}, syncid {}{}{})",
+        s.interface,
+        if s.peers.is_empty() {
+            s.group.to_string()
+        } else {
+            format!("{:?}", s.peers)
+        },
+        s.udp_port,
+        s.syncid,
+        if s.send { ", sending" } else { "" },
+        if s.receive { ", receiving" } else { "" },
+    );
+    Ok(Some(t))
+}
+
+/// The control commands' handler over `state`.
+fn new_ctl(
+    cfg: &Config,
+    dp: &Dataplane,
+    state: ControlState,
+    state_file_failed: Option<Arc<AtomicU64>>,
+    shared: &Arc<Shared>,
+    sync_thread: &Option<sync::SyncThread>,
+) -> Result<Arc<Ctl>, DaemonError> {
+    Ok(Arc::new(Ctl {
         state_file_failed,
         state: Mutex::new(state),
-        shared: Arc::clone(&shared),
-        ports: ports.clone(),
+        shared: Arc::clone(shared),
+        ports: dp.ports.clone(),
         config_path: cfg.path.clone(),
         conn_tab_size: cfg.dataplane.connections_per_worker,
         zero: Mutex::new(HashMap::new()),
         rates: Mutex::new(HashMap::new()),
-        exception: exception.clone(),
+        exception: dp.exception.clone(),
         sync: sync_thread
             .as_ref()
             .map(|t| (t.config.clone(), Arc::clone(&t.stats))),
@@ -132,78 +269,93 @@ pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
             netns: cfg.health_netns.clone(),
             engine: None,
         }),
-        announce: Mutex::new(announcer(&cfg)?),
-    });
-    startup::commit_services(&ctl, &cfg, saved)?;
-    ctl.health_start().map_err(DaemonError::Other)?;
-    let telemetry = telemetry::start(&ctl)?;
-    let (server_stop, server_thread, ctl_counters) = startup::serve(&cfg, &ctl)?;
-    let metrics = match metrics_bound {
-        Some(b) => {
-            let hist = cfg.metrics.is_some_and(|m| m.burst_histogram);
-            let e = metrics::start(b, &ctl, ctl_counters, hist)?;
-            eprintln!("dirigo: metrics at http://{}/metrics", e.addr);
-            Some(e)
-        }
-        None => None,
-    };
-    log_tools(&eal, capture.is_some());
+        announce: Mutex::new(announcer(cfg)?),
+    }))
+}
 
-    let clock = TscClock::new();
-    let lbs = Mutex::new(lbs);
-    eprintln!(
-        "dirigo: {} worker(s) on lcore(s) {:?}; control socket {}; running (SIGINT/SIGTERM to stop)",
-        workers, lcores, cfg.control.socket
-    );
-    notify::notify("READY=1");
-
-    let worker_fn = |index: usize, _lcore: u32| {
-        let lb = lbs.lock().unwrap_or_else(|p| p.into_inner())[index]
-            .take()
-            .expect("one Balancer per worker");
-        let mut pipe = WorkerPipeline::new(&shared, index, lb);
-        if let Some(o) = &client_owner {
-            pipe.set_client_owner(Arc::clone(o));
-        }
-        let io = WorkerIo {
-            ports: &port_ids,
-            queue: index as u16,
-            inject: if index == 0 { Some(&inject_ring) } else { None },
-            stop: &stop,
-            housekeeping_ns: 1_000_000,
-            published: &shared.workers[index].io,
-            published_hold: &shared.workers[index].hold,
-            published_loop: &shared.workers[index].loop_stats,
-            burst_histogram: cfg.metrics.is_some_and(|m| m.burst_histogram),
-            rx_queues: &rx_queues,
-            steer: &steer,
-            steer_lost: &steer_lost,
-            exception: exception.as_deref().map(|x| worker::Exception {
-                ring: &x.ring,
-                limits: &x.limits,
-                pool: &pool,
-            }),
-            pool: Some(&pool),
-            idle_sleep: cfg.dataplane.idle == crate::ctl::config::IdleMode::Sleep,
-        };
-        worker::run(&mut pipe, &io, &clock);
+/// The metrics endpoint on the socket bound at start, logged.
+fn start_metrics(
+    cfg: &Config,
+    bound: Option<metrics::Bound>,
+    ctl: &Arc<Ctl>,
+    ctl_counters: Arc<ServerCounters>,
+) -> Result<Option<metrics::Endpoint>, DaemonError> {
+    let Some(b) = bound else {
+        return Ok(None);
     };
-    let ctl2 = Arc::clone(&ctl);
-    let res = std::thread::scope(|sc| {
-        if let Some(x) = exception.as_deref() {
-            let (ring, stop, net, pool) = (&inject_ring, &*stop, &*shared.net, &pool);
-            std::thread::Builder::new()
-                .name("dirigo-exc".into())
-                .spawn_scoped(sc, move || exception::run(x, ring, net, pool, stop))
-                .map_err(|e| DaemonError::Other(format!("exception thread: {e}")))?;
-        }
-        let r = lcore::run_workers(&lcores, &worker_fn, || {
-            control_loop::run(&ctl2, &pool, &inject_ring, &term, &stop);
-        });
-        // the exception thread ends with the workers
-        stop.store(true, Ordering::Relaxed);
-        r.map_err(DaemonError::from)
-    });
+    let hist = cfg.metrics.is_some_and(|m| m.burst_histogram);
+    let e = metrics::start(b, ctl, ctl_counters, hist)?;
+    eprintln!("dirigo: metrics at http://{}/metrics", e.addr);
+    Ok(Some(e))
+}
+
+/// Worker `index`'s pipeline over `lb`, polling until `stop`.
+fn run_worker(
+    cfg: &Config,
+    dp: &Dataplane,
+    shared: &Arc<Shared>,
+    stop: &AtomicBool,
+    clock: &TscClock,
+    index: usize,
+    lb: Balancer,
+) {
+    let mut pipe = WorkerPipeline::new(shared, index, lb);
+    if let Some(o) = &dp.client_owner {
+        pipe.set_client_owner(Arc::clone(o));
+    }
+    let io = WorkerIo {
+        ports: &dp.port_ids,
+        queue: index as u16,
+        inject: if index == 0 {
+            Some(&dp.inject_ring)
+        } else {
+            None
+        },
+        stop,
+        housekeeping_ns: 1_000_000,
+        published: &shared.workers[index].io,
+        published_hold: &shared.workers[index].hold,
+        published_loop: &shared.workers[index].loop_stats,
+        burst_histogram: cfg.metrics.is_some_and(|m| m.burst_histogram),
+        rx_queues: &dp.rx_queues,
+        steer: &dp.steer,
+        steer_lost: &dp.steer_lost,
+        exception: dp.exception.as_deref().map(|x| worker::Exception {
+            ring: &x.ring,
+            limits: &x.limits,
+            pool: &dp.pool,
+        }),
+        pool: Some(&dp.pool),
+        idle_sleep: cfg.dataplane.idle == crate::ctl::config::IdleMode::Sleep,
+    };
+    worker::run(&mut pipe, &io, clock);
+}
+
+/// The exception thread, when there is an exception path, in `sc`.
+fn spawn_exception<'scope>(
+    sc: &'scope Scope<'scope, '_>,
+    dp: &'scope Dataplane,
+    net: &'scope ArcSwap<crate::net::view::NetView>,
+    stop: &'scope AtomicBool,
+) -> Result<(), DaemonError> {
+    if let Some(x) = dp.exception.as_deref() {
+        let (ring, pool) = (&dp.inject_ring, &dp.pool);
+        std::thread::Builder::new()
+            .name("dirigo-exc".into())
+            .spawn_scoped(sc, move || exception::run(x, ring, net, pool, stop))
+            .map_err(|e| DaemonError::Other(format!("exception thread: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Stop the control socket's server, then the sync thread and the
+/// metrics endpoint, once the workers are done.
+fn stop_threads(
+    server_stop: &StopHandle,
+    server_thread: JoinHandle<std::io::Result<()>>,
+    sync_thread: Option<sync::SyncThread>,
+    metrics: Option<metrics::Endpoint>,
+) {
     server_stop.stop();
     let _ = server_thread.join();
     // the stop flag is set: the sync thread sends what is pending and ends
@@ -213,25 +365,7 @@ pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
     if let Some(m) = metrics {
         m.stop();
     }
-    res?;
-
-    eprintln!("dirigo: stopping");
-    // the telemetry commands answer an error from now on
-    drop(telemetry);
-    notify::notify("STOPPING=1");
-    if let Some(x) = &exception {
-        exception::close(x);
-    }
-    stop_ports(&ports, &shared, &steer_lost);
-    // after the last burst: pdump's callbacks use the server's counters
-    drop(capture);
-    drop(ctl);
-    drop(exception);
-    drop(inject_ring);
-    drop(eal);
-    Ok(())
 }
-
 /// The announcer of `[announce]`, its routes in the exception namespace.
 fn announcer(cfg: &Config) -> Result<Option<handler::KernelAnnouncer>, DaemonError> {
     let Some(a) = &cfg.announce else {

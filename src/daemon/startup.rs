@@ -2,7 +2,7 @@
 //! the configuration, each worker's shared state, and the control socket.
 
 use super::control::state_file::Saved;
-use super::control::{ControlState, LbSettings};
+use super::control::{ControlState, LbSettings, Net6State};
 use super::error::DaemonError;
 use super::handler::Ctl;
 use super::port::RunningPort;
@@ -14,7 +14,7 @@ use crate::dataplane::rss::ClientOwner;
 use crate::dataplane::shared::WorkerShared;
 use crate::lb::balancer::{Balancer, BalancerConfig};
 use crate::lb::snapshot::{LbIds, Snapshot};
-use crate::net::addr::Ipv6Cidr;
+use crate::net::addr::{Ipv4Cidr, Ipv6Cidr};
 use crate::net::neigh::{NeighConfig, NeighTable};
 use crate::net::route::{RouteTable, StaticRoute};
 use crate::net::view::{NetView, PortInfo};
@@ -168,15 +168,56 @@ pub fn initial_state(
     ports: &[RunningPort],
     workers: u32,
 ) -> Result<(ControlState, NetView, Snapshot), DaemonError> {
-    let port_addrs = cfg
-        .ports
+    let port_addrs = port_addrs(cfg);
+    let port_addrs6 = port_addrs6(cfg, ports);
+    let static_routes: Vec<StaticRoute> = cfg
+        .routes
+        .iter()
+        .map(|r| StaticRoute {
+            prefix: r.prefix.to_network(),
+            via: Some(u32::from(r.via)),
+            port: r.port.map(|p| p as u16),
+        })
+        .collect();
+    let (neigh, net6) = neighbors(cfg)?;
+    let st = ControlState {
+        services: Vec::new(),
+        timeouts: cfg.timeouts,
+        ids: LbIds::new(4096, 65536),
+        epoch: 0,
+        port_addrs,
+        port_addrs6,
+        static_routes,
+        neigh,
+        net6,
+        settings: settings(cfg, workers),
+        pending_garp: Vec::new(),
+        pending_na6: Vec::new(),
+        health: health_state(cfg),
+        state_file: cfg
+            .control
+            .state_file
+            .as_ref()
+            .map(crate::daemon::control::state_file::StateFile::new),
+    };
+    let view = net_view(cfg, ports, &st)?;
+    let empty = Snapshot::empty(&st.ids);
+    Ok((st, view, empty))
+}
+
+/// The configured IPv4 addresses by port index.
+fn port_addrs(cfg: &Config) -> Vec<(u16, Ipv4Cidr)> {
+    cfg.ports
         .iter()
         .enumerate()
         .flat_map(|(i, p)| p.addresses.iter().map(move |c| (i as u16, *c)))
-        .collect();
-    // every port's link-local address first (derived from its MAC), then
-    // the configured ones
-    let port_addrs6 = ports
+        .collect()
+}
+
+/// Every port's link-local address first (derived from its MAC), then
+/// the configured ones.
+fn port_addrs6(cfg: &Config, ports: &[RunningPort]) -> Vec<(u16, Ipv6Cidr)> {
+    ports
         .iter()
         .enumerate()
         .filter_map(|(i, p)| {
@@ -189,18 +230,14 @@ pub fn initial_state(
                 .enumerate()
                 .flat_map(|(i, p)| p.addresses6.iter().map(move |c| (i as u16, *c))),
         )
-        .collect();
-    let static_routes: Vec<StaticRoute> = cfg
-        .routes
-        .iter()
-        .map(|r| StaticRoute {
-            prefix: r.prefix.to_network(),
-            via: Some(u32::from(r.via)),
-            port: r.port.map(|p| p as u16),
-        })
-        .collect();
+        .collect()
+}
+
+/// The neighbor tables with the configured static entries, and the IPv6
+/// routes.
+fn neighbors(cfg: &Config) -> Result<(NeighTable, Net6State), DaemonError> {
     let mut neigh = NeighTable::new(NeighConfig::default());
-    let mut net6 = crate::daemon::control::Net6State {
+    let mut net6 = Net6State {
         static_routes: cfg
             .routes6
             .iter()
@@ -219,42 +256,42 @@ pub fn initial_state(
         };
         r.map_err(|e| DaemonError::Other(format!("neighbor {}: {e}", n.ip)))?;
     }
-    let st = ControlState {
-        services: Vec::new(),
-        timeouts: cfg.timeouts,
-        ids: LbIds::new(4096, 65536),
-        epoch: 0,
-        port_addrs,
-        port_addrs6,
-        static_routes,
-        neigh,
-        net6,
-        settings: LbSettings {
-            tunnel_source: cfg.dataplane.tunnel_source,
-            expire_nodest_conn: cfg.dataplane.expire_nodest_conn,
-            sloppy_tcp: cfg.dataplane.sloppy_tcp,
-            workers,
-            mh_table_size: cfg.dataplane.mh_table_size,
-            synproxy: cfg.dataplane.synproxy,
-            nat64_pool: cfg.dataplane.nat64_pool.clone(),
-        },
-        pending_garp: Vec::new(),
-        pending_na6: Vec::new(),
-        health: crate::daemon::health::HealthState {
-            services: cfg
-                .services
-                .iter()
-                .filter(|s| s.health.active())
-                .map(|s| (s.spec.key, s.health.clone()))
-                .collect(),
-            ..Default::default()
-        },
-        state_file: cfg
-            .control
-            .state_file
-            .as_ref()
-            .map(crate::daemon::control::state_file::StateFile::new),
-    };
+    Ok((neigh, net6))
+}
+
+/// The forwarding settings of `[dataplane]` for `workers`.
+fn settings(cfg: &Config, workers: u32) -> LbSettings {
+    LbSettings {
+        tunnel_source: cfg.dataplane.tunnel_source,
+        expire_nodest_conn: cfg.dataplane.expire_nodest_conn,
+        sloppy_tcp: cfg.dataplane.sloppy_tcp,
+        workers,
+        mh_table_size: cfg.dataplane.mh_table_size,
+        synproxy: cfg.dataplane.synproxy,
+        nat64_pool: cfg.dataplane.nat64_pool.clone(),
+    }
+}
+
+/// The health checks of the configured services that have them.
+fn health_state(cfg: &Config) -> crate::daemon::health::HealthState {
+    crate::daemon::health::HealthState {
+        services: cfg
+            .services
+            .iter()
+            .filter(|s| s.health.active())
+            .map(|s| (s.spec.key, s.health.clone()))
+            .collect(),
+        ..Default::default()
+    }
+}
+
+/// The first network view: the ports, the own addresses of the
+/// configured services, the routes and the neighbors of `st`.
+fn net_view(
+    cfg: &Config,
+    ports: &[RunningPort],
+    st: &ControlState,
+) -> Result<NetView, DaemonError> {
     let services: Vec<_> = cfg
         .services
         .iter()
@@ -274,16 +311,14 @@ pub fn initial_state(
         .collect();
     let routes6 = crate::net::route6::RouteTable6::new(&addrs, &st.net6.static_routes)
         .map_err(|e| DaemonError::Other(format!("IPv6 routes: {e}")))?;
-    let view = NetView::new(
+    Ok(NetView::new(
         pinfo.into(),
         Arc::new(addrs),
         Arc::new(routes),
         Arc::new(st.neigh.snapshot()),
     )
     .with_routes6(Arc::new(routes6))
-    .with_neigh6(Arc::new(st.net6.neigh.snapshot()));
-    let empty = Snapshot::empty(&st.ids);
-    Ok((st, view, empty))
+    .with_neigh6(Arc::new(st.net6.neigh.snapshot())))
 }
 
 /// A fresh random master secret for a worker's SYN cookies (the clock

@@ -215,30 +215,13 @@ impl Port {
         pool: &Mempool,
     ) -> Result<(bool, bool)> {
         let caps = self.caps()?;
-        if setup.rx_queues > caps.max_rx_queues || setup.tx_queues > caps.max_tx_queues {
-            return Err(DpdkError {
-                what: format!("port {} configure", self.id),
-                reason: format!(
-                    "{} rx / {} tx queues requested, device ({}) supports {} / {}",
-                    setup.rx_queues,
-                    setup.tx_queues,
-                    caps.driver,
-                    caps.max_rx_queues,
-                    caps.max_tx_queues
-                ),
-            });
-        }
+        self.check_queues(setup, &caps)?;
         let mut conf = dpdk_sys::rte_eth_conf::default();
         let rss = setup.rx_queues > 1 && rss_hf != 0;
         // the driver copies the key during rte_eth_dev_configure
         let mut key = key.to_vec();
         if rss {
-            conf.rxmode.mq_mode = dpdk_sys::RTE_ETH_MQ_RX_RSS;
-            conf.rx_adv_conf.rss_conf.rss_hf = rss_hf;
-            if !key.is_empty() {
-                conf.rx_adv_conf.rss_conf.rss_key = key.as_mut_ptr();
-                conf.rx_adv_conf.rss_conf.rss_key_len = key.len().min(255) as u8;
-            }
+            set_rss(&mut conf, rss_hf, &mut key);
         }
         let tx_csum = setup.tx_csum && caps.has_tx_csum();
         if tx_csum {
@@ -253,12 +236,7 @@ impl Port {
         let rc = unsafe {
             dpdk_sys::rte_eth_dev_configure(self.id, setup.rx_queues, setup.tx_queues, &conf)
         };
-        if rc != 0 {
-            return Err(DpdkError::from_code(
-                format!("port {} configure", self.id),
-                rc,
-            ));
-        }
+        check_rc(rc, || format!("port {} configure", self.id))?;
         // SAFETY: plain query of a configured port.
         let socket = unsafe { dpdk_sys::rte_eth_dev_socket_id(self.id) };
         let socket = if socket < 0 { 0 } else { socket as u32 };
@@ -274,12 +252,7 @@ impl Port {
                     pool.as_ptr(),
                 )
             };
-            if rc != 0 {
-                return Err(DpdkError::from_code(
-                    format!("port {} rx queue {q} setup", self.id),
-                    rc,
-                ));
-            }
+            check_rc(rc, || format!("port {} rx queue {q} setup", self.id))?;
         }
         for q in 0..setup.tx_queues {
             // SAFETY: null txconf = driver defaults (with the port offloads).
@@ -292,12 +265,7 @@ impl Port {
                     std::ptr::null(),
                 )
             };
-            if rc != 0 {
-                return Err(DpdkError::from_code(
-                    format!("port {} tx queue {q} setup", self.id),
-                    rc,
-                ));
-            }
+            check_rc(rc, || format!("port {} tx queue {q} setup", self.id))?;
         }
         if setup.promiscuous {
             // SAFETY: plain control call on a configured port; failure is
@@ -305,6 +273,24 @@ impl Port {
             unsafe { dpdk_sys::rte_eth_promiscuous_enable(self.id) };
         }
         Ok((rss, tx_csum))
+    }
+
+    /// Refuse more queues than the device has.
+    fn check_queues(&self, setup: &PortSetup, caps: &PortCaps) -> Result<()> {
+        if setup.rx_queues > caps.max_rx_queues || setup.tx_queues > caps.max_tx_queues {
+            return Err(DpdkError {
+                what: format!("port {} configure", self.id),
+                reason: format!(
+                    "{} rx / {} tx queues requested, device ({}) supports {} / {}",
+                    setup.rx_queues,
+                    setup.tx_queues,
+                    caps.driver,
+                    caps.max_rx_queues,
+                    caps.max_tx_queues
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Program the redirection table: entry `i` sends to RX queue
@@ -451,6 +437,25 @@ impl Port {
             })
             .collect()
     }
+}
+
+/// RSS over the hash types `rss_hf` in `conf`, with `key` when not empty
+/// (`conf` then points into `key`, which must outlive its use).
+fn set_rss(conf: &mut dpdk_sys::rte_eth_conf, rss_hf: u64, key: &mut [u8]) {
+    conf.rxmode.mq_mode = dpdk_sys::RTE_ETH_MQ_RX_RSS;
+    conf.rx_adv_conf.rss_conf.rss_hf = rss_hf;
+    if !key.is_empty() {
+        conf.rx_adv_conf.rss_conf.rss_key = key.as_mut_ptr();
+        conf.rx_adv_conf.rss_conf.rss_key_len = key.len().min(255) as u8;
+    }
+}
+
+/// A DPDK return code as a result: non-zero is the error `what()`.
+fn check_rc(rc: i32, what: impl FnOnce() -> String) -> Result<()> {
+    if rc != 0 {
+        return Err(DpdkError::from_code(what(), rc));
+    }
+    Ok(())
 }
 
 /// RSS hash-type bits as DPDK defines them (for checking the sans-IO

@@ -11,7 +11,7 @@
 
 use crate::ctl::adm::format::{dest_port, service_flags};
 use crate::ctl::view::{
-    DestInfo, DropCount, HealthReport, LcoreInfo, ServiceInfo, ServiceList, Stats,
+    DestInfo, DropCount, HealthInfo, HealthReport, LcoreInfo, ServiceInfo, ServiceList, Stats,
 };
 use crate::pmd::telemetry::{Dict, Value};
 
@@ -20,22 +20,35 @@ const TRAILER: usize = 320;
 /// Room kept in an entry for its own `..._omitted` count.
 const OMITTED: usize = 40;
 
-/// One page of `items` under `list` in `out` from index `start`: as
-/// many as fit `budget` and the dict's entry limit. `key` names an item;
-/// `build` makes its value within the room left (`false` beside it: parts
-/// of it were left out to fit).
-#[allow(clippy::too_many_arguments)]
-fn page<T>(
-    mut out: Dict,
-    cmd: &str,
-    list: &str,
+/// Where one page of a list is: the command that asks for it (`cmd`),
+/// the list's name in the answer, its entries in all, the first one
+/// shown and the answer's size in bytes.
+struct Page<'a> {
+    cmd: &'a str,
+    list: &'a str,
     total: usize,
     start: usize,
     budget: usize,
+}
+
+/// One page of `items` under `at.list` in `out` from index `at.start`:
+/// as many as fit `at.budget` and the dict's entry limit. `key` names an
+/// item; `build` makes its value within the room left (`false` beside
+/// it: parts of it were left out to fit).
+fn page<T>(
+    mut out: Dict,
+    at: &Page,
     items: impl Iterator<Item = T>,
     key: impl Fn(&T) -> String,
     build: impl Fn(&T, usize) -> (Value, bool),
 ) -> Dict {
+    let Page {
+        cmd,
+        list,
+        total,
+        start,
+        budget,
+    } = *at;
     let _ = out.insert("total", total as u64);
     let _ = out.insert("start", start as u64);
     let mut entries = Dict::new();
@@ -143,13 +156,16 @@ pub fn services(list: &ServiceList, cmd: &str, start: usize, budget: usize) -> D
     svcs.sort_by_key(|s| s.spec.key);
     let mut out = Dict::new();
     let _ = out.insert("conn_tab_size", list.conn_tab_size);
-    page(
-        out,
+    let at = Page {
         cmd,
-        "services",
-        svcs.len(),
+        list: "services",
+        total: svcs.len(),
         start,
         budget,
+    };
+    page(
+        out,
+        &at,
         svcs.into_iter(),
         |s| {
             let k = &s.spec.key;
@@ -192,13 +208,16 @@ fn worker(w: &LcoreInfo, room: usize) -> (Value, bool) {
 
 /// `/dirigo/workers`: each worker lcore (`dirigoctl lcores`) by lcore id.
 pub fn workers(lcores: &[LcoreInfo], cmd: &str, start: usize, budget: usize) -> Dict {
-    page(
-        Dict::new(),
+    let at = Page {
         cmd,
-        "workers",
-        lcores.len(),
+        list: "workers",
+        total: lcores.len(),
         start,
         budget,
+    };
+    page(
+        Dict::new(),
+        &at,
         lcores.iter(),
         |w| w.lcore.to_string(),
         |w, room| worker(w, room),
@@ -210,13 +229,16 @@ pub fn workers(lcores: &[LcoreInfo], cmd: &str, start: usize, budget: usize) -> 
 pub fn drops(drops: &[DropCount], cmd: &str, start: usize, budget: usize) -> Dict {
     let mut out = Dict::new();
     let _ = out.insert("dropped", drops.iter().map(|d| d.count).sum::<u64>());
-    page(
-        out,
+    let at = Page {
         cmd,
-        "drops",
-        drops.len(),
+        list: "drops",
+        total: drops.len(),
         start,
         budget,
+    };
+    page(
+        out,
+        &at,
         drops.iter(),
         |d| d.reason.clone(),
         |d, _| (Value::from(d.count), true),
@@ -230,6 +252,25 @@ const HEALTH_LIST: usize = 16;
 /// the withdrawn VIPs and the last transitions (at most 16 each), then
 /// the checked servers (`dirigoctl health`).
 pub fn health(r: &HealthReport, cmd: &str, start: usize, budget: usize) -> Dict {
+    let at = Page {
+        cmd,
+        list: "servers",
+        total: r.servers.len(),
+        start,
+        budget,
+    };
+    page(
+        health_summary(r),
+        &at,
+        r.servers.iter(),
+        |s| health_key(s),
+        |s, _| (health_server(s).into(), true),
+    )
+}
+
+/// The health page's head: the transition counts, the services without
+/// quorum, the withdrawn VIPs and the last transitions.
+fn health_summary(r: &HealthReport) -> Dict {
     let mut out = Dict::new();
     let [down, up, lost, restored] = r.counts;
     for (k, v) in [
@@ -263,56 +304,52 @@ pub fn health(r: &HealthReport, cmd: &str, start: usize, budget: usize) -> Dict 
             .map(|e| format!("{}s ago: {} ({})", e.secs_ago, e.what, e.why))
             .collect(),
     );
-    page(
-        out,
-        cmd,
-        "servers",
-        r.servers.len(),
-        start,
-        budget,
-        r.servers.iter(),
-        |s| {
-            format!(
-                "{}_{}_{}/{}_{}",
-                s.service.proto.upper(),
-                s.service.vip,
-                s.service.port,
-                s.dest.addr,
-                s.dest.port
-            )
-        },
-        |s, _| {
-            let mut d = Dict::new();
-            let k = &s.service;
-            let _ = d.insert(
-                "service",
-                format!(
-                    "{} {}",
-                    k.proto.upper(),
-                    std::net::SocketAddr::new(k.vip, k.port)
-                ),
-            );
-            let _ = d.insert("server", format!("{}:{}", s.dest.addr, s.dest.port));
-            let _ = d.insert("check", s.check.as_str());
-            let _ = d.insert("state", s.state.as_str());
-            let _ = d.insert("since_secs", s.since_secs);
-            let _ = d.insert("last", s.last.as_deref().unwrap_or("-"));
-            if let Some(l) = s.latency_us {
-                let _ = d.insert("latency_us", l);
-            }
-            let _ = d.insert("checks", s.checks);
-            let _ = d.insert("failures", s.failures);
-            let _ = d.insert("transitions", s.transitions);
-            let _ = d.insert("weight", s.weight);
-            match s.effective_weight {
-                Some(w) => {
-                    let _ = d.insert("effective_weight", w);
-                }
-                None => {
-                    let _ = d.insert("removed", 1u64);
-                }
-            }
-            (d.into(), true)
-        },
+    out
+}
+
+/// A checked server's name on the health page.
+fn health_key(s: &HealthInfo) -> String {
+    format!(
+        "{}_{}_{}/{}_{}",
+        s.service.proto.upper(),
+        s.service.vip,
+        s.service.port,
+        s.dest.addr,
+        s.dest.port
     )
+}
+
+/// One checked server: its service, check, state, counters and weight.
+fn health_server(s: &HealthInfo) -> Dict {
+    let mut d = Dict::new();
+    let k = &s.service;
+    let _ = d.insert(
+        "service",
+        format!(
+            "{} {}",
+            k.proto.upper(),
+            std::net::SocketAddr::new(k.vip, k.port)
+        ),
+    );
+    let _ = d.insert("server", format!("{}:{}", s.dest.addr, s.dest.port));
+    let _ = d.insert("check", s.check.as_str());
+    let _ = d.insert("state", s.state.as_str());
+    let _ = d.insert("since_secs", s.since_secs);
+    let _ = d.insert("last", s.last.as_deref().unwrap_or("-"));
+    if let Some(l) = s.latency_us {
+        let _ = d.insert("latency_us", l);
+    }
+    let _ = d.insert("checks", s.checks);
+    let _ = d.insert("failures", s.failures);
+    let _ = d.insert("transitions", s.transitions);
+    let _ = d.insert("weight", s.weight);
+    match s.effective_weight {
+        Some(w) => {
+            let _ = d.insert("effective_weight", w);
+        }
+        None => {
+            let _ = d.insert("removed", 1u64);
+        }
+    }
+    d
 }
