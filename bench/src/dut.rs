@@ -3,14 +3,10 @@
 //! its counters over the control socket (what `dirigoctl --json ports` /
 //! `dirigoctl --json lcores` print).
 
-use crate::gen;
-use crate::micro::{rs_addr, rs_mac, N_RS};
 use dirigo_core::lb::spec::Method;
 use dirigo_proto::client::Client;
 use dirigo_proto::proto::{Request, Response};
-use dirigo_proto::view::MacAddr;
 use std::io::{BufRead, BufReader};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -55,10 +51,10 @@ pub struct DutCase<'a> {
     /// (NAT real servers): every SYN of the pcap is answered on the wan
     /// port with a SYN/ACK cookie ([`DutResult::wan_tx_mpps`]).
     pub synproxy: bool,
-    /// IPv6: the ports also get IPv6 addresses ([`gen::OWN_ADDR6`] on the
-    /// wan, the lan /64's `::1`), a default route via [`gen::GW6`], static
+    /// IPv6: the ports also get IPv6 addresses ([`crate::gen::OWN_ADDR6`] on the
+    /// wan, the lan /64's `::1`), a default route via [`crate::gen::GW6`], static
     /// neighbours for it and the IPv6 real servers, and the service is the
-    /// IPv6 VIP's ([`gen::VIP6`]) with those servers; the IPv6 connection
+    /// IPv6 VIP's ([`crate::gen::VIP6`]) with those servers; the IPv6 connection
     /// table gets `capacity`, the IPv4 one its minimum.
     pub v6: bool,
 }
@@ -110,211 +106,6 @@ impl KernelRates {
     pub fn arrived(&self) -> f64 {
         self.to_kernel + self.rate_limited + self.ring_full + self.write_failed
     }
-}
-
-/// A TOML table of `key = value` pairs.
-fn table<const N: usize>(pairs: [(&str, toml::Value); N]) -> toml::Value {
-    toml::Value::Table(pairs.into_iter().map(|(k, v)| (k.into(), v)).collect())
-}
-
-/// A TOML string.
-fn text(s: impl std::fmt::Display) -> toml::Value {
-    toml::Value::String(s.to_string())
-}
-
-/// The generated daemon configuration: wan (net_pcap replaying the pcap)
-/// and lan (net_null) ports, a default route and static neighbors, one TCP
-/// service over the bench's real servers.
-pub fn config(c: &DutCase<'_>, prefix: &str, sock: &Path) -> String {
-    // Each RX queue of net_pcap preloads its own copy of the pcap.
-    let mbufs = c.pcap_pkts * c.workers.max(1) as u64 + 32768;
-    // With two workers the wan port needs two queues: net_pcap makes one
-    // per rx_pcap/tx_pcap argument (both queues replay the pcap; each
-    // worker steers the flows the other owns over its ring).
-    let mut wan = format!("net_pcap0,rx_pcap={}", c.pcap.display());
-    for _ in 1..c.workers {
-        wan += &format!(",rx_pcap={}", c.pcap.display());
-    }
-    if c.workers > 1 {
-        for _ in 0..c.workers {
-            wan += ",tx_pcap=/dev/null";
-        }
-    }
-    let lcores = if c.workers > 1 {
-        ["--lcores", "0@0,1@1,2@0"]
-    } else {
-        ["-l", "0-1"]
-    };
-    let eal = lcores
-        .into_iter()
-        .chain([
-            "--in-memory",
-            "--no-pci",
-            "--no-telemetry",
-            "--file-prefix",
-            prefix,
-        ])
-        .map(text)
-        .chain([
-            text(format!("--vdev={wan},infinite_rx=1")),
-            text("--vdev=net_null0,no-rx=1"),
-        ])
-        .collect::<Vec<_>>();
-    let port = |name: &str, device: &str, address: &str| {
-        table([
-            ("name", text(name)),
-            ("device", text(device)),
-            ("addresses", vec![text(address)].into()),
-        ])
-    };
-    let port = |name: &str, device: &str, v4: String, v6: String| {
-        let mut p = port(name, device, &v4);
-        if c.v6 {
-            if let Some(toml::Value::Array(a)) = p.get_mut("addresses") {
-                a.push(text(v6));
-            }
-        }
-        p
-    };
-    let mut wan_port = port(
-        "wan",
-        "net_pcap0",
-        format!("{}/24", Ipv4Addr::from(gen::OWN_ADDR)),
-        format!("{}/64", Ipv6Addr::from(gen::OWN_ADDR6)),
-    );
-    let lan_port = port(
-        "lan",
-        "net_null0",
-        "172.16.0.1/24".into(),
-        format!("{}/64", Ipv6Addr::from(gen::LAN_NET6 | 1)),
-    );
-    if c.exception {
-        if let toml::Value::Table(t) = &mut wan_port {
-            t.insert("kernel_interface".into(), text(KERNEL_IF));
-        }
-    }
-    let neighbor = |ip: IpAddr, mac: [u8; 6], port: &str| {
-        table([
-            ("ip", text(ip)),
-            ("mac", text(MacAddr(mac))),
-            ("port", text(port)),
-        ])
-    };
-    // the service's real servers, and every neighbour (the gateways first)
-    let rss: Vec<IpAddr> = if c.v6 {
-        (0..N_RS)
-            .map(|i| Ipv6Addr::from(gen::rs_addr6(i)).into())
-            .collect()
-    } else {
-        (0..N_RS)
-            .map(|i| Ipv4Addr::from(rs_addr(i)).into())
-            .collect()
-    };
-    let mut neighbors = vec![neighbor(
-        Ipv4Addr::new(192, 168, 100, 254).into(),
-        [2, 0, 0, 0, 0, 0xfe],
-        "wan",
-    )];
-    let mut routes = vec![table([
-        ("prefix", text("0.0.0.0/0")),
-        ("via", text("192.168.100.254")),
-    ])];
-    if c.v6 {
-        neighbors.push(neighbor(
-            Ipv6Addr::from(gen::GW6).into(),
-            [2, 0, 0, 0, 0, 0xfe],
-            "wan",
-        ));
-        routes.push(table([
-            ("prefix", text("::/0")),
-            ("via", text(Ipv6Addr::from(gen::GW6))),
-        ]));
-    }
-    // a real server's MAC by the last byte of its address
-    neighbors.extend(rss.iter().map(|&a| {
-        let last = match a {
-            IpAddr::V4(v) => u32::from(v),
-            IpAddr::V6(v) => u128::from(v) as u32,
-        };
-        neighbor(a, rs_mac(last), "lan")
-    }));
-    let vip = if c.v6 {
-        format!("[{}]:{}", Ipv6Addr::from(gen::VIP6), gen::VPORT)
-    } else {
-        format!("{}:{}", Ipv4Addr::from(gen::VIP), gen::VPORT)
-    };
-    // IPv6: the IPv4 table at its minimum, the IPv6 one what was asked
-    let (conns, conns6) = if c.v6 {
-        (1024, c.capacity)
-    } else {
-        (c.capacity, 0)
-    };
-    let method = toml::Value::try_from(c.method).expect("a method is a TOML string");
-    let doc = table([
-        ("eal", table([("args", eal.into())])),
-        ("control", table([("socket", text(sock.display()))])),
-        ("port", vec![wan_port, lan_port].into()),
-        ("route", routes.into()),
-        ("neighbor", neighbors.into()),
-        (
-            "dataplane",
-            table([
-                ("connections_per_worker", conns.into()),
-                ("connections6_per_worker", conns6.into()),
-                ("mbufs", (mbufs as i64).into()),
-                ("mbuf_data_room", 256.into()),
-                ("embryonic_grace_ms", c.embryonic_grace_ms.into()),
-                ("synproxy", c.synproxy.into()),
-            ]),
-        ),
-        (
-            "service",
-            vec![table([
-                ("synproxy", c.synproxy.into()),
-                ("protocol", text("tcp")),
-                ("address", text(vip)),
-                ("scheduler", text("wlc")),
-                (
-                    "real_server",
-                    rss.iter()
-                        .map(|a| {
-                            table([
-                                ("address", text(a)),
-                                ("method", method.clone()),
-                                ("weight", 1.into()),
-                            ])
-                        })
-                        .collect::<Vec<_>>()
-                        .into(),
-                ),
-            ])]
-            .into(),
-        ),
-    ]);
-    let mut doc = doc;
-    if c.metrics {
-        if let toml::Value::Table(t) = &mut doc {
-            t.insert(
-                "metrics".into(),
-                table([
-                    ("listen", text(METRICS_ADDR)),
-                    ("burst_histogram", true.into()),
-                ]),
-            );
-        }
-    }
-    if c.exception {
-        if let toml::Value::Table(t) = &mut doc {
-            t.insert(
-                "exception".into(),
-                table([("backend", text("tap")), ("netns", text(NETNS))]),
-            );
-        }
-    }
-    format!(
-        "# generated by dirigo-bench\n{}",
-        toml::to_string(&doc).expect("a TOML document")
-    )
 }
 
 struct Daemon {
@@ -583,6 +374,15 @@ fn scrape() -> Option<String> {
     s.read_to_string(&mut body).ok()?;
     body.starts_with("HTTP/1.1 200").then_some(body)
 }
+
+mod config;
+pub use config::config;
+
+// the tests' names (they take this module's)
+#[cfg(test)]
+use crate::{gen, micro::N_RS};
+#[cfg(test)]
+use std::net::{IpAddr, Ipv6Addr};
 
 #[cfg(test)]
 mod tests;

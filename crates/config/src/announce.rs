@@ -42,6 +42,9 @@ fn daemons_own(p: u32) -> Option<&'static str> {
     }
 }
 
+/// Problems found, each as `(key, message)`.
+type Errs = Vec<(&'static str, String)>;
+
 /// `[announce]` against the validated ports: `(key, message)` for each
 /// problem. `None` without the section or with `enabled = false`.
 pub(super) fn announce(
@@ -53,28 +56,36 @@ pub(super) fn announce(
         return Ok(None);
     };
     let mut errs = Vec::new();
+    let port = route_port(a, ports, exception, &mut errs);
+    check_table(a.table, &mut errs);
+    let protocol = route_protocol(a.protocol, &mut errs);
+    check_times(a, &mut errs);
+    match port {
+        Some(port) if errs.is_empty() => Ok(Some(Announce {
+            port,
+            interface: ports[port].kernel_interface.clone().unwrap_or_default(),
+            table: a.table,
+            protocol,
+            drain: Duration::from_millis(a.drain_ms),
+            sync_wait: Duration::from_millis(a.sync_wait_ms),
+        })),
+        _ => Err(errs),
+    }
+}
+
+/// The port the routes go through: the one named, else the only one with
+/// a kernel interface.
+fn route_port(
+    a: &AnnounceConfig,
+    ports: &[Port],
+    exception: bool,
+    errs: &mut Errs,
+) -> Option<usize> {
     let with_kernel: Vec<usize> = (0..ports.len())
         .filter(|&i| ports[i].kernel_interface.is_some())
         .collect();
-    let port = match &a.port {
-        Some(name) => match ports.iter().position(|p| &p.name == name) {
-            None => {
-                errs.push(("port", format!("[announce] port '{name}': no such port")));
-                None
-            }
-            Some(i) if ports[i].kernel_interface.is_none() || !exception => {
-                errs.push((
-                    "port",
-                    format!(
-                        "[announce] port '{name}' has no kernel interface: the routes go through \
-                         the exception path (give the port a kernel_interface, with an \
-                         [exception] section)"
-                    ),
-                ));
-                None
-            }
-            Some(i) => Some(i),
-        },
+    match &a.port {
+        Some(name) => named_port(name, ports, exception, errs),
         None if with_kernel.len() == 1 && exception => Some(with_kernel[0]),
         None if with_kernel.is_empty() || !exception => {
             errs.push((
@@ -97,8 +108,34 @@ pub(super) fn announce(
             ));
             None
         }
-    };
-    match a.table {
+    }
+}
+
+/// `port = NAME`: a port with a kernel interface, and the exception path.
+fn named_port(name: &str, ports: &[Port], exception: bool, errs: &mut Errs) -> Option<usize> {
+    match ports.iter().position(|p| p.name == name) {
+        None => {
+            errs.push(("port", format!("[announce] port '{name}': no such port")));
+            None
+        }
+        Some(i) if ports[i].kernel_interface.is_none() || !exception => {
+            errs.push((
+                "port",
+                format!(
+                    "[announce] port '{name}' has no kernel interface: the routes go through \
+                     the exception path (give the port a kernel_interface, with an \
+                     [exception] section)"
+                ),
+            ));
+            None
+        }
+        Some(i) => Some(i),
+    }
+}
+
+/// `table`: neither 0 nor the kernel's local table.
+fn check_table(table: u32, errs: &mut Errs) {
+    match table {
         0 => errs.push((
             "table",
             "[announce] table 0 is no table (1..4294967295; the default is 100)".into(),
@@ -110,7 +147,11 @@ pub(super) fn announce(
         )),
         _ => {}
     }
-    let protocol = match a.protocol {
+}
+
+/// `protocol`: 5..255 and no routing daemon's own (0 when wrong).
+fn route_protocol(protocol: u32, errs: &mut Errs) -> u8 {
+    match protocol {
         p if p <= 4 => {
             errs.push((
                 "protocol",
@@ -137,7 +178,11 @@ pub(super) fn announce(
             }
             p as u8
         }
-    };
+    }
+}
+
+/// `drain_ms` and `sync_wait_ms` within their limits.
+fn check_times(a: &AnnounceConfig, errs: &mut Errs) {
     if a.drain_ms > MAX_DRAIN_MS {
         errs.push((
             "drain_ms",
@@ -157,16 +202,5 @@ pub(super) fn announce(
                 a.sync_wait_ms
             ),
         ));
-    }
-    match port {
-        Some(port) if errs.is_empty() => Ok(Some(Announce {
-            port,
-            interface: ports[port].kernel_interface.clone().unwrap_or_default(),
-            table: a.table,
-            protocol,
-            drain: Duration::from_millis(a.drain_ms),
-            sync_wait: Duration::from_millis(a.sync_wait_ms),
-        })),
-        _ => Err(errs),
     }
 }

@@ -11,7 +11,9 @@
 //! file that includes itself, directly or through others, is refused.
 
 use super::{Diag, Loc};
+use std::iter::Peekable;
 use std::path::{Path, PathBuf};
+use std::str::Chars;
 use std::sync::Arc;
 
 /// One token of a file.
@@ -66,87 +68,107 @@ const MAX_DEPTH: usize = 64;
 
 /// Split the text of `file` into tokens.
 pub fn tokenize(text: &str, file: &Arc<str>) -> Result<Vec<Token>, Diag> {
-    let mut out = Vec::new();
-    let mut line: u32 = 1;
-    let loc = |line: u32| Loc {
-        file: file.clone(),
-        line,
-    };
-    let mut word = String::new();
-    let flush = |word: &mut String, out: &mut Vec<Token>, line: u32| {
-        if !word.is_empty() {
-            out.push(Token {
-                tok: Tok::Word {
-                    text: std::mem::take(word),
-                    quoted: false,
-                },
-                loc: loc(line),
-            });
-        }
+    let mut lx = Lexer {
+        file,
+        out: Vec::new(),
+        word: String::new(),
+        line: 1,
     };
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
             '\n' => {
-                flush(&mut word, &mut out, line);
-                out.push(Token {
-                    tok: Tok::Eol,
-                    loc: loc(line),
-                });
-                line += 1;
+                lx.flush();
+                lx.push(Tok::Eol);
+                lx.line += 1;
             }
-            ' ' | '\t' | '\r' | '\x0b' | '\x0c' => flush(&mut word, &mut out, line),
+            ' ' | '\t' | '\r' | '\x0b' | '\x0c' => lx.flush(),
             '#' | '!' => {
-                flush(&mut word, &mut out, line);
+                lx.flush();
                 while chars.next_if(|&c| c != '\n').is_some() {}
             }
-            '\\' => match chars.peek() {
-                Some('\n') => {
-                    // continuation: the statement goes on on the next line
-                    chars.next();
-                    flush(&mut word, &mut out, line);
-                    line += 1;
-                }
-                Some(&e @ ('#' | '!')) => {
-                    chars.next();
-                    word.push(e);
-                }
-                _ => word.push('\\'),
-            },
-            '"' => {
-                flush(&mut word, &mut out, line);
-                let mut s = String::new();
-                loop {
-                    match chars.next_if(|&c| c != '\n') {
-                        Some('"') => break,
-                        Some(c) => s.push(c),
-                        None => return Err(Diag::error(&loc(line), "unterminated quote")),
-                    }
-                }
-                out.push(Token {
-                    tok: Tok::Word {
-                        text: s,
-                        quoted: true,
-                    },
-                    loc: loc(line),
-                });
-            }
+            '\\' => lx.backslash(&mut chars),
+            '"' => lx.quoted(&mut chars)?,
             '{' | '}' => {
-                flush(&mut word, &mut out, line);
-                out.push(Token {
-                    tok: if c == '{' { Tok::Open } else { Tok::Close },
-                    loc: loc(line),
-                });
+                lx.flush();
+                lx.push(if c == '{' { Tok::Open } else { Tok::Close });
             }
-            c => word.push(c),
+            c => lx.word.push(c),
         }
     }
-    flush(&mut word, &mut out, line);
-    out.push(Token {
-        tok: Tok::Eol,
-        loc: loc(line),
-    });
-    Ok(out)
+    lx.flush();
+    lx.push(Tok::Eol);
+    Ok(lx.out)
+}
+
+/// The tokenizer's state: the tokens so far, the word being read, the line.
+struct Lexer<'f> {
+    file: &'f Arc<str>,
+    out: Vec<Token>,
+    word: String,
+    line: u32,
+}
+
+impl Lexer<'_> {
+    /// Where the current line is.
+    fn loc(&self) -> Loc {
+        Loc {
+            file: self.file.clone(),
+            line: self.line,
+        }
+    }
+
+    /// A token on the current line.
+    fn push(&mut self, tok: Tok) {
+        let loc = self.loc();
+        self.out.push(Token { tok, loc });
+    }
+
+    /// The word being read, if any, as a token.
+    fn flush(&mut self) {
+        if !self.word.is_empty() {
+            let text = std::mem::take(&mut self.word);
+            self.push(Tok::Word {
+                text,
+                quoted: false,
+            });
+        }
+    }
+
+    /// After `\`: a continuation line, an escaped comment sign, or itself.
+    fn backslash(&mut self, chars: &mut Peekable<Chars<'_>>) {
+        match chars.peek() {
+            Some('\n') => {
+                // continuation: the statement goes on on the next line
+                chars.next();
+                self.flush();
+                self.line += 1;
+            }
+            Some(&e @ ('#' | '!')) => {
+                chars.next();
+                self.word.push(e);
+            }
+            _ => self.word.push('\\'),
+        }
+    }
+
+    /// After `"`: a quoted word, to the closing quote on the same line.
+    fn quoted(&mut self, chars: &mut Peekable<Chars<'_>>) -> Result<(), Diag> {
+        self.flush();
+        let mut s = String::new();
+        loop {
+            match chars.next_if(|&c| c != '\n') {
+                Some('"') => break,
+                Some(c) => s.push(c),
+                None => return Err(Diag::error(&self.loc(), "unterminated quote")),
+            }
+        }
+        self.push(Tok::Word {
+            text: s,
+            quoted: true,
+        });
+        Ok(())
+    }
 }
 
 /// Whether `w` is one of keepalived's include keywords.

@@ -1,8 +1,13 @@
 //! keepalived's checkers (TCP_CHECK, HTTP_GET, SSL_GET, MISC_CHECK, ...)
 //! as dirigo checks.
 
-use super::values::*;
-use super::*;
+use super::cx::{Cx, ALPHA, DELAY_BEFORE_RETRY};
+use super::inherit::{Inherit, Vs};
+use super::model::{Check, CONNECT_TIMEOUT, DELAY_LOOP, HTTP_STATUS, MISC_RETRY, RETRY};
+use super::values::{arg, command, port, uint};
+use crate::keepalived::parse::Node;
+use crate::keepalived::Diag;
+use std::path::Path;
 
 /// An HTTP_GET / SSL_GET `url`.
 pub(super) struct Url {
@@ -60,6 +65,15 @@ pub(super) fn url(cx: &mut Cx, n: &Node) -> Result<Url, Diag> {
     Ok(u)
 }
 
+/// A checker block's own keywords, as read.
+struct CheckKeys<'n> {
+    own: Inherit,
+    port: Option<u16>,
+    urls: Vec<&'n Node>,
+    misc_path: Option<Vec<String>>,
+    misc_timeout: Option<u32>,
+}
+
 /// One checker block of a real server; `None` when it cannot be a dirigo
 /// check (with a warning).
 pub(super) fn checker(
@@ -78,58 +92,11 @@ pub(super) fn checker(
         _ => "ping",
     };
     let http = matches!(kind, "http" | "https");
-    let mut own = Inherit::default();
-    let mut port_ = None;
-    let mut urls = Vec::new();
-    let mut misc_path = None;
-    let mut misc_timeout = None;
-    for c in n.children() {
-        if own.take(c)? {
-            continue;
-        }
-        match (kind, c.key.as_str()) {
-            (_, "connect_port") => port_ = Some(port(c, arg(c, 0, "a port")?)?).filter(|&p| p != 0),
-            (_, "url") if http => urls.push(c),
-            ("exec", "misc_path") => misc_path = Some(command(c)?),
-            ("exec", "misc_timeout") => {
-                misc_timeout = Some(uint(c, "a number of seconds", 0, 86_400)?).filter(|&t| t > 0)
-            }
-            ("exec", "misc_dynamic") => cx.unsupported(
-                c,
-                "in dirigo the program's exit code is up (0) or down, not a weight",
-            ),
-            ("exec", "user") => cx.unsupported(c, "the program runs as dirigo's user"),
-            (_, "delay_before_retry") => cx.unsupported(c, DELAY_BEFORE_RETRY),
-            (_, "warmup") => cx.unsupported(c, "dirigo checks a server from the start"),
-            (_, "alpha") => cx.unsupported(c, ALPHA),
-            (_, "connect_ip" | "bindto" | "bind_port" | "bind_if" | "source_ip" | "fwmark") => {
-                cx.unsupported(c, "dirigo probes the real server's address from its own")
-            }
-            ("udp", "payload" | "require_reply" | "min_reply_length" | "max_reply_length") => {
-                cx.unsupported(c, "keepalived's hex payloads are not converted")
-            }
-            (
-                _,
-                "http_protocol" | "enable_sni" | "sni_name" | "fast_recovery" | "tls_compliant",
-            ) if http => cx.unsupported(c, ""),
-            (_, "log_all_failures") => cx.unsupported(c, ""),
-            _ => cx.unknown(c, &format!(" in {}", n.key)),
-        }
-    }
-    let tcp_check = matches!(kind, "tcp" | "http" | "https");
-    if (tcp_check && vs.proto == "udp") || (kind == "udp" && vs.proto == "tcp") {
-        let msg = format!(
-            "{} skipped: dirigo's {kind} checks are for {} services, {}:{} is {}",
-            n.key,
-            if kind == "udp" { "UDP" } else { "TCP" },
-            vs.vip,
-            vs.port,
-            vs.proto.to_uppercase()
-        );
-        cx.warn(n, msg);
+    let k = CheckKeys::read(cx, n, kind, http)?;
+    if wrong_proto(cx, n, kind, vs) {
         return Ok(None);
     }
-    let t = own.under(inherit);
+    let t = k.own.under(inherit);
     let mut check = Check {
         kind,
         interval: t.delay_loop.unwrap_or(DELAY_LOOP),
@@ -141,7 +108,7 @@ pub(super) fn checker(
         } else {
             "remove"
         },
-        port: port_.or(probe_port),
+        port: k.port.or(probe_port),
         path: None,
         status: Vec::new(),
         host: None,
@@ -149,7 +116,108 @@ pub(super) fn checker(
         notify_up: Vec::new(),
         notify_down: Vec::new(),
     };
-    let (timeout, retry) = if kind == "exec" {
+    timing(cx, n, &mut check, &t, k.misc_timeout);
+    if http {
+        let Some(u) = chosen_url(cx, n, k.urls)? else {
+            return Ok(None);
+        };
+        check.path = u.path;
+        check.status = if u.status.is_empty() {
+            vec![HTTP_STATUS.into()]
+        } else {
+            u.status
+        };
+        check.host = u.host.or(t.virtualhost);
+    }
+    if kind == "exec" {
+        let Some(cmd) = exec_command(cx, n, k.misc_path) else {
+            return Ok(None);
+        };
+        check.command = cmd;
+    }
+    Ok(Some(check))
+}
+
+impl<'n> CheckKeys<'n> {
+    /// Read the block of `n`, a checker of `kind`.
+    fn read(cx: &mut Cx, n: &'n Node, kind: &str, http: bool) -> Result<Self, Diag> {
+        let mut k = CheckKeys {
+            own: Inherit::default(),
+            port: None,
+            urls: Vec::new(),
+            misc_path: None,
+            misc_timeout: None,
+        };
+        for c in n.children() {
+            if k.own.take(c)? {
+                continue;
+            }
+            match (kind, c.key.as_str()) {
+                (_, "connect_port") => {
+                    k.port = Some(port(c, arg(c, 0, "a port")?)?).filter(|&p| p != 0)
+                }
+                (_, "url") if http => k.urls.push(c),
+                ("exec", "misc_path") => k.misc_path = Some(command(c)?),
+                ("exec", "misc_timeout") => {
+                    k.misc_timeout =
+                        Some(uint(c, "a number of seconds", 0, 86_400)?).filter(|&t| t > 0)
+                }
+                _ => unsupported(cx, n, c, kind, http),
+            }
+        }
+        Ok(k)
+    }
+}
+
+/// A checker keyword dirigo does not take: one warning.
+fn unsupported(cx: &mut Cx, n: &Node, c: &Node, kind: &str, http: bool) {
+    match (kind, c.key.as_str()) {
+        ("exec", "misc_dynamic") => cx.unsupported(
+            c,
+            "in dirigo the program's exit code is up (0) or down, not a weight",
+        ),
+        ("exec", "user") => cx.unsupported(c, "the program runs as dirigo's user"),
+        (_, "delay_before_retry") => cx.unsupported(c, DELAY_BEFORE_RETRY),
+        (_, "warmup") => cx.unsupported(c, "dirigo checks a server from the start"),
+        (_, "alpha") => cx.unsupported(c, ALPHA),
+        (_, "connect_ip" | "bindto" | "bind_port" | "bind_if" | "source_ip" | "fwmark") => {
+            cx.unsupported(c, "dirigo probes the real server's address from its own")
+        }
+        ("udp", "payload" | "require_reply" | "min_reply_length" | "max_reply_length") => {
+            cx.unsupported(c, "keepalived's hex payloads are not converted")
+        }
+        (_, "http_protocol" | "enable_sni" | "sni_name" | "fast_recovery" | "tls_compliant")
+            if http =>
+        {
+            cx.unsupported(c, "")
+        }
+        (_, "log_all_failures") => cx.unsupported(c, ""),
+        _ => cx.unknown(c, &format!(" in {}", n.key)),
+    }
+}
+
+/// Whether a check of `kind` cannot probe `vs`'s protocol (with a warning).
+fn wrong_proto(cx: &mut Cx, n: &Node, kind: &str, vs: &Vs) -> bool {
+    let tcp_check = matches!(kind, "tcp" | "http" | "https");
+    if (tcp_check && vs.proto == "udp") || (kind == "udp" && vs.proto == "tcp") {
+        let msg = format!(
+            "{} skipped: dirigo's {kind} checks are for {} services, {}:{} is {}",
+            n.key,
+            if kind == "udp" { "UDP" } else { "TCP" },
+            vs.vip,
+            vs.port,
+            vs.proto.to_uppercase()
+        );
+        cx.warn(n, msg);
+        return true;
+    }
+    false
+}
+
+/// The check's timeout and `fall`; a timeout not shorter than the interval
+/// becomes half of it (with a warning).
+fn timing(cx: &mut Cx, n: &Node, check: &mut Check, t: &Inherit, misc_timeout: Option<u32>) {
+    let (timeout, retry) = if check.kind == "exec" {
         // keepalived gives the program the delay_loop without misc_timeout
         let t_out = misc_timeout.map_or(check.interval, f64::from);
         (t_out, t.retry.unwrap_or(MISC_RETRY))
@@ -172,64 +240,62 @@ pub(super) fn checker(
         );
         cx.warn(n, msg);
     }
-    if http {
-        let mut chosen: Option<(Url, &Node)> = None;
-        for u in urls {
-            if let Some((_, first)) = &chosen {
-                cx.warn(
-                    u,
-                    format!(
-                        "url skipped: dirigo's http check fetches one url (the one at {})",
-                        first.loc
-                    ),
-                );
-                continue;
-            }
-            let parsed = url(cx, u)?;
-            if parsed.path.is_none() {
-                cx.warn(u, "url without a path: skipped (keepalived ignores it too)");
-                continue;
-            }
-            chosen = Some((parsed, u));
-        }
-        let Some((u, _)) = chosen else {
+}
+
+/// The first `url` with a path; `None` without one (with a warning).
+fn chosen_url(cx: &mut Cx, n: &Node, urls: Vec<&Node>) -> Result<Option<Url>, Diag> {
+    let mut chosen: Option<(Url, &Node)> = None;
+    for u in urls {
+        if let Some((_, first)) = &chosen {
             cx.warn(
-                n,
-                format!("{} without a url (with a path): check skipped", n.key),
-            );
-            return Ok(None);
-        };
-        check.path = u.path;
-        check.status = if u.status.is_empty() {
-            vec![HTTP_STATUS.into()]
-        } else {
-            u.status
-        };
-        check.host = u.host.or(t.virtualhost);
-    }
-    if kind == "exec" {
-        let Some(cmd) = misc_path.filter(|c| !c.is_empty()) else {
-            cx.warn(n, "MISC_CHECK without misc_path: check skipped");
-            return Ok(None);
-        };
-        let prog = Path::new(&cmd[0]);
-        if !prog.is_absolute() {
-            cx.warn(
-                n,
+                u,
                 format!(
-                    "MISC_CHECK skipped: dirigo needs the program's absolute path, not '{}'",
-                    cmd[0]
+                    "url skipped: dirigo's http check fetches one url (the one at {})",
+                    first.loc
                 ),
             );
-            return Ok(None);
+            continue;
         }
-        if !prog.is_file() {
-            cx.warn(
-                n,
-                format!("MISC_CHECK: {} does not exist here; dirigo refuses a config whose exec program is missing", cmd[0]),
-            );
+        let parsed = url(cx, u)?;
+        if parsed.path.is_none() {
+            cx.warn(u, "url without a path: skipped (keepalived ignores it too)");
+            continue;
         }
-        check.command = cmd;
+        chosen = Some((parsed, u));
     }
-    Ok(Some(check))
+    let Some((u, _)) = chosen else {
+        cx.warn(
+            n,
+            format!("{} without a url (with a path): check skipped", n.key),
+        );
+        return Ok(None);
+    };
+    Ok(Some(u))
+}
+
+/// MISC_CHECK's `misc_path`, an absolute path; `None` when there is none
+/// (with a warning). A program missing here is only warned about.
+fn exec_command(cx: &mut Cx, n: &Node, misc_path: Option<Vec<String>>) -> Option<Vec<String>> {
+    let Some(cmd) = misc_path.filter(|c| !c.is_empty()) else {
+        cx.warn(n, "MISC_CHECK without misc_path: check skipped");
+        return None;
+    };
+    let prog = Path::new(&cmd[0]);
+    if !prog.is_absolute() {
+        cx.warn(
+            n,
+            format!(
+                "MISC_CHECK skipped: dirigo needs the program's absolute path, not '{}'",
+                cmd[0]
+            ),
+        );
+        return None;
+    }
+    if !prog.is_file() {
+        cx.warn(
+            n,
+            format!("MISC_CHECK: {} does not exist here; dirigo refuses a config whose exec program is missing", cmd[0]),
+        );
+    }
+    Some(cmd)
 }

@@ -1,0 +1,268 @@
+//! keepalived's `virtual_server` blocks.
+
+use super::cx::{Cx, ALPHA, DELAY_BEFORE_RETRY};
+use super::inherit::{Inherit, Vs};
+use super::model::{Check, RealServer, Service, PERSISTENCE_TIMEOUT, SCHEDULER};
+use super::real_server::real_server;
+use super::values::{address, arg, leaf, method, netmask, port, scheduler, uint, word};
+use crate::keepalived::parse::Node;
+use crate::keepalived::Diag;
+use std::net::{Ipv4Addr, SocketAddrV4};
+
+/// The keywords of a `virtual_server` block, as read.
+struct VsKeys<'n> {
+    sched: Option<String>,
+    persistent: Option<u32>,
+    mask: Option<Ipv4Addr>,
+    quorum: Option<u32>,
+    sorry: Option<(Ipv4Addr, u16)>,
+    sctp: Option<&'n Node>,
+    flags: Vec<(&'n Node, &'static str)>,
+    reals: Vec<&'n Node>,
+}
+
+/// One `virtual_server`; `None` when it is skipped (with a warning).
+pub(super) fn virtual_server(cx: &mut Cx, n: &Node) -> Result<Option<Service>, Diag> {
+    let Some((vip, vport, body)) = head(cx, n)? else {
+        return Ok(None);
+    };
+    let mut vs = Vs {
+        vip,
+        port: vport,
+        proto: "tcp",
+        method: None,
+        weight: 1,
+        inherit: Inherit::default(),
+        told_nat: false,
+    };
+    let mut k = VsKeys {
+        sched: None,
+        persistent: None,
+        mask: None,
+        quorum: None,
+        sorry: None,
+        sctp: None,
+        flags: Vec::new(),
+        reals: Vec::new(),
+    };
+    for c in body {
+        if !vs.inherit.take(c)? {
+            k.take(cx, c, &mut vs)?;
+        }
+    }
+    if let Some(c) = k.sctp {
+        cx.warn(
+            c,
+            format!("virtual_server {vip} {vport} skipped: dirigo does not balance SCTP"),
+        );
+        return Ok(None);
+    }
+    let scheduler = k.sched.unwrap_or_else(|| SCHEDULER.into());
+    let out_flags = sched_flags(cx, &scheduler, k.flags);
+    let mut persistent = k.persistent;
+    if k.mask.is_some() && persistent.is_none() {
+        persistent = Some(PERSISTENCE_TIMEOUT);
+    }
+    let mut servers = real_servers(cx, k.reals, &mut vs)?;
+    if servers.is_empty() {
+        cx.warn(
+            n,
+            format!("virtual_server {vip} {vport} has no real servers: skipped (keepalived ignores it too)"),
+        );
+        return Ok(None);
+    }
+    let sorry = k
+        .sorry
+        .map(|(a, p)| SocketAddrV4::new(a, if p == 0 { vport } else { p }));
+    // keepalived's quorum is 1 unless set; say so where it matters
+    let quorum = k.quorum.or(sorry.map(|_| 1));
+    let check = common_check(&mut servers);
+    Ok(Some(Service {
+        loc: n.loc.clone(),
+        proto: vs.proto,
+        vip,
+        port: vport,
+        scheduler,
+        flags: out_flags,
+        persistent,
+        netmask: k.mask,
+        quorum,
+        sorry,
+        check,
+        servers,
+    }))
+}
+
+/// A `virtual_server`'s address, port and block.
+type Head<'n> = (Ipv4Addr, u16, &'n [Node]);
+
+/// The address, port and block of a `virtual_server`; `None` when it is
+/// skipped (with a warning).
+fn head<'n>(cx: &mut Cx, n: &'n Node) -> Result<Option<Head<'n>>, Diag> {
+    let first = word(n, 0, "an address and a port (or fwmark N, group NAME)")?;
+    if first == "fwmark" || first == "group" {
+        let what = n.args.join(" ");
+        let msg = format!(
+            "virtual_server {what} skipped: dirigo's services are a protocol, an address and a port"
+        );
+        cx.warn(n, msg);
+        return Ok(None);
+    }
+    let Some(vip) = address(n, first)? else {
+        cx.warn(
+            n,
+            format!("virtual_server {first} skipped: dirigo balances IPv4"),
+        );
+        return Ok(None);
+    };
+    let vport = port(n, word(n, 1, "a port after the address")?)?;
+    let Some(body) = &n.block else {
+        cx.warn(
+            n,
+            format!("virtual_server {vip} {vport} has no block, so no real servers: skipped (keepalived ignores it too)"),
+        );
+        return Ok(None);
+    };
+    Ok(Some((vip, vport, body.as_slice())))
+}
+
+impl<'n> VsKeys<'n> {
+    /// Take one keyword of the block (the inherited ones aside).
+    fn take(&mut self, cx: &mut Cx, c: &'n Node, vs: &mut Vs) -> Result<(), Diag> {
+        match c.key.as_str() {
+            "real_server" => self.reals.push(c),
+            "lb_algo" | "lvs_sched" => self.sched = Some(scheduler(cx, c)?),
+            "lb_kind" | "lvs_method" => vs.method = Some(method(cx, c)?),
+            "persistence_timeout" => {
+                leaf(c)?;
+                self.persistent = Some(match c.args.first() {
+                    None => PERSISTENCE_TIMEOUT,
+                    Some(_) => uint(c, "a number of seconds", 1, u32::MAX)?,
+                });
+            }
+            "persistence_granularity" => self.mask = Some(netmask(c)?),
+            "protocol" => self.protocol(c, vs)?,
+            "quorum" => self.quorum = Some(uint(c, "a weight", 1, u32::MAX)?),
+            "weight" => vs.weight = uint(c, "a weight", 0, 65535)?,
+            "sorry_server" => self.sorry_server(cx, c)?,
+            "sh-port" | "mh-port" | "flag-2" => {
+                leaf(c)?;
+                self.flags.push((c, "port"));
+            }
+            "sh-fallback" | "mh-fallback" | "flag-1" => {
+                leaf(c)?;
+                self.flags.push((c, "fallback"));
+            }
+            _ => unsupported(cx, c),
+        }
+        Ok(())
+    }
+
+    /// `protocol TCP|UDP|SCTP`.
+    fn protocol(&mut self, c: &'n Node, vs: &mut Vs) -> Result<(), Diag> {
+        let p = arg(c, 0, "TCP, UDP or SCTP")?;
+        match p.to_ascii_uppercase().as_str() {
+            "TCP" => vs.proto = "tcp",
+            "UDP" => vs.proto = "udp",
+            "SCTP" => self.sctp = Some(c),
+            _ => {
+                return Err(Diag::error(
+                    &c.loc,
+                    format!("protocol '{p}' is not TCP, UDP or SCTP"),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// `sorry_server ADDRESS [PORT]` (port 0: the service's).
+    fn sorry_server(&mut self, cx: &mut Cx, c: &Node) -> Result<(), Diag> {
+        leaf(c)?;
+        let ip = word(c, 0, "an address and a port")?;
+        match address(c, ip)? {
+            Some(a) => {
+                let p = match c.args.get(1) {
+                    Some(p) => port(c, p)?,
+                    None => 0,
+                };
+                self.sorry = Some((a, p));
+            }
+            None => cx.warn(
+                c,
+                format!("sorry_server {ip} skipped: dirigo balances IPv4"),
+            ),
+        }
+        Ok(())
+    }
+}
+
+/// A `virtual_server` keyword dirigo does not take: one warning.
+fn unsupported(cx: &mut Cx, c: &Node) {
+    match c.key.as_str() {
+        "delay_before_retry" => cx.unsupported(c, DELAY_BEFORE_RETRY),
+        "warmup" => cx.unsupported(c, "dirigo checks a server from the start"),
+        "alpha" => cx.unsupported(c, ALPHA),
+        "hysteresis" | "quorum_up" | "quorum_down" => cx.unsupported(
+            c,
+            "dirigo's quorum is the minimum live weight, without scripts",
+        ),
+        "sorry_server_inhibit" | "sorry_server_lvs_method" => {
+            cx.unsupported(c, "dirigo's sorry server is an address and a port")
+        }
+        "omega" | "ha_suspend" | "smtp_alert" | "snmp_name" | "persistence_engine" | "ops"
+        | "hashed" | "flag-3" | "ip_family" => cx.unsupported(c, ""),
+        _ => cx.unknown(c, " in virtual_server"),
+    }
+}
+
+/// The sh and mh flags (`sh-port`, ...), once each; a warning for others'.
+fn sched_flags(cx: &mut Cx, scheduler: &str, flags: Vec<(&Node, &str)>) -> Vec<String> {
+    let mut out_flags = Vec::new();
+    for (c, f) in flags {
+        if scheduler == "sh" || scheduler == "mh" {
+            let name = format!("{scheduler}-{f}");
+            if !out_flags.contains(&name) {
+                out_flags.push(name);
+            }
+        } else {
+            cx.warn(
+                c,
+                format!("{} skipped: it is for the sh and mh schedulers", c.key),
+            );
+        }
+    }
+    out_flags
+}
+
+/// The real servers, each address once.
+fn real_servers(cx: &mut Cx, reals: Vec<&Node>, vs: &mut Vs) -> Result<Vec<RealServer>, Diag> {
+    let mut servers: Vec<RealServer> = Vec::new();
+    for r in reals {
+        let Some(s) = real_server(cx, r, vs)? else {
+            continue;
+        };
+        if let Some(first) = servers.iter().find(|o| o.addr == s.addr) {
+            let msg = format!(
+                "real server {} is already defined at {}: skipped",
+                s.addr, first.loc
+            );
+            cx.warn(r, msg);
+        } else {
+            servers.push(s);
+        }
+    }
+    Ok(servers)
+}
+
+/// The check of every server when they all have the same one (taken off
+/// them).
+fn common_check(servers: &mut [RealServer]) -> Option<Check> {
+    let c = servers.first()?.check.clone()?;
+    if !servers.iter().all(|s| s.check.as_ref() == Some(&c)) {
+        return None;
+    }
+    for s in servers.iter_mut() {
+        s.check = None;
+    }
+    Some(c)
+}
