@@ -8,6 +8,9 @@ fn main() {
     // before any thread (EAL's, the control plane's) allocates: resident
     // memory that does not step up with concurrent control clients
     dirigo::pmd::mem::one_malloc_arena();
+    // large control-plane allocations in mappings of their own, not
+    // stepping the heap up for good
+    dirigo::pmd::mem::fixed_mmap_threshold();
     let args: Args = dirigo::cli::parse_with(dirigo::version::long());
     let cfg = match dirigo::ctl::config::Config::load(&args.config) {
         Ok(c) => c,
