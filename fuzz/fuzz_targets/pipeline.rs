@@ -31,7 +31,7 @@ use crossbeam_queue::ArrayQueue;
 use dirigo::dataplane::hold::HoldArea;
 use dirigo::dataplane::pipeline::WorkerPipeline;
 use dirigo::dataplane::shared::{ConnRequest, Event, Shared, WorkerShared};
-use dirigo::dataplane::{Pipeline, Verdict};
+use dirigo::dataplane::{Arrival, Pipeline, Verdict};
 use dirigo::lb::balancer::{Balancer, BalancerConfig};
 use dirigo::lb::sched::{SchedFlags, SchedKind};
 use dirigo::lb::snapshot::{LbIds, SnapshotBuilder};
@@ -465,11 +465,11 @@ fn frame<'a>(data: &mut &'a [u8]) -> Option<&'a [u8]> {
 fn one(w: &mut World, seen: &mut Seen, at: usize, port: u16, f: &[u8]) {
     let mut b = VecBuf::new(f);
     let now = w.now;
-    let mut v = w.pipes[at].process(&mut b, port, now);
+    let mut v = w.pipes[at].process(&mut b, Arrival::wire(port, now));
     seen.verdict(v);
     if let Verdict::Steer(o) = v {
         seen.steered += 1;
-        v = w.pipes[o as usize].process_steered(&mut b, port, now);
+        v = w.pipes[o as usize].process(&mut b, Arrival::steered(port, now));
         assert!(!matches!(v, Verdict::Steer(_)), "steered twice");
         seen.verdict(v);
     }
@@ -516,7 +516,7 @@ fuzz_target!(|data: &[u8]| {
                 let mut out = vec![Verdict::Drop; bufs.len()];
                 let now = w.now;
                 w.pipes[at].begin_burst(now);
-                w.pipes[at].process_burst(&mut bufs, port, now, &mut out);
+                w.pipes[at].process_burst(&mut bufs, Arrival::wire(port, now), &mut out);
                 // what another worker owns goes there, as one burst
                 let mut steered: Vec<Vec<VecBuf>> = vec![Vec::new(); WORKERS];
                 for (b, &v) in bufs.into_iter().zip(&out) {
@@ -534,7 +534,7 @@ fuzz_target!(|data: &[u8]| {
                     }
                     let mut out = vec![Verdict::Drop; bs.len()];
                     seen.steered += bs.len() as u64;
-                    w.pipes[o].process_steered_burst(&mut bs, port, now, &mut out);
+                    w.pipes[o].process_burst(&mut bs, Arrival::steered(port, now), &mut out);
                     for (b, &v) in bs.into_iter().zip(&out) {
                         assert!(!matches!(v, Verdict::Steer(_)), "steered twice");
                         seen.verdict(v);
@@ -566,7 +566,7 @@ fuzz_target!(|data: &[u8]| {
                 let Some(f) = frame(&mut data) else { break };
                 let mut b = VecBuf::new(f);
                 let now = w.now;
-                let v = w.pipes[0].process_local(&mut b, port, now);
+                let v = w.pipes[0].process(&mut b, Arrival::kernel(port, now));
                 assert!(!matches!(v, Verdict::Steer(_)), "a local frame steered");
                 seen.verdict(v);
                 match v {
@@ -580,7 +580,8 @@ fuzz_target!(|data: &[u8]| {
         check(before, after, &seen);
         before = after;
     }
-    // every table's listing agrees with its gauge and its capacity
+    // every table's listing agrees with its census (count, walk, gauge,
+    // the real servers' counters) and its capacity
     for (i, ws) in w.shared.workers.iter().enumerate() {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let pushed = ws.conn_requests.push(ConnRequest {
@@ -590,11 +591,10 @@ fuzz_target!(|data: &[u8]| {
         assert!(pushed.is_ok(), "the request queue is empty");
         let now = w.now;
         w.pipes[i].housekeeping(now);
-        let list = rx.try_recv().unwrap();
-        assert!(list.len() <= 2 * CAPACITY as usize);
-        assert!(
-            list.len() as u64 <= ws.lb.conns.load(Relaxed),
-            "listed more than the gauge"
-        );
+        let walk = rx.try_recv().unwrap();
+        assert!(walk.list.len() <= 2 * CAPACITY as usize);
+        assert!(walk.census.consistent(), "{:?}", walk.census);
+        assert_eq!(walk.list.len() as u64, walk.census.walked);
+        assert_eq!(walk.census.gauge, ws.lb.conns.load(Relaxed));
     }
 });
