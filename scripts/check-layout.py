@@ -29,6 +29,14 @@ And across them:
    `h[14]`, `h[L3 + 9]`, `seg[0..2]`, `buf.get(20..)`. Offsets are named in
    the wire module's field tables. (WIRE_DEBT would list files still to
    convert, with how many such slices they hold; it is empty.)
+6. Folders import from their siblings, not from their hub: outside
+   test code, a file inside a folder names no item the folder's
+   `mod.rs` defines or brings in with `use`
+   (re-exports included), by `super::` or by its `crate::` path, and
+   imports no `super::*`. The hub declares the
+   folder's modules and re-exports them; what siblings share lives in a
+   sibling file of its own. (HUB_DEBT would list folders still to
+   convert, with how many such imports they hold.)
 
 Usage: check-layout.py [--root DIR]. Prints each violation and exits 1;
 prints a summary and exits 0 when clean.
@@ -75,6 +83,34 @@ NOT_A_HEADER = re.compile(r"\b(mac|macs|key|seed|secret|master|words|octets|part
 WIRE_EXEMPT = {
     "net/checksum.rs": "sums 16-bit words of any bytes",
 }
+
+
+# folders (crate source dir/folder) whose files still import from the
+# folder's hub, and how many such imports: the hub rule's remaining debt
+HUB_DEBT = {
+    "crates/config/src/keepalived": 2,
+    "crates/config/src/keepalived/convert": 7,
+    "crates/config/src/validate": 1,
+    "crates/core/src/lb/balancer": 16,
+    "crates/core/src/lb/conn": 25,
+    "crates/core/src/lb/sched": 15,
+    "crates/core/src/lb/snapshot": 10,
+    "crates/core/src/lb/synproxy": 7,
+    "crates/core/src/lb/xmit": 14,
+    "crates/core/src/lb/xmit/v6": 19,
+    "crates/core/src/net/classify": 4,
+    "crates/core/src/net/wire": 25,
+    "crates/core/src/net/wire/ipvs_sync": 14,
+    "crates/tools/src/top": 2,
+    "src/ctl": 7,
+    "src/health": 4,
+}
+
+ITEM = re.compile(
+    r"^(?:pub(?:\([^)]*\))?\s+)?(?:unsafe\s+|const\s+|async\s+)*"
+    r"(?:fn|struct|enum|const|static|type|trait|union)\s+(\w+)",
+    re.M,
+)
 
 
 def module_of(rel):
@@ -208,6 +244,118 @@ def check_crate(src, files, unsafe_modules, errors):
     return len(modules)
 
 
+def use_paths(text):
+    """Every path a file names: each `use` tree expanded, and the
+    `crate::`/`super::` paths written inline in code."""
+    out = []
+
+    def expand(prefix, tree):
+        tree = tree.strip()
+        if not tree:
+            return
+        # split the top level of `a::{b, c::{d}}`
+        if tree.endswith("}") and "{" in tree:
+            head, body = tree.split("{", 1)
+            body = body[:-1]
+            head = head.strip().rstrip(":").rstrip(":")
+            base = prefix + [p for p in head.split("::") if p]
+            depth, cur = 0, ""
+            for ch in body:
+                if ch == "," and depth == 0:
+                    expand(base, cur)
+                    cur = ""
+                    continue
+                depth += {"{": 1, "}": -1}.get(ch, 0)
+                cur += ch
+            expand(base, cur)
+            return
+        tree = re.sub(r"\s+as\s+\w+$", "", tree)
+        out.append(prefix + [p.strip() for p in tree.split("::") if p.strip()])
+
+    for m in re.finditer(r"\buse\s+([^;]+);", text):
+        expand([], re.sub(r"\s+", " ", m.group(1)))
+    code = re.sub(r"\buse\s+[^;]+;", "", text)
+    for m in re.finditer(r"\b(?:crate|super)(?:::\w+)+", code):
+        out.append(m.group(0).split("::"))
+    return out
+
+
+def hub_imports(files):
+    """{folder: [(file, line, what)]}: imports of a hub's own items by
+    the files inside its folder (test code aside)."""
+    hubs = {}
+    for rel, text in files.items():
+        m = module_of(rel)
+        if m is None:
+            continue
+        base = os.path.basename(rel)
+        if base == "mod.rs":
+            code = strip_comments(strip_test_modules(text))
+            names = set(ITEM.findall(code))
+            # and what it brings in or re-exports (`use`, `pub use`): a
+            # sibling names the file that defines it, not the hub
+            for m2 in re.finditer(r"^(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]+);", code, re.M):
+                for path in use_paths("use " + m2.group(1) + ";"):
+                    last = path[-1]
+                    alias = re.search(r"\bas\s+(\w+)$", m2.group(1))
+                    if last not in ("self", "*"):
+                        names.add(last)
+                    if alias:
+                        names.add(alias.group(1))
+            hubs[m] = names
+    modules = {module_of(r) for r in files} - {None}
+    out = {}
+    for rel, text in sorted(files.items()):
+        m = module_of(rel)
+        parts = rel.split(os.sep)
+        if m is None or os.path.basename(rel) in ("mod.rs", "lib.rs", "main.rs"):
+            continue
+        if "tests" in parts or parts[-1] in ("tests.rs", "testutil.rs"):
+            continue
+        code = strip_comments(strip_test_modules(text))
+        hits = []
+        for path in use_paths(code):
+            if path[0] == "crate":
+                target = path[1:]
+            elif path[0] == "super":
+                up = 0
+                while up < len(path) and path[up] == "super":
+                    up += 1
+                target = list(m[: len(m) - up]) + path[up:]
+            else:
+                continue
+            # the longest module prefix, then the item named in it
+            k = len(target)
+            while k > 0 and tuple(target[:k]) not in modules:
+                k -= 1
+            hub = tuple(target[:k])
+            if hub not in hubs or m[: len(hub)] != hub or hub == m:
+                continue  # not a hub, or not one this file is inside
+            if k == len(target) or target[k] == "*":
+                if k < len(target) and path[0] == "super":
+                    hits.append("::".join(path))
+                continue
+            if target[k] in hubs[hub]:
+                hits.append("::".join(path))
+        if hits:
+            folder = os.path.dirname(rel)
+            out.setdefault(folder, []).extend((rel, h) for h in hits)
+    return out
+
+
+def check_hubs(src, files, errors):
+    found = hub_imports(files)
+    for folder, hits in sorted(found.items()):
+        key = f"{src}/{folder}".rstrip("/")
+        if len(hits) > HUB_DEBT.get(key, 0):
+            for rel, what in hits:
+                errors.append(
+                    f"{src}/{rel}: imports {what} from its folder's hub "
+                    f"(move the item into a sibling file and import it from there)"
+                )
+    return sum(len(h) for h in found.values())
+
+
 def dependencies(toml_text):
     """The package names of a Cargo.toml's [dependencies] table."""
     deps, on = set(), False
@@ -283,9 +431,11 @@ def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--root":
         root = sys.argv[2]
     errors = []
-    modules = 0
+    modules = hub = 0
     for src, _name, unsafe_modules in CRATES:
-        modules += check_crate(src, read_crate(root, src), unsafe_modules, errors)
+        files = read_crate(root, src)
+        modules += check_crate(src, files, unsafe_modules, errors)
+        hub += check_hubs(src, files, errors)
     check_layers(root, errors)
     debt = check_wire(root, errors)
     for e in errors:
@@ -294,7 +444,8 @@ def main():
         return 1
     print(
         f"layout ok: {len(CRATES)} crates, {modules} modules, no #[path], unsafe only in pmd and hint, "
-        f"no import circle, layers kept, wire rule kept ({debt} numeric header slices outside net/wire)"
+        f"no import circle, layers kept, wire rule kept ({debt} numeric header slices outside net/wire), "
+        f"hub rule kept ({hub} imports from a folder's hub)"
     )
     return 0
 
