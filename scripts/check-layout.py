@@ -91,7 +91,6 @@ HUB_DEBT = {
     "crates/config/src/keepalived": 2,
     "crates/config/src/keepalived/convert": 7,
     "crates/config/src/validate": 1,
-    "crates/core/src/lb/balancer": 16,
     "crates/core/src/lb/conn": 25,
     "crates/core/src/lb/sched": 15,
     "crates/core/src/lb/snapshot": 10,

@@ -4,7 +4,7 @@
 //! worker loop is not instrumented).
 
 use crate::gen;
-use dirigo_core::lb::balancer::{Balancer, BalancerConfig, LbVerdict};
+use dirigo_core::lb::balancer::{Balancer, BalancerConfig, BurstCtx, LbVerdict};
 use dirigo_core::lb::sched::{SchedFlags, SchedKind};
 use dirigo_core::lb::snapshot::{LbIds, Snapshot, SnapshotBuilder};
 use dirigo_core::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
@@ -318,11 +318,9 @@ impl Runner {
         let mut fwd = 0;
         if self.burst_api {
             self.w.process_burst(
-                &self.snap,
-                &eg,
+                &BurstCtx::new(&self.snap, &eg, now),
                 &mut self.bufs[..k],
                 &self.metas[..k],
-                now,
                 &mut self.out[..k],
             );
             for v in &self.out[..k] {
@@ -330,9 +328,11 @@ impl Runner {
             }
         } else {
             for i in 0..k {
-                let v = self
-                    .w
-                    .process(&self.snap, &eg, &mut self.bufs[i], &self.metas[i], now);
+                let v = self.w.process(
+                    &BurstCtx::new(&self.snap, &eg, now),
+                    &mut self.bufs[i],
+                    &self.metas[i],
+                );
                 fwd += matches!(v, LbVerdict::Tx { .. }) as u64;
             }
         }

@@ -8,7 +8,7 @@
 
 use crate::gen;
 use crate::micro::{rs_addr, BenchEgress, N_RS};
-use dirigo_core::lb::balancer::{Balancer, BalancerConfig, LbVerdict};
+use dirigo_core::lb::balancer::{Balancer, BalancerConfig, BurstCtx, LbVerdict};
 use dirigo_core::lb::sched::{SchedFlags, SchedKind};
 use dirigo_core::lb::snapshot::{LbIds, Snapshot, SnapshotBuilder};
 use dirigo_core::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
@@ -154,11 +154,9 @@ impl Run {
             }
         }
         self.w.process_burst(
-            &self.snap,
-            &BenchEgress,
+            &BurstCtx::new(&self.snap, &BenchEgress, now),
             &mut self.bufs[..k],
             &self.metas[..k],
-            now,
             &mut self.out[..k],
         );
         let sent = self.out[..k]

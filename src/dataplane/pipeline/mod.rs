@@ -14,7 +14,7 @@ use crate::dataplane::shared::{Event, Shared};
 use crate::dataplane::stats::{Count, Counters};
 use crate::dataplane::verdict::{all_tx, Verdict};
 use crate::dataplane::worker::MAX_PORTS;
-use crate::lb::balancer::{Balancer, LbVerdict, Prepared, TOUCH_LAG};
+use crate::lb::balancer::{Balancer, BurstCtx, LbVerdict, Prepared, Selected, TOUCH_LAG};
 use crate::net::buf::{PacketBuf, BURST};
 use crate::net::classify::{
     classify, classify_into_fast, ipv4_dst, is_link_local_multicast, Classified, NetDrop, Placed,
@@ -88,9 +88,11 @@ impl WorkerPipeline {
     /// translated to IPv6 by the core, or a counted drop.
     #[cold]
     fn nat64_in<B: PacketBuf>(&mut self, buf: &mut B, meta: &PacketMeta, now: u64) -> Verdict {
-        let v = self
-            .lb
-            .nat64_reply(&self.snap, self.net.as_ref(), buf, meta, now);
+        let v = self.lb.nat64_reply(
+            &BurstCtx::new(&self.snap, self.net.as_ref(), now),
+            buf,
+            meta,
+        );
         match v {
             LbVerdict::Tx { port } => {
                 self.counters.own[Count::Forwarded] += 1;
@@ -124,7 +126,9 @@ impl WorkerPipeline {
             view: &self.net,
             cache: &self.nh,
         };
-        let v = self.lb.process(&self.snap, &eg, buf, meta, now);
+        let v = self
+            .lb
+            .process(&BurstCtx::new(&self.snap, &eg, now), buf, meta);
         self.map_lb(v, buf, meta, port, now)
     }
 
@@ -439,16 +443,14 @@ impl WorkerPipeline {
         let mut forwarded = 0u64;
         // every Tx port OR-ed and AND-ed: equal exactly when all are one
         let (mut ports_or, mut ports_and) = (0u16, u16::MAX);
-        self.lb.process_prepared_with(
-            &self.snap,
-            &eg,
-            &mut bufs[..n],
-            &metas[..n],
-            &prep[..n],
-            &sel[..k],
-            k.saturating_sub(TOUCH_LAG),
-            now_ns,
-            |j, v| match v {
+        let at = BurstCtx::new(&self.snap, &eg, now_ns);
+        let s = Selected {
+            prepared: &prep[..n],
+            sel: &sel[..k],
+            touched: k.saturating_sub(TOUCH_LAG),
+        };
+        self.lb
+            .process_prepared_with(&at, &mut bufs[..n], &metas[..n], s, |j, v| match v {
                 LbVerdict::Tx { port } => {
                     if let Some(o) = out.get_mut(j) {
                         *o = Verdict::Tx(port);
@@ -463,8 +465,7 @@ impl WorkerPipeline {
                         rest |= 1 << j;
                     }
                 }
-            },
-        );
+            });
         self.counters.own[Count::Forwarded] += forwarded;
         if rest == 0 {
             // the core forwarded all it was given: the burst is one Tx

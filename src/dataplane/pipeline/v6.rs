@@ -21,7 +21,7 @@ use super::steer::owner_of;
 use crate::dataplane::arrival::Arrival;
 use crate::dataplane::stats::Count;
 use crate::dataplane::verdict::Verdict;
-use crate::lb::balancer::{lookup_key6, LbVerdict};
+use crate::lb::balancer::{lookup_key6, BurstCtx, LbVerdict};
 use crate::lb::persist::mask6;
 use crate::lb::snapshot::{fold6, Snapshot};
 use crate::net::buf::{PacketBuf, BURST};
@@ -115,7 +115,7 @@ impl WorkerPipeline {
         self.v6_seen = true;
         let v = self
             .lb
-            .process6_hashed(&self.snap, &eg, buf, meta, now_ns, hashed);
+            .process6_hashed(&BurstCtx::new(&self.snap, &eg, now_ns), buf, meta, hashed);
         if v != LbVerdict::NotForUs {
             return self.map_lb(v, buf, &PacketMeta::default(), port, now_ns);
         }

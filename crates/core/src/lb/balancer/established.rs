@@ -4,7 +4,7 @@
 //! record in the table (`keeps_direct`) and only restarts the
 //! timer (`Balancer::restart_established`) before it is rewritten.
 
-use super::Balancer;
+use super::machine::Balancer;
 use crate::lb::conn::{
     tick_reached, Conn, F_ACTIVE, F_NOOUTPUT, F_SP_PENDING, F_SYNCED, F_SYNPROXY,
 };

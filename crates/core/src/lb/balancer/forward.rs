@@ -3,12 +3,14 @@
 //! ([`Balancer::transmit`]), then counted, or its failure turned into a
 //! verdict ([`Balancer::finish_to`], [`Balancer::xmit_failed`]).
 
-use super::{sync, Balancer, LbDrop, LbVerdict};
+use super::burst::BurstCtx;
+use super::machine::Balancer;
+use super::sync::out as sync;
 use crate::lb::conn::{Conn, F_ACTIVE, F_NOOUTPUT, F_SYNCED, F_SYNPROXY};
-use crate::lb::snapshot::Snapshot;
 use crate::lb::spec::Method;
 use crate::lb::state::{tcp_next, Dir, TcpState};
 use crate::lb::stats::bump;
+use crate::lb::verdict::{LbDrop, LbVerdict};
 use crate::lb::xmit::{self, nat::Side, XmitError};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Resolve};
@@ -45,43 +47,36 @@ impl Balancer {
     }
 
     /// Update state/timer of connection `idx` for this packet and send it.
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub(super) fn forward<B: PacketBuf>(
+    pub(super) fn forward<B: PacketBuf, E: Egress>(
         &mut self,
-        snap: &Snapshot,
-        egress: &impl Egress,
+        at: &BurstCtx<E>,
         buf: &mut B,
         meta: &PacketMeta,
-        now: u32,
-        now_ns: u64,
         idx: u32,
         reply: bool,
     ) -> LbVerdict {
         let Some(c) = self.table.get(idx).copied() else {
             return self.drop(LbDrop::Malformed);
         };
-        self.forward_conn(snap, egress, buf, meta, now, now_ns, idx, c, reply)
+        self.forward_conn(at, buf, meta, idx, c, reply)
     }
 
     /// [`Self::forward`] for connection `idx` whose record `c` the caller
     /// has just read.
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub(super) fn forward_conn<B: PacketBuf>(
+    pub(super) fn forward_conn<B: PacketBuf, E: Egress>(
         &mut self,
-        snap: &Snapshot,
-        egress: &impl Egress,
+        at: &BurstCtx<E>,
         buf: &mut B,
         meta: &PacketMeta,
-        now: u32,
-        now_ns: u64,
         idx: u32,
         c: Conn,
         reply: bool,
     ) -> LbVerdict {
+        let snap = at.snap;
         if snap.expire_nodest_conn && snap.dest_by_slot(c.dest).is_none() {
-            self.expire_idx(idx, now_ns);
+            self.expire_idx(idx, at.now_ns);
             return self.drop(LbDrop::DestRemoved);
         }
         // state machine and timer; a packet here makes a synced copy ours
@@ -114,31 +109,29 @@ impl Balancer {
             // UDP has no state: the byte counts the first packets (sync)
             (c.state.saturating_add(1), snap.timeouts.udp_ms)
         };
-        let expires = now.wrapping_add(timeout);
+        let expires = at.now.wrapping_add(timeout);
         self.table.set_hot(idx, state, flags, expires);
         if let Some(out) = &self.sync {
             if sync::due(&out.policy, &c, state, expires) {
                 self.sync_push(sync::to_sync(&Conn { flags, ..c }, state, timeout));
             }
         }
-        self.transmit(snap, egress, buf, meta, now_ns, idx, &c, reply)
+        self.transmit(at, buf, meta, idx, &c, reply)
     }
 
     /// Rewrite and send a packet of connection `idx` (record `c`) by its
     /// method, and count it.
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub(super) fn transmit<B: PacketBuf>(
+    pub(super) fn transmit<B: PacketBuf, E: Egress>(
         &mut self,
-        snap: &Snapshot,
-        egress: &impl Egress,
+        at: &BurstCtx<E>,
         buf: &mut B,
         meta: &PacketMeta,
-        now_ns: u64,
         idx: u32,
         c: &Conn,
         reply: bool,
     ) -> LbVerdict {
+        let egress = at.egress;
         // Tests in this order on purpose: as a match on (method, reply)
         // LLVM tests DR, then TUN, then NAT, which costs NAT instructions
         // per packet; NAT first keeps both NAT and DR at or below what the
@@ -157,41 +150,47 @@ impl Balancer {
         } else if reply {
             Err(XmitError::Malformed) // DR and TUN see no replies
         } else if c.method == Method::Tun {
-            xmit::tun::tun(buf, meta, c.daddr, snap.tunnel_src, egress, &mut self.ip_id)
+            xmit::tun::tun(
+                buf,
+                meta,
+                c.daddr,
+                at.snap.tunnel_src,
+                egress,
+                &mut self.ip_id,
+            )
         } else {
             xmit::dr::dr(buf, c.daddr, egress)
         };
-        self.finish(res, c, reply, meta, buf, egress, now_ns)
+        self.finish(at, res, c, reply, meta, buf)
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Count a packet of connection `c` that xmit sent (`res`), or turn
+    /// its failure into a verdict.
     #[inline(always)]
-    pub(super) fn finish<B: PacketBuf>(
+    pub(super) fn finish<B: PacketBuf, E: Egress>(
         &mut self,
+        at: &BurstCtx<E>,
         res: Result<u16, XmitError>,
         c: &Conn,
         reply: bool,
         meta: &PacketMeta,
         buf: &mut B,
-        egress: &impl Egress,
-        now_ns: u64,
     ) -> LbVerdict {
-        self.finish_to(res, Counted::of(c), reply, meta, buf, egress, now_ns)
+        self.finish_to(at, res, Counted::of(c), reply, meta, buf)
     }
 
     /// [`Self::finish`] for a connection of which only `to` is at hand.
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub(super) fn finish_to<B: PacketBuf>(
+    pub(super) fn finish_to<B: PacketBuf, E: Egress>(
         &mut self,
+        at: &BurstCtx<E>,
         res: Result<u16, XmitError>,
         to: Counted,
         reply: bool,
         meta: &PacketMeta,
         buf: &mut B,
-        egress: &impl Egress,
-        now_ns: u64,
     ) -> LbVerdict {
+        let egress = at.egress;
         match res {
             Ok(port) => {
                 let bytes = meta.ip_len as u64;
@@ -204,7 +203,7 @@ impl Balancer {
                 LbVerdict::Tx { port }
             }
             Err(XmitError::NeedFrag { mtu }) if meta.icmp.is_none() => {
-                if !self.icmp_limit.allow(now_ns) {
+                if !self.icmp_limit.allow(at.now_ns) {
                     return self.drop(LbDrop::IcmpRateLimited);
                 }
                 match xmit::icmp::frag_needed(buf, meta, mtu, egress, &mut self.ip_id) {

@@ -1,9 +1,10 @@
 //! ICMP errors about a tracked connection: forwarded to its real server
 //! (DR, TUN) or translated, outer and quoted headers (NAT).
 
-use super::{Balancer, LbVerdict};
-use crate::lb::snapshot::Snapshot;
+use super::burst::BurstCtx;
+use super::machine::Balancer;
 use crate::lb::spec::Method;
+use crate::lb::verdict::LbVerdict;
 use crate::lb::xmit::{self, nat::Side};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::Egress;
@@ -11,10 +12,9 @@ use crate::net::meta::PacketMeta;
 
 impl Balancer {
     /// Forward or translate an ICMP error quoting connection `idx`.
-    pub(super) fn icmp<B: PacketBuf>(
+    pub(super) fn icmp<B: PacketBuf, E: Egress>(
         &mut self,
-        snap: &Snapshot,
-        egress: &impl Egress,
+        at: &BurstCtx<E>,
         buf: &mut B,
         meta: &PacketMeta,
         idx: u32,
@@ -23,11 +23,17 @@ impl Balancer {
         let Some(c) = self.table.get(idx).copied() else {
             return LbVerdict::NotForUs;
         };
+        let egress = at.egress;
         let res = match (c.method, reply) {
             (Method::Dr, false) => xmit::dr::dr(buf, c.daddr, egress),
-            (Method::Tun, false) => {
-                xmit::tun::tun(buf, meta, c.daddr, snap.tunnel_src, egress, &mut self.ip_id)
-            }
+            (Method::Tun, false) => xmit::tun::tun(
+                buf,
+                meta,
+                c.daddr,
+                at.snap.tunnel_src,
+                egress,
+                &mut self.ip_id,
+            ),
             (Method::Nat, false) => {
                 xmit::nat::nat_icmp(buf, meta, Side::Dst, c.daddr, c.dport, egress)
             }
@@ -36,6 +42,6 @@ impl Balancer {
             }
             (Method::Dr | Method::Tun, true) => return LbVerdict::NotForUs,
         };
-        self.finish(res, &c, reply, meta, buf, egress, 0)
+        self.finish(at, res, &c, reply, meta, buf)
     }
 }

@@ -1,10 +1,11 @@
 //! The worker's connections as `ipvsadm -L -n -c` lists them, and its
 //! census: every way of counting them, taken at one moment.
 
-use super::{Balancer, ConnEntry};
+use super::machine::Balancer;
 use crate::lb::conn::{tick_of, Record, F_ACTIVE};
 use crate::lb::spec::Proto;
 use crate::lb::state::TcpState;
+use crate::lb::verdict::ConnEntry;
 use crate::net::meta::PROTO_TCP;
 use std::net::{SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::sync::atomic::Ordering::Relaxed;

@@ -2,23 +2,34 @@
 //! the service's scheduler over the live loads), insert into the table
 //! with the lookup's probe, count it.
 
-use super::*;
-use crate::lb::snapshot::Dest;
+use super::burst::BurstCtx;
+use super::load::{dest_load, LiveLoads};
+use super::machine::Balancer;
+use super::trees;
+use crate::lb::conn::lines::LineProbe;
+use crate::lb::conn::Conn;
+use crate::lb::conn::F_NOOUTPUT;
+use crate::lb::sched::{self, DestLoad};
+use crate::lb::snapshot::{Dest, Service, Snapshot};
+use crate::lb::spec::Method;
+use crate::lb::state::TcpState;
+use crate::lb::stats::bump;
+use crate::lb::verdict::LbDrop;
+use crate::net::meta::{FlowKey, PROTO_TCP};
 
 impl Balancer {
     /// Schedule and insert a new connection for `key`, whose lookup in
-    /// the table gave `probe` (see [`LineTable::insert_probed`]).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn new_conn(
+    /// the table gave `probe` (see
+    /// [`crate::lb::conn::lines::LineTable::insert_probed`]).
+    pub(super) fn new_conn<E>(
         &mut self,
-        snap: &Snapshot,
+        at: &BurstCtx<E>,
         svc: &Service,
         key: &FlowKey,
-        probe: Probe,
+        probe: LineProbe,
         start: TcpState,
-        now: u32,
-        now_ns: u64,
     ) -> Result<u32, LbDrop> {
+        let (snap, now, now_ns) = (at.snap, at.now, at.now_ns);
         let pinned = svc.pinned(key.src, key.sport);
         let was_pinned = pinned.is_some();
         let d = match pinned.or_else(|| self.persist_pick(snap, svc, key.src, now_ns)) {

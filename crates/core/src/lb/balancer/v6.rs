@@ -26,15 +26,23 @@
 //! from the start, so only a neighbour that just expired costs a
 //! retransmission.
 
+use super::burst::BurstCtx;
+use super::established::keeps_established;
 use super::load::release_flags;
-use super::persist::{detach_conn6, TAG_BITS};
-use super::*;
-use crate::lb::conn::{mapped, Conn6, FlowKey6};
+use super::machine::Balancer;
+use super::persist::keys::{detach_conn6, TAG_BITS};
+use crate::lb::conn::{mapped, tick_of, tick_reached, Conn6, ConnTable, FlowKey6, Probe};
+use crate::lb::conn::{F_ACTIVE, F_NOOUTPUT, F_SYNCED};
 use crate::lb::persist::client_key6;
-use crate::lb::snapshot::fold6;
-use crate::lb::xmit::v6 as x6;
+use crate::lb::snapshot::{fold6, Service};
+use crate::lb::spec::Method;
+use crate::lb::state::{tcp_next, Dir, TcpState};
+use crate::lb::stats::bump;
+use crate::lb::verdict::{LbDrop, LbVerdict};
+use crate::lb::xmit::{nat::Side, v6 as x6, XmitError};
+use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Egress6, Resolve6};
-use crate::net::meta::PacketMeta6;
+use crate::net::meta::{tcp_flags, FlowKey, PacketMeta6, PROTO_TCP, PROTO_UDP};
 
 /// The IPv6 key a packet is looked up by (ICMPv6 errors: the quoted tuple
 /// reversed).
@@ -64,13 +72,13 @@ impl Balancer {
         &self.table6
     }
 
-    fn release6(&mut self, c: &Conn6, now_ns: u64) {
+    pub(super) fn release6(&mut self, c: &Conn6, now_ns: u64) {
         release_flags(&self.stats, &mut self.trees, c.dest, c.svc, c.flags);
         detach_conn6(&mut self.persist, &self.pcfg, c, now_ns);
         self.store_conns();
     }
 
-    fn expire_idx6(&mut self, idx: u32, now_ns: u64) {
+    pub(super) fn expire_idx6(&mut self, idx: u32, now_ns: u64) {
         if let Some(c) = self.table6.remove(idx) {
             self.release6(&c, now_ns);
             bump(&self.stats.expired, 1);
@@ -121,13 +129,11 @@ impl Balancer {
     /// Process one IPv6 packet (see the module docs).
     pub fn process6<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
-        snap: &Snapshot,
-        egress: &E,
+        at: &BurstCtx<E>,
         buf: &mut B,
         meta: &PacketMeta6,
-        now_ns: u64,
     ) -> LbVerdict {
-        self.process6_hashed(snap, egress, buf, meta, now_ns, None)
+        self.process6_hashed(at, buf, meta, None)
     }
 
     /// [`Self::process6`] with the hash of its lookup key when the caller
@@ -135,15 +141,13 @@ impl Balancer {
     /// key is not hashed again.
     pub fn process6_hashed<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
-        snap: &Snapshot,
-        egress: &E,
+        at: &BurstCtx<E>,
         buf: &mut B,
         meta: &PacketMeta6,
-        now_ns: u64,
         hashed: Option<u32>,
     ) -> LbVerdict {
+        let (snap, now, now_ns) = (at.snap, at.now, at.now_ns);
         self.see_epoch(snap);
-        let now = tick_of(now_ns);
         let key = lookup_key6(meta);
         if key.proto != PROTO_TCP && key.proto != PROTO_UDP {
             return LbVerdict::NotForUs;
@@ -162,7 +166,7 @@ impl Balancer {
         if meta.icmp.is_some() {
             return match hit.and_then(|h| Some((h, *self.table6.get(h.idx)?))) {
                 Some((h, c)) if !tick_reached(now, c.expires) => {
-                    self.icmp6(egress, buf, meta, &c, h.reply)
+                    self.icmp6(at, buf, meta, &c, h.reply)
                 }
                 _ => LbVerdict::NotForUs,
             };
@@ -181,7 +185,7 @@ impl Balancer {
                     let c = *c;
                     let expires = now.wrapping_add(snap.timeouts.tcp(TcpState::Established));
                     self.table6.set_expires(h.idx, expires);
-                    return self.transmit6(egress, buf, meta, now_ns, &c, h.reply);
+                    return self.transmit6(at, buf, meta, &c, h.reply);
                 }
             }
             let Some(c) = self.table6.get(h.idx).copied() else {
@@ -190,7 +194,7 @@ impl Balancer {
             let expired = tick_reached(now, c.expires);
             let reuse = !h.reply && is_new_syn6(meta) && reusable6(&c);
             if !(expired || reuse) {
-                return self.forward6(snap, egress, buf, meta, now, now_ns, h.idx, c, h.reply);
+                return self.forward6(at, buf, meta, h.idx, c, h.reply);
             }
             self.expire_idx6(h.idx, now_ns);
             if h.reply {
@@ -217,25 +221,23 @@ impl Balancer {
             TcpState::None
         };
         let probe = probe.unwrap_or_else(|| self.table6.unprobed(hash));
-        match self.new_conn6(snap, svc, &key, probe, start, now, now_ns) {
-            Ok((idx, c)) => self.forward6(snap, egress, buf, meta, now, now_ns, idx, c, false),
+        match self.new_conn6(at, svc, &key, probe, start) {
+            Ok((idx, c)) => self.forward6(at, buf, meta, idx, c, false),
             Err(why) => self.drop(why),
         }
     }
 
     /// Schedule (persistence template first, for a persistent service)
     /// and insert a new IPv6 connection.
-    #[allow(clippy::too_many_arguments)]
-    fn new_conn6(
+    fn new_conn6<E>(
         &mut self,
-        snap: &Snapshot,
+        at: &BurstCtx<E>,
         svc: &Service,
         key: &FlowKey6,
-        probe: crate::lb::conn::Probe,
+        probe: Probe,
         start: TcpState,
-        now: u32,
-        now_ns: u64,
     ) -> Result<(u32, Conn6), LbDrop> {
+        let (snap, now, now_ns) = (at.snap, at.now, at.now_ns);
         let ckey = svc
             .spec
             .persistent
@@ -255,7 +257,8 @@ impl Balancer {
         // port this worker owns
         let (daddr, laddr4, lport) = if d.key.addr.is_ipv4() {
             let (a, p) = self
-                .nat64_port(snap, d.addr, dport, key.proto)
+                .nat64
+                .take(&snap.nat64_pool, &self.table6, d.addr, dport, key.proto)
                 .ok_or(LbDrop::Nat64PortsExhausted)?;
             (mapped(d.addr), a, p)
         } else {
@@ -309,129 +312,18 @@ impl Balancer {
         Ok((idx, c))
     }
 
-    /// A free NAT64 source for a connection to `rip`:`rport`: a pool
-    /// address and a port this worker owns (`port % workers == worker`,
-    /// so the replies' steering finds the owner by the port), whose reply
-    /// tuple is not in the table. At most 64 candidates are tried from a
-    /// cursor that moves on; None when all were taken.
-    fn nat64_port(
-        &mut self,
-        snap: &Snapshot,
-        rip: u32,
-        rport: u16,
-        proto: u8,
-    ) -> Option<(u32, u16)> {
-        let pool = &snap.nat64_pool;
-        if pool.is_empty() {
-            return None;
-        }
-        let (w, i) = (self.workers.max(1), self.worker);
-        // ports p = i + w * k within 1024..=65535
-        let kmin = (1024u32.saturating_sub(i)).div_ceil(w);
-        let kmax = (65535 - i.min(65535)) / w;
-        let n = kmax.checked_sub(kmin)? + 1;
-        for _ in 0..64 {
-            let c = self.nat64_cursor;
-            self.nat64_cursor = c.wrapping_add(1);
-            let port = i + w * (kmin + c % n);
-            let addr = pool[((c / n) as usize) % pool.len()];
-            let reply = FlowKey6 {
-                src: mapped(rip),
-                dst: mapped(addr),
-                sport: rport,
-                dport: port as u16,
-                proto,
-            };
-            let h = self.table6.hash(&reply);
-            if self.table6.lookup_probe(&reply, h).is_err() {
-                return Some((addr, port as u16));
-            }
-        }
-        None
-    }
-
-    /// An IPv4 packet to a NAT64 pool address (the pipeline asks when the
-    /// IPv4 path found it not its own): the reply of a NAT64 connection is
-    /// translated to IPv6 (from the VIP to the client) and sent, as is an
-    /// ICMPv4 error quoting one of its requests (RFC 7915 §4.2: Packet Too
-    /// Big for fragmentation needed, unreachable, time exceeded); anything
-    /// else is a counted drop ([`LbDrop::NotTracked`]).
-    pub fn nat64_reply<B: PacketBuf>(
-        &mut self,
-        snap: &Snapshot,
-        egress: &impl Egress6,
-        buf: &mut B,
-        meta: &PacketMeta,
-        now_ns: u64,
-    ) -> LbVerdict {
-        self.see_epoch(snap);
-        let now = tick_of(now_ns);
-        // an ICMP error quoting a request: the connection it quotes
-        let k = &lookup_key(meta);
-        if k.proto != PROTO_TCP && k.proto != PROTO_UDP {
-            return self.drop(LbDrop::NotTracked);
-        }
-        let key = FlowKey6 {
-            src: mapped(k.src),
-            dst: mapped(k.dst),
-            sport: k.sport,
-            dport: k.dport,
-            proto: k.proto,
-        };
-        let hash = self.table6.hash(&key);
-        let Ok(h) = self.table6.lookup_probe(&key, hash) else {
-            return self.drop(LbDrop::NotTracked);
-        };
-        let Some(c) = self.table6.get(h.idx).copied() else {
-            return self.drop(LbDrop::NotTracked);
-        };
-        if !h.reply || c.laddr4 == 0 {
-            return self.drop(LbDrop::NotTracked);
-        }
-        if tick_reached(now, c.expires) {
-            self.expire_idx6(h.idx, now_ns);
-            return self.drop(LbDrop::NotTracked);
-        }
-        if meta.icmp.is_some() {
-            // Packet Too Big, unreachable, time exceeded for the client
-            return match x6::nat64::icmp_to6(buf, meta, c.vaddr, c.vport, c.caddr, c.cport, egress)
-            {
-                Ok(port) => LbVerdict::Tx { port },
-                Err(e) => self.xmit_failed6(e, egress, c.caddr),
-            };
-        }
-        if let Err(v) = self.touch6(snap, h.idx, &c, true, meta.tcp_flags, now, now_ns) {
-            return v;
-        }
-        match x6::nat64::to6(buf, meta, c.vaddr, c.vport, c.caddr, c.cport, egress) {
-            Ok(port) => {
-                let bytes = meta.ip_len as u64;
-                if let Some(t) = self.dest_rec(c.dest) {
-                    t.packet(true, bytes);
-                }
-                if let Some(t) = self.stats.services.get(c.svc as usize) {
-                    t.packet(true, bytes);
-                }
-                LbVerdict::Tx { port }
-            }
-            Err(e) => self.xmit_failed6(e, egress, c.caddr),
-        }
-    }
-
     /// The state machine and timer of connection `idx` (record `c`) for a
     /// packet with `tcp_flags` in direction `reply`; `Err` with the verdict
     /// when its real server is gone (`expire_nodest_conn`).
-    #[allow(clippy::too_many_arguments)]
-    fn touch6(
+    pub(super) fn touch6<E>(
         &mut self,
-        snap: &Snapshot,
+        at: &BurstCtx<E>,
         idx: u32,
         c: &Conn6,
         reply: bool,
         tcp_flags: u8,
-        now: u32,
-        now_ns: u64,
     ) -> Result<(), LbVerdict> {
+        let (snap, now, now_ns) = (at.snap, at.now, at.now_ns);
         if snap.expire_nodest_conn && snap.dest_by_slot(c.dest).is_none() {
             self.expire_idx6(idx, now_ns);
             return Err(self.drop(LbDrop::DestRemoved));
@@ -470,23 +362,19 @@ impl Balancer {
     }
 
     /// State, timer and transmission of connection `idx` (record `c`).
-    #[allow(clippy::too_many_arguments)]
     fn forward6<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
-        snap: &Snapshot,
-        egress: &E,
+        at: &BurstCtx<E>,
         buf: &mut B,
         meta: &PacketMeta6,
-        now: u32,
-        now_ns: u64,
         idx: u32,
         c: Conn6,
         reply: bool,
     ) -> LbVerdict {
-        if let Err(v) = self.touch6(snap, idx, &c, reply, meta.tcp_flags, now, now_ns) {
+        if let Err(v) = self.touch6(at, idx, &c, reply, meta.tcp_flags) {
             return v;
         }
-        self.transmit6(egress, buf, meta, now_ns, &c, reply)
+        self.transmit6(at, buf, meta, &c, reply)
     }
 
     /// Transmission of a packet of connection `c` whose state and timer
@@ -494,13 +382,13 @@ impl Balancer {
     /// [`Self::finish6`].
     fn transmit6<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
-        egress: &E,
+        at: &BurstCtx<E>,
         buf: &mut B,
         meta: &PacketMeta6,
-        now_ns: u64,
         c: &Conn6,
         reply: bool,
     ) -> LbVerdict {
+        let egress = at.egress;
         if c.laddr4 != 0 {
             // NAT64: a request leaves as IPv4 from the pool (its replies
             // come back as IPv4: Self::nat64_reply)
@@ -521,7 +409,7 @@ impl Balancer {
                 Err(XmitError::Unresolved) | Err(XmitError::NoRoute) => {
                     self.xmit_failed(res.unwrap_err(), egress, c.daddr as u32)
                 }
-                r => self.finish6(r, c, reply, meta, buf, egress, now_ns),
+                r => self.finish6(at, r, c, reply, meta, buf),
             };
         }
         let res = match (c.method, reply) {
@@ -535,18 +423,19 @@ impl Balancer {
             (Method::Tun, false) => x6::tun6(buf, meta, c.daddr, None, egress),
             (Method::Dr, false) => x6::dr6(buf, c.daddr, egress),
         };
-        self.finish6(res, c, reply, meta, buf, egress, now_ns)
+        self.finish6(at, res, c, reply, meta, buf)
     }
 
     /// Forward or translate an ICMPv6 error quoting connection `c`.
-    fn icmp6<B: PacketBuf>(
+    fn icmp6<B: PacketBuf, E: Egress6>(
         &mut self,
-        egress: &impl Egress6,
+        at: &BurstCtx<E>,
         buf: &mut B,
         meta: &PacketMeta6,
         c: &Conn6,
         reply: bool,
     ) -> LbVerdict {
+        let egress = at.egress;
         let res = match (c.method, reply) {
             (Method::Dr, false) => x6::dr6(buf, c.daddr, egress),
             (Method::Tun, false) => x6::tun6(buf, meta, c.daddr, None, egress),
@@ -554,20 +443,19 @@ impl Balancer {
             (Method::Nat, true) => x6::nat6_icmp(buf, meta, Side::Src, c.vaddr, c.vport, egress),
             (Method::Dr | Method::Tun, true) => return LbVerdict::NotForUs,
         };
-        self.finish6(res, c, reply, meta, buf, egress, 0)
+        self.finish6(at, res, c, reply, meta, buf)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn finish6<B: PacketBuf>(
+    fn finish6<B: PacketBuf, E: Egress6>(
         &mut self,
+        at: &BurstCtx<E>,
         res: Result<u16, XmitError>,
         c: &Conn6,
         reply: bool,
         meta: &PacketMeta6,
         buf: &mut B,
-        egress: &impl Egress6,
-        now_ns: u64,
     ) -> LbVerdict {
+        let egress = at.egress;
         match res {
             Ok(port) => {
                 let bytes = meta.ip_len as u64;
@@ -580,7 +468,7 @@ impl Balancer {
                 LbVerdict::Tx { port }
             }
             Err(XmitError::NeedFrag { mtu }) if meta.icmp.is_none() => {
-                if !self.icmp_limit.allow(now_ns) {
+                if !self.icmp_limit.allow(at.now_ns) {
                     return self.drop(LbDrop::IcmpRateLimited);
                 }
                 match x6::packet_too_big6(buf, meta, mtu, egress) {
@@ -601,7 +489,12 @@ impl Balancer {
     /// [`Self::xmit_failed`] for IPv6: an unresolved next hop is handed
     /// back ([`LbVerdict::Unresolved6`], counted as a drop by the
     /// pipeline), anything else is a counted drop.
-    fn xmit_failed6(&mut self, e: XmitError, egress: &impl Egress6, dst: u128) -> LbVerdict {
+    pub(super) fn xmit_failed6(
+        &mut self,
+        e: XmitError,
+        egress: &impl Egress6,
+        dst: u128,
+    ) -> LbVerdict {
         self.drop(match e {
             XmitError::Unresolved => match egress.next_hop6(dst) {
                 Resolve6::Unresolved { ip, port } => {

@@ -15,7 +15,7 @@ fn burst_equals_single() {
     let mut bufs: Vec<VecBuf> = frames.iter().map(|f| VecBuf::new(f)).collect();
     let mut out = vec![LbVerdict::NotForUs; 70];
     let eg = FakeEgress::default();
-    e.w.process_burst(&s, &eg, &mut bufs, &metas, 0, &mut out);
+    e.w.process_burst(&BurstCtx::new(&s, &eg, 0), &mut bufs, &metas, &mut out);
     assert!(out.iter().all(|v| *v == LbVerdict::Tx { port: 1 }));
     for (b, p) in bufs.iter().zip(100..) {
         let want = with_eth(
@@ -52,7 +52,15 @@ fn prepared_burst_handles_every_selected_packet_whatever_was_touched() {
         }
         let mut out = vec![LbVerdict::NotForUs; 32];
         e.w.process_prepared(
-            &s, &e.eg, &mut bufs, &metas, &prep, &sel, touched, 0, &mut out,
+            &BurstCtx::new(&s, &e.eg, 0),
+            &mut bufs,
+            &metas,
+            Selected {
+                prepared: &prep,
+                sel: &sel,
+                touched,
+            },
+            &mut out,
         );
         for (i, v) in out.iter().enumerate() {
             let want = if i % 5 == 4 {
@@ -106,13 +114,13 @@ fn other_protocols_miss_and_are_not_for_us() {
             .collect();
         for (f, m) in frames.iter().zip(&metas) {
             let mut b = VecBuf::new(f);
-            let v = e.w.process(&s, &e.eg, &mut b, m, 0);
+            let v = e.w.process(&BurstCtx::new(&s, &e.eg, 0), &mut b, m);
             assert_eq!(v, LbVerdict::NotForUs, "proto {proto}");
             assert_eq!(b.to_vec(), *f, "proto {proto}: untouched");
         }
         let mut bufs: Vec<VecBuf> = frames.iter().map(|f| VecBuf::new(f)).collect();
         let mut out = vec![LbVerdict::Tx { port: 9 }; frames.len()];
-        e.w.process_burst(&s, &e.eg, &mut bufs, &metas, 0, &mut out);
+        e.w.process_burst(&BurstCtx::new(&s, &e.eg, 0), &mut bufs, &metas, &mut out);
         assert!(
             out.iter().all(|v| *v == LbVerdict::NotForUs),
             "proto {proto}: {out:?}"

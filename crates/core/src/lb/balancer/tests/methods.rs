@@ -161,7 +161,7 @@ fn vlan_tagged_tun_keeps_tag() {
     m.l3_off += 4;
     m.l4_off += 4;
     let mut b = VecBuf::new(&tagged);
-    let v = e.w.process(&s, &e.eg, &mut b, &m, 0);
+    let v = e.w.process(&BurstCtx::new(&s, &e.eg, 0), &mut b, &m);
     assert_eq!(v, LbVerdict::Tx { port: 1 });
     let out = b.to_vec();
     assert_eq!(&out[12..18], &[0x81, 0x00, 0x00, 0x05, 0x08, 0x00]);

@@ -3,15 +3,24 @@
 //! and sending helpers on [`Env`], and frame builders.
 
 use super::*;
+// what the balancer's hub held before its rooms (the tests share it)
+use super::established::{established_keeps, keeps_established};
+use crate::lb::conn::{Conn, F_NOOUTPUT};
 use crate::lb::sched::{SchedFlags, SchedKind};
+use crate::lb::snapshot::Snapshot;
 use crate::lb::snapshot::{LbIds, SnapshotBuilder};
+use crate::lb::spec::Method;
 use crate::lb::spec::{Proto, ServiceKey, ServiceSpec, Timeouts};
+use crate::lb::state::TcpState;
 use crate::lb::stats::sum_dest;
 use crate::lb::testutil::V4 as _;
 use crate::lb::testutil::*;
 use crate::net::buf::VecBuf;
 use crate::net::meta::tcp_flags::{ACK, FIN, PSH, RST, SYN};
+use crate::net::meta::{FlowKey, PacketMeta, PROTO_TCP, PROTO_UDP};
 use std::net::Ipv4Addr;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
 
 const S: u64 = 1_000_000_000;
 
@@ -64,7 +73,9 @@ impl Env {
     fn send(&mut self, snap: &Snapshot, frame: &[u8], now: u64) -> (LbVerdict, Vec<u8>) {
         let m = meta_of(frame);
         let mut b = VecBuf::new(frame);
-        let v = self.w.process(snap, &self.eg, &mut b, &m, now);
+        let v = self
+            .w
+            .process(&BurstCtx::new(snap, &self.eg, now), &mut b, &m);
         (v, b.to_vec())
     }
     fn load(&self, snap: &Snapshot, si: usize, di: usize) -> (u64, u64) {

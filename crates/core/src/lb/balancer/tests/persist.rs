@@ -1,12 +1,10 @@
 //! Persistence (`-p`, `-M`) through the worker: sans-IO, injected clock.
 
-use crate::lb::balancer::*;
+use super::*;
 use crate::lb::persist::client_key;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::snapshot::{LbIds, SnapshotBuilder};
 use crate::lb::spec::{DestKey, DestSpec, Proto, ServiceKey, ServiceSpec, Timeouts};
-use crate::lb::testutil::V4 as _;
-use crate::lb::testutil::*;
 use crate::net::buf::VecBuf;
 use crate::net::meta::tcp_flags::{ACK, SYN};
 use std::net::Ipv4Addr;
@@ -97,7 +95,9 @@ impl Env {
     fn send(&mut self, snap: &Snapshot, frame: &[u8], now: u64) -> [u8; 4] {
         let m = meta_of(frame);
         let mut b = VecBuf::new(frame);
-        let v = self.w.process(snap, &self.eg, &mut b, &m, now);
+        let v = self
+            .w
+            .process(&BurstCtx::new(snap, &self.eg, now), &mut b, &m);
         assert_eq!(v, LbVerdict::Tx { port: 1 });
         let out = b.to_vec();
         let rs = [A, B, C]

@@ -31,15 +31,15 @@ proptest::proptest! {
         };
         for now in [0, S] {
             let mut b = VecBuf::with_room(&bytes, 20, 40);
-            let _ = e.w.process(&s, &e.eg, &mut b, &m, now);
+            let _ = e.w.process(&BurstCtx::new(&s, &e.eg, now), &mut b, &m);
             // also with a tracked connection behind it
             let mut m2 = m;
             m2.icmp = None;
             m2.tcp_flags = crate::net::meta::tcp_flags::SYN;
             let mut b = VecBuf::with_room(&bytes, 20, 40);
-            let _ = e.w.process(&s, &e.eg, &mut b, &m2, now);
+            let _ = e.w.process(&BurstCtx::new(&s, &e.eg, now), &mut b, &m2);
             let mut b = VecBuf::with_room(&bytes, 20, 40);
-            let _ = e.w.process(&s, &e.eg, &mut b, &m, now);
+            let _ = e.w.process(&BurstCtx::new(&s, &e.eg, now), &mut b, &m);
         }
     }
 }

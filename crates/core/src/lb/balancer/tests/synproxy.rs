@@ -678,7 +678,7 @@ proptest::proptest! {
         }
         let m = meta_of(&f);
         let mut b = VecBuf::new(&f);
-        let _ = e.w.process(&snap, &e.eg, &mut b, &m, T0 + 2 * MS);
+        let _ = e.w.process(&BurstCtx::new(&snap, &e.eg, T0 + 2 * MS), &mut b, &m);
         proptest::prop_assert!(e.w.table().len() <= 1);
     }
 }

@@ -77,7 +77,9 @@ impl Env {
     ) -> (LbVerdict, Vec<u8>) {
         let m = meta6(frame);
         let mut b = VecBuf::new(frame);
-        let v = self.w.process6(snap, &self.eg, &mut b, &m, now);
+        let v = self
+            .w
+            .process6(&BurstCtx::new(snap, &self.eg, now), &mut b, &m);
         (v, b.to_vec())
     }
 }
@@ -481,7 +483,8 @@ fn nat64_both_ways() {
     );
     let m = meta_of(&reply);
     let mut b = VecBuf::with_room(&reply, 128, 0);
-    let v = e.w.nat64_reply(&s, &e.eg, &mut b, &m, 2 * S);
+    let v =
+        e.w.nat64_reply(&BurstCtx::new(&s, &e.eg, 2 * S), &mut b, &m);
     assert_eq!(v, LbVerdict::Tx { port: 0 });
     let out = b.to_vec();
     verify6(&out);
@@ -499,7 +502,7 @@ fn nat64_both_ways() {
     let stray = tcp_frame(RIP, 8080, [10, 0, 0, 200], lport ^ 1, ACK, b"", 64, true);
     let mut b = VecBuf::with_room(&stray, 128, 0);
     assert_eq!(
-        e.w.nat64_reply(&s, &e.eg, &mut b, &meta_of(&stray), 2 * S),
+        e.w.nat64_reply(&BurstCtx::new(&s, &e.eg, 2 * S), &mut b, &meta_of(&stray)),
         LbVerdict::Drop(LbDrop::NotTracked)
     );
     // without a pool, the mix of families is refused
@@ -545,7 +548,7 @@ fn nat64_icmp_frag_needed_becomes_packet_too_big() {
     };
     assert!(m.icmp.is_some());
     let mut b = VecBuf::with_room(&err, 128, 64);
-    let v = e.w.nat64_reply(&s, &e.eg, &mut b, &m, S);
+    let v = e.w.nat64_reply(&BurstCtx::new(&s, &e.eg, S), &mut b, &m);
     assert_eq!(v, LbVerdict::Tx { port: 0 });
     let out = b.to_vec();
     let p = etherparse::SlicedPacket::from_ethernet(&out).unwrap();

@@ -1,121 +1,20 @@
-//! Persistence (`-p TIMEOUT [-M NETMASK]`) inside the worker: the glue
-//! between [`Balancer`] and its [`PersistTable`].
-//!
-//! * Template key: service = [`template_svc`] of the service's [`SlotId`]
-//!   (slot and generation, so a reused service slot never inherits its
-//!   predecessor's templates), client = `client_addr & netmask`.
-//! * Template value: [`template_dest`] of the real server's [`SlotId`]. A
-//!   lookup is honoured only while that exact server (slot and generation)
-//!   is still in the service's current snapshot and not overloaded; a
-//!   quiesced (weight 0) server keeps its persistent clients, as in IPVS.
-//!   A template naming a removed server is a miss (dropped on the spot when
-//!   no connection is attached, otherwise re-pointed by the next attach).
-//! * A connection that attached gets [`F_PERSIST`] and the service's
-//!   current 4-bit netmask tag in its `flags`; when it ends (expiry on
-//!   packet or sweep, reuse, eviction, `expire_nodest_conn`) it detaches
-//!   with the key recomputed from its service slot and client address.
-//! * Netmask change of a live service: its templates are dropped and the
-//!   tag bumped, so connections attached under the old mask do not detach
-//!   templates of the new one.
-//!
-//! Per lcore: templates are this worker's. The integrator must steer every
-//! packet of one client (for `-M`, of one masked client network) to the
-//! same worker, or persistence holds only per worker.
+//! The balancer's side of persistence: a service slot's record kept up
+//! to date with the snapshot, the pick a template makes, the attach of a
+//! new connection.
 
-use super::{dest_load, Balancer};
-use crate::lb::conn::{Conn, Conn6};
-use crate::lb::ids::SlotId;
-use crate::lb::persist::{client_key, client_key6, PersistTable};
+use super::keys::{
+    template_dest, template_dest_id, template_svc, PersistCfg, F_PERSIST, NS_PER_S, TAG_BITS,
+    TAG_SHIFT,
+};
+use crate::lb::balancer::load::dest_load;
+use crate::lb::balancer::machine::Balancer;
+use crate::lb::persist::client_key;
 use crate::lb::snapshot::{Dest, Service, Snapshot};
-
-/// `Conn::flags` bit: the connection is attached to a persistence template.
-pub const F_PERSIST: u8 = 8;
-/// `Conn::flags` bits holding the netmask tag the connection attached under.
-const TAG_SHIFT: u32 = 4;
-pub(super) const TAG_BITS: u8 = 0xF0;
-
-const NS_PER_S: u64 = 1_000_000_000;
-
-/// The template service key of a service: slot (16 bits, services are at
-/// most 65536) and low 16 bits of its generation.
-#[inline]
-pub fn template_svc(id: SlotId) -> u32 {
-    (id.slot & 0xffff) | (id.gen << 16)
-}
-
-/// The template value naming a real server: generation and slot.
-#[inline]
-pub fn template_dest(id: SlotId) -> u64 {
-    ((id.gen as u64) << 32) | id.slot as u64
-}
-
-/// Inverse of [`template_dest`].
-#[inline]
-pub fn template_dest_id(v: u64) -> SlotId {
-    SlotId {
-        slot: v as u32,
-        gen: (v >> 32) as u32,
-    }
-}
-
-/// What the worker remembers per service slot to detach connections
-/// without a snapshot (sweep) and to notice netmask changes.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct PersistCfg {
-    /// [`template_svc`] of the slot's current service.
-    key: u32,
-    /// Netmask connections of this slot attach under (an IPv6 service:
-    /// its prefix length).
-    mask: u32,
-    /// The IPv6 prefix length connections of this slot attach under.
-    prefix6: u8,
-    /// Bumped (mod 16) at each netmask change.
-    tag: u8,
-    /// The slot has been seen at all.
-    known: bool,
-    /// The service has been persistent under `key` (templates may exist).
-    persistent: bool,
-}
-
-/// A connection ended: detach it from its template, if it attached.
-#[inline]
-pub(super) fn detach_conn(persist: &mut PersistTable, cfgs: &[PersistCfg], c: &Conn, now_ns: u64) {
-    if c.flags & F_PERSIST == 0 {
-        return;
-    }
-    let Some(cfg) = cfgs.get(c.svc as usize) else {
-        return;
-    };
-    if (c.flags & TAG_BITS) >> TAG_SHIFT != cfg.tag {
-        return; // attached under a former netmask: that template is gone
-    }
-    persist.detach(cfg.key, client_key(c.caddr, cfg.mask), now_ns);
-}
-
-/// [`detach_conn`] for an IPv6 connection.
-#[inline]
-pub(super) fn detach_conn6(
-    persist: &mut PersistTable,
-    cfgs: &[PersistCfg],
-    c: &Conn6,
-    now_ns: u64,
-) {
-    if c.flags & F_PERSIST == 0 {
-        return;
-    }
-    let Some(cfg) = cfgs.get(c.svc as usize) else {
-        return;
-    };
-    if (c.flags & TAG_BITS) >> TAG_SHIFT != cfg.tag {
-        return;
-    }
-    persist.detach(cfg.key, client_key6(c.caddr, cfg.prefix6), now_ns);
-}
 
 impl Balancer {
     /// Bring the slot record of `svc` up to date; on a netmask change of a
     /// persistent service drop its templates (O(table), once per change).
-    pub(super) fn persist_sync(&mut self, svc: &Service) {
+    pub(in crate::lb::balancer) fn persist_sync(&mut self, svc: &Service) {
         let Some(cfg) = self.pcfg.get_mut(svc.id.slot as usize) else {
             return;
         };
@@ -157,7 +56,7 @@ impl Balancer {
     }
 
     /// Sync every service of a new snapshot (at burst boundaries).
-    pub(super) fn persist_sync_all(&mut self, snap: &Snapshot) {
+    pub(in crate::lb::balancer) fn persist_sync_all(&mut self, snap: &Snapshot) {
         if self.persist_epoch == Some(snap.epoch) {
             return;
         }
@@ -170,7 +69,7 @@ impl Balancer {
     /// The real server the template of (`svc`, `client`) binds to, when it
     /// is still usable; `None` means: schedule.
     #[inline]
-    pub(super) fn persist_pick<'s>(
+    pub(in crate::lb::balancer) fn persist_pick<'s>(
         &mut self,
         snap: &'s Snapshot,
         svc: &Service,
@@ -207,7 +106,7 @@ impl Balancer {
     /// refresh the template and attach the connection to it. When the table
     /// is full the connection simply stays unattached (counted in
     /// [`crate::lb::persist::PersistStats::full`]).
-    pub(super) fn persist_attach(
+    pub(in crate::lb::balancer) fn persist_attach(
         &mut self,
         svc: &Service,
         client: u32,
@@ -226,7 +125,7 @@ impl Balancer {
     /// `client` (IPv4: the address, masked here; IPv6: [`client_key6`]):
     /// the flag bits the connection's record takes, None when it stays
     /// unattached.
-    pub(super) fn persist_attach_bits(
+    pub(in crate::lb::balancer) fn persist_attach_bits(
         &mut self,
         svc: &Service,
         client: u32,

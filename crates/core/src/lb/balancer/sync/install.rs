@@ -1,8 +1,8 @@
-//! The balancer's side of connection sync (see [`crate::lb::sync`]): the
-//! check on every forwarded packet of whether its connection is worth
-//! sending, and the install of received connections at housekeeping.
+//! The balancer's side of sync: the sender set up, the resend of the
+//! whole table, the install of received connections.
 
-use super::Balancer;
+use super::out::{synced_state, to_sync, SyncOut};
+use crate::lb::balancer::machine::Balancer;
 use crate::lb::conn::{tick_of, tick_reached, Conn, F_ACTIVE, F_NOOUTPUT, F_SYNCED};
 use crate::lb::snapshot::Snapshot;
 use crate::lb::spec::Method;
@@ -11,63 +11,6 @@ use crate::lb::stats::bump;
 use crate::lb::sync::{SyncConn, SyncCount, SyncPolicy, SyncQueue, SYNC_FILL_LIMIT};
 use crate::net::meta::{FlowKey, PROTO_TCP, PROTO_UDP};
 use std::sync::Arc;
-
-/// A worker's sync sender side: the queue and when to use it.
-pub(super) struct SyncOut {
-    pub(super) queue: Arc<SyncQueue>,
-    pub(super) policy: SyncPolicy,
-    /// The next record a resend of the whole table looks at (`None`: no
-    /// resend in progress).
-    pub(super) resend: Option<u32>,
-}
-
-/// The TCP states IPVS syncs (`ip_vs_sync_conn_needed`).
-#[inline]
-fn synced_state(s: u8) -> bool {
-    const MASK: u32 = 1 << TcpState::Established as u32
-        | 1 << TcpState::FinWait as u32
-        | 1 << TcpState::CloseWait as u32
-        | 1 << TcpState::TimeWait as u32
-        | 1 << TcpState::Close as u32;
-    s < 32 && MASK & (1 << s) != 0
-}
-
-/// Whether connection `c` (as it was before this packet) is to be sent now
-/// that its state is `state` and it expires at `expires` (ms tick).
-#[inline]
-pub(super) fn due(p: &SyncPolicy, c: &Conn, state: u8, expires: u32) -> bool {
-    if c.proto == PROTO_TCP {
-        if !synced_state(state) {
-            return false;
-        }
-        if state != c.state {
-            return true;
-        }
-    } else if state < p.udp_threshold {
-        return false;
-    } else if c.state < p.udp_threshold {
-        return true; // this packet reached the threshold
-    }
-    p.refresh_shift != 0 && (c.expires ^ expires) >> p.refresh_shift != 0
-}
-
-/// What the sync protocol says about `c` in state `state` with `timeout_ms` left.
-pub(super) fn to_sync(c: &Conn, state: u8, timeout_ms: u32) -> SyncConn {
-    SyncConn {
-        proto: c.proto,
-        state: if c.proto == PROTO_TCP { state } else { 0 },
-        no_output: c.flags & F_NOOUTPUT != 0,
-        method: Some(c.method),
-        template: false,
-        caddr: c.caddr,
-        vaddr: c.vaddr,
-        daddr: c.daddr,
-        cport: c.cport,
-        vport: c.vport,
-        dport: c.dport,
-        timeout_s: timeout_ms.div_ceil(1000),
-    }
-}
 
 impl Balancer {
     /// Send received connections' changes to `queue` under `policy`
@@ -137,7 +80,7 @@ impl Balancer {
 
     /// Hand `s` to the sync sender (a full queue is a counted loss).
     #[cold]
-    pub(super) fn sync_push(&self, s: SyncConn) {
+    pub(in crate::lb::balancer) fn sync_push(&self, s: SyncConn) {
         let Some(out) = self.sync.as_ref() else {
             return;
         };

@@ -1,17 +1,19 @@
-//! The balancer's side of the SYN proxy ([`crate::lb::synproxy`]): a
-//! `--synproxy` service's SYNs answered with cookies, the ACK that proves
-//! one opening the connection to a real server, the pending connection
-//! until the server's SYN/ACK, and the RSTs when it never comes.
+//! The balancer's side of the SYN proxy: cookies for SYNs, the proving
+//! ACK turned into the SYN to the real server, the pending connection
+//! until its SYN/ACK, the RSTs when it never comes.
 
-use super::{Balancer, LbDrop, LbVerdict};
+use super::resets::reset_for;
+use crate::lb::balancer::burst::BurstCtx;
+use crate::lb::balancer::machine::Balancer;
 use crate::lb::conn::{Conn, F_ACTIVE, F_SP_PENDING, F_SYNPROXY};
-use crate::lb::snapshot::{Service, Snapshot};
+use crate::lb::snapshot::Service;
 use crate::lb::state::{tcp_next, Dir, TcpState};
-use crate::lb::stats::{bump, WorkerStats};
+use crate::lb::stats::bump;
 use crate::lb::synproxy::{
-    build_reset, cookie, segment, synack_options, Aux, CookieError, Reset, SynProxy, SynproxyCount,
+    build_reset, cookie, segment, synack_options, Aux, CookieError, SynProxy, SynproxyCount,
     A_RESCALE, A_TS, A_WS, PENDING_MS, RESET_FRAME_LEN,
 };
+use crate::lb::verdict::{LbDrop, LbVerdict};
 use crate::lb::xmit::{self, nat::Side};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::Egress;
@@ -60,18 +62,15 @@ impl Balancer {
     /// A segment to a `--synproxy` service that matched no connection: a
     /// SYN is answered with a cookie; an ACK proving one opens the
     /// connection; anything else is not tracked.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn synproxy_new<B: PacketBuf>(
+    pub(in crate::lb::balancer) fn synproxy_new<B: PacketBuf, E: Egress>(
         &mut self,
-        snap: &Snapshot,
+        at: &BurstCtx<E>,
         svc: &Service,
-        egress: &impl Egress,
         buf: &mut B,
         meta: &PacketMeta,
         key: &FlowKey,
-        now: u32,
-        now_ns: u64,
     ) -> LbVerdict {
+        let (egress, now) = (at.egress, at.now);
         let Some(sp) = self.sp.as_ref() else {
             // the snapshot refuses --synproxy without the reserved state
             return self.drop(LbDrop::NotTracked);
@@ -111,7 +110,7 @@ impl Balancer {
         };
         self.sp_count(SynproxyCount::CookiesValid);
         let probe = self.table.unprobed(self.table.hash(key));
-        let idx = match self.new_conn(snap, svc, key, probe, TcpState::None, now, now_ns) {
+        let idx = match self.new_conn(at, svc, key, probe, TcpState::None) {
             Ok(i) => i,
             Err(why) => return self.drop(why),
         };
@@ -141,23 +140,22 @@ impl Balancer {
         let Some(c) = self.table.get(idx).copied() else {
             return self.drop(LbDrop::Malformed);
         };
-        self.proxy_syn(&c, buf, meta, &f, mss, now_ns, egress)
+        self.proxy_syn(at, &c, buf, meta, &f, mss)
     }
 
     /// Turn the client's ACK into the SYN to the real server of `c` (again,
     /// for a held or repeated ACK: the SYN is sent once per such ACK), with
     /// the MSS its cookie carried.
-    #[allow(clippy::too_many_arguments)]
-    fn proxy_syn<B: PacketBuf>(
+    fn proxy_syn<B: PacketBuf, E: Egress>(
         &mut self,
+        at: &BurstCtx<E>,
         c: &Conn,
         buf: &mut B,
         meta: &PacketMeta,
         f: &Fields,
         mss: u16,
-        now_ns: u64,
-        egress: &impl Egress,
     ) -> LbVerdict {
+        let egress = at.egress;
         let tso = f.opts.ts.map(|t| cookie::ts_decode(t.ecr));
         let so = tcpopt::SynOptions {
             mss,
@@ -178,22 +176,19 @@ impl Balancer {
         m.ip_len = (buf.len() - m.l3_off as usize) as u16;
         m.tcp_flags = SYN;
         let res = xmit::nat::nat(buf, &m, Side::Dst, c.daddr, c.dport, c.daddr, egress);
-        self.finish(res, c, false, &m, buf, egress, now_ns)
+        self.finish(at, res, c, false, &m, buf)
     }
 
     /// A segment of a connection waiting for its real server's SYN/ACK.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn synproxy_pending<B: PacketBuf>(
+    pub(in crate::lb::balancer) fn synproxy_pending<B: PacketBuf, E: Egress>(
         &mut self,
-        snap: &Snapshot,
-        egress: &impl Egress,
+        at: &BurstCtx<E>,
         buf: &mut B,
         meta: &PacketMeta,
-        now: u32,
-        now_ns: u64,
         idx: u32,
         reply: bool,
     ) -> LbVerdict {
+        let (snap, egress, now, now_ns) = (at.snap, at.egress, at.now, at.now_ns);
         let Some((c, a)) = self.conn_aux(idx) else {
             return self.drop(LbDrop::Malformed);
         };
@@ -202,7 +197,7 @@ impl Balancer {
             if flags & RST != 0 {
                 // the client gives up: so does the connection
                 let res = xmit::nat::nat(buf, meta, Side::Dst, c.daddr, c.dport, c.daddr, egress);
-                let v = self.finish(res, &c, false, meta, buf, egress, now_ns);
+                let v = self.finish(at, res, &c, false, meta, buf);
                 self.expire_idx(idx, now_ns);
                 return v;
             }
@@ -229,7 +224,7 @@ impl Balancer {
                 Ok(m) => m,
                 Err(_) => return self.drop(LbDrop::SynproxyCookieExpired),
             };
-            return self.proxy_syn(&c, buf, meta, &f, mss, now_ns, egress);
+            return self.proxy_syn(at, &c, buf, meta, &f, mss);
         }
         if flags & RST != 0 {
             // the server refused: tell the client
@@ -298,14 +293,14 @@ impl Balancer {
     /// A segment found its pending connection expired: the real server did
     /// not answer in time (a SYN/ACK now is too late); the segment becomes
     /// the client's RST.
-    pub(super) fn synproxy_timed_out<B: PacketBuf>(
+    pub(in crate::lb::balancer) fn synproxy_timed_out<B: PacketBuf, E: Egress>(
         &mut self,
-        egress: &impl Egress,
+        at: &BurstCtx<E>,
         buf: &mut B,
         meta: &PacketMeta,
         idx: u32,
-        now_ns: u64,
     ) -> LbVerdict {
+        let (egress, now_ns) = (at.egress, at.now_ns);
         let Some((c, a)) = self.conn_aux(idx) else {
             return self.drop(LbDrop::Malformed);
         };
@@ -341,31 +336,5 @@ impl Balancer {
     /// The SYN proxy's reserved state (None without `synproxy`).
     pub fn synproxy(&self) -> Option<&SynProxy> {
         self.sp.as_ref()
-    }
-}
-
-/// The sweep removed pending connection `c` (record `idx`): queue the
-/// client's RST.
-pub(super) fn swept(sp: Option<&mut SynProxy>, stats: &WorkerStats, idx: u32, c: &Conn) {
-    let Some(sp) = sp else {
-        return;
-    };
-    let Some(a) = sp.aux(idx).copied() else {
-        return;
-    };
-    bump(&stats.synproxy[SynproxyCount::ServerTimeout.index()], 1);
-    if !sp.queue_reset(reset_for(c, &a)) {
-        bump(&stats.synproxy[SynproxyCount::ResetsLost.index()], 1);
-    }
-}
-
-/// The RST that tells `c`'s client its connection is gone.
-fn reset_for(c: &Conn, a: &Aux) -> Reset {
-    Reset {
-        client: c.caddr,
-        cport: c.cport,
-        vip: c.vaddr,
-        vport: c.vport,
-        seq: a.seq.wrapping_add(1),
     }
 }

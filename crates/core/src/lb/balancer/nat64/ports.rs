@@ -1,0 +1,61 @@
+//! The NAT64 source ports of one worker, and the pick of a free one.
+
+use crate::lb::conn::{mapped, Conn6, ConnTable, FlowKey6};
+
+/// The NAT64 source ports of one worker: `port % workers == worker`, so
+/// that the replies' steering finds the owner by the port alone.
+pub(in crate::lb::balancer) struct Nat64Ports {
+    cursor: u32,
+    worker: u32,
+    workers: u32,
+}
+
+impl Nat64Ports {
+    pub(in crate::lb::balancer) fn new(seed: u32, worker: u32, workers: u32) -> Self {
+        Nat64Ports {
+            cursor: seed,
+            worker,
+            workers: workers.max(1),
+        }
+    }
+
+    /// A free NAT64 source for a connection to `rip`:`rport`: an address
+    /// of `pool` and a port this worker owns, whose reply tuple is not in
+    /// `table`. At most 64 candidates are tried from a cursor that moves
+    /// on; None when all were taken.
+    pub(in crate::lb::balancer) fn take(
+        &mut self,
+        pool: &[u32],
+        table: &ConnTable<Conn6>,
+        rip: u32,
+        rport: u16,
+        proto: u8,
+    ) -> Option<(u32, u16)> {
+        if pool.is_empty() {
+            return None;
+        }
+        let (w, i) = (self.workers, self.worker);
+        // ports p = i + w * k within 1024..=65535
+        let kmin = (1024u32.saturating_sub(i)).div_ceil(w);
+        let kmax = (65535 - i.min(65535)) / w;
+        let n = kmax.checked_sub(kmin)? + 1;
+        for _ in 0..64 {
+            let c = self.cursor;
+            self.cursor = c.wrapping_add(1);
+            let port = i + w * (kmin + c % n);
+            let addr = pool[((c / n) as usize) % pool.len()];
+            let reply = FlowKey6 {
+                src: mapped(rip),
+                dst: mapped(addr),
+                sport: rport,
+                dport: port as u16,
+                proto,
+            };
+            let h = table.hash(&reply);
+            if table.lookup_probe(&reply, h).is_err() {
+                return Some((addr, port as u16));
+            }
+        }
+        None
+    }
+}

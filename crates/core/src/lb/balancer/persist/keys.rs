@@ -1,0 +1,96 @@
+//! What persistence keeps beside the table: the template keys and
+//! values, the connection flag bits of an attached connection, the
+//! per-service-slot record, and the detach of an ending connection
+//! (standalone: the sweep calls it without the balancer).
+
+use crate::lb::conn::{Conn, Conn6};
+use crate::lb::ids::SlotId;
+use crate::lb::persist::{client_key, client_key6, PersistTable};
+/// `Conn::flags` bit: the connection is attached to a persistence template.
+pub const F_PERSIST: u8 = 8;
+/// `Conn::flags` bits holding the netmask tag the connection attached under.
+pub(super) const TAG_SHIFT: u32 = 4;
+pub(in crate::lb::balancer) const TAG_BITS: u8 = 0xF0;
+
+pub(super) const NS_PER_S: u64 = 1_000_000_000;
+
+/// The template service key of a service: slot (16 bits, services are at
+/// most 65536) and low 16 bits of its generation.
+#[inline]
+pub fn template_svc(id: SlotId) -> u32 {
+    (id.slot & 0xffff) | (id.gen << 16)
+}
+
+/// The template value naming a real server: generation and slot.
+#[inline]
+pub fn template_dest(id: SlotId) -> u64 {
+    ((id.gen as u64) << 32) | id.slot as u64
+}
+
+/// Inverse of [`template_dest`].
+#[inline]
+pub fn template_dest_id(v: u64) -> SlotId {
+    SlotId {
+        slot: v as u32,
+        gen: (v >> 32) as u32,
+    }
+}
+
+/// What the worker remembers per service slot to detach connections
+/// without a snapshot (sweep) and to notice netmask changes.
+#[derive(Clone, Copy, Debug, Default)]
+pub(in crate::lb::balancer) struct PersistCfg {
+    /// [`template_svc`] of the slot's current service.
+    pub(super) key: u32,
+    /// Netmask connections of this slot attach under (an IPv6 service:
+    /// its prefix length).
+    pub(super) mask: u32,
+    /// The IPv6 prefix length connections of this slot attach under.
+    pub(super) prefix6: u8,
+    /// Bumped (mod 16) at each netmask change.
+    pub(super) tag: u8,
+    /// The slot has been seen at all.
+    pub(super) known: bool,
+    /// The service has been persistent under `key` (templates may exist).
+    pub(super) persistent: bool,
+}
+
+/// A connection ended: detach it from its template, if it attached.
+#[inline]
+pub(in crate::lb::balancer) fn detach_conn(
+    persist: &mut PersistTable,
+    cfgs: &[PersistCfg],
+    c: &Conn,
+    now_ns: u64,
+) {
+    if c.flags & F_PERSIST == 0 {
+        return;
+    }
+    let Some(cfg) = cfgs.get(c.svc as usize) else {
+        return;
+    };
+    if (c.flags & TAG_BITS) >> TAG_SHIFT != cfg.tag {
+        return; // attached under a former netmask: that template is gone
+    }
+    persist.detach(cfg.key, client_key(c.caddr, cfg.mask), now_ns);
+}
+
+/// [`detach_conn`] for an IPv6 connection.
+#[inline]
+pub(in crate::lb::balancer) fn detach_conn6(
+    persist: &mut PersistTable,
+    cfgs: &[PersistCfg],
+    c: &Conn6,
+    now_ns: u64,
+) {
+    if c.flags & F_PERSIST == 0 {
+        return;
+    }
+    let Some(cfg) = cfgs.get(c.svc as usize) else {
+        return;
+    };
+    if (c.flags & TAG_BITS) >> TAG_SHIFT != cfg.tag {
+        return;
+    }
+    persist.detach(cfg.key, client_key6(c.caddr, cfg.prefix6), now_ns);
+}
