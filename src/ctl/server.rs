@@ -1,7 +1,7 @@
 //! The control socket server: a thread per client (capped), newline-delimited
 //! JSON, bounded line size, idle timeouts, clean shutdown.
 
-use crate::ctl::proto::{
+use dirigo_proto::proto::{
     parse_request_line, CtlError, ErrCode, Request, Response, ResponseEnvelope, MAX_REQUEST,
 };
 use std::io::{self, Read, Write};

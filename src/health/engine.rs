@@ -27,7 +27,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
-pub use super::spec::{Job, JobKey};
+pub use dirigo_config::check::{Job, JobKey};
 
 /// How many reports wait for [`Engine::drain`] before the oldest are
 /// dropped.

@@ -6,8 +6,8 @@
 //! configuration and one ICMP socket per source address. [`run`] is a check
 //! with a prober of its own.
 
-use super::spec::{Job, Probe};
 use super::state::Outcome;
+use dirigo_config::check::{Job, Probe};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;

@@ -10,7 +10,7 @@
 //! matches, relative to the including file's folder, in sorted order; a
 //! file that includes itself, directly or through others, is refused.
 
-use super::{Diag, Loc};
+use super::diag::{Diag, Loc};
 use std::iter::Peekable;
 use std::path::{Path, PathBuf};
 use std::str::Chars;

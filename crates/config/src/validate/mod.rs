@@ -1,6 +1,7 @@
 //! The sections' validators: each checks its part of the file against
 //! what is valid so far and reports every problem at its key path.
 
+mod refusal;
 mod service;
 
 pub(super) use service::services;
@@ -12,11 +13,8 @@ use super::file::{
 use super::locate::{At, Issues};
 use super::{parse_cidr, parse_cidr6, parse_ip_port, parse_mac, Neighbor, Port, Route, Service};
 use dirigo_core::lb::sched::maglev::is_prime;
+use refusal::Refusal;
 use std::collections::HashSet;
-
-/// A validator's refusal of one element: the key it is about (`""`: the
-/// element itself) and why.
-type Refusal = (&'static str, String);
 
 /// Validate each element of the array `section`, keeping the valid ones.
 pub(super) fn each<R, T>(

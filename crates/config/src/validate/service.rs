@@ -1,6 +1,6 @@
 //! `[[service]]` and its `[[service.real_server]]`s.
 
-use super::Refusal;
+use super::refusal::Refusal;
 use crate::file::{RealServerConfig, ServiceConfig};
 use crate::locate::{At, Issues};
 use crate::{health, parse_ip_port, Service};

@@ -10,52 +10,26 @@
 //!   ratatui buffer or printed as plain text;
 //! * `term` — the live loop: raw mode, keys, the poller thread.
 
+mod clock;
 pub mod draw;
+mod options;
 pub mod rates;
 pub mod sample;
 mod term;
 
+pub use clock::clock;
 pub use dirigo_proto::cli::ctl::{parse_delay, MAX_DELAY, MIN_DELAY};
+pub use options::{color_allowed, Options};
 pub use term::{action, Action};
 
 use draw::{text, Status, View};
 use rates::Frame;
 use sample::Poller;
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// Width of `--once` output when stdout is not a terminal.
 pub const BATCH_WIDTH: u16 = 120;
-
-/// How `top` runs.
-#[derive(Clone, Debug)]
-pub struct Options {
-    /// The control socket.
-    pub socket: PathBuf,
-    /// Time between two polls.
-    pub delay: Duration,
-    /// Batch mode: print this many plain-text frames and exit; `None`:
-    /// the live view.
-    pub batch: Option<u32>,
-    /// Colours allowed.
-    pub color: bool,
-}
-
-/// Whether colours are allowed: `NO_COLOR` unset or empty (no-color.org).
-pub fn color_allowed() -> bool {
-    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
-/// The time of day, UTC: `12:34:56 UTC`.
-pub fn clock() -> String {
-    let s = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-        % 86_400;
-    format!("{:02}:{:02}:{:02} UTC", s / 3600, s / 60 % 60, s % 60)
-}
 
 /// Run `top` as `o` says.
 pub fn run(o: &Options) -> Result<(), String> {

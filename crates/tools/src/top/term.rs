@@ -3,10 +3,11 @@
 //! thread that samples the daemon every `delay` and never blocks the keys,
 //! and the loop that draws.
 
+use super::clock::clock;
 use super::draw::{render, Status, View};
+use super::options::Options;
 use super::rates::Frame;
 use super::sample::{Poller, Sample};
-use super::{clock, Options};
 use ratatui::backend::CrosstermBackend;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::crossterm::{cursor, execute, terminal};

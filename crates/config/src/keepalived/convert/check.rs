@@ -5,8 +5,8 @@ use super::cx::{Cx, ALPHA, DELAY_BEFORE_RETRY};
 use super::inherit::{Inherit, Vs};
 use super::model::{Check, CONNECT_TIMEOUT, DELAY_LOOP, HTTP_STATUS, MISC_RETRY, RETRY};
 use super::values::{arg, command, port, uint};
+use crate::keepalived::diag::Diag;
 use crate::keepalived::parse::Node;
-use crate::keepalived::Diag;
 use std::path::Path;
 
 /// An HTTP_GET / SSL_GET `url`.

@@ -1,7 +1,7 @@
 //! The warnings collected on the way, and the reasons several blocks give.
 
+use crate::keepalived::diag::Diag;
 use crate::keepalived::parse::Node;
-use crate::keepalived::Diag;
 
 /// Collects the warnings.
 pub(super) struct Cx<'w> {

@@ -2,8 +2,8 @@
 //! their checks.
 
 use super::values::{arg, flag, seconds, uint};
+use crate::keepalived::diag::Diag;
 use crate::keepalived::parse::Node;
-use crate::keepalived::Diag;
 use std::net::Ipv4Addr;
 
 /// What a virtual server or real server hands down to its checks.

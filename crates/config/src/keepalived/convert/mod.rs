@@ -39,10 +39,9 @@ pub use model::{
     PERSISTENCE_TIMEOUT, RETRY, SCHEDULER,
 };
 
+use super::diag::Diag;
 use super::parse::Node;
-use super::Diag;
 use cx::Cx;
-use std::net::{IpAddr, Ipv4Addr};
 use virtual_server::virtual_server;
 
 /// The services of a keepalived configuration tree; everything else is

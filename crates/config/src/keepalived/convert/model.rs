@@ -1,6 +1,6 @@
 //! The converted services, and keepalived's defaults.
 
-use crate::keepalived::Loc;
+use crate::keepalived::diag::Loc;
 use std::net::{Ipv4Addr, SocketAddrV4};
 
 /// keepalived's `delay_loop` (KEEPALIVED_DEFAULT_DELAY), seconds.

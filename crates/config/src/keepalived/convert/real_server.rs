@@ -5,8 +5,8 @@ use super::cx::{Cx, ALPHA, DELAY_BEFORE_RETRY};
 use super::inherit::{Inherit, Vs};
 use super::model::{Check, RealServer};
 use super::values::{address, command, method, port, uint, word};
+use crate::keepalived::diag::Diag;
 use crate::keepalived::parse::Node;
-use crate::keepalived::Diag;
 use std::net::SocketAddrV4;
 use std::path::Path;
 

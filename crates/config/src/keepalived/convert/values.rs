@@ -1,7 +1,10 @@
 //! Reading keepalived's values: words, numbers, addresses, ports,
 //! schedulers, methods.
 
-use super::*;
+use super::cx::Cx;
+use crate::keepalived::diag::Diag;
+use crate::keepalived::parse::Node;
+use std::net::{IpAddr, Ipv4Addr};
 
 /// The `i`-th word after the keyword, for a statement without a block.
 pub(super) fn arg<'n>(n: &'n Node, i: usize, what: &str) -> Result<&'n str, Diag> {

@@ -5,8 +5,8 @@ use super::inherit::{Inherit, Vs};
 use super::model::{Check, RealServer, Service, PERSISTENCE_TIMEOUT, SCHEDULER};
 use super::real_server::real_server;
 use super::values::{address, arg, leaf, method, netmask, port, scheduler, uint, word};
+use crate::keepalived::diag::Diag;
 use crate::keepalived::parse::Node;
-use crate::keepalived::Diag;
 use std::net::{Ipv4Addr, SocketAddrV4};
 
 /// The keywords of a `virtual_server` block, as read.
