@@ -88,10 +88,7 @@ WIRE_EXEMPT = {
 # folders (crate source dir/folder) whose files still import from the
 # folder's hub, and how many such imports: the hub rule's remaining debt
 HUB_DEBT = {
-    "crates/core/src/lb/conn": 25,
     "crates/core/src/lb/sched": 15,
-    "crates/core/src/lb/snapshot": 10,
-    "crates/core/src/lb/synproxy": 7,
     "crates/core/src/lb/xmit": 14,
     "crates/core/src/lb/xmit/v6": 19,
     "crates/core/src/net/classify": 4,

@@ -2,7 +2,11 @@
 //! sequential scan that finds one when no record is free, and the choice
 //! among the records a key's buckets reference when both are full.
 
-use super::{tick_reached, ConnTable, InsertError, Record, EMPTY, EVICT_SCAN, REPLY};
+use super::bucket::{EMPTY, REPLY};
+use super::clock::tick_reached;
+use super::limits::EVICT_SCAN;
+use super::record::Record;
+use super::table::{ConnTable, InsertError};
 use crate::hint;
 
 /// Whether a full table may evict `c`: expired, or an embryonic TCP

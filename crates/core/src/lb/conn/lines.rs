@@ -55,9 +55,11 @@
 //! [`EVICT_SCAN`] records. Below capacity, when no slot can be made free
 //! in the key's lines, an evictable record there goes.
 
-use super::{
-    second_of, tick_reached, Conn, Hit, InsertError, EMBRYONIC_GRACE_MS, EVICT_SCAN, F_USED,
-};
+use super::bucket::second_of;
+use super::clock::tick_reached;
+use super::limits::{EMBRYONIC_GRACE_MS, EVICT_SCAN};
+use super::record::{Conn, F_USED};
+use super::table::{Hit, InsertError};
 use crate::hint;
 use crate::net::meta::FlowKey;
 
@@ -237,7 +239,7 @@ impl LineTable {
     /// How long (ms) an embryonic connection is safe from eviction (see
     /// [`super::ConnTable::set_embryonic_grace`]).
     pub fn set_embryonic_grace(&mut self, ms: u32) {
-        self.grace = ms.min(super::MAX_EMBRYONIC_GRACE_MS);
+        self.grace = ms.min(super::limits::MAX_EMBRYONIC_GRACE_MS);
     }
 
     /// Connections in the table.

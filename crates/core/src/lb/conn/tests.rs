@@ -1,3 +1,4 @@
+use super::bucket::{Bucket, EMPTY, REPLY};
 use super::*;
 use crate::lb::spec::Method;
 use crate::lb::state::TcpState;

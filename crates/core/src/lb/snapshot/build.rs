@@ -3,7 +3,11 @@
 //! [`BuildError`]s it refuses a configuration with, and the assignment and
 //! retirement of the [`LbIds`] slots.
 
-use super::{fold6, index, v4_bits, v6_bits, Dest, LbIds, Pin, Service, Snapshot};
+use super::addr::{fold6, v4_bits, v6_bits};
+use super::forwarding::Snapshot;
+use super::index::index;
+use super::lb_ids::LbIds;
+use super::service::{Dest, Pin, Service};
 use crate::lb::sched::{stable_id, Prepared};
 use crate::lb::spec::{DestKey, DestSpec, Method, ServiceKey, ServiceSpec, Timeouts};
 use crate::lb::state::TimeoutTable;
@@ -401,6 +405,15 @@ impl<'a> SnapshotBuilder<'a> {
             expire_nodest_conn: self.expire_nodest_conn,
             sloppy_tcp: self.sloppy_tcp,
         })
+    }
+}
+
+impl Snapshot {
+    /// An empty snapshot (no services) for `ids`' capacities.
+    pub fn empty(ids: &LbIds) -> Snapshot {
+        SnapshotBuilder::new()
+            .build(&mut ids.clone(), 0)
+            .unwrap_or_else(|_| unreachable!("an empty configuration always builds"))
     }
 }
 

@@ -12,7 +12,7 @@
 //! positions, so the order of the service's list does not enter; the port
 //! is the one connections go to (the service's for DR and TUN).
 
-use super::Service;
+use super::service::Service;
 use crate::lb::sched::NO_DEST;
 use siphasher::sip::SipHasher24;
 use std::hash::Hasher;

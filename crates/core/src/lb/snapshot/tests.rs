@@ -1,6 +1,6 @@
 use super::*;
-use crate::lb::sched::{SchedFlags, SchedKind};
-use crate::lb::spec::{DestSpec, Proto};
+use crate::lb::sched::{Prepared, SchedFlags, SchedKind};
+use crate::lb::spec::{DestSpec, Method, Proto, ServiceKey, ServiceSpec};
 use crate::lb::testutil::dest;
 use crate::lb::testutil::V4 as _;
 use std::net::Ipv4Addr;

@@ -31,189 +31,19 @@
 //! Everything here is sans-IO and bounded: no allocation after
 //! [`SynProxy::new`], every length checked by the wire views.
 
+mod aux;
 pub mod cookie;
+mod counts;
+mod options;
+mod proxy;
 pub mod segment;
 
+pub use aux::{Aux, A_RESCALE, A_TS, A_WS};
 pub use cookie::{CookieError, CookieKeys, MSS_TABLE};
-pub use segment::{build_reset, Reset, RESET_FRAME_LEN};
-
-use crate::counters::counter_enum;
-use crate::net::wire::tcpopt;
-
-counter_enum! {
-    /// What the SYN proxy did (its drops are [`crate::lb::verdict::LbDrop`]s).
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub enum SynproxyCount {
-        /// SYN/ACKs with a cookie sent to clients.
-        CookiesSent: count = "synproxy_cookies_sent",
-        /// ACKs whose cookie was valid (a connection was opened toward a
-        /// real server).
-        CookiesValid: count = "synproxy_cookies_valid",
-        /// Connections whose real server answered: spliced, translated
-        /// from then on.
-        Opened: count = "synproxy_opened",
-        /// Real servers that did not answer in time: the client got an RST.
-        ServerTimeout: count = "synproxy_server_timeout",
-        /// Real servers that refused (RST): the client got an RST.
-        ServerReset: count = "synproxy_server_reset",
-        /// Timeout RSTs that could not be queued (the queue was full).
-        ResetsLost: drop = "synproxy_resets_lost",
-    }
-}
-
-/// How long a connection waits for its real server's SYN/ACK (ms).
-pub const PENDING_MS: u32 = 3000;
-
-/// `Aux::flags`: the client uses timestamps.
-pub const A_TS: u8 = 1;
-/// `Aux::flags`: the server announced a window scale other than ours
-/// (or none while the client has one): rescale its windows.
-pub const A_RESCALE: u8 = 2;
-/// `Aux::flags`: the client announced a window scale (dirigo answered
-/// with [`SynProxy::WSCALE`]).
-pub const A_WS: u8 = 4;
-
-/// What a proxied connection needs beyond its record (12 bytes).
-///
-/// While pending (waiting for the server): `seq` = the cookie (the ISN the
-/// client knows for the server), `ts` = the TSval of dirigo's SYN/ACK,
-/// `window` = the client's window. Spliced: `seq` = server ISN - cookie,
-/// `ts` = server TSval - dirigo's, `wscale` = the server's window scale.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[repr(C)]
-pub struct Aux {
-    /// Cookie, then the sequence delta.
-    pub seq: u32,
-    /// dirigo's TSval, then the timestamp delta.
-    pub ts: u32,
-    /// The client's window (pending).
-    pub window: u16,
-    /// The server's window scale (spliced).
-    pub wscale: u8,
-    /// `A_*`.
-    pub flags: u8,
-}
-
-/// Timeout RSTs queued per worker between two housekeeping ticks.
-pub const RESET_QUEUE: usize = 32;
-
-/// One worker's SYN proxy state (see the module docs).
-pub struct SynProxy {
-    keys: CookieKeys,
-    aux: Box<[Aux]>,
-    resets: [Reset; RESET_QUEUE],
-    nresets: usize,
-}
-
-impl SynProxy {
-    /// The window scale announced to clients (Linux's default for a
-    /// 6 MiB receive buffer; a server with another is rescaled).
-    pub const WSCALE: u8 = 7;
-    /// The MSS announced to clients (a 1500-byte MTU).
-    pub const MSS: u16 = 1460;
-    /// The window of the SYN/ACK (unscaled, as in every SYN).
-    pub const WINDOW: u16 = 29200;
-
-    /// State for a table of `capacity` records, keyed by `master`.
-    pub fn new(capacity: u32, master: [u64; 2]) -> SynProxy {
-        SynProxy {
-            keys: CookieKeys::new(master),
-            aux: vec![Aux::default(); capacity as usize].into_boxed_slice(),
-            resets: [Reset::default(); RESET_QUEUE],
-            nresets: 0,
-        }
-    }
-
-    /// The cookie keys.
-    pub fn keys(&self) -> &CookieKeys {
-        &self.keys
-    }
-
-    /// Bytes reserved.
-    pub fn memory_bytes(&self) -> usize {
-        self.aux.len() * std::mem::size_of::<Aux>()
-    }
-
-    /// The state of record `idx`.
-    #[inline]
-    pub fn aux(&self, idx: u32) -> Option<&Aux> {
-        self.aux.get(idx as usize)
-    }
-
-    /// The state of record `idx`, mutable.
-    #[inline]
-    pub fn aux_mut(&mut self, idx: u32) -> Option<&mut Aux> {
-        self.aux.get_mut(idx as usize)
-    }
-
-    /// The connection table moved record `from` to `to` (its index
-    /// changed): its state moves along.
-    #[inline]
-    pub fn moved(&mut self, from: u32, to: u32) {
-        if let Some(a) = self.aux.get(from as usize).copied() {
-            if let Some(b) = self.aux.get_mut(to as usize) {
-                *b = a;
-            }
-        }
-    }
-
-    /// Queue an RST for a client whose server never answered; false when
-    /// the queue is full.
-    pub fn queue_reset(&mut self, r: Reset) -> bool {
-        match self.resets.get_mut(self.nresets) {
-            Some(s) => {
-                *s = r;
-                self.nresets += 1;
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// The queued RSTs, emptying the queue.
-    pub fn take_resets(&mut self) -> impl Iterator<Item = Reset> + '_ {
-        let n = std::mem::take(&mut self.nresets);
-        self.resets[..n].iter().copied()
-    }
-}
-
-/// Options of the SYN/ACK answering a SYN with options `o`, at `now` ms.
-pub fn synack_options(o: &tcpopt::TcpOptions, now: u32) -> tcpopt::SynOptions {
-    let mss = MSS_TABLE[cookie::mss_index(o.mss.unwrap_or(536)) as usize].min(SynProxy::MSS);
-    match o.ts {
-        Some(ts) => tcpopt::SynOptions {
-            mss,
-            wscale: o.wscale.map(|_| SynProxy::WSCALE),
-            sack_perm: o.sack_perm,
-            ts: Some((
-                cookie::ts_encode(
-                    now,
-                    cookie::TsOptions {
-                        wscale: o.wscale,
-                        sack: o.sack_perm,
-                    },
-                ),
-                ts.val,
-            )),
-        },
-        // without timestamps a cookie carries neither scale nor SACK
-        None => tcpopt::SynOptions {
-            mss,
-            wscale: None,
-            sack_perm: false,
-            ts: None,
-        },
-    }
-}
-
-/// A window from a server announcing `server_ws` as the client reads it
-/// with the scale dirigo announced (`client_ws`: [`SynProxy::WSCALE`], or
-/// 0 when the client has no scaling).
-#[inline]
-pub fn rescale(window: u16, server_ws: u8, client_ws: u8) -> u16 {
-    let bytes = (window as u64) << server_ws.min(14);
-    (bytes >> client_ws.min(14)).min(u16::MAX as u64) as u16
-}
+pub use counts::SynproxyCount;
+pub use options::{rescale, synack_options};
+pub use proxy::{Reset, SynProxy, PENDING_MS, RESET_QUEUE};
+pub use segment::{build_reset, RESET_FRAME_LEN};
 
 #[cfg(test)]
 mod tests;

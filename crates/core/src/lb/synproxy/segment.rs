@@ -9,7 +9,9 @@
 //! is computed in full. Translation only rewrites fields in place, with
 //! incremental checksums. Headers are written only through `net::wire`.
 
-use super::{rescale, Aux, A_RESCALE, A_TS, A_WS};
+use super::aux::{Aux, A_RESCALE, A_TS, A_WS};
+use super::options::rescale;
+use super::proxy::{Reset, SynProxy};
 use crate::lb::xmit::{next_hop, set_eth, XmitError};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, NextHop};
@@ -31,21 +33,6 @@ pub struct Seg {
 /// Bytes of a generated RST frame (Ethernet + IPv4 + TCP, padded to the
 /// Ethernet minimum).
 pub const RESET_FRAME_LEN: usize = 60;
-
-/// An RST to send to a client whose real server never answered.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Reset {
-    /// Client address.
-    pub client: u32,
-    /// Client port.
-    pub cport: u16,
-    /// VIP.
-    pub vip: u32,
-    /// Virtual port.
-    pub vport: u16,
-    /// Sequence number (the cookie + 1: what the client expects).
-    pub seq: u32,
-}
 
 /// The TCP header of `buf` at `meta.l4_off` (checked).
 fn tcp_of<'a, B: PacketBuf>(
@@ -118,7 +105,7 @@ pub fn syn_ack<B: PacketBuf>(
             seq_number: cookie,
             ack_number: isn.wrapping_add(1),
             flags: tcp_flags::SYN | tcp_flags::ACK,
-            window: super::SynProxy::WINDOW,
+            window: SynProxy::WINDOW,
             options: (*opts).into(),
         },
     };
@@ -325,7 +312,7 @@ pub fn translate<B: PacketBuf>(buf: &mut B, meta: &PacketMeta, a: &Aux, reply: b
         }
         if a.flags & A_RESCALE != 0 && t.flags() & tcp_flags::SYN == 0 {
             let client_ws = if a.flags & A_WS != 0 {
-                super::SynProxy::WSCALE
+                SynProxy::WSCALE
             } else {
                 0
             };

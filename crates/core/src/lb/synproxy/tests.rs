@@ -1,4 +1,5 @@
 use super::*;
+use crate::net::wire::tcpopt;
 
 #[test]
 fn rescale_keeps_bytes_and_clamps() {

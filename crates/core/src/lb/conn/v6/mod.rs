@@ -9,7 +9,7 @@
 //! IPv4) an IPv6 connection costs 128 bytes. The index, the staged
 //! prefetching, eviction and expiry are the table's, unchanged.
 
-use super::{Record, TableKey};
+use super::record::{Record, TableKey};
 use crate::hint;
 use crate::lb::spec::Method;
 pub use crate::net::meta::FlowKey6;

@@ -1,0 +1,201 @@
+//! The records: what the table asks of one ([`Record`], keyed by a
+//! [`TableKey`]), and the IPv4 connection record [`Conn`] (32 bytes) with
+//! its `F_*` flags.
+
+use crate::hint;
+use crate::lb::spec::Method;
+use crate::net::meta::FlowKey;
+
+/// One tracked connection (32 bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C, align(32))]
+pub struct Conn {
+    /// Client address.
+    pub caddr: u32,
+    /// Virtual address.
+    pub vaddr: u32,
+    /// Real server address.
+    pub daddr: u32,
+    /// Real server slot ([`crate::lb::ids::SlotId::slot`]).
+    pub dest: u32,
+    /// Expiry time (ms tick).
+    pub expires: u32,
+    /// Client port.
+    pub cport: u16,
+    /// Virtual port.
+    pub vport: u16,
+    /// Real server port.
+    pub dport: u16,
+    /// Service slot.
+    pub svc: u16,
+    /// IP protocol.
+    pub proto: u8,
+    /// [`crate::lb::state::TcpState`] as u8 (NONE for UDP).
+    pub state: u8,
+    /// `F_*` flags.
+    pub flags: u8,
+    /// Forwarding method.
+    pub method: Method,
+}
+
+/// Record in use.
+pub const F_USED: u8 = 1;
+/// No reply seen yet (IPVS `IP_VS_CONN_F_NOOUTPUT`): judge input with the
+/// input-only table.
+pub const F_NOOUTPUT: u8 = 2;
+/// Counted as active (ESTABLISHED) in the real server's counters.
+pub const F_ACTIVE: u8 = 4;
+/// Opened by the SYN proxy: its segments are translated (see
+/// [`crate::lb::synproxy`]).
+pub const F_SYNPROXY: u8 = 8;
+/// Opened by the SYN proxy and waiting for the real server's SYN/ACK.
+pub const F_SP_PENDING: u8 = 16;
+/// Installed from another director's sync message and not yet used here
+/// (see [`crate::lb::sync`]).
+pub const F_SYNCED: u8 = 32;
+
+impl Conn {
+    /// The client → VIP tuple.
+    #[inline]
+    pub fn in_key(&self) -> FlowKey {
+        FlowKey {
+            src: self.caddr,
+            dst: self.vaddr,
+            sport: self.cport,
+            dport: self.vport,
+            proto: self.proto,
+        }
+    }
+    /// The RS → client tuple (NAT replies).
+    #[inline]
+    pub fn out_key(&self) -> FlowKey {
+        FlowKey {
+            src: self.daddr,
+            dst: self.caddr,
+            sport: self.dport,
+            dport: self.cport,
+            proto: self.proto,
+        }
+    }
+    /// Whether this is a NAT connection (indexed by both tuples).
+    #[inline]
+    pub fn is_nat(&self) -> bool {
+        self.method == Method::Nat
+    }
+}
+
+/// A tuple the table indexes: compared whole, hashed with the table's seed.
+pub trait TableKey: Copy + Eq {
+    /// The 32-bit hash (signature and bucket choice).
+    fn hash(&self, seed: u32) -> u32;
+}
+
+impl TableKey for FlowKey {
+    #[inline(always)]
+    fn hash(&self, seed: u32) -> u32 {
+        FlowKey::hash(self, seed)
+    }
+}
+
+/// What the table needs of a record: its tuples, the fields eviction,
+/// expiry and the free list use, and a `u32` to thread the free list
+/// through while the record is free.
+pub trait Record: Copy + Default {
+    /// The tuple type.
+    type Key: TableKey;
+    /// The client -> VIP tuple.
+    fn in_key(&self) -> Self::Key;
+    /// The RS -> client tuple (NAT replies).
+    fn out_key(&self) -> Self::Key;
+    /// Whether `key` is this record's tuple in the direction a slot
+    /// names (`reply`: [`Self::out_key`], else [`Self::in_key`]). The
+    /// branch comes first, so each side compares fixed fields (no tuple
+    /// is assembled from fields chosen per direction).
+    #[inline(always)]
+    fn key_is(&self, key: &Self::Key, reply: bool) -> bool {
+        if reply {
+            self.out_key() == *key
+        } else {
+            self.in_key() == *key
+        }
+    }
+    /// Indexed by both tuples (NAT).
+    fn is_nat(&self) -> bool;
+    /// `F_*` flags.
+    fn flags(&self) -> u8;
+    /// Set the `F_*` flags.
+    fn set_flags(&mut self, f: u8);
+    /// Expiry (ms tick).
+    fn expires(&self) -> u32;
+    /// IP protocol.
+    fn proto(&self) -> u8;
+    /// TCP state as u8.
+    fn state(&self) -> u8;
+    /// What a forwarded packet changes: state, flags, expiry.
+    fn set_hot(&mut self, state: u8, flags: u8, expires: u32);
+    /// Set the expiry (ms tick) only.
+    fn set_expires(&mut self, expires: u32);
+    /// The next free record, while this one is free.
+    fn next_free(&self) -> u32;
+    /// A free record whose next free record is `next`.
+    fn set_next_free(&mut self, next: u32);
+    /// Prefetch what a lookup reads of the record (its cache line).
+    #[inline(always)]
+    fn prefetch(&self) {
+        hint::prefetch(self);
+    }
+}
+
+impl Record for Conn {
+    type Key = FlowKey;
+    #[inline(always)]
+    fn in_key(&self) -> FlowKey {
+        Conn::in_key(self)
+    }
+    #[inline(always)]
+    fn out_key(&self) -> FlowKey {
+        Conn::out_key(self)
+    }
+    #[inline(always)]
+    fn is_nat(&self) -> bool {
+        Conn::is_nat(self)
+    }
+    #[inline(always)]
+    fn flags(&self) -> u8 {
+        self.flags
+    }
+    #[inline(always)]
+    fn set_flags(&mut self, f: u8) {
+        self.flags = f;
+    }
+    #[inline(always)]
+    fn expires(&self) -> u32 {
+        self.expires
+    }
+    #[inline(always)]
+    fn proto(&self) -> u8 {
+        self.proto
+    }
+    #[inline(always)]
+    fn state(&self) -> u8 {
+        self.state
+    }
+    #[inline(always)]
+    fn set_hot(&mut self, state: u8, flags: u8, expires: u32) {
+        self.state = state;
+        self.flags = flags;
+        self.expires = expires;
+    }
+    #[inline(always)]
+    fn set_expires(&mut self, expires: u32) {
+        self.expires = expires;
+    }
+    #[inline(always)]
+    fn next_free(&self) -> u32 {
+        self.caddr
+    }
+    #[inline(always)]
+    fn set_next_free(&mut self, next: u32) {
+        self.caddr = next;
+    }
+}

@@ -1,0 +1,139 @@
+//! The snapshot itself ([`Snapshot`]) and its fast-path lookups, which
+//! never allocate: services in a small open-addressing table, VIPs in a
+//! sorted array, real servers in a slot-indexed array.
+
+use super::addr::fold6;
+use super::index::svc_hash;
+use super::service::{Dest, Service};
+use crate::lb::spec::Timeouts;
+use crate::lb::state::TimeoutTable;
+
+/// Immutable forwarding configuration (see the module docs).
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// Monotonic version given by the control thread.
+    pub epoch: u64,
+    pub(super) services: Vec<Service>,
+    pub(super) svc_index: Vec<u32>,
+    pub(super) svc_index6: Vec<u32>,
+    pub(super) vips: Vec<u32>,
+    pub(super) vips6: Vec<u128>,
+    pub(super) dest_by_slot: Vec<(u32, u32)>,
+    pub(super) svc_slots: u32,
+    pub(super) any_port_zero: bool,
+    /// Connection timeouts.
+    pub timeouts: TimeoutTable,
+    /// The configured timeouts as given (`ipvsadm -L --timeout`).
+    pub raw_timeouts: Timeouts,
+    /// TUN outer source (host order); None = the egress port's address.
+    pub tunnel_src: Option<u32>,
+    /// NAT64 pool addresses (host order, sorted).
+    pub nat64_pool: Vec<u32>,
+    /// IPVS `expire_nodest_conn`.
+    pub expire_nodest_conn: bool,
+    /// IPVS `sloppy_tcp`.
+    pub sloppy_tcp: bool,
+}
+
+impl Snapshot {
+    /// All services, in configuration order.
+    pub fn services(&self) -> &[Service] {
+        &self.services
+    }
+
+    /// The service for (IP protocol number, VIP, port), with its index;
+    /// falls back to the VIP's port-0 ("all ports", persistent) service as
+    /// IPVS does.
+    #[inline]
+    pub fn service(&self, proto: u8, vip: u32, port: u16) -> Option<(usize, &Service)> {
+        match self.service_exact(proto, vip, port) {
+            Some(s) => Some(s),
+            None if self.any_port_zero && port != 0 => self.service_exact(proto, vip, 0),
+            None => None,
+        }
+    }
+
+    #[inline]
+    fn service_exact(&self, proto: u8, vip: u32, port: u16) -> Option<(usize, &Service)> {
+        let mask = self.svc_index.len() - 1;
+        let mut h = svc_hash(proto, vip, port) as usize;
+        for _ in 0..self.svc_index.len() {
+            let i = *self.svc_index.get(h & mask)?;
+            let s = self.services.get(i as usize)?;
+            let k = &s.spec.key;
+            if k.proto.number() == proto && s.vip4 == vip && k.port == port {
+                return Some((i as usize, s));
+            }
+            h = h.wrapping_add(1);
+        }
+        None
+    }
+
+    /// [`Self::service`] for an IPv6 VIP.
+    #[inline]
+    pub fn service6(&self, proto: u8, vip: u128, port: u16) -> Option<(usize, &Service)> {
+        match self.service_exact6(proto, vip, port) {
+            Some(s) => Some(s),
+            None if self.any_port_zero && port != 0 => self.service_exact6(proto, vip, 0),
+            None => None,
+        }
+    }
+
+    fn service_exact6(&self, proto: u8, vip: u128, port: u16) -> Option<(usize, &Service)> {
+        let mask = self.svc_index6.len() - 1;
+        let mut h = svc_hash(proto, fold6(vip), port) as usize;
+        for _ in 0..self.svc_index6.len() {
+            let i = *self.svc_index6.get(h & mask)?;
+            let s = self.services.get(i as usize)?;
+            let k = &s.spec.key;
+            if k.proto.number() == proto && k.vip.is_ipv6() && s.vip6 == vip && k.port == port {
+                return Some((i as usize, s));
+            }
+            h = h.wrapping_add(1);
+        }
+        None
+    }
+
+    /// Whether `addr` is a NAT64 pool address (the replies of NAT64
+    /// connections come back to it).
+    #[inline]
+    pub fn is_nat64_pool(&self, addr: u32) -> bool {
+        !self.nat64_pool.is_empty() && self.nat64_pool.binary_search(&addr).is_ok()
+    }
+
+    /// Whether `addr` is the VIP of any IPv6 service.
+    #[inline]
+    pub fn is_vip6(&self, addr: u128) -> bool {
+        self.vips6.binary_search(&addr).is_ok()
+    }
+
+    /// Every IPv6 VIP, sorted.
+    pub fn vips6(&self) -> &[u128] {
+        &self.vips6
+    }
+
+    /// Whether `addr` is the VIP of any service.
+    #[inline]
+    pub fn is_vip(&self, addr: u32) -> bool {
+        self.vips.binary_search(&addr).is_ok()
+    }
+
+    /// The current service and real server holding real-server slot `slot`
+    /// (None when that real server has been removed).
+    #[inline]
+    pub fn dest_by_slot(&self, slot: u32) -> Option<(&Service, &Dest)> {
+        let (si, di) = *self.dest_by_slot.get(slot as usize)?;
+        let s = self.services.get(si as usize)?;
+        Some((s, s.dests.get(di as usize)?))
+    }
+
+    /// Size of the real-server counter arrays.
+    pub fn dest_slots(&self) -> u32 {
+        self.dest_by_slot.len() as u32
+    }
+
+    /// Size of the service counter arrays.
+    pub fn service_slots(&self) -> u32 {
+        self.svc_slots
+    }
+}

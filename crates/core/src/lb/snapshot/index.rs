@@ -1,0 +1,38 @@
+//! The open-addressing service index of one family: its construction
+//! from the services and the hash both it and the lookups use.
+
+use super::addr::fold6;
+use super::service::Service;
+
+/// The open-addressing index of the services of one family.
+pub(super) fn index(services: &[Service], v4: bool) -> Vec<u32> {
+    let n = services
+        .iter()
+        .filter(|s| s.spec.key.vip.is_ipv4() == v4)
+        .count();
+    let tsize = (n * 2).next_power_of_two().max(8);
+    let mut idx = vec![u32::MAX; tsize];
+    for (i, s) in services.iter().enumerate() {
+        if s.spec.key.vip.is_ipv4() != v4 {
+            continue;
+        }
+        let k = &s.spec.key;
+        let mut h = svc_hash(k.proto.number(), s.vip4 ^ fold6(s.vip6), k.port) as usize;
+        loop {
+            let slot = &mut idx[h & (tsize - 1)];
+            if *slot == u32::MAX {
+                *slot = i as u32;
+                break;
+            }
+            h = h.wrapping_add(1);
+        }
+    }
+    idx
+}
+
+#[inline]
+pub(super) fn svc_hash(proto: u8, vip: u32, port: u16) -> u32 {
+    let x = ((vip as u64) << 24) ^ ((port as u64) << 8) ^ proto as u64;
+    let h = x.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (h >> 32) as u32
+}
