@@ -91,9 +91,6 @@ HUB_DEBT = {
     "crates/core/src/lb/sched": 15,
     "crates/core/src/lb/xmit": 14,
     "crates/core/src/lb/xmit/v6": 19,
-    "crates/core/src/net/classify": 4,
-    "crates/core/src/net/wire": 25,
-    "crates/core/src/net/wire/ipvs_sync": 14,
 }
 
 ITEM = re.compile(

@@ -2,7 +2,7 @@
 //! IPv4 TCP or UDP packet, read through one up-front length check.
 //!
 //! [`classify_fast`] answers `Some(meta)` only when the slow path
-//! ([`super::classify_slow`]) would return `Classified::Ipv4(meta)` with the
+//! ([`super::slow::classify_slow`]) would return `Classified::Ipv4(meta)` with the
 //! very same `meta`; for anything else (VLAN tags, IP options, ICMP, ARP,
 //! frames shorter than [`FAST_LEN`], and every packet the slow path drops)
 //! it answers `None` and the caller runs the slow path, so drop reasons are
@@ -24,7 +24,7 @@
 //! last check of each (data offset >= 20 and <= payload, UDP length >= 8 and
 //! <= payload).
 
-use super::{is_martian_src, is_not_unicast_dst};
+use super::addr_class::{is_martian_src, is_not_unicast_dst};
 use crate::net::meta::{FlowKey, FlowKey6, PacketMeta, PacketMeta6, PROTO_TCP, PROTO_UDP};
 use crate::net::wire::ethernet::field::{ETHERTYPE, SRC as ETH_SRC};
 use crate::net::wire::ethernet::{self, ethertype};

@@ -16,7 +16,7 @@
 //!
 //! Nothing here reads past the IPv6 payload length or indexes unchecked.
 
-use super::{l4_err, Classified, NetDrop};
+use super::verdict::{l4_err, Classified, NetDrop};
 use crate::net::meta::{FlowKey6, IcmpQuote6, PacketMeta6, PROTO_TCP, PROTO_UDP};
 use crate::net::wire::ipv6ext::ExtError;
 use crate::net::wire::{icmpv6, ipv6, tcp, udp};

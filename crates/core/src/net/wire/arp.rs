@@ -1,6 +1,7 @@
 //! ARP for Ethernet/IPv4 (RFC 826), 28 bytes.
 
-use super::{get, set, WireError};
+use super::error::WireError;
+use super::field_access::{get, set};
 
 /// Byte ranges of the ARP packet.
 pub mod field {

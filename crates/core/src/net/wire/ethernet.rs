@@ -1,6 +1,7 @@
 //! Ethernet II header with at most one 802.1Q tag.
 
-use super::{get, set, WireError};
+use super::error::WireError;
+use super::field_access::{get, set};
 
 /// Byte ranges of the Ethernet header.
 pub mod field {

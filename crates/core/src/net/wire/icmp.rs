@@ -1,6 +1,7 @@
 //! ICMPv4 (RFC 792): echo and error messages quoting a packet.
 
-use super::{get, set, WireError};
+use super::error::WireError;
+use super::field_access::{get, set};
 use crate::net::checksum;
 
 /// Byte ranges of the ICMP header.

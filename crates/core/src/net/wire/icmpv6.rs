@@ -5,7 +5,8 @@
 //! §8.1) with next header 58 and the message's length: the view's buffer is
 //! the whole ICMPv6 message, so the helpers take the two addresses.
 
-use super::{get, set, WireError};
+use super::error::WireError;
+use super::field_access::{get, set};
 use crate::net::checksum;
 
 /// Byte ranges of the ICMPv6 header.

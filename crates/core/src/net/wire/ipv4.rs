@@ -1,6 +1,7 @@
 //! IPv4 header (RFC 791), options allowed.
 
-use super::{get, set, WireError};
+use super::error::WireError;
+use super::field_access::{get, set};
 use crate::net::checksum;
 
 /// Byte ranges of the IPv4 header.

@@ -6,8 +6,9 @@
 //! not fit an Ethernet frame and are not supported: a payload length of 0
 //! is an empty payload.
 
+use super::error::WireError;
+use super::field_access::get;
 use super::ipv6ext::{self, ExtError, UpperLayer};
-use super::{get, WireError};
 use crate::net::checksum;
 
 /// Byte ranges of the IPv6 header.

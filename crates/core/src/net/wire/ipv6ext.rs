@@ -13,7 +13,8 @@
 //! (Mobility 135, HIP 139, Shim6 140, experimental 253 and 254), which are
 //! reported as unknown.
 
-use super::{set, WireError};
+use super::error::WireError;
+use super::field_access::set;
 
 /// Next-header numbers of the IPv6 world (IANA "Assigned Internet Protocol
 /// Numbers"); TCP and UDP are [`crate::net::meta`]'s.

@@ -1,7 +1,7 @@
 //! What TCP and UDP share: a checksum over the IPv4 pseudo header, and the
 //! incremental update NAT makes when it rewrites an address and a port.
 
-use super::{get, set};
+use super::field_access::{get, set};
 use crate::net::checksum;
 use core::ops::Range;
 

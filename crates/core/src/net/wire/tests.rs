@@ -1,3 +1,4 @@
+use super::check::check_stated_len;
 use super::*;
 
 #[test]

@@ -1,7 +1,9 @@
 //! UDP header (RFC 768).
 
+use super::check::check_stated_len;
+use super::error::WireError;
+use super::field_access::{get, set};
 use super::l4::{self, L4Checksum};
-use super::{check_stated_len, get, set, WireError};
 use crate::net::checksum;
 use crate::net::meta::PROTO_UDP;
 

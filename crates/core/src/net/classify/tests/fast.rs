@@ -2,8 +2,9 @@
 //! answers for the common packet.
 
 use crate::net::classify::fast::{classify_fast, FAST_LEN};
+use crate::net::classify::slow::classify_slow;
 use crate::net::classify::*;
-use crate::net::meta::tcp_flags;
+use crate::net::meta::{tcp_flags, FlowKey, PacketMeta, PROTO_ICMP, PROTO_TCP, PROTO_UDP};
 use etherparse::PacketBuilder;
 use proptest::prelude::*;
 

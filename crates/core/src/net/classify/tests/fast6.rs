@@ -3,6 +3,7 @@
 
 use super::fast::agree;
 use crate::net::classify::fast::{classify_fast6, peek_key6, FAST6_LEN};
+use crate::net::classify::slow::classify_slow;
 use crate::net::classify::*;
 use crate::net::meta::{tcp_flags, FlowKey6, PacketMeta6};
 use etherparse::PacketBuilder;

@@ -1,5 +1,8 @@
 use super::*;
-use crate::net::meta::tcp_flags;
+use crate::net::meta::{
+    tcp_flags, FlowKey, IcmpQuote, PacketMeta, PROTO_ICMP, PROTO_TCP, PROTO_UDP,
+};
+use crate::net::wire::ipv4;
 use etherparse::PacketBuilder;
 use proptest::prelude::*;
 

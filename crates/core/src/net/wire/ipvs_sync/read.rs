@@ -1,9 +1,10 @@
 //! Reading a received message with the checks of Linux's receiver.
 
-use super::{
-    conn_type, flags, opt, tcp_state, Conn, ConnRepr, Header, HeaderRepr, SyncError, CONN_V4_LEN,
-    CONN_V6_LEN, HEADER_LEN, HEADER_V0_LEN, SYNC_VERSION, UDP_STATES,
+use super::conn::{
+    conn_type, flags, opt, tcp_state, Conn, ConnRepr, CONN_V4_LEN, CONN_V6_LEN, UDP_STATES,
 };
+use super::error::SyncError;
+use super::header::{Header, HeaderRepr, HEADER_LEN, HEADER_V0_LEN, SYNC_VERSION};
 use crate::net::meta::{PROTO_TCP, PROTO_UDP};
 
 /// Parse one received UDP payload: the header's checks (the datagram's

@@ -1,6 +1,8 @@
 use super::*;
+use crate::net::wire::error::WireError;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
+use std::net::Ipv4Addr;
 
 /// A message as Linux's sender lays it out, written by hand from
 /// `struct ip_vs_sync_mesg`, `struct ip_vs_sync_v4` and `struct

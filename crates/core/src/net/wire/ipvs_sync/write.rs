@@ -1,6 +1,7 @@
 //! Building a message.
 
-use super::{Conn, ConnRepr, Header, CONN_V4_LEN, HEADER_LEN, MAX_ENTRIES, SYNC_VERSION};
+use super::conn::{Conn, ConnRepr, CONN_V4_LEN};
+use super::header::{Header, HEADER_LEN, MAX_ENTRIES, SYNC_VERSION};
 
 /// Builds one message in a caller's buffer (no allocation): entries are
 /// written as they are pushed, the header by [`MessageWriter::finish`].

@@ -11,8 +11,10 @@
 //! packets: [`Advert::answer`] is the NA that answers an NS for one of our
 //! addresses, [`Solicit::multicast`] the NS dirigo sends to resolve one.
 
+use super::error::WireError;
+use super::field_access::{get, set};
+use super::icmpv6;
 use super::ipv6::{self, is_multicast, next_header::ICMPV6};
-use super::{get, icmpv6, set, WireError};
 use icmpv6::msg_type::{NEIGHBOR_ADVERT, NEIGHBOR_SOLICIT};
 
 /// Byte ranges of a Neighbour Solicitation or Advertisement (after the

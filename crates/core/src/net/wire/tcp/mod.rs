@@ -1,9 +1,11 @@
 //! TCP header (RFC 9293): the fields a director reads and rewrites, and
 //! [`Repr`], the header a SYN proxy parses and emits.
 
+use super::check::check_stated_len;
+use super::error::WireError;
+use super::field_access::{get, set};
 use super::l4::{self, L4Checksum};
 use super::tcpopt;
-use super::{check_stated_len, get, set, WireError};
 use crate::net::checksum;
 use crate::net::meta::PROTO_TCP;
 
