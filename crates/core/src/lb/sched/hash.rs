@@ -29,7 +29,8 @@
 //! 256 probes); dh accepts the same flag (IPVS's dh has none) and ignores
 //! `port`.
 
-use super::{available, Loads, SchedFlags, NO_DEST};
+use super::dest::{available, Loads, NO_DEST};
+use super::flags::SchedFlags;
 use crate::net::meta::FlowKey;
 
 /// Buckets in an sh/dh table (IPVS's `IP_VS_SH_TAB_SIZE`).

@@ -6,7 +6,7 @@
 //! strictly better). Weighted comparisons cross-multiply in 128-bit
 //! integers, as IPVS does in 64 bits, never dividing.
 
-use super::{DestLoad, Loads};
+use super::dest::{DestLoad, Loads};
 
 /// IPVS's `ip_vs_dest_conn_overhead`: `active * 256 + inactive`.
 #[inline]

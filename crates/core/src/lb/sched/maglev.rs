@@ -28,8 +28,9 @@
 //! O(n), bounded, and the same on every director with the same set of
 //! available servers, whatever their list order.
 
+use super::dest::{available, Loads, NO_DEST};
+use super::flags::SchedFlags;
 use super::hash::hash_seeded;
-use super::{available, Loads, SchedFlags, NO_DEST};
 use crate::net::meta::FlowKey;
 
 /// Default lookup table size (prime).

@@ -12,7 +12,7 @@
 //! available server, found by binary search in per-server position lists:
 //! O(n log L), never a walk over the whole cycle.
 
-use super::{available, Loads};
+use super::dest::{available, Loads, NO_DEST};
 
 /// Longest wrr cycle stored. Weights whose cycle would be longer are scaled
 /// down proportionally (each weighted server keeps at least 1), which keeps
@@ -138,7 +138,7 @@ impl WrrTable {
         }
         let mut p = *pos as usize % len;
         for _ in 0..WRR_PROBES.min(len) {
-            let s = self.seq.get(p).copied().unwrap_or(super::NO_DEST) as usize;
+            let s = self.seq.get(p).copied().unwrap_or(NO_DEST) as usize;
             p = if p + 1 == len { 0 } else { p + 1 };
             if available(loads, s) {
                 *pos = p as u32;

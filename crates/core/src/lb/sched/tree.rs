@@ -26,8 +26,9 @@
 //! unused. The caller owns the storage, so a worker can carve its trees
 //! out of one preallocated arena.
 
+use super::dest::DestLoad;
+use super::kind::SchedKind;
 use super::least::conn_overhead;
-use super::{DestLoad, SchedKind};
 use std::cmp::Ordering;
 
 /// An empty leaf or node.

@@ -1,6 +1,7 @@
 //! ICMP "fragmentation needed" generated in place (TUN with DF set).
 
-use super::{next_hop, set_eth, XmitError};
+use super::error::XmitError;
+use super::route::{next_hop, set_eth};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::Egress;
 use crate::net::meta::{PacketMeta, PROTO_ICMP};

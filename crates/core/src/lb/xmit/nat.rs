@@ -1,7 +1,8 @@
 //! NAT: rewrite VIP:vport <-> RIP:rport with incremental checksums
 //! (RFC 1624), for TCP/UDP packets and for ICMP errors quoting them.
 
-use super::{next_hop, set_eth, XmitError};
+use super::error::XmitError;
+use super::route::{next_hop, set_eth};
 use crate::net::buf::PacketBuf;
 use crate::net::checksum;
 use crate::net::egress::Egress;

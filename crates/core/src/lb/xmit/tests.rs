@@ -1,7 +1,8 @@
 use super::nat::{nat, nat_icmp, Side};
 use super::*;
 use crate::lb::testutil::*;
-use crate::net::buf::VecBuf;
+use crate::net::buf::{PacketBuf, VecBuf};
+use crate::net::egress::Egress;
 use crate::net::meta::tcp_flags::{ACK, PSH, SYN};
 use etherparse::{IpNumber, Ipv4Header};
 

@@ -1,6 +1,8 @@
 //! IPIP tunnelling: prepend an outer IPv4 header toward the real server.
 
-use super::{next_hop, pull_link_header, set_eth, trim_padding, XmitError};
+use super::error::XmitError;
+use super::frame::{pull_link_header, trim_padding};
+use super::route::{next_hop, set_eth};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::Egress;
 use crate::net::meta::{PacketMeta, PROTO_IPIP};

@@ -1,6 +1,7 @@
 //! Scheduler tests: shared helpers.
 
 use super::*;
+use crate::net::meta::FlowKey;
 
 mod hashing;
 mod least;

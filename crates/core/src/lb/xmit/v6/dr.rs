@@ -1,6 +1,7 @@
 //! IPv6 direct routing: only the Ethernet addresses change.
 
-use super::{next_hop6, set_eth6, XmitError};
+use super::route::{next_hop6, set_eth6};
+use crate::lb::xmit::error::XmitError;
 use crate::net::buf::PacketBuf;
 use crate::net::egress::Egress6;
 

@@ -1,7 +1,8 @@
 //! ICMPv6 Packet Too Big generated in place (a tunnelled packet that
 //! would exceed the egress MTU).
 
-use super::{next_hop6, set_eth6, XmitError};
+use super::route::{next_hop6, set_eth6};
+use crate::lb::xmit::error::XmitError;
 use crate::net::buf::PacketBuf;
 use crate::net::egress::Egress6;
 use crate::net::meta::{PacketMeta6, PROTO_ICMPV6};

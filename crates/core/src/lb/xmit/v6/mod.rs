@@ -39,39 +39,26 @@
 //! TUN is new); NAT translates them with [`nat::nat6_icmp`]. No Packet Too
 //! Big is generated about an ICMPv6 error ([`icmp::packet_too_big6`]
 //! refuses), as RFC 4443 §2.4 (e) and IPVS's `ensure_mtu_is_adequate`.
+//!
+//! [`XmitError`]: super::XmitError
+//! [`XmitError::NoRoute`]: super::XmitError::NoRoute
+//! [`XmitError::Unresolved`]: super::XmitError::Unresolved
+//! [`XmitError::TtlExceeded`]: super::XmitError::TtlExceeded
+//! [`XmitError::NeedFrag`]: super::XmitError::NeedFrag
+//! [`XmitError::Malformed`]: super::XmitError::Malformed
 
 pub mod dr;
 pub mod icmp;
 pub mod nat;
 pub mod nat64;
+mod route;
 pub mod tun;
 
 #[cfg(test)]
 mod tests;
 
-use super::XmitError;
-use crate::net::egress::{Egress6, NextHop6, Resolve6};
-use crate::net::wire::ethernet;
-
 pub use dr::dr6;
 pub use icmp::packet_too_big6;
 pub use nat::{nat6, nat6_icmp};
+pub use route::{next_hop6, set_eth6};
 pub use tun::tun6;
-
-/// Resolve the next hop toward IPv6 destination `dst`.
-#[inline]
-pub fn next_hop6(egress: &impl Egress6, dst: u128) -> Result<NextHop6, XmitError> {
-    match egress.next_hop6(dst) {
-        Resolve6::Ready(nh) => Ok(nh),
-        Resolve6::NoRoute => Err(XmitError::NoRoute),
-        Resolve6::Unresolved { .. } => Err(XmitError::Unresolved),
-    }
-}
-
-/// Write the Ethernet addresses for `nh` at the front of frame `d`.
-#[inline]
-pub fn set_eth6(d: &mut [u8], nh: &NextHop6) -> Result<(), XmitError> {
-    ethernet::Frame::new_unchecked(d)
-        .set_addrs(&nh.dst_mac, &nh.src_mac)
-        .map_err(|_| XmitError::Malformed)
-}

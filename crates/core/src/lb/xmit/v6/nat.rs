@@ -1,7 +1,8 @@
 //! IPv6 NAT: rewrite VIP:vport <-> RIP:rport with incremental checksums
 //! (RFC 1624), for TCP/UDP packets and for ICMPv6 errors quoting them.
 
-use super::{next_hop6, set_eth6, XmitError};
+use super::route::{next_hop6, set_eth6};
+use crate::lb::xmit::error::XmitError;
 use crate::lb::xmit::nat::Side;
 use crate::net::buf::PacketBuf;
 use crate::net::egress::Egress6;

@@ -15,8 +15,10 @@
 //!
 //! Errors leave the frame untouched.
 
-use super::{next_hop6, set_eth6, XmitError};
-use crate::lb::xmit::{next_hop, set_eth, trim_padding};
+use super::route::{next_hop6, set_eth6};
+use crate::lb::xmit::error::XmitError;
+use crate::lb::xmit::frame::trim_padding;
+use crate::lb::xmit::route::{next_hop, set_eth};
 use crate::net::buf::PacketBuf;
 use crate::net::checksum::{update128, update16};
 use crate::net::egress::{Egress, Egress6};

@@ -1,7 +1,8 @@
 //! IPv6-in-IPv6 tunnelling (RFC 2473): prepend an outer IPv6 header toward
 //! the real server, as Linux IPVS does for IPv6 real servers.
 
-use super::{next_hop6, set_eth6, XmitError};
+use super::route::{next_hop6, set_eth6};
+use crate::lb::xmit::error::XmitError;
 use crate::net::buf::PacketBuf;
 use crate::net::egress::Egress6;
 use crate::net::meta::PacketMeta6;
@@ -70,7 +71,7 @@ pub fn tun6<B: PacketBuf>(
     let d = buf.data_mut();
     // the link header moves to the front; its addresses are rewritten by
     // `set_eth6` below
-    crate::lb::xmit::pull_link_header(d, l3, OUTER_LEN);
+    crate::lb::xmit::frame::pull_link_header(d, l3, OUTER_LEN);
     let outer = d.get_mut(l3..l3 + OUTER_LEN).ok_or(XmitError::Malformed)?;
     ipv6::Repr {
         src,

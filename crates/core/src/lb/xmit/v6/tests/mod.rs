@@ -9,6 +9,7 @@ mod props;
 
 use super::*;
 use crate::lb::testutil::{FakeEgress, CLIENT_MAC, GW_MAC, OUR_MAC, RS_MAC};
+use crate::lb::xmit::XmitError;
 use crate::net::egress::{Egress6, Resolve6};
 use crate::net::meta::{FlowKey6, IcmpQuote6, PacketMeta6};
 use etherparse::{
