@@ -81,7 +81,7 @@ fn each_planted_violation_fails_the_check() {
         fn(String) -> String,
         &'static str,
     );
-    let plants: [Plant; 9] = [
+    let plants: [Plant; 12] = [
         (
             "a #[path] module",
             "crates/core/src/net/mod.rs",
@@ -145,6 +145,24 @@ fn each_planted_violation_fails_the_check() {
             "crates/core/src/net/classify/mod.rs",
             |s| s + "\n/// planted\npub fn ttl_of(frame: &[u8]) -> u8 {\n    frame[22]\n}\n",
             "header sliced at a numeric offset",
+        ),
+        (
+            "a sibling importing what its folder's hub re-exports",
+            "crates/core/src/lb/balancer/icmp.rs",
+            |s| s.replace("use super::machine::Balancer;", "use super::Balancer;"),
+            "imports super::Balancer from its folder's hub",
+        ),
+        (
+            "a sibling importing its folder's hub whole",
+            "crates/core/src/lb/balancer/icmp.rs",
+            |s| s + "\n#[allow(unused_imports)]\nuse super::*;\n",
+            "imports super::* from its folder's hub",
+        ),
+        (
+            "a file importing an item its folder's hub defines, by its crate path",
+            "crates/config/src/keepalived/parse.rs",
+            |s| s + "\n#[allow(unused_imports)]\nuse crate::keepalived::Converted;\n",
+            "imports crate::keepalived::Converted from its folder's hub",
         ),
     ];
     for (what, file, plant, says) in plants {
