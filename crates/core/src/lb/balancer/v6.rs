@@ -395,16 +395,13 @@ impl Balancer {
             if reply {
                 return self.drop(LbDrop::Malformed); // not reached: IPv4 replies
             }
-            let res = x6::nat64::to4(
-                buf,
-                meta,
-                c.laddr4,
-                c.lport,
-                c.daddr as u32,
-                c.dport,
-                &mut self.ip_id,
-                egress,
-            );
+            let leg = x6::nat64::Leg4 {
+                src: c.laddr4,
+                sport: c.lport,
+                dst: c.daddr as u32,
+                dport: c.dport,
+            };
+            let res = x6::nat64::to4(buf, meta, leg, &mut self.ip_id, egress);
             return match res {
                 Err(XmitError::Unresolved) | Err(XmitError::NoRoute) => {
                     self.xmit_failed(res.unwrap_err(), egress, c.daddr as u32)

@@ -65,20 +65,32 @@ fn ports_and_checksum(seg: &mut [u8], proto: u8, addrs: [u128; 4], sport: u16, d
     set::<u16>(seg, c, sum);
 }
 
-/// A request of a NAT64 connection, IPv6 → IPv4: from `src`:`sport` (a
-/// pool address and port of this worker) to `dst`:`dport` (the real
-/// server), routed toward `dst`. Returns the egress port.
-#[allow(clippy::too_many_arguments)]
+/// The IPv4 leg of a NAT64 connection: from `src`:`sport` (a pool
+/// address and port of the worker that owns the connection) to
+/// `dst`:`dport` (the real server).
+#[derive(Clone, Copy, Debug)]
+pub struct Leg4 {
+    pub src: u32,
+    pub sport: u16,
+    pub dst: u32,
+    pub dport: u16,
+}
+
+/// A request of a NAT64 connection, IPv6 → IPv4, on its IPv4 `leg`,
+/// routed toward the real server. Returns the egress port.
 pub fn to4<B: PacketBuf>(
     buf: &mut B,
     meta: &PacketMeta6,
-    src: u32,
-    sport: u16,
-    dst: u32,
-    dport: u16,
+    leg: Leg4,
     ident: &mut u16,
     egress: &impl Egress,
 ) -> Result<u16, XmitError> {
+    let Leg4 {
+        src,
+        sport,
+        dst,
+        dport,
+    } = leg;
     let nh = next_hop(egress, dst)?;
     let l3 = meta.l3_off as usize;
     let l4 = meta.l4_off as usize;
@@ -261,7 +273,6 @@ fn icmp_type6(t: u8, code: u8, next_hop_mtu: u16) -> Option<(u8, u8, u32)> {
 /// computed; hop limit 64. Needs 20 bytes of head or tail room more than
 /// the frame has. Errors leave the frame untouched: a type or code RFC 7915
 /// does not translate is [`XmitError::Malformed`].
-#[allow(clippy::too_many_arguments)]
 pub fn icmp_to6<B: PacketBuf>(
     buf: &mut B,
     meta: &PacketMeta,
