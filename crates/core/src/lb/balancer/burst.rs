@@ -97,7 +97,7 @@ impl Balancer {
             reply: self.expects_reply(at.snap, &key),
         };
         let plain = self.plain(at.snap);
-        self.process_hashed(at, buf, meta, &p, plain)
+        self.process_hashed(at, buf, meta, &key, &p, plain)
     }
 
     /// Whether a packet of lookup key `key` is expected to be a NAT reply:
@@ -227,7 +227,8 @@ impl Balancer {
             if let (Some(buf), Some(meta), Some(p)) =
                 (bufs.get_mut(j), metas.get(j), prepared.get(j))
             {
-                emit(j, self.process_hashed(at, buf, meta, p, plain));
+                let key = lookup_key(meta);
+                emit(j, self.process_hashed(at, buf, meta, &key, p, plain));
             }
         }
     }

@@ -3,7 +3,7 @@
 //! the record in the table, ICMP errors, the SYN proxy's pending
 //! connections, expiry and reuse, then a new connection for a service.
 
-use super::burst::{lookup_key, BurstCtx, Prepared};
+use super::burst::{BurstCtx, Prepared};
 use super::established::{established_keeps, is_new_syn, keeps_direct, reusable};
 use super::forward::Counted;
 use super::machine::Balancer;
@@ -15,10 +15,12 @@ use crate::lb::verdict::{LbDrop, LbVerdict};
 use crate::lb::xmit::{self, nat::Side};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::Egress;
-use crate::net::meta::{tcp_flags, PacketMeta, PROTO_TCP, PROTO_UDP};
+use crate::net::meta::{tcp_flags, FlowKey, PacketMeta, PROTO_TCP, PROTO_UDP};
 
 impl Balancer {
-    /// One prepared packet (`p`, [`Balancer::prepare`]); `plain`:
+    /// One prepared packet (`p`, [`Balancer::prepare`]) whose lookup key
+    /// is `key` ([`super::lookup_key`], which the caller reads: computed
+    /// here it cost 12 instructions per packet more, callgrind); `plain`:
     /// [`Balancer::plain`] for the burst.
     #[inline(always)]
     pub(super) fn process_hashed<B: PacketBuf, E: Egress>(
@@ -26,12 +28,12 @@ impl Balancer {
         at: &BurstCtx<E>,
         buf: &mut B,
         meta: &PacketMeta,
+        key: &FlowKey,
         p: &Prepared,
         plain: bool,
     ) -> LbVerdict {
         let (hash, reply) = (p.hash, p.reply);
         let (snap, egress, now) = (at.snap, at.egress, at.now);
-        let key = &lookup_key(meta);
         // (a key of another protocol misses: every record is TCP or UDP,
         // and the miss path below answers it)
         // a miss keeps what it learned of the key's buckets for the insert
@@ -117,10 +119,10 @@ impl Balancer {
                 return self.forward_conn(at, buf, meta, h.idx, c, h.reply);
             }
         }
-        self.new_flow(at, buf, meta, p, probe)
+        self.new_flow(at, buf, meta, key, p, probe)
     }
 
-    /// A packet (prepared as `p`) no connection of the table answers,
+    /// A packet (lookup key `key`, prepared as `p`) no connection of the table answers,
     /// whose lookup gave `probe` (None: look again at insert): the first
     /// of a new connection to a service, or the SYN proxy's, or a counted
     /// drop or not ours.
@@ -130,10 +132,11 @@ impl Balancer {
         at: &BurstCtx<E>,
         buf: &mut B,
         meta: &PacketMeta,
+        key: &FlowKey,
         p: &Prepared,
         probe: Option<LineProbe>,
     ) -> LbVerdict {
-        let (snap, key) = (at.snap, &lookup_key(meta));
+        let snap = at.snap;
         let Some((_, svc)) = snap.service(key.proto, key.dst, key.dport) else {
             return if snap.is_vip(key.dst) {
                 self.drop(LbDrop::NotAService)
