@@ -2,7 +2,7 @@
 //! fixtures in tests/fixtures/keepalived: offline (no daemon), TOML on
 //! stdout that dirigo reads, warnings and errors as `file:line` on stderr.
 
-use dirigo::ctl::config::Config;
+use dirigo_config::Config;
 use dirigo::health::spec::{OnFailure, Probe};
 use dirigo::lb::spec::Method;
 use std::path::Path;

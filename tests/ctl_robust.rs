@@ -6,8 +6,8 @@
 mod ctl_common;
 
 use ctl_common::{start, start_with, Mock};
-use dirigo::ctl::client::Client;
-use dirigo::ctl::proto::{ErrCode, Request, Response, ResponseEnvelope};
+use dirigo_proto::client::Client;
+use dirigo_proto::proto::{ErrCode, Request, Response, ResponseEnvelope};
 use dirigo::ctl::server::{Server, ServerConfig};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;

@@ -11,7 +11,7 @@
 
 mod common;
 
-use dirigo::ctl::adm::args;
+use dirigo_proto::adm::args;
 use dirigo::daemon::control::state_file;
 use dirigo::daemon::control::{apply, ServiceTable};
 use dirigo::lb::spec::Timeouts;

@@ -4,7 +4,7 @@
 //! (ipvsadm-save) text. Never a panic; an error always has a message.
 #![no_main]
 
-use dirigo::ctl::adm::{args, parse_restore_lines, split_socket};
+use dirigo_proto::adm::{args, parse_restore_lines, split_socket};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -3,7 +3,7 @@
 //! problem reported points at a line of the text.
 #![no_main]
 
-use dirigo::ctl::config::{Config, ConfigError};
+use dirigo_config::{Config, ConfigError};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

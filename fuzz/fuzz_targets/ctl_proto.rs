@@ -5,7 +5,7 @@
 //! server reads), and a refused line must say why.
 #![no_main]
 
-use dirigo::ctl::proto::{parse_request_line, ResponseEnvelope, PROTO_VERSION};
+use dirigo_proto::proto::{parse_request_line, ResponseEnvelope, PROTO_VERSION};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

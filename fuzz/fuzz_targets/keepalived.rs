@@ -3,7 +3,7 @@
 //! TOML that reads back, and its services must be `[[service]]` tables.
 #![no_main]
 
-use dirigo::ctl::keepalived::{convert, emit, parse};
+use dirigo_config::keepalived::{convert, emit, parse};
 use libfuzzer_sys::fuzz_target;
 use std::sync::Arc;
 

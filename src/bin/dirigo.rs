@@ -12,7 +12,7 @@ fn main() {
     // stepping the heap up for good
     dirigo::pmd::mem::fixed_mmap_threshold();
     let args: Args = dirigo::cli::parse_with(dirigo::version::long());
-    let cfg = match dirigo::ctl::config::Config::load(&args.config) {
+    let cfg = match dirigo_config::Config::load(&args.config) {
         Ok(c) => c,
         Err(e) if args.check => {
             // like `nginx -t`: every problem as FILE:LINE: message
@@ -55,7 +55,7 @@ fn main() {
 
 /// `--check` of `[control] state_file`: the saved rules as the daemon
 /// would load them at start (a problem as FILE:LINE: message, exit 2).
-fn check_state_file(cfg: &dirigo::ctl::config::Config) {
+fn check_state_file(cfg: &dirigo_config::Config) {
     let Some(path) = &cfg.control.state_file else {
         return;
     };

@@ -65,7 +65,7 @@ impl LoopedWarnings {
              those hosts cannot reach dirigo",
             p.name,
             p.device,
-            crate::ctl::view::MacAddr(p.mac)
+            dirigo_proto::view::MacAddr(p.mac)
         );
     }
 }

@@ -7,7 +7,7 @@ use super::control;
 pub enum DaemonError {
     /// Bad configuration.
     #[error(transparent)]
-    Config(#[from] crate::ctl::config::ConfigError),
+    Config(#[from] dirigo_config::ConfigError),
     /// EAL could not start.
     #[error("EAL init failed: {0} (are hugepages reserved? run scripts/setup-hugepages.sh as root; is another DPDK process using the same --file-prefix?)")]
     Eal(crate::pmd::DpdkError),

@@ -14,7 +14,7 @@
 
 use super::error::DaemonError;
 use super::port::RunningPort;
-use crate::ctl::config::{Config, ExceptionBackend, ExceptionConfig, Port as PortConfig};
+use dirigo_config::{Config, ExceptionBackend, ExceptionConfig, Port as PortConfig};
 use crate::dataplane::exception::TokenBucket;
 use crate::dataplane::worker::TO_PIPELINE;
 use crate::kernel::link::Rtnl;
@@ -137,7 +137,7 @@ fn index(nl: &mut Rtnl, name: &str) -> Result<u32, DaemonError> {
 
 /// The DPDK device name and arguments of a port's kernel interface.
 fn vdev(backend: ExceptionBackend, i: usize, name: &str, mac: [u8; 6]) -> (String, String) {
-    let mac = crate::ctl::view::MacAddr(mac);
+    let mac = dirigo_proto::view::MacAddr(mac);
     match backend {
         ExceptionBackend::Tap => (format!("net_tap_dgx{i}"), format!("iface={name},mac={mac}")),
         ExceptionBackend::VirtioUser => (
@@ -187,7 +187,7 @@ pub fn setup(
                 .as_ref()
                 .map(|n| format!(", netns {n}"))
                 .unwrap_or_default(),
-            crate::ctl::view::MacAddr(rp.mac),
+            dirigo_proto::view::MacAddr(rp.mac),
             rp.mtu
         );
         ifs.push(KernelIf {

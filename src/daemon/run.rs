@@ -9,7 +9,7 @@ use super::{
     announce, control, control_loop, exception, handler, metrics, notify, startup, sync, telemetry,
 };
 use crate::clock::now_ns;
-use crate::ctl::config::Config;
+use dirigo_config::Config;
 use crate::ctl::server::{ServerCounters, StopHandle};
 use crate::dataplane::pipeline::WorkerPipeline;
 use crate::dataplane::rss::ClientOwner;
@@ -326,7 +326,7 @@ fn run_worker(
             pool: &dp.pool,
         }),
         pool: Some(&dp.pool),
-        idle_sleep: cfg.dataplane.idle == crate::ctl::config::IdleMode::Sleep,
+        idle_sleep: cfg.dataplane.idle == dirigo_config::IdleMode::Sleep,
     };
     worker::run(&mut pipe, &io, clock);
 }

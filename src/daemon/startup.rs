@@ -7,9 +7,9 @@ use super::error::DaemonError;
 use super::handler::Ctl;
 use super::port::RunningPort;
 use crate::clock::now_ns;
-use crate::ctl::config::Config;
+use dirigo_config::Config;
 use crate::ctl::server::{Handler, Server, ServerConfig, ServerCounters, StopHandle};
-use crate::ctl::view::MacAddr;
+use dirigo_proto::view::MacAddr;
 use crate::dataplane::rss::ClientOwner;
 use crate::dataplane::shared::WorkerShared;
 use crate::lb::balancer::{Balancer, BalancerConfig};
@@ -433,7 +433,7 @@ pub type Serving = (
 pub fn serve(cfg: &Config, ctl: &Arc<Ctl>) -> Result<Serving, DaemonError> {
     let mut scfg = ServerConfig::new(&cfg.control.socket);
     if let Some(g) = &cfg.control.group {
-        scfg.group = Some(crate::ctl::config::group_id(g).map_err(DaemonError::Other)?);
+        scfg.group = Some(dirigo_config::group_id(g).map_err(DaemonError::Other)?);
         scfg.mode = 0o660;
     }
     let server = Server::bind(scfg, Arc::clone(ctl) as Arc<dyn Handler>)

@@ -5,7 +5,7 @@
 //! mempool and ring; when it stops, they are removed. Nothing of dirigo's
 //! fast path changes. The tool attaches to this process's shared memory,
 //! so EAL must keep it in hugepage files (no `--in-memory`, `--no-shconf`,
-//! `--no-huge`; `ctl::config` refuses those with capture enabled).
+//! `--no-huge`; `dirigo_config` refuses those with capture enabled).
 
 use super::error::{DpdkError, Result};
 

@@ -3,9 +3,9 @@
 //! batches) without the balancing core.
 #![allow(dead_code)]
 
-use dirigo::ctl::proto::{BatchCmd, CtlError, ErrCode, Request, Response};
+use dirigo_proto::proto::{BatchCmd, CtlError, ErrCode, Request, Response};
 use dirigo::ctl::server::{Handler, Server, ServerConfig, StopHandle};
-use dirigo::ctl::view::*;
+use dirigo_proto::view::*;
 use dirigo::lb::spec::{DestSpec, ServiceKey, ServiceSpec, Timeouts};
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddrV4};

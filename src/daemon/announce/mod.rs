@@ -21,8 +21,8 @@
 //! answered, then quiet) or `[announce] sync_wait_ms` passed: the routers
 //! move flows to it only once it knows them.
 
-use crate::ctl::config::Announce;
-use crate::ctl::view::{VipInfo, VipReport};
+use dirigo_config::Announce;
+use dirigo_proto::view::{VipInfo, VipReport};
 use crate::daemon::control::ControlState;
 use crate::daemon::health::{service_name, HealthState};
 use crate::health::engine::JobKey;

@@ -1,7 +1,7 @@
 //! The service table as the control side keeps it, and one mutation
 //! applied to a copy of it.
 
-use crate::ctl::proto::{BatchCmd, CtlError};
+use dirigo_proto::proto::{BatchCmd, CtlError};
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
 
 /// The services as the operator configured them, in order.

@@ -9,7 +9,7 @@
 
 pub mod state_file;
 
-use crate::ctl::proto::{CtlError, ErrCode};
+use dirigo_proto::proto::{CtlError, ErrCode};
 use crate::dataplane::shared::Shared;
 use crate::lb::snapshot::{BuildError, LbIds, Snapshot, SnapshotBuilder};
 use crate::lb::spec::Timeouts;

@@ -4,7 +4,7 @@
 
 use super::ctl::{lock, Ctl};
 use crate::clock::now_ns;
-use crate::ctl::proto::Response;
+use dirigo_proto::proto::Response;
 use crate::daemon::announce;
 
 impl Ctl {

@@ -1,6 +1,6 @@
 //! [`Ctl`], the daemon's control handle, and what it holds.
 
-use crate::ctl::view::Rate;
+use dirigo_proto::view::Rate;
 use crate::daemon::announce::{Announcer, KernelRoutes};
 use crate::daemon::control::ControlState;
 use crate::daemon::port::RunningPort;
@@ -50,7 +50,7 @@ pub struct Ctl {
     pub state_file_failed: Option<Arc<std::sync::atomic::AtomicU64>>,
     /// Connection sync's settings and counters, when `[sync]` is on.
     pub sync: Option<(
-        crate::ctl::config::Sync,
+        dirigo_config::Sync,
         Arc<crate::daemon::sync::SyncStats>,
     )>,
     /// The VIP routes for a routing daemon (`[announce]`), when on. Taken

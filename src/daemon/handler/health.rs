@@ -4,8 +4,8 @@
 
 use super::ctl::{lock, Ctl};
 use crate::clock::now_ns;
-use crate::ctl::proto::{CtlError, ErrCode, Response};
-use crate::ctl::view::{HealthEvent, HealthInfo, HealthReport};
+use dirigo_proto::proto::{CtlError, ErrCode, Response};
+use dirigo_proto::view::{HealthEvent, HealthInfo, HealthReport};
 use crate::daemon::health::{service_name, Changed};
 use crate::health::engine::{Engine, JobKey};
 use crate::health::spec::CheckSpec;

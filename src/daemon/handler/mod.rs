@@ -17,9 +17,9 @@ mod stats;
 
 pub use ctl::{Ctl, HealthEngine, KernelAnnouncer, RateEst, StatKey};
 
-use crate::ctl::proto::{BatchCmd, CtlError, Request, Response};
+use dirigo_proto::proto::{BatchCmd, CtlError, Request, Response};
 use crate::ctl::server::Handler;
-use crate::ctl::view::VersionInfo;
+use dirigo_proto::view::VersionInfo;
 use ctl::lock;
 
 impl Handler for Ctl {
@@ -61,7 +61,7 @@ impl Handler for Ctl {
             Request::Census => self.census(),
             Request::Version => Ok(Response::Version(VersionInfo {
                 version: crate::version::VERSION.into(),
-                proto: crate::ctl::proto::PROTO_VERSION,
+                proto: dirigo_proto::proto::PROTO_VERSION,
                 dpdk: Some(crate::version::dpdk().into()),
                 commit: Some(crate::version::COMMIT.into()),
             })),

@@ -1,8 +1,8 @@
 //! Network requests: ports, port addresses, routes and neighbors.
 
 use super::ctl::{lock, Ctl};
-use crate::ctl::proto::{CtlError, ErrCode, Response};
-use crate::ctl::view::{
+use dirigo_proto::proto::{CtlError, ErrCode, Response};
+use dirigo_proto::view::{
     AddrInfo, KernelIfInfo, MacAddr, NamedCounter, NeighInfo, PortInfo, RouteInfo,
 };
 use crate::dataplane::stats::IoCounters;

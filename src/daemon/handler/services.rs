@@ -2,8 +2,8 @@
 //! committed), `-L` listings with their counters, `-Z`, `-L -c` and reload.
 
 use super::ctl::{lock, Ctl};
-use crate::ctl::proto::{BatchCmd, CtlError, ErrCode, ListOpts, Response};
-use crate::ctl::view::{
+use dirigo_proto::proto::{BatchCmd, CtlError, ErrCode, ListOpts, Response};
+use dirigo_proto::view::{
     CensusInfo, ConnInfo, DestInfo, FingerprintInfo, Rate, ServiceInfo, ServiceList, Stats,
 };
 use crate::daemon::control::apply::{apply, ServiceTable};
@@ -219,7 +219,7 @@ impl Ctl {
     }
 
     pub(super) fn reload(&self) -> Result<Response, CtlError> {
-        let cfg = crate::ctl::config::Config::load(&self.config_path)
+        let cfg = dirigo_config::Config::load(&self.config_path)
             .map_err(|e| CtlError::invalid(e.to_string()))?;
         let t: ServiceTable = cfg
             .services

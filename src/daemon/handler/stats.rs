@@ -2,8 +2,8 @@
 //! and the rate estimators behind `-L --rate`.
 
 use super::ctl::{lock, Ctl, RateEst};
-use crate::ctl::proto::Response;
-use crate::ctl::view::{DropCount, LcoreInfo, NamedCounter, Rate, SyncInfo};
+use dirigo_proto::proto::Response;
+use dirigo_proto::view::{DropCount, LcoreInfo, NamedCounter, Rate, SyncInfo};
 
 /// How many counters the sync thread lists before the workers' start.
 const SYNC_THREAD_COUNTERS: usize =

@@ -5,7 +5,7 @@
 //! the configured table (`ControlState::services`) never changes here, the
 //! effective one is derived from it.
 
-use crate::ctl::config::ServiceHealth;
+use dirigo_config::ServiceHealth;
 use crate::health::engine::{Job, JobKey, Report};
 use crate::health::spec::{CheckSpec, OnFailure};
 use crate::health::state::Tracker;

@@ -2,7 +2,7 @@
 //! remove, maintenance, quorum, the sorry server and withdrawn VIPs.
 
 use super::*;
-use crate::ctl::config::ServiceHealth;
+use dirigo_config::ServiceHealth;
 use crate::health::engine::Report;
 use crate::health::spec::Probe;
 use crate::health::state::Outcome;

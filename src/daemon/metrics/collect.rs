@@ -4,9 +4,9 @@
 //! construction, plus what only the metrics show (the workers' loop
 //! counters, the control server's and the endpoint's own counts).
 
-use crate::ctl::proto::{ListOpts, Request, Response};
+use dirigo_proto::proto::{ListOpts, Request, Response};
 use crate::ctl::server::{Handler, ServerCounters};
-use crate::ctl::view::{
+use dirigo_proto::view::{
     DropCount, HealthReport, LcoreInfo, PortInfo, ServiceInfo, Stats, VipReport,
 };
 use crate::daemon::handler::Ctl;

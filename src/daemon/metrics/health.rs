@@ -2,7 +2,7 @@
 
 use super::collect::Scrape;
 use super::family::{Labels, Out};
-use crate::ctl::view::HealthInfo;
+use dirigo_proto::view::HealthInfo;
 
 /// Each checked server's state and counters; withdrawn VIPs, lost quorums.
 pub(super) fn health(o: &mut Out, s: &Scrape) {

@@ -9,7 +9,7 @@
 use super::collect::{Scrape, WorkerSample};
 pub use super::family::Labels;
 use super::family::{ConstHistogram, Family, Out};
-use crate::ctl::view::{DestInfo, PortInfo, ServiceInfo, Stats};
+use dirigo_proto::view::{DestInfo, PortInfo, ServiceInfo, Stats};
 use crate::dataplane::stats::BURST_BUCKETS;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;

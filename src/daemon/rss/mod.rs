@@ -2,7 +2,7 @@
 //! (`dataplane::rss`), and the owner function the workers use when any
 //! port hashes on the client address.
 
-use crate::ctl::config::Config;
+use dirigo_config::Config;
 use crate::dataplane::rss::{plan, ClientOwner, Plan, RssCaps, KEY};
 use crate::pmd::port::PortCaps;
 use std::sync::Arc;

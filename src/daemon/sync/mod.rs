@@ -22,7 +22,7 @@
 //! waits for a worker and a worker never waits for it.
 
 use crate::counters::counter_enum;
-use crate::ctl::config::Sync as SyncConfig;
+use dirigo_config::Sync as SyncConfig;
 use crate::daemon::error::DaemonError;
 use crate::dataplane::pipeline::{owner_with, steer_mask};
 use crate::dataplane::rss::ClientOwner;

@@ -1,5 +1,5 @@
 //! The telemetry answers, built from the control protocol's views
-//! (`ctl::view`) — pure functions, so their limits are unit-tested.
+//! (`dirigo_proto::view`) — pure functions, so their limits are unit-tested.
 //!
 //! Every answer is one page: `total` entries in all, `start` (the first
 //! shown), the entries under one name, `shown`; when the 16 KiB answer
@@ -9,8 +9,8 @@
 //! hundreds of real servers) is shown with as many of its parts as fit
 //! and a count of those left out (`real_servers_omitted`).
 
-use crate::ctl::adm::format::{dest_port, service_flags};
-use crate::ctl::view::{
+use dirigo_proto::adm::format::{dest_port, service_flags};
+use dirigo_proto::view::{
     DestInfo, DropCount, HealthInfo, HealthReport, LcoreInfo, ServiceInfo, ServiceList, Stats,
 };
 use crate::pmd::telemetry::{Dict, Value};

@@ -22,7 +22,7 @@ mod tests;
 
 use super::error::DaemonError;
 use super::handler::Ctl;
-use crate::ctl::proto::{ListOpts, Request, Response};
+use dirigo_proto::proto::{ListOpts, Request, Response};
 use crate::ctl::server::Handler as _;
 use crate::pmd::telemetry::{self as tel, output_budget, Answer, Command, Dict};
 use std::sync::{Arc, OnceLock, RwLock};

@@ -1,6 +1,6 @@
 use super::build;
 use super::{parse_start, DROPS, HEALTH, SERVICES, WORKERS};
-use crate::ctl::view::{
+use dirigo_proto::view::{
     DestInfo, DropCount, HealthEvent, HealthInfo, HealthReport, LcoreInfo, NamedCounter,
     ServiceInfo, ServiceList, Stats,
 };

@@ -16,9 +16,9 @@
 //! the next change writes the whole table again.
 
 use super::apply::{apply, ServiceTable};
-use crate::ctl::adm::{error_message, format, parse_rules};
-use crate::ctl::config::Problem;
-use crate::ctl::view::{DestInfo, ServiceInfo, ServiceList};
+use dirigo_proto::adm::{error_message, format, parse_rules};
+use dirigo_config::Problem;
+use dirigo_proto::view::{DestInfo, ServiceInfo, ServiceList};
 use crate::lb::spec::Timeouts;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};

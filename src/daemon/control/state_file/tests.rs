@@ -1,5 +1,5 @@
 use super::*;
-use crate::ctl::adm::parse_restore;
+use dirigo_proto::adm::parse_restore;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
 use std::net::Ipv4Addr;
@@ -316,7 +316,7 @@ type = "tcp"
 address = "10.0.0.11:80"
 weight = 7
 "#;
-    let cfg = crate::ctl::config::Config::parse(toml, "t.toml").unwrap();
+    let cfg = dirigo_config::Config::parse(toml, "t.toml").unwrap();
     let s = &cfg.services[0];
     let t: ServiceTable = vec![(s.spec.clone(), s.dests.clone())];
     let mut health = HealthState::default();

@@ -6,7 +6,7 @@ mod server;
 
 use super::collect::{busy_ratio, Collector, Scrape, WorkerSample};
 use super::render::render;
-use crate::ctl::view::{
+use dirigo_proto::view::{
     DestInfo, DropCount, HealthInfo, HealthReport, KernelIfInfo, LcoreInfo, MacAddr, NamedCounter,
     PortInfo, ServiceInfo, Stats,
 };
@@ -108,7 +108,7 @@ fn sample_scrape() -> Scrape {
             speed_mbps: 10_000,
             full_duplex: true,
             mtu: 1500,
-            counters: crate::ctl::view::PortCounters {
+            counters: dirigo_proto::view::PortCounters {
                 ipackets: 1000,
                 opackets: 900,
                 ibytes: 64_000,
@@ -188,14 +188,14 @@ fn sample_scrape() -> Scrape {
             counts: [1, 0, 0, 0],
             events: vec![],
         }),
-        vips: Some(crate::ctl::view::VipReport {
+        vips: Some(dirigo_proto::view::VipReport {
             enabled: true,
             interface: Some("kfront".into()),
             table: Some(100),
             protocol: Some(201),
             draining: false,
             failures: 2,
-            vips: vec![crate::ctl::view::VipInfo {
+            vips: vec![dirigo_proto::view::VipInfo {
                 vip: Ipv4Addr::new(10, 0, 0, 100),
                 state: "withdrawn".into(),
                 why: "no quorum: TCP 10.0.0.100:80 0/2 up".into(),
