@@ -2,9 +2,9 @@
 //! fixtures in tests/fixtures/keepalived: offline (no daemon), TOML on
 //! stdout that dirigo reads, warnings and errors as `file:line` on stderr.
 
-use dirigo_config::Config;
 use dirigo::health::spec::{OnFailure, Probe};
 use dirigo::lb::spec::Method;
+use dirigo_config::Config;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;

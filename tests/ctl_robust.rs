@@ -6,9 +6,9 @@
 mod ctl_common;
 
 use ctl_common::{start, start_with, Mock};
+use dirigo::ctl::server::{Server, ServerConfig};
 use dirigo_proto::client::Client;
 use dirigo_proto::proto::{ErrCode, Request, Response, ResponseEnvelope};
-use dirigo::ctl::server::{Server, ServerConfig};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};

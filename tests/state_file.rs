@@ -11,10 +11,10 @@
 
 mod common;
 
-use dirigo_proto::adm::args;
 use dirigo::daemon::control::state_file;
 use dirigo::daemon::control::{apply, ServiceTable};
 use dirigo::lb::spec::Timeouts;
+use dirigo_proto::adm::args;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::path::Path;

@@ -14,7 +14,6 @@
 
 use super::error::DaemonError;
 use super::port::RunningPort;
-use dirigo_config::{Config, ExceptionBackend, ExceptionConfig, Port as PortConfig};
 use crate::dataplane::exception::TokenBucket;
 use crate::dataplane::worker::TO_PIPELINE;
 use crate::kernel::link::Rtnl;
@@ -25,6 +24,7 @@ use crate::pmd::mbuf::Burst;
 use crate::pmd::mempool::Mempool;
 use crate::pmd::port::{Port, PortSetup};
 use crate::pmd::ring::MbufRing;
+use dirigo_config::{Config, ExceptionBackend, ExceptionConfig, Port as PortConfig};
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;

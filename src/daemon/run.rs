@@ -9,7 +9,6 @@ use super::{
     announce, control, control_loop, exception, handler, metrics, notify, startup, sync, telemetry,
 };
 use crate::clock::now_ns;
-use dirigo_config::Config;
 use crate::ctl::server::{ServerCounters, StopHandle};
 use crate::dataplane::pipeline::WorkerPipeline;
 use crate::dataplane::rss::ClientOwner;
@@ -24,6 +23,7 @@ use crate::pmd::mempool::Mempool;
 use crate::pmd::ring::MbufRing;
 use arc_swap::ArcSwap;
 use crossbeam_queue::ArrayQueue;
+use dirigo_config::Config;
 use handler::Ctl;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -7,9 +7,7 @@ use super::error::DaemonError;
 use super::handler::Ctl;
 use super::port::RunningPort;
 use crate::clock::now_ns;
-use dirigo_config::Config;
 use crate::ctl::server::{Handler, Server, ServerConfig, ServerCounters, StopHandle};
-use dirigo_proto::view::MacAddr;
 use crate::dataplane::rss::ClientOwner;
 use crate::dataplane::shared::WorkerShared;
 use crate::lb::balancer::{Balancer, BalancerConfig};
@@ -20,6 +18,8 @@ use crate::net::route::{RouteTable, StaticRoute};
 use crate::net::view::{NetView, PortInfo};
 use crate::pmd::mempool::Mempool;
 use crate::pmd::port::{Port, PortSetup};
+use dirigo_config::Config;
+use dirigo_proto::view::MacAddr;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 

@@ -3,10 +3,10 @@
 //! batches) without the balancing core.
 #![allow(dead_code)]
 
-use dirigo_proto::proto::{BatchCmd, CtlError, ErrCode, Request, Response};
 use dirigo::ctl::server::{Handler, Server, ServerConfig, StopHandle};
-use dirigo_proto::view::*;
 use dirigo::lb::spec::{DestSpec, ServiceKey, ServiceSpec, Timeouts};
+use dirigo_proto::proto::{BatchCmd, CtlError, ErrCode, Request, Response};
+use dirigo_proto::view::*;
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::PathBuf;

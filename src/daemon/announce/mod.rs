@@ -21,8 +21,6 @@
 //! answered, then quiet) or `[announce] sync_wait_ms` passed: the routers
 //! move flows to it only once it knows them.
 
-use dirigo_config::Announce;
-use dirigo_proto::view::{VipInfo, VipReport};
 use crate::daemon::control::ControlState;
 use crate::daemon::health::{service_name, HealthState};
 use crate::health::engine::JobKey;
@@ -30,6 +28,8 @@ use crate::kernel::link::Rtnl;
 use crate::kernel::netns::Netns;
 use crate::kernel::route::DevRoute;
 use crate::lb::spec::{DestSpec, ServiceSpec};
+use dirigo_config::Announce;
+use dirigo_proto::view::{VipInfo, VipReport};
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 

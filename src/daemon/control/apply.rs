@@ -1,8 +1,8 @@
 //! The service table as the control side keeps it, and one mutation
 //! applied to a copy of it.
 
-use dirigo_proto::proto::{BatchCmd, CtlError};
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
+use dirigo_proto::proto::{BatchCmd, CtlError};
 
 /// The services as the operator configured them, in order.
 pub type ServiceTable = Vec<(ServiceSpec, Vec<DestSpec>)>;

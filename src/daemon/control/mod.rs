@@ -9,7 +9,6 @@
 
 pub mod state_file;
 
-use dirigo_proto::proto::{CtlError, ErrCode};
 use crate::dataplane::shared::Shared;
 use crate::lb::snapshot::{BuildError, LbIds, Snapshot, SnapshotBuilder};
 use crate::lb::spec::Timeouts;
@@ -18,6 +17,7 @@ use crate::net::neigh::NeighTable;
 use crate::net::route::{RouteTable, StaticRoute};
 use crate::net::route6::{RouteTable6, StaticRoute6};
 use crate::net::view::NetView;
+use dirigo_proto::proto::{CtlError, ErrCode};
 use std::collections::HashSet;
 use std::sync::Arc;
 

@@ -4,8 +4,8 @@
 
 use super::ctl::{lock, Ctl};
 use crate::clock::now_ns;
-use dirigo_proto::proto::Response;
 use crate::daemon::announce;
+use dirigo_proto::proto::Response;
 
 impl Ctl {
     pub(super) fn vips(&self) -> Response {

@@ -1,12 +1,12 @@
 //! [`Ctl`], the daemon's control handle, and what it holds.
 
-use dirigo_proto::view::Rate;
 use crate::daemon::announce::{Announcer, KernelRoutes};
 use crate::daemon::control::ControlState;
 use crate::daemon::port::RunningPort;
 use crate::dataplane::shared::Shared;
 use crate::lb::ids::SlotId;
 use crate::lb::stats::TrafficSnapshot;
+use dirigo_proto::view::Rate;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -49,10 +49,7 @@ pub struct Ctl {
     /// the state's lock).
     pub state_file_failed: Option<Arc<std::sync::atomic::AtomicU64>>,
     /// Connection sync's settings and counters, when `[sync]` is on.
-    pub sync: Option<(
-        dirigo_config::Sync,
-        Arc<crate::daemon::sync::SyncStats>,
-    )>,
+    pub sync: Option<(dirigo_config::Sync, Arc<crate::daemon::sync::SyncStats>)>,
     /// The VIP routes for a routing daemon (`[announce]`), when on. Taken
     /// before the state's lock when both are.
     pub announce: Mutex<Option<KernelAnnouncer>>,

@@ -4,12 +4,12 @@
 
 use super::ctl::{lock, Ctl};
 use crate::clock::now_ns;
-use dirigo_proto::proto::{CtlError, ErrCode, Response};
-use dirigo_proto::view::{HealthEvent, HealthInfo, HealthReport};
 use crate::daemon::health::{service_name, Changed};
 use crate::health::engine::{Engine, JobKey};
 use crate::health::spec::CheckSpec;
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec};
+use dirigo_proto::proto::{CtlError, ErrCode, Response};
+use dirigo_proto::view::{HealthEvent, HealthInfo, HealthReport};
 use std::net::{Ipv4Addr, SocketAddr};
 
 impl Ctl {

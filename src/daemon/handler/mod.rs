@@ -17,10 +17,10 @@ mod stats;
 
 pub use ctl::{Ctl, HealthEngine, KernelAnnouncer, RateEst, StatKey};
 
-use dirigo_proto::proto::{BatchCmd, CtlError, Request, Response};
 use crate::ctl::server::Handler;
-use dirigo_proto::view::VersionInfo;
 use ctl::lock;
+use dirigo_proto::proto::{BatchCmd, CtlError, Request, Response};
+use dirigo_proto::view::VersionInfo;
 
 impl Handler for Ctl {
     fn handle(&self, req: Request) -> Result<Response, CtlError> {

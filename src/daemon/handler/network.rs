@@ -1,13 +1,13 @@
 //! Network requests: ports, port addresses, routes and neighbors.
 
 use super::ctl::{lock, Ctl};
+use crate::dataplane::stats::IoCounters;
+use crate::net::addr::Ipv4Cidr;
+use crate::net::neigh::NeighState;
 use dirigo_proto::proto::{CtlError, ErrCode, Response};
 use dirigo_proto::view::{
     AddrInfo, KernelIfInfo, MacAddr, NamedCounter, NeighInfo, PortInfo, RouteInfo,
 };
-use crate::dataplane::stats::IoCounters;
-use crate::net::addr::Ipv4Cidr;
-use crate::net::neigh::NeighState;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::atomic::Ordering::Relaxed;
 

@@ -2,15 +2,15 @@
 //! committed), `-L` listings with their counters, `-Z`, `-L -c` and reload.
 
 use super::ctl::{lock, Ctl};
-use dirigo_proto::proto::{BatchCmd, CtlError, ErrCode, ListOpts, Response};
-use dirigo_proto::view::{
-    CensusInfo, ConnInfo, DestInfo, FingerprintInfo, Rate, ServiceInfo, ServiceList, Stats,
-};
 use crate::daemon::control::apply::{apply, ServiceTable};
 use crate::dataplane::shared::{ConnRequest, ConnWalk};
 use crate::lb::snapshot::Snapshot;
 use crate::lb::spec::{ServiceKey, Timeouts};
 use crate::lb::stats::{sum_dest, sum_service, TrafficSnapshot};
+use dirigo_proto::proto::{BatchCmd, CtlError, ErrCode, ListOpts, Response};
+use dirigo_proto::view::{
+    CensusInfo, ConnInfo, DestInfo, FingerprintInfo, Rate, ServiceInfo, ServiceList, Stats,
+};
 use std::time::Duration;
 
 fn minus(a: TrafficSnapshot, b: &TrafficSnapshot) -> Stats {

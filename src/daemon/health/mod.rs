@@ -5,11 +5,11 @@
 //! the configured table (`ControlState::services`) never changes here, the
 //! effective one is derived from it.
 
-use dirigo_config::ServiceHealth;
 use crate::health::engine::{Job, JobKey, Report};
 use crate::health::spec::{CheckSpec, OnFailure};
 use crate::health::state::Tracker;
 use crate::lb::spec::{DestKey, DestSpec, Method, ServiceKey, ServiceSpec};
+use dirigo_config::ServiceHealth;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
 

@@ -2,13 +2,13 @@
 //! remove, maintenance, quorum, the sorry server and withdrawn VIPs.
 
 use super::*;
-use dirigo_config::ServiceHealth;
 use crate::health::engine::Report;
 use crate::health::spec::Probe;
 use crate::health::state::Outcome;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::spec::Proto;
 use crate::lb::testutil::V4 as _;
+use dirigo_config::ServiceHealth;
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 

@@ -4,14 +4,14 @@
 //! construction, plus what only the metrics show (the workers' loop
 //! counters, the control server's and the endpoint's own counts).
 
-use dirigo_proto::proto::{ListOpts, Request, Response};
 use crate::ctl::server::{Handler, ServerCounters};
-use dirigo_proto::view::{
-    DropCount, HealthReport, LcoreInfo, PortInfo, ServiceInfo, Stats, VipReport,
-};
 use crate::daemon::handler::Ctl;
 use crate::dataplane::stats::LoopCounters;
 use crate::lb::spec::ServiceKey;
+use dirigo_proto::proto::{ListOpts, Request, Response};
+use dirigo_proto::view::{
+    DropCount, HealthReport, LcoreInfo, PortInfo, ServiceInfo, Stats, VipReport,
+};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;

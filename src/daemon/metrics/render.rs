@@ -9,8 +9,8 @@
 use super::collect::{Scrape, WorkerSample};
 pub use super::family::Labels;
 use super::family::{ConstHistogram, Family, Out};
-use dirigo_proto::view::{DestInfo, PortInfo, ServiceInfo, Stats};
 use crate::dataplane::stats::BURST_BUCKETS;
+use dirigo_proto::view::{DestInfo, PortInfo, ServiceInfo, Stats};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 

@@ -2,9 +2,9 @@
 //! (`dataplane::rss`), and the owner function the workers use when any
 //! port hashes on the client address.
 
-use dirigo_config::Config;
 use crate::dataplane::rss::{plan, ClientOwner, Plan, RssCaps, KEY};
 use crate::pmd::port::PortCaps;
+use dirigo_config::Config;
 use std::sync::Arc;
 
 /// The RSS side of what a device reports.

@@ -22,7 +22,6 @@
 //! waits for a worker and a worker never waits for it.
 
 use crate::counters::counter_enum;
-use dirigo_config::Sync as SyncConfig;
 use crate::daemon::error::DaemonError;
 use crate::dataplane::pipeline::{owner_with, steer_mask};
 use crate::dataplane::rss::ClientOwner;
@@ -30,6 +29,7 @@ use crate::dataplane::shared::Shared;
 use crate::lb::spec::Method;
 use crate::lb::sync::SyncConn;
 use crate::net::wire::ipvs_sync::{self as wire, flags, ConnRepr, MessageWriter, SyncError};
+use dirigo_config::Sync as SyncConfig;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::sync::atomic::Ordering::Relaxed;

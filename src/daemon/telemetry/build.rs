@@ -9,11 +9,11 @@
 //! hundreds of real servers) is shown with as many of its parts as fit
 //! and a count of those left out (`real_servers_omitted`).
 
+use crate::pmd::telemetry::{Dict, Value};
 use dirigo_proto::adm::format::{dest_port, service_flags};
 use dirigo_proto::view::{
     DestInfo, DropCount, HealthInfo, HealthReport, LcoreInfo, ServiceInfo, ServiceList, Stats,
 };
-use crate::pmd::telemetry::{Dict, Value};
 
 /// Room kept for a page's trailer (`shown`, `next`, `truncated`).
 const TRAILER: usize = 320;

@@ -22,9 +22,9 @@ mod tests;
 
 use super::error::DaemonError;
 use super::handler::Ctl;
-use dirigo_proto::proto::{ListOpts, Request, Response};
 use crate::ctl::server::Handler as _;
 use crate::pmd::telemetry::{self as tel, output_budget, Answer, Command, Dict};
+use dirigo_proto::proto::{ListOpts, Request, Response};
 use std::sync::{Arc, OnceLock, RwLock};
 
 /// `/dirigo/services`.

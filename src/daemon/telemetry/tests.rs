@@ -1,13 +1,13 @@
 use super::build;
 use super::{parse_start, DROPS, HEALTH, SERVICES, WORKERS};
-use dirigo_proto::view::{
-    DestInfo, DropCount, HealthEvent, HealthInfo, HealthReport, LcoreInfo, NamedCounter,
-    ServiceInfo, ServiceList, Stats,
-};
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
 use crate::pmd::telemetry::{
     output_budget, Dict, MAX_DICT_ENTRIES, MAX_OUTPUT_LEN, MAX_STRING_LEN,
+};
+use dirigo_proto::view::{
+    DestInfo, DropCount, HealthEvent, HealthInfo, HealthReport, LcoreInfo, NamedCounter,
+    ServiceInfo, ServiceList, Stats,
 };
 use serde_json::Value as J;
 use std::net::Ipv4Addr;

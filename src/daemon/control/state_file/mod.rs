@@ -16,10 +16,10 @@
 //! the next change writes the whole table again.
 
 use super::apply::{apply, ServiceTable};
-use dirigo_proto::adm::{error_message, format, parse_rules};
-use dirigo_config::Problem;
-use dirigo_proto::view::{DestInfo, ServiceInfo, ServiceList};
 use crate::lb::spec::Timeouts;
+use dirigo_config::Problem;
+use dirigo_proto::adm::{error_message, format, parse_rules};
+use dirigo_proto::view::{DestInfo, ServiceInfo, ServiceList};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;

@@ -1,7 +1,7 @@
 use super::*;
-use dirigo_proto::adm::parse_restore;
 use crate::lb::sched::{SchedFlags, SchedKind};
 use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
+use dirigo_proto::adm::parse_restore;
 use std::net::Ipv4Addr;
 
 fn svc(proto: Proto, vip: [u8; 4], port: u16, sched: SchedKind) -> ServiceSpec {

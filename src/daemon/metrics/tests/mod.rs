@@ -6,13 +6,13 @@ mod server;
 
 use super::collect::{busy_ratio, Collector, Scrape, WorkerSample};
 use super::render::render;
+use crate::dataplane::stats::{LoopCounters, BURST_BUCKETS};
+use crate::lb::sched::{SchedFlags, SchedKind};
+use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
 use dirigo_proto::view::{
     DestInfo, DropCount, HealthInfo, HealthReport, KernelIfInfo, LcoreInfo, MacAddr, NamedCounter,
     PortInfo, ServiceInfo, Stats,
 };
-use crate::dataplane::stats::{LoopCounters, BURST_BUCKETS};
-use crate::lb::sched::{SchedFlags, SchedKind};
-use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
 use std::net::Ipv4Addr;
 
 fn key(proto: Proto, vip: [u8; 4], port: u16) -> ServiceKey {
