@@ -1,22 +1,34 @@
 //! How the core asks "where does a packet to this address leave, and with
 //! which MACs?" — answered by the route table and neighbor snapshot in the
-//! data path, by a fake in tests.
+//! data path, by a fake in tests. The answers are written once over the
+//! address family ([`NextHopOf`], [`ResolveOf`]); the questions are asked
+//! per family ([`Egress`], [`Egress6`]).
+
+use crate::net::family::{Family, V4, V6};
 
 /// Everything needed to put a frame on the wire towards a next hop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NextHop {
+pub struct NextHopOf<F: Family> {
     /// Egress port index.
     pub port: u16,
     /// The egress port's MAC (Ethernet source).
     pub src_mac: [u8; 6],
     /// The next hop's MAC (Ethernet destination).
     pub dst_mac: [u8; 6],
-    /// The egress port's primary IPv4 address (host order), used as the
-    /// default tunnel source and for ICMP errors.
-    pub src_ip: u32,
+    /// The egress port's source address toward the destination (host
+    /// order): IPv4, the port's primary address; IPv6, its global address
+    /// whose prefix holds the destination, else its first global one (0
+    /// when the port has none). The default tunnel source and the source
+    /// of ICMP errors.
+    pub src_ip: F::Addr,
     /// The egress port's MTU (IP bytes).
     pub mtu: u16,
 }
+
+/// The next hop of an IPv4 destination.
+pub type NextHop = NextHopOf<V4>;
+/// The next hop of an IPv6 destination.
+pub type NextHop6 = NextHopOf<V6>;
 
 /// What a frame that keeps its IP packet as it is (DR) needs of its next
 /// hop: the 12 bytes that open its Ethernet header (destination MAC, then
@@ -32,7 +44,7 @@ pub struct EthHop {
 impl EthHop {
     /// The Ethernet addresses and port of `h`.
     #[inline(always)]
-    pub fn of(h: &NextHop) -> EthHop {
+    pub fn of<F: Family>(h: &NextHopOf<F>) -> EthHop {
         use crate::net::wire::ethernet::field::{DST, SRC};
         let mut macs = [0u8; 12];
         macs[DST].copy_from_slice(&h.dst_mac);
@@ -43,22 +55,28 @@ impl EthHop {
 
 /// Outcome of a next-hop lookup.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Resolve {
+pub enum ResolveOf<F: Family> {
     /// Ready to transmit.
-    Ready(NextHop),
+    Ready(NextHopOf<F>),
     /// No route to the destination.
     NoRoute,
     /// Route known, neighbor MAC not yet resolved: what to resolve. The
     /// query only reports it; whoever acts on the answer asks the control
     /// thread (the pipeline does, from the core's verdict).
     Unresolved {
-        /// The next hop to resolve: the gateway, or the destination itself
-        /// when it is on-link (host order).
-        ip: u32,
+        /// The next hop to resolve (by ARP, by a Neighbour Solicitation):
+        /// the gateway, or the destination itself when it is on-link (host
+        /// order).
+        ip: F::Addr,
         /// The egress port it is to be resolved on.
         port: u16,
     },
 }
+
+/// Outcome of an IPv4 next-hop lookup.
+pub type Resolve = ResolveOf<V4>;
+/// Outcome of an IPv6 next-hop lookup.
+pub type Resolve6 = ResolveOf<V6>;
 
 /// Next-hop resolution as the forwarding core needs it: a pure query, no
 /// side effect.
@@ -80,41 +98,6 @@ pub trait Egress {
     /// The port whose connected network contains `addr`, if any (DR needs
     /// the real server on-link).
     fn on_link(&self, addr: u32) -> Option<u16>;
-}
-
-/// Everything needed to put an IPv6 frame on the wire towards a next hop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NextHop6 {
-    /// Egress port index.
-    pub port: u16,
-    /// The egress port's MAC (Ethernet source).
-    pub src_mac: [u8; 6],
-    /// The next hop's MAC (Ethernet destination).
-    pub dst_mac: [u8; 6],
-    /// The egress port's source address toward the destination (its
-    /// global IPv6 address whose prefix holds it, else its first global
-    /// one; 0 when the port has none): the default tunnel source and the
-    /// source of ICMPv6 errors.
-    pub src_ip: u128,
-    /// The egress port's MTU (IP bytes).
-    pub mtu: u16,
-}
-
-/// Outcome of an IPv6 next-hop lookup (as [`Resolve`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Resolve6 {
-    /// Ready to transmit.
-    Ready(NextHop6),
-    /// No route to the destination.
-    NoRoute,
-    /// Route known, the next hop's MAC not yet resolved (a Neighbour
-    /// Solicitation is needed).
-    Unresolved {
-        /// The gateway, or the destination itself when on-link.
-        ip: u128,
-        /// The egress port.
-        port: u16,
-    },
 }
 
 /// [`Egress`] for IPv6 destinations: a pure query, no side effect.

@@ -6,6 +6,7 @@ pub mod buf;
 pub mod checksum;
 pub mod classify;
 pub mod egress;
+pub mod family;
 pub mod icmp;
 pub mod meta;
 pub mod nd;

@@ -1,125 +1,183 @@
-//! IPv4 routes: connected routes from the ports' addresses plus static
-//! routes, with longest-prefix match.
+//! Routes of either family: connected routes from the ports' addresses
+//! plus static routes, with longest-prefix match. Written once over
+//! [`Family`] ([`Routes<V4>`](RouteTable) for IPv4, [`Routes<V6>`] for
+//! IPv6, see [`crate::net::route6`] for what only IPv6 has).
 //!
 //! **Choice:** a small LPM of our own rather than a crate. A director's
 //! table holds a handful of connected networks and a few static routes, so
-//! the table is 33 vectors (one per prefix length), each sorted by network
-//! address, plus the list of non-empty lengths from longest to shortest.
-//! A lookup masks the destination once per non-empty length and binary
-//! searches that vector: at most 33 searches, typically two or three, no
-//! allocation, no hashing, read-only and shareable through an `Arc`. The
-//! table is rebuilt whole by the control thread on any change (cheap at this
-//! size), which keeps workers lock-free. A trie crate (e.g. `prefix-trie`)
-//! would pay off only with thousands of routes, which a director does not
-//! carry.
+//! the table is one vector per prefix length (33 for IPv4, 129 for IPv6),
+//! each sorted by network address, plus the list of non-empty lengths from
+//! longest to shortest. A lookup masks the destination once per non-empty
+//! length and binary searches that vector: typically two or three
+//! searches, no allocation, no hashing, read-only and shareable through an
+//! `Arc`. The table is rebuilt whole by the control thread on any change
+//! (cheap at this size), which keeps workers lock-free. A trie crate (e.g.
+//! `prefix-trie`) would pay off only with thousands of routes, which a
+//! director does not carry.
 
-use crate::net::addr::{Ipv4Cidr, OwnAddrs};
-use std::net::Ipv4Addr;
+use crate::net::addr::OwnAddrs;
+use crate::net::family::{Family, V4, V6};
+use crate::net::wire::ipv6::is_link_local;
 
 /// A static route as configured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StaticRoute {
+pub struct Static<F: Family> {
     /// Destination prefix (host bits are ignored).
-    pub prefix: Ipv4Cidr,
+    pub prefix: F::Cidr,
     /// Gateway; `None` for a route straight out of `port` (on-link).
-    pub via: Option<u32>,
-    /// Egress port; `None` to take the port whose connected network holds `via`.
+    pub via: Option<F::Addr>,
+    /// Egress port; `None` to take the port whose connected network holds
+    /// `via` (an IPv6 link-local gateway needs its port).
     pub port: Option<u16>,
 }
 
 /// Where the route for a destination points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RouteHit {
+pub struct Hit<F: Family> {
     /// Egress port.
     pub port: u16,
     /// Gateway, or `None` when the destination is on-link.
-    pub gateway: Option<u32>,
+    pub gateway: Option<F::Addr>,
     /// The matched prefix (network form).
-    pub prefix: Ipv4Cidr,
+    pub prefix: F::Cidr,
     /// True for a connected route (from a port address).
     pub connected: bool,
 }
 
-impl RouteHit {
+impl<F: Family> Hit<F> {
     /// The address whose MAC the frame goes to: the gateway, or `dst` itself.
     #[inline]
-    pub fn next_hop_ip(&self, dst: u32) -> u32 {
+    pub fn next_hop_ip(&self, dst: F::Addr) -> F::Addr {
         self.gateway.unwrap_or(dst)
     }
 }
 
 /// Why a route table could not be built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum RouteError {
+pub enum Error<F: Family> {
     /// Two routes for the same prefix.
     #[error("duplicate route for {0}")]
-    Duplicate(Ipv4Cidr),
+    Duplicate(F::Cidr),
     /// A static route with neither gateway nor port.
     #[error("route {0} has neither gateway nor port")]
-    NoNextHop(Ipv4Cidr),
+    NoNextHop(F::Cidr),
     /// The gateway is not inside any connected network.
     #[error("gateway {0} of a route is not on a connected network")]
-    GatewayNotOnLink(Ipv4Addr),
+    GatewayNotOnLink(F::Std),
+    /// An IPv6 link-local gateway without a port.
+    #[error("gateway {0} is link-local: the route must name its port")]
+    LinkLocalNeedsPort(F::Std),
+}
+
+/// What building a table needs of a family beside [`Family`]: its
+/// connected networks and the port a gateway is reached through.
+pub trait Connected: Family {
+    /// The connected networks (network form) of the ports' addresses,
+    /// with their ports, in the ports' order (IPv6: global ones only).
+    fn connected(addrs: &OwnAddrs) -> Vec<(u16, Self::Cidr)>;
+    /// The port a static route's gateway `gw` is reached through.
+    fn gateway_port(addrs: &OwnAddrs, gw: Self::Addr) -> Result<u16, Error<Self>>;
+}
+
+impl Connected for V4 {
+    fn connected(addrs: &OwnAddrs) -> Vec<(u16, Self::Cidr)> {
+        addrs.connected().collect()
+    }
+
+    fn gateway_port(addrs: &OwnAddrs, gw: u32) -> Result<u16, Error<V4>> {
+        addrs
+            .on_link(gw)
+            .ok_or(Error::GatewayNotOnLink(V4::to_std(gw)))
+    }
+}
+
+impl Connected for V6 {
+    fn connected(addrs: &OwnAddrs) -> Vec<(u16, Self::Cidr)> {
+        addrs
+            .port_addrs6()
+            .iter()
+            .filter(|a| !is_link_local(a.cidr.addr))
+            .map(|a| (a.port, V6::network(&a.cidr)))
+            .collect()
+    }
+
+    fn gateway_port(addrs: &OwnAddrs, gw: u128) -> Result<u16, Error<V6>> {
+        if is_link_local(gw) {
+            return Err(Error::LinkLocalNeedsPort(V6::to_std(gw)));
+        }
+        on_link6(addrs, gw).ok_or(Error::GatewayNotOnLink(V6::to_std(gw)))
+    }
+}
+
+/// The port whose connected (global) IPv6 network holds `ip` (the
+/// longest prefix that does).
+pub fn on_link6(addrs: &OwnAddrs, ip: u128) -> Option<u16> {
+    addrs
+        .port_addrs6()
+        .iter()
+        .filter(|a| !is_link_local(a.cidr.addr))
+        .filter(|a| a.cidr.contains(ip))
+        .max_by_key(|a| a.cidr.len)
+        .map(|a| a.port)
 }
 
 /// An immutable longest-prefix-match table.
 #[derive(Clone, Debug)]
-pub struct RouteTable {
-    by_len: [Vec<(u32, RouteHit)>; 33],
+pub struct Routes<F: Family> {
+    /// Per prefix length, the routes sorted by network address.
+    by_len: Vec<Vec<(F::Addr, Hit<F>)>>,
     /// Non-empty prefix lengths, longest first.
     lens: Vec<u8>,
 }
 
-impl Default for RouteTable {
+impl<F: Family> Default for Routes<F> {
     /// An empty table (every lookup misses).
     fn default() -> Self {
-        RouteTable {
-            by_len: std::array::from_fn(|_| Vec::new()),
+        Routes {
+            by_len: vec![Vec::new(); F::BITS as usize + 1],
             lens: Vec::new(),
         }
     }
 }
 
-impl RouteTable {
+impl<F: Connected> Routes<F> {
     /// Build from the connected networks of `addrs` and `statics`. Two port
     /// addresses in the same network give one connected route (first port
     /// wins); a static route may not repeat a connected prefix.
-    pub fn new(addrs: &OwnAddrs, statics: &[StaticRoute]) -> Result<Self, RouteError> {
-        let mut t = RouteTable::default();
-        for (port, net) in addrs.connected() {
-            let hit = RouteHit {
-                port,
-                gateway: None,
-                prefix: net,
-                connected: true,
-            };
-            let v = &mut t.by_len[net.len as usize];
-            if !v.iter().any(|(n, _)| *n == net.addr) {
-                v.push((net.addr, hit));
+    pub fn new(addrs: &OwnAddrs, statics: &[Static<F>]) -> Result<Self, Error<F>> {
+        let mut t = Routes::<F>::default();
+        for (port, net) in F::connected(addrs) {
+            let (addr, len) = F::parts(&net);
+            let v = &mut t.by_len[len as usize];
+            if !v.iter().any(|(n, _)| *n == addr) {
+                let hit = Hit {
+                    port,
+                    gateway: None,
+                    prefix: net,
+                    connected: true,
+                };
+                v.push((addr, hit));
             }
         }
         for r in statics {
-            let net = r.prefix.to_network();
+            let net = F::network(&r.prefix);
+            let (addr, len) = F::parts(&net);
             let port = match (r.via, r.port) {
                 (_, Some(p)) => p,
-                (Some(gw), None) => addrs
-                    .on_link(gw)
-                    .ok_or(RouteError::GatewayNotOnLink(Ipv4Addr::from(gw)))?,
-                (None, None) => return Err(RouteError::NoNextHop(net)),
+                (Some(gw), None) => F::gateway_port(addrs, gw)?,
+                (None, None) => return Err(Error::NoNextHop(net)),
             };
-            let v = &mut t.by_len[net.len as usize];
-            if v.iter().any(|(n, _)| *n == net.addr) {
-                return Err(RouteError::Duplicate(net));
+            let v = &mut t.by_len[len as usize];
+            if v.iter().any(|(n, _)| *n == addr) {
+                return Err(Error::Duplicate(net));
             }
-            v.push((
-                net.addr,
-                RouteHit {
-                    port,
-                    gateway: r.via,
-                    prefix: net,
-                    connected: false,
-                },
-            ));
+            let hit = Hit {
+                port,
+                gateway: r.via,
+                prefix: net,
+                connected: false,
+            };
+            v.push((addr, hit));
         }
         for (len, v) in t.by_len.iter_mut().enumerate().rev() {
             if !v.is_empty() {
@@ -129,13 +187,19 @@ impl RouteTable {
         }
         Ok(t)
     }
+}
 
-    /// Longest-prefix match for `dst` (host order). Never allocates.
+impl<F: Family> Routes<F> {
+    /// Longest-prefix match for `dst` (host order). Never allocates; an
+    /// IPv6 link-local destination has no route.
     #[inline]
-    pub fn lookup(&self, dst: u32) -> Option<RouteHit> {
+    pub fn lookup(&self, dst: F::Addr) -> Option<Hit<F>> {
+        if !F::routable(dst) {
+            return None;
+        }
         for &len in &self.lens {
             let v = self.by_len.get(len as usize)?;
-            let net = dst & Ipv4Cidr::mask_of(len);
+            let net = dst & F::mask_of(len);
             if let Ok(i) = v.binary_search_by_key(&net, |(n, _)| *n) {
                 return v.get(i).map(|(_, h)| *h);
             }
@@ -144,7 +208,7 @@ impl RouteTable {
     }
 
     /// Every route, longest prefixes first (for display).
-    pub fn iter(&self) -> impl Iterator<Item = &RouteHit> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = &Hit<F>> + '_ {
         self.lens
             .iter()
             .flat_map(move |&l| self.by_len[l as usize].iter().map(|(_, h)| h))
@@ -161,10 +225,21 @@ impl RouteTable {
     }
 }
 
+/// An IPv4 static route.
+pub type StaticRoute = Static<V4>;
+/// Where an IPv4 destination's route points.
+pub type RouteHit = Hit<V4>;
+/// Why an IPv4 route table could not be built.
+pub type RouteError = Error<V4>;
+/// The IPv4 route table.
+pub type RouteTable = Routes<V4>;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::addr::Ipv4Cidr;
     use proptest::prelude::*;
+    use std::net::Ipv4Addr;
 
     fn ip(s: &str) -> u32 {
         u32::from(s.parse::<Ipv4Addr>().unwrap())

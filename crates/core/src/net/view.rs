@@ -9,9 +9,10 @@
 //! allocate.
 
 use crate::net::addr::OwnAddrs;
-use crate::net::egress::{Egress, Egress6, NextHop, NextHop6, Resolve, Resolve6};
+use crate::net::egress::{Egress, Egress6, NextHopOf, Resolve, Resolve6, ResolveOf};
+use crate::net::family::Family;
 use crate::net::neigh::NeighSnapshot;
-use crate::net::route::{RouteHit, RouteTable};
+use crate::net::route::{Hit, RouteHit, RouteTable};
 use crate::net::route6::{RouteHit6, RouteTable6};
 use std::sync::Arc;
 
@@ -143,6 +144,37 @@ impl NetView {
     pub fn route(&self, dst: u32) -> Option<RouteHit> {
         self.routes.lookup(dst)
     }
+
+    /// The next hop toward `dst` of either family, whose route lookup
+    /// gave `hit`: the gateway (or `dst` when on-link) in `neigh`, ready
+    /// when it was learned on the route's port, else to be resolved there;
+    /// `src_ip` gives the port's source address toward `dst`.
+    #[inline(always)]
+    fn resolve<F: Family>(
+        &self,
+        hit: Option<Hit<F>>,
+        neigh: &NeighSnapshot<F::Addr>,
+        dst: F::Addr,
+        src_ip: impl FnOnce(u16) -> F::Addr,
+    ) -> ResolveOf<F> {
+        let Some(hit) = hit else {
+            return ResolveOf::NoRoute;
+        };
+        let Some(port) = self.port(hit.port) else {
+            return ResolveOf::NoRoute;
+        };
+        let ip = hit.next_hop_ip(dst);
+        match neigh.lookup(ip) {
+            Some((mac, p)) if p == hit.port => ResolveOf::Ready(NextHopOf {
+                port: hit.port,
+                src_mac: port.mac,
+                dst_mac: mac,
+                src_ip: src_ip(hit.port),
+                mtu: port.mtu,
+            }),
+            _ => ResolveOf::Unresolved { ip, port: hit.port },
+        }
+    }
 }
 
 impl Egress for NetView {
@@ -153,23 +185,10 @@ impl Egress for NetView {
     /// the view does not know.
     #[inline]
     fn next_hop(&self, dst: u32) -> Resolve {
-        let Some(hit) = self.routes.lookup(dst) else {
-            return Resolve::NoRoute;
-        };
-        let Some(port) = self.port(hit.port) else {
-            return Resolve::NoRoute;
-        };
-        let ip = hit.next_hop_ip(dst);
-        match self.neigh.lookup(ip) {
-            Some((mac, p)) if p == hit.port => Resolve::Ready(NextHop {
-                port: hit.port,
-                src_mac: port.mac,
-                dst_mac: mac,
-                src_ip: self.addrs.primary(hit.port).unwrap_or(0),
-                mtu: port.mtu,
-            }),
-            _ => Resolve::Unresolved { ip, port: hit.port },
-        }
+        let hit = self.routes.lookup(dst);
+        self.resolve(hit, &self.neigh, dst, |p| {
+            self.addrs.primary(p).unwrap_or(0)
+        })
     }
 
     #[inline]
@@ -183,23 +202,10 @@ impl Egress6 for NetView {
     /// neighbor snapshot (as [`Egress::next_hop`] does for IPv4).
     #[inline]
     fn next_hop6(&self, dst: u128) -> Resolve6 {
-        let Some(hit) = self.routes6.lookup(dst) else {
-            return Resolve6::NoRoute;
-        };
-        let Some(port) = self.port(hit.port) else {
-            return Resolve6::NoRoute;
-        };
-        let ip = hit.next_hop_ip(dst);
-        match self.neigh6.lookup(ip) {
-            Some((mac, p)) if p == hit.port => Resolve6::Ready(NextHop6 {
-                port: hit.port,
-                src_mac: port.mac,
-                dst_mac: mac,
-                src_ip: self.addrs.source6_for(hit.port, dst).unwrap_or(0),
-                mtu: port.mtu,
-            }),
-            _ => Resolve6::Unresolved { ip, port: hit.port },
-        }
+        let hit = self.routes6.lookup(dst);
+        self.resolve(hit, &self.neigh6, dst, |p| {
+            self.addrs.source6_for(p, dst).unwrap_or(0)
+        })
     }
 
     #[inline]
@@ -212,6 +218,7 @@ impl Egress6 for NetView {
 mod tests {
     use super::*;
     use crate::net::addr::Ipv4Cidr;
+    use crate::net::egress::{NextHop, NextHop6};
     use crate::net::neigh::{NeighConfig, NeighTable};
     use crate::net::route::StaticRoute;
     use std::net::Ipv4Addr;
