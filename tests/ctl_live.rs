@@ -236,16 +236,22 @@ fn dirigoctl_drives_the_real_daemon() {
 }
 
 /// `dirigoctl fingerprint`: the same servers added in another order give
-/// the same fingerprint (what two directors compare), a new weight another.
+/// the same fingerprint (what two directors compare), a new weight or a
+/// new server another, for an IPv6 service (printed `[VIP]:PORT`) as for
+/// an IPv4 one.
 fn fingerprints(l: &Live) {
     let add = |order: &[(u8, u8)]| {
         l.adm_ok("-C");
         l.adm_ok("-A -t 10.0.0.100:80 -s mh");
         l.adm_ok("-A -u 10.0.0.100:53 -s sh -b sh-port");
         l.adm_ok("-A -t 10.0.0.100:81 -s rr");
+        l.adm_ok("-A -t [2001:db8::10]:80 -s mh");
         for &(o, w) in order {
             l.adm_ok(&format!("-a -t 10.0.0.100:80 -r 172.16.0.{o} -g -w {w}"));
             l.adm_ok(&format!("-a -u 10.0.0.100:53 -r 172.16.0.{o} -m -w {w}"));
+            l.adm_ok(&format!(
+                "-a -t [2001:db8::10]:80 -r [2001:db8:2::{o}]:8080 -m -w {w}"
+            ));
         }
         l.ctl("fingerprint")
     };
@@ -256,7 +262,7 @@ fn fingerprints(l: &Live) {
         ["SERVICE", "SCHED", "ENTRIES", "SERVERS", "FINGERPRINT"],
         "{a}"
     );
-    // in key order: TCP :80, TCP :81, UDP :53
+    // in key order: TCP :80, TCP :81, TCP [IPv6]:80, UDP :53
     assert_eq!(
         lines[1][..5],
         ["TCP", "10.0.0.100:80", "mh", "65537", "3"],
@@ -269,6 +275,11 @@ fn fingerprints(l: &Live) {
     assert_eq!(lines[2][1..], ["10.0.0.100:81", "rr", "-", "-", "-"], "{a}");
     assert_eq!(
         lines[3][..5],
+        ["TCP", "[2001:db8::10]:80", "mh", "65537", "3"],
+        "{a}"
+    );
+    assert_eq!(
+        lines[4][..5],
         ["UDP", "10.0.0.100:53", "sh", "256", "3"],
         "{a}"
     );
@@ -287,11 +298,28 @@ fn fingerprints(l: &Live) {
             .to_string()
     };
     assert_ne!(fp(&c), fp(&a), "a new weight, a new table: {a}{c}");
+    // the IPv6 service: its servers enter as they do for IPv4 (they once
+    // all hashed as 0.0.0.0, so nothing changed the fingerprint)
+    let v6 = || l.ctl("fingerprint tcp:[2001:db8::10]:80");
+    let before = v6();
+    assert_eq!(before.lines().count(), 2, "one service: {before}");
+    assert_eq!(fp(&before), lines[3][5], "{a}{before}");
+    l.adm_ok("-a -t [2001:db8::10]:80 -r [2001:db8:2::14]:8080 -m -w 3");
+    let added = v6();
+    assert!(added.contains("[2001:db8::10]:80"), "{added}");
+    assert_eq!(
+        added.lines().nth(1).unwrap().split_whitespace().nth(4),
+        Some("4")
+    );
+    assert_ne!(fp(&added), fp(&before), "a new server: {before}{added}");
+    l.adm_ok("-e -t [2001:db8::10]:80 -r [2001:db8:2::14]:8080 -m -w 5");
+    let edited = v6();
+    assert_ne!(fp(&edited), fp(&added), "a new weight: {added}{edited}");
     let j: serde_json::Value =
         serde_json::from_str(&l.ctl("fingerprint --json udp:10.0.0.100:53")).unwrap();
     let d = &j["ok"]["data"][0];
     assert_eq!(d["sched"], "sh", "{j}");
-    assert_eq!(d["fingerprint"].as_str(), Some(lines[3][5]), "{j}");
+    assert_eq!(d["fingerprint"].as_str(), Some(lines[4][5]), "{j}");
     let o = common::run_with_input(
         Command::new(crate::common::DIRIGOCTL).args([
             "--socket",

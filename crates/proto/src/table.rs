@@ -187,11 +187,11 @@ pub fn fingerprints(f: &[FingerprintInfo]) -> String {
     );
     let dash = |v: Option<u32>| v.map_or("-".to_string(), |n| n.to_string());
     for i in f {
+        // ipvsadm's `[addr]:port` for an IPv6 VIP
         let svc = format!(
-            "{} {}:{}",
+            "{} {}",
             i.service.proto.upper(),
-            i.service.vip,
-            i.service.port
+            std::net::SocketAddr::new(i.service.vip, i.service.port)
         );
         let _ = writeln!(
             out,
@@ -328,4 +328,61 @@ pub fn version(v: &VersionInfo) -> String {
             .map(|d| format!(", DPDK {d}"))
             .unwrap_or_default()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dirigo_core::lb::spec::{Proto, ServiceKey};
+
+    /// A service as ipvsadm writes it: `[addr]:port` for an IPv6 VIP.
+    #[test]
+    fn fingerprints_print_ipv6_services_bracketed() {
+        let info = |vip: &str, port, fp: Option<&str>| FingerprintInfo {
+            service: ServiceKey {
+                proto: Proto::Tcp,
+                vip: vip.parse().unwrap(),
+                port,
+            },
+            sched: if fp.is_some() { "mh" } else { "rr" }.into(),
+            entries: fp.map(|_| 65537),
+            servers: fp.map(|_| 2),
+            fingerprint: fp.map(String::from),
+        };
+        let t = fingerprints(&[
+            info("192.0.2.100", 80, Some("0x0123456789abcdef")),
+            info("2001:db8::10", 80, Some("0xfedcba9876543210")),
+            info("2001:db8::11", 443, None),
+        ]);
+        let lines: Vec<Vec<&str>> = t.lines().map(|l| l.split_whitespace().collect()).collect();
+        assert_eq!(
+            lines[1],
+            [
+                "TCP",
+                "192.0.2.100:80",
+                "mh",
+                "65537",
+                "2",
+                "0x0123456789abcdef"
+            ],
+            "{t}"
+        );
+        assert_eq!(
+            lines[2],
+            [
+                "TCP",
+                "[2001:db8::10]:80",
+                "mh",
+                "65537",
+                "2",
+                "0xfedcba9876543210"
+            ],
+            "{t}"
+        );
+        assert_eq!(
+            lines[3],
+            ["TCP", "[2001:db8::11]:443", "rr", "-", "-", "-"],
+            "{t}"
+        );
+    }
 }

@@ -97,7 +97,8 @@ pub enum Cmd {
     /// server address and port, so it is the same on every machine and
     /// build, and independent of the order the servers were added in.
     Fingerprint {
-        /// Only this service: `[tcp:|udp:]VIP:PORT` (tcp when not said).
+        /// Only this service: `[tcp:|udp:]VIP:PORT` (tcp when not said; an
+        /// IPv6 VIP in brackets: `[2001:db8::10]:80`).
         service: Option<String>,
     },
     /// A live view, like top: services and real servers with their

@@ -13,22 +13,23 @@ use dirigo_proto::client::{socket_path, Client, ClientError};
 use dirigo_proto::proto::{Request, Response, ResponseEnvelope};
 use dirigo_proto::table;
 use dirigo_tools::top;
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::process::ExitCode;
 
-/// `[tcp:|udp:]VIP:PORT`.
+/// `[tcp:|udp:]VIP:PORT`, an IPv6 VIP in brackets (`[2001:db8::10]:80`,
+/// as dirigoctl and ipvsadm print it).
 fn parse_service(s: &str) -> Result<ServiceKey, String> {
     let (proto, rest) = match s.split_once(':') {
         Some(("tcp", r)) => (Proto::Tcp, r),
         Some(("udp", r)) => (Proto::Udp, r),
         _ => (Proto::Tcp, s),
     };
-    let a: SocketAddrV4 = rest
+    let a: SocketAddr = rest
         .parse()
         .map_err(|_| format!("bad service '{s}': want [tcp:|udp:]VIP:PORT"))?;
     Ok(ServiceKey {
         proto,
-        vip: std::net::IpAddr::V4(*a.ip()),
+        vip: a.ip(),
         port: a.port(),
     })
 }

@@ -383,6 +383,100 @@ fn fingerprint_is_siphash_of_the_documented_bytes() {
     assert_eq!(format!("{:#018x}", f.hash), "0x203520759a595c4a");
 }
 
+/// One IPv6 service `[2001:db8::10]:80` of `sched` over these NAT servers
+/// (address, port, weight), in this order, on a director of its own.
+fn fp6_of(sched: SchedKind, servers: &[(&str, u16, u32)]) -> Fingerprint {
+    let mut ids = LbIds::new(4, 16);
+    let mut b = SnapshotBuilder::new();
+    b.mh_table_size(251);
+    let mut spec = svc(Proto::Tcp, V, 80);
+    spec.key.vip = std::net::IpAddr::V6("2001:db8::10".parse().unwrap());
+    spec.sched = sched;
+    let dests = servers
+        .iter()
+        .map(|&(a, port, w)| {
+            let mut d = dest([0, 0, 0, 0], port, Method::Nat, w);
+            d.key.addr = std::net::IpAddr::V6(a.parse().unwrap());
+            d
+        })
+        .collect();
+    b.service(spec, dests);
+    b.build(&mut ids, 1).unwrap().services()[0]
+        .fingerprint()
+        .expect("a table")
+}
+
+/// An IPv6 service's fingerprint follows its servers' addresses, ports
+/// and weights as an IPv4 one does (it once hashed every IPv6 server as
+/// `0.0.0.0`, so adding a server or changing a weight left it unchanged).
+#[test]
+fn ipv6_fingerprint_follows_servers_and_weights() {
+    const A: &str = "2001:db8:2::11";
+    const B: &str = "2001:db8:2::12";
+    for sched in [SchedKind::Mh, SchedKind::Sh] {
+        let one = fp6_of(sched, &[(A, 8080, 1)]);
+        assert_eq!(one.servers, 1, "{sched:?}");
+        let two = fp6_of(sched, &[(A, 8080, 1), (B, 8080, 3)]);
+        assert_eq!(two.servers, 2, "{sched:?}");
+        assert_ne!(two.hash, one.hash, "{sched:?}: a second server");
+        let w = fp6_of(sched, &[(A, 8080, 1), (B, 8080, 5)]);
+        assert_ne!(w.hash, two.hash, "{sched:?}: a changed weight");
+        // the same servers in another order: the same table
+        assert_eq!(fp6_of(sched, &[(B, 8080, 3), (A, 8080, 1)]), two);
+        // one server alone, at another address or port
+        assert_ne!(fp6_of(sched, &[(B, 8080, 1)]).hash, one.hash, "{sched:?}");
+        assert_ne!(fp6_of(sched, &[(A, 8081, 1)]).hash, one.hash, "{sched:?}");
+    }
+    // the IPv4 equivalent, as before
+    let one = fp_of(SchedKind::Mh, &[(2, 1)]).unwrap();
+    let two = fp_of(SchedKind::Mh, &[(2, 1), (3, 3)]).unwrap();
+    let w = fp_of(SchedKind::Mh, &[(2, 1), (3, 5)]).unwrap();
+    assert!(one.hash != two.hash && two.hash != w.hash && one.hash != w.hash);
+}
+
+/// The documented definition for an IPv6 service: every entry is its
+/// server's 16-byte address and port (`::` and 0 for an empty one); a
+/// NAT64 server (IPv4, behind an IPv6 VIP) as its IPv4-mapped address.
+#[test]
+fn ipv6_fingerprint_is_siphash_of_the_documented_bytes() {
+    use std::hash::Hasher;
+    let v6 = |s: &str| std::net::IpAddr::V6(s.parse().unwrap());
+    let mut ids = LbIds::new(4, 16);
+    let mut b = SnapshotBuilder::new();
+    b.nat64_pool(&[Ipv4Addr::new(10, 0, 9, 1)]);
+    let mut spec = svc(Proto::Tcp, V, 80);
+    spec.key.vip = v6("2001:db8::10");
+    spec.sched = SchedKind::Dh;
+    spec.flags.port = true;
+    let mut d6 = dest([0, 0, 0, 0], 8080, Method::Nat, 1);
+    d6.key.addr = v6("2001:db8:2::11");
+    let d64 = dest([10, 0, 0, 3], 0, Method::Nat, 1);
+    b.service(spec, vec![d6, d64]);
+    let s = b.build(&mut ids, 1).unwrap();
+    let svc = &s.services()[0];
+    let mut bytes = b"dh\0\x02".to_vec();
+    bytes.extend_from_slice(&256u32.to_be_bytes());
+    let mut seen = [false; 2];
+    for &i in svc.prepared.buckets().unwrap() {
+        let d = &svc.dests[i as usize];
+        seen[i as usize] = true;
+        let a = match d.key.addr {
+            std::net::IpAddr::V4(a) => a.to_ipv6_mapped(),
+            std::net::IpAddr::V6(a) => a,
+        };
+        bytes.extend_from_slice(&a.octets());
+        bytes.extend_from_slice(&d.port.to_be_bytes());
+    }
+    assert_eq!(seen, [true, true]);
+    let mut h = siphasher::sip::SipHasher24::new_with_keys(0, 0);
+    h.write(&bytes);
+    let f = svc.fingerprint().unwrap();
+    assert_eq!((f.entries, f.servers), (256, 2));
+    assert_eq!(f.hash, h.finish());
+    // a golden value, as for IPv4
+    assert_eq!(format!("{:#018x}", f.hash), "0x994f8fabbf3e7316");
+}
+
 /// IPv6 services sit in their own index: found by `service6`, never by
 /// the IPv4 lookup (and the other way round); a real server of the other
 /// family is refused with ipvsadm's words; IPv6 on-link checks go through
