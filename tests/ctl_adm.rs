@@ -285,6 +285,30 @@ fn dirigoctl_commands() {
     );
     assert_eq!(ctl(s, &["addr", "del", "10.0.0.1"]).code, 0);
     assert_eq!(ctl(s, &["addr", "del", "10.0.0.1"]).code, 1);
+    // IPv6: the same commands (a bare address is /128)
+    assert_eq!(ctl(s, &["addr", "add", "2001:db8::1/64"]).code, 0);
+    assert_eq!(ctl(s, &["addr", "add", "2001:db8::2"]).code, 0);
+    let o = ctl(s, &["addr", "add", "2001:db8::3/129"]);
+    assert_eq!(o.code, 1);
+    assert!(
+        o.stderr.contains("bad address '2001:db8::3/129'"),
+        "{}",
+        o.stderr
+    );
+    assert_eq!(
+        ctl(s, &["addr", "list"]).stdout,
+        "PORT ADDRESS\n0    2001:db8::1/64\n0    2001:db8::2/128\n"
+    );
+    let o = ctl(s, &["addr", "list", "--json"]);
+    assert!(
+        o.stdout
+            .contains(r#"{"port":0,"addr":"2001:db8::1","prefix_len":64}"#),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(ctl(s, &["addr", "del", "2001:db8::1"]).code, 0);
+    assert_eq!(ctl(s, &["addr", "del", "2001:db8::2/128"]).code, 0);
+    assert_eq!(ctl(s, &["addr", "del", "2001:db8::2"]).code, 1);
 
     assert_eq!(
         ctl(s, &["neigh", "add", "10.0.0.7", "02:aa:bb:cc:dd:ee"]).code,

@@ -207,6 +207,45 @@ fn dirigoctl_drives_the_real_daemon() {
     assert!(l.ctl("route list").contains("172.16.1.0"));
     l.ctl("addr del --port 1 172.16.1.1");
     assert!(!l.ctl("addr list").contains("172.16.1.1"));
+    // IPv6: every port lists its link-local address; a global one comes
+    // and goes with its connected route
+    l.ctl("addr add --port 1 2001:db8:1::1/64");
+    let a = l.ctl("addr list");
+    assert!(
+        a.contains("1    2001:db8:1::1/64") && a.contains("fe80::"),
+        "{a}"
+    );
+    assert!(l.ctl("route list").contains("2001:db8:1::/64"));
+    let refused = |args: &str, want: &str| {
+        let mut c = Command::new(crate::common::DIRIGOCTL);
+        c.arg("--socket").arg(&l.sock).args(args.split_whitespace());
+        let o = common::run_with_input(&mut c, "");
+        assert_eq!(o.code, 1, "dirigoctl {args}: {}", o.stdout);
+        assert!(o.stderr.contains(want), "dirigoctl {args}: {}", o.stderr);
+    };
+    refused("addr add --port 0 2001:db8:1::1/64", "already configured");
+    refused("addr add --port 0 fe80::1/64", "link-local");
+    refused("addr add --port 0 ff02::1/64", "multicast");
+    let ll = a
+        .lines()
+        .find_map(|r| {
+            r.split_whitespace()
+                .nth(1)
+                .filter(|x| x.starts_with("fe80::"))
+        })
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let port = a.lines().find(|r| r.contains(&ll)).unwrap()[..1].to_string();
+    refused(
+        &format!("addr del --port {port} {ll}"),
+        "link-local address",
+    );
+    l.ctl("addr del --port 1 2001:db8:1::1");
+    assert!(!l.ctl("addr list").contains("2001:db8:1::1"));
+    refused("addr del --port 1 2001:db8:1::1", "not on port 1");
     l.ctl("neigh add --port 1 172.16.0.50 02:00:00:00:00:50");
     let n = l.ctl("neigh list");
     assert!(

@@ -1,16 +1,16 @@
 //! `dirigo::kernel` against the real kernel (root): a named namespace made
 //! as `ip netns add` makes it, a veth end configured over netlink (MAC, MTU,
-//! namespace, up, addresses), each step checked both by what the kernel
+//! namespace, up, IPv4 and IPv6 addresses), each step checked both by what the kernel
 //! reports to `Rtnl` and by what `ip` prints. Only the test runs `ip`, to
 //! make the veth pair and to look.
 
 mod common;
 
 use common::{root, sh};
-use dirigo::kernel::link::{locally_administered, Rtnl};
+use dirigo::kernel::link::{locally_administered, Addr6, Rtnl};
 use dirigo::kernel::netns::Netns;
 use dirigo::kernel::KernelError;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 use std::os::unix::fs::MetadataExt;
 use std::process::Command;
 
@@ -166,6 +166,36 @@ fn netns_veth_mac_mtu_up_addresses() {
         "{e}"
     );
     eprintln!("removing an absent address: {e}");
+
+    // IPv6: added `nodad` (no duplicate address detection: dirigo answers
+    // it on the wire), listed by addrs6, removed, and refused twice.
+    let g6: Ipv6Addr = "2001:db8:201::1".parse().unwrap();
+    there.add_addr(inside, g6, 64).unwrap();
+    there.add_addr(inside, g6, 64).unwrap(); // already there: fine
+    let a6 = there.addrs6(inside).unwrap();
+    assert!(
+        a6.contains(&Addr6 {
+            addr: g6,
+            prefix_len: 64,
+            nodad: true
+        }),
+        "{a6:?}"
+    );
+    assert_eq!(
+        there.addrs(inside).unwrap(),
+        vec![(Ipv4Addr::new(10, 202, 0, 1), 32)],
+        "addrs lists IPv4 only"
+    );
+    let shown = ok(&format!("ip -n {name} -6 addr show {inner}"));
+    assert!(
+        shown.contains("inet6 2001:db8:201::1/64 scope global nodad"),
+        "{shown}"
+    );
+    assert!(!shown.contains("tentative"), "{shown}");
+    there.del_addr(inside, g6, 64).unwrap();
+    assert!(there.addrs6(inside).unwrap().iter().all(|a| a.addr != g6));
+    let e = there.del_addr(inside, g6, 64).unwrap_err().to_string();
+    assert!(e.contains("2001:db8:201::1/64"), "{e}");
 
     // Refusals read as one line naming the link and the errno's text.
     let e = there.set_mtu(70_000, 1500).unwrap_err();

@@ -7,6 +7,15 @@
 //! DR and NAT stays byte-exact under an hping3 SYN flood to the wan
 //! address, whose excess is counted as the port's rate-limited drops.
 //!
+//! IPv6 on the same lab (issue 54): dirigo's wan port also has
+//! 2001:db8:99::1/64 (the client ::2/64): the kernel interface carries it
+//! (`nodad`), a TCP and a UDP server bound to it in the exception
+//! namespace answer the client (the kernel's own neighbour solicitations
+//! leave through the port, the client's advertisements reach it), the
+//! exception namespace pings the client over IPv6, and an IPv6 address
+//! added with `dirigoctl addr add` appears on the kernel interface (and
+//! goes with `addr del`).
+//!
 //! Also the net_tap defect of the same issue: dirigo's taps in Linux
 //! bridges, the client's address on the bridge and no MAC rewrite by the
 //! lab — every mode's traffic must work out of the box, and a frame that
@@ -26,6 +35,11 @@ use std::time::{Duration, Instant};
 /// dirigo's wan and lan addresses in the lab.
 const WAN: &str = "10.99.0.1";
 const LAN: &str = "10.98.0.1";
+/// dirigo's wan IPv6 address, the client's, and the one added at run time
+/// (the lab's IPv6 plan: tests/lab_ipv6_modes.rs).
+const WAN6: &str = "2001:db8:99::1";
+const CLIENT6: &str = "2001:db8:99::2";
+const WAN6_ADDED: &str = "2001:db8:99::3";
 /// The exception servers' ports on the wan address.
 const TCP_PORT: &str = "2222";
 const UDP_PORT: &str = "2223";
@@ -46,7 +60,11 @@ fn exception_lab(name: &str, prefix: &str, mode: &str) -> Lab {
         },
         65536,
         |c| {
-            c.port_keys(
+            c.edit(
+                &format!("addresses = [\"{WAN}/24\"]"),
+                &format!("addresses = [\"{WAN}/24\", \"{WAN6}/64\"]"),
+            )
+            .port_keys(
                 "wan",
                 &format!("kernel_interface = \"{prefix}-kwan\"\nkernel_rate_limit_pps = {RATE}"),
             )
@@ -250,6 +268,163 @@ fn kernel_reaches_the_networks(lab: &Lab) {
     assert!(n.contains(&r) && n.contains(CLIENT), "{n}");
 }
 
+/// The wan port's IPv6 address on its kernel interface (`nodad`, so at
+/// once usable), a TCP and a UDP server bound to it in the exception
+/// namespace answering the client, and the exception namespace's own
+/// IPv6 traffic to the client (ping: its solicitation out through the
+/// port, the client's advertisement and echo replies back to it).
+fn ipv6_on_the_wan_address(lab: &Lab) {
+    let kwan = format!("{}-kwan", lab.prefix);
+    let shown = in_exc(lab, &["ip", "-6", "addr", "show", "dev", &kwan]);
+    assert!(
+        shown.contains(&format!("inet6 {WAN6}/64 scope global nodad")),
+        "{shown}"
+    );
+    assert!(!shown.contains("tentative"), "{shown}");
+    // the kernel's own link-local address is dirigo's (EUI-64 of the MAC)
+    let mac = lab.ctl_json(&["ports"])[0]["mac"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let b: Vec<u8> = mac
+        .split(':')
+        .map(|x| u8::from_str_radix(x, 16).unwrap())
+        .collect();
+    let g = |x: u8, y: u8| u16::from_be_bytes([x, y]);
+    let ll = std::net::Ipv6Addr::new(
+        0xfe80,
+        0,
+        0,
+        0,
+        g(b[0] ^ 2, b[1]),
+        g(b[2], 0xff),
+        g(0xfe, b[3]),
+        g(b[4], b[5]),
+    );
+    assert!(
+        shown.contains(&format!("inet6 {ll}/64 scope link")),
+        "{shown}"
+    );
+    let list = lab.ctl_json(&["addr", "list"]);
+    assert!(list.to_string().contains(&ll.to_string()), "{list}");
+    lab.enable_ipv6(
+        "client",
+        &format!("{}-wan", lab.prefix),
+        &format!("{CLIENT6}/64"),
+    );
+    let tcp_ready = lab.dir.join("exc-tcp6.ready");
+    let udp_ready = lab.dir.join("exc-udp6.ready");
+    let _tcp = exc_server(
+        lab,
+        &[
+            "python3",
+            &support("rs_server.py"),
+            "--name",
+            "director6",
+            "--bind",
+            WAN6,
+            "--port",
+            TCP_PORT,
+            "--blob-size",
+            "1048576",
+            "--ready-file",
+            &tcp_ready.display().to_string(),
+        ],
+        &tcp_ready,
+    );
+    let _udp = exc_server(
+        lab,
+        &[
+            "python3",
+            &support("udp_echo.py"),
+            "--name",
+            "director6",
+            "--bind",
+            WAN6,
+            "--port",
+            UDP_PORT,
+            "--ready-file",
+            &udp_ready.display().to_string(),
+        ],
+        &udp_ready,
+    );
+    let before = kernel_counters(lab)["to_kernel"].as_u64().unwrap_or(0);
+    // TCP: a 1 MiB download from the director's own IPv6 address
+    let body = lab.dir.join("exc-blob6.bin").display().to_string();
+    let url = format!("http://[{WAN6}]:{TCP_PORT}/blob?size=1048576");
+    let hdr = lab.client(&[
+        "curl", "-sS", "-g", "-m", "30", "-D", "-", "-o", &body, &url,
+    ]);
+    assert!(hdr.contains("X-Server: director6"), "{hdr}");
+    let got = lab.client(&["sha256sum", &body]);
+    let want = lab.client(&["python3", &support("labutil.py"), "blob-sha256", "1048576"]);
+    assert_eq!(got.split_whitespace().next(), Some(want.trim()));
+    // UDP request/response
+    let o = lab.client(&[
+        "python3",
+        &support("udp_probe.py"),
+        WAN6,
+        UDP_PORT,
+        "--count",
+        "3",
+        "--json",
+        "--payload",
+        "hi6",
+    ]);
+    assert_eq!(o.matches("director6").count(), 3, "{o}");
+    let k = kernel_counters(lab);
+    assert!(
+        k["to_kernel"].as_u64().unwrap() > before + 100,
+        "the kernel interface carried it: {k}"
+    );
+    // the kernel learned the client from its advertisement (dirigo
+    // answers the client's solicitations itself); it pings the client
+    let o = in_exc(lab, &["ip", "-6", "neigh", "show", "dev", &kwan]);
+    assert!(o.contains(CLIENT6), "{o}");
+    let o = in_exc(
+        lab,
+        &["ping", "-6", "-c", "3", "-i", "0.2", "-W", "2", CLIENT6],
+    );
+    assert!(o.contains("3 received"), "{o}");
+    // ping6 to the address stays dirigo's
+    let echo = counter(lab, "echo6_replied");
+    lab.client(&["ping", "-6", "-c", "3", "-i", "0.2", "-W", "2", WAN6]);
+    assert!(counter(lab, "echo6_replied") >= echo + 3);
+}
+
+/// `dirigoctl addr add/del` of an IPv6 address reaches the kernel
+/// interface, as of an IPv4 one.
+fn ipv6_address_at_run_time(lab: &Lab) {
+    let kwan = format!("{}-kwan", lab.prefix);
+    let ctl = |args: &[&str]| {
+        let o = Command::new(crate::common::DIRIGOCTL)
+            .args(["--socket", &lab.sock])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "dirigoctl {args:?}: {}", out(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let added = format!("{WAN6_ADDED}/64");
+    ctl(&["addr", "add", &added, "--port", "0"]);
+    let shown = in_exc(lab, &["ip", "-6", "addr", "show", "dev", &kwan]);
+    assert!(
+        shown.contains(&format!("inet6 {added} scope global nodad")),
+        "{shown}"
+    );
+    let list = ctl(&["addr", "list"]);
+    assert!(
+        list.contains(&added) && list.contains(&format!("{WAN6}/64")),
+        "{list}"
+    );
+    // dirigo answers for it: the client resolves and pings it
+    lab.client(&["ping", "-6", "-c", "2", "-i", "0.2", "-W", "2", WAN6_ADDED]);
+    ctl(&["addr", "del", WAN6_ADDED, "--port", "0"]);
+    let shown = in_exc(lab, &["ip", "-6", "addr", "show", "dev", &kwan]);
+    assert!(!shown.contains(WAN6_ADDED), "{shown}");
+    assert!(shown.contains(WAN6), "{shown}");
+}
+
 /// VIP transfers byte-exact while hping3 floods SYNs at the wan address's
 /// TCP port from the client namespace; the flood beyond the port's rate
 /// limit is counted; the kernel's own server keeps answering.
@@ -323,6 +498,7 @@ fn lab_exception_path_dr_then_nat() {
 
     let _servers = servers_on_the_wan_address(&lab);
     kernel_reaches_the_networks(&lab);
+    ipv6_on_the_wan_address(&lab);
     // DR
     transfer(&lab, "dr");
     udp(&lab, "ret0");
@@ -347,6 +523,7 @@ fn lab_exception_path_dr_then_nat() {
     assert!(o.status.success(), "{}", out(&o));
     let addrs = in_exc(&lab, &["ip", "-br", "addr", "show", "dgx-kwan"]);
     assert!(addrs.contains("10.99.0.3/24"), "{addrs}");
+    ipv6_address_at_run_time(&lab);
     let text = Command::new(crate::common::DIRIGOCTL)
         .args(["--socket", &lab.sock, "ports"])
         .output()

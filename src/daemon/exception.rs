@@ -18,14 +18,13 @@ use crate::dataplane::exception::TokenBucket;
 use crate::dataplane::worker::TO_PIPELINE;
 use crate::kernel::link::Rtnl;
 use crate::kernel::netns::Netns;
-use crate::net::addr::Ipv4Cidr;
 use crate::net::buf::PacketBuf;
 use crate::pmd::mbuf::Burst;
 use crate::pmd::mempool::Mempool;
 use crate::pmd::port::{Port, PortSetup};
 use crate::pmd::ring::MbufRing;
 use dirigo_config::{Config, ExceptionBackend, ExceptionConfig, Port as PortConfig};
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
@@ -105,20 +104,20 @@ impl ExceptionPath {
         }
     }
 
-    /// Add (or remove) an address on port `port`'s kernel interface, as
-    /// `dirigoctl addr add/del` does on the port. No interface: nothing.
-    pub fn set_addr(&self, port: u16, cidr: Ipv4Cidr, add: bool) -> Result<(), DaemonError> {
+    /// Add (or remove) `addr/len` (IPv4, or IPv6: added `nodad`) on port
+    /// `port`'s kernel interface, as `dirigoctl addr add/del` does on the
+    /// port. No interface: nothing.
+    pub fn set_addr(&self, port: u16, addr: IpAddr, len: u8, add: bool) -> Result<(), DaemonError> {
         let Some(k) = self.of_port(port) else {
             return Ok(());
         };
         let name = k.name.clone();
         self.netlink(move |nl| {
             let idx = index(nl, &name)?;
-            let a = Ipv4Addr::from(cidr.addr);
             if add {
-                nl.add_addr(idx, a, cidr.len)
+                nl.add_addr(idx, addr, len)
             } else {
-                nl.del_addr(idx, a, cidr.len)
+                nl.del_addr(idx, addr, len)
             }
             .map_err(kerr)
         })
@@ -270,14 +269,26 @@ fn configure_link(
     if let Some(ns) = netns {
         root.set_netns(idx, ns).map_err(kerr)?;
     }
-    let addrs = pc.addresses.clone();
+    // IPv4, then IPv6 (`nodad`: dirigo answers duplicate address
+    // detection for them on the wire; the kernel's own link-local address,
+    // EUI-64 of the port's MAC, is dirigo's too)
+    let addrs: Vec<(IpAddr, u8)> = pc
+        .addresses
+        .iter()
+        .map(|c| (Ipv4Addr::from(c.addr).into(), c.len))
+        .chain(
+            pc.addresses6
+                .iter()
+                .map(|c| (Ipv6Addr::from(c.addr).into(), c.len)),
+        )
+        .collect();
     let name2 = name.to_string();
     let configure = move || -> Result<(), crate::kernel::KernelError> {
         let mut nl = Rtnl::open()?;
         let idx = nl.index_of(&name2)?.unwrap_or(idx);
         nl.set_up(idx, true)?;
-        for c in &addrs {
-            nl.add_addr(idx, Ipv4Addr::from(c.addr), c.len)?;
+        for &(a, len) in &addrs {
+            nl.add_addr(idx, a, len)?;
         }
         Ok(())
     };

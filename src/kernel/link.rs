@@ -1,6 +1,6 @@
-//! Links and their IPv4 addresses over rtnetlink (`NETLINK_ROUTE`), with a
-//! synchronous socket: what `ip link set` and `ip addr add/del` do, without
-//! running `ip`.
+//! Links and their IPv4 and IPv6 addresses over rtnetlink
+//! (`NETLINK_ROUTE`), with a synchronous socket: what `ip link set` and
+//! `ip addr add/del` do, without running `ip`.
 //!
 //! Every request asks for the kernel's acknowledgement (`NLM_F_ACK`) and
 //! waits for it; a refusal becomes a [`KernelError::Netlink`] carrying the
@@ -12,12 +12,14 @@ use netlink_packet_core::{
     NetlinkBuffer, NetlinkMessage, NetlinkPayload, NlasIterator, NLMSG_ALIGNTO, NLM_F_ACK,
     NLM_F_ACK_TLVS, NLM_F_CAPPED, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REQUEST,
 };
-use netlink_packet_route::address::{AddressAttribute, AddressMessage, AddressScope};
+use netlink_packet_route::address::{
+    AddressAttribute, AddressFlags, AddressHeaderFlags, AddressMessage, AddressScope,
+};
 use netlink_packet_route::link::{LinkAttribute, LinkFlags, LinkMessage};
 use netlink_packet_route::{AddressFamily, RouteNetlinkMessage};
 use netlink_sys::{protocols::NETLINK_ROUTE, Socket, SocketAddr};
 use std::io;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::fd::AsRawFd;
 
 pub use dirigo_config::names::IFNAMSIZ;
@@ -43,6 +45,24 @@ pub struct LinkInfo {
     pub up: bool,
     /// The carrier is up (`IFF_LOWER_UP`).
     pub lower_up: bool,
+}
+
+/// An IPv6 address of a link, as the kernel reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Addr6 {
+    /// The address.
+    pub addr: Ipv6Addr,
+    /// Its prefix length.
+    pub prefix_len: u8,
+    /// Added without duplicate address detection (`IFA_F_NODAD`).
+    pub nodad: bool,
+}
+
+/// One address of an `RTM_GETADDR` dump.
+struct Dumped {
+    addr: IpAddr,
+    prefix_len: u8,
+    nodad: bool,
 }
 
 /// An rtnetlink socket, bound in the network namespace of the thread that
@@ -177,19 +197,28 @@ impl Rtnl {
         )
     }
 
-    /// Add `addr/prefix_len` to the link, with its broadcast address (as
-    /// `ip addr add ... brd +` sets it; none for /31 and /32). An address
-    /// the link already has, with the same prefix, is not an error.
+    /// Add `addr/prefix_len` to the link. An IPv4 address gets its
+    /// broadcast address (as `ip addr add ... brd +` sets it; none for /31
+    /// and /32); an IPv6 one is added `nodad` (`IFA_F_NODAD`: usable at
+    /// once, no duplicate address detection; dirigo answers for it on the
+    /// wire). An address the link already has, with the same prefix, is
+    /// not an error.
     pub fn add_addr(
         &mut self,
         index: u32,
-        addr: Ipv4Addr,
+        addr: impl Into<IpAddr>,
         prefix_len: u8,
     ) -> Result<(), KernelError> {
+        let addr = addr.into();
         let op = self.link_op(index, format!("cannot add address {addr}/{prefix_len}"));
         let mut msg = addr_message(index, addr, prefix_len);
-        if let Some(brd) = broadcast(addr, prefix_len) {
-            msg.attributes.push(AddressAttribute::Broadcast(brd));
+        match addr {
+            IpAddr::V4(a) => {
+                if let Some(brd) = broadcast(a, prefix_len) {
+                    msg.attributes.push(AddressAttribute::Broadcast(brd));
+                }
+            }
+            IpAddr::V6(_) => msg.header.flags = AddressHeaderFlags::Nodad,
         }
         let flags = NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL;
         match self.exchange(&op, RouteNetlinkMessage::NewAddress(msg), flags) {
@@ -203,9 +232,10 @@ impl Rtnl {
     pub fn del_addr(
         &mut self,
         index: u32,
-        addr: Ipv4Addr,
+        addr: impl Into<IpAddr>,
         prefix_len: u8,
     ) -> Result<(), KernelError> {
+        let addr = addr.into();
         let op = self.link_op(index, format!("cannot remove address {addr}/{prefix_len}"));
         let msg = addr_message(index, addr, prefix_len);
         self.exchange(&op, RouteNetlinkMessage::DelAddress(msg), NLM_F_ACK)
@@ -249,9 +279,42 @@ impl Rtnl {
     /// order (primary addresses first). Empty for an index that does not
     /// exist.
     pub fn addrs(&mut self, index: u32) -> Result<Vec<(Ipv4Addr, u8)>, KernelError> {
+        Ok(self
+            .dump_addrs(index, AddressFamily::Inet)?
+            .into_iter()
+            .filter_map(|a| match a.addr {
+                IpAddr::V4(v) => Some((v, a.prefix_len)),
+                IpAddr::V6(_) => None,
+            })
+            .collect())
+    }
+
+    /// The link's IPv6 addresses (its link-local one included), in the
+    /// kernel's order. Empty for an index that does not exist.
+    pub fn addrs6(&mut self, index: u32) -> Result<Vec<Addr6>, KernelError> {
+        Ok(self
+            .dump_addrs(index, AddressFamily::Inet6)?
+            .into_iter()
+            .filter_map(|a| match a.addr {
+                IpAddr::V6(addr) => Some(Addr6 {
+                    addr,
+                    prefix_len: a.prefix_len,
+                    nodad: a.nodad,
+                }),
+                IpAddr::V4(_) => None,
+            })
+            .collect())
+    }
+
+    /// The link's addresses of `family` (`RTM_GETADDR` dump).
+    fn dump_addrs(
+        &mut self,
+        index: u32,
+        family: AddressFamily,
+    ) -> Result<Vec<Dumped>, KernelError> {
         let op = self.link_op(index, "cannot list addresses");
         let mut msg = AddressMessage::default();
-        msg.header.family = AddressFamily::Inet;
+        msg.header.family = family;
         msg.header.index = index;
         let replies = self.exchange(&op, RouteNetlinkMessage::GetAddress(msg), NLM_F_DUMP)?;
         let mut out = Vec::new();
@@ -259,19 +322,25 @@ impl Rtnl {
             let RouteNetlinkMessage::NewAddress(a) = r else {
                 continue;
             };
-            if a.header.index != index || a.header.family != AddressFamily::Inet {
+            if a.header.index != index || a.header.family != family {
                 continue;
             }
             let (mut local, mut address) = (None, None);
+            let mut nodad = a.header.flags.contains(AddressHeaderFlags::Nodad);
             for attr in a.attributes {
                 match attr {
-                    AddressAttribute::Local(IpAddr::V4(v)) => local = Some(v),
-                    AddressAttribute::Address(IpAddr::V4(v)) => address = Some(v),
+                    AddressAttribute::Local(v) => local = Some(v),
+                    AddressAttribute::Address(v) => address = Some(v),
+                    AddressAttribute::Flags(f) => nodad = f.contains(AddressFlags::Nodad),
                     _ => {}
                 }
             }
-            if let Some(ip) = local.or(address) {
-                out.push((ip, a.header.prefix_len));
+            if let Some(addr) = local.or(address) {
+                out.push(Dumped {
+                    addr,
+                    prefix_len: a.header.prefix_len,
+                    nodad,
+                });
             }
         }
         Ok(out)
@@ -411,14 +480,17 @@ pub(super) fn extack_message(flags: u16, payload: &[u8]) -> Option<String> {
 }
 
 /// The request body of `ip addr add/del ADDR/LEN dev INDEX`.
-fn addr_message(index: u32, addr: Ipv4Addr, prefix_len: u8) -> AddressMessage {
+fn addr_message(index: u32, addr: IpAddr, prefix_len: u8) -> AddressMessage {
     let mut msg = AddressMessage::default();
-    msg.header.family = AddressFamily::Inet;
+    msg.header.family = match addr {
+        IpAddr::V4(_) => AddressFamily::Inet,
+        IpAddr::V6(_) => AddressFamily::Inet6,
+    };
     msg.header.prefix_len = prefix_len;
     msg.header.scope = AddressScope::Universe;
     msg.header.index = index;
-    msg.attributes.push(AddressAttribute::Local(addr.into()));
-    msg.attributes.push(AddressAttribute::Address(addr.into()));
+    msg.attributes.push(AddressAttribute::Local(addr));
+    msg.attributes.push(AddressAttribute::Address(addr));
     msg
 }
 

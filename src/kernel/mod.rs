@@ -5,8 +5,9 @@
 //!   mount at `/run/netns/NAME`), created when missing, entered on a scoped
 //!   thread.
 //! * [`link`] — an rtnetlink socket ([`link::Rtnl`]) bound in one namespace:
-//!   a link's MAC, MTU, up/down and namespace, its IPv4 addresses, and what
-//!   the kernel reports about it; plus the interface-name and MAC rules
+//!   a link's MAC, MTU, up/down and namespace, its IPv4 and IPv6 (`nodad`)
+//!   addresses, and what the kernel reports about it; plus the
+//!   interface-name and MAC rules
 //!   ([`link::valid_ifname`], [`link::locally_administered`]).
 //! * [`route`] — device routes in a table, tagged with a protocol number
 //!   ([`route::DevRoute`]): added, removed and listed with the same socket

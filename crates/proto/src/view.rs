@@ -233,8 +233,8 @@ pub struct KernelIfInfo {
 pub struct AddrInfo {
     /// Port id.
     pub port: u16,
-    /// Address.
-    pub addr: Ipv4Addr,
+    /// Address, IPv4 or IPv6 (a port's link-local IPv6 address included).
+    pub addr: std::net::IpAddr,
     /// Prefix length of the connected network.
     pub prefix_len: u8,
 }

@@ -2,7 +2,7 @@
 
 use super::ctl::{lock, Ctl};
 use crate::dataplane::stats::IoCounters;
-use crate::net::addr::Ipv4Cidr;
+use crate::net::addr::{Ipv4Cidr, Ipv6Cidr};
 use crate::net::neigh::NeighState;
 use dirigo_proto::proto::{CtlError, ErrCode, Response};
 use dirigo_proto::view::{
@@ -65,77 +65,118 @@ impl Ctl {
 
     pub(super) fn addresses(&self) -> Response {
         let st = lock(&self.state);
-        Response::Addresses(
-            st.port_addrs
-                .iter()
-                .map(|(p, c)| AddrInfo {
-                    port: *p,
-                    addr: Ipv4Addr::from(c.addr),
-                    prefix_len: c.len,
-                })
-                .collect(),
-        )
+        let v4 = st.port_addrs.iter().map(|(p, c)| AddrInfo {
+            port: *p,
+            addr: Ipv4Addr::from(c.addr).into(),
+            prefix_len: c.len,
+        });
+        let v6 = st.port_addrs6.iter().map(|(p, c)| AddrInfo {
+            port: *p,
+            addr: Ipv6Addr::from(c.addr).into(),
+            prefix_len: c.len,
+        });
+        Response::Addresses(v4.chain(v6).collect())
     }
 
     pub(super) fn addr_add(
         &self,
         port: u16,
-        addr: Ipv4Addr,
+        addr: IpAddr,
         prefix_len: u8,
     ) -> Result<Response, CtlError> {
         if port as usize >= self.ports.len() {
             return Err(CtlError::new(ErrCode::NotFound, format!("no port {port}")));
         }
-        let c = Ipv4Cidr::new(u32::from(addr), prefix_len)
-            .ok_or_else(|| CtlError::invalid(format!("bad prefix length {prefix_len}")))?;
+        let bad_len = || CtlError::invalid(format!("bad prefix length {prefix_len}"));
+        let exists = || CtlError::new(ErrCode::Exists, format!("{addr} already configured"));
         let mut st = lock(&self.state);
-        if st.port_addrs.iter().any(|(_, x)| x.addr == c.addr) {
-            return Err(CtlError::new(
-                ErrCode::Exists,
-                format!("{addr} already configured"),
-            ));
+        match addr {
+            IpAddr::V4(a) => {
+                let c = Ipv4Cidr::new(u32::from(a), prefix_len).ok_or_else(bad_len)?;
+                if st.port_addrs.iter().any(|(_, x)| x.addr == c.addr) {
+                    return Err(exists());
+                }
+                st.port_addrs.push((port, c));
+                if let Err(e) = st.publish_net(&self.shared) {
+                    st.port_addrs.pop();
+                    return Err(e);
+                }
+                st.pending_garp.push(c.addr);
+            }
+            IpAddr::V6(a) => {
+                let c = Ipv6Cidr::new(u128::from(a), prefix_len).ok_or_else(bad_len)?;
+                if let Some(why) = crate::net::addr::ipv6_unusable(c.addr) {
+                    return Err(CtlError::invalid(format!(
+                        "{addr} cannot be a port address: {why}"
+                    )));
+                }
+                if st.port_addrs6.iter().any(|(_, x)| x.addr == c.addr) {
+                    return Err(exists());
+                }
+                st.port_addrs6.push((port, c));
+                if let Err(e) = st.publish_net(&self.shared) {
+                    st.port_addrs6.pop();
+                    return Err(e);
+                }
+                // an unsolicited NA, as a gratuitous ARP for IPv4
+                st.pending_na6.push(c.addr);
+            }
         }
-        st.port_addrs.push((port, c));
-        if let Err(e) = st.publish_net(&self.shared) {
-            st.port_addrs.pop();
-            return Err(e);
-        }
-        st.pending_garp.push(c.addr);
         drop(st);
-        self.kernel_addr(port, c, true)?;
+        self.kernel_addr(port, addr, prefix_len, true)?;
         Ok(Response::Done)
     }
 
-    pub(super) fn addr_del(&self, port: u16, addr: Ipv4Addr) -> Result<Response, CtlError> {
+    pub(super) fn addr_del(&self, port: u16, addr: IpAddr) -> Result<Response, CtlError> {
         let mut st = lock(&self.state);
-        let a = u32::from(addr);
-        let Some(i) = st
-            .port_addrs
-            .iter()
-            .position(|(p, c)| *p == port && c.addr == a)
-        else {
-            return Err(CtlError::new(
-                ErrCode::NotFound,
-                format!("{addr} not on port {port}"),
-            ));
+        let not_found = || CtlError::new(ErrCode::NotFound, format!("{addr} not on port {port}"));
+        let len = match addr {
+            IpAddr::V4(a) => {
+                let a = u32::from(a);
+                let i = st
+                    .port_addrs
+                    .iter()
+                    .position(|(p, c)| *p == port && c.addr == a)
+                    .ok_or_else(not_found)?;
+                let removed = st.port_addrs.remove(i);
+                if let Err(e) = st.publish_net(&self.shared) {
+                    st.port_addrs.insert(i, removed);
+                    return Err(e);
+                }
+                removed.1.len
+            }
+            IpAddr::V6(a) => {
+                let a = u128::from(a);
+                let i = st
+                    .port_addrs6
+                    .iter()
+                    .position(|(p, c)| *p == port && c.addr == a)
+                    .ok_or_else(not_found)?;
+                if crate::net::wire::ipv6::is_link_local(a) {
+                    return Err(CtlError::invalid(format!(
+                        "{addr} is port {port}'s link-local address (derived from its MAC): it stays"
+                    )));
+                }
+                let removed = st.port_addrs6.remove(i);
+                if let Err(e) = st.publish_net(&self.shared) {
+                    st.port_addrs6.insert(i, removed);
+                    return Err(e);
+                }
+                removed.1.len
+            }
         };
-        let removed = st.port_addrs.remove(i);
-        if let Err(e) = st.publish_net(&self.shared) {
-            st.port_addrs.insert(i, removed);
-            return Err(e);
-        }
         drop(st);
-        self.kernel_addr(port, removed.1, false)?;
+        self.kernel_addr(port, addr, len, false)?;
         Ok(Response::Done)
     }
 
     /// Keep the port's kernel interface's addresses the port's: dirigo
     /// already has the change; a kernel that refuses it is reported.
-    fn kernel_addr(&self, port: u16, c: Ipv4Cidr, add: bool) -> Result<(), CtlError> {
+    fn kernel_addr(&self, port: u16, addr: IpAddr, len: u8, add: bool) -> Result<(), CtlError> {
         let Some(x) = &self.exception else {
             return Ok(());
         };
-        x.set_addr(port, c, add).map_err(|e| {
+        x.set_addr(port, addr, len, add).map_err(|e| {
             CtlError::new(
                 ErrCode::Internal,
                 format!("dirigo has the change, its kernel interface does not: {e}"),

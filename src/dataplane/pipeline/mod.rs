@@ -17,7 +17,8 @@ use crate::dataplane::worker::MAX_PORTS;
 use crate::lb::balancer::{Balancer, BurstCtx, LbVerdict, Prepared, Selected, TOUCH_LAG};
 use crate::net::buf::{PacketBuf, BURST};
 use crate::net::classify::{
-    classify, classify_into_fast, ipv4_dst, is_link_local_multicast, Classified, NetDrop, Placed,
+    classify, classify_into_fast, ipv4_dst, ipv6_dst, is_link_local_multicast,
+    is_link_local_multicast6, Classified, NetDrop, Placed,
 };
 use crate::net::icmp::{echo_input, IcmpAction};
 use crate::net::meta::{PacketMeta, PROTO_ICMP};
@@ -212,20 +213,26 @@ impl WorkerPipeline {
     }
 
     /// A frame classify dropped that the port's kernel interface still
-    /// wants: IPv4 link-local multicast (routing protocols) and protocols
-    /// dirigo does not speak to one of the port's addresses.
+    /// wants: IPv4 and IPv6 link-local multicast (routing protocols:
+    /// 224.0.0.0/24, ff02::/16) and protocols dirigo does not speak to one
+    /// of the port's addresses (OSPF, VRRP, GRE, ...).
     #[cold]
     fn kernel_wants_dropped(&self, frame: &[u8], port: u16, why: NetDrop) -> bool {
-        if !matches!(why, NetDrop::NotUnicastDst | NetDrop::UnsupportedProto)
-            || !self.net.port(port).is_some_and(|p| p.kernel)
+        if !matches!(
+            why,
+            NetDrop::NotUnicastDst | NetDrop::UnsupportedProto | NetDrop::Ipv6
+        ) || !self.net.port(port).is_some_and(|p| p.kernel)
         {
             return false;
         }
-        match ipv4_dst(frame) {
-            Some(dst) if is_link_local_multicast(dst) => true,
-            Some(dst) => {
-                why == NetDrop::UnsupportedProto && self.net.addrs().port_of(dst) == Some(port)
-            }
+        if let Some(dst) = ipv4_dst(frame) {
+            return is_link_local_multicast(dst)
+                || (why == NetDrop::UnsupportedProto
+                    && self.net.addrs().port_of(dst) == Some(port));
+        }
+        match ipv6_dst(frame) {
+            Some(dst) if is_link_local_multicast6(dst) => true,
+            Some(dst) => why == NetDrop::Ipv6 && self.net.addrs().is_port_addr6(port, dst),
             None => false,
         }
     }

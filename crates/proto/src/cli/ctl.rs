@@ -145,7 +145,8 @@ pub enum AddrOp {
 
 #[derive(Args)]
 pub struct AddrArgs {
-    /// Address with prefix length (10.0.0.1/24); /32 if absent.
+    /// Address with prefix length (10.0.0.1/24, 2001:db8::1/64); /32 or
+    /// /128 if absent.
     pub addr: String,
     /// Port id.
     #[arg(long, default_value_t = 0)]

@@ -8,7 +8,6 @@ use crate::view::{
 };
 use dirigo_core::lb::spec::{DestKey, ServiceKey, Timeouts};
 use serde::{Deserialize, Serialize};
-use std::net::Ipv4Addr;
 
 /// Which listing details the server should fill in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,12 +66,13 @@ pub enum Request {
     },
     /// The addresses configured on ports. Answer: [`Response::Addresses`].
     Addresses,
-    /// Add an address to a port. Errors: `no_port`, `exists`.
+    /// Add an address to a port (and to its kernel interface, when it has
+    /// one). Errors: `no_port`, `exists`.
     AddrAdd {
         /// Port index.
         port: u16,
-        /// Address.
-        addr: Ipv4Addr,
+        /// Address, IPv4 or IPv6 (global or unique-local unicast).
+        addr: std::net::IpAddr,
         /// Prefix length of the connected network.
         prefix_len: u8,
     },
@@ -80,8 +80,8 @@ pub enum Request {
     AddrDel {
         /// Port index.
         port: u16,
-        /// Address.
-        addr: Ipv4Addr,
+        /// Address, IPv4 or IPv6.
+        addr: std::net::IpAddr,
     },
     /// The route table. Answer: [`Response::Routes`].
     Routes,

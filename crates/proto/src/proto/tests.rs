@@ -105,12 +105,17 @@ fn every_request_round_trips() {
         Request::Addresses,
         Request::AddrAdd {
             port: 0,
-            addr: Ipv4Addr::new(10, 0, 0, 1),
+            addr: Ipv4Addr::new(10, 0, 0, 1).into(),
             prefix_len: 24,
+        },
+        Request::AddrAdd {
+            port: 1,
+            addr: "2001:db8::1".parse().unwrap(),
+            prefix_len: 64,
         },
         Request::AddrDel {
             port: 0,
-            addr: Ipv4Addr::new(10, 0, 0, 1),
+            addr: Ipv4Addr::new(10, 0, 0, 1).into(),
         },
         Request::Routes,
         Request::Neighbors,
@@ -313,15 +318,23 @@ fn mutating_requests_golden_lines() {
         (
             Request::AddrAdd {
                 port: 0,
-                addr: Ipv4Addr::new(10, 0, 0, 1),
+                addr: Ipv4Addr::new(10, 0, 0, 1).into(),
                 prefix_len: 24,
             },
             r#"{"v":1,"id":42,"req":{"op":"addr_add","port":0,"addr":"10.0.0.1","prefix_len":24}}"#,
         ),
         (
+            Request::AddrAdd {
+                port: 0,
+                addr: "2001:db8::1".parse().unwrap(),
+                prefix_len: 64,
+            },
+            r#"{"v":1,"id":42,"req":{"op":"addr_add","port":0,"addr":"2001:db8::1","prefix_len":64}}"#,
+        ),
+        (
             Request::AddrDel {
                 port: 1,
-                addr: Ipv4Addr::new(10, 0, 0, 1),
+                addr: Ipv4Addr::new(10, 0, 0, 1).into(),
             },
             r#"{"v":1,"id":42,"req":{"op":"addr_del","port":1,"addr":"10.0.0.1"}}"#,
         ),

@@ -7,13 +7,13 @@
 
 use dirigo_config::keepalived;
 use dirigo_core::lb::spec::{DestKey, Proto, ServiceKey};
-use dirigo_core::net::addr::Ipv4Cidr;
+use dirigo_core::net::addr::{Ipv4Cidr, Ipv6Cidr};
 use dirigo_proto::cli::ctl::{AddrOp, Cli, Cmd, HealthOp, NeighOp, RouteOp, TopArgs};
 use dirigo_proto::client::{socket_path, Client, ClientError};
 use dirigo_proto::proto::{Request, Response, ResponseEnvelope};
 use dirigo_proto::table;
 use dirigo_tools::top;
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4};
 use std::process::ExitCode;
 
 /// `[tcp:|udp:]VIP:PORT`, an IPv6 VIP in brackets (`[2001:db8::10]:80`,
@@ -51,10 +51,16 @@ fn parse_server(s: &str) -> Result<DestKey, String> {
     })
 }
 
-/// `ADDR[/PREFIX]` (a bare address is /32).
-fn parse_cidr(s: &str) -> Result<(Ipv4Addr, u8), String> {
+/// `ADDR[/PREFIX]`, IPv4 or IPv6 (a bare address is /32 or /128).
+fn parse_cidr(s: &str) -> Result<(IpAddr, u8), String> {
+    if s.split('/').next().is_some_and(|a| a.contains(':')) {
+        let c: Ipv6Cidr = s
+            .parse()
+            .map_err(|_| format!("bad address '{s}': not an IPv6 address with prefix length"))?;
+        return Ok((Ipv6Addr::from(c.addr).into(), c.len));
+    }
     let c: Ipv4Cidr = s.parse().map_err(|e| format!("bad address '{s}': {e}"))?;
-    Ok((Ipv4Addr::from(c.addr), c.len))
+    Ok((Ipv4Addr::from(c.addr).into(), c.len))
 }
 
 fn request(cmd: &Cmd) -> Result<Request, String> {

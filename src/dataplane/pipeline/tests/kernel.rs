@@ -224,3 +224,198 @@ fn looped_arp_is_reported_once_a_second_per_port() {
     at(6_000_000_001, 0);
     assert_eq!(events(&shared), vec![0]);
 }
+
+/// IPv6 for the tests below: port 0 has 2001:db8:99::1 and its link-local
+/// address (see `setup_ports`); the peer is on its /64.
+mod v6 {
+    use super::super::ipv6::PORT_IP6;
+    use super::verdict;
+    use crate::dataplane::pipeline::tests::setup_ports;
+    use crate::dataplane::{Pipeline, Verdict};
+    use crate::lb::testutil::OUR_MAC;
+    use crate::net::addr::link_local_of;
+    use crate::net::wire::ndp;
+    use etherparse::{IpNumber, PacketBuilder};
+
+    const PEER6: u128 = 0x2001_0db8_0099_0000_0000_0000_0000_0005;
+    const PEER_MAC: [u8; 6] = [2, 0, 0, 0, 1, 5];
+    const ALL_NODES: u128 = 0xff02_0000_0000_0000_0000_0000_0000_0001;
+    const OSPF6: u128 = 0xff02_0000_0000_0000_0000_0000_0000_0005;
+
+    fn dst_mac(dst: u128) -> [u8; 6] {
+        if dst >> 120 == 0xff {
+            ndp::multicast_mac(dst)
+        } else {
+            OUR_MAC
+        }
+    }
+
+    fn ip6(dst: u128, hop_limit: u8, proto: u8, payload: &[u8]) -> Vec<u8> {
+        let mut v = Vec::new();
+        PacketBuilder::ethernet2(PEER_MAC, dst_mac(dst))
+            .ipv6(PEER6.to_be_bytes(), dst.to_be_bytes(), hop_limit)
+            .write(&mut v, IpNumber(proto), payload)
+            .unwrap();
+        v
+    }
+
+    fn tcp6(dst: u128, port: u16) -> Vec<u8> {
+        let mut v = Vec::new();
+        PacketBuilder::ethernet2(PEER_MAC, OUR_MAC)
+            .ipv6(PEER6.to_be_bytes(), dst.to_be_bytes(), 64)
+            .tcp(40000, port, 1, 1024)
+            .syn()
+            .write(&mut v, b"")
+            .unwrap();
+        v
+    }
+
+    fn udp6(dst: u128, port: u16) -> Vec<u8> {
+        let mut v = Vec::new();
+        PacketBuilder::ethernet2(PEER_MAC, OUR_MAC)
+            .ipv6(PEER6.to_be_bytes(), dst.to_be_bytes(), 64)
+            .udp(40000, port)
+            .write(&mut v, b"q")
+            .unwrap();
+        v
+    }
+
+    /// The peer's NA for its own address to `dst`: solicited when `dst`
+    /// is unicast, with the target link-layer address option when `tlla`.
+    fn na(dst: u128, tlla: bool) -> Vec<u8> {
+        let flags = if dst >> 120 == 0xff { 0x20 } else { 0x60 };
+        let mut body = PEER6.to_be_bytes().to_vec();
+        if tlla {
+            body.extend([2, 1]);
+            body.extend(PEER_MAC);
+        }
+        let mut v = Vec::new();
+        PacketBuilder::ethernet2(PEER_MAC, dst_mac(dst))
+            .ipv6(PEER6.to_be_bytes(), dst.to_be_bytes(), 255)
+            .icmpv6_raw(136, 0, [flags, 0, 0, 0])
+            .write(&mut v, &body)
+            .unwrap();
+        v
+    }
+
+    fn echo6(dst: u128, request: bool) -> Vec<u8> {
+        let b = PacketBuilder::ethernet2(PEER_MAC, OUR_MAC).ipv6(
+            PEER6.to_be_bytes(),
+            dst.to_be_bytes(),
+            64,
+        );
+        let b = if request {
+            b.icmpv6_echo_request(9, 1)
+        } else {
+            b.icmpv6_echo_reply(9, 1)
+        };
+        let mut v = Vec::new();
+        b.write(&mut v, b"ping6").unwrap();
+        v
+    }
+
+    /// A destination unreachable to `dst` quoting the kernel's echo
+    /// request (no TCP/UDP in the quote: the responder's, not the core's).
+    fn unreach6(dst: u128) -> Vec<u8> {
+        let quoted = &echo6(PEER6, true)[14..];
+        let mut v = Vec::new();
+        PacketBuilder::ethernet2(PEER_MAC, OUR_MAC)
+            .ipv6(PEER6.to_be_bytes(), dst.to_be_bytes(), 64)
+            .icmpv6_raw(1, 3, [0; 4])
+            .write(&mut v, quoted)
+            .unwrap();
+        v
+    }
+
+    fn ns6(target: u128) -> Vec<u8> {
+        let dst = ndp::solicited_node(target);
+        let mut body = target.to_be_bytes().to_vec();
+        body.extend([1, 1]);
+        body.extend(PEER_MAC);
+        let mut v = Vec::new();
+        PacketBuilder::ethernet2(PEER_MAC, ndp::multicast_mac(dst))
+            .ipv6(PEER6.to_be_bytes(), dst.to_be_bytes(), 255)
+            .icmpv6_raw(135, 0, [0; 4])
+            .write(&mut v, &body)
+            .unwrap();
+        v
+    }
+
+    #[test]
+    fn own_ipv6_address_traffic_goes_to_the_kernel() {
+        let (shared, mut pipes) = setup_ports(2, [true, false]);
+        let p = &mut pipes[..];
+        let ll = link_local_of(OUR_MAC);
+        // ssh and DNS to the port's global and link-local addresses
+        for a in [PORT_IP6, ll] {
+            assert_eq!(verdict(p, &tcp6(a, 22), 0), Verdict::Kernel(0));
+            assert_eq!(verdict(p, &udp6(a, 53), 0), Verdict::Kernel(0));
+        }
+        // every NA (the answers to the kernel's own solicitations), with
+        // or without the target's MAC (Linux leaves it out of its answer
+        // to a unicast probe), learned by dirigo as well
+        assert_eq!(verdict(p, &na(PORT_IP6, true), 0), Verdict::Kernel(0));
+        assert_eq!(verdict(p, &na(ll, true), 0), Verdict::Kernel(0));
+        assert_eq!(verdict(p, &na(ALL_NODES, true), 0), Verdict::Kernel(0));
+        assert_eq!(verdict(p, &na(PORT_IP6, false), 0), Verdict::Kernel(0));
+        let learned = std::iter::from_fn(|| shared.events.pop())
+            .filter(
+                |e| matches!(e, crate::dataplane::shared::Event::Learn6 { ip, .. } if *ip == PEER6),
+            )
+            .count();
+        assert_eq!(learned, 3);
+        // the answers to the kernel's pings, errors quoting no TCP/UDP
+        assert_eq!(verdict(p, &echo6(PORT_IP6, false), 0), Verdict::Kernel(0));
+        assert_eq!(verdict(p, &unreach6(PORT_IP6), 0), Verdict::Kernel(0));
+        // OSPFv3 hellos (link-local multicast), a protocol dirigo does not
+        // speak to the address
+        assert_eq!(
+            verdict(p, &ip6(OSPF6, 1, 89, &[0; 24]), 0),
+            Verdict::Kernel(0)
+        );
+        assert_eq!(
+            verdict(p, &ip6(PORT_IP6, 64, 47, &[0; 8]), 0),
+            Verdict::Kernel(0)
+        );
+        // dirigo's own: NS and ping6; wider multicast and other addresses
+        // are not the kernel's
+        assert_eq!(verdict(p, &ns6(PORT_IP6), 0), Verdict::Tx(0));
+        assert_eq!(verdict(p, &echo6(PORT_IP6, true), 0), Verdict::Tx(0));
+        let site = 0xff05_0000_0000_0000_0000_0000_0000_0005u128;
+        assert_eq!(verdict(p, &ip6(site, 1, 89, &[0; 24]), 0), Verdict::Drop);
+        let other = PORT_IP6 + 7;
+        assert_eq!(verdict(p, &tcp6(other, 22), 0), Verdict::Drop);
+        assert_eq!(verdict(p, &echo6(other, false), 0), Verdict::Drop);
+        assert_eq!(verdict(p, &ip6(other, 64, 47, &[0; 8]), 0), Verdict::Drop);
+        // the port without a kernel interface: NAs learned and dropped,
+        // nothing handed over
+        assert_eq!(verdict(p, &na(PORT_IP6, true), 1), Verdict::Drop);
+        assert_eq!(verdict(p, &ip6(OSPF6, 1, 89, &[0; 24]), 1), Verdict::Drop);
+    }
+
+    #[test]
+    fn without_a_kernel_interface_ipv6_is_as_before() {
+        let (shared, mut pipes) = setup_ports(1, [false, false]);
+        let p = &mut pipes[..];
+        for f in [
+            tcp6(PORT_IP6, 22),
+            udp6(PORT_IP6, 53),
+            na(PORT_IP6, true),
+            na(PORT_IP6, false),
+            echo6(PORT_IP6, false),
+            unreach6(PORT_IP6),
+            ip6(OSPF6, 1, 89, &[0; 24]),
+            ip6(PORT_IP6, 64, 47, &[0; 8]),
+        ] {
+            assert_eq!(verdict(p, &f, 0), Verdict::Drop);
+        }
+        p[0].housekeeping(0);
+        let c = |n: &str| shared.workers[0].counters.get(n);
+        assert_eq!(c("local_other"), 2, "TCP and UDP to the address");
+        assert_eq!(c("nd_taken"), 1);
+        assert_eq!(c("nd_advert_no_mac"), 1);
+        assert_eq!(c("icmp6_other"), 1);
+        assert_eq!(c("icmp6_error"), 1);
+        assert_eq!(c("ipv6"), 2);
+    }
+}

@@ -430,3 +430,34 @@ fn ipv4_dst_of_what_classify_drops_for_the_kernel() {
     assert_eq!(ipv4_dst(&arp_frame(false)), None);
     assert_eq!(ipv4_dst(&f[..20]), None);
 }
+
+#[test]
+fn ipv6_dst_of_what_classify_drops_for_the_kernel() {
+    // an OSPFv3 hello to ff02::5, behind a VLAN tag: classify drops it
+    // (an upper layer it does not handle), ipv6_dst still reads it
+    let ospf6 = 0xff02_0000_0000_0000_0000_0000_0000_0005u128;
+    let mut f = Vec::new();
+    PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [0x33, 0x33, 0, 0, 0, 5])
+        .single_vlan(etherparse::VlanId::try_new(5).unwrap())
+        .ipv6(
+            [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2],
+            ospf6.to_be_bytes(),
+            1,
+        )
+        .write(&mut f, etherparse::IpNumber(89), &[0u8; 16])
+        .unwrap();
+    assert_eq!(classify(&f, 0), Classified::Drop(NetDrop::Ipv6));
+    assert_eq!(ipv6_dst(&f), Some(ospf6));
+    assert_eq!(ipv4_dst(&f), None);
+    assert!(is_link_local_multicast6(ospf6));
+    assert!(is_link_local_multicast6(ospf6 | 0x0010 << 112), "ff12::5");
+    assert!(
+        !is_link_local_multicast6(0xff05u128 << 112 | 5),
+        "site scope"
+    );
+    assert!(!is_link_local_multicast6(0xfe80u128 << 112 | 5), "unicast");
+    // IPv4, ARP, a truncated IPv6 header: nothing
+    assert_eq!(ipv6_dst(&tcp_syn()), None);
+    assert_eq!(ipv6_dst(&arp_frame(false)), None);
+    assert_eq!(ipv6_dst(&f[..40]), None);
+}
