@@ -17,7 +17,10 @@
 //! -L -n` and `-L -n -c` in ipvsadm's IPv6 layout. IPv4 traffic through
 //! the IPv4 VIP works at the same time, and the services' counters stay
 //! apart. NAT64: an IPv6 client reaches the IPv4 servers through
-//! [VIP6]:8064 (1 MiB each way, the servers see the pool address).
+//! [VIP6]:8064 (1 MiB each way, the servers see the pool address; the
+//! download's full-size replies do not fit the client's link once
+//! translated, and complete through dirigo's fragmentation needed to the
+//! server).
 //!
 //! Needs root and hugepages (skips outside CI, fails in CI).
 
@@ -314,22 +317,56 @@ fn mode_checks(lab: &Lab, mode: &str) {
     eprintln!("{mode}: checks done in {:.1} s", t.elapsed().as_secs_f64());
 }
 
+/// dirigo's count of the ICMP fragmentation-needed messages it generated.
+fn frag_needed_sent(lab: &Lab) -> u64 {
+    let lc = lab.ctl_json(&["lcores"]);
+    lc.as_array()
+        .expect("lcores list")
+        .iter()
+        .flat_map(|l| l["extra"].as_array().cloned().unwrap_or_default())
+        .filter(|c| c["name"] == "icmp_frag_needed_sent")
+        .map(|c| c["value"].as_u64().unwrap_or(0))
+        .sum()
+}
+
 /// NAT64 (the lab is in NAT mode: the IPv4 real servers route via
 /// dirigo): an IPv6 client reaches the IPv4 servers' port 80 through
 /// [VIP6]:8064, 1 MiB each way by sha256; the servers see the pool address.
+///
+/// The download needs path MTU discovery across the translation: the
+/// client advertises an MSS of 1460 to the VIP (a route's `advmss`, as a
+/// client whose own link is larger than the 1500-byte one in front of
+/// dirigo would), so the server's full-size IPv4 segments are 1500 bytes,
+/// 1520 once translated, too big for dirigo's link toward the client.
+/// dirigo answers the server with fragmentation needed (1480, counted),
+/// the server lowers its path MTU toward the pool address, and the
+/// transfer completes byte-exact.
 fn nat64(lab: &Lab) {
     let size = 1 << 20;
     let body = lab.dir.join("d64.bin").display().to_string();
     let hdr = lab.dir.join("d64.hdr").display().to_string();
     let url = format!("http://[{VIP6}]:8064/blob?size={size}");
+    let vip_route = format!("{VIP6}/128");
+    let wan = format!("{P}-wan");
+    ok(lab.exec(
+        "client",
+        &[
+            "ip", "-6", "route", "replace", &vip_route, "dev", &wan, "advmss", "1460",
+        ],
+    ));
+    let sent0 = frag_needed_sent(lab);
     curl(lab, &["-D", &hdr, "-o", &body, &url]);
+    ok(lab.exec("client", &["ip", "-6", "route", "del", &vip_route]));
     let headers = std::fs::read_to_string(&hdr).unwrap();
-    let sha = headers
-        .lines()
-        .find_map(|l| l.strip_prefix("X-Sha256: "))
-        .unwrap_or_else(|| panic!("no X-Sha256 in {headers}"))
-        .trim()
-        .to_string();
+    let header = |k: &str| {
+        headers
+            .lines()
+            .find_map(|l| l.strip_prefix(k))
+            .unwrap_or_else(|| panic!("no {k} in {headers}"))
+            .trim()
+            .to_string()
+    };
+    let sha = header("X-Sha256: ");
     let got = lab.client(&["sha256sum", &body]);
     assert_eq!(
         got.split_whitespace().next().unwrap(),
@@ -337,6 +374,20 @@ fn nat64(lab: &Lab) {
         "NAT64 download"
     );
     assert_eq!(std::fs::metadata(&body).unwrap().len(), size as u64);
+    // the path MTU the server learnt from dirigo's fragmentation needed
+    let rs = header("X-Server: ");
+    let route =
+        String::from_utf8_lossy(&lab.exec(&rs, &["ip", "route", "get", POOL4]).stdout).into_owned();
+    assert!(
+        route.contains("mtu 1480"),
+        "{rs} learnt no path MTU 1480 toward {POOL4}: {route}"
+    );
+    let sent = frag_needed_sent(lab) - sent0;
+    assert!(sent >= 1, "dirigo counts no fragmentation needed sent");
+    eprintln!(
+        "nat64 pmtu: 1 MiB down via {rs} after {sent} frag-needed; {}",
+        route.split_whitespace().collect::<Vec<_>>().join(" ")
+    );
     let up = lab.dir.join("u64.bin");
     std::fs::write(&up, checks::pattern(size, 64)).unwrap();
     let up_s = up.display().to_string();

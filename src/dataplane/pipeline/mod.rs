@@ -86,7 +86,10 @@ impl WorkerPipeline {
     }
 
     /// An IPv4 packet to a NAT64 pool address: a NAT64 connection's reply,
-    /// translated to IPv6 by the core, or a counted drop.
+    /// translated to IPv6 by the core, or a counted drop. A reply too big
+    /// for the client's link turns into fragmentation needed for the real
+    /// server, whose IPv4 next hop may need resolving: held then, as the
+    /// IPv4 path holds.
     #[cold]
     fn nat64_in<B: PacketBuf>(&mut self, buf: &mut B, meta: &PacketMeta, now: u64) -> Verdict {
         let v = self.lb.nat64_reply(
@@ -106,6 +109,10 @@ impl WorkerPipeline {
                 });
                 self.counters.own[Count::Unresolved6] += 1;
                 Verdict::Drop
+            }
+            LbVerdict::Unresolved { ip, port } => {
+                self.event(Event::Resolve { ip, port });
+                Verdict::Hold(ip)
             }
             _ => {
                 // the core counted the reason

@@ -226,13 +226,13 @@ fn persistence_prefix_steers_a_network_to_one_worker() {
     assert_eq!(spread.len(), 2, "unmasked clients use both workers");
 }
 
-/// NAT64 through two workers: an IPv6 client's request leaves as IPv4 from
-/// the pool with a port of its owner's share; the IPv4 reply, arriving at
-/// either worker, is steered by that port to the owner and goes back as
-/// IPv6 to the client.
-#[test]
-fn nat64_replies_steered_by_pool_port() {
-    let (_shared, mut pipes) = setup6([false, false]);
+/// The NAT64 service [VIP6]:80 -> 172.16.0.11:8080 (an IPv4 server on
+/// port 1) from the pool 172.16.0.200, in force for `pipes`; the server's
+/// address and the pool's.
+fn nat64_service(
+    shared: &crate::dataplane::shared::Shared,
+    pipes: &mut [super::WorkerPipeline],
+) -> ([u8; 4], Ipv4Addr) {
     let rs4 = [172, 16, 0, 11];
     let pool = std::net::Ipv4Addr::new(172, 16, 0, 200);
     let mut ids = LbIds::new(16, 64);
@@ -253,10 +253,21 @@ fn nat64_replies_steered_by_pool_port() {
             lower: 0,
         }],
     );
-    _shared.lb.store(Arc::new(b.build(&mut ids, 3).unwrap()));
+    shared.lb.store(Arc::new(b.build(&mut ids, 3).unwrap()));
     for p in pipes.iter_mut() {
         crate::dataplane::Pipeline::begin_burst(p, 2);
     }
+    (rs4, pool)
+}
+
+/// NAT64 through two workers: an IPv6 client's request leaves as IPv4 from
+/// the pool with a port of its owner's share; the IPv4 reply, arriving at
+/// either worker, is steered by that port to the owner and goes back as
+/// IPv6 to the client.
+#[test]
+fn nat64_replies_steered_by_pool_port() {
+    let (shared, mut pipes) = setup6([false, false]);
+    let (rs4, pool) = nat64_service(&shared, &mut pipes);
     let mut owners = [0usize; 2];
     for c in 2..=21u8 {
         let sport = 41000 + c as u16;
@@ -302,6 +313,93 @@ fn nat64_replies_steered_by_pool_port() {
         }
     }
     assert!(owners[0] > 3 && owners[1] > 3, "{owners:?}");
+}
+
+/// NAT64's ICMP errors through two workers, both toward the IPv4 server:
+/// a reply too big for the client's link once translated, arriving at
+/// either worker, makes the connection's owner answer the server with
+/// fragmentation needed (MTU 1500 - 20); a Packet Too Big from a router
+/// on the client's side about a reply (sent to the VIP: the client is
+/// named only in the quote) is steered by the quoted client to the owner
+/// and leaves as ICMPv4 fragmentation needed (MTU - 20) for the server.
+#[test]
+fn nat64_icmp_errors_reach_the_ipv4_server_from_the_owner() {
+    use crate::net::meta::tcp_flags::{ACK, PSH};
+    use etherparse::icmpv4::DestUnreachableHeader::FragmentationNeeded;
+    use etherparse::Icmpv4Type::DestinationUnreachable;
+    let (shared, mut pipes) = setup6([false, false]);
+    let (rs4, pool) = nat64_service(&shared, &mut pipes);
+    let frag_needed = |out: &[u8], mtu: u16, lport: u16| {
+        crate::lb::testutil::verify(out);
+        let p = etherparse::SlicedPacket::from_ethernet(out).unwrap();
+        let Some(etherparse::NetSlice::Ipv4(ip)) = &p.net else {
+            panic!("IPv4")
+        };
+        let h = ip.header().to_header();
+        assert_eq!((h.source, h.destination), (pool.octets(), rs4));
+        let Some(etherparse::TransportSlice::Icmpv4(i)) = &p.transport else {
+            panic!("ICMPv4")
+        };
+        let want = DestinationUnreachable(FragmentationNeeded { next_hop_mtu: mtu });
+        assert_eq!(i.icmp_type(), want);
+        match classify(out, 1) {
+            Classified::Ipv4(m) => {
+                let q = m.icmp.expect("a quote");
+                assert_eq!((q.inner_key.sport, q.inner_key.dport), (8080, lport));
+            }
+            other => panic!("{other:?}"),
+        }
+    };
+    let router = client6(0xfe);
+    for c in 2..=9u8 {
+        let sport = 42000 + c as u16;
+        let mut syn = VecBuf::new(&tcp6(
+            client6(c),
+            sport,
+            VIP6,
+            80,
+            false,
+            [client_mac(c), OUR_MAC],
+        ));
+        let (v, owner) = run(&mut pipes, (c % 2) as usize, &mut syn, 0);
+        assert_eq!(v, Verdict::Tx(1), "request of client {c}");
+        let out = syn.to_vec();
+        let lport = u16::from_be_bytes([out[34], out[35]]);
+        let reply = |len: usize| {
+            crate::lb::testutil::tcp_frame(
+                rs4,
+                8080,
+                pool.octets(),
+                lport,
+                ACK | PSH,
+                &vec![7; len],
+                64,
+                true,
+            )
+        };
+        // a full-size reply: 1520 bytes of IPv6 do not fit the client's link
+        let mut rb = VecBuf::with_room(&reply(1460), 128, 0);
+        let (v, w) = run(&mut pipes, 1 - owner, &mut rb, 1);
+        assert_eq!((v, w), (Verdict::Tx(1), owner), "client {c}");
+        frag_needed(&rb.to_vec(), 1480, lport);
+        // the server's next try fits
+        let mut rb = VecBuf::with_room(&reply(1440), 128, 0);
+        let (v, w) = run(&mut pipes, 1 - owner, &mut rb, 1);
+        assert_eq!((v, w), (Verdict::Tx(0), owner), "client {c}");
+        let sent = rb.to_vec();
+        assert_eq!(sent.len(), 14 + 1500);
+        // but a link beyond a router on the client's side takes 1400
+        let mut err = Vec::new();
+        PacketBuilder::ethernet2(client_mac(0xfe), OUR_MAC)
+            .ipv6(router.to_be_bytes(), VIP6.to_be_bytes(), 64)
+            .icmpv6(etherparse::Icmpv6Type::PacketTooBig { mtu: 1400 })
+            .write(&mut err, &sent[14..14 + 1232])
+            .unwrap();
+        let mut eb = VecBuf::new(&err);
+        let (v, w) = run(&mut pipes, 1 - owner, &mut eb, 0);
+        assert_eq!((v, w), (Verdict::Tx(1), owner), "steered by the quote");
+        frag_needed(&eb.to_vec(), 1380, lport);
+    }
 }
 
 /// The burst path answers IPv6 frames as the packet path does (it hands

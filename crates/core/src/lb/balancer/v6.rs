@@ -5,7 +5,7 @@
 //!
 //! Per packet ([`Balancer::process6`]): an ICMPv6 error quoting a tracked
 //! connection is forwarded to its real server (DR, TUN) or translated
-//! (NAT); a TCP/UDP packet matching a connection (client→VIP, or RS→client
+//! (NAT; NAT64 to ICMPv4 for its IPv4 real server); a TCP/UDP packet matching a connection (client→VIP, or RS→client
 //! for NAT) updates its state and timer and is forwarded; otherwise a SYN
 //! (or any UDP datagram) to an IPv6 service is scheduled with the
 //! service's scheduler over this worker's live loads — schedulers that
@@ -424,7 +424,14 @@ impl Balancer {
     }
 
     /// Forward or translate an ICMPv6 error quoting connection `c`.
-    fn icmp6<B: PacketBuf, E: Egress6>(
+    ///
+    /// NAT64: an error quoting a reply as dirigo sent it (VIP → client,
+    /// looked up as the client's tuple, so `reply` is false) is translated
+    /// to ICMPv4 for the real server, quoting the reply as the server sent
+    /// it ([`x6::nat64::icmp_to4`]): a Packet Too Big from the client's
+    /// side lowers the server's path MTU toward the pool address. Nothing
+    /// else of a NAT64 connection is quoted in IPv6.
+    fn icmp6<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         buf: &mut B,
@@ -433,6 +440,24 @@ impl Balancer {
         reply: bool,
     ) -> LbVerdict {
         let egress = at.egress;
+        if c.laddr4 != 0 {
+            if reply {
+                return LbVerdict::NotForUs; // not reached: its reply key is IPv4
+            }
+            let leg = x6::nat64::Leg4 {
+                src: c.laddr4,
+                sport: c.lport,
+                dst: c.daddr as u32,
+                dport: c.dport,
+            };
+            let res = x6::nat64::icmp_to4(buf, meta, leg, &mut self.ip_id, egress);
+            return match res {
+                Err(e @ (XmitError::Unresolved | XmitError::NoRoute)) => {
+                    self.xmit_failed(e, egress, c.daddr as u32)
+                }
+                r => self.finish6(at, r, c, reply, meta, buf),
+            };
+        }
         let res = match (c.method, reply) {
             (Method::Dr, false) => x6::dr6(buf, c.daddr, egress),
             (Method::Tun, false) => x6::tun6(buf, meta, c.daddr, None, egress),

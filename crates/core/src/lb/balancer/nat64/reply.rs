@@ -3,10 +3,11 @@
 use crate::lb::balancer::burst::{lookup_key, BurstCtx};
 use crate::lb::balancer::machine::Balancer;
 use crate::lb::conn::{mapped, tick_reached, FlowKey6};
+use crate::lb::stats::bump;
 use crate::lb::verdict::{LbDrop, LbVerdict};
-use crate::lb::xmit::v6 as x6;
+use crate::lb::xmit::{icmp::frag_needed, v6 as x6, XmitError};
 use crate::net::buf::PacketBuf;
-use crate::net::egress::Egress6;
+use crate::net::egress::{Egress, Egress6};
 use crate::net::meta::{PacketMeta, PROTO_TCP, PROTO_UDP};
 
 impl Balancer {
@@ -16,7 +17,14 @@ impl Balancer {
     /// ICMPv4 error quoting one of its requests (RFC 7915 §4.2: Packet Too
     /// Big for fragmentation needed, unreachable, time exceeded); anything
     /// else is a counted drop ([`LbDrop::NotTracked`]).
-    pub fn nat64_reply<B: PacketBuf, E: Egress6>(
+    ///
+    /// A reply too big for the client's link once translated (IPv6's
+    /// header is 20 bytes longer) is answered, DF set, with an ICMPv4
+    /// fragmentation needed to the real server carrying the IPv4 MTU that
+    /// fits (the link's − 20; rate-limited as the other generated errors,
+    /// counted in `icmp_frag_sent`), so that the server lowers its path
+    /// MTU and sends again; DF clear, it is dropped ([`LbDrop::TooBig`]).
+    pub fn nat64_reply<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         buf: &mut B,
@@ -71,6 +79,19 @@ impl Balancer {
                     t.packet(true, bytes);
                 }
                 LbVerdict::Tx { port }
+            }
+            Err(XmitError::NeedFrag { mtu }) => {
+                if !self.icmp_limit.allow(at.now_ns) {
+                    return self.drop(LbDrop::IcmpRateLimited);
+                }
+                match frag_needed(buf, meta, mtu, egress, &mut self.ip_id) {
+                    Ok(port) => {
+                        bump(&self.stats.icmp_frag_sent, 1);
+                        LbVerdict::Tx { port }
+                    }
+                    // back to the real server, over IPv4
+                    Err(e) => self.xmit_failed(e, egress, meta.key.src),
+                }
             }
             Err(e) => self.xmit_failed6(e, egress, c.caddr),
         }

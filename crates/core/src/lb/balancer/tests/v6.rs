@@ -577,6 +577,151 @@ fn nat64_icmp_frag_needed_becomes_packet_too_big() {
     assert_eq!(out.len(), 14 + 40 + 8 + 40 + (548 - 20));
 }
 
+/// The NAT64 pool address of the tests below.
+const POOL4: [u8; 4] = [10, 0, 0, 200];
+
+/// A NAT64 service (IPv4 real server RIP:8080) and one connection opened
+/// by the client's SYN; the pool port it left from.
+fn nat64_conn() -> (Env, Snapshot, u16) {
+    let mut e = env(1024);
+    let s = e.snap(1, |b| {
+        b.nat64_pool(&[POOL4.into()]);
+        b.service(svc6(Proto::Tcp, 80), vec![dest(RIP, 8080, Method::Nat, 1)]);
+    });
+    let (v, out) = e.send6(&s, &from_client(SYN, 40000, 80), 0);
+    assert_eq!(v, LbVerdict::Tx { port: 1 });
+    let lport = u16::from_be_bytes([out[34], out[35]]);
+    (e, s, lport)
+}
+
+impl Env {
+    /// An IPv4 frame to the NAT64 pool through [`Balancer::nat64_reply`]
+    /// (as the pipeline hands it), with room to grow.
+    fn nat64_in(&mut self, snap: &Snapshot, frame: &[u8], now: u64) -> (LbVerdict, Vec<u8>) {
+        let m = meta_of(frame);
+        let mut b = VecBuf::with_room(frame, 128, 0);
+        let v = self
+            .w
+            .nat64_reply(&BurstCtx::new(snap, &self.eg, now), &mut b, &m);
+        (v, b.to_vec())
+    }
+}
+
+/// The IPv4 ICMP error of frame `out`, checked against what the real
+/// server of [`nat64_conn`] must read: from the pool address to it (its
+/// MAC), every checksum right (the quoted header's too), quoting its own
+/// packet RIP:8080 → pool:`lport`. Returns etherparse's reading of the
+/// ICMP type.
+fn icmp4_to_the_server(out: &[u8], lport: u16) -> etherparse::Icmpv4Type {
+    verify(out);
+    assert_eq!(&out[0..6], &mac_of(RIP), "toward the real server");
+    let p = etherparse::SlicedPacket::from_ethernet(out).unwrap();
+    let Some(etherparse::NetSlice::Ipv4(ip)) = &p.net else {
+        panic!("IPv4")
+    };
+    let h = ip.header().to_header();
+    assert_eq!((h.source, h.destination), (POOL4, RIP));
+    let Classified::Ipv4(m) = classify(out, 1) else {
+        panic!("not IPv4 for the balancer")
+    };
+    let q = m.icmp.expect("an ICMP error classify reads");
+    assert_eq!(
+        (q.inner_key.src, q.inner_key.dst),
+        (ip_of(RIP), ip_of(POOL4)),
+        "the server's own packet"
+    );
+    assert_eq!((q.inner_key.sport, q.inner_key.dport), (8080, lport));
+    let Some(etherparse::TransportSlice::Icmpv4(i)) = &p.transport else {
+        panic!("ICMPv4")
+    };
+    i.icmp_type()
+}
+
+fn ip_of(a: [u8; 4]) -> u32 {
+    u32::from_be_bytes(a)
+}
+
+fn frag_needed(mtu: u16) -> etherparse::Icmpv4Type {
+    etherparse::Icmpv4Type::DestinationUnreachable(
+        etherparse::icmpv4::DestUnreachableHeader::FragmentationNeeded { next_hop_mtu: mtu },
+    )
+}
+
+/// An ICMPv6 Packet Too Big from a router on the client's side, about a
+/// NAT64 reply as dirigo sent it (VIP:80 -> client), reaches the IPv4 real
+/// server as ICMPv4 fragmentation needed (MTU - 20) from the pool address,
+/// quoting the reply as the server sent it (its TCP checksum included).
+#[test]
+fn nat64_packet_too_big_about_a_reply_reaches_the_server_as_frag_needed() {
+    let (mut e, s, lport) = nat64_conn();
+    let reply = tcp_frame(RIP, 8080, POOL4, lport, ACK | PSH, &[7; 1400], 64, true);
+    let (v, sent) = e.nat64_in(&s, &reply, S);
+    assert_eq!(v, LbVerdict::Tx { port: 0 }, "to the client");
+    assert_eq!(meta6(&sent).key.src, VIP6);
+    // the link beyond the router takes 1280 bytes: it quotes what fits
+    let router: u128 = 0x2001_0db8_00e0_0000_0000_0000_0000_00fe;
+    let mut err = Vec::new();
+    PacketBuilder::ethernet2(GW_MAC, OUR_MAC)
+        .ipv6(router.to_be_bytes(), VIP6.to_be_bytes(), 64)
+        .icmpv6(etherparse::Icmpv6Type::PacketTooBig { mtu: 1280 })
+        .write(&mut err, &sent[14..14 + 1232])
+        .unwrap();
+    let before = e.w.stats().icmp_frag_sent.load(Relaxed);
+    let (v, out) = e.send6(&s, &err, 2 * S);
+    assert_eq!(v, LbVerdict::Tx { port: 1 }, "to the real server");
+    assert_eq!(icmp4_to_the_server(&out, lport), frag_needed(1260));
+    // the quote: the server's TCP header as it sent it, checksum included
+    assert_eq!(&out[14 + 48..14 + 48 + 20], &reply[14 + 20..14 + 40]);
+    assert_eq!(out.len(), 14 + 48 + 1232 - 40);
+    // a translation, not an error dirigo made up
+    assert_eq!(e.w.stats().icmp_frag_sent.load(Relaxed), before);
+    // a port unreachable from the client's side: port unreachable
+    let mut err = Vec::new();
+    PacketBuilder::ethernet2(GW_MAC, OUR_MAC)
+        .ipv6(router.to_be_bytes(), VIP6.to_be_bytes(), 64)
+        .icmpv6(etherparse::Icmpv6Type::DestinationUnreachable(
+            etherparse::icmpv6::DestUnreachableCode::Port,
+        ))
+        .write(&mut err, &sent[14..14 + 100])
+        .unwrap();
+    let (v, out) = e.send6(&s, &err, 2 * S);
+    assert_eq!(v, LbVerdict::Tx { port: 1 });
+    assert_eq!(
+        icmp4_to_the_server(&out, lport),
+        etherparse::Icmpv4Type::DestinationUnreachable(
+            etherparse::icmpv4::DestUnreachableHeader::Port
+        )
+    );
+}
+
+/// A NAT64 reply that fits the IPv4 link but not the client's once 20
+/// bytes longer: with DF, the real server gets fragmentation needed from
+/// the pool address with the MTU that fits (1500 - 20), counted; without
+/// DF it is dropped as too big; one that fits goes to the client.
+#[test]
+fn nat64_reply_too_big_for_the_client_link_yields_frag_needed() {
+    let (mut e, s, lport) = nat64_conn();
+    let big = tcp_frame(RIP, 8080, POOL4, lport, ACK | PSH, &[7; 1460], 64, true);
+    assert_eq!(big.len(), 14 + 1500);
+    let (v, out) = e.nat64_in(&s, &big, S);
+    assert_eq!(v, LbVerdict::Tx { port: 1 }, "back to the real server");
+    assert_eq!(icmp4_to_the_server(&out, lport), frag_needed(1480));
+    assert_eq!(&out[14 + 28..], &big[14..14 + 28], "its header and 8 bytes");
+    assert_eq!(e.w.stats().icmp_frag_sent.load(Relaxed), 1);
+    // DF clear: RFC 7915 would fragment; dirigo drops and counts it
+    let nodf = tcp_frame(RIP, 8080, POOL4, lport, ACK | PSH, &[7; 1460], 64, false);
+    let (v, _) = e.nat64_in(&s, &nodf, S);
+    assert_eq!(v, LbVerdict::Drop(LbDrop::TooBig));
+    assert_eq!(e.w.stats().drops[LbDrop::TooBig.index()].load(Relaxed), 1);
+    // the server's next try at 1480 bytes fits: 1500 of IPv6
+    let fits = tcp_frame(RIP, 8080, POOL4, lport, ACK | PSH, &[7; 1440], 64, true);
+    let (v, out) = e.nat64_in(&s, &fits, 2 * S);
+    assert_eq!(v, LbVerdict::Tx { port: 0 });
+    assert_eq!(out.len(), 14 + 1500);
+    verify6(&out);
+    assert_eq!(e.w.stats().icmp_frag_sent.load(Relaxed), 1);
+}
+
 /// IPv6's established shortcut (a segment that keeps a connection
 /// ESTABLISHED: only the timer restarts) writes what the general path
 /// (state machine, then transmit) writes: for DR, TUN and NAT (both

@@ -5,6 +5,7 @@
 mod dr_tun;
 mod icmp;
 mod nat;
+mod nat64;
 mod props;
 
 use super::*;
