@@ -395,19 +395,8 @@ impl Balancer {
             if reply {
                 return self.drop(LbDrop::Malformed); // not reached: IPv4 replies
             }
-            let leg = x6::nat64::Leg4 {
-                src: c.laddr4,
-                sport: c.lport,
-                dst: c.daddr as u32,
-                dport: c.dport,
-            };
-            let res = x6::nat64::to4(buf, meta, leg, &mut self.ip_id, egress);
-            return match res {
-                Err(XmitError::Unresolved) | Err(XmitError::NoRoute) => {
-                    self.xmit_failed(res.unwrap_err(), egress, c.daddr as u32)
-                }
-                r => self.finish6(at, r, c, reply, meta, buf),
-            };
+            let res = x6::nat64::to4(buf, meta, leg4(c), &mut self.ip_id, egress);
+            return self.finish64(at, res, c, meta, buf);
         }
         let res = match (c.method, reply) {
             (Method::Nat, true) => {
@@ -421,6 +410,25 @@ impl Balancer {
             (Method::Dr, false) => x6::dr6(buf, c.daddr, egress),
         };
         self.finish6(at, res, c, reply, meta, buf)
+    }
+
+    /// What became of a packet of NAT64 connection `c` translated to
+    /// IPv4 toward its real server: the IPv4 next hop's failures are
+    /// IPv4's ([`Self::xmit_failed`]), the rest is counted as IPv6's.
+    fn finish64<B: PacketBuf, E: Egress + Egress6>(
+        &mut self,
+        at: &BurstCtx<E>,
+        res: Result<u16, XmitError>,
+        c: &Conn6,
+        meta: &PacketMeta6,
+        buf: &mut B,
+    ) -> LbVerdict {
+        match res {
+            Err(e @ (XmitError::Unresolved | XmitError::NoRoute)) => {
+                self.xmit_failed(e, at.egress, c.daddr as u32)
+            }
+            r => self.finish6(at, r, c, false, meta, buf),
+        }
     }
 
     /// Forward or translate an ICMPv6 error quoting connection `c`.
@@ -444,19 +452,8 @@ impl Balancer {
             if reply {
                 return LbVerdict::NotForUs; // not reached: its reply key is IPv4
             }
-            let leg = x6::nat64::Leg4 {
-                src: c.laddr4,
-                sport: c.lport,
-                dst: c.daddr as u32,
-                dport: c.dport,
-            };
-            let res = x6::nat64::icmp_to4(buf, meta, leg, &mut self.ip_id, egress);
-            return match res {
-                Err(e @ (XmitError::Unresolved | XmitError::NoRoute)) => {
-                    self.xmit_failed(e, egress, c.daddr as u32)
-                }
-                r => self.finish6(at, r, c, reply, meta, buf),
-            };
+            let res = x6::nat64::icmp_to4(buf, meta, leg4(c), &mut self.ip_id, egress);
+            return self.finish64(at, res, c, meta, buf);
         }
         let res = match (c.method, reply) {
             (Method::Dr, false) => x6::dr6(buf, c.daddr, egress),
@@ -533,6 +530,18 @@ impl Balancer {
             XmitError::NoRoom => LbDrop::NoRoom,
             XmitError::Malformed => LbDrop::Malformed,
         })
+    }
+}
+
+/// The IPv4 leg of NAT64 connection `c`: from its pool address and port
+/// to its real server.
+#[inline]
+fn leg4(c: &Conn6) -> x6::nat64::Leg4 {
+    x6::nat64::Leg4 {
+        src: c.laddr4,
+        sport: c.lport,
+        dst: c.daddr as u32,
+        dport: c.dport,
     }
 }
 
