@@ -152,67 +152,91 @@ fn counter(lab: &Lab, name: &str) -> u64 {
         .sum()
 }
 
-/// The kernel's servers on the wan address answer the client through
-/// dirigo's port; ping stays dirigo's own.
-fn servers_on_the_wan_address(lab: &Lab) -> (Server, Server) {
-    let tcp_ready = lab.dir.join("exc-tcp.ready");
-    let udp_ready = lab.dir.join("exc-udp.ready");
+/// A TCP server (a 1 MiB blob) and a UDP echo server of the kernel's,
+/// both named `name`, on dirigo's own address `addr` (`tag` tells the
+/// ready files of the IPv4 and IPv6 pairs apart).
+fn kernel_servers(lab: &Lab, name: &str, addr: &str, tag: &str) -> (Server, Server) {
+    let tcp_ready = lab.dir.join(format!("exc-tcp{tag}.ready"));
+    let udp_ready = lab.dir.join(format!("exc-udp{tag}.ready"));
+    let (rs, echo) = (support("rs_server.py"), support("udp_echo.py"));
+    let (tr, ur) = (
+        tcp_ready.display().to_string(),
+        udp_ready.display().to_string(),
+    );
     let tcp = exc_server(
         lab,
         &[
             "python3",
-            &support("rs_server.py"),
+            &rs,
             "--name",
-            "director",
+            name,
             "--bind",
-            WAN,
+            addr,
             "--port",
             TCP_PORT,
             "--blob-size",
             "1048576",
             "--ready-file",
-            &tcp_ready.display().to_string(),
+            &tr,
         ],
         &tcp_ready,
     );
-    let udp_srv = exc_server(
+    let udp = exc_server(
         lab,
         &[
             "python3",
-            &support("udp_echo.py"),
+            &echo,
             "--name",
-            "director",
+            name,
             "--bind",
-            WAN,
+            addr,
             "--port",
             UDP_PORT,
             "--ready-file",
-            &udp_ready.display().to_string(),
+            &ur,
         ],
         &udp_ready,
     );
-    let before = kernel_counters(lab)["to_kernel"].as_u64().unwrap_or(0);
-    // TCP: a 1 MiB download from the director's own address, checksummed
-    let body = lab.dir.join("exc-blob.bin").display().to_string();
-    let url = format!("http://{WAN}:{TCP_PORT}/blob?size=1048576");
-    let hdr = lab.client(&["curl", "-sS", "-m", "30", "-D", "-", "-o", &body, &url]);
-    assert!(hdr.contains("X-Server: director"), "{hdr}");
+    (tcp, udp)
+}
+
+/// The client downloads 1 MiB from the kernel's server named `name` at
+/// `host_port` (checksummed) and gets three UDP echoes from `addr`.
+fn client_talks_to(lab: &Lab, name: &str, addr: &str, host_port: &str, tag: &str) {
+    let body = lab
+        .dir
+        .join(format!("exc-blob{tag}.bin"))
+        .display()
+        .to_string();
+    let url = format!("http://{host_port}/blob?size=1048576");
+    let hdr = lab.client(&[
+        "curl", "-sS", "-g", "-m", "30", "-D", "-", "-o", &body, &url,
+    ]);
+    assert!(hdr.contains(&format!("X-Server: {name}")), "{hdr}");
     let got = lab.client(&["sha256sum", &body]);
     let want = lab.client(&["python3", &support("labutil.py"), "blob-sha256", "1048576"]);
     assert_eq!(got.split_whitespace().next(), Some(want.trim()));
-    // UDP request/response
+    let payload = format!("hi{tag}");
     let o = lab.client(&[
         "python3",
         &support("udp_probe.py"),
-        WAN,
+        addr,
         UDP_PORT,
         "--count",
         "3",
         "--json",
         "--payload",
-        "hi",
+        &payload,
     ]);
-    assert_eq!(o.matches("director").count(), 3, "{o}");
+    assert_eq!(o.matches(name).count(), 3, "{o}");
+}
+
+/// The kernel's servers on the wan address answer the client through
+/// dirigo's port; ping stays dirigo's own.
+fn servers_on_the_wan_address(lab: &Lab) -> (Server, Server) {
+    let (tcp, udp_srv) = kernel_servers(lab, "director", WAN, "");
+    let before = kernel_counters(lab)["to_kernel"].as_u64().unwrap_or(0);
+    client_talks_to(lab, "director", WAN, &format!("{WAN}:{TCP_PORT}"), "");
     let k = kernel_counters(lab);
     assert!(
         k["to_kernel"].as_u64().unwrap() > before + 100,
@@ -312,66 +336,9 @@ fn ipv6_on_the_wan_address(lab: &Lab) {
         &format!("{}-wan", lab.prefix),
         &format!("{CLIENT6}/64"),
     );
-    let tcp_ready = lab.dir.join("exc-tcp6.ready");
-    let udp_ready = lab.dir.join("exc-udp6.ready");
-    let _tcp = exc_server(
-        lab,
-        &[
-            "python3",
-            &support("rs_server.py"),
-            "--name",
-            "director6",
-            "--bind",
-            WAN6,
-            "--port",
-            TCP_PORT,
-            "--blob-size",
-            "1048576",
-            "--ready-file",
-            &tcp_ready.display().to_string(),
-        ],
-        &tcp_ready,
-    );
-    let _udp = exc_server(
-        lab,
-        &[
-            "python3",
-            &support("udp_echo.py"),
-            "--name",
-            "director6",
-            "--bind",
-            WAN6,
-            "--port",
-            UDP_PORT,
-            "--ready-file",
-            &udp_ready.display().to_string(),
-        ],
-        &udp_ready,
-    );
+    let _servers = kernel_servers(lab, "director6", WAN6, "6");
     let before = kernel_counters(lab)["to_kernel"].as_u64().unwrap_or(0);
-    // TCP: a 1 MiB download from the director's own IPv6 address
-    let body = lab.dir.join("exc-blob6.bin").display().to_string();
-    let url = format!("http://[{WAN6}]:{TCP_PORT}/blob?size=1048576");
-    let hdr = lab.client(&[
-        "curl", "-sS", "-g", "-m", "30", "-D", "-", "-o", &body, &url,
-    ]);
-    assert!(hdr.contains("X-Server: director6"), "{hdr}");
-    let got = lab.client(&["sha256sum", &body]);
-    let want = lab.client(&["python3", &support("labutil.py"), "blob-sha256", "1048576"]);
-    assert_eq!(got.split_whitespace().next(), Some(want.trim()));
-    // UDP request/response
-    let o = lab.client(&[
-        "python3",
-        &support("udp_probe.py"),
-        WAN6,
-        UDP_PORT,
-        "--count",
-        "3",
-        "--json",
-        "--payload",
-        "hi6",
-    ]);
-    assert_eq!(o.matches("director6").count(), 3, "{o}");
+    client_talks_to(lab, "director6", WAN6, &format!("[{WAN6}]:{TCP_PORT}"), "6");
     let k = kernel_counters(lab);
     assert!(
         k["to_kernel"].as_u64().unwrap() > before + 100,
