@@ -261,6 +261,27 @@ fn nat64_service(
 }
 
 /// NAT64 through two workers: an IPv6 client's request leaves as IPv4 from
+/// Client `c`'s SYN from `sport` to [VIP6]:80 of the NAT64 service,
+/// arriving at worker `c % 2`: it leaves as IPv4 from the owner; the
+/// owner and the frame that left.
+fn nat64_syn(
+    pipes: &mut [crate::dataplane::pipeline::WorkerPipeline],
+    c: u8,
+    sport: u16,
+) -> (usize, Vec<u8>) {
+    let mut syn = VecBuf::new(&tcp6(
+        client6(c),
+        sport,
+        VIP6,
+        80,
+        false,
+        [client_mac(c), OUR_MAC],
+    ));
+    let (v, owner) = run(pipes, (c % 2) as usize, &mut syn, 0);
+    assert_eq!(v, Verdict::Tx(1), "request of client {c}");
+    (owner, syn.to_vec())
+}
+
 /// the pool with a port of its owner's share; the IPv4 reply, arriving at
 /// either worker, is steered by that port to the owner and goes back as
 /// IPv6 to the client.
@@ -271,18 +292,8 @@ fn nat64_replies_steered_by_pool_port() {
     let mut owners = [0usize; 2];
     for c in 2..=21u8 {
         let sport = 41000 + c as u16;
-        let mut syn = VecBuf::new(&tcp6(
-            client6(c),
-            sport,
-            VIP6,
-            80,
-            false,
-            [client_mac(c), OUR_MAC],
-        ));
-        let (v, owner) = run(&mut pipes, (c % 2) as usize, &mut syn, 0);
-        assert_eq!(v, Verdict::Tx(1), "request of client {c}");
+        let (owner, out) = nat64_syn(&mut pipes, c, sport);
         owners[owner] += 1;
-        let out = syn.to_vec();
         crate::lb::testutil::verify(&out);
         assert_eq!(&out[26..30], &pool.octets(), "from the pool");
         assert_eq!(&out[30..34], &rs4);
@@ -353,17 +364,7 @@ fn nat64_icmp_errors_reach_the_ipv4_server_from_the_owner() {
     let router = client6(0xfe);
     for c in 2..=9u8 {
         let sport = 42000 + c as u16;
-        let mut syn = VecBuf::new(&tcp6(
-            client6(c),
-            sport,
-            VIP6,
-            80,
-            false,
-            [client_mac(c), OUR_MAC],
-        ));
-        let (v, owner) = run(&mut pipes, (c % 2) as usize, &mut syn, 0);
-        assert_eq!(v, Verdict::Tx(1), "request of client {c}");
-        let out = syn.to_vec();
+        let (owner, out) = nat64_syn(&mut pipes, c, sport);
         let lport = u16::from_be_bytes([out[34], out[35]]);
         let reply = |len: usize| {
             crate::lb::testutil::tcp_frame(

@@ -52,7 +52,13 @@ fn ip6(src: u128, dst: u128, hop_limit: u8, traffic_class: u8, flow: u32) -> Ipv
 
 /// An IPv6 packet (no Ethernet) with checksums computed by etherparse.
 fn packet6(h: Ipv6Header, l4: L4, payload: &[u8]) -> Vec<u8> {
-    let b = PacketBuilder::ip(IpHeaders::Ipv6(h, Default::default()));
+    packet_ip(IpHeaders::Ipv6(h, Default::default()), l4, payload)
+}
+
+/// An IP packet (no Ethernet) of headers `ip` carrying `l4` with
+/// `payload`, its checksums computed by etherparse.
+fn packet_ip(ip: IpHeaders, l4: L4, payload: &[u8]) -> Vec<u8> {
+    let b = PacketBuilder::ip(ip);
     let mut v = Vec::new();
     match l4 {
         L4::Tcp(s, d) => {

@@ -38,19 +38,7 @@ fn ip4(src: [u8; 4], dst: [u8; 4], ttl: u8, tos: u8, ident: u16, df: bool) -> Ip
 /// An IPv4 packet (no Ethernet) with the transport of [`packet6`]'s, its
 /// checksums computed by etherparse.
 fn packet4(h: Ipv4Header, l4: L4, payload: &[u8]) -> Vec<u8> {
-    let b = PacketBuilder::ip(IpHeaders::Ipv4(h, Default::default()));
-    let mut v = Vec::new();
-    match l4 {
-        L4::Tcp(s, d) => {
-            let mut t = TcpHeader::new(s, d, 1000, 64240);
-            t.ack = true;
-            t.psh = true;
-            t.acknowledgment_number = 777;
-            b.tcp_header(t).write(&mut v, payload).unwrap();
-        }
-        L4::Udp(s, d) => b.udp(s, d).write(&mut v, payload).unwrap(),
-    }
-    v
+    super::packet_ip(IpHeaders::Ipv4(h, Default::default()), l4, payload)
 }
 
 /// The ICMPv4 error dirigo should send the real server: from the pool to
