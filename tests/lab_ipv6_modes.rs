@@ -20,7 +20,9 @@
 //! [VIP6]:8064 (1 MiB each way, the servers see the pool address; the
 //! download's full-size replies do not fit the client's link once
 //! translated, and complete through dirigo's fragmentation needed to the
-//! server).
+//! server). In NAT, an on-link client address dirigo has not learned gets
+//! its first reply at once: held while dirigo solicits the client, not
+//! dropped and retransmitted a second later (issue 54).
 //!
 //! Needs root and hugepages (skips outside CI, fails in CI).
 
@@ -33,6 +35,8 @@ use std::collections::BTreeMap;
 const P: &str = "dg6m";
 const VIP6: &str = "2001:db8:99::100";
 const CLIENT6: &str = "2001:db8:99::2";
+/// A second client address, never seen by dirigo before its first reply.
+const CLIENT6_NEW: &str = "2001:db8:99::3";
 const ROUTER6: &str = "2001:db8:98::fe";
 const DIRIGO_LAN6: &str = "2001:db8:98::1";
 
@@ -425,6 +429,104 @@ fn nat64(lab: &Lab) {
     eprintln!("nat64: 1 MiB down, 1 MiB up via {}: checksums ok", f[0]);
 }
 
+/// A data-plane counter summed over the workers (`dirigoctl lcores`).
+fn counter(lab: &Lab, name: &str) -> u64 {
+    let lc = lab.ctl_json(&["lcores"]);
+    lc.as_array()
+        .expect("lcores list")
+        .iter()
+        .flat_map(|l| l["extra"].as_array().cloned().unwrap_or_default())
+        .filter(|c| c["name"] == name)
+        .map(|c| c["value"].as_u64().unwrap_or(0))
+        .sum()
+}
+
+/// Issue 54: an on-link IPv6 NAT client's first request is answered
+/// without a retransmit. The client takes a second address, `CLIENT6_NEW`,
+/// that dirigo has never seen, and keeps dirigo's MAC for the VIP as a
+/// permanent neighbour (so it never solicits dirigo, which would teach
+/// dirigo the new address first). The real server's SYN/ACK to it finds
+/// no neighbour: dirigo holds it, solicits the client and sends it as soon
+/// as the advertisement is learned. The connection is up in milliseconds
+/// (dropped, the SYN/ACK would come again a second later), and dirigo's
+/// counters show the reply held and released, no `unresolved6` drop.
+fn first_reply_to_a_new_client_held(lab: &Lab) {
+    let wan = format!("{P}-wan");
+    let n = lab.client(&["ip", "-6", "neigh", "show", VIP6, "dev", &wan]);
+    let mac = n
+        .split_whitespace()
+        .skip_while(|w| *w != "lladdr")
+        .nth(1)
+        .unwrap_or_else(|| panic!("the client has no neighbour entry for the VIP: {n:?}"))
+        .to_string();
+    let pin = [
+        "ip",
+        "-6",
+        "neigh",
+        "replace",
+        VIP6,
+        "lladdr",
+        &mac,
+        "dev",
+        &wan,
+        "nud",
+        "permanent",
+    ];
+    ok(lab.exec("client", &pin));
+    lab.enable_ipv6("client", &wan, &format!("{CLIENT6_NEW}/64"));
+    let c = |name| counter(lab, name);
+    let before = [c("held"), c("held_released"), c("unresolved6")];
+    let t = curl(
+        lab,
+        &[
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{time_connect}",
+            "--interface",
+            CLIENT6_NEW,
+            &format!("http://[{VIP6}]/"),
+        ],
+    );
+    let t: f64 = t
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("time_connect {t:?}"));
+    // the counters are published every millisecond
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let after = [c("held"), c("held_released"), c("unresolved6")];
+    eprintln!(
+        "nat: first connection from {CLIENT6_NEW}: connected in {:.1} ms; \
+         held {} released {} unresolved6 {}",
+        t * 1000.0,
+        after[0] - before[0],
+        after[1] - before[1],
+        after[2] - before[2]
+    );
+    assert!(
+        after[0] > before[0] && after[1] > before[1],
+        "the first reply to {CLIENT6_NEW} was not held and released: {before:?} -> {after:?}"
+    );
+    assert_eq!(after[2], before[2], "an IPv6 packet dropped unresolved");
+    assert!(
+        t < 0.5,
+        "the first connection from {CLIENT6_NEW} took {t} s: a retransmission"
+    );
+    let _ = lab.exec(
+        "client",
+        &[
+            "ip",
+            "-6",
+            "addr",
+            "del",
+            &format!("{CLIENT6_NEW}/64"),
+            "dev",
+            &wan,
+        ],
+    );
+    let _ = lab.exec("client", &["ip", "-6", "neigh", "del", VIP6, "dev", &wan]);
+}
+
 /// conns of the service line `which` (`TCP  ADDR`) of `-L -n --stats`.
 fn stats_conns(lab: &Lab, which: &str) -> u64 {
     let s = lab.adm(&["-L", "-n", "--stats", "--exact"]);
@@ -484,6 +586,9 @@ fn lab_ipv6_dr_tun_nat_dual_stack() {
         }
         rs_mode(&lab, mode);
         mode_checks(&lab, mode);
+        if mode == "nat" {
+            first_reply_to_a_new_client_held(&lab);
+        }
     }
 
     nat64(&lab);
@@ -504,8 +609,9 @@ fn lab_ipv6_dr_tun_nat_dual_stack() {
         v4_before + 2,
         "the IPv4 transfer's two connections"
     );
-    // 3 modes x (2 transfers + 12 requests) IPv6 TCP connections
-    assert_eq!(v6_after, 3 * 14, "IPv6 connections on the IPv6 service");
+    // 3 modes x (2 transfers + 12 requests) IPv6 TCP connections, and
+    // NAT's first one from a new client address
+    assert_eq!(v6_after, 3 * 14 + 1, "IPv6 connections on the IPv6 service");
     let drops = lab.ctl_json(&["drops"]);
     eprintln!("drops: {drops}");
     lab.finish();

@@ -15,7 +15,8 @@
 //!   `steered_out`, every steered packet one `steered_in`;
 //! * every `Drop` verdict is one counted drop reason (classify's, ARP's,
 //!   ICMP's, `other_host`, `not_for_us`, `local_other`, `lb_dropped`,
-//!   `unresolved6`) or an
+//!   `unresolved6`: a held IPv6 packet's ticket too old, released as a
+//!   `Drop`) or an
 //!   ARP frame or Neighbour Advertisement consumed by learning
 //!   (`arp_learned`, `nd_taken`);
 //! * `lb_dropped` is the sum of the core's drop reasons;
@@ -31,6 +32,7 @@ use crossbeam_queue::ArrayQueue;
 use dirigo::dataplane::hold::HoldArea;
 use dirigo::dataplane::pipeline::WorkerPipeline;
 use dirigo::dataplane::shared::{ConnRequest, Event, Shared, WorkerShared};
+use dirigo::dataplane::verdict::Hop;
 use dirigo::dataplane::{Arrival, Pipeline, Verdict};
 use dirigo::lb::balancer::{Balancer, BalancerConfig};
 use dirigo::lb::sched::{SchedFlags, SchedKind};
@@ -115,6 +117,7 @@ struct World {
     shared: Arc<Shared>,
     pipes: Vec<WorkerPipeline>,
     neigh: NeighTable,
+    neigh6: NeighTable<u128>,
     base: NetView,
     hold: HoldArea<VecBuf>,
     now: u64,
@@ -183,8 +186,7 @@ fn world() -> World {
         Arc::new(routes),
         Arc::new(neigh.snapshot()),
     )
-    .with_routes6(Arc::new(routes6))
-    .with_neigh6(Arc::new(neigh6.snapshot()));
+    .with_routes6(Arc::new(routes6));
     let mut ids = LbIds::new(16, 64);
     let mut b = SnapshotBuilder::new();
     // a small Maglev table: the default one's build is most of a run
@@ -270,7 +272,9 @@ fn world() -> World {
         lbs.push(lb);
     }
     let shared = Arc::new(Shared {
-        net: Arc::new(ArcSwap::from_pointee(base.clone())),
+        net: Arc::new(ArcSwap::from_pointee(
+            base.with_neigh6(Arc::new(neigh6.snapshot())),
+        )),
         lb: Arc::new(ArcSwap::from_pointee(snap)),
         events: ArrayQueue::new(16),
         workers: ws,
@@ -289,6 +293,7 @@ fn world() -> World {
         shared,
         pipes,
         neigh,
+        neigh6,
         base,
         hold: HoldArea::new(),
         now: 1,
@@ -341,9 +346,12 @@ impl World {
         t
     }
 
-    /// A new view: the base with the neighbor table as it is now.
+    /// A new view: the base with the neighbor tables as they are now.
     fn publish_neigh(&mut self) {
-        let v = self.base.with_neigh(Arc::new(self.neigh.snapshot()));
+        let v = self
+            .base
+            .with_neigh(Arc::new(self.neigh.snapshot()))
+            .with_neigh6(Arc::new(self.neigh6.snapshot()));
         self.shared.net.store(Arc::new(v));
         for p in &mut self.pipes {
             p.begin_burst(self.now);
@@ -351,7 +359,8 @@ impl World {
     }
 
     /// The control thread's round: learn what the workers reported; with
-    /// `answer`, every pending resolution gets an ARP reply.
+    /// `answer`, every pending resolution gets an ARP reply (or a
+    /// Neighbour Advertisement).
     fn control(&mut self, answer: bool) {
         while let Some(ev) = self.shared.events.pop() {
             match ev {
@@ -378,6 +387,11 @@ impl World {
                     assert!((port as usize) < PORTS);
                     // only the real server without a neighbour entry
                     assert_eq!(ip, NET6_1 | 0x12, "an unexpected IPv6 next hop");
+                    let _ = self.neigh6.resolve(ip, port, self.now);
+                    if answer {
+                        let mac = [2, 0, 0, 9, 6, ip as u8];
+                        self.neigh6.learn(ip, mac, port, self.now, true);
+                    }
                 }
                 Event::Looped { port } => assert!((port as usize) < PORTS),
             }
@@ -417,7 +431,7 @@ impl Seen {
                 self.steer += 1;
             }
             Verdict::Drop => self.drops += 1,
-            Verdict::Hold(_) | Verdict::Wait(_) => {}
+            Verdict::Hold(_) | Verdict::Hold6(_) | Verdict::Wait(_) => {}
         }
     }
 }
@@ -467,14 +481,18 @@ fn one(w: &mut World, seen: &mut Seen, at: usize, port: u16, f: &[u8]) {
     let now = w.now;
     let mut v = w.pipes[at].process(&mut b, Arrival::wire(port, now));
     seen.verdict(v);
+    // the worker whose verdict it is (a Hold6's ticket is its)
+    let mut by = at;
     if let Verdict::Steer(o) = v {
         seen.steered += 1;
-        v = w.pipes[o as usize].process(&mut b, Arrival::steered(port, now));
+        by = o as usize;
+        v = w.pipes[by].process(&mut b, Arrival::steered(port, now));
         assert!(!matches!(v, Verdict::Steer(_)), "steered twice");
         seen.verdict(v);
     }
     match v {
-        Verdict::Hold(ip) => w.hold.hold(b, ip, port, now),
+        Verdict::Hold(ip) => w.hold.hold(b, Hop::V4(ip), port, now),
+        Verdict::Hold6(t) => w.hold.hold6(&mut w.pipes[by], b, t, port, now),
         Verdict::Wait(c) => w.hold.wait(b, c, port, now),
         _ => {}
     }
@@ -523,7 +541,8 @@ fuzz_target!(|data: &[u8]| {
                     seen.verdict(v);
                     match v {
                         Verdict::Steer(o) => steered[o as usize].push(b),
-                        Verdict::Hold(ip) => w.hold.hold(b, ip, port, now),
+                        Verdict::Hold(ip) => w.hold.hold(b, Hop::V4(ip), port, now),
+                        Verdict::Hold6(t) => w.hold.hold6(&mut w.pipes[at], b, t, port, now),
                         Verdict::Wait(c) => w.hold.wait(b, c, port, now),
                         _ => {}
                     }
@@ -539,7 +558,8 @@ fuzz_target!(|data: &[u8]| {
                         assert!(!matches!(v, Verdict::Steer(_)), "steered twice");
                         seen.verdict(v);
                         match v {
-                            Verdict::Hold(ip) => w.hold.hold(b, ip, port, now),
+                            Verdict::Hold(ip) => w.hold.hold(b, Hop::V4(ip), port, now),
+                            Verdict::Hold6(t) => w.hold.hold6(&mut w.pipes[o], b, t, port, now),
                             Verdict::Wait(c) => w.hold.wait(b, c, port, now),
                             _ => {}
                         }
@@ -570,7 +590,8 @@ fuzz_target!(|data: &[u8]| {
                 assert!(!matches!(v, Verdict::Steer(_)), "a local frame steered");
                 seen.verdict(v);
                 match v {
-                    Verdict::Hold(ip) => w.hold.hold(b, ip, port, now),
+                    Verdict::Hold(ip) => w.hold.hold(b, Hop::V4(ip), port, now),
+                    Verdict::Hold6(t) => w.hold.hold6(&mut w.pipes[0], b, t, port, now),
                     Verdict::Wait(c) => w.hold.wait(b, c, port, now),
                     _ => {}
                 }

@@ -1,7 +1,7 @@
 //! What the worker loop asks of a pipeline ([`Pipeline`]).
 
 use super::arrival::Arrival;
-use super::verdict::{all_tx, Verdict};
+use super::verdict::{all_tx, Hop, Verdict};
 use crate::net::buf::PacketBuf;
 
 /// The per-worker packet pipeline the worker loop drives: one entry for a
@@ -38,8 +38,18 @@ pub trait Pipeline {
     /// proxy's timeout RSTs), each with the port to send it on; called at
     /// housekeeping, the worker copies them into mbufs.
     fn drain_generated(&mut self, _f: &mut dyn FnMut(u16, &[u8])) {}
-    /// Whether the MAC of next hop `ip` is known in the view the pipeline
+    /// Whether the MAC of next hop `hop` is known in the view the pipeline
     /// forwards with (the hold area asks before processing a held packet
     /// again).
-    fn resolved(&self, ip: u32) -> bool;
+    fn resolved(&self, hop: Hop) -> bool;
+    /// The IPv6 next hop a [`Verdict::Hold6`] names by `ticket`. A ticket
+    /// is good until the pipeline has issued a few dozen more (a burst's
+    /// worth at least): the worker redeems a burst's tickets before it
+    /// processes the next burst. `None` for a ticket too old (or never
+    /// issued): the pipeline has counted the packet as dropped, as for
+    /// [`Verdict::Drop`]. The default is for a pipeline that never answers
+    /// `Hold6`.
+    fn hop6(&mut self, _ticket: u32) -> Option<u128> {
+        None
+    }
 }

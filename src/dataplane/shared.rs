@@ -51,8 +51,8 @@ pub enum Event {
         /// Egress port.
         port: u16,
     },
-    /// An IPv6 packet found the MAC of its next hop `ip` on `port` unknown
-    /// (the packet is dropped and counted; the control thread solicits).
+    /// An IPv6 packet waits for the MAC of its next hop `ip` on `port` (the
+    /// control thread solicits it; the worker holds the packet meanwhile).
     Resolve6 {
         /// Next-hop IPv6 address.
         ip: u128,

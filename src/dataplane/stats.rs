@@ -67,7 +67,10 @@ counter_enum! {
         /// per-worker packet balance.
         NdTaken: count = "nd_taken",
         /// IPv6 packets dropped because their next hop's MAC was not known
-        /// (a solicitation was asked for; IPv6 packets are not held).
+        /// and they could not wait for it: a `Hold6` ticket the worker
+        /// redeemed too late (not expected). IPv6 packets wait in the hold
+        /// area as IPv4's do, and those it has no room for are counted
+        /// there (`held_overflow`).
         Unresolved6: drop = "unresolved6",
     }
 }

@@ -17,7 +17,7 @@ use super::exception::TokenBucket;
 use super::hold::HoldArea;
 use super::idle::Backoff;
 use super::stats::{IoCounters, LoopCounters, PublishedCounters, PublishedIo, PublishedLoop};
-use super::verdict::Verdict;
+use super::verdict::{Hop, Verdict};
 use crate::net::buf::PacketBuf;
 use crate::pmd::lcore::TscClock;
 use crate::pmd::mbuf::{Burst, Mbuf, BURST};
@@ -116,7 +116,7 @@ impl Out<'_, '_> {
                 None => self.steer_lost += 1,
             },
             Verdict::Kernel(p) => self.kernel(p as usize, m),
-            Verdict::Drop | Verdict::Hold(_) | Verdict::Wait(_) => {}
+            Verdict::Drop | Verdict::Hold(_) | Verdict::Hold6(_) | Verdict::Wait(_) => {}
         }
     }
 
@@ -232,21 +232,28 @@ impl Out<'_, '_> {
 }
 
 /// Act on the verdicts of a burst: `bufs` drained in order with
-/// `verdicts`, each packet received on port index `port_of(packet)`.
+/// `verdicts`, each packet received on port index `port_of(packet)`. The
+/// tickets of `Hold6` verdicts are redeemed with `pipe`, before it
+/// processes another burst.
 #[inline(always)]
-fn deliver(
+fn deliver<P: Pipeline>(
     bufs: &mut Burst,
     verdicts: &[Verdict; BURST],
     port_of: impl Fn(&Mbuf) -> u16,
     out: &mut Out<'_, '_>,
     hold: &mut HoldArea<Mbuf>,
+    pipe: &mut P,
     now: u64,
 ) {
     for (m, &v) in bufs.drain().zip(verdicts) {
         match v {
             Verdict::Hold(ip) => {
                 let port = port_of(&m);
-                hold.hold(m, ip, port, now);
+                hold.hold(m, Hop::V4(ip), port, now);
+            }
+            Verdict::Hold6(t) => {
+                let port = port_of(&m);
+                hold.hold6(pipe, m, t, port, now);
             }
             Verdict::Wait(c) => {
                 let port = port_of(&m);
@@ -327,6 +334,7 @@ impl<'a, 'io> Rounds<'a, 'io> {
                     |_| p as u16,
                     &mut self.out,
                     &mut self.hold,
+                    pipe,
                     now,
                 ),
             }
@@ -379,6 +387,7 @@ impl<'a, 'io> Rounds<'a, 'io> {
                 port_of,
                 &mut self.out,
                 &mut self.hold,
+                pipe,
                 now,
             ),
         }
@@ -403,7 +412,8 @@ impl<'a, 'io> Rounds<'a, 'io> {
                 };
                 m.set_port(pid);
                 match pipe.process(&mut m, Arrival::kernel(p, now)) {
-                    Verdict::Hold(ip) => self.hold.hold(m, ip, p, now),
+                    Verdict::Hold(ip) => self.hold.hold(m, Hop::V4(ip), p, now),
+                    Verdict::Hold6(t) => self.hold.hold6(pipe, m, t, p, now),
                     Verdict::Wait(c) => self.hold.wait(m, c, p, now),
                     v => self.out.send(m, v),
                 }

@@ -1,12 +1,16 @@
 //! Packets held while their next hop resolves.
 //!
 //! A packet the core cannot send yet because its next hop's MAC is unknown
-//! ([`Verdict::Hold`]) is not dropped: the worker keeps it here while the
-//! control thread resolves the neighbor, at most [`HOLD_PER_NEIGHBOR`] per
-//! next hop and [`HOLD_SLOTS`] in all, for at most [`HOLD_NS`]. At every
-//! housekeeping tick [`HoldArea::release`] processes again the packets
-//! whose neighbor the pipeline's view now knows and sends them on; those
-//! that waited too long are dropped. A fixed array: nothing allocates.
+//! ([`Verdict::Hold`] for an IPv4 next hop, [`Verdict::Hold6`] for an IPv6
+//! one) is not dropped: the worker keeps it here while the control thread
+//! resolves the neighbor (ARP, or Neighbour Discovery), at most
+//! [`HOLD_PER_NEIGHBOR`] per next hop and [`HOLD_SLOTS`] in all, for at
+//! most [`HOLD_NS`]. Both families share the slots, the bounds and the
+//! counters; a packet is keyed by its next hop's address ([`Hop`]: an IPv4
+//! and an IPv6 next hop are different keys). At every housekeeping tick
+//! [`HoldArea::release`] processes again the packets whose neighbor the
+//! pipeline's view now knows and sends them on; those that waited too
+//! long are dropped. A fixed array: nothing allocates.
 //!
 //! The SYN proxy holds here too ([`Verdict::Wait`]): a client's data that
 //! arrives before its real server answered waits, keyed by its
@@ -21,7 +25,7 @@
 use crate::counters::{counter_enum, Counts};
 use crate::dataplane::arrival::Arrival;
 use crate::dataplane::contract::Pipeline;
-use crate::dataplane::verdict::Verdict;
+use crate::dataplane::verdict::{Hop, Verdict};
 use crate::net::buf::PacketBuf;
 
 /// Packets held per worker.
@@ -32,7 +36,8 @@ pub const HOLD_PER_NEIGHBOR: usize = 4;
 /// client's initial window (RFC 6928: ten segments), sent right after
 /// its ACK.
 pub const HOLD_PER_CONN: usize = 10;
-/// How long a packet waits for its neighbor (ARP retries every second).
+/// How long a packet waits for its neighbor (ARP and Neighbour
+/// Discovery retry every second).
 pub const HOLD_NS: u64 = 3_000_000_000;
 
 counter_enum! {
@@ -43,7 +48,8 @@ counter_enum! {
         Held: count = "held",
         /// Processed again once the neighbor was known, and sent on.
         Released: count = "held_released",
-        /// Not held: too many for their next hop, or the area full.
+        /// Not held: too many for their next hop (or connection), or the
+        /// area full.
         Overflow: drop = "held_overflow",
         /// The neighbor did not resolve in time.
         Expired: drop = "held_expired",
@@ -53,12 +59,18 @@ counter_enum! {
 /// The hold area's counters.
 pub type HoldCounts = Counts<HoldCount, { HoldCount::COUNT }>;
 
+/// What a held packet waits for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Key {
+    /// Its next hop's MAC.
+    Hop(Hop),
+    /// Its SYN proxy connection (the record) to be spliced.
+    Conn(u32),
+}
+
 struct Held<B> {
     buf: B,
-    /// The next hop it waits for (or, with `conn`, the connection record).
-    ip: u32,
-    /// Waits for a SYN proxy connection, not for a neighbor.
-    conn: bool,
+    key: Key,
     /// The port it was received on (it is processed again as from there).
     port: u16,
     deadline: u64,
@@ -102,34 +114,37 @@ impl<B: PacketBuf> HoldArea<B> {
         &self.counts
     }
 
-    /// Keep `buf`, received on `port`, until next hop `ip` is resolved, for
-    /// at most [`HOLD_NS`] from `now`. When the area is full or `ip` has
-    /// [`HOLD_PER_NEIGHBOR`] packets waiting already, `buf` is dropped
+    /// Keep `buf`, received on `port`, until next hop `hop` is resolved,
+    /// for at most [`HOLD_NS`] from `now`. When the area is full or `hop`
+    /// has [`HOLD_PER_NEIGHBOR`] packets waiting already, `buf` is dropped
     /// (counted as overflow).
-    pub fn hold(&mut self, buf: B, ip: u32, port: u16, now: u64) {
-        self.put(buf, ip, false, port, now)
+    pub fn hold(&mut self, buf: B, hop: Hop, port: u16, now: u64) {
+        self.put(buf, Key::Hop(hop), port, now)
+    }
+
+    /// [`Self::hold`] for a [`Verdict::Hold6`]: its next hop is the IPv6
+    /// address `pipe` gave it `ticket` for. A ticket `pipe` no longer
+    /// knows drops `buf` (`pipe` counted it).
+    pub fn hold6<P: Pipeline>(&mut self, pipe: &mut P, buf: B, ticket: u32, port: u16, now: u64) {
+        if let Some(ip) = pipe.hop6(ticket) {
+            self.hold(buf, Hop::V6(ip), port, now)
+        }
     }
 
     /// Keep `buf`, received on `port`, while SYN proxy connection `conn`
     /// waits for its real server, for at most [`HOLD_NS`] from `now`
     /// (overflow as for [`Self::hold`]).
     pub fn wait(&mut self, buf: B, conn: u32, port: u16, now: u64) {
-        self.put(buf, conn, true, port, now)
+        self.put(buf, Key::Conn(conn), port, now)
     }
 
-    fn put(&mut self, buf: B, ip: u32, conn: bool, port: u16, now: u64) {
+    fn put(&mut self, buf: B, key: Key, port: u16, now: u64) {
+        let most = match key {
+            Key::Hop(_) => HOLD_PER_NEIGHBOR,
+            Key::Conn(_) => HOLD_PER_CONN,
+        };
         if self.n >= HOLD_SLOTS
-            || self
-                .slots
-                .iter()
-                .flatten()
-                .filter(|h| h.ip == ip && h.conn == conn)
-                .count()
-                >= if conn {
-                    HOLD_PER_CONN
-                } else {
-                    HOLD_PER_NEIGHBOR
-                }
+            || self.slots.iter().flatten().filter(|h| h.key == key).count() >= most
         {
             self.counts[HoldCount::Overflow] += 1;
             return;
@@ -137,8 +152,7 @@ impl<B: PacketBuf> HoldArea<B> {
         if let Some(slot) = self.slots.iter_mut().find(|s| s.is_none()) {
             *slot = Some(Held {
                 buf,
-                ip,
-                conn,
+                key,
                 port,
                 deadline: now + HOLD_NS,
             });
@@ -165,8 +179,11 @@ impl<B: PacketBuf> HoldArea<B> {
             let Some(h) = slot.as_ref() else {
                 continue;
             };
-            // a waiting SYN proxy packet is tried again at every tick
-            let ready = h.conn || pipe.resolved(h.ip);
+            let ready = match h.key {
+                Key::Hop(hop) => pipe.resolved(hop),
+                // a waiting SYN proxy packet is tried again at every tick
+                Key::Conn(_) => true,
+            };
             if !ready && now < h.deadline {
                 continue;
             }
@@ -178,19 +195,25 @@ impl<B: PacketBuf> HoldArea<B> {
                 self.counts[HoldCount::Expired] += 1;
                 continue; // dropped
             }
-            match pipe.process(&mut h.buf, Arrival::wire(h.port, now)) {
-                Verdict::Hold(ip) if now < h.deadline => {
-                    (h.ip, h.conn) = (ip, false);
+            // what the packet waits for now (Ok), or where it goes (Err)
+            let next = match pipe.process(&mut h.buf, Arrival::wire(h.port, now)) {
+                Verdict::Hold(ip) => Ok(Key::Hop(Hop::V4(ip))),
+                // redeemed at once, so good (else dropped: `pipe` counted it)
+                Verdict::Hold6(t) => pipe
+                    .hop6(t)
+                    .map(|ip| Key::Hop(Hop::V6(ip)))
+                    .ok_or(Verdict::Drop),
+                Verdict::Wait(c) => Ok(Key::Conn(c)),
+                v => Err(v),
+            };
+            match next {
+                Ok(key) if now < h.deadline => {
+                    h.key = key;
                     *slot = Some(h);
                     self.n += 1;
                 }
-                Verdict::Wait(c) if now < h.deadline => {
-                    (h.ip, h.conn) = (c, true);
-                    *slot = Some(h);
-                    self.n += 1;
-                }
-                Verdict::Hold(_) | Verdict::Wait(_) => self.counts[HoldCount::Expired] += 1,
-                v => {
+                Ok(_) => self.counts[HoldCount::Expired] += 1,
+                Err(v) => {
                     self.counts[HoldCount::Released] += 1;
                     send(h.buf, v);
                 }

@@ -1,5 +1,6 @@
 //! The hold area on `VecBuf`s, with a fake pipeline whose view knows the
-//! neighbors in `known` and whose verdict is `verdict`.
+//! neighbors in `known`, whose verdict is `verdict` and whose IPv6 next
+//! hop tickets are the positions in `tickets`.
 
 use super::*;
 use crate::dataplane::Arrival;
@@ -11,7 +12,11 @@ const T0: u64 = 1_000_000_000;
 
 #[derive(Default)]
 struct Fake {
-    known: Vec<u32>,
+    known: Vec<Hop>,
+    /// Ticket `i` names `tickets[i]`.
+    tickets: Vec<u128>,
+    /// Tickets redeemed that it did not know.
+    unknown_tickets: u32,
     /// What processing a packet again answers (Tx(1) when None).
     verdict: Option<Verdict>,
     /// Packets processed again: (first byte, receiving port).
@@ -25,8 +30,13 @@ impl Pipeline for Fake {
         self.verdict.unwrap_or(Verdict::Tx(1))
     }
     fn housekeeping(&mut self, _now_ns: u64) {}
-    fn resolved(&self, ip: u32) -> bool {
-        self.known.contains(&ip)
+    fn resolved(&self, hop: Hop) -> bool {
+        self.known.contains(&hop)
+    }
+    fn hop6(&mut self, ticket: u32) -> Option<u128> {
+        let ip = self.tickets.get(ticket as usize).copied();
+        self.unknown_tickets += ip.is_none() as u32;
+        ip
     }
 }
 
@@ -68,15 +78,15 @@ fn counters_are_declared_once() {
 fn held_until_resolved_then_released_as_received() {
     let mut h = HoldArea::new();
     let mut p = Fake::default();
-    h.hold(pkt(1), A, 0, T0);
-    h.hold(pkt(2), B, 3, T0);
+    h.hold(pkt(1), Hop::V4(A), 0, T0);
+    h.hold(pkt(2), Hop::V4(B), 3, T0);
     assert_eq!((h.len(), counts(&h)), (2, [2, 0, 0, 0]));
     // nothing known yet: nothing processed, nothing sent
     assert!(release(&mut h, &mut p, T0 + 1_000_000).is_empty());
     assert!(p.processed.is_empty());
     assert_eq!(h.len(), 2);
     // B resolves: only its packet goes, processed as received on port 3
-    p.known.push(B);
+    p.known.push(Hop::V4(B));
     assert_eq!(
         release(&mut h, &mut p, T0 + 2_000_000),
         [(2, Verdict::Tx(1))]
@@ -84,7 +94,7 @@ fn held_until_resolved_then_released_as_received() {
     assert_eq!(p.processed, [(2, 3)]);
     assert_eq!((h.len(), counts(&h)), (1, [2, 1, 0, 0]));
     // whatever the verdict then (here: dropped by the pipeline), it is sent on
-    p.known.push(A);
+    p.known.push(Hop::V4(A));
     p.verdict = Some(Verdict::Drop);
     assert_eq!(
         release(&mut h, &mut p, T0 + 3_000_000),
@@ -98,12 +108,12 @@ fn held_until_resolved_then_released_as_received() {
 fn at_most_four_per_next_hop() {
     let mut h = HoldArea::new();
     for i in 0..6 {
-        h.hold(pkt(i), A, 0, T0);
+        h.hold(pkt(i), Hop::V4(A), 0, T0);
     }
-    h.hold(pkt(9), B, 0, T0);
+    h.hold(pkt(9), Hop::V4(B), 0, T0);
     assert_eq!((h.len(), counts(&h)), (5, [5, 0, 2, 0]));
     let mut p = Fake {
-        known: vec![A, B],
+        known: vec![Hop::V4(A), Hop::V4(B)],
         ..Default::default()
     };
     let mut sent: Vec<u8> = release(&mut h, &mut p, T0).iter().map(|s| s.0).collect();
@@ -116,17 +126,17 @@ fn at_most_sixty_four_in_all() {
     let mut h = HoldArea::new();
     for i in 0..HOLD_SLOTS as u32 + 3 {
         // a different next hop each: only the area's size limits
-        h.hold(pkt(i as u8), 0x0a00_1000 + i, 0, T0);
+        h.hold(pkt(i as u8), Hop::V4(0x0a00_1000 + i), 0, T0);
     }
     assert_eq!(h.len(), HOLD_SLOTS);
     assert_eq!(counts(&h), [HOLD_SLOTS as u64, 0, 3, 0]);
     // a slot freed is a slot to hold in again
     let mut p = Fake {
-        known: vec![0x0a00_1000],
+        known: vec![Hop::V4(0x0a00_1000)],
         ..Default::default()
     };
     assert_eq!(release(&mut h, &mut p, T0).len(), 1);
-    h.hold(pkt(200), A, 0, T0);
+    h.hold(pkt(200), Hop::V4(A), 0, T0);
     assert_eq!(
         (h.len(), counts(&h)[0]),
         (HOLD_SLOTS, HOLD_SLOTS as u64 + 1)
@@ -137,8 +147,8 @@ fn at_most_sixty_four_in_all() {
 fn dropped_when_the_neighbor_does_not_resolve_in_time() {
     let mut h = HoldArea::new();
     let mut p = Fake::default();
-    h.hold(pkt(1), A, 0, T0);
-    h.hold(pkt(2), B, 0, T0 + 1_000_000);
+    h.hold(pkt(1), Hop::V4(A), 0, T0);
+    h.hold(pkt(2), Hop::V4(B), 0, T0 + 1_000_000);
     assert!(release(&mut h, &mut p, T0 + HOLD_NS - 1).is_empty());
     assert_eq!(h.len(), 2);
     // A's deadline passed, B's not yet
@@ -152,11 +162,11 @@ fn dropped_when_the_neighbor_does_not_resolve_in_time() {
 #[test]
 fn unresolved_again_is_held_again_until_its_first_deadline() {
     let mut h = HoldArea::new();
-    h.hold(pkt(1), A, 2, T0);
+    h.hold(pkt(1), Hop::V4(A), 2, T0);
     // A resolves, but processing again finds the packet now goes via B
     // (say a route changed), still unknown
     let mut p = Fake {
-        known: vec![A],
+        known: vec![Hop::V4(A)],
         verdict: Some(Verdict::Hold(B)),
         ..Default::default()
     };
@@ -171,7 +181,7 @@ fn unresolved_again_is_held_again_until_its_first_deadline() {
     assert!(release(&mut h, &mut p, T0 + 2_000_000).is_empty());
     assert_eq!(p.processed.len(), 1);
     // B resolves and the packet goes
-    p.known.push(B);
+    p.known.push(Hop::V4(B));
     p.verdict = None;
     assert_eq!(
         release(&mut h, &mut p, T0 + 3_000_000),
@@ -179,7 +189,7 @@ fn unresolved_again_is_held_again_until_its_first_deadline() {
     );
     assert_eq!(counts(&h), [1, 1, 0, 0]);
     // held again past the first deadline: expired, not held for longer
-    h.hold(pkt(5), A, 0, T0);
+    h.hold(pkt(5), Hop::V4(A), 0, T0);
     p.verdict = Some(Verdict::Hold(A));
     assert!(release(&mut h, &mut p, T0 + HOLD_NS).is_empty());
     assert_eq!((h.len(), counts(&h)), (0, [2, 1, 0, 1]));
@@ -198,6 +208,93 @@ fn waits_for_a_connection_are_bounded_and_retried() {
     );
     assert_eq!(counts(&h), [HOLD_PER_CONN as u64, 0, 2, 0]);
     // a neighbor key with the same number is another key
-    h.hold(VecBuf::new(&[99]), 7, 0, T0);
+    h.hold(VecBuf::new(&[99]), Hop::V4(7), 0, T0);
     assert_eq!(h.len(), HOLD_PER_CONN + 1);
+}
+
+/// IPv6 next hops: a `Hold6` verdict's ticket redeemed with the pipeline
+/// names the next hop, which keys the packet as an IPv4 address does
+/// (the same bound per next hop, the same slots and counters); an IPv6
+/// next hop whose low 32 bits are an IPv4 one's is another key.
+#[test]
+fn ipv6_next_hops_are_held_like_ipv4_ones() {
+    const C6: u128 = (0x2001_0db8 << 96) | A as u128;
+    let mut h = HoldArea::new();
+    let mut p = Fake {
+        tickets: vec![C6],
+        ..Default::default()
+    };
+    for i in 0..6 {
+        h.hold6(&mut p, pkt(i), 0, 1, T0);
+    }
+    h.hold(pkt(9), Hop::V4(A), 0, T0);
+    assert_eq!(
+        (h.len(), counts(&h)),
+        (5, [5, 0, 2, 0]),
+        "four for the IPv6 next hop, then A's own"
+    );
+    // A resolves: only its packet goes
+    p.known.push(Hop::V4(A));
+    assert_eq!(release(&mut h, &mut p, T0 + 1), [(9, Verdict::Tx(1))]);
+    // the IPv6 next hop resolves: its four, processed as received on port 1
+    p.known.push(Hop::V6(C6));
+    p.processed.clear();
+    let mut sent: Vec<u8> = release(&mut h, &mut p, T0 + 2)
+        .iter()
+        .map(|s| s.0)
+        .collect();
+    sent.sort();
+    assert_eq!(sent, [0, 1, 2, 3]);
+    assert!(p.processed.iter().all(|&(_, port)| port == 1));
+    assert_eq!((h.len(), counts(&h)), (0, [5, 5, 2, 0]));
+    assert_eq!(p.unknown_tickets, 0);
+}
+
+#[test]
+fn an_ipv6_next_hop_that_does_not_resolve_expires() {
+    const C6: u128 = 0x2001_0db8 << 96 | 0x99;
+    let mut h = HoldArea::new();
+    let mut p = Fake {
+        tickets: vec![C6],
+        ..Default::default()
+    };
+    h.hold6(&mut p, pkt(1), 0, 0, T0);
+    assert!(release(&mut h, &mut p, T0 + HOLD_NS - 1).is_empty());
+    assert_eq!(h.len(), 1);
+    assert!(release(&mut h, &mut p, T0 + HOLD_NS).is_empty());
+    assert_eq!((h.len(), counts(&h)), (0, [1, 0, 0, 1]));
+    assert!(p.processed.is_empty(), "an expired packet is not processed");
+}
+
+/// A ticket the pipeline does not know (too old) is no next hop: the
+/// packet is not held (the pipeline counted the drop), at arrival or when
+/// processed again; a known one taken again keys the packet by its new
+/// next hop.
+#[test]
+fn held_again_for_an_ipv6_next_hop_by_ticket() {
+    const C6: u128 = 0x2001_0db8 << 96 | 0x66;
+    let mut h = HoldArea::new();
+    let mut p = Fake {
+        tickets: vec![C6],
+        ..Default::default()
+    };
+    h.hold6(&mut p, pkt(1), 7, 0, T0);
+    assert_eq!((h.len(), counts(&h), p.unknown_tickets), (0, [0; 4], 1));
+    // held for A; processed again, it now waits for C6 (ticket 0)
+    h.hold(pkt(2), Hop::V4(A), 0, T0);
+    p.known.push(Hop::V4(A));
+    p.verdict = Some(Verdict::Hold6(0));
+    assert!(release(&mut h, &mut p, T0 + 1).is_empty());
+    assert_eq!((h.len(), counts(&h)), (1, [1, 0, 0, 0]));
+    assert!(release(&mut h, &mut p, T0 + 2).is_empty(), "C6 unknown");
+    assert_eq!(p.processed.len(), 1);
+    // C6 resolves, but processing again gives a ticket it does not know:
+    // released as a drop (the pipeline counted it)
+    p.known.push(Hop::V6(C6));
+    p.verdict = Some(Verdict::Hold6(5));
+    assert_eq!(release(&mut h, &mut p, T0 + 3), [(2, Verdict::Drop)]);
+    assert_eq!(
+        (h.len(), counts(&h), p.unknown_tickets),
+        (0, [1, 1, 0, 0], 2)
+    );
 }

@@ -12,7 +12,7 @@ use crate::dataplane::contract::Pipeline;
 use crate::dataplane::exception::KernelCopies;
 use crate::dataplane::shared::{Event, Shared};
 use crate::dataplane::stats::{Count, Counters};
-use crate::dataplane::verdict::{all_tx, Verdict};
+use crate::dataplane::verdict::{all_tx, Hop, Verdict};
 use crate::dataplane::worker::MAX_PORTS;
 use crate::lb::balancer::{Balancer, BurstCtx, LbVerdict, Prepared, Selected, TOUCH_LAG};
 use crate::net::buf::{PacketBuf, BURST};
@@ -28,6 +28,7 @@ use state::Scratch;
 pub use state::WorkerPipeline;
 use std::sync::Arc;
 pub use steer::{owner_of, owner_with, steer_mask};
+use tickets6::Tickets6;
 
 /// Whether a frame is for a port whose MAC is `mac` (see `WorkerPipeline::for_us`).
 #[inline]
@@ -64,6 +65,7 @@ impl WorkerPipeline {
                 prep: [Prepared::default(); BURST],
                 lbv: [LbVerdict::NotForUs; BURST],
                 hash6: [0; BURST],
+                tickets6: Tickets6::new(),
             }),
             shared: Arc::clone(shared),
             index,
@@ -103,12 +105,9 @@ impl WorkerPipeline {
                 Verdict::Tx(port)
             }
             LbVerdict::Unresolved6 { ip, port } => {
-                self.event(Event::Resolve6 {
-                    ip: ip.into(),
-                    port,
-                });
-                self.counters.own[Count::Unresolved6] += 1;
-                Verdict::Drop
+                let ip = u128::from(ip);
+                self.event(Event::Resolve6 { ip, port });
+                Verdict::Hold6(self.scratch.tickets6.issue(ip))
             }
             LbVerdict::Unresolved { ip, port } => {
                 self.event(Event::Resolve { ip, port });
@@ -163,12 +162,12 @@ impl WorkerPipeline {
                 Verdict::Hold(ip)
             }
             LbVerdict::Unresolved6 { ip, port } => {
-                self.event(Event::Resolve6 {
-                    ip: ip.into(),
-                    port,
-                });
-                self.counters.own[Count::Unresolved6] += 1;
-                Verdict::Drop
+                // not a drop either: the control thread solicits the next
+                // hop, and the worker holds the packet meanwhile, the
+                // address by ticket (a verdict has no room for it)
+                let ip = u128::from(ip);
+                self.event(Event::Resolve6 { ip, port });
+                Verdict::Hold6(self.scratch.tickets6.issue(ip))
             }
             LbVerdict::Wait { conn } => Verdict::Wait(conn),
             LbVerdict::Drop(_) => {
@@ -535,10 +534,23 @@ impl Pipeline for WorkerPipeline {
         self.burst(bufs, at, out)
     }
 
-    /// From the neighbor snapshot of the view loaded at the last
+    /// From the neighbor snapshots of the view loaded at the last
     /// [`Pipeline::begin_burst`] (the one a released packet is forwarded with).
-    fn resolved(&self, ip: u32) -> bool {
-        self.net.neigh().lookup(ip).is_some()
+    fn resolved(&self, hop: Hop) -> bool {
+        match hop {
+            Hop::V4(ip) => self.net.neigh().lookup(ip).is_some(),
+            Hop::V6(ip) => self.net.neigh6().lookup(ip).is_some(),
+        }
+    }
+
+    /// From the ring of tickets (`tickets6`); a ticket too old is a
+    /// packet dropped, counted as `unresolved6`.
+    fn hop6(&mut self, ticket: u32) -> Option<u128> {
+        let hop = self.scratch.tickets6.redeem(ticket);
+        if hop.is_none() {
+            self.counters.own[Count::Unresolved6] += 1;
+        }
+        hop
     }
 
     fn drain_kernel_copies(&mut self, f: &mut dyn FnMut(u16, &[u8])) {
@@ -597,4 +609,5 @@ mod state;
 mod steer;
 #[cfg(test)]
 mod tests;
+mod tickets6;
 mod v6;

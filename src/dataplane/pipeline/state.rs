@@ -1,9 +1,11 @@
 //! A worker's pipeline: what it owns (the balancer, its views of the
 //! snapshots, counters, scratch). Its behaviour is in the folder's other
 //! files: the burst path in `mod.rs`, ARP in `arp`, the IPv6 responder in
-//! `nd`, steering in `steer`, the IPv6 lane in `v6`.
+//! `nd`, steering in `steer`, the IPv6 lane in `v6`, the tickets of held
+//! IPv6 packets' next hops in `tickets6`.
 
 use super::nh_cache::NhCache;
+use super::tickets6::Tickets6;
 use crate::dataplane::exception::KernelCopies;
 use crate::dataplane::rss::ClientOwner;
 use crate::dataplane::shared::Shared;
@@ -27,6 +29,8 @@ pub(super) struct Scratch {
     pub(super) lbv: [LbVerdict; BURST],
     /// IPv6 lookup hashes of the burst's early IPv6 stage (`v6::prepare6`).
     pub(super) hash6: [u32; BURST],
+    /// The IPv6 next hops of the `Hold6` verdicts, by ticket.
+    pub(super) tickets6: Tickets6,
 }
 
 /// One worker's pipeline.

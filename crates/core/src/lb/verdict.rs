@@ -58,9 +58,10 @@ pub enum LbVerdict {
         /// The egress port to resolve it on.
         port: u16,
     },
-    /// An IPv6 packet's next hop is unresolved: the caller asks for `ip`
-    /// to be solicited on `port` and drops the packet (counted; IPv6
-    /// packets are not held, see `lb::balancer::v6`).
+    /// An IPv6 packet's next hop is unresolved: as [`Self::Unresolved`],
+    /// not a drop. The frame is left as it was; the caller asks for `ip`
+    /// to be solicited on `port`, holds the packet and processes it again
+    /// once the neighbour is known.
     Unresolved6 {
         /// The next hop to resolve (an `Ipv6Addr`, not a `u128`: a `u128`
         /// field would align the whole verdict to 16 bytes and make every

@@ -1,11 +1,16 @@
 //! Next hops: the next-hop cache follows each new view (and keeps two real
 //! servers sharing a slot apart); an unresolved next hop is held and asked
 //! for per packet, and the held packet is released once the view knows it.
+//! IPv6 next hops the same way: an IPv6 NAT (or NAT64) reply to an on-link
+//! client whose MAC is unknown is held, the client solicited, and the
+//! reply sent once its advertisement is learned; bounded and expired as
+//! IPv4's.
 
 use super::{nat_service, service_of, setup, RS, VIP};
 use crate::dataplane::hold::{HoldArea, HoldCount};
 use crate::dataplane::pipeline::WorkerPipeline;
 use crate::dataplane::shared::Event;
+use crate::dataplane::verdict::Hop;
 use crate::dataplane::Arrival;
 use crate::dataplane::{Pipeline, Verdict};
 use crate::lb::spec::Method;
@@ -181,15 +186,15 @@ fn held_packet_released_once_the_view_knows_the_neighbor() {
         Verdict::Hold(rs)
     );
     let mut hold = HoldArea::new();
-    hold.hold(b, rs, 0, 1_000_000);
+    hold.hold(b, Hop::V4(rs), 0, 1_000_000);
     let mut sent = Vec::new();
     hold.release(p, 2_000_000, |b, v| sent.push((b, v)));
     assert!(sent.is_empty() && hold.len() == 1, "still unknown");
     // the control thread resolved it: published, seen from the next burst on
     shared.net.store(known);
-    assert!(!p.resolved(rs), "not before the next burst");
+    assert!(!p.resolved(Hop::V4(rs)), "not before the next burst");
     p.begin_burst(3_000_000);
-    assert!(p.resolved(rs));
+    assert!(p.resolved(Hop::V4(rs)));
     hold.release(p, 3_000_000, |b, v| sent.push((b, v)));
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].1, Verdict::Tx(1));
@@ -244,4 +249,309 @@ fn next_hop_cache_slot_shared_by_two_servers() {
         }
         assert!(out.iter().all(|v| *v == Verdict::Tx(1)), "{out:?}");
     }
+}
+
+// ---- IPv6 next hops: the same hold ----
+
+use super::ipv6::PORT_IP6;
+use super::v6nat::{
+    client6, client_mac, nat64_service, setup6_workers, tcp6, POOL4, RS4, RS6, RS_MAC, VIP6,
+};
+use crate::dataplane::hold::{HOLD_NS, HOLD_PER_NEIGHBOR, HOLD_SLOTS};
+use crate::dataplane::shared::Shared;
+use crate::lb::testutil::OUR_MAC;
+use crate::net::classify::{classify, Classified};
+use crate::net::neigh::ResolveAction;
+use etherparse::PacketBuilder;
+
+const T0: u64 = 1_000_000_000;
+
+/// One worker over [`setup6_workers`]' view, the IPv6 NAT service, and a
+/// control thread's IPv6 neighbour table that knows the real server only
+/// (the clients' MACs unknown), published.
+fn setup6_unresolved() -> (Arc<Shared>, WorkerPipeline, NeighTable<u128>) {
+    let (shared, mut pipes) = setup6_workers(1, [false, false]);
+    let mut n6 = NeighTable::<u128>::new(NeighConfig::default());
+    n6.add_static(RS6, RS_MAC, 1).unwrap();
+    publish6(&shared, &n6);
+    let mut p = pipes.remove(0);
+    p.begin_burst(T0);
+    (shared, p, n6)
+}
+
+/// The control thread publishes `n6` as the view's IPv6 neighbours.
+fn publish6(shared: &Shared, n6: &NeighTable<u128>) {
+    let v = shared.net.load().with_neigh6(Arc::new(n6.snapshot()));
+    shared.net.store(Arc::new(v));
+}
+
+fn events(shared: &Shared) -> Vec<Event> {
+    std::iter::from_fn(|| shared.events.pop()).collect()
+}
+
+/// Client `c`'s SYN to [VIP6]:80 from `sport`: forwarded to the real server.
+fn open6(p: &mut WorkerPipeline, c: u128, sport: u16, now: u64) {
+    let mut syn = VecBuf::new(&tcp6(
+        c,
+        sport,
+        VIP6,
+        80,
+        false,
+        [[2, 0, 0, 0, 9, 9], OUR_MAC],
+    ));
+    assert_eq!(p.process(&mut syn, Arrival::wire(0, now)), Verdict::Tx(1));
+}
+
+/// The real server's SYN/ACK to client `c`:`sport`.
+fn reply6(c: u128, sport: u16) -> Vec<u8> {
+    tcp6(RS6, 8080, c, sport, true, [RS_MAC, OUR_MAC])
+}
+
+/// Client `c`'s Neighbour Advertisement answering our solicitation:
+/// solicited, override, its MAC `mac` in the option.
+fn na(c: u128, mac: [u8; 6]) -> Vec<u8> {
+    let mut body = c.to_be_bytes().to_vec();
+    body.extend([2, 1]);
+    body.extend(mac);
+    let mut v = Vec::new();
+    PacketBuilder::ethernet2(mac, OUR_MAC)
+        .ipv6(c.to_be_bytes(), PORT_IP6.to_be_bytes(), 255)
+        .icmpv6_raw(136, 0, [0x60, 0, 0, 0])
+        .write(&mut v, &body)
+        .unwrap();
+    v
+}
+
+/// The hold area's counters: held, released, overflow, expired.
+fn hold_counts(h: &HoldArea<VecBuf>) -> [u64; 4] {
+    let c = h.counts();
+    [
+        c[HoldCount::Held],
+        c[HoldCount::Released],
+        c[HoldCount::Overflow],
+        c[HoldCount::Expired],
+    ]
+}
+
+/// A pipeline counter, published.
+fn counter(shared: &Shared, p: &mut WorkerPipeline, name: &str, now: u64) -> u64 {
+    p.housekeeping(now);
+    shared.workers[0].counters.get(name)
+}
+
+/// The on-link client's first reply waits for its MAC: the pipeline holds
+/// it (`Hold6`, its ticket naming the client) unchanged and asks the
+/// control thread to solicit the client; the client's advertisement is
+/// learned, and once the view knows the client the held reply goes out,
+/// translated as any reply. Not a drop: `unresolved6` stays 0.
+#[test]
+fn ipv6_nat_reply_to_an_unresolved_client_is_held_until_its_advertisement() {
+    let (shared, mut p, mut n6) = setup6_unresolved();
+    let (c, mac, sport) = (client6(200), client_mac(200), 40200);
+    open6(&mut p, c, sport, T0);
+    assert_eq!(events(&shared), [], "the request's next hop is known");
+    let frame = reply6(c, sport);
+    let mut b = VecBuf::new(&frame);
+    let Verdict::Hold6(t) = p.process(&mut b, Arrival::wire(1, T0)) else {
+        panic!("the reply is not held");
+    };
+    assert_eq!(p.hop6(t), Some(c), "the ticket names the client");
+    assert_eq!(b.data(), &frame[..], "a held packet is left as it was");
+    assert_eq!(
+        events(&shared),
+        [Event::Resolve6 { ip: c, port: 0 }],
+        "a solicitation asked for, on the client's port"
+    );
+    let mut hold = HoldArea::new();
+    hold.hold6(&mut p, b, t, 1, T0);
+    assert_eq!((hold.len(), hold_counts(&hold)), (1, [1, 0, 0, 0]));
+    // the control thread solicits the client
+    assert!(matches!(
+        n6.resolve(c, 0, T0),
+        ResolveAction::SendRequest { port: 0 }
+    ));
+    let mut sent = Vec::new();
+    hold.release(&mut p, T0 + 1_000_000, |b, v| sent.push((b, v)));
+    assert!(sent.is_empty() && hold.len() == 1, "still unknown");
+
+    // the client's advertisement: learned (an entry the control thread
+    // has: create false), not answered
+    let mut adv = VecBuf::new(&na(c, mac));
+    assert_eq!(
+        p.process(&mut adv, Arrival::wire(0, T0 + 2_000_000)),
+        Verdict::Drop
+    );
+    let learned = events(&shared);
+    assert_eq!(
+        learned,
+        [Event::Learn6 {
+            ip: c,
+            mac,
+            port: 0,
+            create: false
+        }]
+    );
+    n6.learn(c, mac, 0, T0 + 2_000_000, false);
+    publish6(&shared, &n6);
+    assert!(!p.resolved(Hop::V6(c)), "not before the next burst");
+    p.begin_burst(T0 + 3_000_000);
+    assert!(p.resolved(Hop::V6(c)));
+    hold.release(&mut p, T0 + 3_000_000, |b, v| sent.push((b, v)));
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].1, Verdict::Tx(0));
+    let mut want = tcp6(VIP6, 80, c, sport, true, [OUR_MAC, mac]);
+    want[21] = 63; // hop limit decremented
+    assert_eq!(sent[0].0.to_vec(), want, "translated, to the learned MAC");
+    assert_eq!((hold.len(), hold_counts(&hold)), (0, [1, 1, 0, 0]));
+    assert_eq!(counter(&shared, &mut p, "unresolved6", T0), 0);
+    assert_eq!(counter(&shared, &mut p, "nd_taken", T0), 1);
+}
+
+/// The IPv4 area's bounds hold for IPv6 next hops: at most
+/// [`HOLD_PER_NEIGHBOR`] replies per client, [`HOLD_SLOTS`] in all; the
+/// rest are counted drops (`held_overflow`, as IPv4's), not
+/// `unresolved6`.
+#[test]
+fn ipv6_holds_are_bounded_as_ipv4_ones() {
+    let (shared, mut p, _n6) = setup6_unresolved();
+    let mut hold = HoldArea::new();
+    let reply = |p: &mut WorkerPipeline, hold: &mut HoldArea<VecBuf>, c: u128, sport| {
+        open6(p, c, sport, T0);
+        let mut b = VecBuf::new(&reply6(c, sport));
+        let Verdict::Hold6(t) = p.process(&mut b, Arrival::wire(1, T0)) else {
+            panic!("reply to {c:x} not held");
+        };
+        hold.hold6(p, b, t, 1, T0);
+        // the control thread's queue, emptied as it would be
+        assert_eq!(events(&shared), [Event::Resolve6 { ip: c, port: 0 }]);
+    };
+    // one client, two more replies than its share
+    let c = client6(200);
+    for i in 0..HOLD_PER_NEIGHBOR as u16 + 2 {
+        reply(&mut p, &mut hold, c, 41000 + i);
+    }
+    let n = HOLD_PER_NEIGHBOR as u64;
+    assert_eq!(
+        (hold.len(), hold_counts(&hold)),
+        (HOLD_PER_NEIGHBOR, [n, 0, 2, 0])
+    );
+    // one reply each to other clients, three more than the area holds
+    let others = HOLD_SLOTS - HOLD_PER_NEIGHBOR + 3;
+    for i in 0..others as u128 {
+        reply(&mut p, &mut hold, client6(0) | 1 << 16 | i, 42000);
+    }
+    assert_eq!(hold.len(), HOLD_SLOTS);
+    assert_eq!(hold_counts(&hold), [HOLD_SLOTS as u64, 0, 5, 0]);
+    assert_eq!(counter(&shared, &mut p, "unresolved6", T0), 0);
+}
+
+/// A client that never answers: its held reply is dropped at the deadline
+/// (`held_expired`), never processed again, as IPv4's.
+#[test]
+fn ipv6_hold_expires_when_the_client_does_not_answer() {
+    let (shared, mut p, _n6) = setup6_unresolved();
+    let c = client6(201);
+    open6(&mut p, c, 43000, T0);
+    let mut b = VecBuf::new(&reply6(c, 43000));
+    let Verdict::Hold6(t) = p.process(&mut b, Arrival::wire(1, T0)) else {
+        panic!("not held");
+    };
+    let mut hold = HoldArea::new();
+    hold.hold6(&mut p, b, t, 1, T0);
+    let mut sent = Vec::new();
+    hold.release(&mut p, T0 + HOLD_NS - 1, |b, v| sent.push((b, v)));
+    assert_eq!((hold.len(), hold_counts(&hold)), (1, [1, 0, 0, 0]));
+    hold.release(&mut p, T0 + HOLD_NS, |b, v| sent.push((b, v)));
+    assert!(sent.is_empty());
+    assert_eq!((hold.len(), hold_counts(&hold)), (0, [1, 0, 0, 1]));
+    assert_eq!(counter(&shared, &mut p, "unresolved6", T0), 0);
+}
+
+/// A ticket is good for the next burst's worth of tickets at least (the
+/// worker redeems a burst's before the next); one far older names no next
+/// hop any more, and the packet is a counted drop (`unresolved6`).
+#[test]
+fn an_ipv6_hold_ticket_too_old_is_a_counted_drop() {
+    let (shared, mut p, _n6) = setup6_unresolved();
+    let mut tickets = Vec::new();
+    for i in 0..4 * crate::net::buf::BURST as u128 {
+        let c = client6(0) | 2 << 16 | i;
+        open6(&mut p, c, 44000, T0);
+        let mut b = VecBuf::new(&reply6(c, 44000));
+        let Verdict::Hold6(t) = p.process(&mut b, Arrival::wire(1, T0)) else {
+            panic!("not held");
+        };
+        tickets.push((t, c));
+        while shared.events.pop().is_some() {}
+    }
+    let burst = crate::net::buf::BURST;
+    for &(t, c) in &tickets[tickets.len() - burst..] {
+        assert_eq!(p.hop6(t), Some(c));
+    }
+    assert_eq!(p.hop6(tickets[0].0), None);
+    assert_eq!(counter(&shared, &mut p, "unresolved6", T0), 1);
+}
+
+/// NAT64: the IPv4 reply to an IPv6 client whose MAC is unknown (through
+/// the burst path, where the core finds it not its own and the pipeline
+/// hands it to NAT64) is held as an IPv6 packet is, and translated once
+/// the client's advertisement is learned.
+#[test]
+fn nat64_reply_to_an_unresolved_client_is_held() {
+    let (shared, mut p, mut n6) = setup6_unresolved();
+    shared.lb.store(Arc::new(nat64_service()));
+    p.begin_burst(T0);
+    let (c, mac, sport) = (client6(202), client_mac(202), 45000);
+    open6(&mut p, c, sport, T0);
+    let req = {
+        let mut b = VecBuf::new(&tcp6(c, sport + 1, VIP6, 80, false, [mac, OUR_MAC]));
+        assert_eq!(p.process(&mut b, Arrival::wire(0, T0)), Verdict::Tx(1));
+        b.to_vec()
+    };
+    assert_eq!(&req[26..30], &POOL4.octets(), "from the pool");
+    let lport = u16::from_be_bytes([req[34], req[35]]);
+    let reply = tcp_frame(RS4, 8080, POOL4.octets(), lport, SYN | ACK, b"", 64, true);
+    let mut bufs = vec![VecBuf::with_room(&reply, 128, 0)];
+    let mut out = [Verdict::Drop];
+    let all = p.process_burst(&mut bufs, Arrival::wire(1, T0), &mut out);
+    assert_eq!(all, None);
+    let Verdict::Hold6(t) = out[0] else {
+        panic!("the NAT64 reply is not held: {out:?}");
+    };
+    assert_eq!(p.hop6(t), Some(c));
+    assert_eq!(bufs[0].data(), &reply[..], "left as it was");
+    assert_eq!(events(&shared), [Event::Resolve6 { ip: c, port: 0 }]);
+    let mut hold = HoldArea::new();
+    hold.hold6(&mut p, bufs.remove(0), t, 1, T0);
+    n6.resolve(c, 0, T0);
+    let mut adv = VecBuf::new(&na(c, mac));
+    assert_eq!(p.process(&mut adv, Arrival::wire(0, T0)), Verdict::Drop);
+    for e in events(&shared) {
+        if let Event::Learn6 {
+            ip,
+            mac,
+            port,
+            create,
+        } = e
+        {
+            n6.learn(ip, mac, port, T0, create);
+        }
+    }
+    publish6(&shared, &n6);
+    p.begin_burst(T0 + 1_000_000);
+    let mut sent = Vec::new();
+    hold.release(&mut p, T0 + 1_000_000, |b, v| sent.push((b, v)));
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].1, Verdict::Tx(0));
+    let out = sent[0].0.to_vec();
+    assert_eq!(out[0..6], mac, "to the learned MAC");
+    match classify(&out, 0) {
+        Classified::Ipv6(m) => {
+            assert_eq!((m.key.src, m.key.dst), (VIP6, c));
+            assert_eq!((m.key.sport, m.key.dport), (80, sport + 1));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(hold_counts(&hold), [1, 1, 0, 0]);
+    assert_eq!(counter(&shared, &mut p, "unresolved6", T0), 0);
 }

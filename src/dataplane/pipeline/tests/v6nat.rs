@@ -23,20 +23,29 @@ use std::net::Ipv4Addr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-const VIP6: u128 = 0x2001_0db8_0099_0000_0000_0000_0000_0100;
+pub(super) const VIP6: u128 = 0x2001_0db8_0099_0000_0000_0000_0000_0100;
 const LAN6: u128 = 0x2001_0db8_0098_0000_0000_0000_0000_0001;
-const RS6: u128 = 0x2001_0db8_0098_0000_0000_0000_0000_0011;
-const RS_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0x11];
+pub(super) const RS6: u128 = 0x2001_0db8_0098_0000_0000_0000_0000_0011;
+pub(super) const RS_MAC: [u8; 6] = [2, 0, 0, 0, 0, 0x11];
 
-fn client6(c: u8) -> u128 {
+/// Client `c`, on port 0's network (2001:db8:99::/64); [`setup6`] knows
+/// the MACs of clients 2 to 60.
+pub(super) fn client6(c: u8) -> u128 {
     0x2001_0db8_0099_0000_0000_0000_0000_0000 | c as u128
 }
 
-fn client_mac(c: u8) -> [u8; 6] {
+pub(super) fn client_mac(c: u8) -> [u8; 6] {
     [2, 0, 0, 0, 6, c]
 }
 
-fn tcp6(src: u128, sport: u16, dst: u128, dport: u16, syn_ack: bool, eth: [[u8; 6]; 2]) -> Vec<u8> {
+pub(super) fn tcp6(
+    src: u128,
+    sport: u16,
+    dst: u128,
+    dport: u16,
+    syn_ack: bool,
+    eth: [[u8; 6]; 2],
+) -> Vec<u8> {
     let mut v = Vec::new();
     let b = PacketBuilder::ethernet2(eth[0], eth[1])
         .ipv6(src.to_be_bytes(), dst.to_be_bytes(), 64)
@@ -87,7 +96,18 @@ fn setup6(
     Arc<crate::dataplane::shared::Shared>,
     Vec<super::WorkerPipeline>,
 ) {
-    let (shared, mut pipes) = setup_ports(2, kernel);
+    setup6_workers(2, kernel)
+}
+
+/// [`setup6`] with `workers` workers.
+pub(super) fn setup6_workers(
+    workers: usize,
+    kernel: [bool; 2],
+) -> (
+    Arc<crate::dataplane::shared::Shared>,
+    Vec<super::WorkerPipeline>,
+) {
+    let (shared, mut pipes) = setup_ports(workers, kernel);
     let view = shared.net.load_full();
     let mut addrs = view.addrs().clone();
     addrs
@@ -226,25 +246,21 @@ fn persistence_prefix_steers_a_network_to_one_worker() {
     assert_eq!(spread.len(), 2, "unmasked clients use both workers");
 }
 
-/// The NAT64 service [VIP6]:80 -> 172.16.0.11:8080 (an IPv4 server on
-/// port 1) from the pool 172.16.0.200, in force for `pipes`; the server's
-/// address and the pool's.
-fn nat64_service(
-    shared: &crate::dataplane::shared::Shared,
-    pipes: &mut [super::WorkerPipeline],
-) -> ([u8; 4], Ipv4Addr) {
-    let rs4 = [172, 16, 0, 11];
-    let pool = std::net::Ipv4Addr::new(172, 16, 0, 200);
+/// NAT64's IPv4 real server and pool address ([`nat64_service`]).
+pub(super) const RS4: [u8; 4] = [172, 16, 0, 11];
+pub(super) const POOL4: std::net::Ipv4Addr = std::net::Ipv4Addr::new(172, 16, 0, 200);
+
+/// NAT64: [VIP6]:80 -> [`RS4`]:8080, from the pool [`POOL4`].
+pub(super) fn nat64_service() -> Snapshot {
     let mut ids = LbIds::new(16, 64);
-    let mut spec = nat6_service().services()[0].spec.clone();
-    spec.key.port = 80;
+    let spec = nat6_service().services()[0].spec.clone();
     let mut b = SnapshotBuilder::new();
-    b.nat64_pool(&[pool]);
+    b.nat64_pool(&[POOL4]);
     b.service(
         spec,
         vec![DestSpec {
             key: DestKey {
-                addr: std::net::IpAddr::V4(rs4.into()),
+                addr: std::net::IpAddr::V4(RS4.into()),
                 port: 8080,
             },
             method: Method::Nat,
@@ -253,14 +269,22 @@ fn nat64_service(
             lower: 0,
         }],
     );
-    shared.lb.store(Arc::new(b.build(&mut ids, 3).unwrap()));
+    b.build(&mut ids, 3).unwrap()
+}
+
+/// [`nat64_service`] in force for `pipes`; the server's address and the
+/// pool's.
+fn nat64_in_force(
+    shared: &crate::dataplane::shared::Shared,
+    pipes: &mut [super::WorkerPipeline],
+) -> ([u8; 4], Ipv4Addr) {
+    shared.lb.store(Arc::new(nat64_service()));
     for p in pipes.iter_mut() {
         crate::dataplane::Pipeline::begin_burst(p, 2);
     }
-    (rs4, pool)
+    (RS4, POOL4)
 }
 
-/// NAT64 through two workers: an IPv6 client's request leaves as IPv4 from
 /// Client `c`'s SYN from `sport` to [VIP6]:80 of the NAT64 service,
 /// arriving at worker `c % 2`: it leaves as IPv4 from the owner; the
 /// owner and the frame that left.
@@ -282,13 +306,14 @@ fn nat64_syn(
     (owner, syn.to_vec())
 }
 
+/// NAT64 through two workers: an IPv6 client's request leaves as IPv4 from
 /// the pool with a port of its owner's share; the IPv4 reply, arriving at
 /// either worker, is steered by that port to the owner and goes back as
 /// IPv6 to the client.
 #[test]
 fn nat64_replies_steered_by_pool_port() {
     let (shared, mut pipes) = setup6([false, false]);
-    let (rs4, pool) = nat64_service(&shared, &mut pipes);
+    let (rs4, pool) = nat64_in_force(&shared, &mut pipes);
     let mut owners = [0usize; 2];
     for c in 2..=21u8 {
         let sport = 41000 + c as u16;
@@ -339,7 +364,7 @@ fn nat64_icmp_errors_reach_the_ipv4_server_from_the_owner() {
     use etherparse::icmpv4::DestUnreachableHeader::FragmentationNeeded;
     use etherparse::Icmpv4Type::DestinationUnreachable;
     let (shared, mut pipes) = setup6([false, false]);
-    let (rs4, pool) = nat64_service(&shared, &mut pipes);
+    let (rs4, pool) = nat64_in_force(&shared, &mut pipes);
     let frag_needed = |out: &[u8], mtu: u16, lport: u16| {
         crate::lb::testutil::verify(out);
         let p = etherparse::SlicedPacket::from_ethernet(out).unwrap();

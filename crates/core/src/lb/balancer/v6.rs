@@ -19,12 +19,13 @@
 //!
 //! Not for IPv6 yet (refused when configured, see
 //! [`crate::lb::snapshot::BuildError::Ipv6Unsupported`]): the SYN proxy;
-//! connection sync skips IPv6 connections. An IPv6
-//! packet whose next hop is unresolved is dropped and counted
-//! ([`LbVerdict::Unresolved6`]: the pipeline asks for a solicitation),
-//! not held: the control thread keeps real servers and gateways resolved
-//! from the start, so only a neighbour that just expired costs a
-//! retransmission.
+//! connection sync skips IPv6 connections.
+//!
+//! An IPv6 packet whose next hop is unresolved is handed back unchanged
+//! ([`LbVerdict::Unresolved6`]), as IPv4's: the pipeline asks for a
+//! solicitation and the worker holds the packet until the neighbour
+//! answers (a NAT reply to an on-link client not yet learned, a real
+//! server or gateway whose entry just expired).
 
 use super::burst::BurstCtx;
 use super::established::keeps_established;
@@ -506,8 +507,8 @@ impl Balancer {
     }
 
     /// [`Self::xmit_failed`] for IPv6: an unresolved next hop is handed
-    /// back ([`LbVerdict::Unresolved6`], counted as a drop by the
-    /// pipeline), anything else is a counted drop.
+    /// back ([`LbVerdict::Unresolved6`]: the packet is held while it is
+    /// solicited), anything else is a counted drop.
     pub(super) fn xmit_failed6(
         &mut self,
         e: XmitError,
