@@ -28,6 +28,7 @@ use state::Scratch;
 pub use state::WorkerPipeline;
 use std::sync::Arc;
 pub use steer::{owner_of, owner_with, steer_mask};
+pub use v6::{owner6, steer_mask6};
 
 /// Whether a frame is for a port whose MAC is `mac` (see `WorkerPipeline::for_us`).
 #[inline]
