@@ -9,21 +9,27 @@
 //! next entry. An entry with options is therefore covered as the last
 //! entry of its message, where the dissector's fields for its fixed part
 //! are compared with what `ipvs_sync::parse` reads from the same bytes.
-//! An IPv6 entry (type 1) it decodes with its own fields: the message
-//! holding one checks the type and the addresses, and that `parse` skips
-//! the entry and reads the next.
+//! An IPv6 entry (type 1, 72 bytes) it decodes field by field, with
+//! address fields of its own (`ipvs.caddr6` ...): IPv6 connections as the
+//! daemon sends them (`daemon::sync::to_repr` of an IPv6 `SyncConn`) are
+//! checked field by field, between IPv4 ones and a message full of them,
+//! and one of them byte for byte against an entry built by hand from
+//! Linux's `struct ip_vs_sync_v6`.
 //!
 //! Needs tshark (scripts/install-deps.sh installs it): a failure in CI
 //! (`CI=true`) without it, a printed skip elsewhere.
 
 mod common;
 
+use dirigo::daemon::sync::to_repr;
+use dirigo::lb::spec::Method;
+use dirigo::lb::sync::SyncConn;
 use dirigo::net::wire::ipvs_sync::{
-    self, flags, tcp_state, ConnRepr, MessageWriter, SyncError, CONN_V4_LEN, HEADER_LEN,
+    self, flags, tcp_state, ConnRepr, MessageWriter, CONN_V4_LEN, CONN_V6_LEN, HEADER_LEN,
     SYNC_GROUP, SYNC_PORT,
 };
 use etherparse::PacketBuilder;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::process::Command;
 
 /// The per-message and per-entry fields compared, in tshark's names.
@@ -61,18 +67,38 @@ fn conn(i: u32, protocol: u8, fl: u32, state: u16) -> ConnRepr {
         dport: 8000 + i as u16,
         fwmark: if i % 4 == 3 { 0x1000 + i } else { 0 },
         timeout: 60 * (i + 1),
-        caddr: Ipv4Addr::from(0xc0a8_0000 + i * 7 + 2),
-        vaddr: Ipv4Addr::new(10, 0, 0, 100 + (i % 2) as u8),
-        daddr: Ipv4Addr::from(0xac10_000b + i % 5),
+        caddr: Ipv4Addr::from(0xc0a8_0000 + i * 7 + 2).into(),
+        vaddr: Ipv4Addr::new(10, 0, 0, 100 + (i % 2) as u8).into(),
+        daddr: Ipv4Addr::from(0xac10_000b + i % 5).into(),
     }
 }
 
-/// One message and what tshark must show of its entries (`None`: an entry
-/// checked apart, the IPv6 one).
+/// An IPv6 connection as the daemon writes it: a worker's `SyncConn`
+/// through `to_repr` (`i` 0 is the hand-built entry of [`cases`]).
+fn conn6(i: u32, proto: u8, method: Method, state: u8) -> ConnRepr {
+    let net = 0x2001_0db8_u128 << 96;
+    to_repr(&SyncConn {
+        v6: true,
+        proto,
+        state,
+        no_output: method != Method::Nat,
+        method: Some(method),
+        template: false,
+        caddr: net | (2 + i as u128 * 0x1_0001),
+        vaddr: net | 0x64,
+        daddr: net | (0x11 + (i as u128 % 5) * 0x1_0000_0000),
+        cport: 5000 + i as u16 * 3,
+        vport: 53,
+        dport: 53,
+        timeout_s: 300 + i,
+    })
+}
+
+/// One message and what tshark must show of its entries.
 struct Case {
     msg: Vec<u8>,
     syncid: u8,
-    entries: Vec<Option<ConnRepr>>,
+    entries: Vec<ConnRepr>,
 }
 
 fn written(syncid: u8, cap: usize, conns: &[ConnRepr]) -> Case {
@@ -88,7 +114,7 @@ fn written(syncid: u8, cap: usize, conns: &[ConnRepr]) -> Case {
     Case {
         msg,
         syncid,
-        entries: conns[..n].iter().copied().map(Some).collect(),
+        entries: conns[..n].to_vec(),
     }
 }
 
@@ -153,14 +179,22 @@ fn cases() -> Vec<Case> {
     fix_size(&mut c.msg);
     out.push(c);
 
-    // an IPv6 entry between two IPv4 ones
-    let mut c = written(
+    // an IPv6 connection (UDP, direct routing) between two IPv4 ones
+    let c = written(
         3,
         1472,
-        &[conn(9, 6, flags::DROUTE, 1), conn(10, 17, flags::DROUTE, 0)],
+        &[
+            conn(9, 6, flags::DROUTE, 1),
+            conn6(0, 17, Method::Dr, 0),
+            conn(10, 17, flags::DROUTE, 0),
+        ],
     );
-    let second = c.msg.split_off(HEADER_LEN + CONN_V4_LEN);
-    let mut v6 = vec![1, 17, 0, 72, 0, 0, 0, 3, 0, 0, 0x13, 0x88, 0, 53, 0, 53];
+    // its entry, as Linux lays out `struct ip_vs_sync_v6`: type 1 (INET6),
+    // UDP, size 72, DROUTE | NOOUTPUT | INACTIVE, state 0, ports 5000, 53,
+    // 53, fwmark 0, timeout 300, then 2001:db8::2, ::64, ::11
+    let mut v6 = vec![
+        1, 17, 0, 72, 0, 0, 0x01, 0x83, 0, 0, 0x13, 0x88, 0, 53, 0, 53,
+    ];
     v6.extend_from_slice(&[0, 0, 0, 0, 0, 0, 1, 44]);
     for last in [2u8, 0x64, 0x11] {
         let mut a = [0u8; 16];
@@ -168,11 +202,31 @@ fn cases() -> Vec<Case> {
         a[15] = last;
         v6.extend_from_slice(&a);
     }
-    c.msg.extend_from_slice(&v6);
-    c.msg.extend_from_slice(&second);
-    c.msg[4] = 3;
-    fix_size(&mut c.msg);
-    c.entries.insert(1, None);
+    let at = HEADER_LEN + CONN_V4_LEN;
+    assert_eq!(
+        c.msg[at..at + CONN_V6_LEN],
+        v6[..],
+        "the IPv6 entry's bytes"
+    );
+    out.push(c);
+
+    // as many IPv6 connections as one 1500-byte MTU takes: 20, the three
+    // methods, TCP and UDP
+    let c = written(
+        4,
+        1500 - 28,
+        &(0..30)
+            .map(|i| {
+                let m = [Method::Nat, Method::Dr, Method::Tun][i as usize % 3];
+                if i % 4 == 1 {
+                    conn6(i, 17, m, 0)
+                } else {
+                    conn6(i, 6, m, [1, 2, 4, 5, 7][i as usize % 5])
+                }
+            })
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(c.entries.len(), (1472 - HEADER_LEN) / CONN_V6_LEN);
     out.push(c);
     out
 }
@@ -213,9 +267,7 @@ fn tshark_decodes_what_the_writer_wrote() {
     for c in &cases {
         let (h, entries) = ipvs_sync::parse(&c.msg).unwrap();
         assert_eq!((h.syncid, h.count as usize), (c.syncid, c.entries.len()));
-        let got: Vec<_> = entries
-            .map(|r| r.map_err(|e| assert_eq!(e, SyncError::Ipv6)).ok())
-            .collect();
+        let got: Vec<_> = entries.map(Result::unwrap).collect();
         assert_eq!(got, c.entries);
     }
     let dir = tempfile::tempdir().unwrap();
@@ -270,64 +322,61 @@ fn tshark_decodes_what_the_writer_wrote() {
         assert_eq!(one("ipvs.version"), 1, "message {i}");
         let n = c.entries.len();
         assert_eq!(col("ipvs.type").len(), n, "message {i}: {line}");
-        // the IPv4 entries' fields, in order (the IPv6 entry has its own
-        // address fields, so its v4 addresses are absent)
-        let v4: Vec<(usize, &ConnRepr)> = c
-            .entries
-            .iter()
-            .enumerate()
-            .filter_map(|(k, e)| e.as_ref().map(|e| (k, e)))
-            .collect();
-        for (name, want) in [
+        // the addresses, in order: the IPv4 entries' in the IPv4 fields,
+        // the IPv6 entries' in fields of their own
+        let addrs = |v6: bool, f: fn(&ConnRepr) -> IpAddr| -> Vec<String> {
+            c.entries
+                .iter()
+                .filter(|e| e.is_ipv6() == v6)
+                .map(|e| f(e).to_string())
+                .collect()
+        };
+        for (name, v6, f) in [
             (
                 "ipvs.caddr",
-                v4.iter()
-                    .map(|(_, e)| e.caddr.to_string())
-                    .collect::<Vec<_>>(),
+                false,
+                (|e| e.caddr) as fn(&ConnRepr) -> IpAddr,
             ),
-            (
-                "ipvs.vaddr",
-                v4.iter().map(|(_, e)| e.vaddr.to_string()).collect(),
-            ),
-            (
-                "ipvs.daddr",
-                v4.iter().map(|(_, e)| e.daddr.to_string()).collect(),
-            ),
+            ("ipvs.vaddr", false, |e| e.vaddr),
+            ("ipvs.daddr", false, |e| e.daddr),
+            ("ipvs.caddr6", true, |e| e.caddr),
+            ("ipvs.vaddr6", true, |e| e.vaddr),
+            ("ipvs.daddr6", true, |e| e.daddr),
         ] {
-            assert_eq!(col(name), &want, "message {i}: {name}");
+            let got: Vec<String> = col(name)
+                .iter()
+                .map(|a| {
+                    a.parse::<IpAddr>()
+                        .unwrap_or_else(|_| panic!("{a}"))
+                        .to_string()
+                })
+                .collect();
+            assert_eq!(got, addrs(v6, f), "message {i}: {name}");
+        }
+        if i == 5 {
+            let six: Vec<&str> = col("ipvs.caddr6").to_vec();
+            assert_eq!(six, ["2001:db8::2"], "the hand-built entry");
+            assert_eq!(col("ipvs.daddr6"), &["2001:db8::11"]);
         }
         for (k, e) in c.entries.iter().enumerate() {
             let at = |name: &str| num(col(name)[k]);
             let what = format!("message {i} entry {k}: ");
-            match e {
-                Some(e) => {
-                    assert_eq!(at("ipvs.type"), 0, "{what}type");
-                    assert_eq!(at("ipvs.proto"), e.protocol as u64, "{what}proto");
-                    assert_eq!(at("ipvs.ver"), 0, "{what}ver");
-                    let size = if i == 4 && k == 1 {
-                        CONN_V4_LEN + 26
-                    } else {
-                        CONN_V4_LEN
-                    };
-                    assert_eq!(at("ipvs.size.v1"), size as u64, "{what}size");
-                    assert_eq!(at("ipvs.flags.v1"), e.flags as u64, "{what}flags");
-                    assert_eq!(at("ipvs.state"), e.state as u64, "{what}state");
-                    assert_eq!(at("ipvs.cport"), e.cport as u64, "{what}cport");
-                    assert_eq!(at("ipvs.vport"), e.vport as u64, "{what}vport");
-                    assert_eq!(at("ipvs.dport"), e.dport as u64, "{what}dport");
-                    assert_eq!(at("ipvs.fwmark"), e.fwmark as u64, "{what}fwmark");
-                    assert_eq!(at("ipvs.timeout"), e.timeout as u64, "{what}timeout");
-                }
-                None => {
-                    assert_eq!(at("ipvs.type"), 1, "{what}type");
-                    assert_eq!(at("ipvs.size.v1"), 72, "{what}size");
-                    assert_eq!(at("ipvs.proto"), 17, "{what}proto");
-                    assert_eq!(at("ipvs.cport"), 5000, "{what}cport");
-                    assert_eq!(col("ipvs.caddr6"), &["2001:db8::2"], "{what}caddr6");
-                    assert_eq!(col("ipvs.vaddr6"), &["2001:db8::64"], "{what}vaddr6");
-                    assert_eq!(col("ipvs.daddr6"), &["2001:db8::11"], "{what}daddr6");
-                }
-            }
+            assert_eq!(at("ipvs.type"), e.is_ipv6() as u64, "{what}type");
+            assert_eq!(at("ipvs.proto"), e.protocol as u64, "{what}proto");
+            assert_eq!(at("ipvs.ver"), 0, "{what}ver");
+            let size = if i == 4 && k == 1 {
+                CONN_V4_LEN + 26
+            } else {
+                e.entry_len()
+            };
+            assert_eq!(at("ipvs.size.v1"), size as u64, "{what}size");
+            assert_eq!(at("ipvs.flags.v1"), e.flags as u64, "{what}flags");
+            assert_eq!(at("ipvs.state"), e.state as u64, "{what}state");
+            assert_eq!(at("ipvs.cport"), e.cport as u64, "{what}cport");
+            assert_eq!(at("ipvs.vport"), e.vport as u64, "{what}vport");
+            assert_eq!(at("ipvs.dport"), e.dport as u64, "{what}dport");
+            assert_eq!(at("ipvs.fwmark"), e.fwmark as u64, "{what}fwmark");
+            assert_eq!(at("ipvs.timeout"), e.timeout as u64, "{what}timeout");
         }
     }
 }

@@ -12,9 +12,13 @@
 //!                         ─► UDP to 224.0.0.81:8848 (or each unicast peer)
 //!            ◄─ UDP :8848: parse, check syncid, per connection: the owning
 //!               worker (the steering hash of the client address, as the
-//!               pipeline's) ─► WorkerSync::inbound (bounded) ─► installed at
-//!               housekeeping, INSTALL_PER_TICK per ms
+//!               pipeline's: IPv4's or IPv6's) ─► WorkerSync::inbound
+//!               (bounded) ─► installed at housekeeping, INSTALL_PER_TICK per ms
 //! ```
+//!
+//! IPv4 connections travel in IPv4 entries (36 bytes), IPv6 ones in IPv6
+//! entries (72 bytes, `struct ip_vs_sync_v6`); a message is filled to
+//! `max_message` bytes whatever its mix.
 //!
 //! Bounded everywhere: a full queue, a malformed message or entry, a
 //! foreign syncid, our own message looped back are counted
@@ -23,7 +27,7 @@
 
 use crate::counters::counter_enum;
 use crate::daemon::error::DaemonError;
-use crate::dataplane::pipeline::{owner_with, steer_mask};
+use crate::dataplane::pipeline::{owner6, owner_with, steer_mask, steer_mask6};
 use crate::dataplane::rss::ClientOwner;
 use crate::dataplane::shared::Shared;
 use crate::lb::spec::Method;
@@ -31,7 +35,7 @@ use crate::lb::sync::SyncConn;
 use crate::net::wire::ipvs_sync::{self as wire, flags, ConnRepr, MessageWriter, SyncError};
 use dirigo_config::Sync as SyncConfig;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
-use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddrV4, UdpSocket};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
@@ -156,9 +160,26 @@ pub fn to_repr(c: &SyncConn) -> ConnRepr {
         dport: c.dport,
         fwmark: 0,
         timeout: c.timeout_s,
-        caddr: c.caddr.into(),
-        vaddr: c.vaddr.into(),
-        daddr: c.daddr.into(),
+        caddr: ip_of(c.v6, c.caddr),
+        vaddr: ip_of(c.v6, c.vaddr),
+        daddr: ip_of(c.v6, c.daddr),
+    }
+}
+
+/// A [`SyncConn`] address as the wire's: IPv6, or IPv4 from its low 32 bits.
+fn ip_of(v6: bool, a: u128) -> IpAddr {
+    if v6 {
+        IpAddr::V6(Ipv6Addr::from(a))
+    } else {
+        IpAddr::V4(Ipv4Addr::from(a as u32))
+    }
+}
+
+/// A wire address as a [`SyncConn`]'s (an IPv4 one widened).
+fn bits_of(a: IpAddr) -> u128 {
+    match a {
+        IpAddr::V4(a) => u32::from(a).into(),
+        IpAddr::V6(a) => a.into(),
     }
 }
 
@@ -171,14 +192,15 @@ pub fn from_repr(r: &ConnRepr) -> SyncConn {
         _ => None,
     };
     SyncConn {
+        v6: r.is_ipv6(),
         proto: r.protocol,
         state: u8::try_from(r.state).unwrap_or(u8::MAX),
         no_output: r.flags & flags::NOOUTPUT != 0,
         method,
         template: r.flags & flags::TEMPLATE != 0,
-        caddr: r.caddr.into(),
-        vaddr: r.vaddr.into(),
-        daddr: r.daddr.into(),
+        caddr: bits_of(r.caddr),
+        vaddr: bits_of(r.vaddr),
+        daddr: bits_of(r.daddr),
         cport: r.cport,
         vport: r.vport,
         dport: r.dport,
@@ -277,9 +299,12 @@ pub fn start(
     }
 }
 
-/// Connections per message: what fits in `max_message` (at most 255).
-pub fn per_message(max_message: usize) -> usize {
-    (max_message.saturating_sub(wire::HEADER_LEN) / wire::CONN_V4_LEN).clamp(1, 255)
+/// Entry bytes per message: what fits in `max_message` after the header,
+/// at least one IPv6 entry (the largest dirigo writes).
+pub fn entry_room(max_message: usize) -> usize {
+    max_message
+        .saturating_sub(wire::HEADER_LEN)
+        .max(wire::CONN_V6_LEN)
 }
 
 /// The thread's loop: until `stop`, send what the workers queued and
@@ -327,8 +352,8 @@ fn run(
             Err(_) => {}
         }
     }
-    if cfg.send && !batch.pending.is_empty() {
-        out.send(&mut batch.pending);
+    if cfg.send {
+        batch.flush(&mut out);
     }
 }
 
@@ -371,7 +396,7 @@ impl<'a> Out<'a> {
             sock,
             stats,
             targets,
-            buf: vec![0u8; cfg.max_message.max(wire::HEADER_LEN + wire::CONN_V4_LEN)],
+            buf: vec![0u8; wire::HEADER_LEN + entry_room(cfg.max_message)],
         }
     }
 
@@ -400,8 +425,10 @@ impl<'a> Out<'a> {
 struct Batch {
     /// Connections waiting for a message.
     pending: Vec<ConnRepr>,
-    /// Connections in a full message.
-    per_msg: usize,
+    /// Their entries' bytes.
+    bytes: usize,
+    /// Entry bytes a message holds ([`entry_room`]).
+    room: usize,
     /// When the last message left (or nothing was waiting).
     last_flush: Instant,
 }
@@ -409,12 +436,35 @@ struct Batch {
 impl Batch {
     /// Empty, for messages of at most `max_message` bytes.
     fn new(max_message: usize) -> Batch {
-        let per_msg = per_message(max_message);
         Batch {
-            pending: Vec::with_capacity(per_msg),
-            per_msg,
+            pending: Vec::with_capacity(wire::MAX_ENTRIES),
+            bytes: 0,
+            room: entry_room(max_message),
             last_flush: Instant::now(),
         }
+    }
+
+    /// Add `r`, sending the message first when `r` would not fit in it
+    /// (bytes, or 255 entries); true when a message left.
+    fn add(&mut self, r: ConnRepr, out: &mut Out) -> bool {
+        let n = r.entry_len();
+        let full = !self.pending.is_empty()
+            && (self.bytes + n > self.room || self.pending.len() >= wire::MAX_ENTRIES);
+        if full {
+            out.send(&mut self.pending);
+            self.bytes = 0;
+        }
+        self.pending.push(r);
+        self.bytes += n;
+        full
+    }
+
+    /// Send what waits (if anything).
+    fn flush(&mut self, out: &mut Out) {
+        if !self.pending.is_empty() {
+            out.send(&mut self.pending);
+        }
+        self.bytes = 0;
     }
 
     /// Take what the workers queued (`POP_PER_ROUND` each), sending each
@@ -424,15 +474,13 @@ impl Batch {
             let Some(q) = &w.sync else { continue };
             for _ in 0..POP_PER_ROUND {
                 let Some(c) = q.out.pop() else { break };
-                self.pending.push(to_repr(&c));
-                if self.pending.len() >= self.per_msg {
-                    out.send(&mut self.pending);
+                if self.add(to_repr(&c), out) {
                     self.last_flush = Instant::now();
                 }
             }
         }
         if !self.pending.is_empty() && self.last_flush.elapsed() >= FLUSH {
-            out.send(&mut self.pending);
+            self.flush(out);
             self.last_flush = Instant::now();
         }
         if self.pending.is_empty() {
@@ -483,12 +531,18 @@ pub fn receive(
     }
     let snap = shared.lb.load();
     let mask = steer_mask(&snap);
+    let mask6 = steer_mask6(&snap);
     let workers = shared.workers.len().max(1) as u32;
     for e in entries {
         match e {
             Ok(r) => {
                 let c = from_repr(&r);
-                let w = owner_with(owner, c.caddr, mask, workers) as usize;
+                // the worker the pipeline steers the client's packets to
+                let w = if c.v6 {
+                    owner6(c.caddr & mask6, workers)
+                } else {
+                    owner_with(owner, c.caddr4(), mask, workers)
+                } as usize;
                 let Some(q) = shared.workers.get(w).and_then(|w| w.sync.as_ref()) else {
                     stats.bump(SyncThreadCount::WorkerQueueFull, 1);
                     continue;

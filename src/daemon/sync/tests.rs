@@ -193,6 +193,7 @@ fn repr_round_trip_keeps_what_a_backup_needs() {
         (Method::Nat, flags::MASQ),
     ] {
         let c = SyncConn {
+            v6: false,
             proto: 6,
             state: TcpState::Established as u8,
             no_output: m != Method::Nat,
@@ -293,8 +294,8 @@ fn garbage_own_messages_and_foreign_syncids_are_counted_and_dropped() {
         state: 1,
         method: Some(Method::Dr),
         caddr: 0xc000_0201,
-        vaddr: u32::from_be_bytes(VIP),
-        daddr: u32::from_be_bytes(RS[0]),
+        vaddr: u32::from_be_bytes(VIP).into(),
+        daddr: u32::from_be_bytes(RS[0]).into(),
         cport: 5,
         vport: 80,
         dport: 80,
@@ -328,9 +329,116 @@ fn garbage_own_messages_and_foreign_syncids_are_counted_and_dropped() {
 
 #[test]
 fn a_message_holds_what_the_mtu_allows() {
-    assert_eq!(per_message(1472), (1472 - 8) / 36);
-    assert_eq!(per_message(100_000), 255);
-    assert_eq!(per_message(10), 1);
+    assert_eq!(entry_room(1472), 1464);
+    assert_eq!(entry_room(10), wire::CONN_V6_LEN, "one IPv6 entry at least");
+}
+
+/// An IPv6 connection to the VIP `2001:db8::64` from client `c`.
+fn conn6(c: u128) -> SyncConn {
+    SyncConn {
+        v6: true,
+        proto: 6,
+        state: 1,
+        method: Some(Method::Dr),
+        caddr: 0x2001_0db8_0001_u128 << 80 | c,
+        vaddr: 0x2001_0db8_u128 << 96 | 0x64,
+        daddr: 0x2001_0db8_u128 << 96 | 0x11,
+        cport: 1,
+        vport: 80,
+        dport: 80,
+        timeout_s: 900,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn ipv6_entries_round_trip_and_reach_the_pipelines_ipv6_owner() {
+    let c = conn6(7);
+    let r = to_repr(&c);
+    assert!(r.is_ipv6());
+    assert_eq!(
+        r.caddr,
+        "2001:db8:1::7".parse::<std::net::IpAddr>().unwrap()
+    );
+    assert_eq!(from_repr(&r), c);
+    // steered as the pipeline steers the client's IPv6 packets, NIC
+    // steering or not (IPv6 is steered in software)
+    let (b, _pipes) = director(2, 64, &[0, 1]);
+    let nic = ClientOwner::new(&KEY, &[1, 0, 0, 1, 1, 1, 0, 0]);
+    let stats = SyncStats::default();
+    let mut buf = vec![0u8; 1472];
+    let mut w = MessageWriter::new(&mut buf, 0);
+    for i in 1..=20u128 {
+        assert!(w.push(&to_repr(&conn6(i * 0x1_0000_0101))));
+    }
+    assert!(
+        !w.push(&to_repr(&conn6(1))),
+        "20 IPv6 entries fill 1472 bytes"
+    );
+    let msg = w.finish().to_vec();
+    let peer = Some(Ipv4Addr::new(10, 0, 1, 2));
+    for owner in [None, Some(&nic)] {
+        receive(&cfg(0), &b, owner, &stats, &msg, peer);
+        let mut seen = [0; 2];
+        for (i, wk) in b.workers.iter().enumerate() {
+            let q = &wk.sync.as_ref().unwrap().inbound;
+            while let Some(c) = q.pop() {
+                assert!(c.v6);
+                assert_eq!(owner6(c.caddr, 2) as usize, i, "the IPv6 owner");
+                seen[i] += 1;
+            }
+        }
+        assert_eq!(seen[0] + seen[1], 20);
+        assert!(seen[0] > 0 && seen[1] > 0, "both workers own some");
+    }
+}
+
+#[test]
+fn a_batch_fills_messages_by_bytes_whatever_the_mix() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    rx.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut cfg = cfg(5);
+    cfg.peers = vec![Ipv4Addr::LOCALHOST];
+    cfg.udp_port = rx.local_addr().unwrap().port();
+    cfg.max_message = 400;
+    let stats = SyncStats::default();
+    let mut out = Out::new(&cfg, &tx, &stats);
+    let mut batch = Batch::new(cfg.max_message);
+    let v4 = to_repr(&SyncConn {
+        proto: 6,
+        state: 1,
+        method: Some(Method::Dr),
+        caddr: 0xc000_0201,
+        vaddr: u32::from_be_bytes(VIP).into(),
+        daddr: u32::from_be_bytes(RS[0]).into(),
+        ..Default::default()
+    });
+    // 392 bytes for entries: four IPv6 and two IPv4 entries (360 bytes),
+    // then an IPv6 one does not fit and the message leaves
+    let mut sent = 0;
+    for i in 0..12u128 {
+        let r = if i % 3 == 2 { v4 } else { to_repr(&conn6(i)) };
+        sent += usize::from(batch.add(r, &mut out));
+    }
+    assert_eq!(sent, 1, "one full message");
+    batch.flush(&mut out);
+    let mut rbuf = [0u8; 2048];
+    let mut entries = Vec::new();
+    for want in [6, 6] {
+        let n = rx.recv(&mut rbuf).unwrap();
+        assert_eq!(
+            n,
+            wire::HEADER_LEN + 4 * wire::CONN_V6_LEN + 2 * wire::CONN_V4_LEN
+        );
+        assert!(n <= cfg.max_message, "{n} bytes");
+        let (h, e) = wire::parse(&rbuf[..n]).unwrap();
+        assert_eq!((h.syncid, h.count), (5, want));
+        entries.extend(e.map(Result::unwrap));
+    }
+    assert_eq!(entries.len(), 12);
+    assert_eq!(entries.iter().filter(|e| e.is_ipv6()).count(), 8);
+    assert_eq!(count(&stats, SyncThreadCount::ConnsSent), 12);
 }
 
 #[test]
@@ -347,9 +455,9 @@ fn with_nic_steering_a_connection_goes_to_the_nics_owner() {
             proto: 6,
             state: 1,
             method: Some(Method::Dr),
-            caddr: c,
-            vaddr: u32::from_be_bytes(VIP),
-            daddr: u32::from_be_bytes(RS[0]),
+            caddr: c.into(),
+            vaddr: u32::from_be_bytes(VIP).into(),
+            daddr: u32::from_be_bytes(RS[0]).into(),
             cport: 1,
             vport: 80,
             dport: 80,
@@ -371,11 +479,11 @@ fn with_nic_steering_a_connection_goes_to_the_nics_owner() {
         let q = &wk.sync.as_ref().unwrap().inbound;
         while let Some(c) = q.pop() {
             assert_eq!(
-                nic.owner(c.caddr) as usize,
+                nic.owner(c.caddr4()) as usize,
                 i,
                 "the NIC's owner installs it"
             );
-            differs += usize::from(owner_of(c.caddr, u32::MAX, 2) as usize != i);
+            differs += usize::from(owner_of(c.caddr4(), u32::MAX, 2) as usize != i);
         }
     }
     assert!(

@@ -29,6 +29,7 @@ pub use state::WorkerPipeline;
 use std::sync::Arc;
 pub use steer::{owner_of, owner_with, steer_mask};
 use tickets6::Tickets6;
+pub use v6::{owner6, steer_mask6};
 
 /// Whether a frame is for a port whose MAC is `mac` (see `WorkerPipeline::for_us`).
 #[inline]

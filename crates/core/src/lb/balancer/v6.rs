@@ -17,9 +17,14 @@
 //! the client address masked to the service's prefix length and folded to
 //! 32 bits ([`client_key6`]).
 //!
+//! Connection sync: an IPv6 connection (DR, TUN, NAT) is sent when it is
+//! due as IPv4's are ([`super::sync`]), in an IPv6 entry; a NAT64 one
+//! (`laddr4` set) is not sent (the entry has no room for its pool address
+//! and port). While sync is on, the established shortcut is not taken, so
+//! that every packet's refresh is checked (as IPv4's).
+//!
 //! Not for IPv6 yet (refused when configured, see
-//! [`crate::lb::snapshot::BuildError::Ipv6Unsupported`]): the SYN proxy;
-//! connection sync skips IPv6 connections.
+//! [`crate::lb::snapshot::BuildError::Ipv6Unsupported`]): the SYN proxy.
 //!
 //! An IPv6 packet whose next hop is unresolved is handed back unchanged
 //! ([`LbVerdict::Unresolved6`]), as IPv4's: the pipeline asks for a
@@ -32,6 +37,7 @@ use super::established::keeps_established;
 use super::load::release_flags;
 use super::machine::Balancer;
 use super::persist::keys::{detach_conn6, TAG_BITS};
+use super::sync::out as sync;
 use crate::lb::conn::{mapped, tick_of, tick_reached, Conn6, ConnTable, FlowKey6, Probe};
 use crate::lb::conn::{F_ACTIVE, F_NOOUTPUT, F_SYNCED};
 use crate::lb::persist::client_key6;
@@ -175,13 +181,15 @@ impl Balancer {
         let mut probe = probe;
         if let Some(h) = hit {
             // the common case, a segment of an ESTABLISHED connection that
-            // changes nothing but its timer (as IPv4's; nothing of IPv6
-            // is synced): no state table, only the timer restarted
+            // changes nothing but its timer (as IPv4's; not while sync is
+            // on, which checks every packet for a refresh): no state
+            // table, only the timer restarted
             if let Some(c) = self.table6.get(h.idx) {
                 if keeps_established(c.proto, c.state, c.flags, meta.tcp_flags, h.reply)
                     && !tick_reached(now, c.expires)
                     && !snap.expire_nodest_conn
                     && c.laddr4 == 0
+                    && self.sync.is_none()
                 {
                     let c = *c;
                     let expires = now.wrapping_add(snap.timeouts.tcp(TcpState::Established));
@@ -357,8 +365,13 @@ impl Balancer {
             flags &= !F_NOOUTPUT;
             (c.state.saturating_add(1), snap.timeouts.udp_ms)
         };
-        self.table6
-            .set_hot(idx, state, flags, now.wrapping_add(timeout));
+        let expires = now.wrapping_add(timeout);
+        self.table6.set_hot(idx, state, flags, expires);
+        if let Some(out) = &self.sync {
+            if c.laddr4 == 0 && sync::due6(&out.policy, c, state, expires) {
+                self.sync_push(sync::to_sync6(&Conn6 { flags, ..*c }, state, timeout));
+            }
+        }
         Ok(())
     }
 

@@ -25,6 +25,11 @@
 //!   2^`refresh_shift` ms — once per such period of activity, with no
 //!   state at all. IPVS's `sync_period` (every 50th packet) is not kept.
 //!
+//! IPv6 connections (DR, TUN, NAT) are sent and installed by the same
+//! rules, in the protocol's IPv6 entries and the worker's IPv6 table
+//! ([`SyncConn::v6`]); NAT64 connections are not sent (an entry has no
+//! room for the pool address and port their replies come back to).
+//!
 //! A received connection is installed as *synced* ([`crate::lb::conn::F_SYNCED`])
 //! with the timeout it came with, counted in its real server's active or
 //! inactive connections like IPVS's backup does, and forwarded like any
@@ -90,9 +95,13 @@ pub const RESEND_PER_TICK: u32 = 1024;
 /// Synced entries may fill at most this fraction (in 1/8) of a table.
 pub const SYNC_FILL_LIMIT: u32 = 7;
 
-/// One connection as the sync protocol carries it (addresses host order).
+/// One connection as the sync protocol carries it, IPv4 or IPv6
+/// (addresses host order: an IPv4 one in the low 32 bits).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct SyncConn {
+    /// An IPv6 connection (its addresses are IPv6; an IPv6 entry on the
+    /// wire). False: IPv4, each address a `u32` widened.
+    pub v6: bool,
     /// IP protocol (6 TCP, 17 UDP).
     pub proto: u8,
     /// TCP state ([`crate::lb::state::TcpState`] numbering = IPVS's); 0 for UDP.
@@ -104,11 +113,11 @@ pub struct SyncConn {
     /// A persistence template (IPVS `IP_VS_CONN_F_TEMPLATE`).
     pub template: bool,
     /// Client address.
-    pub caddr: u32,
+    pub caddr: u128,
     /// Virtual address.
-    pub vaddr: u32,
+    pub vaddr: u128,
     /// Real server address.
-    pub daddr: u32,
+    pub daddr: u128,
     /// Client port.
     pub cport: u16,
     /// Virtual port.
@@ -117,6 +126,24 @@ pub struct SyncConn {
     pub dport: u16,
     /// Remaining timeout in seconds (0: the state's default).
     pub timeout_s: u32,
+}
+
+impl SyncConn {
+    /// The IPv4 client address (the low 32 bits; meaningless for IPv6).
+    #[inline]
+    pub fn caddr4(&self) -> u32 {
+        self.caddr as u32
+    }
+    /// The IPv4 virtual address.
+    #[inline]
+    pub fn vaddr4(&self) -> u32 {
+        self.vaddr as u32
+    }
+    /// The IPv4 real server address.
+    #[inline]
+    pub fn daddr4(&self) -> u32 {
+        self.daddr as u32
+    }
 }
 
 /// The bounded queue between workers and the sync thread (either way).

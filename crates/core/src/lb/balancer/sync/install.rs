@@ -1,10 +1,12 @@
 //! The balancer's side of sync: the sender set up, the resend of the
 //! whole table, the install of received connections.
 
-use super::out::{synced_state, to_sync, SyncOut};
+use super::out::{synced_state, to_sync, to_sync6, SyncOut};
 use crate::lb::balancer::machine::Balancer;
-use crate::lb::conn::{tick_of, tick_reached, Conn, F_ACTIVE, F_NOOUTPUT, F_SYNCED};
-use crate::lb::snapshot::Snapshot;
+use crate::lb::conn::{
+    tick_of, tick_reached, Conn, Conn6, FlowKey6, F_ACTIVE, F_NOOUTPUT, F_SYNCED,
+};
+use crate::lb::snapshot::{Dest, Service, Snapshot};
 use crate::lb::spec::Method;
 use crate::lb::state::{TcpState, MAX_TIMEOUT_S, TCP_STATES};
 use crate::lb::stats::bump;
@@ -24,8 +26,9 @@ impl Balancer {
     }
 
     /// Send every live connection again (another director started and
-    /// knows none of them): [`Balancer::resend_step`] walks the table from
-    /// its start. A resend in progress starts over.
+    /// knows none of them): [`Balancer::resend_step`] walks the IPv4
+    /// table from its start, then the IPv6 one. A resend in progress
+    /// starts over.
     pub fn resend_all(&mut self) {
         if let Some(out) = self.sync.as_mut() {
             out.resend = Some(0);
@@ -49,23 +52,38 @@ impl Balancer {
         let Some(mut idx) = out.resend else {
             return 0;
         };
-        let cap = self.table.slots();
+        // the IPv4 table's slots, then the IPv6 table's
+        let cap4 = self.table.slots();
+        let cap = cap4.saturating_add(self.table6.capacity());
         let end = idx.saturating_add(budget).min(cap);
         let mut queued = 0;
+        // the time left of a connection worth sending (ms)
+        let left_of = |proto: u8, state: u8, expires: u32| -> Option<u32> {
+            let left = expires.wrapping_sub(now) as i32;
+            let worth = if proto == PROTO_TCP {
+                synced_state(state)
+            } else {
+                state >= out.policy.udp_threshold
+            };
+            (worth && left > 0).then_some(left as u32)
+        };
         while idx < end {
-            if let Some(c) = self.table.get(idx) {
-                let left = c.expires.wrapping_sub(now) as i32;
-                let worth = if c.proto == PROTO_TCP {
-                    synced_state(c.state)
-                } else {
-                    c.state >= out.policy.udp_threshold
-                };
-                if worth && left > 0 {
-                    if out.queue.push(to_sync(c, c.state, left as u32)).is_err() {
-                        break; // full: go on from here next time
-                    }
-                    queued += 1;
+            let s = if idx < cap4 {
+                self.table
+                    .get(idx)
+                    .and_then(|c| Some(to_sync(c, c.state, left_of(c.proto, c.state, c.expires)?)))
+            } else {
+                // not NAT64 connections (see `to_sync6`)
+                self.table6
+                    .get(idx - cap4)
+                    .filter(|c| c.laddr4 == 0)
+                    .and_then(|c| Some(to_sync6(c, c.state, left_of(c.proto, c.state, c.expires)?)))
+            };
+            if let Some(s) = s {
+                if out.queue.push(s).is_err() {
+                    break; // full: go on from here next time
                 }
+                queued += 1;
             }
             idx += 1;
         }
@@ -98,14 +116,19 @@ impl Balancer {
         self.sync_count(outcome);
     }
 
-    fn install(&mut self, snap: &Snapshot, s: &SyncConn, now_ns: u64) -> SyncCount {
-        let now = tick_of(now_ns);
+    /// What the entry says of the connection's state and timer, or why it
+    /// is not installed: (state, expiry tick, active, method).
+    fn synced_fields(
+        snap: &Snapshot,
+        s: &SyncConn,
+        now: u32,
+    ) -> Result<(TcpState, u32, bool, Method), SyncCount> {
         let tcp = s.proto == PROTO_TCP;
         if s.template || (!tcp && s.proto != PROTO_UDP) || (tcp && s.state as usize >= TCP_STATES) {
-            return SyncCount::Unsupported;
+            return Err(SyncCount::Unsupported);
         }
         let Some(method) = s.method else {
-            return SyncCount::Unsupported;
+            return Err(SyncCount::Unsupported);
         };
         let state = if tcp {
             TcpState::from_u8(s.state)
@@ -117,90 +140,27 @@ impl Balancer {
             0 => snap.timeouts.udp_ms,
             t => t.min(MAX_TIMEOUT_S) * 1000,
         };
-        let expires = now.wrapping_add(timeout_ms);
         let active = tcp && state.is_active();
-        let key = FlowKey {
-            src: s.caddr,
-            dst: s.vaddr,
-            sport: s.cport,
-            dport: s.vport,
-            proto: s.proto,
-        };
-        if let Some(h) = self.table.lookup(&key) {
-            let Some(c) = self.table.get(h.idx).copied() else {
-                return SyncCount::Unsupported;
-            };
-            if tick_reached(now, c.expires) {
-                self.expire_idx(h.idx, now_ns);
-            } else if c.flags & F_SYNCED == 0 || h.reply {
-                return SyncCount::LocalKept;
-            } else {
-                // a newer word about a copy: its state and timer
-                let was = c.flags & F_ACTIVE != 0;
-                if was != active {
-                    if let Some(t) = self.dest_rec(c.dest) {
-                        if was {
-                            t.adjust(-1, 1, 0);
-                        } else {
-                            t.adjust(1, -1, 0);
-                        }
-                    }
-                    self.trees.changed(c.dest);
-                }
-                if let Some(m) = self.table.get_mut(h.idx) {
-                    m.state = state as u8;
-                    m.flags = (m.flags & !F_ACTIVE) | if active { F_ACTIVE } else { 0 };
-                    m.expires = expires;
-                }
-                return SyncCount::Updated;
-            }
-        }
-        let Some((_, svc)) = snap.service(s.proto, s.vaddr, s.vport) else {
-            return SyncCount::NoService;
-        };
-        let Some(d) = svc
-            .dests
-            .iter()
-            .find(|d| d.addr == s.daddr && (if d.port == 0 { s.vport } else { d.port }) == s.dport)
-        else {
-            return SyncCount::NoDest;
-        };
-        let cap = self.table.capacity();
-        if self.table.len() >= cap / 8 * SYNC_FILL_LIMIT {
-            return SyncCount::TableFull;
-        }
-        // the local configuration says how the server is reached
-        let method = if d.method == method { method } else { d.method };
-        let conn = Conn {
-            caddr: s.caddr,
-            vaddr: s.vaddr,
-            daddr: d.addr,
-            dest: d.id.slot,
-            expires,
-            cport: s.cport,
-            vport: s.vport,
-            dport: s.dport,
-            svc: svc.id.slot as u16,
-            proto: s.proto,
-            state: state as u8,
-            flags: F_SYNCED
-                | if method != Method::Nat || s.no_output {
-                    F_NOOUTPUT
+        Ok((state, now.wrapping_add(timeout_ms), active, method))
+    }
+
+    /// A synced copy's state and timer changed from `was_active`: the real
+    /// server's active/inactive counts follow.
+    fn synced_activity(&mut self, dest: u32, was_active: bool, active: bool) {
+        if was_active != active {
+            if let Some(t) = self.dest_rec(dest) {
+                if was_active {
+                    t.adjust(-1, 1, 0);
                 } else {
-                    0
+                    t.adjust(1, -1, 0);
                 }
-                | if active { F_ACTIVE } else { 0 },
-            method,
-        };
-        let ins = self.table.insert(conn, now);
-        self.follow_moves(&ins);
-        if let Some(ev) = ins.evicted {
-            self.release(&ev, now_ns);
-            bump(&self.stats.evicted, 1);
+            }
+            self.trees.changed(dest);
         }
-        if ins.result.is_err() {
-            return SyncCount::TableFull;
-        }
+    }
+
+    /// A synced connection is in: its real server's and service's counts.
+    fn synced_counted(&mut self, d: &Dest, svc: &Service, active: bool) {
         if let Some(t) = self.stats.dests.get(d.id.slot as usize) {
             t.adopt(d.id.gen);
             if active {
@@ -215,6 +175,173 @@ impl Balancer {
             t.adjust(0, 0, 1);
         }
         self.store_conns();
+    }
+
+    fn install(&mut self, snap: &Snapshot, s: &SyncConn, now_ns: u64) -> SyncCount {
+        if s.v6 {
+            return self.install6(snap, s, now_ns);
+        }
+        let now = tick_of(now_ns);
+        let (state, expires, active, method) = match Self::synced_fields(snap, s, now) {
+            Ok(f) => f,
+            Err(why) => return why,
+        };
+        let key = FlowKey {
+            src: s.caddr4(),
+            dst: s.vaddr4(),
+            sport: s.cport,
+            dport: s.vport,
+            proto: s.proto,
+        };
+        if let Some(h) = self.table.lookup(&key) {
+            let Some(c) = self.table.get(h.idx).copied() else {
+                return SyncCount::Unsupported;
+            };
+            if tick_reached(now, c.expires) {
+                self.expire_idx(h.idx, now_ns);
+            } else if c.flags & F_SYNCED == 0 || h.reply {
+                return SyncCount::LocalKept;
+            } else {
+                // a newer word about a copy: its state and timer
+                self.synced_activity(c.dest, c.flags & F_ACTIVE != 0, active);
+                if let Some(m) = self.table.get_mut(h.idx) {
+                    m.state = state as u8;
+                    m.flags = (m.flags & !F_ACTIVE) | if active { F_ACTIVE } else { 0 };
+                    m.expires = expires;
+                }
+                return SyncCount::Updated;
+            }
+        }
+        let Some((_, svc)) = snap.service(s.proto, s.vaddr4(), s.vport) else {
+            return SyncCount::NoService;
+        };
+        let Some(d) = svc.dests.iter().find(|d| {
+            d.addr == s.daddr4() && (if d.port == 0 { s.vport } else { d.port }) == s.dport
+        }) else {
+            return SyncCount::NoDest;
+        };
+        let cap = self.table.capacity();
+        if self.table.len() >= cap / 8 * SYNC_FILL_LIMIT {
+            return SyncCount::TableFull;
+        }
+        // the local configuration says how the server is reached
+        let method = if d.method == method { method } else { d.method };
+        let conn = Conn {
+            caddr: s.caddr4(),
+            vaddr: s.vaddr4(),
+            daddr: d.addr,
+            dest: d.id.slot,
+            expires,
+            cport: s.cport,
+            vport: s.vport,
+            dport: s.dport,
+            svc: svc.id.slot as u16,
+            proto: s.proto,
+            state: state as u8,
+            flags: synced_flags(method, s.no_output, active),
+            method,
+        };
+        let ins = self.table.insert(conn, now);
+        self.follow_moves(&ins);
+        if let Some(ev) = ins.evicted {
+            self.release(&ev, now_ns);
+            bump(&self.stats.evicted, 1);
+        }
+        if ins.result.is_err() {
+            return SyncCount::TableFull;
+        }
+        self.synced_counted(d, svc, active);
         SyncCount::Installed
     }
+
+    /// [`Self::install`] of an IPv6 connection, into the IPv6 table: the
+    /// same rules (a real server of the service as configured here, IPv6:
+    /// NAT64 connections are never sent).
+    fn install6(&mut self, snap: &Snapshot, s: &SyncConn, now_ns: u64) -> SyncCount {
+        let now = tick_of(now_ns);
+        let (state, expires, active, method) = match Self::synced_fields(snap, s, now) {
+            Ok(f) => f,
+            Err(why) => return why,
+        };
+        let key = FlowKey6 {
+            src: s.caddr,
+            dst: s.vaddr,
+            sport: s.cport,
+            dport: s.vport,
+            proto: s.proto,
+        };
+        if let Some(h) = self.table6.lookup(&key) {
+            let Some(c) = self.table6.get(h.idx).copied() else {
+                return SyncCount::Unsupported;
+            };
+            if tick_reached(now, c.expires) {
+                self.expire_idx6(h.idx, now_ns);
+            } else if c.flags & F_SYNCED == 0 || h.reply {
+                return SyncCount::LocalKept;
+            } else {
+                self.synced_activity(c.dest, c.flags & F_ACTIVE != 0, active);
+                if let Some(m) = self.table6.get_mut(h.idx) {
+                    m.state = state as u8;
+                    m.flags = (m.flags & !F_ACTIVE) | if active { F_ACTIVE } else { 0 };
+                    m.expires = expires;
+                }
+                return SyncCount::Updated;
+            }
+        }
+        let Some((_, svc)) = snap.service6(s.proto, s.vaddr, s.vport) else {
+            return SyncCount::NoService;
+        };
+        // an IPv6 real server (an IPv4 one's addr6 is 0: NAT64)
+        let Some(d) = svc.dests.iter().find(|d| {
+            d.addr6 != 0
+                && d.addr6 == s.daddr
+                && (if d.port == 0 { s.vport } else { d.port }) == s.dport
+        }) else {
+            return SyncCount::NoDest;
+        };
+        let cap = self.table6.capacity();
+        if self.table6.len() >= cap / 8 * SYNC_FILL_LIMIT {
+            return SyncCount::TableFull;
+        }
+        let method = if d.method == method { method } else { d.method };
+        let conn = Conn6 {
+            caddr: s.caddr,
+            vaddr: s.vaddr,
+            daddr: d.addr6,
+            dest: d.id.slot,
+            expires,
+            cport: s.cport,
+            vport: s.vport,
+            dport: s.dport,
+            svc: svc.id.slot as u16,
+            proto: s.proto,
+            state: state as u8,
+            flags: synced_flags(method, s.no_output, active),
+            method,
+            laddr4: 0,
+            lport: 0,
+        };
+        let ins = self.table6.insert(conn, now);
+        if let Some(ev) = ins.evicted {
+            self.release6(&ev, now_ns);
+            bump(&self.stats.evicted, 1);
+        }
+        if ins.result.is_err() {
+            return SyncCount::TableFull;
+        }
+        self.synced_counted(d, svc, active);
+        SyncCount::Installed
+    }
+}
+
+/// A synced record's flags: synced, no output unless NAT said it saw a
+/// reply, active when ESTABLISHED.
+fn synced_flags(method: Method, no_output: bool, active: bool) -> u8 {
+    F_SYNCED
+        | if method != Method::Nat || no_output {
+            F_NOOUTPUT
+        } else {
+            0
+        }
+        | if active { F_ACTIVE } else { 0 }
 }

@@ -1,7 +1,7 @@
 //! A worker's sync sender: its queue and policy, and whether a
 //! forwarded packet's connection is to be sent, as what.
 
-use crate::lb::conn::{Conn, F_NOOUTPUT};
+use crate::lb::conn::{Conn, Conn6, F_NOOUTPUT};
 use crate::lb::state::TcpState;
 use crate::lb::sync::{SyncConn, SyncPolicy, SyncQueue};
 use crate::net::meta::PROTO_TCP;
@@ -30,24 +30,59 @@ pub(super) fn synced_state(s: u8) -> bool {
 /// that its state is `state` and it expires at `expires` (ms tick).
 #[inline]
 pub(in crate::lb::balancer) fn due(p: &SyncPolicy, c: &Conn, state: u8, expires: u32) -> bool {
-    if c.proto == PROTO_TCP {
+    due_of(p, c.proto, c.state, c.expires, state, expires)
+}
+
+/// [`due`] for an IPv6 connection (never a NAT64 one: the caller checks
+/// `laddr4`).
+#[inline]
+pub(in crate::lb::balancer) fn due6(p: &SyncPolicy, c: &Conn6, state: u8, expires: u32) -> bool {
+    due_of(p, c.proto, c.state, c.expires, state, expires)
+}
+
+/// [`due`] on the record's fields: protocol, state and expiry before the
+/// packet, then after it.
+#[inline(always)]
+fn due_of(p: &SyncPolicy, proto: u8, was: u8, was_expires: u32, state: u8, expires: u32) -> bool {
+    if proto == PROTO_TCP {
         if !synced_state(state) {
             return false;
         }
-        if state != c.state {
+        if state != was {
             return true;
         }
     } else if state < p.udp_threshold {
         return false;
-    } else if c.state < p.udp_threshold {
+    } else if was < p.udp_threshold {
         return true; // this packet reached the threshold
     }
-    p.refresh_shift != 0 && (c.expires ^ expires) >> p.refresh_shift != 0
+    p.refresh_shift != 0 && (was_expires ^ expires) >> p.refresh_shift != 0
 }
 
 /// What the sync protocol says about `c` in state `state` with `timeout_ms` left.
 pub(in crate::lb::balancer) fn to_sync(c: &Conn, state: u8, timeout_ms: u32) -> SyncConn {
     SyncConn {
+        v6: false,
+        proto: c.proto,
+        state: if c.proto == PROTO_TCP { state } else { 0 },
+        no_output: c.flags & F_NOOUTPUT != 0,
+        method: Some(c.method),
+        template: false,
+        caddr: c.caddr.into(),
+        vaddr: c.vaddr.into(),
+        daddr: c.daddr.into(),
+        cport: c.cport,
+        vport: c.vport,
+        dport: c.dport,
+        timeout_s: timeout_ms.div_ceil(1000),
+    }
+}
+
+/// [`to_sync`] for an IPv6 connection (not NAT64: its real server is IPv4
+/// and the entry would say nothing of its pool address and port).
+pub(in crate::lb::balancer) fn to_sync6(c: &Conn6, state: u8, timeout_ms: u32) -> SyncConn {
+    SyncConn {
+        v6: true,
         proto: c.proto,
         state: if c.proto == PROTO_TCP { state } else { 0 },
         no_output: c.flags & F_NOOUTPUT != 0,

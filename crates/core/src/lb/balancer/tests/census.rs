@@ -289,7 +289,7 @@ fn run(ops: &[Op]) -> Coverage {
                     TcpState::SynRecv
                 };
                 let s = SyncConn {
-                    caddr: ip(CLIENTS[client]),
+                    caddr: ip(CLIENTS[client]).into(),
                     ..sync::synced(state, if rip2 { RIP2 } else { RIP }, cport)
                 };
                 e.w.install_synced(&snap, &s, now);

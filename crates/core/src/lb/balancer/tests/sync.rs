@@ -26,14 +26,15 @@ fn dr_service(b: &mut SnapshotBuilder) {
 
 pub(super) fn synced(state: TcpState, daddr: [u8; 4], cport: u16) -> SyncConn {
     SyncConn {
+        v6: false,
         proto: PROTO_TCP,
         state: state as u8,
         no_output: true,
         method: Some(Method::Dr),
         template: false,
-        caddr: ip(CLIENT),
-        vaddr: ip(VIP),
-        daddr: ip(daddr),
+        caddr: ip(CLIENT).into(),
+        vaddr: ip(VIP).into(),
+        daddr: ip(daddr).into(),
         cport,
         vport: 80,
         dport: 80,
@@ -116,14 +117,15 @@ fn tcp_is_sent_on_state_changes_and_refreshed() {
         (
             PROTO_TCP,
             TcpState::Established as u8,
-            ip(CLIENT),
+            ip(CLIENT).into(),
             7,
-            ip(VIP),
+            ip(VIP).into(),
             80,
             80
         )
     );
-    assert!(c.daddr == ip(RIP) || c.daddr == ip(RIP2));
+    assert!(!c.v6);
+    assert!(c.daddr == ip(RIP).into() || c.daddr == ip(RIP2).into());
     assert_eq!(
         (c.method, c.no_output, c.timeout_s),
         (Some(Method::Dr), true, 900)
@@ -323,4 +325,201 @@ fn the_whole_table_is_sent_again_in_slices_and_a_full_queue_pauses_it() {
     plain.w.resend_all();
     assert!(!plain.w.resending());
     assert_eq!(plain.w.resend_step(S, 64), 0);
+}
+
+/// An IPv6 DR service with two real servers, in the order given.
+fn dr6_service(order: [u128; 2]) -> impl FnOnce(&mut SnapshotBuilder) {
+    move |b| {
+        b.service(
+            super::v6::svc6(Proto::Tcp, 80),
+            order
+                .iter()
+                .map(|&a| super::v6::dest6(a, 0, Method::Dr, 1))
+                .collect(),
+        );
+    }
+}
+
+#[test]
+fn an_ipv6_connection_synced_from_a_is_forwarded_by_b_without_scheduling() {
+    use super::v6::from_client;
+    // director A: a handshake, sent once ESTABLISHED
+    let mut a = env(64);
+    let q = with_sync(&mut a, SyncPolicy::new(3, 10));
+    let sa = a.snap(1, dr6_service([RIP6, RIP6_2]));
+    a.send6(&sa, &from_client(SYN, 40000, 80), S);
+    assert!(drain(&q).is_empty(), "a handshake in progress is not sent");
+    let (v, out_a) = a.send6(&sa, &from_client(ACK, 40000, 80), S);
+    assert!(matches!(v, LbVerdict::Tx { .. }), "{v:?}");
+    let sent = drain(&q);
+    assert_eq!(sent.len(), 1);
+    let c = sent[0];
+    assert!(c.v6);
+    assert_eq!(
+        (c.proto, c.state, c.caddr, c.cport, c.vaddr, c.vport, c.dport),
+        (
+            PROTO_TCP,
+            TcpState::Established as u8,
+            CLIENT6,
+            40000,
+            VIP6,
+            80,
+            80
+        )
+    );
+    assert!(c.daddr == RIP6 || c.daddr == RIP6_2);
+    assert_eq!(
+        (c.method, c.no_output, c.timeout_s),
+        (Some(Method::Dr), true, 900)
+    );
+    // refreshed like IPv4's (the established shortcut is not taken)
+    let mut refreshes = 0;
+    for t in 2..40 {
+        a.send6(&sa, &from_client(ACK, 40000, 80), t * S);
+        refreshes += drain(&q).len();
+    }
+    assert!(
+        (2..=3).contains(&refreshes),
+        "{refreshes} refreshes in 38 s"
+    );
+
+    // director B, its servers in the other order: scheduling would pick
+    // the other one
+    let mut b = env(64);
+    let sb = b.snap(1, dr6_service([RIP6_2, RIP6]));
+    b.w.install_synced(&sb, &c, S);
+    assert_eq!(count(&b, SyncCount::Installed), 1);
+    assert_eq!((b.w.table6().len(), b.w.table().len()), (1, 0));
+    assert_eq!(b.states(S), [("ESTABLISHED", 900)]);
+    let di = usize::from(c.daddr == RIP6);
+    assert_eq!(b.load(&sb, 0, di), (1, 0), "counted active on its server");
+    // the flow's next segments (no SYN, sloppy_tcp off) go where A sent it
+    for t in 2..5 {
+        let (v, out_b) = b.send6(&sb, &from_client(ACK | PSH, 40000, 80), t * S);
+        assert!(matches!(v, LbVerdict::Tx { .. }), "{v:?}");
+        assert_eq!(out_b[0..6], out_a[0..6], "the same real server");
+    }
+    assert_eq!(b.load(&sb, 0, di), (1, 0));
+    // B's own now: a later word from A is not taken
+    let later = SyncConn {
+        state: TcpState::TimeWait as u8,
+        ..c
+    };
+    b.w.install_synced(&sb, &later, 6 * S);
+    assert_eq!(count(&b, SyncCount::LocalKept), 1);
+    // a copy not used yet is updated, to a server B has or not
+    let other = SyncConn { cport: 40001, ..c };
+    b.w.install_synced(&sb, &other, 6 * S);
+    b.w.install_synced(
+        &sb,
+        &SyncConn {
+            state: TcpState::FinWait as u8,
+            timeout_s: 5,
+            ..other
+        },
+        7 * S,
+    );
+    assert_eq!(count(&b, SyncCount::Updated), 1);
+    let gone = SyncConn {
+        cport: 40002,
+        daddr: RIP6 + 9,
+        ..c
+    };
+    b.w.install_synced(&sb, &gone, 7 * S);
+    assert_eq!(count(&b, SyncCount::NoDest), 1);
+    let no_svc = SyncConn {
+        cport: 40003,
+        vport: 443,
+        ..c
+    };
+    b.w.install_synced(&sb, &no_svc, 7 * S);
+    assert_eq!(count(&b, SyncCount::NoService), 1);
+    assert_eq!(b.w.table6().len(), 2);
+    // the copy expires with its timeout
+    assert_eq!(b.w.expire6(13 * S, 64), 1);
+    assert_eq!(b.w.table6().len(), 1);
+}
+
+#[test]
+fn a_synced_nat6_connection_translates_replies() {
+    let mut e = env(64);
+    let s = e.snap(1, |b| {
+        b.service(
+            super::v6::svc6(Proto::Tcp, 80),
+            vec![super::v6::dest6(RIP6, 8080, Method::Nat, 1)],
+        );
+    });
+    let c = SyncConn {
+        v6: true,
+        proto: PROTO_TCP,
+        state: TcpState::Established as u8,
+        no_output: false,
+        method: Some(Method::Nat),
+        template: false,
+        caddr: CLIENT6,
+        vaddr: VIP6,
+        daddr: RIP6,
+        cport: 5000,
+        vport: 80,
+        dport: 8080,
+        timeout_s: 900,
+    };
+    e.w.install_synced(&s, &c, S);
+    assert_eq!(count(&e, SyncCount::Installed), 1);
+    // the client's segment goes to RIP6:8080
+    let (v, out) = e.send6(&s, &super::v6::from_client(ACK, 5000, 80), 2 * S);
+    assert!(matches!(v, LbVerdict::Tx { .. }), "{v:?}");
+    let p = etherparse::SlicedPacket::from_ethernet(&out).unwrap();
+    let Some(etherparse::NetSlice::Ipv6(ip6)) = &p.net else {
+        panic!("IPv6")
+    };
+    assert_eq!(u128::from_be_bytes(ip6.header().destination()), RIP6);
+    let Some(etherparse::TransportSlice::Tcp(t)) = &p.transport else {
+        panic!("tcp")
+    };
+    assert_eq!(t.destination_port(), 8080);
+}
+
+#[test]
+fn nat64_connections_are_not_sent_and_resend_covers_ipv6() {
+    use super::v6::from_client;
+    let mut e = env(64);
+    let q = with_sync(&mut e, SyncPolicy::new(3, 10));
+    let s = e.snap(1, |b| {
+        b.nat64_pool(&[std::net::Ipv4Addr::new(10, 0, 0, 200)]);
+        b.service(
+            super::v6::svc6(Proto::Tcp, 80),
+            vec![dest(RIP, 8080, Method::Nat, 1)],
+        );
+        b.service(
+            super::v6::svc6(Proto::Tcp, 81),
+            vec![super::v6::dest6(RIP6, 0, Method::Dr, 1)],
+        );
+        dr_service(b);
+    });
+    // NAT64: a handshake and traffic, never sent
+    for (t, flags) in [(0, SYN), (1, ACK), (2, ACK), (30, ACK)] {
+        let (v, _) = e.send6(&s, &from_client(flags, 40000, 80), t * S);
+        assert!(matches!(v, LbVerdict::Tx { .. }), "{v:?}");
+    }
+    assert!(drain(&q).is_empty(), "NAT64 is not synced");
+    // an IPv6 DR connection and an IPv4 one are
+    e.send6(&s, &from_client(SYN, 40001, 81), 30 * S);
+    e.send6(&s, &from_client(ACK, 40001, 81), 30 * S);
+    e.send(&s, &tcp(SYN, 7), 30 * S);
+    e.send(&s, &tcp(ACK, 7), 30 * S);
+    let sent = drain(&q);
+    assert_eq!(sent.iter().map(|c| c.v6).collect::<Vec<_>>(), [true, false]);
+    assert_eq!(e.w.table6().len(), 2);
+    // resend: the IPv4 connection, then the IPv6 one; not the NAT64 one
+    e.w.resend_all();
+    let mut got = Vec::new();
+    while e.w.resending() {
+        e.w.resend_step(31 * S, 16);
+        got.extend(drain(&q));
+    }
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(!got[0].v6 && got[0].caddr == ip(CLIENT).into());
+    assert!(got[1].v6 && got[1].cport == 40001 && got[1].daddr == RIP6);
+    assert_eq!(got[1].timeout_s, 899);
 }

@@ -1,9 +1,9 @@
 //! One connection entry: its lengths and type, its options, the values
-//! of its flags and state, its byte offsets, its view and the IPv4
-//! entry's fields ([`ConnRepr`]).
+//! of its flags and state, its byte offsets, its view and an entry's
+//! fields, IPv4 or IPv6 ([`ConnRepr`]).
 
 use crate::net::wire::error::WireError;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Length of an IPv4 entry without options (`struct ip_vs_sync_v4`).
 pub const CONN_V4_LEN: usize = 36;
@@ -144,6 +144,12 @@ pub mod conn_field {
     pub const VADDR: Range<usize> = 28..32;
     /// Destination address (IPv4 entry).
     pub const DADDR: Range<usize> = 32..36;
+    /// Client address (IPv6 entry, `struct ip_vs_sync_v6`).
+    pub const CADDR6: Range<usize> = 24..40;
+    /// Virtual address (IPv6 entry).
+    pub const VADDR6: Range<usize> = 40..56;
+    /// Destination address (IPv6 entry).
+    pub const DADDR6: Range<usize> = 56..72;
     /// The size's bits in [`VER_SIZE`].
     pub const SIZE_MASK: u16 = 0x0fff;
     /// The shift of the version in [`VER_SIZE`].
@@ -158,9 +164,17 @@ view!(
 
 impl<T: AsRef<[u8]>> Conn<T> {
     /// The check `new_checked` makes: the 36 bytes of an IPv4 entry's
-    /// fixed part are there (the entry's own rules are [`parse`](super::parse)'s).
+    /// fixed part are there (the entry's own rules are [`parse`](super::parse)'s;
+    /// an IPv6 entry's addresses need [`CONN_V6_LEN`] bytes: [`Self::check_len6`]).
     pub fn check_len(&self) -> Result<(), WireError> {
         if self.buffer.as_ref().len() < CONN_V4_LEN {
+            return Err(WireError::Truncated);
+        }
+        Ok(())
+    }
+    /// The 72 bytes of an IPv6 entry's fixed part are there.
+    pub fn check_len6(&self) -> Result<(), WireError> {
+        if self.buffer.as_ref().len() < CONN_V6_LEN {
             return Err(WireError::Truncated);
         }
         Ok(())
@@ -203,9 +217,18 @@ accessors! {
     vaddr, set_vaddr: u32 = conn_field::VADDR;
     /// Destination address (host order).
     daddr, set_daddr: u32 = conn_field::DADDR;
+    /// Client address of an IPv6 entry (host order; [`Self::check_len6`]).
+    caddr6, set_caddr6: u128 = conn_field::CADDR6;
+    /// Virtual address of an IPv6 entry.
+    vaddr6, set_vaddr6: u128 = conn_field::VADDR6;
+    /// Destination address of an IPv6 entry.
+    daddr6, set_daddr6: u128 = conn_field::DADDR6;
 }
 
-/// One IPv4 connection entry (type 0), as sent and received.
+/// One connection entry, IPv4 (type 0) or IPv6 (type 1), as sent and
+/// received. The entry is IPv6 when any of its addresses is (an IPv4 one
+/// beside them is then written IPv4-mapped); received, all three are of
+/// the entry's family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConnRepr {
     /// IP protocol (6 TCP, 17 UDP).
@@ -226,16 +249,55 @@ pub struct ConnRepr {
     /// receiver for its default of the state).
     pub timeout: u32,
     /// Client address.
-    pub caddr: Ipv4Addr,
+    pub caddr: IpAddr,
     /// Virtual address.
-    pub vaddr: Ipv4Addr,
+    pub vaddr: IpAddr,
     /// Destination (real server) address.
-    pub daddr: Ipv4Addr,
+    pub daddr: IpAddr,
+}
+
+/// `a` as an IPv6 address (IPv4-mapped when IPv4).
+fn v6_of(a: IpAddr) -> u128 {
+    match a {
+        IpAddr::V4(a) => u128::from(a.to_ipv6_mapped()),
+        IpAddr::V6(a) => u128::from(a),
+    }
 }
 
 impl ConnRepr {
-    /// The fields of an IPv4 entry (its type and size are not looked at).
+    /// Whether the entry is written as IPv6 (any address is IPv6).
+    pub fn is_ipv6(&self) -> bool {
+        self.caddr.is_ipv6() || self.vaddr.is_ipv6() || self.daddr.is_ipv6()
+    }
+
+    /// The entry's length without options: [`CONN_V4_LEN`] or [`CONN_V6_LEN`].
+    pub fn entry_len(&self) -> usize {
+        if self.is_ipv6() {
+            CONN_V6_LEN
+        } else {
+            CONN_V4_LEN
+        }
+    }
+
+    /// The fields of an entry: IPv6 when its type has
+    /// [`conn_type::F_INET6`] (and the view holds [`CONN_V6_LEN`] bytes;
+    /// [`parse`](super::parse) checks that), else IPv4 (its size is not
+    /// looked at).
     pub fn parse<T: AsRef<[u8]>>(c: &Conn<T>) -> ConnRepr {
+        let (caddr, vaddr, daddr) =
+            if c.conn_type() & conn_type::F_INET6 != 0 && c.check_len6().is_ok() {
+                (
+                    IpAddr::V6(Ipv6Addr::from(c.caddr6())),
+                    IpAddr::V6(Ipv6Addr::from(c.vaddr6())),
+                    IpAddr::V6(Ipv6Addr::from(c.daddr6())),
+                )
+            } else {
+                (
+                    IpAddr::V4(Ipv4Addr::from(c.caddr())),
+                    IpAddr::V4(Ipv4Addr::from(c.vaddr())),
+                    IpAddr::V4(Ipv4Addr::from(c.daddr())),
+                )
+            };
         ConnRepr {
             protocol: c.protocol(),
             flags: c.flags(),
@@ -245,21 +307,27 @@ impl ConnRepr {
             dport: c.dport(),
             fwmark: c.fwmark(),
             timeout: c.timeout(),
-            caddr: Ipv4Addr::from(c.caddr()),
-            vaddr: Ipv4Addr::from(c.vaddr()),
-            daddr: Ipv4Addr::from(c.daddr()),
+            caddr,
+            vaddr,
+            daddr,
         }
     }
 
-    /// Write the 36-byte entry without options: type 0, version 0, size
-    /// 36 (nothing is written to a buffer shorter than that).
+    /// Write the entry without options: type 0, size 36 for IPv4; type 1,
+    /// size 72 for IPv6; version 0 (nothing is written to a buffer shorter
+    /// than [`Self::entry_len`]).
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, c: &mut Conn<T>) {
-        if c.check_len().is_err() {
+        let v6 = self.is_ipv6();
+        if c.check_len().is_err() || (v6 && c.check_len6().is_err()) {
             return;
         }
-        c.set_conn_type(conn_type::V4);
+        c.set_conn_type(if v6 {
+            conn_type::F_INET6
+        } else {
+            conn_type::V4
+        });
         c.set_protocol(self.protocol);
-        c.set_ver_size(CONN_V4_LEN as u16);
+        c.set_ver_size(self.entry_len() as u16);
         c.set_flags(self.flags);
         c.set_state(self.state);
         c.set_cport(self.cport);
@@ -267,8 +335,17 @@ impl ConnRepr {
         c.set_dport(self.dport);
         c.set_fwmark(self.fwmark);
         c.set_timeout(self.timeout);
-        c.set_caddr(self.caddr.into());
-        c.set_vaddr(self.vaddr.into());
-        c.set_daddr(self.daddr.into());
+        match (self.caddr, self.vaddr, self.daddr) {
+            (IpAddr::V4(ca), IpAddr::V4(va), IpAddr::V4(da)) => {
+                c.set_caddr(ca.into());
+                c.set_vaddr(va.into());
+                c.set_daddr(da.into());
+            }
+            (ca, va, da) => {
+                c.set_caddr6(v6_of(ca));
+                c.set_vaddr6(v6_of(va));
+                c.set_daddr6(v6_of(da));
+            }
+        }
     }
 }

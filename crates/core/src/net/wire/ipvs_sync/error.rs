@@ -23,9 +23,6 @@ pub enum SyncError {
     /// size below its fixed part.
     #[error("malformed sync entry")]
     BadEntry,
-    /// An IPv6 entry (type 1): dirigo is IPv4-only; the next entry is read.
-    #[error("IPv6 sync entry")]
-    Ipv6,
     /// A malformed option: past the entry, of length 0, sequence data not
     /// 24 bytes, a name over 16, an option given twice.
     #[error("malformed sync entry option")]
@@ -50,13 +47,12 @@ pub enum SyncError {
 
 impl SyncError {
     /// Every variant, in declaration order.
-    pub const ALL: [SyncError; 11] = [
+    pub const ALL: [SyncError; 10] = [
         SyncError::Truncated,
         SyncError::BadSize,
         SyncError::Version0,
         SyncError::BadVersion,
         SyncError::BadEntry,
-        SyncError::Ipv6,
         SyncError::BadOption,
         SyncError::UnknownOption,
         SyncError::PeData,
@@ -72,7 +68,6 @@ impl SyncError {
             SyncError::Version0 => "version0",
             SyncError::BadVersion => "bad_version",
             SyncError::BadEntry => "bad_entry",
-            SyncError::Ipv6 => "ipv6",
             SyncError::BadOption => "bad_option",
             SyncError::UnknownOption => "unknown_option",
             SyncError::PeData => "pe_data",
@@ -87,8 +82,7 @@ impl SyncError {
     pub fn skips_entry(&self) -> bool {
         matches!(
             self,
-            SyncError::Ipv6
-                | SyncError::UnknownOption
+            SyncError::UnknownOption
                 | SyncError::PeData
                 | SyncError::BadProtocol
                 | SyncError::BadState

@@ -8,13 +8,13 @@
 //! inside the entry's stated size: sequence-adjust data, persistence-engine
 //! data and name. Everything is in network order.
 //!
-//! [`MessageWriter`] builds a message in the caller's buffer (IPv4 entries,
-//! no options: dirigo adjusts no sequence numbers and has no persistence
+//! [`MessageWriter`] builds a message in the caller's buffer (IPv4 and
+//! IPv6 entries, no options: dirigo adjusts no sequence numbers and has no persistence
 //! engines). [`parse`] checks a received datagram as Linux's receiver
 //! (`ip_vs_process_message`, `ip_vs_proc_sync_conn`) does and hands out
 //! its entries through [`Entries`]: an error that makes Linux drop the rest
 //! of the message ends the iteration, one that makes it drop one entry
-//! (IPv6, an unknown mandatory option, persistence-engine data, an
+//! (an unknown mandatory option, persistence-engine data, an
 //! unsupported protocol or state; [`SyncError::skips_entry`]) lets it go on.
 //!
 //! The [`Header`] and [`Conn`] views hold the byte offsets (`field`,

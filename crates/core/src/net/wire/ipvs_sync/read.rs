@@ -91,7 +91,8 @@ impl<'a> Iterator for Entries<'a> {
 impl core::iter::FusedIterator for Entries<'_> {}
 
 /// The checks of `ip_vs_proc_sync_conn` on one entry (`entry` is exactly
-/// its stated size, at least 36 bytes), in Linux's order.
+/// its stated size, at least 36 bytes; an IPv6 one at least 72), in
+/// Linux's order.
 fn entry_checks(entry: &[u8]) -> Result<ConnRepr, SyncError> {
     let c = Conn::new_unchecked(entry);
     let ty = c.conn_type();
@@ -104,9 +105,6 @@ fn entry_checks(entry: &[u8]) -> Result<ConnRepr, SyncError> {
     };
     let options = entry.get(fixed..).ok_or(SyncError::BadEntry)?;
     let pe_data = walk_options(options)?;
-    if fixed == CONN_V6_LEN {
-        return Err(SyncError::Ipv6);
-    }
     let repr = ConnRepr::parse(&c);
     if repr.flags & flags::TEMPLATE == 0 {
         let states = match repr.protocol {

@@ -2,7 +2,7 @@ use super::*;
 use crate::net::wire::error::WireError;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// A message as Linux's sender lays it out, written by hand from
 /// `struct ip_vs_sync_mesg`, `struct ip_vs_sync_v4` and `struct
@@ -61,9 +61,26 @@ fn first() -> ConnRepr {
         dport: 8080,
         fwmark: 0,
         timeout: 900,
-        caddr: Ipv4Addr::new(10, 0, 0, 2),
-        vaddr: Ipv4Addr::new(10, 0, 0, 100),
-        daddr: Ipv4Addr::new(172, 16, 0, 11),
+        caddr: Ipv4Addr::new(10, 0, 0, 2).into(),
+        vaddr: Ipv4Addr::new(10, 0, 0, 100).into(),
+        daddr: Ipv4Addr::new(172, 16, 0, 11).into(),
+    }
+}
+
+/// The second entry of [`MSG`]: IPv6 UDP, direct routing.
+fn second() -> ConnRepr {
+    ConnRepr {
+        protocol: 17,
+        flags: flags::DROUTE,
+        state: 0,
+        cport: 5000,
+        vport: 53,
+        dport: 53,
+        fwmark: 0,
+        timeout: 300,
+        caddr: "2001:db8::2".parse::<Ipv6Addr>().unwrap().into(),
+        vaddr: "2001:db8::100".parse::<Ipv6Addr>().unwrap().into(),
+        daddr: "2001:db8:1::11".parse::<Ipv6Addr>().unwrap().into(),
     }
 }
 
@@ -77,9 +94,9 @@ fn third() -> ConnRepr {
         dport: 53,
         fwmark: 42,
         timeout: 300,
-        caddr: Ipv4Addr::new(192, 168, 1, 50),
-        vaddr: Ipv4Addr::new(10, 0, 0, 100),
-        daddr: Ipv4Addr::new(172, 16, 0, 14),
+        caddr: Ipv4Addr::new(192, 168, 1, 50).into(),
+        vaddr: Ipv4Addr::new(10, 0, 0, 100).into(),
+        daddr: Ipv4Addr::new(172, 16, 0, 14).into(),
     }
 }
 
@@ -127,10 +144,7 @@ fn parses_a_hand_written_message() {
             version: 1
         }
     );
-    assert_eq!(
-        entries,
-        vec![Ok(first()), Err(SyncError::Ipv6), Ok(third())]
-    );
+    assert_eq!(entries, vec![Ok(first()), Ok(second()), Ok(third())]);
 }
 
 #[test]
@@ -142,6 +156,16 @@ fn views_read_the_fields() {
     assert_eq!((c.conn_type(), c.protocol(), c.size()), (0, 6, 62));
     assert_eq!(c.entry_version(), 0);
     assert_eq!(c.caddr(), 0x0a00_0002);
+    let c6 = Conn::new_checked(&MSG[72..144]).unwrap();
+    assert_eq!((c6.conn_type(), c6.size()), (conn_type::F_INET6, 72));
+    assert_eq!(c6.caddr6(), 0x2001_0db8_0000_0000_0000_0000_0000_0002);
+    assert_eq!(c6.vaddr6(), 0x2001_0db8_0000_0000_0000_0000_0000_0100);
+    assert_eq!(c6.daddr6(), 0x2001_0db8_0001_0000_0000_0000_0000_0011);
+    assert!(c6.check_len6().is_ok());
+    assert_eq!(
+        Conn::new_checked(&MSG[72..143]).unwrap().check_len6(),
+        Err(WireError::Truncated)
+    );
     assert_eq!(
         Header::new_checked(&MSG[..7]).unwrap_err(),
         WireError::Truncated
@@ -152,17 +176,28 @@ fn views_read_the_fields() {
     );
 }
 
-/// The message dirigo writes for the two IPv4 connections of [`MSG`]: no
-/// options (so 36 bytes each), the flags as given.
+/// The message dirigo writes for the three connections of [`MSG`]: no
+/// options (so 36 bytes for an IPv4 entry, 72 for the IPv6 one, laid out
+/// as `struct ip_vs_sync_v6`), the flags as given.
 #[rustfmt::skip]
-const WRITTEN: [u8; 80] = [
-    0x00, 0x07, 0x00, 0x50, 0x02, 0x01, 0x00, 0x00,
+const WRITTEN: [u8; 152] = [
+    0x00, 0x07, 0x00, 0x98, 0x03, 0x01, 0x00, 0x00,
     0x00, 0x06, 0x00, 0x24,
     0x00, 0x00, 0x06, 0x00,
     0x00, 0x01, 0x9c, 0x40, 0x00, 0x50, 0x1f, 0x90,
     0x00, 0x00, 0x00, 0x00,
     0x00, 0x00, 0x03, 0x84,
     10, 0, 0, 2, 10, 0, 0, 100, 172, 16, 0, 11,
+    // IPv6: type 1 (STYPE_F_INET6), UDP, version 0 and size 72
+    0x01, 0x11, 0x00, 0x48,
+    0x00, 0x00, 0x00, 0x03,     // flags: DROUTE
+    0x00, 0x00,                 // state
+    0x13, 0x88, 0x00, 0x35, 0x00, 0x35, // cport 5000, vport 53, dport 53
+    0x00, 0x00, 0x00, 0x00,     // fwmark
+    0x00, 0x00, 0x01, 0x2c,     // timeout 300 s
+    0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, // caddr 2001:db8::2
+    0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01, 0x00, // vaddr 2001:db8::100
+    0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x11, // daddr 2001:db8:1::11
     0x00, 0x11, 0x00, 0x24,
     0x00, 0x00, 0x00, 0x02,
     0x00, 0x00, 0xd4, 0x31, 0x00, 0x35, 0x00, 0x35,
@@ -178,9 +213,45 @@ fn writes_the_hand_written_layout() {
     assert!(w.is_empty());
     assert_eq!(w.len(), HEADER_LEN);
     assert!(w.push(&first()));
+    assert!(w.push(&second()));
     assert!(w.push(&third()));
-    assert_eq!((w.count(), w.len(), w.is_empty()), (2, 80, false));
+    assert_eq!((w.count(), w.len(), w.is_empty()), (3, 152, false));
     assert_eq!(w.finish(), &WRITTEN[..]);
+}
+
+#[test]
+fn an_ipv6_entry_is_72_bytes() {
+    let s = second();
+    assert!(s.is_ipv6() && !first().is_ipv6());
+    assert_eq!(
+        (s.entry_len(), first().entry_len()),
+        (CONN_V6_LEN, CONN_V4_LEN)
+    );
+    // the entry alone, byte for byte the hand-written one of MSG
+    let mut e = [0xeeu8; CONN_V6_LEN];
+    s.emit(&mut Conn::new_unchecked(&mut e[..]));
+    assert_eq!(e[..], MSG[72..144]);
+    assert_eq!(ConnRepr::parse(&Conn::new_unchecked(&e[..])), s);
+    // a buffer an IPv4 entry fits but an IPv6 one does not: nothing written
+    let mut short = [0xeeu8; CONN_V6_LEN - 1];
+    s.emit(&mut Conn::new_unchecked(&mut short[..]));
+    assert!(short.iter().all(|&b| b == 0xee));
+    let mut buf = [0xeeu8; HEADER_LEN + CONN_V4_LEN + CONN_V6_LEN - 1];
+    let mut w = MessageWriter::new(&mut buf, 1);
+    assert!(w.push(&third()));
+    assert!(!w.push(&s), "72 bytes do not fit in 71");
+    assert_eq!(w.finish().len(), HEADER_LEN + CONN_V4_LEN);
+    // an IPv4 address beside IPv6 ones is written IPv4-mapped
+    let mixed = ConnRepr {
+        daddr: Ipv4Addr::new(172, 16, 0, 11).into(),
+        ..s
+    };
+    let mut e = [0u8; CONN_V6_LEN];
+    mixed.emit(&mut Conn::new_unchecked(&mut e[..]));
+    assert_eq!(
+        e[56..72],
+        Ipv4Addr::new(172, 16, 0, 11).to_ipv6_mapped().octets()
+    );
 }
 
 #[test]
@@ -195,6 +266,7 @@ fn parse_then_emit_round_trips() {
         }
         let again = w.finish();
         assert_eq!(again, &WRITTEN[..]);
+        assert_eq!(ok, vec![first(), second(), third()]);
         let (h2, back) = all(again).unwrap();
         assert_eq!((h2.syncid, h2.count as usize), (7, ok.len()));
         assert_eq!(back, ok.into_iter().map(Ok).collect::<Vec<_>>());
@@ -311,6 +383,7 @@ fn entry_cases() -> Vec<Case> {
     seq.extend_from_slice(&[0x5a; 24]);
     let pe_data = [opt::PE_DATA, 4, 1, 2, 3, 4];
     let pe_name = [opt::PE_NAME, 3, b's', b'i', b'p'];
+    let v6_seq = with_options(MSG[72..144].to_vec(), &seq);
     let mut v6 = MSG[72..144].to_vec();
     v6[3] = 36; // an IPv6 entry no longer than an IPv4 one
     let name17 = [&[opt::PE_NAME, 17][..], &[b'x'; 17]].concat();
@@ -324,7 +397,10 @@ fn entry_cases() -> Vec<Case> {
         ("size below the fixed part", message(2, &[&set(v4.clone(), 3, 35), &v4]), vec![Err(BadEntry)]),
         ("size 0", message(1, &[&set(v4.clone(), 3, 0)]), vec![Err(BadEntry)]),
         ("IPv6 entry of 36 bytes", message(2, &[&v6, &v4]), vec![Err(BadEntry)]),
-        ("type 3 is IPv6", message(2, &[&set(MSG[72..144].to_vec(), 0, 3), &v4]), vec![Err(Ipv6), ok]),
+        ("type 3 is IPv6", message(2, &[&set(MSG[72..144].to_vec(), 0, 3), &v4]), vec![Ok(second()), ok]),
+        ("IPv6 with sequence data", message(2, &[&v6_seq, &v4]), vec![Ok(second()), ok]),
+        ("IPv6 UDP state 1", message(2, &[&set(MSG[72..144].to_vec(), 9, 1), &v4]), vec![Err(BadState), ok]),
+        ("IPv6 PE data", message(2, &[&with_options(MSG[72..144].to_vec(), &pe_data), &v4]), vec![Err(PeData), ok]),
         ("option header past the entry", message(2, &[&opts(&[1]), &v4]), vec![Err(BadOption)]),
         ("option of length 0", message(2, &[&opts(&[0x41, 0]), &v4]), vec![Err(BadOption)]),
         ("option data past the entry", message(2, &[&opts(&[0x41, 3, 0]), &v4]), vec![Err(BadOption)]),
@@ -392,7 +468,6 @@ fn every_error_comes_from_some_input() {
             seen.insert(e.name());
         }
     }
-    seen.insert(all(&MSG).unwrap().1[1].unwrap_err().name());
     let names: BTreeSet<&str> = SyncError::ALL.iter().map(|e| e.name()).collect();
     assert_eq!(names.len(), SyncError::ALL.len(), "names are distinct");
     assert_eq!(seen, names);
@@ -424,9 +499,13 @@ fn valid_conn() -> impl Strategy<Value = ConnRepr> {
         any::<u32>(),
         any::<u16>(),
         any::<[u16; 3]>(),
-        any::<[u32; 5]>(),
+        any::<[u32; 2]>(),
+        prop_oneof![
+            any::<[u32; 3]>().prop_map(|a| a.map(|x| IpAddr::from(Ipv4Addr::from(x)))),
+            any::<[u128; 3]>().prop_map(|a| a.map(|x| IpAddr::from(Ipv6Addr::from(x)))),
+        ],
     )
-        .prop_map(|(protocol, mut fl, state, p, w)| {
+        .prop_map(|(protocol, mut fl, state, p, w, a)| {
             let state = match protocol {
                 6 => state % tcp_state::LAST,
                 17 => 0,
@@ -444,9 +523,9 @@ fn valid_conn() -> impl Strategy<Value = ConnRepr> {
                 dport: p[2],
                 fwmark: w[0],
                 timeout: w[1],
-                caddr: Ipv4Addr::from(w[2]),
-                vaddr: Ipv4Addr::from(w[3]),
-                daddr: Ipv4Addr::from(w[4]),
+                caddr: a[0],
+                vaddr: a[1],
+                daddr: a[2],
             }
         })
 }
@@ -513,15 +592,24 @@ proptest! {
             }
             taken += 1;
         }
-        let fit = if cap < HEADER_LEN { 0 } else { (cap - HEADER_LEN) / CONN_V4_LEN };
-        prop_assert_eq!(taken, conns.len().min(MAX_ENTRIES).min(fit));
+        // entries go in while the next one fits (36 or 72 bytes each)
+        let room = cap.min(u16::MAX as usize);
+        let (mut fit, mut end) = (0, HEADER_LEN);
+        for c in conns.iter().take(MAX_ENTRIES) {
+            if cap < HEADER_LEN || end + c.entry_len() > room {
+                break;
+            }
+            end += c.entry_len();
+            fit += 1;
+        }
+        prop_assert_eq!(taken, fit);
         prop_assert_eq!(w.count(), taken);
         let m = w.finish();
         if cap < HEADER_LEN {
             prop_assert!(m.is_empty());
             return Ok(());
         }
-        prop_assert_eq!(m.len(), HEADER_LEN + taken * CONN_V4_LEN);
+        prop_assert_eq!(m.len(), end);
         let (h, entries) = parse(m).unwrap();
         prop_assert_eq!(h, HeaderRepr { syncid, size: m.len() as u16, count: taken as u8, version: 1 });
         let back: Vec<ConnRepr> = entries.map(|r| r.unwrap()).collect();
@@ -542,7 +630,7 @@ fn fuzz_seeds_parse_as_meant() {
     let options = include_bytes!("../../../../../../fuzz/corpus/ipvs_sync/options");
     assert_eq!(
         kinds(options),
-        vec![Ok(40002), Err(Ipv6), Err(PeData), Ok(40003)]
+        vec![Ok(40002), Ok(5000), Err(PeData), Ok(40003)]
     );
     let empty = include_bytes!("../../../../../../fuzz/corpus/ipvs_sync/empty");
     assert_eq!(kinds(empty), vec![]);

@@ -1,6 +1,6 @@
 //! Building a message.
 
-use super::conn::{Conn, ConnRepr, CONN_V4_LEN};
+use super::conn::{Conn, ConnRepr};
 use super::header::{Header, HEADER_LEN, MAX_ENTRIES, SYNC_VERSION};
 
 /// Builds one message in a caller's buffer (no allocation): entries are
@@ -36,13 +36,14 @@ impl<'a> MessageWriter<'a> {
         }
     }
 
-    /// Append an entry (36 bytes, no options); false, and nothing written,
-    /// when it does not fit or 255 entries are in already.
+    /// Append an entry (no options: 36 bytes for IPv4, 72 for IPv6;
+    /// [`ConnRepr::entry_len`]); false, and nothing written, when it does not fit
+    /// or 255 entries are in already.
     pub fn push(&mut self, c: &ConnRepr) -> bool {
         if self.cap == 0 || self.count as usize >= MAX_ENTRIES {
             return false;
         }
-        let end = self.len + CONN_V4_LEN;
+        let end = self.len + c.entry_len();
         if end > self.cap {
             return false;
         }
