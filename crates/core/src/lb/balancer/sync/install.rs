@@ -159,6 +159,42 @@ impl Balancer {
         }
     }
 
+    /// An entry whose tuple is in the table already (record `f`, in the
+    /// IPv6 table when `v6`) with the word `(state, expiry tick, active)`:
+    /// a record past its time is expired and the entry installed anew
+    /// (`None`); one this director forwards is kept; a peer's copy takes
+    /// the newer state and timer.
+    fn synced_existing(
+        &mut self,
+        f: Found,
+        (state, expires, active): (TcpState, u32, bool),
+        v6: bool,
+        now_ns: u64,
+    ) -> Option<SyncCount> {
+        if tick_reached(tick_of(now_ns), f.expires) {
+            if v6 {
+                self.expire_idx6(f.idx, now_ns);
+            } else {
+                self.expire_idx(f.idx, now_ns);
+            }
+            return None;
+        }
+        if f.flags & F_SYNCED == 0 || f.reply {
+            return Some(SyncCount::LocalKept);
+        }
+        // a newer word about a copy: its state and timer
+        self.synced_activity(f.dest, f.flags & F_ACTIVE != 0, active);
+        let flags = (f.flags & !F_ACTIVE) | if active { F_ACTIVE } else { 0 };
+        if v6 {
+            if let Some(m) = self.table6.get_mut(f.idx) {
+                (m.state, m.flags, m.expires) = (state as u8, flags, expires);
+            }
+        } else if let Some(m) = self.table.get_mut(f.idx) {
+            (m.state, m.flags, m.expires) = (state as u8, flags, expires);
+        }
+        Some(SyncCount::Updated)
+    }
+
     /// A synced connection is in: its real server's and service's counts.
     fn synced_counted(&mut self, d: &Dest, svc: &Service, active: bool) {
         if let Some(t) = self.stats.dests.get(d.id.slot as usize) {
@@ -197,19 +233,16 @@ impl Balancer {
             let Some(c) = self.table.get(h.idx).copied() else {
                 return SyncCount::Unsupported;
             };
-            if tick_reached(now, c.expires) {
-                self.expire_idx(h.idx, now_ns);
-            } else if c.flags & F_SYNCED == 0 || h.reply {
-                return SyncCount::LocalKept;
-            } else {
-                // a newer word about a copy: its state and timer
-                self.synced_activity(c.dest, c.flags & F_ACTIVE != 0, active);
-                if let Some(m) = self.table.get_mut(h.idx) {
-                    m.state = state as u8;
-                    m.flags = (m.flags & !F_ACTIVE) | if active { F_ACTIVE } else { 0 };
-                    m.expires = expires;
-                }
-                return SyncCount::Updated;
+            let found = Found {
+                idx: h.idx,
+                reply: h.reply,
+                expires: c.expires,
+                flags: c.flags,
+                dest: c.dest,
+            };
+            let word = (state, expires, active);
+            if let Some(done) = self.synced_existing(found, word, false, now_ns) {
+                return done;
             }
         }
         let Some((_, svc)) = snap.service(s.proto, s.vaddr4(), s.vport) else {
@@ -274,18 +307,16 @@ impl Balancer {
             let Some(c) = self.table6.get(h.idx).copied() else {
                 return SyncCount::Unsupported;
             };
-            if tick_reached(now, c.expires) {
-                self.expire_idx6(h.idx, now_ns);
-            } else if c.flags & F_SYNCED == 0 || h.reply {
-                return SyncCount::LocalKept;
-            } else {
-                self.synced_activity(c.dest, c.flags & F_ACTIVE != 0, active);
-                if let Some(m) = self.table6.get_mut(h.idx) {
-                    m.state = state as u8;
-                    m.flags = (m.flags & !F_ACTIVE) | if active { F_ACTIVE } else { 0 };
-                    m.expires = expires;
-                }
-                return SyncCount::Updated;
+            let found = Found {
+                idx: h.idx,
+                reply: h.reply,
+                expires: c.expires,
+                flags: c.flags,
+                dest: c.dest,
+            };
+            let word = (state, expires, active);
+            if let Some(done) = self.synced_existing(found, word, true, now_ns) {
+                return done;
             }
         }
         let Some((_, svc)) = snap.service6(s.proto, s.vaddr, s.vport) else {
@@ -332,6 +363,17 @@ impl Balancer {
         self.synced_counted(d, svc, active);
         SyncCount::Installed
     }
+}
+
+/// What a synced entry found of its tuple in a table: the record's index,
+/// whether the tuple is its reply side, and the fields the decision reads.
+#[derive(Clone, Copy)]
+struct Found {
+    idx: u32,
+    reply: bool,
+    expires: u32,
+    flags: u8,
+    dest: u32,
 }
 
 /// A synced record's flags: synced, no output unless NAT said it saw a
