@@ -140,18 +140,6 @@ fn drop_count(lab: &Lab, reason: &str) -> u64 {
         .unwrap_or_else(|| panic!("no drop reason {reason} in {v}"))
 }
 
-/// A data-plane counter summed over the workers (`dirigoctl lcores`).
-fn counter(lab: &Lab, name: &str) -> u64 {
-    let lc = lab.ctl_json(&["lcores"]);
-    lc.as_array()
-        .expect("lcores list")
-        .iter()
-        .flat_map(|l| l["extra"].as_array().cloned().unwrap_or_default())
-        .filter(|c| c["name"] == name)
-        .map(|c| c["value"].as_u64().unwrap_or(0))
-        .sum()
-}
-
 /// A TCP server (a 1 MiB blob) and a UDP echo server of the kernel's,
 /// both named `name`, on dirigo's own address `addr` (`tag` tells the
 /// ready files of the IPv4 and IPv6 pairs apart).
@@ -244,11 +232,11 @@ fn servers_on_the_wan_address(lab: &Lab) -> (Server, Server) {
     );
     assert!(k["from_kernel"].as_u64().unwrap() > 100, "{k}");
     // ping to dirigo's own address and to the VIP: answered by dirigo
-    let echo = counter(lab, "echo_replied");
+    let echo = lab.counter("echo_replied");
     let to_k = k["to_kernel"].as_u64().unwrap();
     lab.client(&["ping", "-c", "3", "-i", "0.2", "-W", "2", WAN]);
     lab.client(&["ping", "-c", "2", "-i", "0.2", "-W", "2", VIP]);
-    assert!(counter(lab, "echo_replied") >= echo + 5);
+    assert!(lab.counter("echo_replied") >= echo + 5);
     let k = kernel_counters(lab);
     assert!(
         k["to_kernel"].as_u64().unwrap() < to_k + 5,
@@ -354,9 +342,9 @@ fn ipv6_on_the_wan_address(lab: &Lab) {
     );
     assert!(o.contains("3 received"), "{o}");
     // ping6 to the address stays dirigo's
-    let echo = counter(lab, "echo6_replied");
+    let echo = lab.counter("echo6_replied");
     lab.client(&["ping", "-6", "-c", "3", "-i", "0.2", "-W", "2", WAN6]);
-    assert!(counter(lab, "echo6_replied") >= echo + 3);
+    assert!(lab.counter("echo6_replied") >= echo + 3);
 }
 
 /// `dirigoctl addr add/del` of an IPv6 address reaches the kernel
@@ -522,7 +510,7 @@ fn lab_taps_in_bridges_work_without_mac_rewrite() {
     ping(&lab);
     transfer(&lab, "bridged-dr");
     udp(&lab, "ret0");
-    assert_eq!(counter(&lab, "arp_looped"), 0);
+    assert_eq!(lab.counter("arp_looped"), 0);
     let log = lab.daemon_log();
     assert!(log.contains("the tap's kernel side has MAC"), "{log}");
     // Now give the client's bridge dirigo's own MAC, as net_tap's default
@@ -538,6 +526,6 @@ fn lab_taps_in_bridges_work_without_mac_rewrite() {
         lab.daemon_log()
             .contains("port wan (net_tap0): ARP frames arrive with this port's own MAC")
     });
-    assert!(counter(&lab, "arp_looped") > 0);
+    assert!(lab.counter("arp_looped") > 0);
     lab.finish();
 }

@@ -24,18 +24,6 @@ const CLIENT6: &str = "2001:db8:99::2/64";
 const STATIC6: &str = "2001:db8:99::fe";
 const STATIC6_MAC: &str = "02:00:00:99:00:fe";
 
-/// The sum over the workers of counter `name` (`dirigoctl --json lcores`).
-fn counter(lab: &Lab, name: &str) -> u64 {
-    lab.ctl_json(&["lcores"])
-        .as_array()
-        .expect("lcores list")
-        .iter()
-        .flat_map(|l| l["extra"].as_array().cloned().unwrap_or_default())
-        .filter(|c| c["name"] == name)
-        .map(|c| c["value"].as_u64().unwrap_or(0))
-        .sum()
-}
-
 /// dirigo's wan MAC, from its start-up log.
 fn wan_mac(lab: &Lab) -> [u8; 6] {
     let log = lab.daemon_log();
@@ -152,7 +140,7 @@ fn lab_ipv6_ndp_and_ping6() {
                 && r["gateway"] == "2001:db8:99::2"),
         "the IPv6 route: {routes}"
     );
-    assert!(counter(&lab, "nd_taken") >= 1, "the client's NA was taken");
+    assert!(lab.counter("nd_taken") >= 1, "the client's NA was taken");
 
     // NS -> NA, then echo, for the global and the link-local address
     ping6(&lab, DIRIGO6);
@@ -174,8 +162,8 @@ fn lab_ipv6_ndp_and_ping6() {
     checks::ping(&lab);
     checks::transfer(&lab, "ipv4 beside ipv6");
 
-    let na = counter(&lab, "nd_advertised");
-    let echo = counter(&lab, "echo6_replied");
+    let na = lab.counter("nd_advertised");
+    let echo = lab.counter("echo6_replied");
     eprintln!("nd_advertised {na}, echo6_replied {echo}");
     // the link-local address is solicited; the global one the client may
     // already know from dirigo's own solicitation (RFC 4861 §7.2.3)
@@ -183,7 +171,7 @@ fn lab_ipv6_ndp_and_ping6() {
     assert!(echo >= 6, "two pings of three: {echo}");
     // the kernel's own chatter (router solicitations, MLD reports) is
     // counted, not answered
-    let chatter = counter(&lab, "nd_router") + counter(&lab, "icmp6_mld");
+    let chatter = lab.counter("nd_router") + lab.counter("icmp6_mld");
     eprintln!("router + MLD messages counted: {chatter}");
     let shown = common::text(
         &std::process::Command::new(crate::common::DIRIGOCTL)
@@ -203,7 +191,7 @@ fn lab_ipv6_ndp_and_ping6() {
         "-qw",
         &format!("net.ipv6.conf.{iface}.accept_dad=1"),
     ]);
-    let before = counter(&lab, "nd_advertised");
+    let before = lab.counter("nd_advertised");
     lab.client(&[
         "ip",
         "-6",
@@ -217,7 +205,7 @@ fn lab_ipv6_ndp_and_ping6() {
         lab.client(&["ip", "-6", "addr", "show", "dev", &iface])
             .contains("dadfailed")
     });
-    assert!(counter(&lab, "nd_advertised") > before);
+    assert!(lab.counter("nd_advertised") > before);
     lab.client(&[
         "ip",
         "-6",

@@ -429,18 +429,6 @@ fn nat64(lab: &Lab) {
     eprintln!("nat64: 1 MiB down, 1 MiB up via {}: checksums ok", f[0]);
 }
 
-/// A data-plane counter summed over the workers (`dirigoctl lcores`).
-fn counter(lab: &Lab, name: &str) -> u64 {
-    let lc = lab.ctl_json(&["lcores"]);
-    lc.as_array()
-        .expect("lcores list")
-        .iter()
-        .flat_map(|l| l["extra"].as_array().cloned().unwrap_or_default())
-        .filter(|c| c["name"] == name)
-        .map(|c| c["value"].as_u64().unwrap_or(0))
-        .sum()
-}
-
 /// Issue 54: an on-link IPv6 NAT client's first request is answered
 /// without a retransmit. The client takes a second address, `CLIENT6_NEW`,
 /// that dirigo has never seen, and keeps dirigo's MAC for the VIP as a
@@ -474,7 +462,7 @@ fn first_reply_to_a_new_client_held(lab: &Lab) {
     ];
     ok(lab.exec("client", &pin));
     lab.enable_ipv6("client", &wan, &format!("{CLIENT6_NEW}/64"));
-    let c = |name| counter(lab, name);
+    let c = |name| lab.counter(name);
     let before = [c("held"), c("held_released"), c("unresolved6")];
     let t = curl(
         lab,

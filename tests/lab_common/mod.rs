@@ -399,6 +399,18 @@ impl Lab {
         common::ctl_json(&self.sock, args)
     }
 
+    /// A data-plane counter summed over the workers (`dirigoctl lcores`).
+    pub fn counter(&self, name: &str) -> u64 {
+        let lc = self.ctl_json(&["lcores"]);
+        lc.as_array()
+            .expect("lcores list")
+            .iter()
+            .flat_map(|l| l["extra"].as_array().cloned().unwrap_or_default())
+            .filter(|c| c["name"] == name)
+            .map(|c| c["value"].as_u64().unwrap_or(0))
+            .sum()
+    }
+
     /// Stop dirigo (it must exit cleanly) and remove the lab.
     pub fn finish(mut self) {
         self.lab_sh(&["detach"]);
