@@ -151,6 +151,7 @@ mod drops;
 mod icmp_errors;
 mod loads;
 mod methods;
+mod nat64;
 mod persist;
 mod pins;
 mod robust;
