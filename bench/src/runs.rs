@@ -15,6 +15,17 @@ use std::path::{Path, PathBuf};
 /// A generated pcap: label, path, packets.
 type Pcap = (String, PathBuf, u64);
 
+/// What every scenario of one run works with: the plan, the run's number
+/// (1-based), the scratch directory, the daemon binary, the pcaps.
+#[derive(Clone, Copy)]
+struct Run<'a> {
+    plan: &'a Plan,
+    run: usize,
+    dir: &'a Path,
+    bin: &'a Path,
+    files: &'a [Pcap],
+}
+
 /// The pcap labelled `l`.
 fn find<'a>(files: &'a [Pcap], l: &str) -> Result<&'a Pcap, String> {
     files
@@ -33,12 +44,19 @@ pub fn one_run(
     files: &[Pcap],
     agg: &mut Agg,
 ) -> Result<(), String> {
+    let r = &Run {
+        plan,
+        run,
+        dir,
+        bin,
+        files,
+    };
     run_testpmd(plan, run, files, agg)?;
-    run_established(plan, run, dir, bin, files, agg)?;
-    run_v6(plan, run, dir, bin, files, agg)?;
-    run_two_workers(plan, run, dir, bin, files, agg)?;
+    run_established(r, agg)?;
+    run_v6(r, agg)?;
+    run_two_workers(r, agg)?;
     if plan.wants("newconn") || plan.wants("synproxy") {
-        run_newconn(plan, run, dir, bin, find(files, "newconn")?, files, agg)?;
+        run_newconn(r, find(files, "newconn")?, agg)?;
     }
     if plan.wants("micro") {
         run_micro(plan, agg, None, None);
@@ -79,28 +97,22 @@ fn run_testpmd(plan: &Plan, run: usize, files: &[Pcap], agg: &mut Agg) -> Result
 
 /// The established scenarios per method and size (with the exception and
 /// metrics ones after their plain DR run), then the table in cache.
-fn run_established(
-    plan: &Plan,
-    run: usize,
-    dir: &Path,
-    bin: &Path,
-    files: &[Pcap],
-    agg: &mut Agg,
-) -> Result<(), String> {
+fn run_established(r: &Run, agg: &mut Agg) -> Result<(), String> {
+    let Run { plan, files, .. } = *r;
     for &m in &plan.methods {
         for &(label, _) in &plan.sizes {
             let (_, path, n) = find(files, label)?;
             if plan.wants(&format!("{} {label}", mname(m))) {
-                run_plain(plan, run, dir, bin, (label, path, *n), m, agg)?;
+                run_plain(r, (label, path, *n), m, agg)?;
             }
             if m == Method::Dr && label == plan.exception_size.0 && plan.wants("exception") {
-                run_exception(plan, run, dir, bin, files, agg)?;
+                run_exception(r, agg)?;
             }
             if m == Method::Dr
                 && Some(&label) == plan.sizes.last().map(|s| &s.0)
                 && plan.wants("metrics")
             {
-                run_metrics(plan, run, dir, bin, (label, path, *n), agg)?;
+                run_metrics(r, (label, path, *n), agg)?;
             }
         }
     }
@@ -109,21 +121,21 @@ fn run_established(
     if let Some((label, _, _)) = plan.spread_wanted() {
         let (_, path, n) = find(files, &label)?;
         for (_, m) in plan.spread_scenarios() {
-            run_plain(plan, run, dir, bin, (&label, path, *n), m, agg)?;
+            run_plain(r, (&label, path, *n), m, agg)?;
         }
     }
     Ok(())
 }
 
 /// The IPv6 established scenarios, on the IPv6 pcaps.
-fn run_v6(
-    plan: &Plan,
-    run: usize,
-    dir: &Path,
-    bin: &Path,
-    files: &[Pcap],
-    agg: &mut Agg,
-) -> Result<(), String> {
+fn run_v6(r: &Run, agg: &mut Agg) -> Result<(), String> {
+    let Run {
+        plan,
+        run,
+        dir,
+        bin,
+        files,
+    } = *r;
     for (name, size, _, m) in plan.v6_scenarios() {
         let label = v6_label(size);
         let (_, path, n) = find(files, &label)?;
@@ -145,14 +157,14 @@ fn run_v6(
 /// DR with two workers (1k and 100k flows; 1M would need two preloaded
 /// copies of a 2M-packet pcap): both wan queues replay the pcap and each
 /// worker hands the flows the other owns over its steering ring.
-fn run_two_workers(
-    plan: &Plan,
-    run: usize,
-    dir: &Path,
-    bin: &Path,
-    files: &[Pcap],
-    agg: &mut Agg,
-) -> Result<(), String> {
+fn run_two_workers(r: &Run, agg: &mut Agg) -> Result<(), String> {
+    let Run {
+        plan,
+        run,
+        dir,
+        bin,
+        files,
+    } = *r;
     let two_w: Vec<&str> = plan.sizes.iter().take(2).map(|s| s.0).collect();
     for label in two_w {
         if !plan.wants(&format!("DR-2w {label}")) {
@@ -218,15 +230,14 @@ fn record_dut(agg: &mut Agg, k: &str, label: &str, r: &dut::DutResult) -> f64 {
 
 /// The new-connection scenario (DR, every packet a new SYN) and the same
 /// SYNs to a SYN-proxy NAT service.
-fn run_newconn(
-    plan: &Plan,
-    run: usize,
-    dir: &Path,
-    bin: &Path,
-    (_, path, n): &Pcap,
-    files: &[Pcap],
-    agg: &mut Agg,
-) -> Result<(), String> {
+fn run_newconn(r: &Run, (_, path, n): &Pcap, agg: &mut Agg) -> Result<(), String> {
+    let Run {
+        plan,
+        run,
+        dir,
+        bin,
+        files,
+    } = *r;
     let tag = |s: &str| format!("r{run}-{s}");
     let nc_base = if plan.quick {
         format!("testpmd|macswap {}|mpps", files[0].0)
@@ -274,14 +285,18 @@ fn run_newconn(
 
 /// A plain established scenario: method `m` on the pcap `label`.
 fn run_plain(
-    plan: &Plan,
-    run: usize,
-    dir: &Path,
-    bin: &Path,
+    r: &Run,
     (label, path, n): (&str, &Path, u64),
     m: Method,
     agg: &mut Agg,
 ) -> Result<(), String> {
+    let Run {
+        plan,
+        run,
+        dir,
+        bin,
+        ..
+    } = *r;
     let c = dut_case(plan, bin, dir, path, n, m);
     let r = dut::run(&c, &format!("r{run}-{}-{label}", mname(m)))?;
     let k = format!("dirigo|{} {label}", mname(m));
@@ -302,14 +317,14 @@ fn run_plain(
 /// lan TX rate is the VIP forwarding rate; it is compared with the plain DR
 /// run of the same size in this run and with testpmd macswap on the plain
 /// pcap.
-fn run_exception(
-    plan: &Plan,
-    run: usize,
-    dir: &Path,
-    bin: &Path,
-    files: &[Pcap],
-    agg: &mut Agg,
-) -> Result<(), String> {
+fn run_exception(r: &Run, agg: &mut Agg) -> Result<(), String> {
+    let Run {
+        plan,
+        run,
+        dir,
+        bin,
+        files,
+    } = *r;
     let label = plan.exception_size.0;
     let own = own_label(label);
     let (_, path, n) = find(files, &own)?;
@@ -346,14 +361,14 @@ fn run_exception(
 /// The metrics scenario: DR on the largest established pcap, right after
 /// the plain DR run of it, with the Prometheus endpoint on, the burst
 /// histogram kept and a scrape every second; its rate over the plain run's.
-fn run_metrics(
-    plan: &Plan,
-    run: usize,
-    dir: &Path,
-    bin: &Path,
-    (label, path, n): (&str, &Path, u64),
-    agg: &mut Agg,
-) -> Result<(), String> {
+fn run_metrics(r: &Run, (label, path, n): (&str, &Path, u64), agg: &mut Agg) -> Result<(), String> {
+    let Run {
+        plan,
+        run,
+        dir,
+        bin,
+        ..
+    } = *r;
     let c = dut::DutCase {
         metrics: true,
         ..dut_case(plan, bin, dir, path, n, Method::Dr)
