@@ -63,16 +63,9 @@ pub(in crate::lb::balancer) fn detach_conn(
     c: &Conn,
     now_ns: u64,
 ) {
-    if c.flags & F_PERSIST == 0 {
-        return;
-    }
-    let Some(cfg) = cfgs.get(c.svc as usize) else {
-        return;
-    };
-    if (c.flags & TAG_BITS) >> TAG_SHIFT != cfg.tag {
-        return; // attached under a former netmask: that template is gone
-    }
-    persist.detach(cfg.key, client_key(c.caddr, cfg.mask), now_ns);
+    detach(persist, cfgs, (c.flags, c.svc), now_ns, |cfg| {
+        client_key(c.caddr, cfg.mask)
+    });
 }
 
 /// [`detach_conn`] for an IPv6 connection.
@@ -83,14 +76,31 @@ pub(in crate::lb::balancer) fn detach_conn6(
     c: &Conn6,
     now_ns: u64,
 ) {
-    if c.flags & F_PERSIST == 0 {
+    detach(persist, cfgs, (c.flags, c.svc), now_ns, |cfg| {
+        client_key6(c.caddr, cfg.prefix6)
+    });
+}
+
+/// A connection of either family with `(flags, service slot)` ended:
+/// detach it from the template its service keys by `client` (the masked
+/// client address under the slot's record), if it attached under the
+/// slot's current netmask.
+#[inline]
+fn detach(
+    persist: &mut PersistTable,
+    cfgs: &[PersistCfg],
+    (flags, svc): (u8, u16),
+    now_ns: u64,
+    client: impl FnOnce(&PersistCfg) -> u32,
+) {
+    if flags & F_PERSIST == 0 {
         return;
     }
-    let Some(cfg) = cfgs.get(c.svc as usize) else {
+    let Some(cfg) = cfgs.get(svc as usize) else {
         return;
     };
-    if (c.flags & TAG_BITS) >> TAG_SHIFT != cfg.tag {
-        return;
+    if (flags & TAG_BITS) >> TAG_SHIFT != cfg.tag {
+        return; // attached under a former netmask: that template is gone
     }
-    persist.detach(cfg.key, client_key6(c.caddr, cfg.prefix6), now_ns);
+    persist.detach(cfg.key, client(cfg), now_ns);
 }
