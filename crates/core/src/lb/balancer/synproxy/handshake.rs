@@ -16,7 +16,7 @@ use crate::lb::synproxy::{
 use crate::lb::verdict::{LbDrop, LbVerdict};
 use crate::lb::xmit::{self, nat::Side};
 use crate::net::buf::PacketBuf;
-use crate::net::egress::Egress;
+use crate::net::egress::{Egress, Egress6};
 use crate::net::meta::{tcp_flags, FlowKey, PacketMeta};
 use crate::net::wire::{ipv4, tcp, tcpopt};
 
@@ -62,7 +62,7 @@ impl Balancer {
     /// A segment to a `--synproxy` service that matched no connection: a
     /// SYN is answered with a cookie; an ACK proving one opens the
     /// connection; anything else is not tracked.
-    pub(in crate::lb::balancer) fn synproxy_new<B: PacketBuf, E: Egress>(
+    pub(in crate::lb::balancer) fn synproxy_new<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         svc: &Service,
@@ -146,7 +146,7 @@ impl Balancer {
     /// Turn the client's ACK into the SYN to the real server of `c` (again,
     /// for a held or repeated ACK: the SYN is sent once per such ACK), with
     /// the MSS its cookie carried.
-    fn proxy_syn<B: PacketBuf, E: Egress>(
+    fn proxy_syn<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         c: &Conn,
@@ -180,7 +180,7 @@ impl Balancer {
     }
 
     /// A segment of a connection waiting for its real server's SYN/ACK.
-    pub(in crate::lb::balancer) fn synproxy_pending<B: PacketBuf, E: Egress>(
+    pub(in crate::lb::balancer) fn synproxy_pending<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         buf: &mut B,
@@ -198,7 +198,7 @@ impl Balancer {
                 // the client gives up: so does the connection
                 let res = xmit::nat::nat(buf, meta, Side::Dst, c.daddr, c.dport, c.daddr, egress);
                 let v = self.finish(at, res, &c, false, meta, buf);
-                self.expire_idx(idx, now_ns);
+                self.expire_idx::<u32>(idx, now_ns);
                 return v;
             }
             let Some(f) = fields(buf, meta) else {
@@ -234,7 +234,7 @@ impl Balancer {
                 Ok(port) => LbVerdict::Tx { port },
                 Err(e) => self.xmit_failed(e, egress, c.caddr),
             };
-            self.expire_idx(idx, now_ns);
+            self.expire_idx::<u32>(idx, now_ns);
             return v;
         }
         let Some(h) = segment::server_hello(buf, meta) else {
@@ -293,7 +293,7 @@ impl Balancer {
     /// A segment found its pending connection expired: the real server did
     /// not answer in time (a SYN/ACK now is too late); the segment becomes
     /// the client's RST.
-    pub(in crate::lb::balancer) fn synproxy_timed_out<B: PacketBuf, E: Egress>(
+    pub(in crate::lb::balancer) fn synproxy_timed_out<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         buf: &mut B,
@@ -304,7 +304,7 @@ impl Balancer {
         let Some((c, a)) = self.conn_aux(idx) else {
             return self.drop(LbDrop::Malformed);
         };
-        self.expire_idx(idx, now_ns);
+        self.expire_idx::<u32>(idx, now_ns);
         self.sp_count(SynproxyCount::ServerTimeout);
         match segment::reset_in_place(buf, meta, &reset_for(&c, &a), egress) {
             Ok(port) => LbVerdict::Tx { port },
@@ -315,7 +315,11 @@ impl Balancer {
     /// Build the RSTs the sweep queued and hand each frame, with its
     /// egress port, to `f` (the worker allocates and sends them). Call it
     /// at housekeeping.
-    pub fn drain_resets(&mut self, egress: &impl Egress, f: &mut dyn FnMut(u16, &[u8])) {
+    pub fn drain_resets(
+        &mut self,
+        egress: &(impl Egress + Egress6),
+        f: &mut dyn FnMut(u16, &[u8]),
+    ) {
         let Some(sp) = self.sp.as_mut() else {
             return;
         };
