@@ -154,7 +154,7 @@ fn quorum_sorry_server_and_withdrawn_vip() {
     assert!(h.quorum_lost.contains(&t[0].0.key));
     assert_eq!(
         h.withdrawn,
-        HashSet::from([u32::from(Ipv4Addr::new(10, 10, 10, 10))])
+        HashSet::from([std::net::IpAddr::from(Ipv4Addr::new(10, 10, 10, 10))])
     );
     let eff = h.effective(&t);
     assert_eq!(eff[0].1.len(), 1);
@@ -298,9 +298,9 @@ fn jobs_target_the_check_port_or_the_vip() {
 fn announce_reasons_follow_the_quorum() {
     use crate::daemon::announce::wants_of;
     let (mut h, mut t) = setup(OnFailure::Inhibit, None);
-    let announced = |h: &HealthState, t: &Table| -> HashSet<u32> {
+    let announced = |h: &HealthState, t: &Table| -> HashSet<std::net::IpAddr> {
         t.iter()
-            .map(|(s, _)| u32::from(s.key.vip.v4()))
+            .map(|(s, _)| s.key.vip)
             .filter(|v| !h.withdrawn.contains(v))
             .collect()
     };
