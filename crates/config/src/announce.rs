@@ -3,6 +3,7 @@
 
 use super::file::AnnounceConfig;
 use super::Port;
+use dirigo_core::net::family::{Family, V4, V6};
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -147,8 +148,8 @@ fn check_families(a: &AnnounceConfig, port: &Port, vips: &[IpAddr], errs: &mut E
     let key = if a.port.is_some() { "port" } else { "enabled" };
     for v6 in [false, true] {
         let (family, has) = match v6 {
-            false => ("IPv4", !port.addresses.is_empty()),
-            true => ("IPv6", !port.addresses6.is_empty()),
+            false => (V4::NAME, !port.addresses.is_empty()),
+            true => (V6::NAME, !port.addresses6.is_empty()),
         };
         let Some(vip) = vips.iter().find(|v| v.is_ipv6() == v6) else {
             continue;

@@ -157,11 +157,12 @@ pub trait Routes {
     fn del(&mut self, vip: IpAddr) -> Result<(), String>;
 }
 
-/// A host route's prefix length: 32 for IPv4, 128 for IPv6.
+/// A host route's prefix length: the family's width (32, 128).
 pub fn host_prefix(a: IpAddr) -> u8 {
+    use crate::net::family::{Family, V4, V6};
     match a {
-        IpAddr::V4(_) => 32,
-        IpAddr::V6(_) => 128,
+        IpAddr::V4(_) => V4::BITS,
+        IpAddr::V6(_) => V6::BITS,
     }
 }
 
