@@ -45,7 +45,7 @@ use crate::lb::spec::Method;
 use crate::lb::state::TcpState;
 use crate::lb::stats::bump;
 use crate::lb::verdict::{LbDrop, LbVerdict};
-use crate::lb::xmit::{nat::Side, v6 as x6, XmitError};
+use crate::lb::xmit::{self, nat::Side, v6 as x6, XmitError};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Egress6};
 use crate::net::meta::{tcp_flags, FlowKey, PacketMeta6, PROTO_TCP, PROTO_UDP};
@@ -317,7 +317,7 @@ impl Balancer {
             }
             (_, true) => Err(XmitError::Malformed), // DR and TUN see no replies
             (Method::Tun, false) => x6::tun6(buf, meta, c.daddr, None, egress),
-            (Method::Dr, false) => x6::dr6(buf, c.daddr, egress),
+            (Method::Dr, false) => xmit::dr::dr(buf, c.daddr, egress),
         };
         self.finish(at, res, c, reply, meta, buf)
     }
@@ -366,7 +366,7 @@ impl Balancer {
             return self.finish64(at, res, c, meta, buf);
         }
         let res = match (c.method, reply) {
-            (Method::Dr, false) => x6::dr6(buf, c.daddr, egress),
+            (Method::Dr, false) => xmit::dr::dr(buf, c.daddr, egress),
             (Method::Tun, false) => x6::tun6(buf, meta, c.daddr, None, egress),
             (Method::Nat, false) => x6::nat6_icmp(buf, meta, Side::Dst, c.daddr, c.dport, egress),
             (Method::Nat, true) => x6::nat6_icmp(buf, meta, Side::Src, c.vaddr, c.vport, egress),
