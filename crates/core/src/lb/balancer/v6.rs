@@ -233,11 +233,16 @@ impl Balancer {
         start: TcpState,
     ) -> Result<(u32, Conn6), LbDrop> {
         let (snap, now, now_ns) = (at.snap, at.now, at.now_ns);
+        // a pinned client (a via-VIP health check's socket) neither
+        // creates nor follows a persistence template
+        let pinned = svc.pinned(key.src, key.sport);
         let ckey = svc
             .spec
             .persistent
+            .filter(|_| pinned.is_none())
             .map(|_| client_key6(key.src, svc.spec.prefix6));
-        let d = match ckey.and_then(|k| self.persist_pick(snap, svc, k, now_ns)) {
+        let d = match pinned.or_else(|| ckey.and_then(|k| self.persist_pick(snap, svc, k, now_ns)))
+        {
             Some(d) => Some(d),
             None => self.sched_pick(snap, svc, &folded(key)),
         };
