@@ -315,10 +315,10 @@ impl Balancer {
         }
         let res = match (c.method, reply) {
             (Method::Nat, true) => {
-                x6::nat6(buf, meta, Side::Src, c.vaddr, c.vport, c.caddr, egress)
+                xmit::nat::nat(buf, meta, Side::Src, c.vaddr, c.vport, c.caddr, egress)
             }
             (Method::Nat, false) => {
-                x6::nat6(buf, meta, Side::Dst, c.daddr, c.dport, c.daddr, egress)
+                xmit::nat::nat(buf, meta, Side::Dst, c.daddr, c.dport, c.daddr, egress)
             }
             (_, true) => Err(XmitError::Malformed), // DR and TUN see no replies
             (Method::Tun, false) => x6::tun6(buf, meta, c.daddr, None, egress),

@@ -5,9 +5,10 @@ use super::error::XmitError;
 use super::route::{next_hop, set_eth};
 use crate::net::buf::PacketBuf;
 use crate::net::checksum;
-use crate::net::egress::Egress;
-use crate::net::meta::{PacketMeta, PROTO_TCP, PROTO_UDP};
-use crate::net::wire::{be16_at, be32_at, get, icmp, ipv4, set, tcp, udp};
+use crate::net::egress::{Egress, EgressTo};
+use crate::net::family::Addr;
+use crate::net::meta::{PacketMeta, PacketMeta6, PROTO_TCP, PROTO_UDP};
+use crate::net::wire::{be16_at, be32_at, ethernet, get, icmp, ipv4, ipv6, set, tcp, udp};
 
 /// Which side of the packet to rewrite.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,50 +53,181 @@ fn set_addr(ip: &mut ipv4::Packet<&mut [u8]>, side: Side, addr: u32) -> u32 {
     }
 }
 
-/// Rewrite one side of a TCP/UDP packet in place: address, port, IP and
-/// L4 checksums (UDP checksum 0 stays 0), TTL decremented; then Ethernet
-/// toward `route_to` (the RS for requests, the client for replies).
-/// Returns the egress port. Nothing is modified when an error is returned,
-/// except for [`XmitError::NoRoute`]/[`XmitError::Unresolved`] which are
-/// checked first too.
+/// Where a packet's headers are, as NAT needs them: the IP header, the
+/// TCP/UDP header, the protocol (IPv4's [`PacketMeta`], IPv6's
+/// [`PacketMeta6`]).
+pub trait NatMeta {
+    /// Offset of the IP header.
+    fn l3(&self) -> usize;
+    /// Offset of the TCP/UDP header.
+    fn l4(&self) -> usize;
+    /// The L4 protocol.
+    fn proto(&self) -> u8;
+    /// Whether the packet as the metadata says it is fits a frame of
+    /// `frame_len` bytes with `l4_need` bytes of its L4 header. IPv4
+    /// trusts classify's bounds (every established NAT packet comes here;
+    /// the slices below still never panic); IPv6 checks them again: the
+    /// header up to its checksum inside the IPv6 packet, the packet
+    /// inside the frame.
+    fn fits(&self, l4_need: usize, frame_len: usize) -> bool;
+}
+
+impl NatMeta for PacketMeta {
+    #[inline(always)]
+    fn fits(&self, _: usize, _: usize) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn l3(&self) -> usize {
+        self.l3_off as usize
+    }
+    #[inline(always)]
+    fn l4(&self) -> usize {
+        self.l4_off as usize
+    }
+    #[inline(always)]
+    fn proto(&self) -> u8 {
+        self.key.proto
+    }
+}
+
+impl NatMeta for PacketMeta6 {
+    #[inline(always)]
+    fn fits(&self, l4_need: usize, frame_len: usize) -> bool {
+        let end = self.l3_off as usize + self.ip_len as usize;
+        self.l3_off as usize >= ethernet::HEADER_LEN
+            && self.l4_off as usize + l4_need <= end
+            && end <= frame_len
+    }
+    #[inline(always)]
+    fn l3(&self) -> usize {
+        self.l3_off as usize
+    }
+    #[inline(always)]
+    fn l4(&self) -> usize {
+        self.l4_off as usize
+    }
+    #[inline(always)]
+    fn proto(&self) -> u8 {
+        self.key.proto
+    }
+}
+
+/// What NAT's one-pass rewrite needs of a family's fixed IP header,
+/// implemented by its address type.
+pub trait NatHeader: Addr + Eq {
+    /// The fixed header's length.
+    const HEADER_LEN: usize;
+    /// Whether a UDP checksum of 0 (none) is carried as it is. IPv4: yes.
+    /// IPv6: no, such a packet is [`XmitError::Malformed`]: IPv6 has no
+    /// checksum-less UDP (RFC 8200 §8.1, a receiver discards it), and
+    /// computing one here would vouch for data its sender never covered.
+    /// (IPVS keeps the 0; RFC 6935's zero-checksum tunnels are not
+    /// balanced through a VIP.)
+    const UDP_NO_CHECKSUM: bool;
+    /// The TTL (hop limit) decremented and the `side` address of the
+    /// fixed header `ip` set to `addr` (IPv4: its header checksum adjusted
+    /// once for both); the old address. [`XmitError::TtlExceeded`]
+    /// (nothing written) when it is 1 or 0.
+    fn rewrite_ip(ip: &mut [u8], side: Side, addr: Self) -> Result<Self, XmitError>;
+    /// `!old + new` over the address's 16-bit words, unfolded (the
+    /// pseudo header's part of an RFC 1624 update).
+    fn word_diff(old: Self, new: Self) -> u32;
+}
+
+impl NatHeader for u32 {
+    const HEADER_LEN: usize = ipv4::MIN_HEADER_LEN;
+    const UDP_NO_CHECKSUM: bool = true;
+    #[inline(always)]
+    fn rewrite_ip(ip: &mut [u8], side: Side, addr: u32) -> Result<u32, XmitError> {
+        let ip: &mut [u8; ipv4::MIN_HEADER_LEN] =
+            ip.try_into().map_err(|_| XmitError::Malformed)?;
+        rewrite_ip(ip, side, addr)
+    }
+    #[inline(always)]
+    fn word_diff(old: u32, new: u32) -> u32 {
+        word_diff32(old, new)
+    }
+}
+
+impl NatHeader for u128 {
+    const HEADER_LEN: usize = ipv6::HEADER_LEN;
+    const UDP_NO_CHECKSUM: bool = false;
+    #[inline(always)]
+    fn rewrite_ip(ip: &mut [u8], side: Side, addr: u128) -> Result<u128, XmitError> {
+        use ipv6::field::{DST, HOP_LIMIT, SRC};
+        let hop = get::<u8>(ip, HOP_LIMIT);
+        if hop <= 1 {
+            return Err(XmitError::TtlExceeded); // RFC 8200 §3
+        }
+        set::<u8>(ip, HOP_LIMIT, hop - 1);
+        let at = match side {
+            Side::Dst => DST,
+            Side::Src => SRC,
+        };
+        let old = get::<u128>(ip, at.clone());
+        set::<u128>(ip, at, addr);
+        Ok(old)
+    }
+    #[inline(always)]
+    fn word_diff(old: u128, new: u128) -> u32 {
+        checksum::sum128(!old) + checksum::sum128(new)
+    }
+}
+
+/// Rewrite one side of a TCP/UDP packet in place, either family: address
+/// and port (`Side::Dst` for requests, VIP:vport → RIP:rport; `Side::Src`
+/// for replies, RIP:rport → VIP:vport), the IP checksum (IPv4) and the
+/// L4 checksum (UDP's 0 stays 0 in IPv4, see
+/// [`NatHeader::UDP_NO_CHECKSUM`]), TTL or hop limit decremented; then
+/// Ethernet toward `route_to` (the RS for requests, the client for
+/// replies). Returns the egress port. Nothing is modified when an error
+/// is returned, except for [`XmitError::NoRoute`]/[`XmitError::Unresolved`]
+/// which are checked first too.
 ///
 /// Every established NAT packet comes here, so the rewrite is done in one
 /// pass over fixed-size views: each checksum is read, adjusted for all its
 /// changed words in one RFC 1624 sum (the TTL word and the address for the
-/// IP header; the pseudo-header address and the port for TCP/UDP) and
+/// IPv4 header; the pseudo-header address and the port for TCP/UDP) and
 /// written once.
+///
+/// IPv6: the pseudo header is taken to hold the fixed header's
+/// destination: a packet still carrying a Routing header with segments
+/// left is not for the VIP to balance.
 #[inline(always)]
-pub fn nat<B: PacketBuf>(
+pub fn nat<A: NatHeader, B: PacketBuf>(
     buf: &mut B,
-    meta: &PacketMeta,
+    meta: &impl NatMeta,
     side: Side,
-    addr: u32,
+    addr: A,
     port: u16,
-    route_to: u32,
-    egress: &impl Egress,
+    route_to: A,
+    egress: &impl EgressTo<A>,
 ) -> Result<u16, XmitError> {
     let nh = next_hop(egress, route_to)?;
-    let l3 = meta.l3_off as usize;
-    let l4 = meta.l4_off as usize;
+    let l3 = meta.l3();
+    let l4 = meta.l4();
     // where the L4 checksum is; the header up to it must be there
-    let (ck, optional) = match meta.key.proto {
+    let (ck, optional) = match meta.proto() {
         PROTO_TCP => (tcp::field::CHECKSUM.start, false),
         PROTO_UDP => (udp::field::CHECKSUM.start, true),
         _ => return Err(XmitError::Malformed),
     };
     let d = buf.data_mut();
-    if l4 < l3 + ipv4::MIN_HEADER_LEN {
+    if l4 < l3 + A::HEADER_LEN || !meta.fits(ck + size_of::<u16>(), d.len()) {
         return Err(XmitError::Malformed);
     }
     let (head, seg) = d.split_at_mut_checked(l4).ok_or(XmitError::Malformed)?;
     let seg = seg
         .get_mut(..ck + size_of::<u16>())
         .ok_or(XmitError::Malformed)?;
-    let ip: &mut [u8; ipv4::MIN_HEADER_LEN] = head
-        .get_mut(l3..l3 + ipv4::MIN_HEADER_LEN)
-        .and_then(|h| h.try_into().ok())
+    let ip = head
+        .get_mut(l3..l3 + A::HEADER_LEN)
         .ok_or(XmitError::Malformed)?;
-    let old_addr = rewrite_ip(ip, side, addr)?;
+    if !A::UDP_NO_CHECKSUM && optional && get::<u16>(seg, ck) == 0 {
+        return Err(XmitError::Malformed);
+    }
+    let old_addr = A::rewrite_ip(ip, side, addr)?;
     // the port, and the L4 checksum for it and the pseudo header's address
     // (TCP's and UDP's ports are at the same offsets)
     let at = match side {
@@ -106,7 +238,7 @@ pub fn nat<B: PacketBuf>(
     set::<u16>(seg, at, port);
     let c = get::<u16>(seg, ck);
     if !(optional && c == 0) {
-        let s = (!c as u32) + word_diff32(old_addr, addr) + (!old_port as u32) + port as u32;
+        let s = (!c as u32) + A::word_diff(old_addr, addr) + (!old_port as u32) + port as u32;
         let mut n = !checksum::fold(s);
         if optional && n == 0 {
             n = 0xffff;

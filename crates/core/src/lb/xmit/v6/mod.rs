@@ -56,5 +56,5 @@ pub mod tun;
 mod tests;
 
 pub use icmp::packet_too_big6;
-pub use nat::{nat6, nat6_icmp};
+pub use nat::nat6_icmp;
 pub use tun::tun6;

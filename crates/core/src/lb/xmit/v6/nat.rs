@@ -6,7 +6,7 @@ use crate::lb::xmit::nat::Side;
 use crate::lb::xmit::route::{next_hop, set_eth};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::Egress6;
-use crate::net::meta::{PacketMeta6, PROTO_ICMPV6, PROTO_TCP, PROTO_UDP};
+use crate::net::meta::{PacketMeta6, PROTO_ICMPV6, PROTO_TCP};
 use crate::net::wire::{ethernet, icmpv6, ipv6, tcp, udp};
 
 /// The side of a packet quoted in an ICMPv6 error about this one: the
@@ -65,68 +65,6 @@ fn set_port(seg: &mut [u8], proto: u8, side: Side, port: u16, old: u128, new: u1
             udp::Packet::new_unchecked(seg).set_src_port_update_checksum_v6(port, old, new)
         }
     }
-}
-
-/// Rewrite one side of an IPv6 TCP/UDP packet in place: address and port
-/// (`Side::Dst` for requests, VIP:vport → RIP:rport; `Side::Src` for
-/// replies, RIP:rport → VIP:vport), the TCP/UDP checksum updated
-/// incrementally for both (RFC 1624 over the 128-bit address in the pseudo
-/// header and the port), hop limit decremented; then Ethernet toward
-/// `route_to` (the RS for requests, the client for replies). Returns the
-/// egress port.
-///
-/// Errors leave the frame untouched: [`XmitError::NoRoute`] and
-/// [`XmitError::Unresolved`] for `route_to`, [`XmitError::TtlExceeded`]
-/// for a hop limit of 1 or 0, [`XmitError::Malformed`] when the metadata
-/// does not fit the frame, the protocol is neither TCP nor UDP, or a UDP
-/// checksum is 0: IPv6 has no checksum-less UDP (RFC 8200 §8.1, a receiver
-/// discards it), and computing one here would vouch for data its sender
-/// never covered. (IPVS keeps the 0; RFC 6935's zero-checksum tunnels are
-/// not balanced through a VIP.)
-///
-/// The pseudo header is taken to hold the fixed header's destination: a
-/// packet still carrying a Routing header with segments left is not for
-/// the VIP to balance.
-pub fn nat6<B: PacketBuf>(
-    buf: &mut B,
-    meta: &PacketMeta6,
-    side: Side,
-    addr: u128,
-    port: u16,
-    route_to: u128,
-    egress: &impl Egress6,
-) -> Result<u16, XmitError> {
-    let nh = next_hop(egress, route_to)?;
-    let l3 = meta.l3_off as usize;
-    let l4 = meta.l4_off as usize;
-    let end = l3 + meta.ip_len as usize;
-    let proto = meta.key.proto;
-    // the L4 header up to its checksum must be in the packet
-    let l4_len = match proto {
-        PROTO_TCP => tcp::field::CHECKSUM.end,
-        PROTO_UDP => udp::field::CHECKSUM.end,
-        _ => return Err(XmitError::Malformed),
-    };
-    if l3 < ethernet::HEADER_LEN
-        || l4 < l3 + ipv6::HEADER_LEN
-        || l4 + l4_len > end
-        || buf.len() < end
-    {
-        return Err(XmitError::Malformed);
-    }
-    let d = buf.data_mut();
-    let (head, seg) = d.split_at_mut(l4);
-    let seg = seg.get_mut(..end - l4).ok_or(XmitError::Malformed)?;
-    if proto == PROTO_UDP && udp::Packet::new_unchecked(&seg[..]).checksum() == 0 {
-        return Err(XmitError::Malformed);
-    }
-    let mut ip = ipv6::Packet::new_unchecked(head.get_mut(l3..).ok_or(XmitError::Malformed)?);
-    let hop_limit = next_hop_limit(&ip)?;
-    ip.set_hop_limit(hop_limit);
-    let old = set_addr(&mut ip, side, addr);
-    set_port(seg, proto, side, port, old, addr);
-    set_eth(d, &nh)?;
-    Ok(nh.port)
 }
 
 /// Translate an ICMPv6 error (Destination Unreachable, Packet Too Big,

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::lb::testutil::{CLIENT6, RIP6, RIP6_2, VIP6};
-use crate::lb::xmit::nat::Side;
+use crate::lb::xmit::nat::{nat as nat_rw, Side};
 use crate::net::buf::VecBuf;
 
 /// `nat6` with the fake egress on a copy of frame `f`: the result and the
@@ -16,7 +16,7 @@ fn run_nat(
 ) -> (Result<u16, XmitError>, Vec<u8>) {
     let m = meta6_of(f);
     let mut b = VecBuf::new(f);
-    let r = nat6(
+    let r = nat_rw(
         &mut b,
         &m,
         side,
@@ -130,7 +130,7 @@ fn nat6_errors_leave_the_frame() {
     let f = frame6(CLIENT6, VIP6, L4::Tcp(40000, 80), b"data", 64);
     let m = meta6_of(&f);
     let run = |m: &PacketMeta6, b: &mut VecBuf, route_to: u128, eg: &FakeEgress| {
-        nat6(b, m, Side::Dst, RIP6, 8080, route_to, eg)
+        nat_rw(b, m, Side::Dst, RIP6, 8080, route_to, eg)
     };
     let eg = FakeEgress {
         unresolved: vec![RIP6 as u32],

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::lb::testutil::{CLIENT6, OUR_IP6, RIP6, RIP6_2, VIP6};
-use crate::lb::xmit::nat::Side;
+use crate::lb::xmit::nat::{nat as nat_rw, Side};
 use crate::net::buf::{PacketBuf, VecBuf};
 use proptest::prelude::*;
 
@@ -90,7 +90,7 @@ fn run_all(
         &|b| tun6(b, m, a, None, eg),
         &|b| tun6(b, m, a, Some(OUR_IP6), eg),
         &|b| packet_too_big6(b, m, mtu, eg),
-        &|b| nat6(b, m, side, a, port, a, eg),
+        &|b| nat_rw(b, m, side, a, port, a, eg),
         &|b| nat6_icmp(b, m, side, a, port, eg),
     ];
     for (i, call) in calls.iter().enumerate() {
@@ -159,7 +159,7 @@ proptest! {
         let f = eth(&packet6(ip6(src, VIP6, hop, 0, 0), l4, &payload), None);
         let m = meta6_of(&f);
         let mut b = VecBuf::new(&f);
-        let r = nat6(&mut b, &m, side, new, port, RIP6, &FakeEgress::default());
+        let r = nat_rw(&mut b, &m, side, new, port, RIP6, &FakeEgress::default());
         prop_assert_eq!(r, Ok(1));
         verify6(b.data());
         let out = meta6_of(b.data());
