@@ -14,6 +14,7 @@ use crate::lb::verdict::{LbDrop, LbVerdict};
 use crate::lb::xmit::{self, nat::Side, XmitError};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Resolve};
+use crate::net::family::V4;
 use crate::net::meta::{PacketMeta, PROTO_TCP};
 
 impl Balancer {
@@ -139,7 +140,7 @@ impl Balancer {
         let res = if c.method == Method::Nat {
             if c.flags & F_SYNPROXY != 0 {
                 if let Some(a) = self.sp.as_ref().and_then(|s| s.aux(idx)) {
-                    crate::lb::synproxy::segment::translate(buf, meta, a, reply);
+                    crate::lb::synproxy::segment::translate::<V4, B>(buf, meta, a, reply);
                 }
             }
             if reply {

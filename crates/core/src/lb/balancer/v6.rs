@@ -23,8 +23,12 @@
 //! and port). While sync is on, the established shortcut is not taken, so
 //! that every packet's refresh is checked (as IPv4's).
 //!
-//! Not for IPv6 yet (refused when configured, see
-//! [`crate::lb::snapshot::BuildError::Ipv6Unsupported`]): the SYN proxy.
+//! The SYN proxy (`--synproxy`, NAT) is IPv4's, written once for both
+//! families ([`super::synproxy`]): a SYN to an IPv6 proxied service is
+//! answered with an IPv6 cookie, the proving ACK opens the connection in
+//! this table, its segments are translated in [`Balancer::transmit6`].
+//! Not with NAT64 (an IPv4 real server behind a proxied IPv6 service:
+//! refused, [`crate::lb::snapshot::BuildError::Ipv6Unsupported`]).
 //!
 //! An IPv6 packet whose next hop is unresolved is handed back unchanged
 //! ([`LbVerdict::Unresolved6`]), as IPv4's: the pipeline asks for a
@@ -38,8 +42,9 @@ use super::load::release_flags;
 use super::machine::Balancer;
 use super::persist::keys::{detach_conn6, TAG_BITS};
 use super::sync::out as sync;
+use super::synproxy::{lane::HasParts, resets};
 use crate::lb::conn::{mapped, tick_of, tick_reached, Conn6, ConnTable, FlowKey6, Probe};
-use crate::lb::conn::{F_ACTIVE, F_NOOUTPUT, F_SYNCED};
+use crate::lb::conn::{F_ACTIVE, F_NOOUTPUT, F_SP_PENDING, F_SYNCED, F_SYNPROXY};
 use crate::lb::persist::client_key6;
 use crate::lb::snapshot::{fold6, Service};
 use crate::lb::spec::Method;
@@ -49,6 +54,7 @@ use crate::lb::verdict::{LbDrop, LbVerdict};
 use crate::lb::xmit::{nat::Side, v6 as x6, XmitError};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Egress6, Resolve6};
+use crate::net::family::V6;
 use crate::net::meta::{tcp_flags, FlowKey, PacketMeta6, PROTO_TCP, PROTO_UDP};
 
 /// The IPv6 key a packet is looked up by (ICMPv6 errors: the quoted tuple
@@ -105,11 +111,15 @@ impl Balancer {
             persist,
             pcfg,
             trees,
+            sp,
             ..
         } = self;
-        let n = table6.sweep(now, budget, |_, c| {
+        let n = table6.sweep(now, budget, |idx, c| {
             release_flags(stats, trees, c.dest, c.svc, c.flags);
             detach_conn6(persist, pcfg, c, now_ns);
+            if c.flags & F_SP_PENDING != 0 {
+                resets::swept::<V6>(sp.as_mut(), stats, idx, &c.parts());
+            }
         });
         bump(&self.stats.expired, n as u64);
         self.store_conns();
@@ -194,13 +204,16 @@ impl Balancer {
                     let c = *c;
                     let expires = now.wrapping_add(snap.timeouts.tcp(TcpState::Established));
                     self.table6.set_expires(h.idx, expires);
-                    return self.transmit6(at, buf, meta, &c, h.reply);
+                    return self.transmit6(at, buf, meta, h.idx, &c, h.reply);
                 }
             }
             let Some(c) = self.table6.get(h.idx).copied() else {
                 return self.drop(LbDrop::Malformed);
             };
             let expired = tick_reached(now, c.expires);
+            if c.flags & F_SP_PENDING != 0 {
+                return self.synproxy_hit::<V6, B, E>(at, buf, meta, h.idx, h.reply, expired);
+            }
             let reuse = !h.reply && is_new_syn6(meta) && reusable6(&c);
             if !(expired || reuse) {
                 return self.forward6(at, buf, meta, h.idx, c, h.reply);
@@ -218,6 +231,9 @@ impl Balancer {
                 LbVerdict::NotForUs
             };
         };
+        if svc.spec.synproxy && key.proto == PROTO_TCP {
+            return self.synproxy_new::<V6, B, E>(at, svc, buf, meta, &key);
+        }
         if key.proto == PROTO_TCP
             && (meta.tcp_flags & tcp_flags::RST != 0
                 || (meta.tcp_flags & tcp_flags::SYN == 0 && !snap.sloppy_tcp))
@@ -238,7 +254,7 @@ impl Balancer {
 
     /// Schedule (persistence template first, for a persistent service)
     /// and insert a new IPv6 connection.
-    fn new_conn6<E>(
+    pub(super) fn new_conn6<E>(
         &mut self,
         at: &BurstCtx<E>,
         svc: &Service,
@@ -388,17 +404,19 @@ impl Balancer {
         if let Err(v) = self.touch6(at, idx, &c, reply, meta.tcp_flags) {
             return v;
         }
-        self.transmit6(at, buf, meta, &c, reply)
+        self.transmit6(at, buf, meta, idx, &c, reply)
     }
 
     /// Transmission of a packet of connection `c` whose state and timer
-    /// are done: the method's rewrite (NAT64's translation), then
+    /// are done: a spliced SYN proxy connection's sequence translation, the
+    /// method's rewrite (NAT64's translation), then
     /// [`Self::finish6`].
     fn transmit6<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         buf: &mut B,
         meta: &PacketMeta6,
+        idx: u32,
         c: &Conn6,
         reply: bool,
     ) -> LbVerdict {
@@ -411,6 +429,9 @@ impl Balancer {
             }
             let res = x6::nat64::to4(buf, meta, leg4(c), &mut self.ip_id, egress);
             return self.finish64(at, res, c, meta, buf);
+        }
+        if c.flags & F_SYNPROXY != 0 {
+            self.sp_translate::<V6, B>(buf, meta, idx, reply);
         }
         let res = match (c.method, reply) {
             (Method::Nat, true) => {
@@ -479,7 +500,7 @@ impl Balancer {
         self.finish6(at, res, c, reply, meta, buf)
     }
 
-    fn finish6<B: PacketBuf, E: Egress6>(
+    pub(super) fn finish6<B: PacketBuf, E: Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         res: Result<u16, XmitError>,
