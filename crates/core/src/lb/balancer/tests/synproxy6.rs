@@ -455,3 +455,33 @@ fn the_snapshot_takes_ipv6_synproxy_but_not_with_nat64() {
         Err(BuildError::Ipv6Unsupported(_, _))
     ));
 }
+
+proptest::proptest! {
+    /// Any flags, numbers and option bytes in an IPv6 segment of a pending
+    /// proxied connection, from either side: no panic, at most the one
+    /// connection.
+    #[test]
+    fn arbitrary_ipv6_segments_to_a_proxied_service_never_panic(
+        seq in proptest::prelude::any::<u32>(),
+        ack in proptest::prelude::any::<u32>(),
+        flags in proptest::prelude::any::<u8>(),
+        opts in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+        from_server in proptest::prelude::any::<bool>(),
+    ) {
+        let mut e = sp_env();
+        let snap = sp_snap(&mut e);
+        let (cookie, ts) = handshake(&mut e, &snap, T0);
+        e.send6(&snap, &client_ack(cookie, ts, b""), T0 + MS);
+        let mut f = if from_server { server_synack() } else { client_ack(cookie, ts, b"x") };
+        let l4 = 14 + 40;
+        f[l4 + 4..l4 + 8].copy_from_slice(&seq.to_be_bytes());
+        f[l4 + 8..l4 + 12].copy_from_slice(&ack.to_be_bytes());
+        f[l4 + 13] = flags;
+        let room = (f[l4 + 12] >> 4) as usize * 4 - 20;
+        for (i, b) in opts.iter().take(room).enumerate() {
+            f[l4 + 20 + i] = *b;
+        }
+        let _ = e.send6(&snap, &f, T0 + 2 * MS);
+        proptest::prop_assert!(e.w.table6().len() <= 1);
+    }
+}
