@@ -65,6 +65,7 @@ fn key(i: u32) -> FlowKey {
 
 fn conn(k: &FlowKey, state: TcpState, expires: u32) -> Conn {
     Conn {
+        ext: (),
         caddr: k.src,
         vaddr: k.dst,
         daddr: 0xac10_000b,

@@ -12,26 +12,34 @@ pub const PROTO_TCP: u8 = 6;
 /// UDP.
 pub const PROTO_UDP: u8 = 17;
 
-/// A connection's 5-tuple as seen in one direction.
+/// A connection's 5-tuple as seen in one direction, over an address
+/// type `A` (host order): [`FlowKey`] for IPv4, [`FlowKey6`] for IPv6.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct FlowKey {
+pub struct Flow<A> {
     /// Source address.
-    pub src: u32,
+    pub src: A,
     /// Destination address.
-    pub dst: u32,
-    /// Source port (0 for ICMP).
+    pub dst: A,
+    /// Source port (0 for ICMP and ICMPv6).
     pub sport: u16,
-    /// Destination port (0 for ICMP).
+    /// Destination port (0 for ICMP and ICMPv6).
     pub dport: u16,
-    /// IP protocol.
+    /// IP protocol (IPv6: the next header, TCP, UDP or ICMPv6).
     pub proto: u8,
 }
 
-impl FlowKey {
+/// An IPv4 connection's 5-tuple.
+pub type FlowKey = Flow<u32>;
+
+/// An IPv6 connection's 5-tuple (addresses as host-order `u128`, as the
+/// IPv6 wire views give them).
+pub type FlowKey6 = Flow<u128>;
+
+impl<A: Copy> Flow<A> {
     /// The same flow seen from the other side.
     #[inline]
-    pub fn reversed(&self) -> FlowKey {
-        FlowKey {
+    pub fn reversed(&self) -> Flow<A> {
+        Flow {
             src: self.dst,
             dst: self.src,
             sport: self.dport,
@@ -39,7 +47,9 @@ impl FlowKey {
             proto: self.proto,
         }
     }
+}
 
+impl FlowKey {
     /// A fast, well-mixed 32-bit hash of the tuple (not keyed; the
     /// connection table adds its own per-table seed).
     #[inline]
@@ -51,36 +61,6 @@ impl FlowKey {
         h ^= b.wrapping_mul(0xff51_afd7_ed55_8ccd);
         h = (h ^ (h >> 32)).wrapping_mul(0xd6e8_feb8_6659_fd93);
         (h ^ (h >> 32)) as u32
-    }
-}
-
-/// An IPv6 connection's 5-tuple as seen in one direction (addresses as
-/// host-order `u128`, as the IPv6 wire views give them).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct FlowKey6 {
-    /// Source address.
-    pub src: u128,
-    /// Destination address.
-    pub dst: u128,
-    /// Source port (0 for ICMPv6).
-    pub sport: u16,
-    /// Destination port (0 for ICMPv6).
-    pub dport: u16,
-    /// Next header (TCP, UDP or ICMPv6).
-    pub proto: u8,
-}
-
-impl FlowKey6 {
-    /// The same flow seen from the other side.
-    #[inline]
-    pub fn reversed(&self) -> FlowKey6 {
-        FlowKey6 {
-            src: self.dst,
-            dst: self.src,
-            sport: self.dport,
-            dport: self.sport,
-            proto: self.proto,
-        }
     }
 }
 

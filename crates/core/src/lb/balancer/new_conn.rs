@@ -43,6 +43,7 @@ impl Balancer {
             snap.timeouts.udp_ms
         };
         let conn = Conn {
+            ext: (),
             caddr: key.src,
             vaddr: key.dst,
             daddr: d.addr,

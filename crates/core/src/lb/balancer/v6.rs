@@ -43,7 +43,7 @@ use super::machine::Balancer;
 use super::persist::keys::{detach_conn6, TAG_BITS};
 use super::sync::out as sync;
 use super::synproxy::{lane::HasParts, resets};
-use crate::lb::conn::{mapped, tick_of, tick_reached, Conn6, ConnTable, FlowKey6, Probe};
+use crate::lb::conn::{mapped, tick_of, tick_reached, Conn6, ConnTable, FlowKey6, Nat64Leg, Probe};
 use crate::lb::conn::{F_ACTIVE, F_NOOUTPUT, F_SP_PENDING, F_SYNCED, F_SYNPROXY};
 use crate::lb::persist::client_key6;
 use crate::lb::snapshot::{fold6, Service};
@@ -198,7 +198,7 @@ impl Balancer {
                 if keeps_established(c.proto, c.state, c.flags, meta.tcp_flags, h.reply)
                     && !tick_reached(now, c.expires)
                     && !snap.expire_nodest_conn
-                    && c.laddr4 == 0
+                    && c.ext.laddr4 == 0
                     && self.sync.is_none()
                 {
                     let c = *c;
@@ -290,8 +290,7 @@ impl Balancer {
             (d.addr6, 0, 0)
         };
         let conn = Conn6 {
-            laddr4,
-            lport,
+            ext: Nat64Leg { laddr4, lport },
             caddr: key.src,
             vaddr: key.dst,
             daddr,
@@ -384,7 +383,7 @@ impl Balancer {
         let expires = now.wrapping_add(timeout);
         self.table6.set_hot(idx, state, flags, expires);
         if let Some(out) = &self.sync {
-            if c.laddr4 == 0 && sync::due6(&out.policy, c, state, expires) {
+            if c.ext.laddr4 == 0 && sync::due6(&out.policy, c, state, expires) {
                 self.sync_push(sync::to_sync6(&Conn6 { flags, ..*c }, state, timeout));
             }
         }
@@ -421,7 +420,7 @@ impl Balancer {
         reply: bool,
     ) -> LbVerdict {
         let egress = at.egress;
-        if c.laddr4 != 0 {
+        if c.ext.laddr4 != 0 {
             // NAT64: a request leaves as IPv4 from the pool (its replies
             // come back as IPv4: Self::nat64_reply)
             if reply {
@@ -483,7 +482,7 @@ impl Balancer {
         reply: bool,
     ) -> LbVerdict {
         let egress = at.egress;
-        if c.laddr4 != 0 {
+        if c.ext.laddr4 != 0 {
             if reply {
                 return LbVerdict::NotForUs; // not reached: its reply key is IPv4
             }
@@ -573,8 +572,8 @@ impl Balancer {
 #[inline]
 fn leg4(c: &Conn6) -> x6::nat64::Leg4 {
     x6::nat64::Leg4 {
-        src: c.laddr4,
-        sport: c.lport,
+        src: c.ext.laddr4,
+        sport: c.ext.lport,
         dst: c.daddr as u32,
         dport: c.dport,
     }

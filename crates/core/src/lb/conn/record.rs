@@ -1,22 +1,30 @@
 //! The records: what the table asks of one ([`Record`], keyed by a
-//! [`TableKey`]), and the IPv4 connection record [`Conn`] (32 bytes) with
-//! its `F_*` flags.
+//! [`TableKey`]), and the connection record [`ConnOf`], written once for
+//! both families: [`Conn`] (IPv4, 32 bytes) and
+//! [`super::Conn6`] (IPv6, 96 bytes), with their `F_*` flags.
 
 use crate::hint;
 use crate::lb::spec::Method;
-use crate::net::meta::FlowKey;
+use crate::net::meta::{Flow, FlowKey};
 
-/// One tracked connection (32 bytes).
+/// One tracked connection over an address type `A` (host order), with
+/// what only one family keeps beside it in `ext` (IPv4: nothing; IPv6:
+/// NAT64's IPv4 leg, [`super::Nat64Leg`]).
+///
+/// The layout is the same for both families: the three addresses, then
+/// the 32-bit, 16-bit and 8-bit fields, then `ext`. IPv4's record is 32
+/// bytes (one per half line); IPv6's, 74 bytes aligned to 96.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C, align(32))]
-pub struct Conn {
+pub struct ConnOf<A, X> {
     /// Client address.
-    pub caddr: u32,
+    pub caddr: A,
     /// Virtual address.
-    pub vaddr: u32,
-    /// Real server address.
-    pub daddr: u32,
-    /// Real server slot ([`crate::lb::ids::SlotId::slot`]).
+    pub vaddr: A,
+    /// Real server address (NAT64: the IPv4 real server, IPv4-mapped).
+    pub daddr: A,
+    /// Real server slot ([`crate::lb::ids::SlotId::slot`]); the next free
+    /// record while this one is free.
     pub dest: u32,
     /// Expiry time (ms tick).
     pub expires: u32,
@@ -28,7 +36,7 @@ pub struct Conn {
     pub dport: u16,
     /// Service slot.
     pub svc: u16,
-    /// IP protocol.
+    /// IP protocol (IPv6: the next header).
     pub proto: u8,
     /// [`crate::lb::state::TcpState`] as u8 (NONE for UDP).
     pub state: u8,
@@ -36,6 +44,27 @@ pub struct Conn {
     pub flags: u8,
     /// Forwarding method.
     pub method: Method,
+    /// What only this family keeps.
+    pub ext: X,
+}
+
+/// One tracked IPv4 connection (32 bytes).
+pub type Conn = ConnOf<u32, ()>;
+
+/// What a family keeps beside the shared fields of its records: it may
+/// name another reply tuple (NAT64's replies come back to its IPv4 pool
+/// address and port).
+pub trait ConnExt<A>: Copy + Default + Eq + core::fmt::Debug {
+    /// The reply tuple of a connection whose plain one (real server →
+    /// client) is `plain`.
+    fn reply_key(&self, plain: Flow<A>) -> Flow<A>;
+}
+
+impl<A> ConnExt<A> for () {
+    #[inline(always)]
+    fn reply_key(&self, plain: Flow<A>) -> Flow<A> {
+        plain
+    }
 }
 
 /// Record in use.
@@ -54,11 +83,11 @@ pub const F_SP_PENDING: u8 = 16;
 /// (see [`crate::lb::sync`]).
 pub const F_SYNCED: u8 = 32;
 
-impl Conn {
+impl<A: Copy, X: ConnExt<A>> ConnOf<A, X> {
     /// The client → VIP tuple.
-    #[inline]
-    pub fn in_key(&self) -> FlowKey {
-        FlowKey {
+    #[inline(always)]
+    pub fn in_key(&self) -> Flow<A> {
+        Flow {
             src: self.caddr,
             dst: self.vaddr,
             sport: self.cport,
@@ -66,19 +95,20 @@ impl Conn {
             proto: self.proto,
         }
     }
-    /// The RS → client tuple (NAT replies).
-    #[inline]
-    pub fn out_key(&self) -> FlowKey {
-        FlowKey {
+    /// The reply tuple: RS → client (NAT replies), or what `ext` makes
+    /// of it.
+    #[inline(always)]
+    pub fn out_key(&self) -> Flow<A> {
+        self.ext.reply_key(Flow {
             src: self.daddr,
             dst: self.caddr,
             sport: self.dport,
             dport: self.cport,
             proto: self.proto,
-        }
+        })
     }
     /// Whether this is a NAT connection (indexed by both tuples).
-    #[inline]
+    #[inline(always)]
     pub fn is_nat(&self) -> bool {
         self.method == Method::Nat
     }
@@ -146,19 +176,24 @@ pub trait Record: Copy + Default {
     }
 }
 
-impl Record for Conn {
-    type Key = FlowKey;
+impl<A, X> Record for ConnOf<A, X>
+where
+    A: Copy + Default + Eq,
+    X: ConnExt<A>,
+    Flow<A>: TableKey,
+{
+    type Key = Flow<A>;
     #[inline(always)]
-    fn in_key(&self) -> FlowKey {
-        Conn::in_key(self)
+    fn in_key(&self) -> Flow<A> {
+        ConnOf::in_key(self)
     }
     #[inline(always)]
-    fn out_key(&self) -> FlowKey {
-        Conn::out_key(self)
+    fn out_key(&self) -> Flow<A> {
+        ConnOf::out_key(self)
     }
     #[inline(always)]
     fn is_nat(&self) -> bool {
-        Conn::is_nat(self)
+        ConnOf::is_nat(self)
     }
     #[inline(always)]
     fn flags(&self) -> u8 {
@@ -192,10 +227,20 @@ impl Record for Conn {
     }
     #[inline(always)]
     fn next_free(&self) -> u32 {
-        self.caddr
+        self.dest
     }
     #[inline(always)]
     fn set_next_free(&mut self, next: u32) {
-        self.caddr = next;
+        self.dest = next;
+    }
+    /// The lines of the record: its start's and, for a record longer
+    /// than 64 bytes (IPv6's 96, starting on a 32-byte boundary), the
+    /// line of `proto`, 64 bytes in.
+    #[inline(always)]
+    fn prefetch(&self) {
+        hint::prefetch(self);
+        if core::mem::size_of::<Self>() > 64 {
+            hint::prefetch(&self.proto);
+        }
     }
 }

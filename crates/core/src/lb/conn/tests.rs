@@ -7,6 +7,7 @@ use crate::net::meta::{PROTO_TCP, PROTO_UDP};
 /// A connection of client `i` (a distinct tuple for every `i`).
 pub(super) fn conn(i: u32, method: Method, state: TcpState, expires: u32) -> Conn {
     Conn {
+        ext: (),
         caddr: 0xc633_6400u32.wrapping_add(i),
         vaddr: 0xc000_020a,
         daddr: 0x0a00_0015,

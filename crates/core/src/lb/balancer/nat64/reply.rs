@@ -51,7 +51,7 @@ impl Balancer {
         let Some(c) = self.table6.get(h.idx).copied() else {
             return self.drop(LbDrop::NotTracked);
         };
-        if !h.reply || c.laddr4 == 0 {
+        if !h.reply || c.ext.laddr4 == 0 {
             return self.drop(LbDrop::NotTracked);
         }
         if tick_reached(at.now, c.expires) {

@@ -76,7 +76,7 @@ impl Balancer {
                 // not NAT64 connections (see `to_sync6`)
                 self.table6
                     .get(idx - cap4)
-                    .filter(|c| c.laddr4 == 0)
+                    .filter(|c| c.ext.laddr4 == 0)
                     .and_then(|c| Some(to_sync6(c, c.state, left_of(c.proto, c.state, c.expires)?)))
             };
             if let Some(s) = s {
@@ -260,6 +260,7 @@ impl Balancer {
         // the local configuration says how the server is reached
         let method = if d.method == method { method } else { d.method };
         let conn = Conn {
+            ext: (),
             caddr: s.caddr4(),
             vaddr: s.vaddr4(),
             daddr: d.addr,
@@ -349,8 +350,7 @@ impl Balancer {
             state: state as u8,
             flags: synced_flags(method, s.no_output, active),
             method,
-            laddr4: 0,
-            lport: 0,
+            ext: Default::default(),
         };
         let ins = self.table6.insert(conn, now);
         if let Some(ev) = ins.evicted {

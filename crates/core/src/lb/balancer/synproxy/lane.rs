@@ -6,7 +6,7 @@
 
 use crate::lb::balancer::burst::BurstCtx;
 use crate::lb::balancer::machine::Balancer;
-use crate::lb::conn::{Conn, Conn6};
+use crate::lb::conn::{Conn, Conn6, ConnOf};
 use crate::lb::snapshot::Service;
 use crate::lb::state::TcpState;
 use crate::lb::synproxy::{LaneOf, ProxyFamily};
@@ -38,27 +38,10 @@ pub(in crate::lb::balancer) trait HasParts {
     fn parts(&self) -> Parts<Self::Addr>;
 }
 
-impl HasParts for Conn {
-    type Addr = u32;
+impl<A: Copy, X> HasParts for ConnOf<A, X> {
+    type Addr = A;
     #[inline]
-    fn parts(&self) -> Parts<u32> {
-        Parts {
-            caddr: self.caddr,
-            cport: self.cport,
-            vaddr: self.vaddr,
-            vport: self.vport,
-            daddr: self.daddr,
-            dest: self.dest,
-            state: self.state,
-            flags: self.flags,
-        }
-    }
-}
-
-impl HasParts for Conn6 {
-    type Addr = u128;
-    #[inline]
-    fn parts(&self) -> Parts<u128> {
+    fn parts(&self) -> Parts<A> {
         Parts {
             caddr: self.caddr,
             cport: self.cport,
@@ -178,7 +161,7 @@ impl<E: Egress + Egress6> SpLane<E> for V6 {
     ) -> Result<u32, LbDrop> {
         let probe = b.table6.unprobed(b.table6.hash(key));
         let (idx, c) = b.new_conn6(at, svc, key, probe, start)?;
-        if c.laddr4 != 0 {
+        if c.ext.laddr4 != 0 {
             // NAT64 (an IPv4 real server): not proxied (the snapshot
             // refuses the combination; a connection is never half-made)
             b.expire_idx6(idx, at.now_ns);

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::lb::conn::{ConnTable, Hit, InsertError, EMBRYONIC_GRACE_MS};
+use crate::lb::spec::Method;
 use crate::lb::state::TcpState;
 use crate::net::meta::{PROTO_TCP, PROTO_UDP};
 use std::collections::HashMap;
@@ -28,8 +29,7 @@ fn conn6(i: u32, method: Method, state: TcpState, expires: u32) -> Conn6 {
         state: state as u8,
         flags: 0,
         method,
-        laddr4: 0,
-        lport: 0,
+        ext: Default::default(),
     }
 }
 
