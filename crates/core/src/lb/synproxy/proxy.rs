@@ -118,8 +118,9 @@ impl SynProxy {
     /// The window scale announced to clients (Linux's default for a
     /// 6 MiB receive buffer; a server with another is rescaled).
     pub const WSCALE: u8 = 7;
-    /// The MSS announced to clients (a 1500-byte MTU).
-    pub const MSS: u16 = 1460;
+    /// The MSS announced to IPv4 clients (a 1500-byte MTU; each family's
+    /// is its [`ProxyFamily::MSS`](super::family::ProxyFamily::MSS)).
+    pub const MSS: u16 = <V4 as super::family::ProxyFamily>::MSS;
     /// The window of the SYN/ACK (unscaled, as in every SYN).
     pub const WINDOW: u16 = 29200;
 
