@@ -330,8 +330,9 @@ fn tap_held_by_child(name: &str) -> std::process::Child {
 }
 
 /// Device routes in a table of our own with a protocol number of our own
-/// (how dirigo announces a VIP): added (twice is fine), listed by table and
-/// protocol only, seen by `ip route`, removed (an absent one is `false`);
+/// (how dirigo announces a VIP, IPv4 /32 and IPv6 /128 alike): added (twice
+/// is fine), listed by table and protocol only, seen by `ip route` and `ip
+/// -6 route`, removed (an absent one is `false`);
 /// and gone with their device when the process holding the TAP dies by
 /// SIGKILL — what makes a crashed dirigo withdraw its VIPs.
 #[test]
@@ -357,15 +358,22 @@ fn device_routes_in_a_table_of_our_own() {
     nl.set_up(idx, true).unwrap();
     nl.add_addr(idx, Ipv4Addr::new(10, 203, 0, 1), 24).unwrap();
     let vip = |last| DevRoute {
-        dst: Ipv4Addr::new(10, 204, 0, last),
+        dst: Ipv4Addr::new(10, 204, 0, last).into(),
         prefix_len: 32,
         oif: idx,
         table: 100,
         protocol: 201,
     };
+    let vip6 = |last| DevRoute {
+        dst: std::net::Ipv6Addr::new(0xfd00, 0x204, 0, 0, 0, 0, 0, last).into(),
+        prefix_len: 128,
+        ..vip(1)
+    };
     nl.add_route(&vip(1)).unwrap();
     nl.add_route(&vip(1)).unwrap(); // again: replaced, not an error
     nl.add_route(&vip(2)).unwrap();
+    nl.add_route(&vip6(1)).unwrap();
+    nl.add_route(&vip6(1)).unwrap();
     // a table past 255 (RTA_TABLE only), and another protocol in ours
     nl.add_route(&DevRoute {
         table: 1000,
@@ -375,9 +383,8 @@ fn device_routes_in_a_table_of_our_own() {
     ok(&format!(
         "ip -n {name} route add 10.204.0.9/32 dev {tap} table 100 proto static"
     ));
-    let mut ours = nl.routes(100, 201).unwrap();
-    ours.sort();
-    assert_eq!(ours, vec![vip(1), vip(2)]);
+    let ours = nl.routes(100, 201).unwrap();
+    assert_eq!(ours, vec![vip(1), vip(2), vip6(1)], "IPv4, then IPv6");
     assert_eq!(
         nl.routes(1000, 201).unwrap(),
         vec![DevRoute {
@@ -392,9 +399,14 @@ fn device_routes_in_a_table_of_our_own() {
             && !shown.contains("10.204.0.9"),
         "{shown}"
     );
+    let shown6 = ok(&format!("ip -n {name} -6 route show table 100 proto 201"));
+    assert!(
+        shown6.contains(&format!("fd00:204::1 dev {tap}")),
+        "{shown6}"
+    );
     assert!(nl.del_route(&vip(2)).unwrap());
     assert!(!nl.del_route(&vip(2)).unwrap(), "already gone");
-    assert_eq!(nl.routes(100, 201).unwrap(), vec![vip(1)]);
+    assert_eq!(nl.routes(100, 201).unwrap(), vec![vip(1), vip6(1)]);
     // a route through an interface that does not exist: one line
     let e = nl
         .add_route(&DevRoute {
@@ -425,6 +437,8 @@ fn device_routes_in_a_table_of_our_own() {
     assert_eq!(nl.routes(1000, 201).unwrap(), vec![]);
     let shown = ok(&format!("ip -n {name} route show table 100"));
     assert!(shown.trim().is_empty(), "{shown}");
+    let shown6 = ok(&format!("ip -n {name} -6 route show table 100"));
+    assert!(shown6.trim().is_empty(), "{shown6}");
     drop(nl);
     drop(ns);
 }

@@ -11,7 +11,7 @@ use dirigo_core::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, Servic
 use dirigo_core::lb::sync::{SyncPolicy, SyncQueue};
 use dirigo_core::net::buf::{PacketBuf, VecBuf};
 use dirigo_core::net::classify::{classify, Classified};
-use dirigo_core::net::egress::{Egress, NextHop, Resolve};
+use dirigo_core::net::egress::{Egress, Egress6, NextHop, Resolve, Resolve6};
 use dirigo_core::net::meta::PacketMeta;
 use hdrhistogram::Histogram;
 use std::net::{IpAddr, Ipv4Addr};
@@ -66,6 +66,16 @@ impl Egress for BenchEgress {
     }
     fn on_link(&self, addr: u32) -> Option<u16> {
         (addr >> 8 == LAN_NET >> 8).then_some(1)
+    }
+}
+
+/// The micro cases are IPv4's: no IPv6 route.
+impl Egress6 for BenchEgress {
+    fn next_hop6(&self, _: u128) -> Resolve6 {
+        Resolve6::NoRoute
+    }
+    fn on_link6(&self, _: u128) -> Option<u16> {
+        None
     }
 }
 

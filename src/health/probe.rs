@@ -223,7 +223,11 @@ impl Prober {
 /// via-VIP check, whose client port is fixed (dirigo pins it to the
 /// server), could not bind it again until it expired.
 async fn connect(job: &Job) -> Result<TcpStream, String> {
-    let socket = TcpSocket::new_v4().map_err(|e| format!("socket: {}", io_text(&e)))?;
+    let socket = match job.target {
+        SocketAddr::V4(_) => TcpSocket::new_v4(),
+        SocketAddr::V6(_) => TcpSocket::new_v6(),
+    }
+    .map_err(|e| format!("socket: {}", io_text(&e)))?;
     if let Some(bind) = job.bind {
         if bind.port() != 0 {
             let _ = socket.set_reuseaddr(true);

@@ -373,13 +373,13 @@ impl Handler for Mock {
                 failures: 0,
                 vips: vec![
                     VipInfo {
-                        vip: Ipv4Addr::new(10, 0, 0, 100),
+                        vip: Ipv4Addr::new(10, 0, 0, 100).into(),
                         state: "announced".into(),
                         why: "quorum: TCP 10.0.0.100:80 3/3 up".into(),
                         since_secs: Some(42),
                     },
                     VipInfo {
-                        vip: Ipv4Addr::new(10, 0, 0, 101),
+                        vip: Ipv4Addr::new(10, 0, 0, 101).into(),
                         state: "withdrawn".into(),
                         why: "no quorum: TCP 10.0.0.101:80 0/3 up".into(),
                         since_secs: Some(7),

@@ -7,6 +7,12 @@
 //! namespace. [`ScaleLab`] removes everything when dropped (success,
 //! failure or panic).
 //!
+//! The lab is dual-stack: every director also serves and announces the
+//! IPv6 VIP [`VIP6`] (a /128 route, an IPv6 BGP session from its front
+//! port's IPv6 address), the router merges the IPv6 routes into an ECMP
+//! route too, and the real servers serve it (DR). The functions that take
+//! a `vip` work for either; those without one are the IPv4 VIP's.
+//!
 //! For further tests on this lab: [`ScaleLab::start`] with the scheduler
 //! and extra TOML for both directors, or [`ScaleLab::start_with`] and a
 //! hook that changes each director's config (`[sync]`, `[dataplane]`
@@ -26,11 +32,34 @@ use std::time::{Duration, Instant};
 
 /// The VIP every director announces.
 pub const VIP: &str = "10.90.0.100";
+/// The IPv6 VIP every director announces as well.
+pub const VIP6: &str = "fd00:90::100";
+/// Both VIPs.
+pub const VIPS: [&str; 2] = [VIP, VIP6];
 /// The directors' letters (index 0 is "a").
 pub const LETTERS: [char; 2] = ['a', 'b'];
 /// Real server `n`'s address (1-based).
 pub fn rip(n: usize) -> String {
     format!("10.93.0.{}", 10 + n)
+}
+/// Real server `n`'s IPv6 address (1-based).
+pub fn rip6(n: usize) -> String {
+    format!("fd00:93::{}", 10 + n)
+}
+
+/// `ip` or `ip -6`, by the address's family.
+fn ip_for(vip: &str) -> Vec<&'static str> {
+    if vip.contains(':') {
+        vec!["ip", "-6"]
+    } else {
+        vec!["ip"]
+    }
+}
+
+/// A service's address as the tools print it (`[fd00:90::100]:80`).
+pub fn service_addr(vip: &str) -> String {
+    let a: std::net::IpAddr = vip.parse().expect("an address");
+    std::net::SocketAddr::new(a, 80).to_string()
 }
 
 /// One running director: dirigo and the BIRD of its exception namespace.
@@ -102,7 +131,7 @@ impl ScaleLab {
         for i in 0..LETTERS.len() {
             lab.start_director(i);
         }
-        lab.wait_nexthops(2, 20);
+        lab.wait_all_nexthops(2, 20);
         for i in 0..LETTERS.len() {
             lab.wait_healthy(i, 15);
         }
@@ -111,6 +140,12 @@ impl ScaleLab {
             lab.t0.elapsed().as_secs_f64()
         );
         lab
+    }
+
+    /// Change what each director's configuration gets from its next
+    /// start on (the running directors keep theirs).
+    pub fn set_hook(&mut self, hook: impl Fn(usize, DaemonConfig) -> DaemonConfig + 'static) {
+        self.hook = Box::new(hook);
     }
 
     fn script(&self, args: &[&str]) -> Output {
@@ -141,24 +176,34 @@ impl ScaleLab {
         )
     }
 
-    /// Director `i`'s configuration before the hook: two ports with kernel
-    /// interfaces, `[exception]`, `[announce]` (drain 1.5 s), `sloppy_tcp`,
-    /// `idle = "sleep"`,
-    /// the VIP's TCP service with a TCP check (every 0.5 s, timeout 0.45 s,
+    /// Director `i`'s configuration before the hook: two dual-stack ports
+    /// with kernel interfaces, `[exception]`, `[announce]` (drain 1.5 s),
+    /// `sloppy_tcp`, `idle = "sleep"`,
+    /// each VIP's TCP service (IPv4 and IPv6) with a TCP check (every 0.5 s, timeout 0.45 s,
     /// rise 2, fall 3: two directors, two BIRDs and 100 transfers load this
     /// 2-core machine, and a tighter check flapped servers down under it).
     pub fn config(&self, i: usize) -> DaemonConfig {
         let (p, l) = (&self.prefix, LETTERS[i]);
         let (front, back) = self.taps(i);
         let sock = self.dir.join(format!("{l}.sock")).display().to_string();
-        let rs: Vec<String> = (1..=3)
-            .map(|n| {
-                format!(
-                    "[[service.real_server]]\naddress = \"{}\"\nmethod = \"dr\"\n",
-                    rip(n)
-                )
-            })
-            .collect();
+        let rs = |rip: fn(usize) -> String| -> String {
+            (1..=3)
+                .map(|n| {
+                    format!(
+                        "[[service.real_server]]\naddress = \"{}\"\nmethod = \"dr\"\n",
+                        rip(n)
+                    )
+                })
+                .collect()
+        };
+        let service = |vip: &str, rs: String| {
+            format!(
+                "[[service]]\nprotocol = \"tcp\"\naddress = \"{}\"\nscheduler = \"{}\"\n\
+                 [service.check]\ntype = \"tcp\"\ninterval = 0.5\ntimeout = 0.45\nrise = 2\nfall = 3\n{rs}",
+                service_addr(vip),
+                self.sched,
+            )
+        };
         DaemonConfig::new(&format!("{p}-{l}"), &sock)
             .vdev(format!("net_tap0,iface={front}"))
             .vdev(format!("net_tap1,iface={back}"))
@@ -172,14 +217,26 @@ impl ScaleLab {
             .port_keys("front", &format!("kernel_interface = \"{p}-{l}kf\""))
             .port("back", "net_tap1", &format!("10.93.0.{}/24", i + 1))
             .port_keys("back", &format!("kernel_interface = \"{p}-{l}kb\""))
+            .edit(
+                &format!("addresses = [\"10.92.0.{}/24\"]", i + 1),
+                &format!(
+                    "addresses = [\"10.92.0.{n}/24\", \"fd00:92::{n}/64\"]",
+                    n = i + 1
+                ),
+            )
+            .edit(
+                &format!("addresses = [\"10.93.0.{}/24\"]", i + 1),
+                &format!(
+                    "addresses = [\"10.93.0.{n}/24\", \"fd00:93::{n}/64\"]",
+                    n = i + 1
+                ),
+            )
             .raw(&format!(
                 "[exception]\nbackend = \"tap\"\nnetns = \"{}\"\n\
-                 [announce]\nport = \"front\"\ndrain_ms = 1500\n\
-                 [[service]]\nprotocol = \"tcp\"\naddress = \"{VIP}:80\"\nscheduler = \"{}\"\n\
-                 [service.check]\ntype = \"tcp\"\ninterval = 0.5\ntimeout = 0.45\nrise = 2\nfall = 3\n{}",
+                 [announce]\nport = \"front\"\ndrain_ms = 1500\n{}{}",
                 self.exc_ns(i),
-                self.sched,
-                rs.join(""),
+                service(VIP, rs(rip)),
+                service(VIP6, rs(rip6)),
             ))
     }
 
@@ -293,10 +350,15 @@ impl ScaleLab {
         format!("{}-{short}", self.prefix)
     }
 
-    /// The router's next hops for the VIP (`ip route` in its namespace).
+    /// The router's next hops for the IPv4 VIP.
     pub fn nexthops(&self) -> Vec<String> {
-        let o = self.in_ns(&self.ns("rt"), &["ip", "route", "show", VIP]);
-        let s = String::from_utf8_lossy(&o.stdout);
+        self.nexthops_of(VIP)
+    }
+
+    /// The router's next hops for `vip` (`ip route` or `ip -6 route` in
+    /// its namespace).
+    pub fn nexthops_of(&self, vip: &str) -> Vec<String> {
+        let s = self.router_route_of(vip);
         let mut v: Vec<String> = s
             .split_whitespace()
             .collect::<Vec<_>>()
@@ -308,20 +370,39 @@ impl ScaleLab {
         v
     }
 
-    /// The router's route to the VIP as `ip route` prints it.
+    /// The router's route to the IPv4 VIP as `ip route` prints it.
     pub fn router_route(&self) -> String {
-        let o = self.in_ns(&self.ns("rt"), &["ip", "route", "show", VIP]);
+        self.router_route_of(VIP)
+    }
+
+    /// The router's route to `vip` as `ip route` (`ip -6 route`) prints it.
+    pub fn router_route_of(&self, vip: &str) -> String {
+        let mut cmd = ip_for(vip);
+        cmd.extend(["route", "show", vip]);
+        let o = self.in_ns(&self.ns("rt"), &cmd);
         String::from_utf8_lossy(&o.stdout).into_owned()
     }
 
-    /// Wait until the router has `n` next hops for the VIP.
+    /// Wait until the router has `n` next hops for the IPv4 VIP.
     pub fn wait_nexthops(&self, n: usize, secs: u64) {
+        self.wait_nexthops_of(VIP, n, secs)
+    }
+
+    /// Wait until the router has `n` next hops for each VIP.
+    pub fn wait_all_nexthops(&self, n: usize, secs: u64) {
+        for vip in VIPS {
+            self.wait_nexthops_of(vip, n, secs);
+        }
+    }
+
+    /// Wait until the router has `n` next hops for `vip`.
+    pub fn wait_nexthops_of(&self, vip: &str, n: usize, secs: u64) {
         let end = Instant::now() + Duration::from_secs(secs);
-        while self.nexthops().len() != n {
+        while self.nexthops_of(vip).len() != n {
             if Instant::now() > end {
                 panic!(
-                    "the router has not {n} next hop(s) for {VIP} after {secs} s: {:?}\n{}",
-                    self.router_route(),
+                    "the router has not {n} next hop(s) for {vip} after {secs} s: {:?}\n{}",
+                    self.router_route_of(vip),
                     self.birdc_router("show protocols")
                 );
             }
@@ -357,26 +438,33 @@ impl ScaleLab {
         common::ctl_json(&self.director(i).sock, args)
     }
 
-    /// Director `i`'s VIP entry in `dirigoctl vips`.
+    /// Director `i`'s IPv4 VIP entry in `dirigoctl vips`.
     pub fn vip_state(&self, i: usize) -> serde_json::Value {
+        self.vip_state_of(i, VIP)
+    }
+
+    /// Director `i`'s entry for `vip` in `dirigoctl vips`.
+    pub fn vip_state_of(&self, i: usize, vip: &str) -> serde_json::Value {
         let v = self.ctl_json(i, &["vips"]);
         v["vips"]
             .as_array()
-            .and_then(|a| a.iter().find(|x| x["vip"] == VIP).cloned())
-            .unwrap_or_else(|| panic!("no {VIP} in {v}"))
+            .and_then(|a| a.iter().find(|x| x["vip"] == vip).cloned())
+            .unwrap_or_else(|| panic!("no {vip} in {v}"))
     }
 
-    /// Wait until director `i` sees every real server up (its first
-    /// checks ran before its taps were on the bridges).
+    /// Wait until director `i` sees every real server of both VIPs up
+    /// (its first checks ran before its taps were on the bridges).
     pub fn wait_healthy(&self, i: usize, secs: u64) {
         let end = Instant::now() + Duration::from_secs(secs);
         loop {
-            let v = self.vip_state(i);
-            if v["state"] == "announced"
-                && v["why"].as_str().is_some_and(|w| w.ends_with(" 3/3 up"))
-            {
+            let vs: Vec<serde_json::Value> = VIPS.iter().map(|v| self.vip_state_of(i, v)).collect();
+            if vs.iter().all(|v| {
+                v["state"] == "announced"
+                    && v["why"].as_str().is_some_and(|w| w.ends_with(" 3/3 up"))
+            }) {
                 return;
             }
+            let v = serde_json::Value::from(vs);
             assert!(
                 Instant::now() < end,
                 "director {i} not healthy after {secs} s: {v}"
@@ -385,27 +473,39 @@ impl ScaleLab {
         }
     }
 
-    /// Connections director `i` scheduled for the VIP's service so far
-    /// (`dirigoadm -L -n --stats`, the Conns column).
+    /// Connections director `i` scheduled for the IPv4 VIP's service so
+    /// far.
     pub fn conns(&self, i: usize) -> u64 {
+        self.conns_of(i, VIP)
+    }
+
+    /// Connections director `i` scheduled for `vip`'s service so far
+    /// (`dirigoadm -L -n --stats`, the Conns column).
+    pub fn conns_of(&self, i: usize, vip: &str) -> u64 {
         let out = self.adm(i, &["-L", "-n", "--stats"]);
+        let svc = format!(" {}", service_addr(vip));
         out.lines()
-            .find(|l| l.starts_with("TCP") && l.contains(&format!("{VIP}:80")))
+            .find(|l| l.starts_with("TCP") && l.contains(&svc))
             .and_then(|l| l.split_whitespace().nth(2))
             .and_then(|c| c.parse().ok())
             .unwrap_or_else(|| panic!("no service line in:\n{out}"))
     }
 
-    /// `n` short downloads of `size` bytes from the client, `parallel` at
-    /// a time, each checked; the client's JSON summary.
+    /// `n` short downloads of `size` bytes from the client to the IPv4
+    /// VIP, `parallel` at a time, each checked; the client's JSON summary.
     pub fn burst(&self, n: usize, size: usize, parallel: usize) -> serde_json::Value {
+        self.burst_to(VIP, n, size, parallel)
+    }
+
+    /// [`ScaleLab::burst`] to `vip`.
+    pub fn burst_to(&self, vip: &str, n: usize, size: usize, parallel: usize) -> serde_json::Value {
         let o = self.in_ns(
             &self.ns("cl"),
             &[
                 "python3",
                 &support("scaleout_client.py"),
                 "burst",
-                VIP,
+                vip,
                 &n.to_string(),
                 "--size",
                 &size.to_string(),
@@ -417,15 +517,23 @@ impl ScaleLab {
     }
 
     /// Start `n` concurrent downloads of `size` bytes at `rate` bytes/s
-    /// each from the client; returns once each has its headers.
+    /// each from the client to the IPv4 VIP; returns once each has its
+    /// headers.
     pub fn long_transfers(&self, n: usize, size: usize, rate: usize) -> Transfers {
-        let ready = self
-            .dir
-            .join(format!("long-{}.ready", self.t0.elapsed().as_micros()));
+        self.long_transfers_to(VIP, n, size, rate)
+    }
+
+    /// [`ScaleLab::long_transfers`] to `vip`.
+    pub fn long_transfers_to(&self, vip: &str, n: usize, size: usize, rate: usize) -> Transfers {
+        let ready = self.dir.join(format!(
+            "long-{}-{}.ready",
+            vip.replace(':', "_"),
+            self.t0.elapsed().as_micros()
+        ));
         let child = Command::new("ip")
             .args(["netns", "exec", &self.ns("cl"), "python3"])
             .arg(support("scaleout_client.py"))
-            .args(["long", VIP, &n.to_string(), "--size", &size.to_string()])
+            .args(["long", vip, &n.to_string(), "--size", &size.to_string()])
             .args(["--rate", &rate.to_string(), "--ready-file"])
             .arg(&ready)
             .stdin(Stdio::null())
@@ -512,7 +620,9 @@ impl Drop for ScaleLab {
                     );
                 }
             }
-            eprintln!("--- router ---\n{}", self.router_route());
+            for vip in VIPS {
+                eprintln!("--- router ({vip}) ---\n{}", self.router_route_of(vip));
+            }
             eprintln!("{}", self.birdc_router("show protocols"));
         }
         for i in 0..LETTERS.len() {

@@ -3,6 +3,8 @@
 
 use super::file::AnnounceConfig;
 use super::Port;
+use dirigo_core::net::family::{Family, V4, V6};
+use std::net::IpAddr;
 use std::time::Duration;
 
 /// A validated `[announce]` section that announces.
@@ -45,18 +47,23 @@ fn daemons_own(p: u32) -> Option<&'static str> {
 /// Problems found, each as `(key, message)`.
 type Errs = Vec<(&'static str, String)>;
 
-/// `[announce]` against the validated ports: `(key, message)` for each
-/// problem. `None` without the section or with `enabled = false`.
+/// `[announce]` against the validated ports and the configured services'
+/// VIPs: `(key, message)` for each problem. `None` without the section or
+/// with `enabled = false`.
 pub(super) fn announce(
     a: Option<&AnnounceConfig>,
     ports: &[Port],
     exception: bool,
+    vips: &[IpAddr],
 ) -> Result<Option<Announce>, Vec<(&'static str, String)>> {
     let Some(a) = a.filter(|a| a.enabled) else {
         return Ok(None);
     };
     let mut errs = Vec::new();
     let port = route_port(a, ports, exception, &mut errs);
+    if let Some(p) = port {
+        check_families(a, &ports[p], vips, &mut errs);
+    }
     check_table(a.table, &mut errs);
     let protocol = route_protocol(a.protocol, &mut errs);
     check_times(a, &mut errs);
@@ -130,6 +137,35 @@ fn named_port(name: &str, ports: &[Port], exception: bool, errs: &mut Errs) -> O
             None
         }
         Some(i) => Some(i),
+    }
+}
+
+/// Every VIP's family has an address on the port the routes go through:
+/// the routing daemon's session of that family runs from it and makes it
+/// the routers' next hop (an IPv6 VIP announced from a port with IPv4
+/// addresses only would have none). Checked once for both families.
+fn check_families(a: &AnnounceConfig, port: &Port, vips: &[IpAddr], errs: &mut Errs) {
+    let key = if a.port.is_some() { "port" } else { "enabled" };
+    for v6 in [false, true] {
+        let (family, has) = match v6 {
+            false => (V4::NAME, !port.addresses.is_empty()),
+            true => (V6::NAME, !port.addresses6.is_empty()),
+        };
+        let Some(vip) = vips.iter().find(|v| v.is_ipv6() == v6) else {
+            continue;
+        };
+        if !has {
+            errs.push((
+                key,
+                format!(
+                    "[announce] port '{}' has no {family} address, but the {family} VIP {vip} \
+                     is announced through it: the routing daemon's {family} session runs from \
+                     that address and the routers use it as the next hop (add one to the \
+                     port's `addresses`)",
+                    port.name
+                ),
+            ));
+        }
     }
 }
 

@@ -353,13 +353,19 @@ impl Config {
             iss.add(At::key("metrics").k(key), e);
             None
         });
-        let announce = announce::announce(raw.announce.as_ref(), &ports, raw.exception.is_some())
-            .unwrap_or_else(|errs| {
-                for (key, e) in errs {
-                    iss.add(At::key("announce").k(key), e);
-                }
-                None
-            });
+        let vips: Vec<std::net::IpAddr> = services.iter().map(|s| s.spec.key.vip).collect();
+        let announce = announce::announce(
+            raw.announce.as_ref(),
+            &ports,
+            raw.exception.is_some(),
+            &vips,
+        )
+        .unwrap_or_else(|errs| {
+            for (key, e) in errs {
+                iss.add(At::key("announce").k(key), e);
+            }
+            None
+        });
         if let Err(e) = validate::state_file(raw.control.state_file.as_deref()) {
             iss.add(At::key("control").k("state_file"), e);
         }

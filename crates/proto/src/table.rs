@@ -298,12 +298,20 @@ pub fn vips(r: &VipReport) -> String {
         ),
         _ => "announce: off (no [announce] section)\n".to_string(),
     };
-    let _ = writeln!(out, "{:<16} {:<10} {:>7}  WHY", "VIP", "STATE", "SINCE");
+    // an IPv6 VIP widens the column
+    let w = r
+        .vips
+        .iter()
+        .map(|v| v.vip.to_string().len())
+        .max()
+        .unwrap_or(0)
+        .max(16);
+    let _ = writeln!(out, "{:<w$} {:<10} {:>7}  WHY", "VIP", "STATE", "SINCE");
     for v in &r.vips {
         let since = v.since_secs.map_or("-".to_string(), |s| format!("{s}s"));
         let _ = writeln!(
             out,
-            "{:<16} {:<10} {since:>7}  {}",
+            "{:<w$} {:<10} {since:>7}  {}",
             v.vip.to_string(),
             v.state,
             v.why

@@ -4,7 +4,7 @@
 use dirigo_core::lb::spec::{DestSpec, Proto, ServiceSpec};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::str::FromStr;
 
 /// Cumulative counters of a service or real server (ipvsadm `--stats`).
@@ -458,7 +458,7 @@ pub struct HealthReport {
     /// Services whose quorum is lost (`TCP 10.0.0.1:80`).
     pub quorum_lost: Vec<String>,
     /// VIPs withdrawn (not answering ARP and ping).
-    pub withdrawn: Vec<Ipv4Addr>,
+    pub withdrawn: Vec<IpAddr>,
     /// Servers that went down / came up; quorum lost / restored.
     pub counts: [u64; 4],
     /// The last transitions, oldest first.
@@ -468,8 +468,8 @@ pub struct HealthReport {
 /// One VIP in `dirigoctl vips`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VipInfo {
-    /// The VIP.
-    pub vip: Ipv4Addr,
+    /// The VIP (IPv4 or IPv6).
+    pub vip: IpAddr,
     /// `announced`, `withdrawn`, `draining`, `error`, `pending` (not
     /// reconciled yet) or `off` (no `[announce]`).
     pub state: String,

@@ -1,13 +1,15 @@
 //! Announcing VIPs to a routing daemon (`[announce]`): a route per
 //! announced VIP in the exception namespace — `VIP/32 dev IFACE scope link
-//! table T proto P`, through the kernel interface of the port towards the
-//! routers — which the routing daemon there (BIRD's kernel protocol with
+//! table T proto P` for an IPv4 VIP, `VIP/128` for an IPv6 one (the same
+//! code: a VIP is an `IpAddr`, its host prefix its family's width),
+//! through the kernel interface of the port towards the routers — which the routing daemon there (BIRD's kernel protocol with
 //! `learn`, FRR's `redistribute`) exports over BGP. Removing the route
 //! withdraws the VIP. The routes go through a tap dirigo holds open, so
 //! they vanish with it when dirigo dies, even by SIGKILL.
 //!
 //! Which VIPs are announced is the health state's decision, the same one
-//! that answers ARP for them ([`ControlState::announced`]: a VIP is
+//! that answers ARP and neighbour solicitations for them
+//! ([`ControlState::announced`], [`ControlState::announced6`]: a VIP is
 //! withdrawn when every service on it lost its quorum). The control loop
 //! reconciles the kernel's routes with it when the snapshot's epoch
 //! changes, retries a failure every second and checks the routes every few
@@ -31,7 +33,7 @@ use crate::lb::spec::{DestSpec, ServiceSpec};
 use dirigo_config::Announce;
 use dirigo_proto::view::{VipInfo, VipReport};
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 
 /// Seconds between two checks of the kernel's routes when nothing changed.
 pub const VERIFY_NS: u64 = 2_000_000_000;
@@ -91,7 +93,7 @@ impl SyncHold {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Want {
     /// The VIP.
-    pub vip: Ipv4Addr,
+    pub vip: IpAddr,
     /// Announce it (the health state has not withdrawn it).
     pub announce: bool,
     /// Why (`quorum: TCP 10.0.0.100:80 3/3 up`).
@@ -148,11 +150,20 @@ pub struct Counts {
 /// The kernel's side, behind a trait so the logic is tested without one.
 pub trait Routes {
     /// The VIPs that have one of our routes (table and protocol ours).
-    fn list(&mut self) -> Result<BTreeSet<Ipv4Addr>, String>;
+    fn list(&mut self) -> Result<BTreeSet<IpAddr>, String>;
     /// Add (or replace) a VIP's route.
-    fn add(&mut self, vip: Ipv4Addr) -> Result<(), String>;
+    fn add(&mut self, vip: IpAddr) -> Result<(), String>;
     /// Remove a VIP's route (absent is fine).
-    fn del(&mut self, vip: Ipv4Addr) -> Result<(), String>;
+    fn del(&mut self, vip: IpAddr) -> Result<(), String>;
+}
+
+/// A host route's prefix length: the family's width (32, 128).
+pub fn host_prefix(a: IpAddr) -> u8 {
+    use crate::net::family::{Family, V4, V6};
+    match a {
+        IpAddr::V4(_) => V4::BITS,
+        IpAddr::V6(_) => V6::BITS,
+    }
 }
 
 /// The routes of `[announce]` in the exception namespace, over one
@@ -201,14 +212,14 @@ impl KernelRoutes {
         r
     }
 
-    fn route(&mut self, vip: Ipv4Addr) -> Result<DevRoute, String> {
+    fn route(&mut self, vip: IpAddr) -> Result<DevRoute, String> {
         let name = self.cfg.interface.clone();
         let oif = self
             .with(|nl, _| nl.index_of(&name))?
             .ok_or_else(|| format!("interface '{name}' not found"))?;
         Ok(DevRoute {
             dst: vip,
-            prefix_len: 32,
+            prefix_len: host_prefix(vip),
             oif,
             table: self.cfg.table,
             protocol: self.cfg.protocol,
@@ -217,25 +228,25 @@ impl KernelRoutes {
 }
 
 impl Routes for KernelRoutes {
-    fn list(&mut self) -> Result<BTreeSet<Ipv4Addr>, String> {
+    fn list(&mut self) -> Result<BTreeSet<IpAddr>, String> {
         let name = self.cfg.interface.clone();
         let oif = self.with(|nl, _| nl.index_of(&name))?;
         let routes = self.with(|nl, c| nl.routes(c.table, c.protocol))?;
-        // a /32 through another interface is stale: reported absent, so it
-        // is replaced (add) or removed (del by destination)
+        // a /32 (/128) through another interface is stale: reported
+        // absent, so it is replaced (add) or removed (del by destination)
         Ok(routes
             .into_iter()
-            .filter(|r| r.prefix_len == 32 && Some(r.oif) == oif)
+            .filter(|r| r.prefix_len == host_prefix(r.dst) && Some(r.oif) == oif)
             .map(|r| r.dst)
             .collect())
     }
 
-    fn add(&mut self, vip: Ipv4Addr) -> Result<(), String> {
+    fn add(&mut self, vip: IpAddr) -> Result<(), String> {
         let r = self.route(vip)?;
         self.with(|nl, _| nl.add_route(&r))
     }
 
-    fn del(&mut self, vip: Ipv4Addr) -> Result<(), String> {
+    fn del(&mut self, vip: IpAddr) -> Result<(), String> {
         let r = self.route(vip)?;
         self.with(|nl, _| nl.del_route(&r)).map(drop)
     }
@@ -248,7 +259,7 @@ pub struct Announcer<R: Routes> {
     routes: R,
     /// Each VIP's state (VIPs no longer configured are forgotten once
     /// their route is gone).
-    pub vips: BTreeMap<Ipv4Addr, VipStatus>,
+    pub vips: BTreeMap<IpAddr, VipStatus>,
     /// Stopping: every route withdrawn.
     pub draining: bool,
     /// Counters.
@@ -378,7 +389,7 @@ impl<R: Routes> Announcer<R> {
                 }
             }
         }
-        let wanted: BTreeSet<Ipv4Addr> = wants.iter().map(|w| w.vip).collect();
+        let wanted: BTreeSet<IpAddr> = wants.iter().map(|w| w.vip).collect();
         for &vip in present.difference(&wanted) {
             match self.routes.del(vip) {
                 Ok(()) => {
@@ -393,7 +404,7 @@ impl<R: Routes> Announcer<R> {
                 }
             }
         }
-        let failed: BTreeSet<Ipv4Addr> = self
+        let failed: BTreeSet<IpAddr> = self
             .vips
             .iter()
             .filter(|(_, s)| s.state == State::Error)
@@ -404,7 +415,7 @@ impl<R: Routes> Announcer<R> {
     }
 
     /// Record a VIP's state, logging a change.
-    fn set(&mut self, vip: Ipv4Addr, state: State, why: &str, now_ns: u64) {
+    fn set(&mut self, vip: IpAddr, state: State, why: &str, now_ns: u64) {
         let old = self.vips.get(&vip);
         if old.is_none_or(|o| o.state != state || (state == State::Error && o.why != why)) {
             if state == State::Error {
@@ -431,11 +442,23 @@ impl<R: Routes> Announcer<R> {
     }
 }
 
-/// What dirigo wants for every VIP of the table: announced unless the
-/// health state withdrew it ([`ControlState::announced`], the decision
-/// ARP answers with), with each service's live servers as the reason.
+/// What dirigo wants for every VIP of the table, of both families:
+/// announced unless the health state withdrew it
+/// ([`ControlState::announced`] and [`ControlState::announced6`], the
+/// decision ARP and neighbour discovery answer with), with each service's
+/// live servers as the reason.
 pub fn wants(st: &ControlState) -> Vec<Want> {
-    wants_of(&st.services, &st.health, &st.announced(&st.services))
+    let announced: std::collections::HashSet<IpAddr> = st
+        .announced(&st.services)
+        .into_iter()
+        .map(|v| std::net::Ipv4Addr::from(v).into())
+        .chain(
+            st.announced6(&st.services)
+                .into_iter()
+                .map(|v| std::net::Ipv6Addr::from(v).into()),
+        )
+        .collect();
+    wants_of(&st.services, &st.health, &announced)
 }
 
 /// [`wants`] from its parts: the table, its health and the VIPs
@@ -443,15 +466,12 @@ pub fn wants(st: &ControlState) -> Vec<Want> {
 pub fn wants_of(
     services: &[(ServiceSpec, Vec<DestSpec>)],
     health: &HealthState,
-    announced: &std::collections::HashSet<u32>,
+    announced: &std::collections::HashSet<IpAddr>,
 ) -> Vec<Want> {
-    let mut by_vip: BTreeMap<Ipv4Addr, Vec<String>> = BTreeMap::new();
-    let mut lost_of: BTreeMap<Ipv4Addr, Vec<String>> = BTreeMap::new();
+    let mut by_vip: BTreeMap<IpAddr, Vec<String>> = BTreeMap::new();
+    let mut lost_of: BTreeMap<IpAddr, Vec<String>> = BTreeMap::new();
     for (s, dests) in services {
-        // [announce] routes IPv4 VIPs (IPv6 VIPs are not announced yet)
-        let std::net::IpAddr::V4(vip) = s.key.vip else {
-            continue;
-        };
+        let vip = s.key.vip;
         let text = service_health(health, s, dests);
         if health.quorum_lost.contains(&s.key) {
             lost_of.entry(vip).or_default().push(text.clone());
@@ -461,7 +481,7 @@ pub fn wants_of(
     by_vip
         .into_iter()
         .map(|(vip, texts)| {
-            let announce = announced.contains(&u32::from(vip));
+            let announce = announced.contains(&vip);
             let why = if announce {
                 format!("quorum: {}", texts.join(", "))
             } else {

@@ -7,26 +7,26 @@ use std::time::Duration;
 /// A kernel whose routes are a set; `fail` makes the next calls fail.
 #[derive(Default)]
 struct Fake {
-    routes: BTreeSet<Ipv4Addr>,
+    routes: BTreeSet<IpAddr>,
     fail_add: bool,
     fail_list: bool,
 }
 
 impl Routes for &mut Fake {
-    fn list(&mut self) -> Result<BTreeSet<Ipv4Addr>, String> {
+    fn list(&mut self) -> Result<BTreeSet<IpAddr>, String> {
         if self.fail_list {
             return Err("Operation not permitted".into());
         }
         Ok(self.routes.clone())
     }
-    fn add(&mut self, vip: Ipv4Addr) -> Result<(), String> {
+    fn add(&mut self, vip: IpAddr) -> Result<(), String> {
         if self.fail_add {
             return Err("No such device".into());
         }
         self.routes.insert(vip);
         Ok(())
     }
-    fn del(&mut self, vip: Ipv4Addr) -> Result<(), String> {
+    fn del(&mut self, vip: IpAddr) -> Result<(), String> {
         self.routes.remove(&vip);
         Ok(())
     }
@@ -43,8 +43,8 @@ fn cfg() -> Announce {
     }
 }
 
-fn vip(n: u8) -> Ipv4Addr {
-    Ipv4Addr::new(10, 0, 0, n)
+fn vip(n: u8) -> IpAddr {
+    std::net::Ipv4Addr::new(10, 0, 0, n).into()
 }
 
 fn want(n: u8, announce: bool) -> Want {
@@ -85,6 +85,31 @@ fn routes_follow_the_wants() {
     assert_eq!(state(&a, 2).0, State::Announced);
     drop(a);
     assert_eq!(k.routes, [vip(2)].into());
+}
+
+/// An IPv6 VIP beside the IPv4 ones: the same states, the same routes
+/// (a host route each: /32, /128), a stale one removed, all drained.
+#[test]
+fn ipv6_vips_go_the_same_way() {
+    let v6 = |n: u16| IpAddr::from(std::net::Ipv6Addr::new(0xfd00, 0x90, 0, 0, 0, 0, 0, n));
+    let mut k = Fake::default();
+    k.routes.insert(v6(9)); // left by an earlier run
+    let mut a = Announcer::new(cfg(), &mut k);
+    let w6 = |n, announce| Want {
+        vip: v6(n),
+        ..want(1, announce)
+    };
+    a.reconcile(&[want(1, true), w6(1, true), w6(2, false)], 1, 5);
+    assert_eq!(a.vips[&v6(1)].state, State::Announced);
+    assert_eq!(a.vips[&v6(2)].state, State::Withdrawn);
+    assert!(!a.vips.contains_key(&v6(9)));
+    assert_eq!((a.counts.added, a.counts.removed), (2, 1));
+    a.reconcile(&[want(1, true), w6(1, false), w6(2, true)], 2, 10);
+    assert_eq!(a.routes.routes, [vip(1), v6(2)].into());
+    a.drain(&[want(1, true), w6(1, false), w6(2, true)], 20);
+    assert_eq!(a.vips[&v6(2)].state, State::Draining);
+    assert!(a.routes.routes.is_empty());
+    assert_eq!((host_prefix(vip(1)), host_prefix(v6(1))), (32, 128));
 }
 
 #[test]

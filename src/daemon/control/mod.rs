@@ -129,10 +129,11 @@ impl ControlState {
         services
             .iter()
             .filter_map(|(s, _)| match s.key.vip {
-                std::net::IpAddr::V4(v) => Some(u32::from(v)),
-                std::net::IpAddr::V6(_) => None,
+                std::net::IpAddr::V4(v) if !self.health.withdrawn.contains(&s.key.vip) => {
+                    Some(u32::from(v))
+                }
+                _ => None,
             })
-            .filter(|v| !self.health.withdrawn.contains(v))
             .collect()
     }
 
@@ -142,8 +143,10 @@ impl ControlState {
         services
             .iter()
             .filter_map(|(s, _)| match s.key.vip {
-                std::net::IpAddr::V6(v) => Some(u128::from(v)),
-                std::net::IpAddr::V4(_) => None,
+                std::net::IpAddr::V6(v) if !self.health.withdrawn.contains(&s.key.vip) => {
+                    Some(u128::from(v))
+                }
+                _ => None,
             })
             .collect()
     }

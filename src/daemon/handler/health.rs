@@ -62,12 +62,7 @@ impl Ctl {
             }
         }
         let c = st.health.counts;
-        let mut withdrawn: Vec<Ipv4Addr> = st
-            .health
-            .withdrawn
-            .iter()
-            .map(|&v| Ipv4Addr::from(v))
-            .collect();
+        let mut withdrawn: Vec<std::net::IpAddr> = st.health.withdrawn.iter().copied().collect();
         withdrawn.sort();
         let mut quorum_lost: Vec<String> = st.health.quorum_lost.iter().map(service_name).collect();
         quorum_lost.sort();

@@ -66,8 +66,9 @@ pub struct HealthState {
     pub servers: HashMap<JobKey, ServerHealth>,
     /// Servers disabled for maintenance (kept across a server's re-add).
     pub disabled: HashSet<JobKey>,
-    /// VIPs withdrawn (every service on them lost its quorum).
-    pub withdrawn: HashSet<u32>,
+    /// VIPs withdrawn (every service on them lost its quorum), of both
+    /// families.
+    pub withdrawn: HashSet<std::net::IpAddr>,
     /// Services whose quorum is lost.
     pub quorum_lost: HashSet<ServiceKey>,
     /// The last transitions.
@@ -383,13 +384,9 @@ impl HealthState {
         }
         self.quorum_lost = lost;
         // a VIP is withdrawn when every service on it lost its quorum
-        let mut by_vip: HashMap<u32, bool> = HashMap::new();
+        let mut by_vip: HashMap<std::net::IpAddr, bool> = HashMap::new();
         for (s, _) in table {
-            // withdrawing is for IPv4 VIPs (ARP and [announce])
-            let std::net::IpAddr::V4(vip) = s.key.vip else {
-                continue;
-            };
-            let all_lost = by_vip.entry(u32::from(vip)).or_insert(true);
+            let all_lost = by_vip.entry(s.key.vip).or_insert(true);
             *all_lost &= self.quorum_lost.contains(&s.key);
         }
         self.withdrawn = by_vip

@@ -154,7 +154,7 @@ fn quorum_sorry_server_and_withdrawn_vip() {
     assert!(h.quorum_lost.contains(&t[0].0.key));
     assert_eq!(
         h.withdrawn,
-        HashSet::from([u32::from(Ipv4Addr::new(10, 10, 10, 10))])
+        HashSet::from([std::net::IpAddr::from(Ipv4Addr::new(10, 10, 10, 10))])
     );
     let eff = h.effective(&t);
     assert_eq!(eff[0].1.len(), 1);
@@ -298,9 +298,9 @@ fn jobs_target_the_check_port_or_the_vip() {
 fn announce_reasons_follow_the_quorum() {
     use crate::daemon::announce::wants_of;
     let (mut h, mut t) = setup(OnFailure::Inhibit, None);
-    let announced = |h: &HealthState, t: &Table| -> HashSet<u32> {
+    let announced = |h: &HealthState, t: &Table| -> HashSet<std::net::IpAddr> {
         t.iter()
-            .map(|(s, _)| u32::from(s.key.vip.v4()))
+            .map(|(s, _)| s.key.vip)
             .filter(|v| !h.withdrawn.contains(v))
             .collect()
     };
@@ -323,4 +323,72 @@ fn announce_reasons_follow_the_quorum() {
         w[0].why,
         "quorum: TCP 10.10.10.10:8080 0/3 up, TCP 10.10.10.10:9090 not checked"
     );
+}
+
+/// An IPv6 VIP is withdrawn with its services' quorum like an IPv4 one
+/// (the set `[announce]` and neighbour discovery follow), and comes back.
+#[test]
+fn an_ipv6_vip_is_withdrawn_with_its_quorum() {
+    use crate::daemon::announce::wants_of;
+    let vip6: std::net::IpAddr = "2001:db8::10".parse().unwrap();
+    let rs6 = |last: u16| std::net::IpAddr::from([0x2001, 0xdb8, 2, 0, 0, 0, 0, last]);
+    let (_, t4) = setup(OnFailure::Inhibit, None);
+    let mut s = t4[0].0.clone();
+    s.key.vip = vip6;
+    let dests: Vec<DestSpec> = t4[0]
+        .1
+        .iter()
+        .map(|d| {
+            let mut d = d.clone();
+            d.key.addr = rs6(u16::from(d.key.addr.v4().octets()[3]));
+            d
+        })
+        .collect();
+    let t: Table = vec![(s.clone(), dests.clone())];
+    let mut h = HealthState::default();
+    h.services.insert(
+        s.key,
+        ServiceHealth {
+            check: Some(check(OnFailure::Inhibit)),
+            checks: vec![],
+            quorum: Some(1),
+            sorry: None,
+        },
+    );
+    assert_eq!(h.sync(&t, |_, _, _| None, 0).len(), 3);
+    let fail = |h: &mut HealthState, d: &DestSpec, ok: bool, now: u64| {
+        let r = Report {
+            key: JobKey {
+                service: s.key,
+                rs: d.key,
+            },
+            outcome: Outcome {
+                ok,
+                latency_us: 5,
+                detail: "x".into(),
+            },
+            at: Instant::now(),
+        };
+        h.report(r, &t, now);
+    };
+    let mut now = 1;
+    for d in &dests {
+        for _ in 0..2 {
+            fail(&mut h, d, false, now);
+            now += 1;
+        }
+    }
+    assert_eq!(h.withdrawn, HashSet::from([vip6]));
+    let announced: HashSet<std::net::IpAddr> = [vip6]
+        .into_iter()
+        .filter(|v| !h.withdrawn.contains(v))
+        .collect();
+    let w = wants_of(&t, &h, &announced);
+    assert_eq!((w[0].vip, w[0].announce), (vip6, false));
+    assert_eq!(w[0].why, "no quorum: TCP [2001:db8::10]:8080 0/3 up");
+    for _ in 0..2 {
+        fail(&mut h, &dests[0], true, now);
+        now += 1;
+    }
+    assert!(h.withdrawn.is_empty());
 }

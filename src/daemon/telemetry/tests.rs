@@ -353,7 +353,7 @@ fn health_lists_are_capped_and_servers_paged() {
     let r = HealthReport {
         servers: (1..=200).map(server).collect(),
         quorum_lost: (0..20).map(|i| format!("TCP 10.0.1.{i}:80")).collect(),
-        withdrawn: (0..3).map(|i| Ipv4Addr::new(10, 0, 1, i)).collect(),
+        withdrawn: (0..3).map(|i| Ipv4Addr::new(10, 0, 1, i).into()).collect(),
         counts: [4, 3, 2, 1],
         events: (0..30)
             .map(|i| HealthEvent {

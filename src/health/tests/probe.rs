@@ -63,6 +63,17 @@ async fn tcp_binds_to_the_given_source() {
     );
 }
 
+/// An IPv6 real server is checked over an IPv6 socket (an IPv4 one
+/// failed every check with `Address family not supported by protocol`).
+#[tokio::test]
+async fn tcp_checks_an_ipv6_target() {
+    let l = std::net::TcpListener::bind("[::1]:0").expect("IPv6 loopback");
+    let mut j = job(Probe::Tcp, servers::tcp(), 1000, 1000, 0);
+    j.target = l.local_addr().unwrap();
+    j.key.rs.addr = j.target.ip();
+    passes(&run(&j).await, "connected");
+}
+
 #[tokio::test]
 async fn tcp_to_a_listener_that_takes_no_more_times_out() {
     // a full accept queue: the kernel drops further SYNs unanswered

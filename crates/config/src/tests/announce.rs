@@ -102,3 +102,28 @@ fn refusals_are_located_lines() {
     let e = err(&with("bgp = true", false));
     assert!(e.contains("unknown field `bgp`"), "{e}");
 }
+
+/// An IPv6 VIP is announced like an IPv4 one, from the port's IPv6
+/// address: a port without one is refused, naming the VIP (and the same
+/// check holds for IPv4).
+#[test]
+fn an_ipv6_vip_needs_an_ipv6_address_on_the_port() {
+    let svc6 = "[[service]]\nprotocol = \"tcp\"\naddress = \"[2001:db8::10]:80\"\n\
+                scheduler = \"rr\"\n[[service.real_server]]\naddress = \"2001:db8:2::11\"\n\
+                method = \"dr\"\n";
+    let t = with("port = \"wan\"", false) + svc6;
+    let e = err(&t);
+    let line = t.lines().position(|l| l == "port = \"wan\"").unwrap() + 1;
+    assert!(e.contains(&format!("t.toml:{line}:")), "{e}");
+    assert!(
+        e.contains("[announce] port 'wan' has no IPv6 address, but the IPv6 VIP 2001:db8::10"),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "{e}");
+    let t = t.replace(
+        "addresses = [\"10.0.0.1/24\"]",
+        "addresses = [\"10.0.0.1/24\", \"2001:db8::1/64\"]",
+    );
+    let c = Config::parse(&t, "t.toml").unwrap();
+    assert_eq!(c.announce.unwrap().interface, "kwan");
+}

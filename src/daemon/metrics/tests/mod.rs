@@ -184,7 +184,7 @@ fn sample_scrape() -> Scrape {
                 effective_weight: Some(0),
             }],
             quorum_lost: vec![],
-            withdrawn: vec![Ipv4Addr::new(10, 0, 0, 100)],
+            withdrawn: vec![Ipv4Addr::new(10, 0, 0, 100).into()],
             counts: [1, 0, 0, 0],
             events: vec![],
         }),
@@ -196,7 +196,7 @@ fn sample_scrape() -> Scrape {
             draining: false,
             failures: 2,
             vips: vec![dirigo_proto::view::VipInfo {
-                vip: Ipv4Addr::new(10, 0, 0, 100),
+                vip: Ipv4Addr::new(10, 0, 0, 100).into(),
                 state: "withdrawn".into(),
                 why: "no quorum: TCP 10.0.0.100:80 0/2 up".into(),
                 since_secs: Some(3),

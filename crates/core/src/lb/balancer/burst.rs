@@ -9,7 +9,7 @@ use crate::lb::conn::tick_of;
 use crate::lb::snapshot::Snapshot;
 use crate::lb::verdict::LbVerdict;
 use crate::net::buf::{PacketBuf, BURST};
-use crate::net::egress::Egress;
+use crate::net::egress::{Egress, Egress6};
 use crate::net::meta::{FlowKey, PacketMeta};
 
 /// What every packet of a burst is processed with, taken once per burst:
@@ -83,7 +83,7 @@ pub fn lookup_key(meta: &PacketMeta) -> FlowKey {
 
 impl Balancer {
     /// Process one packet (see the module docs).
-    pub fn process<B: PacketBuf, E: Egress>(
+    pub fn process<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         buf: &mut B,
@@ -164,7 +164,7 @@ impl Balancer {
     /// [`TOUCH_LAG`] packets ahead of the one being handled, so that the
     /// misses overlap. `out[i]` gets the verdict of `bufs[i]`; positions
     /// out of range are skipped.
-    pub fn process_prepared<B: PacketBuf, E: Egress>(
+    pub fn process_prepared<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         bufs: &mut [B],
@@ -184,7 +184,7 @@ impl Balancer {
     /// caller, so a caller that turns a `Tx` into its own verdict on the
     /// spot never stores the core's verdict at all.
     #[inline(always)]
-    pub fn process_prepared_with<B: PacketBuf, E: Egress>(
+    pub fn process_prepared_with<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         bufs: &mut [B],
@@ -236,7 +236,7 @@ impl Balancer {
     /// Process a burst: [`Self::prepare`] every packet, then
     /// [`Self::process_prepared`]. Verdicts go to `out` (same index); the
     /// shortest of the three slices bounds the work.
-    pub fn process_burst<B: PacketBuf, E: Egress>(
+    pub fn process_burst<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         bufs: &mut [B],

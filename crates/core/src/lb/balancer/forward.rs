@@ -4,16 +4,17 @@
 //! verdict ([`Balancer::finish_to`], [`Balancer::xmit_failed`]).
 
 use super::burst::BurstCtx;
+use super::lane::Lane;
 use super::machine::Balancer;
 use super::sync::out as sync;
-use crate::lb::conn::{Conn, F_ACTIVE, F_NOOUTPUT, F_SYNCED, F_SYNPROXY};
+use crate::lb::conn::{Conn, ConnOf, F_ACTIVE, F_NOOUTPUT, F_SYNCED, F_SYNPROXY};
 use crate::lb::spec::Method;
 use crate::lb::state::{tcp_next, Dir, TcpState};
 use crate::lb::stats::bump;
 use crate::lb::verdict::{LbDrop, LbVerdict};
 use crate::lb::xmit::{self, nat::Side, XmitError};
 use crate::net::buf::PacketBuf;
-use crate::net::egress::{Egress, Resolve};
+use crate::net::egress::{Egress, Egress6};
 use crate::net::family::V4;
 use crate::net::meta::{PacketMeta, PROTO_TCP};
 
@@ -28,16 +29,16 @@ impl Balancer {
     /// packet. So here, off the fast path, the egress is asked again about
     /// the destination xmit routed toward; a pure query, it names the next
     /// hop to resolve.
-    pub(super) fn xmit_failed(
+    pub(super) fn xmit_failed<A: Lane, E: Egress + Egress6>(
         &mut self,
         e: XmitError,
-        egress: &impl Egress,
-        dst: u32,
+        egress: &E,
+        dst: A,
     ) -> LbVerdict {
         self.drop(match e {
-            XmitError::Unresolved => match egress.next_hop(dst) {
-                Resolve::Unresolved { ip, port } => return LbVerdict::Unresolved { ip, port },
-                _ => LbDrop::NoRoute, // not reached: the same query, the same answer
+            XmitError::Unresolved => match A::unresolved(egress, dst) {
+                Some(v) => return v,
+                None => LbDrop::NoRoute, // not reached: the same query, the same answer
             },
             XmitError::NoRoute => LbDrop::NoRoute,
             XmitError::TooBig | XmitError::NeedFrag { .. } => LbDrop::TooBig,
@@ -49,7 +50,7 @@ impl Balancer {
 
     /// Update state/timer of connection `idx` for this packet and send it.
     #[inline(always)]
-    pub(super) fn forward<B: PacketBuf, E: Egress>(
+    pub(super) fn forward<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         buf: &mut B,
@@ -66,7 +67,7 @@ impl Balancer {
     /// [`Self::forward`] for connection `idx` whose record `c` the caller
     /// has just read.
     #[inline(always)]
-    pub(super) fn forward_conn<B: PacketBuf, E: Egress>(
+    pub(super) fn forward_conn<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         buf: &mut B,
@@ -75,10 +76,30 @@ impl Balancer {
         c: Conn,
         reply: bool,
     ) -> LbVerdict {
+        if let Err(v) = self.touch(at, idx, &c, reply, meta.tcp_flags) {
+            return v;
+        }
+        self.transmit(at, buf, meta, idx, &c, reply)
+    }
+
+    /// The state machine and timer of connection `idx` (record `c`, as
+    /// read before this packet) for a packet with `tcp_flags` in
+    /// direction `reply`, for either family; `Err` with the verdict when
+    /// its real server is gone (`expire_nodest_conn`). A connection due
+    /// for sync is queued.
+    #[inline(always)]
+    pub(super) fn touch<A: Lane, E>(
+        &mut self,
+        at: &BurstCtx<E>,
+        idx: u32,
+        c: &ConnOf<A, A::Ext>,
+        reply: bool,
+        tcp_flags: u8,
+    ) -> Result<(), LbVerdict> {
         let snap = at.snap;
         if snap.expire_nodest_conn && snap.dest_by_slot(c.dest).is_none() {
-            self.expire_idx(idx, at.now_ns);
-            return self.drop(LbDrop::DestRemoved);
+            self.expire_idx::<A>(idx, at.now_ns);
+            return Err(self.drop(LbDrop::DestRemoved));
         }
         // state machine and timer; a packet here makes a synced copy ours
         let mut flags = c.flags & !F_SYNCED;
@@ -91,7 +112,7 @@ impl Balancer {
             } else {
                 Dir::Input
             };
-            let new = tcp_next(TcpState::from_u8(c.state), dir, meta.tcp_flags);
+            let new = tcp_next(TcpState::from_u8(c.state), dir, tcp_flags);
             let was_active = flags & F_ACTIVE != 0;
             if new.is_active() != was_active {
                 if let Some(t) = self.dest_rec(c.dest) {
@@ -111,19 +132,21 @@ impl Balancer {
             (c.state.saturating_add(1), snap.timeouts.udp_ms)
         };
         let expires = at.now.wrapping_add(timeout);
-        self.table.set_hot(idx, state, flags, expires);
+        A::set_hot(self, idx, state, flags, expires);
         if let Some(out) = &self.sync {
-            if sync::due(&out.policy, &c, state, expires) {
-                self.sync_push(sync::to_sync(&Conn { flags, ..c }, state, timeout));
+            if sync::due(&out.policy, c, state, expires) {
+                if let Some(s) = A::to_sync(&ConnOf { flags, ..*c }, state, timeout) {
+                    self.sync_push(s);
+                }
             }
         }
-        self.transmit(at, buf, meta, idx, &c, reply)
+        Ok(())
     }
 
     /// Rewrite and send a packet of connection `idx` (record `c`) by its
     /// method, and count it.
     #[inline(always)]
-    pub(super) fn transmit<B: PacketBuf, E: Egress>(
+    pub(super) fn transmit<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         buf: &mut B,
@@ -166,15 +189,15 @@ impl Balancer {
     }
 
     /// Count a packet of connection `c` that xmit sent (`res`), or turn
-    /// its failure into a verdict.
+    /// its failure into a verdict (either family).
     #[inline(always)]
-    pub(super) fn finish<B: PacketBuf, E: Egress>(
+    pub(super) fn finish<A: Lane, B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         res: Result<u16, XmitError>,
-        c: &Conn,
+        c: &ConnOf<A, A::Ext>,
         reply: bool,
-        meta: &PacketMeta,
+        meta: &A::Meta,
         buf: &mut B,
     ) -> LbVerdict {
         self.finish_to(at, res, Counted::of(c), reply, meta, buf)
@@ -182,19 +205,19 @@ impl Balancer {
 
     /// [`Self::finish`] for a connection of which only `to` is at hand.
     #[inline(always)]
-    pub(super) fn finish_to<B: PacketBuf, E: Egress>(
+    pub(super) fn finish_to<A: Lane, B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         res: Result<u16, XmitError>,
-        to: Counted,
+        to: Counted<A>,
         reply: bool,
-        meta: &PacketMeta,
+        meta: &A::Meta,
         buf: &mut B,
     ) -> LbVerdict {
         let egress = at.egress;
         match res {
             Ok(port) => {
-                let bytes = meta.ip_len as u64;
+                let bytes = A::ip_len(meta) as u64;
                 if let Some(t) = self.dest_rec(to.dest) {
                     t.packet(reply, bytes);
                 }
@@ -203,23 +226,23 @@ impl Balancer {
                 }
                 LbVerdict::Tx { port }
             }
-            Err(XmitError::NeedFrag { mtu }) if meta.icmp.is_none() => {
+            Err(XmitError::NeedFrag { mtu }) if !A::quotes(meta) => {
                 if !self.icmp_limit.allow(at.now_ns) {
                     return self.drop(LbDrop::IcmpRateLimited);
                 }
-                match xmit::icmp::frag_needed(buf, meta, mtu, egress, &mut self.ip_id) {
+                match A::too_big(self, buf, meta, mtu, egress) {
                     Ok(port) => {
                         bump(&self.stats.icmp_frag_sent, 1);
                         LbVerdict::Tx { port }
                     }
-                    // fragmentation-needed goes back to the packet's source
-                    Err(e) => self.xmit_failed(e, egress, meta.key.src),
+                    // the answer goes back to the packet's source
+                    Err(e) => self.xmit_failed(e, egress, A::key(meta).src),
                 }
             }
             Err(e) => {
                 // xmit routes requests (and ICMP errors about them) to the
                 // real server, replies (NAT) to the packet's destination
-                let dst = if reply { meta.key.dst } else { to.daddr };
+                let dst = if reply { A::key(meta).dst } else { to.daddr };
                 self.xmit_failed(e, egress, dst)
             }
         }
@@ -230,16 +253,16 @@ impl Balancer {
 /// its connection: the real server's slot, the service's slot, the real
 /// server's address.
 #[derive(Clone, Copy)]
-pub(super) struct Counted {
+pub(super) struct Counted<A = u32> {
     pub(super) dest: u32,
     pub(super) svc: u16,
-    pub(super) daddr: u32,
+    pub(super) daddr: A,
 }
 
-impl Counted {
+impl<A: Copy> Counted<A> {
     /// What the counters and a rewrite need of connection `c`.
     #[inline(always)]
-    pub(super) fn of(c: &Conn) -> Self {
+    pub(super) fn of<X>(c: &ConnOf<A, X>) -> Self {
         Counted {
             dest: c.dest,
             svc: c.svc,

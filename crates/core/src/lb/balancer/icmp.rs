@@ -7,12 +7,12 @@ use crate::lb::spec::Method;
 use crate::lb::verdict::LbVerdict;
 use crate::lb::xmit::{self, nat::Side};
 use crate::net::buf::PacketBuf;
-use crate::net::egress::Egress;
+use crate::net::egress::{Egress, Egress6};
 use crate::net::meta::PacketMeta;
 
 impl Balancer {
     /// Forward or translate an ICMP error quoting connection `idx`.
-    pub(super) fn icmp<B: PacketBuf, E: Egress>(
+    pub(super) fn icmp<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         buf: &mut B,

@@ -3,7 +3,7 @@
 //! IPVS threshold (overload) mark (see the `worker` module docs).
 
 use super::trees::{live_load, LoadTrees};
-use crate::lb::conn::{Conn, F_ACTIVE};
+use crate::lb::conn::{ConnOf, F_ACTIVE};
 use crate::lb::sched::{DestLoad, Loads};
 use crate::lb::snapshot::Dest;
 use crate::lb::stats::{Traffic, WorkerStats};
@@ -11,20 +11,8 @@ use std::sync::atomic::Ordering::Relaxed;
 
 /// Give back a removed connection's active/inactive/live counts.
 #[inline]
-pub(super) fn release_counters(stats: &WorkerStats, trees: &mut LoadTrees, c: &Conn) {
-    release_flags(stats, trees, c.dest, c.svc, c.flags);
-}
-
-/// [`release_counters`] from a record's real-server slot, service slot and
-/// flags (IPv4 or IPv6 record alike).
-#[inline]
-pub(super) fn release_flags(
-    stats: &WorkerStats,
-    trees: &mut LoadTrees,
-    dest: u32,
-    svc: u16,
-    flags: u8,
-) {
+pub(super) fn release_counters<A, X>(stats: &WorkerStats, trees: &mut LoadTrees, c: &ConnOf<A, X>) {
+    let (dest, svc, flags) = (c.dest, c.svc, c.flags);
     if let Some(t) = stats.dests.get(dest as usize) {
         if flags & F_ACTIVE != 0 {
             t.adjust(-1, 0, -1);

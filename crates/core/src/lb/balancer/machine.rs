@@ -12,7 +12,7 @@ use super::sync::out::SyncOut;
 use super::synproxy::{lane::HasParts, resets};
 use super::trees::LoadTrees;
 use crate::lb::conn::lines::{slots_for as table_slots, LineInserted, LineTable};
-use crate::lb::conn::{tick_of, Conn, Conn6, ConnTable, F_SP_PENDING};
+use crate::lb::conn::{tick_of, Conn6, ConnTable, F_SP_PENDING};
 use crate::lb::persist::{PersistStats, PersistTable};
 use crate::lb::sched::{Cursor, DestLoad};
 use crate::lb::snapshot::Snapshot;
@@ -152,19 +152,6 @@ impl Balancer {
 
     /// A connection left the table: release its counters and detach it
     /// from its persistence template.
-    pub(super) fn release(&mut self, c: &Conn, now_ns: u64) {
-        release_counters(&self.stats, &mut self.trees, c);
-        detach_conn(&mut self.persist, &self.pcfg, c, now_ns);
-        self.store_conns();
-    }
-
-    pub(super) fn expire_idx(&mut self, idx: u32, now_ns: u64) {
-        if let Some(c) = self.table.remove(idx) {
-            self.release(&c, now_ns);
-            bump(&self.stats.expired, 1);
-        }
-    }
-
     /// Expire up to `budget` examined entries (amortized sweep) and up to
     /// `budget` persistence template entries; returns how many connections
     /// were removed. Call it regularly from the worker loop.

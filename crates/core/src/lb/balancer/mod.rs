@@ -68,6 +68,7 @@ mod burst;
 mod established;
 mod forward;
 mod icmp;
+mod lane;
 mod listing;
 mod load;
 mod machine;

@@ -7,15 +7,14 @@ use super::load::{dest_load, LiveLoads};
 use super::machine::Balancer;
 use super::trees;
 use crate::lb::conn::lines::LineProbe;
-use crate::lb::conn::Conn;
-use crate::lb::conn::F_NOOUTPUT;
+use crate::lb::conn::{ConnOf, F_NOOUTPUT};
 use crate::lb::sched::{self, DestLoad};
 use crate::lb::snapshot::{Dest, Service, Snapshot};
 use crate::lb::spec::Method;
 use crate::lb::state::TcpState;
 use crate::lb::stats::bump;
 use crate::lb::verdict::LbDrop;
-use crate::net::meta::{FlowKey, PROTO_TCP};
+use crate::net::meta::{Flow, FlowKey, PROTO_TCP};
 
 impl Balancer {
     /// Schedule and insert a new connection for `key`, whose lookup in
@@ -37,31 +36,7 @@ impl Balancer {
             None => self.sched_pick(snap, svc, key),
         };
         let d = d.ok_or(LbDrop::NoDest)?;
-        let init = if key.proto == PROTO_TCP {
-            snap.timeouts.tcp(start)
-        } else {
-            snap.timeouts.udp_ms
-        };
-        let conn = Conn {
-            ext: (),
-            caddr: key.src,
-            vaddr: key.dst,
-            daddr: d.addr,
-            dest: d.id.slot,
-            expires: now.wrapping_add(init),
-            cport: key.sport,
-            vport: key.dport,
-            dport: if d.port == 0 { key.dport } else { d.port },
-            svc: svc.id.slot as u16,
-            proto: key.proto,
-            state: start as u8,
-            flags: if d.method == Method::Nat {
-                0
-            } else {
-                F_NOOUTPUT
-            },
-            method: d.method,
-        };
+        let conn = record(at, svc, d, key, d.addr, (), start);
         let ins = self.table.insert_probed(conn, probe, now);
         self.follow_moves(&ins);
         if let Some(ev) = ins.evicted {
@@ -72,6 +47,13 @@ impl Balancer {
         if !was_pinned {
             self.persist_attach(svc, key.src, d, idx, now_ns);
         }
+        self.count_new(svc, d);
+        Ok(idx)
+    }
+
+    /// Count a new connection of service `svc` to real server `d`
+    /// (either family).
+    pub(super) fn count_new(&mut self, svc: &Service, d: &Dest) {
         if let Some(t) = self.stats.dests.get(d.id.slot as usize) {
             t.adopt(d.id.gen);
             bump(&t.conns, 1);
@@ -84,7 +66,6 @@ impl Balancer {
             t.adjust(0, 0, 1);
         }
         self.store_conns();
-        Ok(idx)
     }
 
     /// The service's scheduler's pick for `key` over this worker's live
@@ -176,5 +157,45 @@ impl Balancer {
             debug_assert_eq!(p, walk, "the tree and the walk disagree");
         }
         Some(p)
+    }
+}
+
+/// The record of a new connection of service `svc` for the tuple `key`,
+/// to real server `d` at `daddr` (either family; `ext` is what only the
+/// family keeps), in TCP state `start`.
+#[inline(always)]
+pub(super) fn record<A: Copy, X, E>(
+    at: &BurstCtx<E>,
+    svc: &Service,
+    d: &Dest,
+    key: &Flow<A>,
+    daddr: A,
+    ext: X,
+    start: TcpState,
+) -> ConnOf<A, X> {
+    let init = if key.proto == PROTO_TCP {
+        at.snap.timeouts.tcp(start)
+    } else {
+        at.snap.timeouts.udp_ms
+    };
+    ConnOf {
+        caddr: key.src,
+        vaddr: key.dst,
+        daddr,
+        dest: d.id.slot,
+        expires: at.now.wrapping_add(init),
+        cport: key.sport,
+        vport: key.dport,
+        dport: if d.port == 0 { key.dport } else { d.port },
+        svc: svc.id.slot as u16,
+        proto: key.proto,
+        state: start as u8,
+        flags: if d.method == Method::Nat {
+            0
+        } else {
+            F_NOOUTPUT
+        },
+        method: d.method,
+        ext,
     }
 }

@@ -14,7 +14,7 @@ use crate::lb::state::TcpState;
 use crate::lb::verdict::{LbDrop, LbVerdict};
 use crate::lb::xmit::{self, nat::Side};
 use crate::net::buf::PacketBuf;
-use crate::net::egress::Egress;
+use crate::net::egress::{Egress, Egress6};
 use crate::net::family::V4;
 use crate::net::meta::{tcp_flags, FlowKey, PacketMeta, PROTO_TCP, PROTO_UDP};
 
@@ -24,7 +24,7 @@ impl Balancer {
     /// here it cost 12 instructions per packet more, callgrind); `plain`:
     /// [`Balancer::plain`] for the burst.
     #[inline(always)]
-    pub(super) fn process_hashed<B: PacketBuf, E: Egress>(
+    pub(super) fn process_hashed<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         buf: &mut B,
@@ -106,7 +106,7 @@ impl Balancer {
                 return self.synproxy_hit::<V4, B, E>(at, buf, meta, h.idx, h.reply, expired);
             }
             if expired || reuse {
-                self.expire_idx(h.idx, at.now_ns);
+                self.expire_idx::<u32>(h.idx, at.now_ns);
                 if h.reply {
                     return LbVerdict::NotForUs;
                 }
@@ -123,7 +123,7 @@ impl Balancer {
     /// of a new connection to a service, or the SYN proxy's, or a counted
     /// drop or not ours.
     #[inline(always)]
-    fn new_flow<B: PacketBuf, E: Egress>(
+    fn new_flow<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         buf: &mut B,

@@ -38,22 +38,22 @@
 
 use super::burst::BurstCtx;
 use super::established::keeps_established;
-use super::load::release_flags;
+use super::load::release_counters;
 use super::machine::Balancer;
+use super::new_conn::record;
 use super::persist::keys::{detach_conn6, TAG_BITS};
-use super::sync::out as sync;
 use super::synproxy::{lane::HasParts, resets};
 use crate::lb::conn::{mapped, tick_of, tick_reached, Conn6, ConnTable, FlowKey6, Nat64Leg, Probe};
-use crate::lb::conn::{F_ACTIVE, F_NOOUTPUT, F_SP_PENDING, F_SYNCED, F_SYNPROXY};
+use crate::lb::conn::{F_SP_PENDING, F_SYNPROXY};
 use crate::lb::persist::client_key6;
 use crate::lb::snapshot::{fold6, Service};
 use crate::lb::spec::Method;
-use crate::lb::state::{tcp_next, Dir, TcpState};
+use crate::lb::state::TcpState;
 use crate::lb::stats::bump;
 use crate::lb::verdict::{LbDrop, LbVerdict};
 use crate::lb::xmit::{nat::Side, v6 as x6, XmitError};
 use crate::net::buf::PacketBuf;
-use crate::net::egress::{Egress, Egress6, Resolve6};
+use crate::net::egress::{Egress, Egress6};
 use crate::net::family::V6;
 use crate::net::meta::{tcp_flags, FlowKey, PacketMeta6, PROTO_TCP, PROTO_UDP};
 
@@ -85,19 +85,6 @@ impl Balancer {
         &self.table6
     }
 
-    pub(super) fn release6(&mut self, c: &Conn6, now_ns: u64) {
-        release_flags(&self.stats, &mut self.trees, c.dest, c.svc, c.flags);
-        detach_conn6(&mut self.persist, &self.pcfg, c, now_ns);
-        self.store_conns();
-    }
-
-    pub(super) fn expire_idx6(&mut self, idx: u32, now_ns: u64) {
-        if let Some(c) = self.table6.remove(idx) {
-            self.release6(&c, now_ns);
-            bump(&self.stats.expired, 1);
-        }
-    }
-
     /// Sweep up to `budget` IPv6 records (the worker's housekeeping calls
     /// it beside [`Self::expire`]); returns how many were removed.
     pub fn expire6(&mut self, now_ns: u64, budget: u32) -> u32 {
@@ -115,7 +102,7 @@ impl Balancer {
             ..
         } = self;
         let n = table6.sweep(now, budget, |idx, c| {
-            release_flags(stats, trees, c.dest, c.svc, c.flags);
+            release_counters(stats, trees, c);
             detach_conn6(persist, pcfg, c, now_ns);
             if c.flags & F_SP_PENDING != 0 {
                 resets::swept::<V6>(sp.as_mut(), stats, idx, &c.parts());
@@ -218,7 +205,7 @@ impl Balancer {
             if !(expired || reuse) {
                 return self.forward6(at, buf, meta, h.idx, c, h.reply);
             }
-            self.expire_idx6(h.idx, now_ns);
+            self.expire_idx::<u128>(h.idx, now_ns);
             if h.reply {
                 return LbVerdict::NotForUs;
             }
@@ -272,11 +259,6 @@ impl Balancer {
             None => self.sched_pick(snap, svc, &folded(key)),
         };
         let d = d.ok_or(LbDrop::NoDest)?;
-        let init = if key.proto == PROTO_TCP {
-            snap.timeouts.tcp(start)
-        } else {
-            snap.timeouts.udp_ms
-        };
         let dport = if d.port == 0 { key.dport } else { d.port };
         // NAT64: an IPv4 real server, reached from a pool address and a
         // port this worker owns
@@ -289,29 +271,10 @@ impl Balancer {
         } else {
             (d.addr6, 0, 0)
         };
-        let conn = Conn6 {
-            ext: Nat64Leg { laddr4, lport },
-            caddr: key.src,
-            vaddr: key.dst,
-            daddr,
-            dest: d.id.slot,
-            expires: now.wrapping_add(init),
-            cport: key.sport,
-            vport: key.dport,
-            dport,
-            svc: svc.id.slot as u16,
-            proto: key.proto,
-            state: start as u8,
-            flags: if d.method == Method::Nat {
-                0
-            } else {
-                F_NOOUTPUT
-            },
-            method: d.method,
-        };
+        let conn = record(at, svc, d, key, daddr, Nat64Leg { laddr4, lport }, start);
         let ins = self.table6.insert_probed(conn, probe, now);
         if let Some(ev) = ins.evicted {
-            self.release6(&ev, now_ns);
+            self.release(&ev, now_ns);
             bump(&self.stats.evicted, 1);
         }
         let idx = ins.result.map_err(|_| LbDrop::TableFull)?;
@@ -320,74 +283,9 @@ impl Balancer {
                 c.flags = (c.flags & !TAG_BITS) | bits;
             }
         }
-        if let Some(t) = self.stats.dests.get(d.id.slot as usize) {
-            t.adopt(d.id.gen);
-            bump(&t.conns, 1);
-            t.adjust(0, 1, 1);
-        }
-        self.trees.changed(d.id.slot);
-        if let Some(t) = self.stats.services.get(svc.id.slot as usize) {
-            t.adopt(svc.id.gen);
-            bump(&t.conns, 1);
-            t.adjust(0, 0, 1);
-        }
-        self.store_conns();
+        self.count_new(svc, d);
         let c = self.table6.get(idx).copied().ok_or(LbDrop::Malformed)?;
         Ok((idx, c))
-    }
-
-    /// The state machine and timer of connection `idx` (record `c`) for a
-    /// packet with `tcp_flags` in direction `reply`; `Err` with the verdict
-    /// when its real server is gone (`expire_nodest_conn`).
-    pub(super) fn touch6<E>(
-        &mut self,
-        at: &BurstCtx<E>,
-        idx: u32,
-        c: &Conn6,
-        reply: bool,
-        tcp_flags: u8,
-    ) -> Result<(), LbVerdict> {
-        let (snap, now, now_ns) = (at.snap, at.now, at.now_ns);
-        if snap.expire_nodest_conn && snap.dest_by_slot(c.dest).is_none() {
-            self.expire_idx6(idx, now_ns);
-            return Err(self.drop(LbDrop::DestRemoved));
-        }
-        let mut flags = c.flags & !F_SYNCED;
-        let (state, timeout) = if c.proto == PROTO_TCP {
-            let dir = if reply {
-                flags &= !F_NOOUTPUT;
-                Dir::Output
-            } else if flags & F_NOOUTPUT != 0 {
-                Dir::InputOnly
-            } else {
-                Dir::Input
-            };
-            let new = tcp_next(TcpState::from_u8(c.state), dir, tcp_flags);
-            let was_active = flags & F_ACTIVE != 0;
-            if new.is_active() != was_active {
-                if let Some(t) = self.dest_rec(c.dest) {
-                    if was_active {
-                        t.adjust(-1, 1, 0);
-                    } else {
-                        t.adjust(1, -1, 0);
-                    }
-                }
-                self.trees.changed(c.dest);
-                flags ^= F_ACTIVE;
-            }
-            (new as u8, snap.timeouts.tcp(new))
-        } else {
-            flags &= !F_NOOUTPUT;
-            (c.state.saturating_add(1), snap.timeouts.udp_ms)
-        };
-        let expires = now.wrapping_add(timeout);
-        self.table6.set_hot(idx, state, flags, expires);
-        if let Some(out) = &self.sync {
-            if c.ext.laddr4 == 0 && sync::due6(&out.policy, c, state, expires) {
-                self.sync_push(sync::to_sync6(&Conn6 { flags, ..*c }, state, timeout));
-            }
-        }
-        Ok(())
     }
 
     /// State, timer and transmission of connection `idx` (record `c`).
@@ -400,7 +298,7 @@ impl Balancer {
         c: Conn6,
         reply: bool,
     ) -> LbVerdict {
-        if let Err(v) = self.touch6(at, idx, &c, reply, meta.tcp_flags) {
+        if let Err(v) = self.touch(at, idx, &c, reply, meta.tcp_flags) {
             return v;
         }
         self.transmit6(at, buf, meta, idx, &c, reply)
@@ -408,8 +306,7 @@ impl Balancer {
 
     /// Transmission of a packet of connection `c` whose state and timer
     /// are done: a spliced SYN proxy connection's sequence translation, the
-    /// method's rewrite (NAT64's translation), then
-    /// [`Self::finish6`].
+    /// method's rewrite (NAT64's translation), then [`Self::finish`].
     fn transmit6<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
@@ -443,7 +340,7 @@ impl Balancer {
             (Method::Tun, false) => x6::tun6(buf, meta, c.daddr, None, egress),
             (Method::Dr, false) => x6::dr6(buf, c.daddr, egress),
         };
-        self.finish6(at, res, c, reply, meta, buf)
+        self.finish(at, res, c, reply, meta, buf)
     }
 
     /// What became of a packet of NAT64 connection `c` translated to
@@ -461,7 +358,7 @@ impl Balancer {
             Err(e @ (XmitError::Unresolved | XmitError::NoRoute)) => {
                 self.xmit_failed(e, at.egress, c.daddr as u32)
             }
-            r => self.finish6(at, r, c, false, meta, buf),
+            r => self.finish(at, r, c, false, meta, buf),
         }
     }
 
@@ -496,74 +393,7 @@ impl Balancer {
             (Method::Nat, true) => x6::nat6_icmp(buf, meta, Side::Src, c.vaddr, c.vport, egress),
             (Method::Dr | Method::Tun, true) => return LbVerdict::NotForUs,
         };
-        self.finish6(at, res, c, reply, meta, buf)
-    }
-
-    pub(super) fn finish6<B: PacketBuf, E: Egress6>(
-        &mut self,
-        at: &BurstCtx<E>,
-        res: Result<u16, XmitError>,
-        c: &Conn6,
-        reply: bool,
-        meta: &PacketMeta6,
-        buf: &mut B,
-    ) -> LbVerdict {
-        let egress = at.egress;
-        match res {
-            Ok(port) => {
-                let bytes = meta.ip_len as u64;
-                if let Some(t) = self.dest_rec(c.dest) {
-                    t.packet(reply, bytes);
-                }
-                if let Some(t) = self.stats.services.get(c.svc as usize) {
-                    t.packet(reply, bytes);
-                }
-                LbVerdict::Tx { port }
-            }
-            Err(XmitError::NeedFrag { mtu }) if meta.icmp.is_none() => {
-                if !self.icmp_limit.allow(at.now_ns) {
-                    return self.drop(LbDrop::IcmpRateLimited);
-                }
-                match x6::packet_too_big6(buf, meta, mtu, egress) {
-                    Ok(port) => {
-                        bump(&self.stats.icmp_frag_sent, 1);
-                        LbVerdict::Tx { port }
-                    }
-                    Err(e) => self.xmit_failed6(e, egress, meta.key.src),
-                }
-            }
-            Err(e) => {
-                let dst = if reply { meta.key.dst } else { c.daddr };
-                self.xmit_failed6(e, egress, dst)
-            }
-        }
-    }
-
-    /// [`Self::xmit_failed`] for IPv6: an unresolved next hop is handed
-    /// back ([`LbVerdict::Unresolved6`]: the packet is held while it is
-    /// solicited), anything else is a counted drop.
-    pub(super) fn xmit_failed6(
-        &mut self,
-        e: XmitError,
-        egress: &impl Egress6,
-        dst: u128,
-    ) -> LbVerdict {
-        self.drop(match e {
-            XmitError::Unresolved => match egress.next_hop6(dst) {
-                Resolve6::Unresolved { ip, port } => {
-                    return LbVerdict::Unresolved6 {
-                        ip: ip.into(),
-                        port,
-                    }
-                }
-                _ => LbDrop::NoRoute,
-            },
-            XmitError::NoRoute => LbDrop::NoRoute,
-            XmitError::TooBig | XmitError::NeedFrag { .. } => LbDrop::TooBig,
-            XmitError::TtlExceeded => LbDrop::TtlExceeded,
-            XmitError::NoRoom => LbDrop::NoRoom,
-            XmitError::Malformed => LbDrop::Malformed,
-        })
+        self.finish(at, res, c, reply, meta, buf)
     }
 }
 

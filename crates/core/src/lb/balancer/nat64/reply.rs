@@ -55,7 +55,7 @@ impl Balancer {
             return self.drop(LbDrop::NotTracked);
         }
         if tick_reached(at.now, c.expires) {
-            self.expire_idx6(h.idx, at.now_ns);
+            self.expire_idx::<u128>(h.idx, at.now_ns);
             return self.drop(LbDrop::NotTracked);
         }
         if meta.icmp.is_some() {
@@ -63,10 +63,10 @@ impl Balancer {
             return match x6::nat64::icmp_to6(buf, meta, c.vaddr, c.vport, c.caddr, c.cport, egress)
             {
                 Ok(port) => LbVerdict::Tx { port },
-                Err(e) => self.xmit_failed6(e, egress, c.caddr),
+                Err(e) => self.xmit_failed(e, egress, c.caddr),
             };
         }
-        if let Err(v) = self.touch6(at, h.idx, &c, true, meta.tcp_flags) {
+        if let Err(v) = self.touch(at, h.idx, &c, true, meta.tcp_flags) {
             return v;
         }
         match x6::nat64::to6(buf, meta, c.vaddr, c.vport, c.caddr, c.cport, egress) {
@@ -93,7 +93,7 @@ impl Balancer {
                     Err(e) => self.xmit_failed(e, egress, meta.key.src),
                 }
             }
-            Err(e) => self.xmit_failed6(e, egress, c.caddr),
+            Err(e) => self.xmit_failed(e, egress, c.caddr),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The balancer's side of sync: the sender set up, the resend of the
 //! whole table, the install of received connections.
 
-use super::out::{synced_state, to_sync, to_sync6, SyncOut};
+use super::out::{synced_state, SyncOut};
+use crate::lb::balancer::lane::Lane;
 use crate::lb::balancer::machine::Balancer;
 use crate::lb::conn::{
     tick_of, tick_reached, Conn, Conn6, FlowKey6, F_ACTIVE, F_NOOUTPUT, F_SYNCED,
@@ -69,15 +70,13 @@ impl Balancer {
         };
         while idx < end {
             let s = if idx < cap4 {
-                self.table
-                    .get(idx)
-                    .and_then(|c| Some(to_sync(c, c.state, left_of(c.proto, c.state, c.expires)?)))
+                self.table.get(idx).and_then(|c| {
+                    <u32 as Lane>::to_sync(c, c.state, left_of(c.proto, c.state, c.expires)?)
+                })
             } else {
-                // not NAT64 connections (see `to_sync6`)
-                self.table6
-                    .get(idx - cap4)
-                    .filter(|c| c.ext.laddr4 == 0)
-                    .and_then(|c| Some(to_sync6(c, c.state, left_of(c.proto, c.state, c.expires)?)))
+                self.table6.get(idx - cap4).and_then(|c| {
+                    <u128 as Lane>::to_sync(c, c.state, left_of(c.proto, c.state, c.expires)?)
+                })
             };
             if let Some(s) = s {
                 if out.queue.push(s).is_err() {
@@ -173,9 +172,9 @@ impl Balancer {
     ) -> Option<SyncCount> {
         if tick_reached(tick_of(now_ns), f.expires) {
             if v6 {
-                self.expire_idx6(f.idx, now_ns);
+                self.expire_idx::<u128>(f.idx, now_ns);
             } else {
-                self.expire_idx(f.idx, now_ns);
+                self.expire_idx::<u32>(f.idx, now_ns);
             }
             return None;
         }
@@ -354,7 +353,7 @@ impl Balancer {
         };
         let ins = self.table6.insert(conn, now);
         if let Some(ev) = ins.evicted {
-            self.release6(&ev, now_ns);
+            self.release(&ev, now_ns);
             bump(&self.stats.evicted, 1);
         }
         if ins.result.is_err() {

@@ -1,7 +1,7 @@
 //! A worker's sync sender: its queue and policy, and whether a
 //! forwarded packet's connection is to be sent, as what.
 
-use crate::lb::conn::{Conn, Conn6, F_NOOUTPUT};
+use crate::lb::conn::{ConnOf, F_NOOUTPUT};
 use crate::lb::state::TcpState;
 use crate::lb::sync::{SyncConn, SyncPolicy, SyncQueue};
 use crate::net::meta::PROTO_TCP;
@@ -28,15 +28,13 @@ pub(super) fn synced_state(s: u8) -> bool {
 
 /// Whether connection `c` (as it was before this packet) is to be sent now
 /// that its state is `state` and it expires at `expires` (ms tick).
-#[inline]
-pub(in crate::lb::balancer) fn due(p: &SyncPolicy, c: &Conn, state: u8, expires: u32) -> bool {
-    due_of(p, c.proto, c.state, c.expires, state, expires)
-}
-
-/// [`due`] for an IPv6 connection (never a NAT64 one: the caller checks
-/// `laddr4`).
-#[inline]
-pub(in crate::lb::balancer) fn due6(p: &SyncPolicy, c: &Conn6, state: u8, expires: u32) -> bool {
+#[inline(always)]
+pub(in crate::lb::balancer) fn due<A, X>(
+    p: &SyncPolicy,
+    c: &ConnOf<A, X>,
+    state: u8,
+    expires: u32,
+) -> bool {
     due_of(p, c.proto, c.state, c.expires, state, expires)
 }
 
@@ -59,10 +57,18 @@ fn due_of(p: &SyncPolicy, proto: u8, was: u8, was_expires: u32, state: u8, expir
     p.refresh_shift != 0 && (was_expires ^ expires) >> p.refresh_shift != 0
 }
 
-/// What the sync protocol says about `c` in state `state` with `timeout_ms` left.
-pub(in crate::lb::balancer) fn to_sync(c: &Conn, state: u8, timeout_ms: u32) -> SyncConn {
+/// What the sync protocol says about `c` in state `state` with
+/// `timeout_ms` left, in an IPv6 entry when `v6` (the caller keeps NAT64
+/// connections out: their real server is IPv4 and the entry would say
+/// nothing of the pool address and port).
+pub(in crate::lb::balancer) fn to_sync<A: Copy + Into<u128>, X>(
+    c: &ConnOf<A, X>,
+    v6: bool,
+    state: u8,
+    timeout_ms: u32,
+) -> SyncConn {
     SyncConn {
-        v6: false,
+        v6,
         proto: c.proto,
         state: if c.proto == PROTO_TCP { state } else { 0 },
         no_output: c.flags & F_NOOUTPUT != 0,
@@ -71,26 +77,6 @@ pub(in crate::lb::balancer) fn to_sync(c: &Conn, state: u8, timeout_ms: u32) -> 
         caddr: c.caddr.into(),
         vaddr: c.vaddr.into(),
         daddr: c.daddr.into(),
-        cport: c.cport,
-        vport: c.vport,
-        dport: c.dport,
-        timeout_s: timeout_ms.div_ceil(1000),
-    }
-}
-
-/// [`to_sync`] for an IPv6 connection (not NAT64: its real server is IPv4
-/// and the entry would say nothing of its pool address and port).
-pub(in crate::lb::balancer) fn to_sync6(c: &Conn6, state: u8, timeout_ms: u32) -> SyncConn {
-    SyncConn {
-        v6: true,
-        proto: c.proto,
-        state: if c.proto == PROTO_TCP { state } else { 0 },
-        no_output: c.flags & F_NOOUTPUT != 0,
-        method: Some(c.method),
-        template: false,
-        caddr: c.caddr,
-        vaddr: c.vaddr,
-        daddr: c.daddr,
         cport: c.cport,
         vport: c.vport,
         dport: c.dport,

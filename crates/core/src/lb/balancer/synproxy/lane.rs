@@ -2,7 +2,9 @@
 //! family ([`SpLane`]): its connection table and record, opening a
 //! connection, the NAT rewrite toward the real server, the next hop and
 //! what a failed transmission becomes. The handshake (`handshake.rs`) is
-//! written once over it; IPv4 and IPv6 answer here.
+//! written once over it; IPv4 and IPv6 answer here, mostly with the
+//! balancer's own lane ([`crate::lb::balancer::lane::Lane`]: `finish`,
+//! `xmit_failed`, `expire_idx` over the address type).
 
 use crate::lb::balancer::burst::BurstCtx;
 use crate::lb::balancer::machine::Balancer;
@@ -87,7 +89,7 @@ pub(in crate::lb::balancer) trait SpLane<E>: ProxyFamily + LaneOf {
     fn failed(b: &mut Balancer, e: XmitError, egress: &E, dst: Self::Addr) -> LbVerdict;
 }
 
-impl<E: Egress> SpLane<E> for V4 {
+impl<E: Egress + Egress6> SpLane<E> for V4 {
     type Conn = Conn;
 
     fn record(b: &Balancer, idx: u32) -> Option<Conn> {
@@ -125,7 +127,7 @@ impl<E: Egress> SpLane<E> for V4 {
     }
 
     fn expire(b: &mut Balancer, idx: u32, now_ns: u64) {
-        b.expire_idx(idx, now_ns);
+        b.expire_idx::<u32>(idx, now_ns);
     }
 
     fn hop(egress: &E, dst: u32) -> Result<NextHopOf<V4>, XmitError> {
@@ -164,7 +166,7 @@ impl<E: Egress + Egress6> SpLane<E> for V6 {
         if c.ext.laddr4 != 0 {
             // NAT64 (an IPv4 real server): not proxied (the snapshot
             // refuses the combination; a connection is never half-made)
-            b.expire_idx6(idx, at.now_ns);
+            b.expire_idx::<u128>(idx, at.now_ns);
             return Err(LbDrop::NotTracked);
         }
         Ok(idx)
@@ -178,11 +180,11 @@ impl<E: Egress + Egress6> SpLane<E> for V6 {
         c: &Conn6,
     ) -> LbVerdict {
         let res = x6::nat6(buf, meta, Side::Dst, c.daddr, c.dport, c.daddr, at.egress);
-        b.finish6(at, res, c, false, meta, buf)
+        b.finish(at, res, c, false, meta, buf)
     }
 
     fn expire(b: &mut Balancer, idx: u32, now_ns: u64) {
-        b.expire_idx6(idx, now_ns);
+        b.expire_idx::<u128>(idx, now_ns);
     }
 
     fn hop(egress: &E, dst: u128) -> Result<NextHopOf<V6>, XmitError> {
@@ -190,6 +192,6 @@ impl<E: Egress + Egress6> SpLane<E> for V6 {
     }
 
     fn failed(b: &mut Balancer, e: XmitError, egress: &E, dst: u128) -> LbVerdict {
-        b.xmit_failed6(e, egress, dst)
+        b.xmit_failed(e, egress, dst)
     }
 }

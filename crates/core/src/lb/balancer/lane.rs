@@ -1,0 +1,198 @@
+//! The balancer's lane, named by a family's address type: `u32` for
+//! IPv4, `u128` for IPv6.
+//!
+//! What a packet of a known connection goes through is written once over
+//! `A: Lane`: its state machine and timer ([`Balancer::touch`]), what
+//! became of its transmission ([`Balancer::finish_to`],
+//! [`Balancer::xmit_failed`]), and the end of a connection
+//! ([`Balancer::release`], [`Balancer::expire_idx`]); so is a new
+//! connection's count ([`Balancer::count_new`]). Each is monomorphised,
+//! so IPv4 keeps its own machine code.
+//!
+//! The lane is keyed by the address type rather than by
+//! [`crate::net::family::V4`] or [`crate::net::family::V6`] so that a
+//! record ([`ConnOf<A, _>`]) or an address says which lane it is in:
+//! callers write `self.touch(at, idx, &c, ..)` for either family.
+//!
+//! What each family answers here is what differs in kind: its table, its
+//! persistence key, its "too big" message (ICMP fragmentation needed,
+//! ICMPv6 Packet Too Big), its verdict for an unresolved next hop, and
+//! which of its connections sync may send (not NAT64's).
+
+use super::load::release_counters;
+use super::machine::Balancer;
+use super::persist::keys::{detach_conn, detach_conn6};
+use super::sync::out as sync;
+use crate::lb::conn::{Conn, Conn6, ConnExt, ConnOf, Nat64Leg};
+use crate::lb::stats::bump;
+use crate::lb::sync::SyncConn;
+use crate::lb::verdict::LbVerdict;
+use crate::lb::xmit::{self, v6 as x6, XmitError};
+use crate::net::buf::PacketBuf;
+use crate::net::egress::{Egress, Egress6};
+use crate::net::meta::{Flow, PacketMeta, PacketMeta6};
+
+impl Balancer {
+    /// Give back what ending connection `c` held (its real server's and
+    /// service's counts, its persistence template), either family.
+    pub(super) fn release<A: Lane>(&mut self, c: &ConnOf<A, A::Ext>, now_ns: u64) {
+        release_counters(&self.stats, &mut self.trees, c);
+        A::detach(self, c, now_ns);
+        self.store_conns();
+    }
+
+    /// End connection `idx` of family `A`'s table, if it is there.
+    pub(super) fn expire_idx<A: Lane>(&mut self, idx: u32, now_ns: u64) {
+        if let Some(c) = A::remove(self, idx) {
+            self.release(&c, now_ns);
+            bump(&self.stats.expired, 1);
+        }
+    }
+}
+
+/// A family's lane (see the module docs), implemented by its address
+/// type.
+pub(crate) trait Lane: Copy + Eq + Default + 'static {
+    /// What the family's records keep beside the shared fields.
+    type Ext: ConnExt<Self>;
+    /// What classify tells of one of the family's packets.
+    type Meta;
+
+    /// The packet's tuple.
+    fn key(m: &Self::Meta) -> &Flow<Self>;
+    /// The packet's IP length (header included).
+    fn ip_len(m: &Self::Meta) -> u16;
+    /// Whether the packet is an ICMP error quoting a connection's packet.
+    fn quotes(m: &Self::Meta) -> bool;
+
+    /// Set connection `idx`'s state, flags and expiry.
+    fn set_hot(b: &mut Balancer, idx: u32, state: u8, flags: u8, expires: u32);
+    /// Take connection `idx` out of its table.
+    fn remove(b: &mut Balancer, idx: u32) -> Option<ConnOf<Self, Self::Ext>>;
+    /// Detach the ending connection `c` from its persistence template.
+    fn detach(b: &mut Balancer, c: &ConnOf<Self, Self::Ext>, now_ns: u64);
+    /// What the sync protocol says of `c` (`None`: sync does not send
+    /// this kind of connection).
+    fn to_sync(c: &ConnOf<Self, Self::Ext>, state: u8, timeout_ms: u32) -> Option<SyncConn>;
+    /// The family's "too big" answer to the packet's source, for a path
+    /// MTU of `mtu`.
+    fn too_big<B: PacketBuf, E: Egress + Egress6>(
+        b: &mut Balancer,
+        buf: &mut B,
+        meta: &Self::Meta,
+        mtu: u16,
+        egress: &E,
+    ) -> Result<u16, XmitError>;
+    /// The next hop toward `dst` when it is unresolved: its address (as
+    /// the verdict holds it) and port.
+    fn unresolved<E: Egress + Egress6>(egress: &E, dst: Self) -> Option<LbVerdict>;
+}
+
+impl Lane for u32 {
+    type Ext = ();
+    type Meta = PacketMeta;
+
+    #[inline(always)]
+    fn key(m: &PacketMeta) -> &Flow<u32> {
+        &m.key
+    }
+    #[inline(always)]
+    fn ip_len(m: &PacketMeta) -> u16 {
+        m.ip_len
+    }
+    #[inline(always)]
+    fn quotes(m: &PacketMeta) -> bool {
+        m.icmp.is_some()
+    }
+    #[inline(always)]
+    fn set_hot(b: &mut Balancer, idx: u32, state: u8, flags: u8, expires: u32) {
+        b.table.set_hot(idx, state, flags, expires);
+    }
+    #[inline]
+    fn remove(b: &mut Balancer, idx: u32) -> Option<Conn> {
+        b.table.remove(idx)
+    }
+    #[inline]
+    fn detach(b: &mut Balancer, c: &Conn, now_ns: u64) {
+        detach_conn(&mut b.persist, &b.pcfg, c, now_ns);
+    }
+    #[inline]
+    fn to_sync(c: &Conn, state: u8, timeout_ms: u32) -> Option<SyncConn> {
+        Some(sync::to_sync(c, false, state, timeout_ms))
+    }
+    #[inline(never)]
+    fn too_big<B: PacketBuf, E: Egress + Egress6>(
+        b: &mut Balancer,
+        buf: &mut B,
+        meta: &PacketMeta,
+        mtu: u16,
+        egress: &E,
+    ) -> Result<u16, XmitError> {
+        xmit::icmp::frag_needed(buf, meta, mtu, egress, &mut b.ip_id)
+    }
+    #[inline]
+    fn unresolved<E: Egress + Egress6>(egress: &E, dst: u32) -> Option<LbVerdict> {
+        match egress.next_hop(dst) {
+            crate::net::egress::Resolve::Unresolved { ip, port } => {
+                Some(LbVerdict::Unresolved { ip, port })
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Lane for u128 {
+    type Ext = Nat64Leg;
+    type Meta = PacketMeta6;
+
+    #[inline(always)]
+    fn key(m: &PacketMeta6) -> &Flow<u128> {
+        &m.key
+    }
+    #[inline(always)]
+    fn ip_len(m: &PacketMeta6) -> u16 {
+        m.ip_len
+    }
+    #[inline(always)]
+    fn quotes(m: &PacketMeta6) -> bool {
+        m.icmp.is_some()
+    }
+    #[inline(always)]
+    fn set_hot(b: &mut Balancer, idx: u32, state: u8, flags: u8, expires: u32) {
+        b.table6.set_hot(idx, state, flags, expires);
+    }
+    #[inline]
+    fn remove(b: &mut Balancer, idx: u32) -> Option<Conn6> {
+        b.table6.remove(idx)
+    }
+    #[inline]
+    fn detach(b: &mut Balancer, c: &Conn6, now_ns: u64) {
+        detach_conn6(&mut b.persist, &b.pcfg, c, now_ns);
+    }
+    /// Not a NAT64 connection: its real server is IPv4 and an IPv6 entry
+    /// would say nothing of its pool address and port.
+    #[inline]
+    fn to_sync(c: &Conn6, state: u8, timeout_ms: u32) -> Option<SyncConn> {
+        (c.ext.laddr4 == 0).then(|| sync::to_sync(c, true, state, timeout_ms))
+    }
+    #[inline(never)]
+    fn too_big<B: PacketBuf, E: Egress + Egress6>(
+        _: &mut Balancer,
+        buf: &mut B,
+        meta: &PacketMeta6,
+        mtu: u16,
+        egress: &E,
+    ) -> Result<u16, XmitError> {
+        x6::packet_too_big6(buf, meta, mtu, egress)
+    }
+    #[inline]
+    fn unresolved<E: Egress + Egress6>(egress: &E, dst: u128) -> Option<LbVerdict> {
+        match egress.next_hop6(dst) {
+            crate::net::egress::Resolve6::Unresolved { ip, port } => Some(LbVerdict::Unresolved6 {
+                ip: ip.into(),
+                port,
+            }),
+            _ => None,
+        }
+    }
+}
