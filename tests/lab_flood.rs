@@ -498,10 +498,15 @@ fn hping(lab: &Lab, secs: &str) {
 /// connect (a refusing server's RST can reach the client before its
 /// `connect()` returns: a reset either way).
 fn probe(lab: &Lab, port: &str) -> (String, f64) {
+    probe_to(lab, VIP, port)
+}
+
+/// [`probe`] of `vip` (IPv4 or IPv6).
+fn probe_to(lab: &Lab, vip: &str, port: &str) -> (String, f64) {
     let code = format!(
         "import socket,time\n\
          t=time.time()\n\
-         try:\n  s=socket.create_connection(('{VIP}',{port}),timeout=10); \
+         try:\n  s=socket.create_connection(('{vip}',{port}),timeout=10); \
          s.sendall(b'hello\\n'); d=s.recv(10); r='data' if d else 'eof'\n\
          except ConnectionResetError: r='reset'\n\
          except socket.timeout: r='timeout'\n\
@@ -707,6 +712,38 @@ fn synproxy6(lab: &Lab, wan: &str) {
         "IPv6 flood SYNs reached the real servers: {report}"
     );
     assert!(legit - legit1 >= 8, "{report}");
+    // an IPv6 real server that never answers (its SYNs dropped), and one
+    // that refuses (no listener): the client gets an RST either way, the
+    // first one built by the sweep as an IPv6 frame
+    let rs1 = format!("[{}]", rip6(1));
+    let f = lab.dir.join("rs1-6.nft");
+    std::fs::write(
+        &f,
+        "table ip6 dgsyn6 {\n chain input {\n type filter hook input priority 0; \
+         policy accept;\n tcp dport 9100 tcp flags & (syn | ack) == syn drop\n }\n}\n",
+    )
+    .unwrap();
+    let o = lab.exec("rs1", &["nft", "-f", &f.display().to_string()]);
+    assert!(o.status.success(), "{}", common::text(&o));
+    let c0 = synproxy_counts(lab);
+    for (port, silent) in [("9100", true), ("9200", false)] {
+        let v = format!("[{VIP6}]:{port}");
+        lab.adm(&["-A", "-t", &v, "-s", "rr", "--synproxy"]);
+        lab.adm(&["-a", "-t", &v, "-r", &format!("{rs1}:{port}"), "-m"]);
+        let (what, secs) = probe_to(lab, VIP6, port);
+        eprintln!(
+            "IPv6 synproxy, real server {}: {what} after {secs} s",
+            if silent { "silent" } else { "refusing" }
+        );
+        assert_eq!(what, "reset", "[{VIP6}]:{port}");
+        if silent {
+            assert!((2.0..8.0).contains(&secs), "reset after {secs} s");
+        }
+    }
+    let c1 = synproxy_counts(lab);
+    let grew = |k: &str| c1.get(k).copied().unwrap_or(0) > c0.get(k).copied().unwrap_or(0);
+    assert!(grew("synproxy_server_timeout"), "{c0:?} -> {c1:?}");
+    assert!(grew("synproxy_server_reset"), "{c0:?} -> {c1:?}");
 }
 
 fn nft_present() -> bool {

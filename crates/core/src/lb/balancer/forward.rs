@@ -162,9 +162,7 @@ impl Balancer {
         // u8 method code cost (callgrind, dirigo-bench micro).
         let res = if c.method == Method::Nat {
             if c.flags & F_SYNPROXY != 0 {
-                if let Some(a) = self.sp.as_ref().and_then(|s| s.aux(idx)) {
-                    crate::lb::synproxy::segment::translate::<V4, B>(buf, meta, a, reply);
-                }
+                self.sp_translate::<V4, B>(buf, meta, idx, reply);
             }
             if reply {
                 xmit::nat::nat(buf, meta, Side::Src, c.vaddr, c.vport, c.caddr, egress)
