@@ -1,8 +1,8 @@
 //! The exception path in the netns lab (issue 15): each dirigo port has a
 //! kernel interface in dirigo's own namespace (`<prefix>-dir`), so the
 //! kernel's sockets work through dirigo's ports — a TCP and a UDP server
-//! on the wan address reachable from the client (as ssh to the director
-//! would be), ping and TCP from the exception namespace to a real server
+//! on the wan address reachable from the client, and a real sshd whose
+//! host key the client's ssh-keyscan reads over IPv4 and over IPv6, ping and TCP from the exception namespace to a real server
 //! and to the client (the path health checks take) — while VIP traffic in
 //! DR and NAT stays byte-exact under an hping3 SYN flood to the wan
 //! address, whose excess is counted as the port's rate-limited drops.
@@ -21,7 +21,7 @@
 //! lab — every mode's traffic must work out of the box, and a frame that
 //! does come back with dirigo's own MAC is warned about, naming the port.
 //!
-//! Needs root, hugepages, hping3 and socat-free Python peers (skips outside
+//! Needs root, hugepages, hping3, openssh-server and socat-free Python peers (skips outside
 //! CI, fails in CI).
 
 mod common;
@@ -225,6 +225,7 @@ fn servers_on_the_wan_address(lab: &Lab) -> (Server, Server) {
     let (tcp, udp_srv) = kernel_servers(lab, "director", WAN, "");
     let before = kernel_counters(lab)["to_kernel"].as_u64().unwrap_or(0);
     client_talks_to(lab, "director", WAN, &format!("{WAN}:{TCP_PORT}"), "");
+    sshd_answers(lab, WAN);
     let k = kernel_counters(lab);
     assert!(
         k["to_kernel"].as_u64().unwrap() > before + 100,
@@ -341,10 +342,88 @@ fn ipv6_on_the_wan_address(lab: &Lab) {
         &["ping", "-6", "-c", "3", "-i", "0.2", "-W", "2", CLIENT6],
     );
     assert!(o.contains("3 received"), "{o}");
+    sshd_answers(lab, WAN6);
     // ping6 to the address stays dirigo's
     let echo = lab.counter("echo6_replied");
     lab.client(&["ping", "-6", "-c", "3", "-i", "0.2", "-W", "2", WAN6]);
     assert!(lab.counter("echo6_replied") >= echo + 3);
+}
+
+/// The port on which the lab's sshd listens in the exception namespace.
+const SSH_PORT: &str = "2200";
+
+/// A real sshd in the exception namespace, listening on `addr` (dirigo's
+/// wan address), answers the client through dirigo's port: ssh-keyscan
+/// from the client completes the SSH key exchange and reads the host key
+/// the test generated.
+fn sshd_answers(lab: &Lab, addr: &str) {
+    let dir = std::env::temp_dir().join(format!("{}-sshd", lab.prefix));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = dir.join("host_key");
+    let o = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&key)
+        .output()
+        .expect("ssh-keygen (openssh-client, scripts/install-deps.sh)");
+    assert!(o.status.success(), "ssh-keygen: {}", out(&o));
+    let public = std::fs::read_to_string(dir.join("host_key.pub")).unwrap();
+    let public = public.split_whitespace().nth(1).unwrap().to_string();
+    // sshd insists on its privilege-separation directory
+    std::fs::create_dir_all("/run/sshd").unwrap();
+    let listen = if addr.contains(':') {
+        format!("[{addr}]:{SSH_PORT}")
+    } else {
+        format!("{addr}:{SSH_PORT}")
+    };
+    let ns = format!("{}-dir", lab.prefix);
+    let sshd = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &ns,
+            "/usr/sbin/sshd",
+            "-D",
+            "-e",
+            "-f",
+            "/dev/null",
+        ])
+        .args(["-o", &format!("ListenAddress={listen}")])
+        .args(["-o", &format!("HostKey={}", key.display())])
+        .args(["-o", "PidFile=none", "-o", "UsePAM=no"])
+        .args(["-E", &dir.join("log").display().to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("sshd (openssh-server, scripts/install-deps.sh)");
+    let _sshd = Server(sshd);
+    lab.wait_for("sshd listening", 15, || {
+        in_exc(lab, &["ss", "-ltnH"]).contains(&listen)
+    });
+    let fam = if addr.contains(':') { "-6" } else { "-4" };
+    let o = lab.exec(
+        "client",
+        &[
+            "ssh-keyscan",
+            fam,
+            "-T",
+            "10",
+            "-p",
+            SSH_PORT,
+            "-t",
+            "ed25519",
+            addr,
+        ],
+    );
+    let scan = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        scan.contains(&public),
+        "ssh-keyscan of {listen} through dirigo's port read {:?}, not the host key {public}; sshd: {}",
+        out(&o),
+        std::fs::read_to_string(dir.join("log")).unwrap_or_default()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `dirigoctl addr add/del` of an IPv6 address reaches the kernel

@@ -10,7 +10,9 @@
 //!   back after rise x interval once restarted;
 //! * `via_vip`: a server whose VIP is removed from `lo` fails a check sent
 //!   through the VIP (dirigo's own DR rewrite) while a plain RIP check of
-//!   another server in the same state passes;
+//!   another server in the same state passes; the same for an IPv6 DR
+//!   service (TCP checks from dirigo's lan IPv6 address, the kernel's
+//!   solicitation for the IPv6 VIP answered by the exception thread);
 //! * quorum: all servers down — dirigo stops answering ping (and ARP) for
 //!   the VIP and the sorry server takes new connections; one back — the
 //!   VIP answers again;
@@ -139,6 +141,124 @@ fn ping_vip(lab: &Lab) -> bool {
         .success()
 }
 
+/// The IPv6 via-VIP case: an IPv6 VIP on the client's side of dirigo,
+/// dirigo's lan address, the real servers' IPv6 addresses.
+const VIP6: &str = "2001:db8:99::100";
+const DIRIGO_LAN6: &str = "2001:db8:98::1";
+
+fn rip6(n: usize) -> String {
+    format!("2001:db8:98::{}", 10 + n)
+}
+
+/// An IPv6 DR service with a TCP check: rs1 probed through the VIP, rs2
+/// at its own address.
+fn service6_toml() -> String {
+    format!(
+        "[[service]]\nprotocol = \"tcp\"\naddress = \"[{VIP6}]:80\"\nscheduler = \"rr\"\n\
+         [service.check]\ntype = \"tcp\"\ninterval = 0.5\ntimeout = 0.45\nrise = 2\nfall = 3\n\
+         [[service.real_server]]\naddress = \"[{}]:80\"\nmethod = \"dr\"\ncheck = {{ via_vip = true }}\n\
+         [[service.real_server]]\naddress = \"[{}]:80\"\nmethod = \"dr\"\n",
+        rip6(1),
+        rip6(2)
+    )
+}
+
+/// Real server `n`'s entry for the IPv6 service.
+fn server6(lab: &Lab, n: usize) -> serde_json::Value {
+    let h = health(lab);
+    h["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["dest"]["addr"] == rip6(n))
+        .cloned()
+        .unwrap_or_else(|| panic!("[{}] not checked: {h}", rip6(n)))
+}
+
+fn wait_state6(lab: &Lab, n: usize, want: &str, secs: u64) {
+    lab.wait_for(&format!("[{}] {want}", rip6(n)), secs, || {
+        server6(lab, n)["state"] == want
+    });
+}
+
+fn ok(o: std::process::Output) {
+    assert!(o.status.success(), "{}", common::text(&o));
+}
+
+/// via_vip over IPv6: the probe leaves the exception namespace from
+/// dirigo's lan IPv6 address toward the VIP (the exception thread answers
+/// the kernel's solicitation for the VIP and hands the SYN to the
+/// pipeline, which sends it to the pinned server by DR); the server's
+/// answer comes back to dirigo's own address and reaches the kernel. A
+/// server whose VIP is gone from lo fails it; a server checked at its own
+/// address does not notice.
+fn via_vip6(lab: &Lab) {
+    lab.enable_ipv6("srv", "br0", "2001:db8:98::fe/64");
+    for n in [1, 2] {
+        let rs = format!("rs{n}");
+        lab.enable_ipv6(&rs, "eth0", &format!("{}/64", rip6(n)));
+        lab.exec(&rs, &["sysctl", "-qw", "net.ipv6.conf.lo.disable_ipv6=0"]);
+        ok(lab.exec(
+            &rs,
+            &[
+                "ip",
+                "-6",
+                "addr",
+                "add",
+                &format!("{VIP6}/128"),
+                "dev",
+                "lo",
+            ],
+        ));
+        lab.spawn_support(
+            &rs,
+            &format!("{rs}-http6"),
+            "rs_server.py",
+            &["--name", &rs, "--bind", "::", "--port", "80"],
+        );
+    }
+    for n in [1, 2] {
+        wait_state6(lab, n, "up", 15);
+    }
+    let s1 = server6(lab, 1);
+    assert!(
+        s1["check"].as_str().unwrap_or("").contains("via VIP"),
+        "{s1}"
+    );
+    for n in [1, 2] {
+        ok(lab.exec(
+            &format!("rs{n}"),
+            &[
+                "ip",
+                "-6",
+                "addr",
+                "del",
+                &format!("{VIP6}/128"),
+                "dev",
+                "lo",
+            ],
+        ));
+    }
+    wait_state6(lab, 1, "down", DOWN_WITHIN);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(server6(lab, 2)["state"], "up", "a RIP check cannot see it");
+    for n in [1, 2] {
+        ok(lab.exec(
+            &format!("rs{n}"),
+            &[
+                "ip",
+                "-6",
+                "addr",
+                "add",
+                &format!("{VIP6}/128"),
+                "dev",
+                "lo",
+            ],
+        ));
+    }
+    wait_state6(lab, 1, "up", DOWN_WITHIN);
+}
+
 #[test]
 fn lab_health_checks() {
     if !common::privileged("lab health checks") {
@@ -155,7 +275,18 @@ fn lab_health_checks() {
         env: &[],
     };
     // rs1 is probed through the VIP, the others at their own address
-    let lab = Lab::start_with_config(&spec, 65536, health_config("check = { via_vip = true }"));
+    let lab = Lab::start_with_config(&spec, 65536, |c| {
+        health_config("check = { via_vip = true }")(c)
+            .edit(
+                "addresses = [\"10.99.0.1/24\"]",
+                "addresses = [\"10.99.0.1/24\", \"2001:db8:99::1/64\"]",
+            )
+            .edit(
+                "addresses = [\"10.98.0.1/24\"]",
+                &format!("addresses = [\"10.98.0.1/24\", \"{DIRIGO_LAN6}/64\"]"),
+            )
+            .raw(&service6_toml())
+    });
     // the VIP's only service is the checked one (an unchecked service on
     // a VIP keeps it announced when the checked one loses its quorum)
     lab.adm(&["-D", "-u", &format!("{VIP}:5353")]);
@@ -217,6 +348,7 @@ fn lab_health_checks() {
         );
     }
     wait_state(&lab, 1, "up", DOWN_WITHIN);
+    via_vip6(&lab);
 
     // quorum: all down -> the VIP withdrawn, the sorry server serves
     assert!(ping_vip(&lab), "the VIP answers ping");

@@ -48,8 +48,9 @@ pub struct KernelCounters {
     /// Frames from the kernel for dirigo itself (to a VIP: a health
     /// check probing through dirigo), handed to worker 0's pipeline.
     pub to_dirigo: AtomicU64,
-    /// ARP requests of the kernel for a VIP, answered here.
-    pub vip_arp: AtomicU64,
+    /// ARP requests and Neighbour Solicitations of the kernel for a VIP,
+    /// answered here.
+    pub vip_answers: AtomicU64,
 }
 
 /// One port's kernel interface.
@@ -306,8 +307,9 @@ fn configure_link(
 ///
 /// What the kernel sends to dirigo itself does not leave the port (dirigo
 /// would never see it there): an ARP request for a VIP is answered here
-/// with the port's MAC, and an IPv4 frame to the port's MAC (so to a VIP:
-/// the kernel's own addresses are local to it) goes to worker 0's
+/// with the port's MAC (a Neighbour Solicitation for an IPv6 VIP with a
+/// Neighbour Advertisement), and an IPv4 or IPv6 frame to the port's MAC
+/// (so to a VIP: the kernel's own addresses are local to it) goes to worker 0's
 /// pipeline as if received on the port — so a health check can probe a
 /// real server through the VIP, with dirigo's own rewrite (`via_vip`).
 pub fn run(
@@ -352,13 +354,14 @@ pub fn run(
                         k.counters.to_dirigo.fetch_add(1, Relaxed);
                         k.port | TO_PIPELINE
                     }
-                    ToDirigo::VipArp { reply } => {
-                        if let Some(r) = pool.alloc().and_then(|r| with_frame(r, &reply)) {
+                    ToDirigo::VipAnswer { reply, len } => {
+                        let reply = reply.get(..len).unwrap_or(&[]);
+                        if let Some(r) = pool.alloc().and_then(|r| with_frame(r, reply)) {
                             if out[i].is_full() {
                                 flush(k, &mut out[i]);
                             }
                             let _ = out[i].push(r);
-                            k.counters.vip_arp.fetch_add(1, Relaxed);
+                            k.counters.vip_answers.fetch_add(1, Relaxed);
                         }
                         continue; // the request itself goes nowhere
                     }
@@ -381,25 +384,37 @@ pub fn run(
 enum ToDirigo {
     /// Not for dirigo: out of the port.
     No,
-    /// IPv4 to the port's MAC: into the pipeline.
+    /// IPv4 or IPv6 to the port's MAC: into the pipeline.
     Frame,
-    /// An ARP request for a VIP: this answer goes back to the kernel.
-    VipArp { reply: [u8; 60] },
+    /// An ARP request or a Neighbour Solicitation for a VIP: this answer
+    /// (`len` bytes) goes back to the kernel.
+    VipAnswer {
+        reply: [u8; crate::net::nd::ND_FRAME_LEN],
+        len: usize,
+    },
 }
 
 fn to_dirigo(frame: &[u8], mac: [u8; 6], view: &crate::net::view::NetView) -> ToDirigo {
     use crate::net::wire::ethernet;
+    let mut reply = [0u8; crate::net::nd::ND_FRAME_LEN];
     if let Some(((smac, sip), tip)) = crate::net::arp::request_of(frame) {
-        let mut reply = [0u8; 60];
         if view.addrs().is_vip(tip)
             && crate::net::arp::build_reply(&mut reply, mac, tip, smac, sip).is_some()
         {
-            return ToDirigo::VipArp { reply };
+            // padded to Ethernet's minimum, as before
+            return ToDirigo::VipAnswer { reply, len: 60 };
         }
         return ToDirigo::No;
     }
+    if let Some(len) = crate::net::nd::kernel_vip_solicit(frame, mac, view.addrs(), &mut reply) {
+        return ToDirigo::VipAnswer { reply, len };
+    }
     match ethernet::Frame::new_checked(frame) {
-        Ok(eth) if eth.dst() == mac && eth.ethertype() == ethernet::ethertype::IPV4 => {
+        Ok(eth)
+            if eth.dst() == mac
+                && (eth.ethertype() == ethernet::ethertype::IPV4
+                    || eth.ethertype() == ethernet::ethertype::IPV6) =>
+        {
             ToDirigo::Frame
         }
         _ => ToDirigo::No,

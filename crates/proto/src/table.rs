@@ -222,13 +222,13 @@ pub fn health(h: &HealthReport) -> String {
         "LAST"
     );
     for s in &h.servers {
+        // ipvsadm's `[addr]:port` for IPv6
         let svc = format!(
-            "{} {}:{}",
+            "{} {}",
             s.service.proto.upper(),
-            s.service.vip,
-            s.service.port
+            std::net::SocketAddr::new(s.service.vip, s.service.port)
         );
-        let rs = format!("{}:{}", s.dest.addr, s.dest.port);
+        let rs = std::net::SocketAddr::new(s.dest.addr, s.dest.port).to_string();
         let eff = s
             .effective_weight
             .map_or("-".to_string(), |w| w.to_string());

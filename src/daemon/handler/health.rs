@@ -112,7 +112,10 @@ impl Ctl {
     pub fn health_start(&self) -> Result<(), String> {
         let mut st = lock(&self.state);
         let table = st.services.clone();
-        let port_addrs = st.port_addrs.clone();
+        let port_addrs = PortAddrs {
+            v4: st.port_addrs.clone(),
+            v6: st.port_addrs6.clone(),
+        };
         let jobs = st
             .health
             .sync(&table, |c, s, d| bind(c, s, d, &port_addrs), now_ns());
@@ -146,7 +149,10 @@ impl Ctl {
         let mut epoch = synced_epoch;
         if st.epoch != synced_epoch {
             let table = st.services.clone();
-            let port_addrs = st.port_addrs.clone();
+            let port_addrs = PortAddrs {
+                v4: st.port_addrs.clone(),
+                v6: st.port_addrs6.clone(),
+            };
             let jobs = st
                 .health
                 .sync(&table, |c, s, d| bind(c, s, d, &port_addrs), now);
@@ -196,27 +202,45 @@ fn start_engine(netns: Option<&str>) -> Result<Engine, String> {
 }
 
 /// The local address a check binds to: a via-VIP probe leaves from the
-/// address of the port on the real server's network, so the real server's
-/// answer (sent straight to the source, DR/TUN) comes back to dirigo.
-fn bind(
-    c: &CheckSpec,
-    _s: &ServiceSpec,
-    d: &DestSpec,
-    port_addrs: &[(u16, crate::net::addr::Ipv4Cidr)],
-) -> Option<SocketAddr> {
+/// address of the port on the real server's network (of the real
+/// server's family), so the real server's answer (sent straight to the
+/// source, DR/TUN) comes back to dirigo.
+fn bind(c: &CheckSpec, _s: &ServiceSpec, d: &DestSpec, addrs: &PortAddrs) -> Option<SocketAddr> {
     if !c.via_vip {
         return None;
     }
-    // IPv4 only: a via-VIP check of an IPv6 service binds nothing
-    let std::net::IpAddr::V4(rip) = d.key.addr else {
-        return None;
-    };
-    let rip = u32::from(rip);
-    port_addrs
-        .iter()
-        .find(|(_, a)| a.contains(rip))
-        .or(port_addrs.first())
-        .map(|(_, a)| SocketAddr::new(Ipv4Addr::from(a.addr).into(), 0))
+    match d.key.addr {
+        std::net::IpAddr::V4(rip) => {
+            let rip = u32::from(rip);
+            addrs
+                .v4
+                .iter()
+                .find(|(_, a)| a.contains(rip))
+                .or(addrs.v4.first())
+                .map(|(_, a)| SocketAddr::new(Ipv4Addr::from(a.addr).into(), 0))
+        }
+        std::net::IpAddr::V6(rip) => {
+            let rip = u128::from(rip);
+            // a global address of the port on the server's network, else
+            // the first global one
+            let global = || {
+                addrs
+                    .v6
+                    .iter()
+                    .filter(|(_, a)| !crate::net::wire::ipv6::is_link_local(a.addr))
+            };
+            global()
+                .find(|(_, a)| a.contains(rip))
+                .or(global().next())
+                .map(|(_, a)| SocketAddr::new(std::net::Ipv6Addr::from(a.addr).into(), 0))
+        }
+    }
+}
+
+/// The ports' addresses a via-VIP probe may leave from.
+struct PortAddrs {
+    v4: Vec<(u16, crate::net::addr::Ipv4Cidr)>,
+    v6: Vec<(u16, crate::net::addr::Ipv6Cidr)>,
 }
 
 /// Run a notify command, not waiting for it (a reaper thread collects it).

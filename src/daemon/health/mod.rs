@@ -140,12 +140,6 @@ impl HealthState {
                     service: s.key,
                     rs: d.key,
                 };
-                // a via-VIP check needs a pin, and pins are IPv4: an IPv6
-                // real server is probed at its own address
-                let mut spec = spec;
-                if s.key.vip.is_ipv6() {
-                    spec.via_vip = false;
-                }
                 let mut local = bind(&spec, s, d);
                 if let (true, Some(l)) = (spec.via_vip, local.as_mut()) {
                     l.set_port(self.via_port(&key));
@@ -232,10 +226,9 @@ impl HealthState {
             changed.table = true;
         }
         let what = format!(
-            "{} real server {}:{} {}",
+            "{} real server {} {}",
             service_name(&r.key.service),
-            r.key.rs.addr,
-            r.key.rs.port,
+            SocketAddr::new(r.key.rs.addr, r.key.rs.port),
             if up { "up" } else { "down" }
         );
         let why = if up {
@@ -281,10 +274,9 @@ impl HealthState {
     ) -> Result<bool, String> {
         let Some(h) = self.servers.get_mut(key) else {
             return Err(format!(
-                "{} real server {}:{} has no health check",
+                "{} real server {} has no health check",
                 service_name(&key.service),
-                key.rs.addr,
-                key.rs.port
+                SocketAddr::new(key.rs.addr, key.rs.port)
             ));
         };
         if h.disabled != enable {
@@ -299,10 +291,9 @@ impl HealthState {
         self.log_transition(
             now_ns,
             format!(
-                "{} real server {}:{} {}",
+                "{} real server {} {}",
                 service_name(&key.service),
-                key.rs.addr,
-                key.rs.port,
+                SocketAddr::new(key.rs.addr, key.rs.port),
                 if enable { "enabled" } else { "disabled" }
             ),
             "operator (dirigoctl health)".into(),

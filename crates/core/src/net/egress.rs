@@ -2,9 +2,10 @@
 //! which MACs?" — answered by the route table and neighbor snapshot in the
 //! data path, by a fake in tests. The answers are written once over the
 //! address family ([`NextHopOf`], [`ResolveOf`]); the questions are asked
-//! per family ([`Egress`], [`Egress6`]).
+//! per family ([`Egress`], [`Egress6`]) and, by code written once for
+//! both, of an address ([`EgressTo`]).
 
-use crate::net::family::{Family, V4, V6};
+use crate::net::family::{Addr, Family, V4, V6};
 
 /// Everything needed to put a frame on the wire towards a next hop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,4 +108,40 @@ pub trait Egress6 {
     /// The port whose connected IPv6 prefix contains `addr`, if any (DR
     /// needs the real server on-link).
     fn on_link6(&self, addr: u128) -> Option<u16>;
+}
+
+/// The egress asked about an address of either family: what code written
+/// once over the family (xmit's next hop, DR) calls. Every [`Egress`]
+/// answers for `u32`, every [`Egress6`] for `u128`.
+pub trait EgressTo<A: Addr> {
+    /// Route `dst` and resolve the next hop's MAC.
+    fn resolve(&self, dst: A) -> ResolveOf<A::Family>;
+    /// The Ethernet addresses and port toward `dst` when its next hop is
+    /// ready ([`Egress::ready_eth`]).
+    fn ready(&self, dst: A) -> Option<EthHop>;
+}
+
+impl<E: Egress + ?Sized> EgressTo<u32> for E {
+    #[inline(always)]
+    fn resolve(&self, dst: u32) -> Resolve {
+        self.next_hop(dst)
+    }
+    #[inline(always)]
+    fn ready(&self, dst: u32) -> Option<EthHop> {
+        self.ready_eth(dst)
+    }
+}
+
+impl<E: Egress6 + ?Sized> EgressTo<u128> for E {
+    #[inline(always)]
+    fn resolve(&self, dst: u128) -> Resolve6 {
+        self.next_hop6(dst)
+    }
+    #[inline(always)]
+    fn ready(&self, dst: u128) -> Option<EthHop> {
+        match self.next_hop6(dst) {
+            Resolve6::Ready(h) => Some(EthHop::of(&h)),
+            _ => None,
+        }
+    }
 }

@@ -45,6 +45,21 @@ pub trait Family: Copy + fmt::Debug + PartialEq + Eq + Hash + 'static {
     }
 }
 
+/// An address type that names its family (`u32`: IPv4, `u128`: IPv6),
+/// so that code generic over the family infers it from an address.
+pub trait Addr: Copy + 'static {
+    /// The family whose address this is.
+    type Family: Family<Addr = Self>;
+}
+
+impl Addr for u32 {
+    type Family = V4;
+}
+
+impl Addr for u128 {
+    type Family = V6;
+}
+
 /// IPv4.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum V4 {}

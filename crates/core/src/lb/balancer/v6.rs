@@ -51,7 +51,7 @@ use crate::lb::spec::Method;
 use crate::lb::state::TcpState;
 use crate::lb::stats::bump;
 use crate::lb::verdict::{LbDrop, LbVerdict};
-use crate::lb::xmit::{nat::Side, v6 as x6, XmitError};
+use crate::lb::xmit::{self, nat::Side, v6 as x6, XmitError};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Egress6};
 use crate::net::family::V6;
@@ -250,11 +250,16 @@ impl Balancer {
         start: TcpState,
     ) -> Result<(u32, Conn6), LbDrop> {
         let (snap, now, now_ns) = (at.snap, at.now, at.now_ns);
+        // a pinned client (a via-VIP health check's socket) neither
+        // creates nor follows a persistence template
+        let pinned = svc.pinned(key.src, key.sport);
         let ckey = svc
             .spec
             .persistent
+            .filter(|_| pinned.is_none())
             .map(|_| client_key6(key.src, svc.spec.prefix6));
-        let d = match ckey.and_then(|k| self.persist_pick(snap, svc, k, now_ns)) {
+        let d = match pinned.or_else(|| ckey.and_then(|k| self.persist_pick(snap, svc, k, now_ns)))
+        {
             Some(d) => Some(d),
             None => self.sched_pick(snap, svc, &folded(key)),
         };
@@ -338,7 +343,7 @@ impl Balancer {
             }
             (_, true) => Err(XmitError::Malformed), // DR and TUN see no replies
             (Method::Tun, false) => x6::tun6(buf, meta, c.daddr, None, egress),
-            (Method::Dr, false) => x6::dr6(buf, c.daddr, egress),
+            (Method::Dr, false) => xmit::dr::dr(buf, c.daddr, egress),
         };
         self.finish(at, res, c, reply, meta, buf)
     }
@@ -387,7 +392,7 @@ impl Balancer {
             return self.finish64(at, res, c, meta, buf);
         }
         let res = match (c.method, reply) {
-            (Method::Dr, false) => x6::dr6(buf, c.daddr, egress),
+            (Method::Dr, false) => xmit::dr::dr(buf, c.daddr, egress),
             (Method::Tun, false) => x6::tun6(buf, meta, c.daddr, None, egress),
             (Method::Nat, false) => x6::nat6_icmp(buf, meta, Side::Dst, c.daddr, c.dport, egress),
             (Method::Nat, true) => x6::nat6_icmp(buf, meta, Side::Src, c.vaddr, c.vport, egress),

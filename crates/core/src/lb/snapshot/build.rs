@@ -337,14 +337,13 @@ impl<'a> SnapshotBuilder<'a> {
                 .iter()
                 .filter(|(sk, _, _)| *sk == k)
                 .filter_map(|(_, c, dk)| {
-                    // IPv4 clients only (a pin is a health check's socket
-                    // through an IPv4 VIP)
-                    let std::net::SocketAddr::V4(c) = c else {
-                        return None;
+                    let src = match c.ip() {
+                        std::net::IpAddr::V4(a) => u32::from(a) as u128,
+                        std::net::IpAddr::V6(a) => u128::from(a),
                     };
                     let i = dests.iter().position(|d| d.key == *dk)?;
                     Some(Pin {
-                        src: u32::from(*c.ip()),
+                        src,
                         sport: c.port(),
                         dest: i as u16,
                     })

@@ -56,8 +56,9 @@ pub struct Service {
 /// A client socket pinned to a real server of a service.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pin {
-    /// Client address, host order.
-    pub src: u32,
+    /// Client address, host order (an IPv4 one in the low 32 bits: a
+    /// service, and so its clients, is of one family).
+    pub src: u128,
     /// Client port.
     pub sport: u16,
     /// Index into the service's `dests`.
@@ -65,12 +66,14 @@ pub struct Pin {
 }
 
 impl Service {
-    /// The real server a new connection from `src:sport` is pinned to.
+    /// The real server a new connection from `src:sport` (either family)
+    /// is pinned to.
     #[inline]
-    pub fn pinned(&self, src: u32, sport: u16) -> Option<&Dest> {
+    pub fn pinned<A: Into<u128>>(&self, src: A, sport: u16) -> Option<&Dest> {
         if self.pins.is_empty() {
             return None;
         }
+        let src = src.into();
         let p = self
             .pins
             .iter()

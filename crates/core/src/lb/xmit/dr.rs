@@ -3,15 +3,21 @@
 use super::error::XmitError;
 use super::route::{next_hop, set_eth};
 use crate::net::buf::PacketBuf;
-use crate::net::egress::Egress;
+use crate::net::egress::EgressTo;
+use crate::net::family::Addr;
 use crate::net::wire::ethernet;
 
-/// Send the frame unchanged to real server `rip` (host order): Ethernet
-/// source = egress MAC, destination = the RS's MAC. Returns the egress port.
+/// Send the frame unchanged to real server `rip` (host order, either
+/// family): Ethernet source = egress MAC, destination = the RS's MAC.
+/// Returns the egress port.
 #[inline(always)]
-pub fn dr<B: PacketBuf>(buf: &mut B, rip: u32, egress: &impl Egress) -> Result<u16, XmitError> {
+pub fn dr<A: Addr, B: PacketBuf>(
+    buf: &mut B,
+    rip: A,
+    egress: &impl EgressTo<A>,
+) -> Result<u16, XmitError> {
     // a ready next hop: its 12 address bytes in one copy
-    if let Some(e) = egress.ready_eth(rip) {
+    if let Some(e) = egress.ready(rip) {
         let h = buf
             .data_mut()
             .get_mut(ethernet::field::DST.start..ethernet::field::SRC.end)

@@ -169,6 +169,50 @@ pub fn build_unsolicited_advert(buf: &mut [u8], mac: [u8; 6], ip: u128) -> Optio
     Some(ethernet::HEADER_LEN + n)
 }
 
+/// Answer, for the exception path, the kernel's Neighbour Solicitation
+/// for one of dirigo's IPv6 VIPs (the IPv6 twin of the kernel's ARP for
+/// an IPv4 VIP): `frame` is what the kernel interface sent (untagged, no
+/// extension headers); when it is an NS whose target is a VIP, the
+/// solicited Neighbour Advertisement of that VIP at `mac` (the port's)
+/// is written into `out` and its length returned, so the kernel sends its
+/// packets to the VIP to dirigo's pipeline (a health check probing a
+/// real server through the VIP). `None` for anything else: it leaves
+/// through the port.
+pub fn kernel_vip_solicit(
+    frame: &[u8],
+    mac: [u8; 6],
+    addrs: &OwnAddrs,
+    out: &mut [u8; ND_FRAME_LEN],
+) -> Option<usize> {
+    let eth = ethernet::Frame::new_checked(frame).ok()?;
+    if eth.ethertype() != ethernet::ethertype::IPV6 {
+        return None;
+    }
+    let l3 = eth.header_len();
+    let ip = ipv6::Packet::new_checked(frame.get(l3..)?).ok()?;
+    if ip.next_header() != crate::net::meta::PROTO_ICMPV6 {
+        return None;
+    }
+    let body = frame.get(l3 + ipv6::HEADER_LEN..l3 + ip.total_len())?;
+    if body.first() != Some(&msg_type::NEIGHBOR_SOLICIT) {
+        return None;
+    }
+    let ns = Solicit::parse(&ip, body).ok()?;
+    if !addrs.is_vip6(ns.target) || ns.src == ipv6::UNSPECIFIED {
+        return None;
+    }
+    let to_mac = ns.source_mac.unwrap_or(eth.src());
+    if mac_is_group(to_mac) {
+        return None;
+    }
+    let na = Advert::answer(&ns, mac, false, true);
+    let n = na.emit(&mut out[ethernet::HEADER_LEN..]).ok()?;
+    let mut e = ethernet::Frame::new_unchecked(&mut out[..]);
+    e.set_addrs(&na.dst_mac(to_mac), &mac).ok()?;
+    e.set_outer_ethertype(ethernet::ethertype::IPV6);
+    Some(ethernet::HEADER_LEN + n)
+}
+
 /// Answer the ICMPv6 message of `buf` (the frame from its Ethernet header)
 /// at `l4_off`, `len` bytes long, in the IPv6 packet at `l3_off`, which
 /// arrived on `port` with MAC `port_mac`. The offsets are classify's; they

@@ -1,8 +1,8 @@
 //! ICMPv6 Packet Too Big generated in place (a tunnelled packet that
 //! would exceed the egress MTU).
 
-use super::route::{next_hop6, set_eth6};
 use crate::lb::xmit::error::XmitError;
+use crate::lb::xmit::route::{next_hop, set_eth};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::Egress6;
 use crate::net::meta::{PacketMeta6, PROTO_ICMPV6};
@@ -77,7 +77,7 @@ pub fn packet_too_big6<B: PacketBuf>(
     {
         return Err(XmitError::TooBig);
     }
-    let nh = next_hop6(egress, client)?;
+    let nh = next_hop(egress, client)?;
     let quote = ip_len.min(MAX_QUOTE);
     let new_len = l3 + OVERHEAD + quote;
     if buf.len() < new_len && !buf.append(new_len - buf.len()) {
@@ -104,7 +104,7 @@ pub fn packet_too_big6<B: PacketBuf>(
     msg.set_code(0);
     msg.set_mtu(u32::from(mtu).max(icmpv6::MIN_MTU as u32));
     msg.fill_checksum(vip, client);
-    set_eth6(d, &nh)?;
+    set_eth(d, &nh)?;
     if !buf.trim_to(new_len) {
         return Err(XmitError::Malformed);
     }

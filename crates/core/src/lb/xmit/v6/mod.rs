@@ -47,18 +47,14 @@
 //! [`XmitError::NeedFrag`]: super::XmitError::NeedFrag
 //! [`XmitError::Malformed`]: super::XmitError::Malformed
 
-pub mod dr;
 pub mod icmp;
 pub mod nat;
 pub mod nat64;
-mod route;
 pub mod tun;
 
 #[cfg(test)]
 mod tests;
 
-pub use dr::dr6;
 pub use icmp::packet_too_big6;
 pub use nat::{nat6, nat6_icmp};
-pub use route::{next_hop6, set_eth6};
 pub use tun::tun6;

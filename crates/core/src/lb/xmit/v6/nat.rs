@@ -1,9 +1,9 @@
 //! IPv6 NAT: rewrite VIP:vport <-> RIP:rport with incremental checksums
 //! (RFC 1624), for TCP/UDP packets and for ICMPv6 errors quoting them.
 
-use super::route::{next_hop6, set_eth6};
 use crate::lb::xmit::error::XmitError;
 use crate::lb::xmit::nat::Side;
+use crate::lb::xmit::route::{next_hop, set_eth};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::Egress6;
 use crate::net::meta::{PacketMeta6, PROTO_ICMPV6, PROTO_TCP, PROTO_UDP};
@@ -96,7 +96,7 @@ pub fn nat6<B: PacketBuf>(
     route_to: u128,
     egress: &impl Egress6,
 ) -> Result<u16, XmitError> {
-    let nh = next_hop6(egress, route_to)?;
+    let nh = next_hop(egress, route_to)?;
     let l3 = meta.l3_off as usize;
     let l4 = meta.l4_off as usize;
     let end = l3 + meta.ip_len as usize;
@@ -125,7 +125,7 @@ pub fn nat6<B: PacketBuf>(
     ip.set_hop_limit(hop_limit);
     let old = set_addr(&mut ip, side, addr);
     set_port(seg, proto, side, port, old, addr);
-    set_eth6(d, &nh)?;
+    set_eth(d, &nh)?;
     Ok(nh.port)
 }
 
@@ -181,7 +181,7 @@ pub fn nat6_icmp<B: PacketBuf>(
         Side::Dst => addr,
         Side::Src => dst,
     };
-    let nh = next_hop6(egress, route_to)?;
+    let nh = next_hop(egress, route_to)?;
     let d = buf.data_mut();
     let mut ip = ipv6::Packet::new_unchecked(d.get_mut(l3..l4).ok_or(XmitError::Malformed)?);
     let hop_limit = next_hop_limit(&ip)?;
@@ -197,6 +197,6 @@ pub fn nat6_icmp<B: PacketBuf>(
     set_port(seg, q.inner_key.proto, quoted(side), port, old, addr);
     let msg = d.get_mut(l4..end).ok_or(XmitError::Malformed)?;
     icmpv6::Packet::new_unchecked(msg).fill_checksum(src, dst);
-    set_eth6(d, &nh)?;
+    set_eth(d, &nh)?;
     Ok(nh.port)
 }

@@ -23,7 +23,6 @@
 //!
 //! Errors leave the frame untouched.
 
-use super::route::{next_hop6, set_eth6};
 use crate::lb::xmit::error::XmitError;
 use crate::lb::xmit::frame::trim_padding;
 use crate::lb::xmit::route::{next_hop, set_eth};
@@ -192,7 +191,7 @@ pub fn to6<B: PacketBuf>(
     dport: u16,
     egress: &impl Egress6,
 ) -> Result<u16, XmitError> {
-    let nh = next_hop6(egress, dst)?;
+    let nh = next_hop(egress, dst)?;
     let l3 = meta.l3_off as usize;
     let l4 = meta.l4_off as usize;
     let end = l3 + meta.ip_len as usize;
@@ -264,7 +263,7 @@ pub fn to6<B: PacketBuf>(
     if zero_udp {
         udp::Packet::new_unchecked(&mut seg[..]).fill_checksum_v6(src, dst);
     }
-    set_eth6(d, &nh)?;
+    set_eth(d, &nh)?;
     Ok(nh.port)
 }
 
@@ -310,7 +309,7 @@ pub fn icmp_to6<B: PacketBuf>(
 ) -> Result<u16, XmitError> {
     use crate::net::wire::{icmp, icmpv6};
     let q = meta.icmp.ok_or(XmitError::Malformed)?;
-    let nh = next_hop6(egress, client)?;
+    let nh = next_hop(egress, client)?;
     let l3 = meta.l3_off as usize;
     let l4 = meta.l4_off as usize;
     let end = (l3 + meta.ip_len as usize).min(buf.len());
@@ -384,7 +383,7 @@ pub fn icmp_to6<B: PacketBuf>(
     let body = &mut d[l3 + ipv6::HEADER_LEN..new_len];
     body.copy_from_slice(&m[..mlen]);
     icmpv6::Packet::new_unchecked(&mut body[..]).fill_checksum(vip, client);
-    set_eth6(d, &nh)?;
+    set_eth(d, &nh)?;
     Ok(nh.port)
 }
 

@@ -1,8 +1,8 @@
 //! IPv6-in-IPv6 tunnelling (RFC 2473): prepend an outer IPv6 header toward
 //! the real server, as Linux IPVS does for IPv6 real servers.
 
-use super::route::{next_hop6, set_eth6};
 use crate::lb::xmit::error::XmitError;
+use crate::lb::xmit::route::{next_hop, set_eth};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::Egress6;
 use crate::net::meta::PacketMeta6;
@@ -41,7 +41,7 @@ pub fn tun6<B: PacketBuf>(
     tunnel_src: Option<u128>,
     egress: &impl Egress6,
 ) -> Result<u16, XmitError> {
-    let nh = next_hop6(egress, rip)?;
+    let nh = next_hop(egress, rip)?;
     let src = tunnel_src.unwrap_or(nh.src_ip);
     if src == ipv6::UNSPECIFIED {
         return Err(XmitError::NoRoute);
@@ -83,6 +83,6 @@ pub fn tun6<B: PacketBuf>(
         flow_label,
     }
     .emit(&mut ipv6::Packet::new_unchecked(outer));
-    set_eth6(d, &nh)?;
+    set_eth(d, &nh)?;
     Ok(nh.port)
 }

@@ -277,3 +277,58 @@ proptest! {
         prop_assert!(!matches!(a, NdAction::Ignore(_)), "{a:?}");
     }
 }
+
+/// The exception path's answer to the kernel's solicitation for an IPv6
+/// VIP (a via-VIP health check): a solicited NA of the VIP at the port's
+/// MAC, to the kernel's address and MAC; nothing for a target that is
+/// not a VIP, for a DAD probe, or for what is not an NS.
+#[test]
+fn the_kernels_solicitation_for_a_vip_is_answered_for_the_exception_path() {
+    const VIP6: u128 = 0x2001_0db8_0099_0000_0000_0000_0000_0100;
+    let mut a = addrs();
+    a.set_vips6([VIP6]);
+    let mut out = [0u8; ND_FRAME_LEN];
+    // the kernel interface: the port's address, its option the port's MAC
+    let f = ns(
+        PORT_IP6,
+        ndp::solicited_node(VIP6),
+        VIP6,
+        &sll(OPTION_MAC),
+        255,
+        false,
+    );
+    let n = kernel_vip_solicit(&f, OUR_MAC, &a, &mut out).expect("answered");
+    let flags = ndp::FLAG_SOLICITED | ndp::FLAG_OVERRIDE;
+    assert_eq!(
+        out[..n].to_vec(),
+        want_na(VIP6, PORT_IP6, OPTION_MAC, flags, false)
+    );
+    check_na_etherparse(&out[..n], VIP6, PORT_IP6, flags);
+    // not a VIP: the client, which the kernel resolves through the port
+    let f = ns(
+        PORT_IP6,
+        ndp::solicited_node(CLIENT),
+        CLIENT,
+        &sll(OPTION_MAC),
+        255,
+        false,
+    );
+    assert_eq!(kernel_vip_solicit(&f, OUR_MAC, &a, &mut out), None);
+    // a DAD probe for the VIP is not the kernel resolving it
+    let f = ns(0, ndp::solicited_node(VIP6), VIP6, &[], 255, false);
+    assert_eq!(kernel_vip_solicit(&f, OUR_MAC, &a, &mut out), None);
+    // hop limit not 255: not a valid NS (RFC 4861 §7.1.1)
+    let f = ns(
+        PORT_IP6,
+        ndp::solicited_node(VIP6),
+        VIP6,
+        &sll(OPTION_MAC),
+        64,
+        false,
+    );
+    assert_eq!(kernel_vip_solicit(&f, OUR_MAC, &a, &mut out), None);
+    // garbage and truncations never panic and answer nothing
+    for cut in 0..f.len() {
+        assert_eq!(kernel_vip_solicit(&f[..cut], OUR_MAC, &a, &mut out), None);
+    }
+}

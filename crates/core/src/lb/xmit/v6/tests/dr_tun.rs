@@ -8,7 +8,7 @@ use crate::net::buf::{PacketBuf, VecBuf};
 fn dr6_rewrites_only_macs() {
     let f = frame6(CLIENT6, VIP6, L4::Tcp(40000, 80), b"GET /", 57);
     let mut b = VecBuf::new(&f);
-    let port = dr6(&mut b, RIP6, &FakeEgress::default()).unwrap();
+    let port = dr(&mut b, RIP6, &FakeEgress::default()).unwrap();
     assert_eq!(port, 1);
     assert_eq!(b.to_vec(), with_eth(f, mac6_of(RIP6), OUR_MAC));
     let p = SlicedPacket::from_ethernet(b.data()).unwrap();
@@ -25,7 +25,7 @@ fn dr6_keeps_a_vlan_tag_and_forwards_icmpv6_errors_unchanged() {
     let e = icmp6_error(ROUTER6, VIP6, 60, 2, 0, 1400u32.to_be_bytes(), &quoted);
     let f = eth(&e, Some(42));
     let mut b = VecBuf::new(&f);
-    assert_eq!(dr6(&mut b, RIP6_2, &FakeEgress::default()), Ok(1));
+    assert_eq!(dr(&mut b, RIP6_2, &FakeEgress::default()), Ok(1));
     assert_eq!(b.to_vec(), with_eth(f, mac6_of(RIP6_2), OUR_MAC));
     verify6(b.data());
 }
@@ -39,12 +39,12 @@ fn dr6_errors_leave_the_frame() {
     };
     let f = frame6(CLIENT6, VIP6, L4::Tcp(40000, 80), b"", 64);
     let mut b = VecBuf::new(&f);
-    assert_eq!(dr6(&mut b, RIP6, &eg), Err(XmitError::Unresolved));
-    assert_eq!(dr6(&mut b, RIP6_2, &eg), Err(XmitError::NoRoute));
+    assert_eq!(dr(&mut b, RIP6, &eg), Err(XmitError::Unresolved));
+    assert_eq!(dr(&mut b, RIP6_2, &eg), Err(XmitError::NoRoute));
     assert_eq!(b.to_vec(), f);
     let mut short = VecBuf::new(&f[..11]);
     assert_eq!(
-        dr6(&mut short, RIP6, &FakeEgress::default()),
+        dr(&mut short, RIP6, &FakeEgress::default()),
         Err(XmitError::Malformed)
     );
     assert_eq!(short.to_vec(), &f[..11]);

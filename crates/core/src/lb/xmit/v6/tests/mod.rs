@@ -10,7 +10,8 @@ mod props;
 
 use super::*;
 use crate::lb::testutil::{FakeEgress, CLIENT_MAC, GW_MAC, OUR_MAC, RS_MAC};
-use crate::lb::xmit::XmitError;
+use crate::lb::xmit::dr::dr;
+use crate::lb::xmit::{next_hop, set_eth, XmitError};
 use crate::net::egress::{Egress6, Resolve6};
 use crate::net::meta::{FlowKey6, IcmpQuote6, PacketMeta6};
 use etherparse::{
@@ -318,19 +319,19 @@ fn next_hop6_maps_the_answers() {
         noroute: vec![CLIENT6 as u32],
         ..Default::default()
     };
-    let nh = next_hop6(&eg, RIP6).unwrap();
+    let nh = next_hop(&eg, RIP6).unwrap();
     assert_eq!(
         (nh.port, nh.dst_mac, nh.src_mac),
         (1, mac6_of(RIP6), OUR_MAC)
     );
     assert_eq!((nh.src_ip, nh.mtu), (OUR_IP6, 1500));
-    assert_eq!(next_hop6(&eg, RIP6_2), Err(XmitError::Unresolved));
-    assert_eq!(next_hop6(&eg, CLIENT6), Err(XmitError::NoRoute));
-    let nh = next_hop6(&FakeEgress::default(), CLIENT6).unwrap();
+    assert_eq!(next_hop(&eg, RIP6_2), Err(XmitError::Unresolved));
+    assert_eq!(next_hop(&eg, CLIENT6), Err(XmitError::NoRoute));
+    let nh = next_hop(&FakeEgress::default(), CLIENT6).unwrap();
     assert_eq!((nh.port, nh.dst_mac, nh.src_ip), (0, GW_MAC, OUR_IP6_WAN));
     // the Ethernet helper writes both addresses, refuses a short frame
     let mut d = [0u8; 14];
-    set_eth6(&mut d, &nh).unwrap();
+    set_eth(&mut d, &nh).unwrap();
     assert_eq!(&d[..12], &[GW_MAC, OUR_MAC].concat()[..]);
-    assert_eq!(set_eth6(&mut d[..11], &nh), Err(XmitError::Malformed));
+    assert_eq!(set_eth(&mut d[..11], &nh), Err(XmitError::Malformed));
 }

@@ -86,7 +86,7 @@ fn run_all(
     mtu: u16,
 ) -> Result<(), TestCaseError> {
     let calls: [Call; 6] = [
-        &|b| dr6(b, a, eg),
+        &|b| dr(b, a, eg),
         &|b| tun6(b, m, a, None, eg),
         &|b| tun6(b, m, a, Some(OUR_IP6), eg),
         &|b| packet_too_big6(b, m, mtu, eg),
