@@ -1,14 +1,11 @@
 //! What the SYN proxy's segments need of the address family
 //! ([`ProxyFamily`]): the packet's metadata and tuple, the IP header a
-//! segment dirigo writes gets, the TCP checksum's pseudo header, the
-//! Ethernet addresses of a next hop. Everything else (cookies, options,
-//! translation) is written once over it; [`V4`] and [`V6`] differ only
-//! here.
+//! segment dirigo writes gets, the TCP checksum's pseudo header.
+//! Everything else (cookies, options, translation, the next hop's
+//! Ethernet addresses: `xmit::set_eth`) is written once over it; [`V4`]
+//! and [`V6`] differ only here.
 
 use super::cookie::CookieTuple;
-use crate::lb::xmit::v6::set_eth6;
-use crate::lb::xmit::{set_eth, XmitError};
-use crate::net::egress::NextHopOf;
 use crate::net::family::{Family, V4, V6};
 use crate::net::meta::{FlowKey, FlowKey6, PacketMeta, PacketMeta6, PROTO_TCP};
 use crate::net::wire::{ethernet, ipv4, ipv6, tcp};
@@ -62,8 +59,6 @@ pub trait ProxyFamily: Family {
     /// Compute the TCP checksum of segment `t` under the family's pseudo
     /// header.
     fn fill_checksum(t: &mut tcp::Packet<&mut [u8]>, src: Self::Addr, dst: Self::Addr);
-    /// Write `nh`'s Ethernet addresses on frame `d`.
-    fn set_eth(d: &mut [u8], nh: &NextHopOf<Self>) -> Result<(), XmitError>;
 }
 
 impl ProxyFamily for V4 {
@@ -122,10 +117,6 @@ impl ProxyFamily for V4 {
     fn fill_checksum(t: &mut tcp::Packet<&mut [u8]>, src: u32, dst: u32) {
         t.fill_checksum(src, dst);
     }
-
-    fn set_eth(d: &mut [u8], nh: &NextHopOf<V4>) -> Result<(), XmitError> {
-        set_eth(d, nh)
-    }
 }
 
 impl ProxyFamily for V6 {
@@ -183,9 +174,5 @@ impl ProxyFamily for V6 {
 
     fn fill_checksum(t: &mut tcp::Packet<&mut [u8]>, src: u128, dst: u128) {
         t.fill_checksum_v6(src, dst);
-    }
-
-    fn set_eth(d: &mut [u8], nh: &NextHopOf<V6>) -> Result<(), XmitError> {
-        set_eth6(d, nh)
     }
 }

@@ -14,7 +14,7 @@ use super::aux::{Aux, A_RESCALE, A_TS, A_WS};
 use super::family::ProxyFamily;
 use super::options::rescale;
 use super::proxy::{Reset, SynProxy};
-use crate::lb::xmit::XmitError;
+use crate::lb::xmit::{set_eth, XmitError};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::NextHopOf;
 use crate::net::meta::tcp_flags;
@@ -80,7 +80,7 @@ fn emit<F: ProxyFamily, B: PacketBuf>(
         return Err(XmitError::NoRoom);
     }
     let d = buf.data_mut();
-    F::set_eth(d, nh)?;
+    set_eth(d, nh)?;
     let (ip, seg) = d
         .get_mut(l3..total)
         .ok_or(XmitError::Malformed)?

@@ -188,7 +188,7 @@ impl<E: Egress + Egress6> SpLane<E> for V6 {
     }
 
     fn hop(egress: &E, dst: u128) -> Result<NextHopOf<V6>, XmitError> {
-        x6::next_hop6(egress, dst)
+        xmit::next_hop(egress, dst)
     }
 
     fn failed(b: &mut Balancer, e: XmitError, egress: &E, dst: u128) -> LbVerdict {
