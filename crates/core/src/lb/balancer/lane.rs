@@ -23,14 +23,15 @@ use super::load::release_counters;
 use super::machine::Balancer;
 use super::persist::keys::{detach_conn, detach_conn6};
 use super::sync::out as sync;
-use crate::lb::conn::{Conn, Conn6, ConnExt, ConnOf, Nat64Leg};
+use crate::lb::conn::{tick_of, Conn, Conn6, ConnExt, ConnOf, Hit, Nat64Leg};
+use crate::lb::snapshot::{Dest, Service, Snapshot};
 use crate::lb::stats::bump;
-use crate::lb::sync::SyncConn;
+use crate::lb::sync::{SyncConn, SYNC_FILL_LIMIT};
 use crate::lb::verdict::LbVerdict;
 use crate::lb::xmit::{self, v6 as x6, XmitError};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Egress6};
-use crate::net::meta::{Flow, PacketMeta, PacketMeta6};
+use crate::net::meta::{Flow, FlowKey, FlowKey6, PacketMeta, PacketMeta6};
 
 impl Balancer {
     /// Give back what ending connection `c` held (its real server's and
@@ -86,9 +87,61 @@ pub(crate) trait Lane: Copy + Eq + Default + 'static {
     /// The next hop toward `dst` when it is unresolved: its address (as
     /// the verdict holds it) and port.
     fn unresolved<E: Egress + Egress6>(egress: &E, dst: Self) -> Option<LbVerdict>;
+
+    // The table and the snapshot as connection sync installs into them
+    // (off the packet path).
+
+    /// An address of this family from a sync entry's 128-bit field.
+    fn narrow(a: u128) -> Self;
+    /// The connection of tuple `key`, either side: where it is, whether
+    /// `key` is its reply side, its record.
+    fn find(b: &Balancer, key: &Flow<Self>) -> Option<(Hit, ConnOf<Self, Self::Ext>)>;
+    /// Connection `idx`'s record to change.
+    fn record_mut(b: &mut Balancer, idx: u32) -> Option<&mut ConnOf<Self, Self::Ext>>;
+    /// Whether sync may still add to the table (it leaves room for the
+    /// director's own connections).
+    fn sync_room(b: &Balancer) -> bool;
+    /// Insert `c` (a synced connection); whether it went in. A record it
+    /// evicted is released.
+    fn insert_synced(b: &mut Balancer, c: ConnOf<Self, Self::Ext>, now_ns: u64) -> bool;
+    /// The service of `proto` at `vip`:`port`.
+    fn service(snap: &Snapshot, proto: u8, vip: Self, port: u16) -> Option<&Service>;
+    /// Real server `d`'s address in this family (IPv6: `None` for an IPv4
+    /// one, a NAT64 server).
+    fn dest_addr(d: &Dest) -> Option<Self>;
 }
 
 impl Lane for u32 {
+    #[inline]
+    fn narrow(a: u128) -> u32 {
+        a as u32
+    }
+    fn find(b: &Balancer, key: &FlowKey) -> Option<(Hit, Conn)> {
+        let h = b.table.lookup(key)?;
+        Some((h, *b.table.get(h.idx)?))
+    }
+    fn record_mut(b: &mut Balancer, idx: u32) -> Option<&mut Conn> {
+        b.table.get_mut(idx)
+    }
+    fn sync_room(b: &Balancer) -> bool {
+        b.table.len() < b.table.capacity() / 8 * SYNC_FILL_LIMIT
+    }
+    fn insert_synced(b: &mut Balancer, c: Conn, now_ns: u64) -> bool {
+        let ins = b.table.insert(c, tick_of(now_ns));
+        b.follow_moves(&ins);
+        if let Some(ev) = ins.evicted {
+            b.release(&ev, now_ns);
+            bump(&b.stats.evicted, 1);
+        }
+        ins.result.is_ok()
+    }
+    fn service(snap: &Snapshot, proto: u8, vip: u32, port: u16) -> Option<&Service> {
+        snap.service(proto, vip, port).map(|(_, s)| s)
+    }
+    fn dest_addr(d: &Dest) -> Option<u32> {
+        Some(d.addr)
+    }
+
     type Ext = ();
     type Meta = PacketMeta;
 
@@ -142,6 +195,35 @@ impl Lane for u32 {
 }
 
 impl Lane for u128 {
+    #[inline]
+    fn narrow(a: u128) -> u128 {
+        a
+    }
+    fn find(b: &Balancer, key: &FlowKey6) -> Option<(Hit, Conn6)> {
+        let h = b.table6.lookup(key)?;
+        Some((h, *b.table6.get(h.idx)?))
+    }
+    fn record_mut(b: &mut Balancer, idx: u32) -> Option<&mut Conn6> {
+        b.table6.get_mut(idx)
+    }
+    fn sync_room(b: &Balancer) -> bool {
+        b.table6.len() < b.table6.capacity() / 8 * SYNC_FILL_LIMIT
+    }
+    fn insert_synced(b: &mut Balancer, c: Conn6, now_ns: u64) -> bool {
+        let ins = b.table6.insert(c, tick_of(now_ns));
+        if let Some(ev) = ins.evicted {
+            b.release(&ev, now_ns);
+            bump(&b.stats.evicted, 1);
+        }
+        ins.result.is_ok()
+    }
+    fn service(snap: &Snapshot, proto: u8, vip: u128, port: u16) -> Option<&Service> {
+        snap.service6(proto, vip, port).map(|(_, s)| s)
+    }
+    fn dest_addr(d: &Dest) -> Option<u128> {
+        (d.addr6 != 0).then_some(d.addr6)
+    }
+
     type Ext = Nat64Leg;
     type Meta = PacketMeta6;
 

@@ -4,15 +4,13 @@
 use super::out::{synced_state, SyncOut};
 use crate::lb::balancer::lane::Lane;
 use crate::lb::balancer::machine::Balancer;
-use crate::lb::conn::{
-    tick_of, tick_reached, Conn, Conn6, FlowKey6, F_ACTIVE, F_NOOUTPUT, F_SYNCED,
-};
+use crate::lb::conn::{tick_of, tick_reached, ConnOf, Hit, F_ACTIVE, F_NOOUTPUT, F_SYNCED};
 use crate::lb::snapshot::{Dest, Service, Snapshot};
 use crate::lb::spec::Method;
 use crate::lb::state::{TcpState, MAX_TIMEOUT_S, TCP_STATES};
 use crate::lb::stats::bump;
-use crate::lb::sync::{SyncConn, SyncCount, SyncPolicy, SyncQueue, SYNC_FILL_LIMIT};
-use crate::net::meta::{FlowKey, PROTO_TCP, PROTO_UDP};
+use crate::lb::sync::{SyncConn, SyncCount, SyncPolicy, SyncQueue};
+use crate::net::meta::{Flow, PROTO_TCP, PROTO_UDP};
 use std::sync::Arc;
 
 impl Balancer {
@@ -158,37 +156,29 @@ impl Balancer {
         }
     }
 
-    /// An entry whose tuple is in the table already (record `f`, in the
-    /// IPv6 table when `v6`) with the word `(state, expiry tick, active)`:
-    /// a record past its time is expired and the entry installed anew
-    /// (`None`); one this director forwards is kept; a peer's copy takes
-    /// the newer state and timer.
-    fn synced_existing(
+    /// An entry whose tuple is in family `A`'s table already (record
+    /// `c` at `h`) with the word `(state, expiry tick, active)`: a record
+    /// past its time is expired and the entry installed anew (`None`);
+    /// one this director forwards is kept; a peer's copy takes the newer
+    /// state and timer.
+    fn synced_existing<A: Lane>(
         &mut self,
-        f: Found,
+        h: Hit,
+        c: &ConnOf<A, A::Ext>,
         (state, expires, active): (TcpState, u32, bool),
-        v6: bool,
         now_ns: u64,
     ) -> Option<SyncCount> {
-        if tick_reached(tick_of(now_ns), f.expires) {
-            if v6 {
-                self.expire_idx::<u128>(f.idx, now_ns);
-            } else {
-                self.expire_idx::<u32>(f.idx, now_ns);
-            }
+        if tick_reached(tick_of(now_ns), c.expires) {
+            self.expire_idx::<A>(h.idx, now_ns);
             return None;
         }
-        if f.flags & F_SYNCED == 0 || f.reply {
+        if c.flags & F_SYNCED == 0 || h.reply {
             return Some(SyncCount::LocalKept);
         }
         // a newer word about a copy: its state and timer
-        self.synced_activity(f.dest, f.flags & F_ACTIVE != 0, active);
-        let flags = (f.flags & !F_ACTIVE) | if active { F_ACTIVE } else { 0 };
-        if v6 {
-            if let Some(m) = self.table6.get_mut(f.idx) {
-                (m.state, m.flags, m.expires) = (state as u8, flags, expires);
-            }
-        } else if let Some(m) = self.table.get_mut(f.idx) {
+        self.synced_activity(c.dest, c.flags & F_ACTIVE != 0, active);
+        let flags = (c.flags & !F_ACTIVE) | if active { F_ACTIVE } else { 0 };
+        if let Some(m) = A::record_mut(self, h.idx) {
             (m.state, m.flags, m.expires) = (state as u8, flags, expires);
         }
         Some(SyncCount::Updated)
@@ -214,55 +204,55 @@ impl Balancer {
 
     fn install(&mut self, snap: &Snapshot, s: &SyncConn, now_ns: u64) -> SyncCount {
         if s.v6 {
-            return self.install6(snap, s, now_ns);
+            self.install_in::<u128>(snap, s, now_ns)
+        } else {
+            self.install_in::<u32>(snap, s, now_ns)
         }
+    }
+
+    /// [`Self::install`] into family `A`'s table: a real server of the
+    /// service as configured here (IPv6: never a NAT64 one, which is not
+    /// sent), reached by the method configured here.
+    fn install_in<A: Lane>(&mut self, snap: &Snapshot, s: &SyncConn, now_ns: u64) -> SyncCount {
         let now = tick_of(now_ns);
         let (state, expires, active, method) = match Self::synced_fields(snap, s, now) {
             Ok(f) => f,
             Err(why) => return why,
         };
-        let key = FlowKey {
-            src: s.caddr4(),
-            dst: s.vaddr4(),
+        let (caddr, vaddr) = (A::narrow(s.caddr), A::narrow(s.vaddr));
+        let key = Flow {
+            src: caddr,
+            dst: vaddr,
             sport: s.cport,
             dport: s.vport,
             proto: s.proto,
         };
-        if let Some(h) = self.table.lookup(&key) {
-            let Some(c) = self.table.get(h.idx).copied() else {
-                return SyncCount::Unsupported;
-            };
-            let found = Found {
-                idx: h.idx,
-                reply: h.reply,
-                expires: c.expires,
-                flags: c.flags,
-                dest: c.dest,
-            };
-            let word = (state, expires, active);
-            if let Some(done) = self.synced_existing(found, word, false, now_ns) {
+        if let Some((h, c)) = A::find(self, &key) {
+            if let Some(done) = self.synced_existing::<A>(h, &c, (state, expires, active), now_ns) {
                 return done;
             }
         }
-        let Some((_, svc)) = snap.service(s.proto, s.vaddr4(), s.vport) else {
+        let Some(svc) = A::service(snap, s.proto, vaddr, s.vport) else {
             return SyncCount::NoService;
         };
-        let Some(d) = svc.dests.iter().find(|d| {
-            d.addr == s.daddr4() && (if d.port == 0 { s.vport } else { d.port }) == s.dport
+        let daddr = A::narrow(s.daddr);
+        let Some((d, daddr)) = svc.dests.iter().find_map(|d| {
+            let port = if d.port == 0 { s.vport } else { d.port };
+            A::dest_addr(d)
+                .filter(|a| *a == daddr && port == s.dport)
+                .map(|a| (d, a))
         }) else {
             return SyncCount::NoDest;
         };
-        let cap = self.table.capacity();
-        if self.table.len() >= cap / 8 * SYNC_FILL_LIMIT {
+        if !A::sync_room(self) {
             return SyncCount::TableFull;
         }
         // the local configuration says how the server is reached
         let method = if d.method == method { method } else { d.method };
-        let conn = Conn {
-            ext: (),
-            caddr: s.caddr4(),
-            vaddr: s.vaddr4(),
-            daddr: d.addr,
+        let conn = ConnOf {
+            caddr,
+            vaddr,
+            daddr,
             dest: d.id.slot,
             expires,
             cport: s.cport,
@@ -273,106 +263,14 @@ impl Balancer {
             state: state as u8,
             flags: synced_flags(method, s.no_output, active),
             method,
+            ext: A::Ext::default(),
         };
-        let ins = self.table.insert(conn, now);
-        self.follow_moves(&ins);
-        if let Some(ev) = ins.evicted {
-            self.release(&ev, now_ns);
-            bump(&self.stats.evicted, 1);
-        }
-        if ins.result.is_err() {
+        if !A::insert_synced(self, conn, now_ns) {
             return SyncCount::TableFull;
         }
         self.synced_counted(d, svc, active);
         SyncCount::Installed
     }
-
-    /// [`Self::install`] of an IPv6 connection, into the IPv6 table: the
-    /// same rules (a real server of the service as configured here, IPv6:
-    /// NAT64 connections are never sent).
-    fn install6(&mut self, snap: &Snapshot, s: &SyncConn, now_ns: u64) -> SyncCount {
-        let now = tick_of(now_ns);
-        let (state, expires, active, method) = match Self::synced_fields(snap, s, now) {
-            Ok(f) => f,
-            Err(why) => return why,
-        };
-        let key = FlowKey6 {
-            src: s.caddr,
-            dst: s.vaddr,
-            sport: s.cport,
-            dport: s.vport,
-            proto: s.proto,
-        };
-        if let Some(h) = self.table6.lookup(&key) {
-            let Some(c) = self.table6.get(h.idx).copied() else {
-                return SyncCount::Unsupported;
-            };
-            let found = Found {
-                idx: h.idx,
-                reply: h.reply,
-                expires: c.expires,
-                flags: c.flags,
-                dest: c.dest,
-            };
-            let word = (state, expires, active);
-            if let Some(done) = self.synced_existing(found, word, true, now_ns) {
-                return done;
-            }
-        }
-        let Some((_, svc)) = snap.service6(s.proto, s.vaddr, s.vport) else {
-            return SyncCount::NoService;
-        };
-        // an IPv6 real server (an IPv4 one's addr6 is 0: NAT64)
-        let Some(d) = svc.dests.iter().find(|d| {
-            d.addr6 != 0
-                && d.addr6 == s.daddr
-                && (if d.port == 0 { s.vport } else { d.port }) == s.dport
-        }) else {
-            return SyncCount::NoDest;
-        };
-        let cap = self.table6.capacity();
-        if self.table6.len() >= cap / 8 * SYNC_FILL_LIMIT {
-            return SyncCount::TableFull;
-        }
-        let method = if d.method == method { method } else { d.method };
-        let conn = Conn6 {
-            caddr: s.caddr,
-            vaddr: s.vaddr,
-            daddr: d.addr6,
-            dest: d.id.slot,
-            expires,
-            cport: s.cport,
-            vport: s.vport,
-            dport: s.dport,
-            svc: svc.id.slot as u16,
-            proto: s.proto,
-            state: state as u8,
-            flags: synced_flags(method, s.no_output, active),
-            method,
-            ext: Default::default(),
-        };
-        let ins = self.table6.insert(conn, now);
-        if let Some(ev) = ins.evicted {
-            self.release(&ev, now_ns);
-            bump(&self.stats.evicted, 1);
-        }
-        if ins.result.is_err() {
-            return SyncCount::TableFull;
-        }
-        self.synced_counted(d, svc, active);
-        SyncCount::Installed
-    }
-}
-
-/// What a synced entry found of its tuple in a table: the record's index,
-/// whether the tuple is its reply side, and the fields the decision reads.
-#[derive(Clone, Copy)]
-struct Found {
-    idx: u32,
-    reply: bool,
-    expires: u32,
-    flags: u8,
-    dest: u32,
 }
 
 /// A synced record's flags: synced, no output unless NAT said it saw a
