@@ -1,7 +1,6 @@
 //! The balancer's side of the SYN proxy: cookies for SYNs, the proving
 //! ACK turned into the SYN to the real server, the pending connection
 //! until its SYN/ACK, the RSTs when it never comes.
-
 //!
 //! Written once for both families over [`SpLane`]: IPv4's packet path
 //! calls it with [`V4`](crate::net::family::V4), IPv6's with
