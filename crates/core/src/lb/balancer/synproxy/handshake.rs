@@ -220,7 +220,9 @@ impl Balancer {
             };
             if f.payload || flags & (FIN | SYN) != 0 {
                 // held until the server answers (bounded by the caller)
-                return LbVerdict::Wait { conn: idx };
+                return LbVerdict::Wait {
+                    conn: idx | F::WAIT_TAG,
+                };
             }
             // the handshake's ACK again (or held): the SYN again, if it
             // returns this connection's cookie

@@ -61,6 +61,9 @@ impl<A: Copy, X> HasParts for ConnOf<A, X> {
 pub(in crate::lb::balancer) trait SpLane<E>: ProxyFamily + LaneOf {
     /// The family's connection record.
     type Conn: Copy + HasParts<Addr = Self::Addr>;
+    /// What tells the family's records apart in a hold key
+    /// ([`LbVerdict::Wait`]).
+    const WAIT_TAG: u32;
     /// Record `idx`.
     fn record(b: &Balancer, idx: u32) -> Option<Self::Conn>;
     /// Set record `idx`'s flags, state and timer.
@@ -91,6 +94,7 @@ pub(in crate::lb::balancer) trait SpLane<E>: ProxyFamily + LaneOf {
 
 impl<E: Egress + Egress6> SpLane<E> for V4 {
     type Conn = Conn;
+    const WAIT_TAG: u32 = 0;
 
     fn record(b: &Balancer, idx: u32) -> Option<Conn> {
         b.table.get(idx).copied()
@@ -141,6 +145,7 @@ impl<E: Egress + Egress6> SpLane<E> for V4 {
 
 impl<E: Egress + Egress6> SpLane<E> for V6 {
     type Conn = Conn6;
+    const WAIT_TAG: u32 = 1 << 31;
 
     fn record(b: &Balancer, idx: u32) -> Option<Conn6> {
         b.table6.get(idx).copied()
