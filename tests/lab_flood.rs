@@ -23,9 +23,15 @@
 //! SYNs that reach them: none of the flood's with the proxy on, the flood's
 //! with it off; transfers running and opened during the flood stay
 //! byte-exact, and real servers that never answer or refuse get their
-//! clients an RST.
+//! clients an RST. The same lab run then does it in IPv6 (issue 54): the
+//! ports get IPv6 addresses (the plan of tests/lab_ipv6_modes.rs), an
+//! IPv6 `--synproxy` service on [`VIP6`] is flooded by netsniff-ng's
+//! `trafgen` (hping3 has no IPv6) with SYNs from random IPv6 sources,
+//! while IPv6 transfers run and open through it; they stay byte-exact and
+//! nftables at the real servers counts none of the flood's SYNs.
 //!
-//! Needs root, hugepages, hping3 and nft (skips outside CI, fails in CI).
+//! Needs root, hugepages, hping3, trafgen and nft (skips outside CI,
+//! fails in CI).
 
 mod common;
 mod lab_common;
@@ -55,6 +61,21 @@ struct Scenario<'a> {
     /// dirigoadm's forwarding flag: -m (NAT) or -i (TUN).
     flag: &'a str,
     rounds: usize,
+}
+
+/// The IPv6 plan of the SYN proxy scenario (tests/lab_ipv6_modes.rs's).
+const VIP6: &str = "2001:db8:99::100";
+const CLIENT6: &str = "2001:db8:99::2";
+const DIRIGO_WAN6: &str = "2001:db8:99::1";
+const DIRIGO_LAN6: &str = "2001:db8:98::1";
+/// The flood's sources: random in a /64 dirigo has no route to (its
+/// SYN/ACKs are counted as `lb_no_route`, as IPv4's).
+const FLOOD6_NET: [u8; 8] = [0x20, 0x01, 0x0d, 0xb8, 0x00, 0xaa, 0x00, 0x00];
+/// How long the IPv6 flood runs.
+const FLOOD6_S: &str = "8";
+
+fn rip6(n: usize) -> String {
+    format!("2001:db8:98::{}", 10 + n)
 }
 
 /// One line of `flood_transfer.py run` (all fields are printed on failure).
@@ -167,11 +188,16 @@ fn server_logs(lab: &Lab) -> String {
 /// `conns` transfers of `bytes` each way through VIP:[`PORT`], started
 /// after `delay` seconds, in the background.
 fn batch(lab: &Lab, conns: &str, bytes: u64, delay: &str) -> Child {
+    batch_to(lab, VIP, conns, bytes, delay)
+}
+
+/// [`batch`] to `vip` (IPv4 or IPv6).
+fn batch_to(lab: &Lab, vip: &str, conns: &str, bytes: u64, delay: &str) -> Child {
     lab.client_spawn(&[
         "python3",
         &support("flood_transfer.py"),
         "run",
-        VIP,
+        vip,
         PORT,
         "--conns",
         conns,
@@ -377,9 +403,12 @@ fn nft_counters(lab: &Lab, n: usize, drop_port: Option<&str>) {
         .unwrap_or_default();
     let rules = format!(
         "table inet dgsyn {{\n counter legit {{}}\n counter flood {{}}\n \
+         counter legit6 {{}}\n counter flood6 {{}}\n \
          chain input {{\n type filter hook input priority 0; policy accept;\n \
          tcp dport {PORT} tcp flags & (syn | ack) == syn ip saddr {CLIENT} counter name legit\n \
          tcp dport {PORT} tcp flags & (syn | ack) == syn ip saddr != {CLIENT} counter name flood\n \
+         tcp dport {PORT} tcp flags & (syn | ack) == syn ip6 saddr {CLIENT6} counter name legit6\n \
+         tcp dport {PORT} tcp flags & (syn | ack) == syn ip6 saddr != {CLIENT6} counter name flood6\n \
          {drop} }}\n}}\n"
     );
     let f = lab.dir.join(format!("rs{n}.nft"));
@@ -396,11 +425,19 @@ fn nft_counters(lab: &Lab, n: usize, drop_port: Option<&str>) {
     );
 }
 
-/// SYNs counted at the real servers 1 and 2: (legit, flood).
+/// IPv4 SYNs counted at the real servers 1 and 2: (legit, flood).
 fn rs_syns(lab: &Lab) -> (u64, u64) {
+    rs_syns_of(lab, "")
+}
+
+/// SYNs counted at the real servers 1 and 2 by the counters named with
+/// `suffix` ("" IPv4, "6" IPv6): (legit, flood).
+fn rs_syns_of(lab: &Lab, suffix: &str) -> (u64, u64) {
     let mut sum = (0, 0);
     for n in 1..=2 {
         for (name, slot) in [("legit", &mut sum.0), ("flood", &mut sum.1)] {
+            let name = format!("{name}{suffix}");
+            let name = name.as_str();
             let o = lab.exec(
                 &format!("rs{n}"),
                 &["nft", "-j", "list", "counter", "inet", "dgsyn", name],
@@ -461,10 +498,15 @@ fn hping(lab: &Lab, secs: &str) {
 /// connect (a refusing server's RST can reach the client before its
 /// `connect()` returns: a reset either way).
 fn probe(lab: &Lab, port: &str) -> (String, f64) {
+    probe_to(lab, VIP, port)
+}
+
+/// [`probe`] of `vip` (IPv4 or IPv6).
+fn probe_to(lab: &Lab, vip: &str, port: &str) -> (String, f64) {
     let code = format!(
         "import socket,time\n\
          t=time.time()\n\
-         try:\n  s=socket.create_connection(('{VIP}',{port}),timeout=10); \
+         try:\n  s=socket.create_connection(('{vip}',{port}),timeout=10); \
          s.sendall(b'hello\\n'); d=s.recv(10); r='data' if d else 'eof'\n\
          except ConnectionResetError: r='reset'\n\
          except socket.timeout: r='timeout'\n\
@@ -475,6 +517,233 @@ fn probe(lab: &Lab, port: &str) -> (String, f64) {
     let what = w.next().unwrap_or("").to_string();
     let secs = w.next().and_then(|s| s.parse().ok()).unwrap_or(-1.0);
     (what, secs)
+}
+
+fn trafgen_present() -> bool {
+    let ok = std::process::Command::new("trafgen")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !ok {
+        let ci = std::env::var("CI").map(|v| v == "true").unwrap_or(false);
+        assert!(
+            !ci,
+            "trafgen missing in CI (scripts/install-deps.sh installs netsniff-ng)"
+        );
+        eprintln!("SKIP synproxy lab: trafgen not installed (apt-get install netsniff-ng)");
+    }
+    ok
+}
+
+/// The client's NDP entry for the IPv6 VIP: dirigo's wan MAC.
+fn vip6_mac(lab: &Lab, wan: &str) -> String {
+    let o = lab.client(&["ip", "-6", "neigh", "show", VIP6, "dev", wan]);
+    let mut w = o.split_whitespace();
+    w.find(|x| *x == "lladdr")
+        .and_then(|_| w.next())
+        .unwrap_or_else(|| panic!("no NDP entry for {VIP6}: {o}"))
+        .to_string()
+}
+
+/// A trafgen configuration: TCP SYNs from random sources in
+/// [`FLOOD6_NET`] and random ports to [`VIP6`]:[`PORT`], to `dmac`.
+fn trafgen_syn6(dmac: &str, smac: &str) -> String {
+    let bytes = |v: &[u8]| {
+        v.iter()
+            .map(|b| format!("0x{b:02x}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mac = |m: &str| {
+        let v: Vec<u8> = m
+            .split(':')
+            .map(|x| u8::from_str_radix(x, 16).expect("mac"))
+            .collect();
+        bytes(&v)
+    };
+    let vip: std::net::Ipv6Addr = VIP6.parse().unwrap();
+    let port: u16 = PORT.parse().unwrap();
+    format!(
+        "{{\n  {}, {}, 0x86, 0xdd,\n  \
+         0x60, 0x00, 0x00, 0x00, 0x00, 0x14, 0x06, 0x40,\n  \
+         {}, drnd(8),\n  {},\n  \
+         drnd(2), {}, drnd(4), 0x00, 0x00, 0x00, 0x00,\n  \
+         0x50, 0x02, 0xfd, 0x20, csumtcp6(14, 54), 0x00, 0x00\n}}\n",
+        mac(dmac),
+        mac(smac),
+        bytes(&FLOOD6_NET),
+        bytes(&vip.octets()),
+        bytes(&port.to_be_bytes()),
+    )
+}
+
+/// IPv6 in the namespaces the IPv6 NAT traffic crosses: the client on
+/// the wan link, the real servers 1 and 2 on the lan with dirigo as
+/// their default route.
+fn ipv6_lab(lab: &Lab, wan: &str) {
+    lab.enable_ipv6("client", wan, &format!("{CLIENT6}/64"));
+    for n in 1..=2 {
+        let rs = format!("rs{n}");
+        lab.enable_ipv6(&rs, "eth0", &format!("{}/64", rip6(n)));
+        let o = lab.exec(
+            &rs,
+            &[
+                "ip",
+                "-6",
+                "route",
+                "replace",
+                "default",
+                "via",
+                DIRIGO_LAN6,
+            ],
+        );
+        assert!(o.status.success(), "{}", common::text(&o));
+    }
+    lab.wait_for("the client's IPv6 address", 10, || {
+        let o = lab.client(&["ip", "-6", "addr", "show", "dev", wan]);
+        o.contains(CLIENT6) && !o.contains("tentative")
+    });
+}
+
+/// The SYN proxy for IPv6 in the same lab: an IPv6 `--synproxy` service
+/// carries IPv6 transfers byte-exact, and under trafgen's IPv6 SYN flood
+/// from random sources the transfers running and opened stay byte-exact
+/// while the real servers see none of the flood's SYNs.
+fn synproxy6(lab: &Lab, wan: &str) {
+    ipv6_lab(lab, wan);
+    let vport6 = format!("[{VIP6}]:{PORT}");
+    lab.adm(&["-A", "-t", &vport6, "-s", "rr", "--synproxy"]);
+    for n in 1..=2 {
+        lab.adm(&[
+            "-a",
+            "-t",
+            &vport6,
+            "-r",
+            &format!("[{}]:{PORT}", rip6(n)),
+            "-m",
+        ]);
+    }
+    let listing = lab.adm(&["-L", "-n"]);
+    assert!(
+        listing.contains(&format!("TCP  {vport6} rr synproxy")),
+        "{listing}"
+    );
+    let (legit0, flood0) = rs_syns_of(lab, "6");
+    let first = transfers(batch_to(lab, VIP6, "4", 1 << 20, "0"));
+    for t in &first {
+        assert!(
+            t.exact && t.error.is_none() && t.received == 1 << 20,
+            "IPv6 through the proxy: {t:?}"
+        );
+    }
+    let (legit1, flood1) = rs_syns_of(lab, "6");
+    assert!(
+        legit1 - legit0 >= 4,
+        "the proxy opened the IPv6 connections: {legit0} -> {legit1}"
+    );
+    assert_eq!(flood1, flood0);
+    let dmac = vip6_mac(lab, wan);
+    let smac = lab.client(&["cat", &format!("/sys/class/net/{wan}/address")]);
+    let conf = lab.dir.join("syn6.trafgen");
+    std::fs::write(&conf, trafgen_syn6(&dmac, smac.trim())).unwrap();
+    let c0 = synproxy_counts(lab);
+    let d0 = drops(lab);
+    let a = batch_to(lab, VIP6, "4", BYTES_B, "0");
+    let b = batch_to(lab, VIP6, "4", BYTES_B, "2.5");
+    std::thread::sleep(Duration::from_millis(500));
+    let gen = lab.exec(
+        "client",
+        &[
+            "timeout",
+            FLOOD6_S,
+            "trafgen",
+            "--dev",
+            wan,
+            "--conf",
+            &conf.display().to_string(),
+            "--cpus",
+            "1",
+            "--gap",
+            "50us",
+            "--no-sock-mem",
+        ],
+    );
+    let code = gen.status.code();
+    assert!(
+        code == Some(124) || code == Some(0),
+        "trafgen failed ({code:?}): {}",
+        common::text(&gen)
+    );
+    let (ta, tb) = (transfers(a), transfers(b));
+    let c1 = synproxy_counts(lab);
+    let no_route = |d: &[(String, u64)]| d.iter().find(|x| x.0 == "lb_no_route").map_or(0, |x| x.1);
+    let sent = c1.get("synproxy_cookies_sent").copied().unwrap_or(0)
+        - c0.get("synproxy_cookies_sent").copied().unwrap_or(0)
+        + no_route(&drops(lab))
+        - no_route(&d0);
+    let (legit, flood) = rs_syns_of(lab, "6");
+    let report = format!(
+        "IPv6 synproxy: {sent} flood SYNs answered, real servers saw {} flood SYNs and {} of \
+         the client's; dirigo {c1:?}; drops {:?}; {}",
+        flood - flood1,
+        legit - legit1,
+        drops(lab),
+        server_logs(lab)
+    );
+    eprintln!("{report}");
+    for t in ta.iter().chain(&tb) {
+        eprintln!("  {t:?}");
+        assert!(
+            t.exact && t.error.is_none() && t.sent == BYTES_B && t.received == BYTES_B,
+            "IPv6 transfer broken: {t:?}\n{report}"
+        );
+        assert!(t.max_stall_s <= MAX_STALL_S, "stalled: {t:?}\n{report}");
+    }
+    for t in &tb {
+        assert!(
+            t.connect_s < MAX_STALL_S,
+            "an IPv6 connection opened during the flood waited {} s\n{report}",
+            t.connect_s
+        );
+    }
+    assert!(sent >= 10_000, "the IPv6 flood was too small: {report}");
+    assert_eq!(
+        flood, flood1,
+        "IPv6 flood SYNs reached the real servers: {report}"
+    );
+    assert!(legit - legit1 >= 8, "{report}");
+    // an IPv6 real server that never answers (its SYNs dropped), and one
+    // that refuses (no listener): the client gets an RST either way, the
+    // first one built by the sweep as an IPv6 frame
+    let rs1 = format!("[{}]", rip6(1));
+    let f = lab.dir.join("rs1-6.nft");
+    std::fs::write(
+        &f,
+        "table ip6 dgsyn6 {\n chain input {\n type filter hook input priority 0; \
+         policy accept;\n tcp dport 9100 tcp flags & (syn | ack) == syn drop\n }\n}\n",
+    )
+    .unwrap();
+    let o = lab.exec("rs1", &["nft", "-f", &f.display().to_string()]);
+    assert!(o.status.success(), "{}", common::text(&o));
+    let c0 = synproxy_counts(lab);
+    for (port, silent) in [("9100", true), ("9200", false)] {
+        let v = format!("[{VIP6}]:{port}");
+        lab.adm(&["-A", "-t", &v, "-s", "rr", "--synproxy"]);
+        lab.adm(&["-a", "-t", &v, "-r", &format!("{rs1}:{port}"), "-m"]);
+        let (what, secs) = probe_to(lab, VIP6, port);
+        eprintln!(
+            "IPv6 synproxy, real server {}: {what} after {secs} s",
+            if silent { "silent" } else { "refusing" }
+        );
+        assert_eq!(what, "reset", "[{VIP6}]:{port}");
+        if silent {
+            assert!((2.0..8.0).contains(&secs), "reset after {secs} s");
+        }
+    }
+    let c1 = synproxy_counts(lab);
+    let grew = |k: &str| c1.get(k).copied().unwrap_or(0) > c0.get(k).copied().unwrap_or(0);
+    assert!(grew("synproxy_server_timeout"), "{c0:?} -> {c1:?}");
+    assert!(grew("synproxy_server_reset"), "{c0:?} -> {c1:?}");
 }
 
 fn nft_present() -> bool {
@@ -497,20 +766,31 @@ fn nft_present() -> bool {
 #[test]
 fn lab_flood_nat_synproxy() {
     let name = "lab_flood_synproxy";
-    if !common::privileged(name) || !hping3_present() || !nft_present() {
+    if !common::privileged(name) || !hping3_present() || !nft_present() || !trafgen_present() {
         return;
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let prefix = "dgfs";
     let spec = LabSpec {
         name,
-        prefix: "dgfs",
+        prefix,
         mode: "nat",
         method: "nat",
         cores: &["-l", "0-1"],
         nrs: 3,
         env: &[],
     };
-    let lab = Lab::start_with_config(&spec, TABLE, |c| c.dataplane("synproxy", "true"));
+    let lab = Lab::start_with_config(&spec, TABLE, |c| {
+        c.dataplane("synproxy", "true")
+            .edit(
+                "addresses = [\"10.99.0.1/24\"]",
+                &format!("addresses = [\"10.99.0.1/24\", \"{DIRIGO_WAN6}/64\"]"),
+            )
+            .edit(
+                "addresses = [\"10.98.0.1/24\"]",
+                &format!("addresses = [\"10.98.0.1/24\", \"{DIRIGO_LAN6}/64\"]"),
+            )
+    });
     let vport = format!("{VIP}:{PORT}");
     lab.adm(&["-A", "-t", &vport, "-s", "rr", "--synproxy"]);
     for n in 1..=2 {
@@ -618,6 +898,8 @@ fn lab_flood_nat_synproxy() {
     );
     assert_eq!(flood, 0, "flood SYNs reached the real servers: {report}");
     assert!(legit - legit0 >= 8, "{report}");
+    // the same in IPv6, in this lab run
+    synproxy6(&lab, &format!("{prefix}-wan"));
     // a real server that never answers, and one that refuses: the client
     // gets an RST either way
     for (port, drop) in [("9100", true), ("9200", false)] {

@@ -133,11 +133,15 @@ fn synproxy_cases(plan: &Plan, agg: &mut Agg) {
     agg.push("micro|synproxy|open", r.open_mconn);
     agg.push("micro|synproxy|est", r.est_mpps);
     agg.push("micro|synproxy|nat", r.nat_mpps);
+    agg.push("micro|synproxy|syn6", r.syn6_mpps);
+    agg.push("micro|synproxy|synpkt", r.syn_pkt_mpps);
     eprintln!(
-        "micro synproxy ({} flows): SYNs answered {:.2} Mpps, opened {:.2} Mconn/s, \
-         proxied established {:.2} Mpps vs plain NAT {:.2} Mpps ({:.2}x)",
+        "micro synproxy ({} flows): SYNs answered {:.2} Mpps (per packet: IPv4 {:.2}, IPv6 {:.2} Mpps), \
+         opened {:.2} Mconn/s, proxied established {:.2} Mpps vs plain NAT {:.2} Mpps ({:.2}x)",
         r.flows,
         r.syn_mpps,
+        r.syn_pkt_mpps,
+        r.syn6_mpps,
         r.open_mconn,
         r.est_mpps,
         r.nat_mpps,

@@ -152,9 +152,12 @@ pub fn micro_table(plan: &Plan, a: &Agg) -> String {
     if !a.values("micro|synproxy|est").is_empty() {
         let _ = writeln!(
             s,
-            "micro synproxy (burst, timestamps on every frame): SYNs answered {} Mpps, \
-             connections opened {} Mconn/s, proxied established NAT {} Mpps beside plain NAT {} Mpps ({:.2}x)",
+            "micro synproxy (burst, timestamps on every frame): SYNs answered {} Mpps \
+             (per packet: IPv4 {}, IPv6 {} Mpps), connections opened {} Mconn/s, \
+             proxied established NAT {} Mpps beside plain NAT {} Mpps ({:.2}x)",
             f2(a.med("micro|synproxy|syn")),
+            f2(a.med("micro|synproxy|synpkt")),
+            f2(a.med("micro|synproxy|syn6")),
             f2(a.med("micro|synproxy|open")),
             f2(a.med("micro|synproxy|est")),
             f2(a.med("micro|synproxy|nat")),

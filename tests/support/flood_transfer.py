@@ -45,9 +45,11 @@ def pattern(offset, n):
 
 def serve(a):
     log = open(a.log, "a", buffering=1) if a.log else None
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # dual stack: IPv4 clients arrive as ::ffff:a.b.c.d, IPv6 ones as is
+    ls = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("0.0.0.0", a.port))
+    ls.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    ls.bind(("::", a.port))
     ls.listen(1024)
     if a.ready_file:
         with open(a.ready_file, "w") as f:
@@ -90,7 +92,8 @@ def one(host, port, nbytes, timeout, res):
                 stall[0], stall[1] = now - last[which], now - t0
             last[which] = now
 
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_STREAM)
     s.settimeout(timeout)
     res.update(sent=0, received=0, exact=False, error=None, lport=0)
     try:

@@ -176,6 +176,14 @@ pub(super) fn synproxy_section(s: &mut String, a: &Agg) {
     );
     let _ = writeln!(
         s,
+        "| SYNs answered per packet (sans-IO core, `process`/`process6`), M/s | IPv4 {}, IPv6 {} | {:.1}% / {:.1}% |",
+        f2(a.med("micro|synproxy|synpkt")),
+        f2(a.med("micro|synproxy|syn6")),
+        a.spread_pct("micro|synproxy|synpkt"),
+        a.spread_pct("micro|synproxy|syn6"),
+    );
+    let _ = writeln!(
+        s,
         "| connections opened through the proxy (sans-IO core), M/s | {} | {:.1}% |",
         f2(a.med("micro|synproxy|open")),
         a.spread_pct("micro|synproxy|open"),

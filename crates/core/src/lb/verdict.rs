@@ -73,7 +73,9 @@ pub enum LbVerdict {
     /// SYN proxy: the connection waits for its real server's SYN/ACK; the
     /// caller holds the packet (bounded) and processes it again later.
     Wait {
-        /// The connection's record (the hold key).
+        /// The connection's record (the hold key; an IPv6 record's with
+        /// bit 31 set, so that the two tables' records are told apart:
+        /// no table has 2^31 records).
         conn: u32,
     },
     /// Drop it (already counted).

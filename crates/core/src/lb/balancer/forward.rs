@@ -15,6 +15,7 @@ use crate::lb::verdict::{LbDrop, LbVerdict};
 use crate::lb::xmit::{self, nat::Side, XmitError};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Egress6};
+use crate::net::family::V4;
 use crate::net::meta::{PacketMeta, PROTO_TCP};
 
 impl Balancer {
@@ -161,9 +162,7 @@ impl Balancer {
         // u8 method code cost (callgrind, dirigo-bench micro).
         let res = if c.method == Method::Nat {
             if c.flags & F_SYNPROXY != 0 {
-                if let Some(a) = self.sp.as_ref().and_then(|s| s.aux(idx)) {
-                    crate::lb::synproxy::segment::translate(buf, meta, a, reply);
-                }
+                self.sp_translate::<V4, B>(buf, meta, idx, reply);
             }
             if reply {
                 xmit::nat::nat(buf, meta, Side::Src, c.vaddr, c.vport, c.caddr, egress)

@@ -9,7 +9,7 @@ use super::load::release_counters;
 use super::nat64::ports::Nat64Ports;
 use super::persist::keys::{detach_conn, PersistCfg};
 use super::sync::out::SyncOut;
-use super::synproxy::resets;
+use super::synproxy::{lane::HasParts, resets};
 use super::trees::LoadTrees;
 use crate::lb::conn::lines::{slots_for as table_slots, LineInserted, LineTable};
 use crate::lb::conn::{tick_of, Conn6, ConnTable, F_SP_PENDING};
@@ -20,6 +20,7 @@ use crate::lb::stats::{bump, Traffic, WorkerStats};
 use crate::lb::synproxy::SynProxy;
 use crate::lb::verdict::{BalancerConfig, LbDrop, LbVerdict};
 use crate::lb::xmit::TokenBucket;
+use crate::net::family::V4;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
@@ -84,9 +85,13 @@ impl Balancer {
             ),
             pcfg: vec![PersistCfg::default(); svc_slots as usize],
             persist_epoch: None,
-            sp: cfg
-                .synproxy
-                .then(|| SynProxy::new(table_slots(cfg.conn_capacity), cfg.synproxy_secret)),
+            sp: cfg.synproxy.then(|| {
+                SynProxy::new(
+                    table_slots(cfg.conn_capacity),
+                    cfg.conn6_capacity(),
+                    cfg.synproxy_secret,
+                )
+            }),
             sync: None,
             nat64: Nat64Ports::new(cfg.seed, cfg.worker, cfg.workers),
         }
@@ -165,7 +170,7 @@ impl Balancer {
             release_counters(stats, trees, c);
             detach_conn(persist, pcfg, c, now_ns);
             if c.flags & F_SP_PENDING != 0 {
-                resets::swept(sp.as_mut(), stats, idx, c);
+                resets::swept::<V4>(sp.as_mut(), stats, idx, &c.parts());
             }
         });
         persist.expire(now_ns, budget as usize);

@@ -15,6 +15,7 @@ use crate::lb::verdict::{LbDrop, LbVerdict};
 use crate::lb::xmit::{self, nat::Side};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Egress6};
+use crate::net::family::V4;
 use crate::net::meta::{tcp_flags, FlowKey, PacketMeta, PROTO_TCP, PROTO_UDP};
 
 impl Balancer {
@@ -102,12 +103,7 @@ impl Balancer {
             let reuse = !h.reply && is_new_syn(meta) && reusable(&c);
             let pending = c.flags & F_SP_PENDING != 0;
             if pending {
-                if !expired {
-                    return self.synproxy_pending(at, buf, meta, h.idx, h.reply);
-                }
-                // too late, from either side: the segment becomes the
-                // client's RST
-                return self.synproxy_timed_out(at, buf, meta, h.idx);
+                return self.synproxy_hit::<V4, B, E>(at, buf, meta, h.idx, h.reply, expired);
             }
             if expired || reuse {
                 self.expire_idx::<u32>(h.idx, at.now_ns);
@@ -145,7 +141,7 @@ impl Balancer {
             };
         };
         if svc.spec.synproxy && key.proto == PROTO_TCP {
-            return self.synproxy_new(at, svc, buf, meta, key);
+            return self.synproxy_new::<V4, B, E>(at, svc, buf, meta, key);
         }
         if key.proto == PROTO_TCP
             && (meta.tcp_flags & tcp_flags::RST != 0

@@ -23,8 +23,12 @@
 //! and port). While sync is on, the established shortcut is not taken, so
 //! that every packet's refresh is checked (as IPv4's).
 //!
-//! Not for IPv6 yet (refused when configured, see
-//! [`crate::lb::snapshot::BuildError::Ipv6Unsupported`]): the SYN proxy.
+//! The SYN proxy (`--synproxy`, NAT) is IPv4's, written once for both
+//! families ([`super::synproxy`]): a SYN to an IPv6 proxied service is
+//! answered with an IPv6 cookie, the proving ACK opens the connection in
+//! this table, its segments are translated in [`Balancer::transmit6`].
+//! Not with NAT64 (an IPv4 real server behind a proxied IPv6 service:
+//! refused, [`crate::lb::snapshot::BuildError::Ipv6Unsupported`]).
 //!
 //! An IPv6 packet whose next hop is unresolved is handed back unchanged
 //! ([`LbVerdict::Unresolved6`]), as IPv4's: the pipeline asks for a
@@ -38,7 +42,9 @@ use super::load::release_counters;
 use super::machine::Balancer;
 use super::new_conn::record;
 use super::persist::keys::{detach_conn6, TAG_BITS};
+use super::synproxy::{lane::HasParts, resets};
 use crate::lb::conn::{mapped, tick_of, tick_reached, Conn6, ConnTable, FlowKey6, Nat64Leg, Probe};
+use crate::lb::conn::{F_SP_PENDING, F_SYNPROXY};
 use crate::lb::persist::client_key6;
 use crate::lb::snapshot::{fold6, Service};
 use crate::lb::spec::Method;
@@ -48,6 +54,7 @@ use crate::lb::verdict::{LbDrop, LbVerdict};
 use crate::lb::xmit::{self, nat::Side, v6 as x6, XmitError};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Egress6};
+use crate::net::family::V6;
 use crate::net::meta::{tcp_flags, FlowKey, PacketMeta6, PROTO_TCP, PROTO_UDP};
 
 /// The IPv6 key a packet is looked up by (ICMPv6 errors: the quoted tuple
@@ -91,11 +98,15 @@ impl Balancer {
             persist,
             pcfg,
             trees,
+            sp,
             ..
         } = self;
-        let n = table6.sweep(now, budget, |_, c| {
+        let n = table6.sweep(now, budget, |idx, c| {
             release_counters(stats, trees, c);
             detach_conn6(persist, pcfg, c, now_ns);
+            if c.flags & F_SP_PENDING != 0 {
+                resets::swept::<V6>(sp.as_mut(), stats, idx, &c.parts());
+            }
         });
         bump(&self.stats.expired, n as u64);
         self.store_conns();
@@ -180,13 +191,16 @@ impl Balancer {
                     let c = *c;
                     let expires = now.wrapping_add(snap.timeouts.tcp(TcpState::Established));
                     self.table6.set_expires(h.idx, expires);
-                    return self.transmit6(at, buf, meta, &c, h.reply);
+                    return self.transmit6(at, buf, meta, h.idx, &c, h.reply);
                 }
             }
             let Some(c) = self.table6.get(h.idx).copied() else {
                 return self.drop(LbDrop::Malformed);
             };
             let expired = tick_reached(now, c.expires);
+            if c.flags & F_SP_PENDING != 0 {
+                return self.synproxy_hit::<V6, B, E>(at, buf, meta, h.idx, h.reply, expired);
+            }
             let reuse = !h.reply && is_new_syn6(meta) && reusable6(&c);
             if !(expired || reuse) {
                 return self.forward6(at, buf, meta, h.idx, c, h.reply);
@@ -204,6 +218,9 @@ impl Balancer {
                 LbVerdict::NotForUs
             };
         };
+        if svc.spec.synproxy && key.proto == PROTO_TCP {
+            return self.synproxy_new::<V6, B, E>(at, svc, buf, meta, &key);
+        }
         if key.proto == PROTO_TCP
             && (meta.tcp_flags & tcp_flags::RST != 0
                 || (meta.tcp_flags & tcp_flags::SYN == 0 && !snap.sloppy_tcp))
@@ -224,7 +241,7 @@ impl Balancer {
 
     /// Schedule (persistence template first, for a persistent service)
     /// and insert a new IPv6 connection.
-    fn new_conn6<E>(
+    pub(super) fn new_conn6<E>(
         &mut self,
         at: &BurstCtx<E>,
         svc: &Service,
@@ -289,17 +306,18 @@ impl Balancer {
         if let Err(v) = self.touch(at, idx, &c, reply, meta.tcp_flags) {
             return v;
         }
-        self.transmit6(at, buf, meta, &c, reply)
+        self.transmit6(at, buf, meta, idx, &c, reply)
     }
 
     /// Transmission of a packet of connection `c` whose state and timer
-    /// are done: the method's rewrite (NAT64's translation), then
-    /// [`Self::finish`].
+    /// are done: a spliced SYN proxy connection's sequence translation, the
+    /// method's rewrite (NAT64's translation), then [`Self::finish`].
     fn transmit6<B: PacketBuf, E: Egress + Egress6>(
         &mut self,
         at: &BurstCtx<E>,
         buf: &mut B,
         meta: &PacketMeta6,
+        idx: u32,
         c: &Conn6,
         reply: bool,
     ) -> LbVerdict {
@@ -312,6 +330,9 @@ impl Balancer {
             }
             let res = x6::nat64::to4(buf, meta, leg4(c), &mut self.ip_id, egress);
             return self.finish64(at, res, c, meta, buf);
+        }
+        if c.flags & F_SYNPROXY != 0 {
+            self.sp_translate::<V6, B>(buf, meta, idx, reply);
         }
         let res = match (c.method, reply) {
             (Method::Nat, true) => {

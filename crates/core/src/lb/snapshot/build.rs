@@ -222,9 +222,6 @@ impl<'a> SnapshotBuilder<'a> {
             if !mask_ok {
                 return Err(BuildError::MaskFamily(k));
             }
-            if k.vip.is_ipv6() && spec.synproxy {
-                return Err(BuildError::Ipv6Unsupported(k, "the SYN proxy"));
-            }
             if k.port == 0 && spec.persistent.is_none() {
                 return Err(BuildError::PortZero(k));
             }
@@ -256,6 +253,11 @@ impl<'a> SnapshotBuilder<'a> {
                         k.vip.is_ipv6() && d.method == Method::Nat && !self.nat64_pool.is_empty();
                     if !nat64 {
                         return Err(BuildError::MixedFamily(k, d.key));
+                    }
+                    if spec.synproxy {
+                        // the proxied handshake is written per family:
+                        // its SYN would have to leave as IPv4
+                        return Err(BuildError::Ipv6Unsupported(k, "the SYN proxy with NAT64"));
                     }
                 }
                 check_addr(d.key.addr)?;

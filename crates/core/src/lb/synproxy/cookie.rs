@@ -1,5 +1,5 @@
-//! SYN cookies, as Linux makes them (net/ipv4/syncookies.c), keyed by
-//! SipHash.
+//! SYN cookies, as Linux makes them (net/ipv4/syncookies.c and, for
+//! IPv6, net/ipv6/syncookies.c), keyed by SipHash.
 //!
 //! A cookie is the initial sequence number of the SYN/ACK dirigo answers a
 //! client's SYN with; the client's ACK returns it plus one. Nothing is
@@ -14,21 +14,55 @@
 //! `K_count` is the key of that minute, derived from a random 128-bit
 //! master secret by SipHash used as a PRF, so the secret that validates a
 //! cookie changes every minute and none can be derived from another. A
-//! cookie is valid for [`MAX_AGE`] minutes. The MSS is one of
-//! [`MSS_TABLE`]'s four values (Linux's for IPv4), the largest not above
-//! the client's. Forging one means guessing 24 bits whose value must fall
+//! cookie is valid for [`MAX_AGE`] minutes. The MSS is one of four values
+//! of the family's table (Linux's `msstab`: [`MSS_TABLE`] for IPv4,
+//! [`MSS_TABLE6`] for IPv6), the largest not above the client's. The
+//! tuple hashed is the family's ([`CookieTuple`]): an IPv6 cookie hashes
+//! both full 128-bit addresses, as Linux's `cookie_v6_init_sequence`. Forging one means guessing 24 bits whose value must fall
 //! below 4 after subtraction: a chance of 2^-22 per try.
 //!
 //! Window scale and SACK-permitted travel in the low 6 bits of the SYN/ACK's
 //! timestamp ([`ts_encode`], Linux's `cookie_init_timestamp`), so a client
 //! without timestamps gets neither (as with Linux's syncookies).
 
-use crate::net::meta::FlowKey;
+use crate::net::meta::{FlowKey, FlowKey6};
 use siphasher::sip::SipHasher13;
 use std::hash::Hasher;
 
-/// The MSS values a cookie can carry (Linux's `msstab` for IPv4).
+/// The MSS values an IPv4 cookie can carry (Linux's `msstab` for IPv4).
 pub const MSS_TABLE: [u16; 4] = [536, 1300, 1440, 1460];
+/// The MSS values an IPv6 cookie can carry (Linux's `msstab` of
+/// net/ipv6/syncookies.c: 1280, 1480, 1500 and 9000 bytes less 60).
+pub const MSS_TABLE6: [u16; 4] = [1220, 1420, 1440, 8940];
+
+/// A connection's tuple as a cookie hashes it, and the MSS table of its
+/// family.
+pub trait CookieTuple {
+    /// The MSS values a cookie of this family can carry.
+    const MSS_TABLE: [u16; 4];
+    /// Feed the tuple (addresses at full width, then the ports) to `h`.
+    fn write_to(&self, h: &mut SipHasher13);
+}
+
+impl CookieTuple for FlowKey {
+    const MSS_TABLE: [u16; 4] = MSS_TABLE;
+    #[inline]
+    fn write_to(&self, h: &mut SipHasher13) {
+        h.write_u32(self.src);
+        h.write_u32(self.dst);
+        h.write_u32(((self.sport as u32) << 16) | self.dport as u32);
+    }
+}
+
+impl CookieTuple for FlowKey6 {
+    const MSS_TABLE: [u16; 4] = MSS_TABLE6;
+    #[inline]
+    fn write_to(&self, h: &mut SipHasher13) {
+        h.write_u128(self.src);
+        h.write_u128(self.dst);
+        h.write_u32(((self.sport as u32) << 16) | self.dport as u32);
+    }
+}
 /// Minutes a cookie stays valid (Linux `MAX_SYNCOOKIE_AGE`).
 pub const MAX_AGE: u32 = 2;
 const COUNT_SHIFT: u32 = 24;
@@ -92,14 +126,12 @@ impl CookieKeys {
         SipHasher13::new_with_keys(k0, k1)
     }
 
-    fn tuple_hash(mut h: SipHasher13, k: &FlowKey) -> u32 {
-        h.write_u32(k.src);
-        h.write_u32(k.dst);
-        h.write_u32(((k.sport as u32) << 16) | k.dport as u32);
+    fn tuple_hash<K: CookieTuple>(mut h: SipHasher13, k: &K) -> u32 {
+        k.write_to(&mut h);
         h.finish() as u32
     }
 
-    fn fixed(&self, k: &FlowKey) -> u32 {
+    fn fixed<K: CookieTuple>(&self, k: &K) -> u32 {
         Self::tuple_hash(
             SipHasher13::new_with_keys(self.master[1], self.master[0]),
             k,
@@ -108,8 +140,8 @@ impl CookieKeys {
 
     /// The cookie for a SYN of `key` (client → VIP) with initial sequence
     /// number `isn` and MSS `mss`, at minute `count`.
-    pub fn make(&self, key: &FlowKey, isn: u32, mss: u16, count: u32) -> u32 {
-        let idx = mss_index(mss);
+    pub fn make<K: CookieTuple>(&self, key: &K, isn: u32, mss: u16, count: u32) -> u32 {
+        let idx = mss_index(&K::MSS_TABLE, mss);
         self.fixed(key)
             .wrapping_add(isn)
             .wrapping_add(count << COUNT_SHIFT)
@@ -119,9 +151,9 @@ impl CookieKeys {
     /// Check the cookie an ACK of `key` returns (`ack - 1`) with the
     /// client's initial sequence number (`seq - 1`) at minute `count`;
     /// the MSS it carries.
-    pub fn check(
+    pub fn check<K: CookieTuple>(
         &self,
-        key: &FlowKey,
+        key: &K,
         isn: u32,
         cookie: u32,
         count: u32,
@@ -130,7 +162,7 @@ impl CookieKeys {
         let diff = count.wrapping_sub(c >> COUNT_SHIFT) & (u32::MAX >> COUNT_SHIFT);
         let made = count.wrapping_sub(diff);
         let data = c.wrapping_sub(Self::tuple_hash(self.minute_key(made), key)) & MASK;
-        match MSS_TABLE.get(data as usize) {
+        match K::MSS_TABLE.get(data as usize) {
             Some(&mss) if diff < MAX_AGE => Ok(mss),
             Some(_) => Err(CookieError::Expired),
             None => Err(CookieError::Invalid),
@@ -138,10 +170,10 @@ impl CookieKeys {
     }
 }
 
-/// Index of the largest [`MSS_TABLE`] value not above `mss` (0 for a
-/// smaller one).
-pub fn mss_index(mss: u16) -> u32 {
-    MSS_TABLE.iter().rposition(|&m| m <= mss).unwrap_or(0) as u32
+/// Index of the largest `table` value not above `mss` (0 for a smaller
+/// one).
+pub fn mss_index(table: &[u16; 4], mss: u16) -> u32 {
+    table.iter().rposition(|&m| m <= mss).unwrap_or(0) as u32
 }
 
 /// The cookie count of `now_ms`.
@@ -194,6 +226,14 @@ mod tests {
         proto: 6,
     };
 
+    const K6: FlowKey6 = FlowKey6 {
+        src: 0x2001_0db8_0063_0000_0000_0000_0000_0002,
+        dst: 0x2001_0db8_0063_0000_0000_0000_0000_0064,
+        sport: 40000,
+        dport: 80,
+        proto: 6,
+    };
+
     fn keys() -> CookieKeys {
         CookieKeys::new([0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210])
     }
@@ -240,6 +280,63 @@ mod tests {
             k.check(&K, 7, c.wrapping_add(1 << 20), 10),
             Err(CookieError::Invalid)
         );
+    }
+
+    #[test]
+    fn ipv6_round_trip_with_linux_ipv6_mss_table() {
+        let k = keys();
+        for (mss, want) in [
+            (1440, 1440),
+            (9000, 8940),
+            (1460, 1440),
+            (1400, 1220),
+            (1420, 1420),
+            (536, 1220),
+        ] {
+            for count in [0, 1, 255, 256, 70_000] {
+                let c = k.make(&K6, 0xdead_beef, mss, count);
+                assert_eq!(k.check(&K6, 0xdead_beef, c, count), Ok(want));
+                assert_eq!(k.check(&K6, 0xdead_beef, c, count + 1), Ok(want));
+                assert_eq!(
+                    k.check(&K6, 0xdead_beef, c, count + MAX_AGE),
+                    Err(CookieError::Expired)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn ipv6_cookies_hash_all_128_bits_of_both_addresses() {
+        let k = keys();
+        let c = k.make(&K6, 7, 1440, 10);
+        // a bit anywhere in either address (a fold to 32 bits would miss
+        // some of these) and either port make another tuple
+        for bit in [0u32, 31, 32, 63, 64, 95, 96, 127] {
+            let mut o = K6;
+            o.src ^= 1 << bit;
+            assert_eq!(
+                k.check(&o, 7, c, 10),
+                Err(CookieError::Invalid),
+                "src bit {bit}"
+            );
+            let mut o = K6;
+            o.dst ^= 1 << bit;
+            assert_eq!(
+                k.check(&o, 7, c, 10),
+                Err(CookieError::Invalid),
+                "dst bit {bit}"
+            );
+        }
+        let mut o = K6;
+        o.dport += 1;
+        assert_eq!(k.check(&o, 7, c, 10), Err(CookieError::Invalid));
+        // and an IPv4 cookie of the same low 32 bits is not an IPv6 one
+        let k4 = FlowKey {
+            src: K6.src as u32,
+            dst: K6.dst as u32,
+            ..K
+        };
+        assert_ne!(k.make(&k4, 7, 1440, 10), c);
     }
 
     #[test]

@@ -28,22 +28,29 @@
 //! server that announces another has its windows rescaled on the way to
 //! the client.
 //!
+//! IPv4 and IPv6 share all of it: what differs but for the width of an
+//! address (the IP header a segment gets, the pseudo header, Linux's
+//! per-family MSS table for cookies) is [`ProxyFamily`]; each family has
+//! its [`Lane`] of per-record state and RSTs.
+//!
 //! Everything here is sans-IO and bounded: no allocation after
 //! [`SynProxy::new`], every length checked by the wire views.
 
 mod aux;
 pub mod cookie;
 mod counts;
+pub mod family;
 mod options;
 mod proxy;
 pub mod segment;
 
 pub use aux::{Aux, A_RESCALE, A_TS, A_WS};
-pub use cookie::{CookieError, CookieKeys, MSS_TABLE};
+pub use cookie::{CookieError, CookieKeys, CookieTuple, MSS_TABLE, MSS_TABLE6};
 pub use counts::SynproxyCount;
+pub use family::ProxyFamily;
 pub use options::{rescale, synack_options};
-pub use proxy::{Reset, SynProxy, PENDING_MS, RESET_QUEUE};
-pub use segment::{build_reset, RESET_FRAME_LEN};
+pub use proxy::{Lane, LaneOf, Reset, SynProxy, PENDING_MS, RESET_QUEUE};
+pub use segment::{build_reset, reset_frame_len, RESET_FRAME_LEN, RESET_FRAME_LEN6};
 
 #[cfg(test)]
 mod tests;

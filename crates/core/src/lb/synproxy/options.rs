@@ -1,13 +1,17 @@
 //! The options of the SYN/ACK dirigo answers a SYN with, and the window
 //! rescaling a server with another window scale needs.
 
-use super::cookie::{self, MSS_TABLE};
+use super::cookie::{self, CookieTuple};
+use super::family::ProxyFamily;
 use super::proxy::SynProxy;
 use crate::net::wire::tcpopt;
 
-/// Options of the SYN/ACK answering a SYN with options `o`, at `now` ms.
-pub fn synack_options(o: &tcpopt::TcpOptions, now: u32) -> tcpopt::SynOptions {
-    let mss = MSS_TABLE[cookie::mss_index(o.mss.unwrap_or(536)) as usize].min(SynProxy::MSS);
+/// Options of the SYN/ACK answering a SYN of family `F` with options
+/// `o`, at `now` ms: the MSS is the value its cookie carries (the
+/// family's table), at most the family's [`ProxyFamily::MSS`].
+pub fn synack_options<F: ProxyFamily>(o: &tcpopt::TcpOptions, now: u32) -> tcpopt::SynOptions {
+    let table = <F::Key as CookieTuple>::MSS_TABLE;
+    let mss = table[cookie::mss_index(&table, o.mss.unwrap_or(536)) as usize].min(F::MSS);
     match o.ts {
         Some(ts) => tcpopt::SynOptions {
             mss,

@@ -3,55 +3,74 @@
 //! SYN/ACK turned into the ACK that completes its handshake, RSTs, and the
 //! per-packet sequence translation of a spliced connection.
 //!
-//! A segment dirigo writes gets a fresh 20-byte IPv4 header and a TCP
+//! A segment dirigo writes gets a fresh IP header (20-byte IPv4, 40-byte
+//! IPv6: [`ProxyFamily`]) and a TCP
 //! header emitted from a `tcp::Repr` of values read first (so IP options
 //! and any payload of the packet it reuses are dropped); every checksum
 //! is computed in full. Translation only rewrites fields in place, with
 //! incremental checksums. Headers are written only through `net::wire`.
 
 use super::aux::{Aux, A_RESCALE, A_TS, A_WS};
+use super::family::ProxyFamily;
 use super::options::rescale;
 use super::proxy::{Reset, SynProxy};
-use crate::lb::xmit::{next_hop, set_eth, XmitError};
+use crate::lb::xmit::{set_eth, XmitError};
 use crate::net::buf::PacketBuf;
-use crate::net::egress::{Egress, NextHop};
-use crate::net::meta::{tcp_flags, PacketMeta, PROTO_TCP};
-use crate::net::wire::{ethernet, ipv4, tcp, tcpopt};
+use crate::net::egress::NextHopOf;
+use crate::net::meta::tcp_flags;
+use crate::net::wire::{ethernet, ipv6, tcp, tcpopt};
 
-/// What a segment dirigo writes carries: its IPv4 addresses and its TCP
+/// What a segment dirigo writes carries: its addresses and its TCP
 /// header (options included).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Seg {
+pub struct Seg<A> {
     /// Source address.
-    pub src: u32,
+    pub src: A,
     /// Destination address.
-    pub dst: u32,
+    pub dst: A,
     /// The TCP header.
     pub tcp: tcp::Repr,
 }
 
-/// Bytes of a generated RST frame (Ethernet + IPv4 + TCP, padded to the
-/// Ethernet minimum).
+/// Bytes of a generated IPv4 RST frame (Ethernet + IPv4 + TCP, padded to
+/// the Ethernet minimum).
 pub const RESET_FRAME_LEN: usize = 60;
+/// Bytes of a generated IPv6 RST frame (Ethernet + IPv6 + TCP).
+pub const RESET_FRAME_LEN6: usize = ethernet::HEADER_LEN + ipv6::HEADER_LEN + tcp::MIN_HEADER_LEN;
 
-/// The TCP header of `buf` at `meta.l4_off` (checked).
-fn tcp_of<'a, B: PacketBuf>(
+/// Bytes of the RST frame of family `F`.
+pub const fn reset_frame_len<F: ProxyFamily>() -> usize {
+    let n = ethernet::HEADER_LEN + F::IP_HEADER_LEN + tcp::MIN_HEADER_LEN;
+    if n < RESET_FRAME_LEN {
+        RESET_FRAME_LEN
+    } else {
+        n
+    }
+}
+
+/// The TCP header of `buf` at `meta`'s L4 offset (checked).
+fn tcp_of<'a, F: ProxyFamily, B: PacketBuf>(
     buf: &'a B,
-    meta: &PacketMeta,
+    meta: &F::Meta,
 ) -> Result<tcp::Packet<&'a [u8]>, XmitError> {
+    let v = F::view(meta);
     let d = buf.data();
-    let end = (meta.l3_off as usize + meta.ip_len as usize).min(d.len());
     let seg = d
-        .get(meta.l4_off as usize..end)
+        .get(v.l4_off..v.end.min(d.len()))
         .ok_or(XmitError::Malformed)?;
     tcp::Packet::new_checked(seg).map_err(|_| XmitError::Malformed)
 }
 
 /// Write `s` as the whole IP packet after `l3` bytes of link header,
 /// resizing the buffer, and address the frame to `nh`.
-fn emit<B: PacketBuf>(buf: &mut B, l3: usize, s: &Seg, nh: &NextHop) -> Result<u16, XmitError> {
+fn emit<F: ProxyFamily, B: PacketBuf>(
+    buf: &mut B,
+    l3: usize,
+    s: &Seg<F::Addr>,
+    nh: &NextHopOf<F>,
+) -> Result<u16, XmitError> {
     let tcp_len = s.tcp.header_len();
-    let total = l3 + ipv4::MIN_HEADER_LEN + tcp_len;
+    let total = l3 + F::IP_HEADER_LEN + tcp_len;
     let ok = if buf.len() >= total {
         buf.trim_to(total)
     } else {
@@ -65,37 +84,26 @@ fn emit<B: PacketBuf>(buf: &mut B, l3: usize, s: &Seg, nh: &NextHop) -> Result<u
     let (ip, seg) = d
         .get_mut(l3..total)
         .ok_or(XmitError::Malformed)?
-        .split_at_mut(ipv4::MIN_HEADER_LEN);
-    ipv4::Repr {
-        src: s.src,
-        dst: s.dst,
-        protocol: PROTO_TCP,
-        payload_len: tcp_len as u16,
-        ttl: 64,
-        dscp_ecn: 0,
-        ident: 0,
-        dont_frag: true,
-    }
-    .emit(&mut ipv4::Packet::new_unchecked(&mut *ip));
+        .split_at_mut(F::IP_HEADER_LEN);
+    F::emit_ip(ip, s.src, s.dst, tcp_len as u16);
     let mut t = tcp::Packet::new_unchecked(seg);
     s.tcp.emit(&mut t);
-    t.fill_checksum(s.src, s.dst);
+    F::fill_checksum(&mut t, s.src, s.dst);
     Ok(nh.port)
 }
 
 /// Answer a client's SYN in place with a SYN/ACK whose sequence number is
 /// `cookie`, built with [`super::synack_options`] from the SYN's options
-/// at `now` ms (`opts`), routed back to the client.
-pub fn syn_ack<B: PacketBuf>(
+/// (`opts`), addressed to `nh` (the next hop toward the client).
+pub fn syn_ack<F: ProxyFamily, B: PacketBuf>(
     buf: &mut B,
-    meta: &PacketMeta,
+    meta: &F::Meta,
     cookie: u32,
     opts: &tcpopt::SynOptions,
-    egress: &impl Egress,
+    nh: &NextHopOf<F>,
 ) -> Result<u16, XmitError> {
-    let isn = tcp_of(buf, meta)?.seq_number();
-    let nh = next_hop(egress, meta.key.src)?;
-    let k = meta.key;
+    let isn = tcp_of::<F, B>(buf, meta)?.seq_number();
+    let k = F::view(meta);
     let s = Seg {
         src: k.dst,
         dst: k.src,
@@ -109,24 +117,24 @@ pub fn syn_ack<B: PacketBuf>(
             options: (*opts).into(),
         },
     };
-    emit(buf, meta.l3_off as usize, &s, &nh)
+    emit::<F, B>(buf, k.l3_off, &s, nh)
 }
 
 /// Turn the client's ACK that proved its cookie into the SYN the real
 /// server gets (the client's ISN, its options `opts`, the ACK's window),
 /// still addressed client → VIP: NAT rewrites it afterwards. The frame is
 /// addressed to `nh` (NAT sets it again).
-pub fn ack_to_syn<B: PacketBuf>(
+pub fn ack_to_syn<F: ProxyFamily, B: PacketBuf>(
     buf: &mut B,
-    meta: &PacketMeta,
+    meta: &F::Meta,
     opts: &tcpopt::SynOptions,
-    nh: &NextHop,
+    nh: &NextHopOf<F>,
 ) -> Result<(), XmitError> {
     let (seq, window) = {
-        let t = tcp_of(buf, meta)?;
+        let t = tcp_of::<F, B>(buf, meta)?;
         (t.seq_number(), t.window())
     };
-    let k = meta.key;
+    let k = F::view(meta);
     let s = Seg {
         src: k.src,
         dst: k.dst,
@@ -140,7 +148,7 @@ pub fn ack_to_syn<B: PacketBuf>(
             options: (*opts).into(),
         },
     };
-    emit(buf, meta.l3_off as usize, &s, nh).map(|_| ())
+    emit::<F, B>(buf, k.l3_off, &s, nh).map(|_| ())
 }
 
 /// What the real server's SYN/ACK told: its ISN and TSval, its window
@@ -157,8 +165,8 @@ pub struct ServerHello {
 
 /// Read the server's SYN/ACK of a pending connection; None when the
 /// segment is not a SYN/ACK.
-pub fn server_hello<B: PacketBuf>(buf: &B, meta: &PacketMeta) -> Option<ServerHello> {
-    let t = tcp::Repr::parse(&tcp_of(buf, meta).ok()?).ok()?;
+pub fn server_hello<F: ProxyFamily, B: PacketBuf>(buf: &B, meta: &F::Meta) -> Option<ServerHello> {
+    let t = tcp::Repr::parse(&tcp_of::<F, B>(buf, meta).ok()?).ok()?;
     let f = t.flags;
     if f & (tcp_flags::SYN | tcp_flags::ACK | tcp_flags::RST) != tcp_flags::SYN | tcp_flags::ACK {
         return None;
@@ -172,16 +180,15 @@ pub fn server_hello<B: PacketBuf>(buf: &B, meta: &PacketMeta) -> Option<ServerHe
 
 /// Turn the server's SYN/ACK into the ACK that completes its handshake
 /// (the client's window `window`; timestamps echoed when the server sent
-/// them), sent back to the server.
-pub fn synack_to_ack<B: PacketBuf>(
+/// them), sent back to the server through `nh`.
+pub fn synack_to_ack<F: ProxyFamily, B: PacketBuf>(
     buf: &mut B,
-    meta: &PacketMeta,
+    meta: &F::Meta,
     window: u16,
-    egress: &impl Egress,
+    nh: &NextHopOf<F>,
 ) -> Result<u16, XmitError> {
-    let t = tcp::Repr::parse(&tcp_of(buf, meta)?).map_err(|_| XmitError::Malformed)?;
-    let k = meta.key; // server -> client
-    let nh = next_hop(egress, k.src)?;
+    let t = tcp::Repr::parse(&tcp_of::<F, B>(buf, meta)?).map_err(|_| XmitError::Malformed)?;
+    let k = F::view(meta); // server -> client
     let s = Seg {
         src: k.dst,
         dst: k.src,
@@ -199,22 +206,21 @@ pub fn synack_to_ack<B: PacketBuf>(
             },
         },
     };
-    emit(buf, meta.l3_off as usize, &s, &nh)
+    emit::<F, B>(buf, k.l3_off, &s, nh)
 }
 
 /// Turn any packet of a proxied connection into an RST to its client
-/// (from `vip:vport`, sequence `seq`), routed to the client.
-pub fn reset_in_place<B: PacketBuf>(
+/// (from `vip:vport`, sequence `seq`), through `nh` (toward the client).
+pub fn reset_in_place<F: ProxyFamily, B: PacketBuf>(
     buf: &mut B,
-    meta: &PacketMeta,
-    r: &Reset,
-    egress: &impl Egress,
+    meta: &F::Meta,
+    r: &Reset<F::Addr>,
+    nh: &NextHopOf<F>,
 ) -> Result<u16, XmitError> {
-    let nh = next_hop(egress, r.client)?;
-    emit(buf, meta.l3_off as usize, &reset_seg(r), &nh)
+    emit::<F, B>(buf, F::view(meta).l3_off, &reset_seg(r), nh)
 }
 
-fn reset_seg(r: &Reset) -> Seg {
+fn reset_seg<A: Copy>(r: &Reset<A>) -> Seg<A> {
     Seg {
         src: r.vip,
         dst: r.client,
@@ -265,22 +271,22 @@ impl PacketBuf for Fixed<'_> {
     }
 }
 
-/// Build the RST frame for `r` into `out` (at least [`RESET_FRAME_LEN`]
-/// bytes): the egress port and the frame's length, or the reason it
-/// cannot be sent.
-pub fn build_reset(
+/// Build the RST frame for `r` into `out` (at least
+/// [`reset_frame_len`] bytes), through `nh` (toward the client): the
+/// egress port and the frame's length, or the reason it cannot be sent.
+pub fn build_reset<F: ProxyFamily>(
     out: &mut [u8],
-    r: &Reset,
-    egress: &impl Egress,
+    r: &Reset<F::Addr>,
+    nh: &NextHopOf<F>,
 ) -> Result<(u16, usize), XmitError> {
-    let nh = next_hop(egress, r.client)?;
-    let out = out.get_mut(..RESET_FRAME_LEN).ok_or(XmitError::NoRoom)?;
+    let len = reset_frame_len::<F>();
+    let out = out.get_mut(..len).ok_or(XmitError::NoRoom)?;
     out.fill(0);
     let l3 = ethernet::HEADER_LEN;
     let mut f = Fixed { b: out, len: l3 };
-    ethernet::Frame::new_unchecked(f.data_mut()).set_ethertype(ethernet::ethertype::IPV4);
-    let port = emit(&mut f, l3, &reset_seg(r), &nh)?;
-    Ok((port, RESET_FRAME_LEN))
+    ethernet::Frame::new_unchecked(f.data_mut()).set_ethertype(F::ETHERTYPE);
+    let port = emit::<F, _>(&mut f, l3, &reset_seg(r), nh)?;
+    Ok((port, len))
 }
 
 /// Translate a spliced connection's segment in place: toward the server
@@ -290,9 +296,10 @@ pub fn build_reset(
 /// updated incrementally; a segment whose header is not all there is left
 /// alone (NAT refuses it next).
 #[inline]
-pub fn translate<B: PacketBuf>(buf: &mut B, meta: &PacketMeta, a: &Aux, reply: bool) {
-    let l4 = meta.l4_off as usize;
-    let end = (meta.l3_off as usize + meta.ip_len as usize).min(buf.len());
+pub fn translate<F: ProxyFamily, B: PacketBuf>(buf: &mut B, meta: &F::Meta, a: &Aux, reply: bool) {
+    let v = F::view(meta);
+    let l4 = v.l4_off;
+    let end = v.end.min(buf.len());
     let Some(seg) = buf.data_mut().get_mut(l4..end) else {
         return;
     };

@@ -3,7 +3,10 @@
 //! one opening the connection to a real server, the pending connection
 //! until the server's SYN/ACK, and the RSTs when it never comes.
 //!
-//! `resets.rs` holds the RSTs the sweep queues (no balancer); `handshake.rs` the balancer's side.
+//! Both families: `lane.rs` says what the handshake needs of the IPv4
+//! and IPv6 lanes ([`lane::SpLane`]), `handshake.rs` is written once over
+//! it, `resets.rs` holds the RSTs the sweep queues (no balancer).
 
 mod handshake;
+pub(super) mod lane;
 pub(super) mod resets;

@@ -157,6 +157,7 @@ mod pins;
 mod robust;
 mod sync;
 mod synproxy;
+mod synproxy6;
 mod timeouts;
 mod trees;
 mod v6;
