@@ -13,7 +13,7 @@ use crate::lb::snapshot::Service;
 use crate::lb::state::TcpState;
 use crate::lb::synproxy::{LaneOf, ProxyFamily};
 use crate::lb::verdict::{LbDrop, LbVerdict};
-use crate::lb::xmit::{self, nat::Side, v6 as x6, XmitError};
+use crate::lb::xmit::{self, nat::Side, XmitError};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Egress6, NextHopOf};
 use crate::net::family::{V4, V6};
@@ -184,7 +184,7 @@ impl<E: Egress + Egress6> SpLane<E> for V6 {
         meta: &PacketMeta6,
         c: &Conn6,
     ) -> LbVerdict {
-        let res = x6::nat6(buf, meta, Side::Dst, c.daddr, c.dport, c.daddr, at.egress);
+        let res = xmit::nat::nat(buf, meta, Side::Dst, c.daddr, c.dport, c.daddr, at.egress);
         b.finish(at, res, c, false, meta, buf)
     }
 
