@@ -64,93 +64,68 @@ impl FlowKey {
     }
 }
 
-/// The packet quoted inside an ICMPv6 error message (Destination
-/// Unreachable 1, Packet Too Big 2, Time Exceeded 3, Parameter Problem 4).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct IcmpQuote6 {
-    /// ICMPv6 type of the error.
-    pub icmp_type: u8,
-    /// ICMPv6 code.
-    pub code: u8,
-    /// Offset of the quoted IPv6 header from the start of the frame.
-    pub inner_l3_off: u16,
-    /// Offset of the quoted L4 header (after the quoted packet's extension
-    /// headers) from the start of the frame.
-    pub inner_l4_off: u16,
-    /// The quoted packet's tuple, exactly as it was sent.
-    pub inner_key: FlowKey6,
-}
-
-/// Validated facts about an IPv6 packet to balance: the fixed header and
-/// the extension chain walked ([`crate::net::wire::ipv6ext::walk`]), the
-/// L4 header bounds-checked, not a fragment.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PacketMeta6 {
-    /// Index of the port the packet arrived on.
-    pub port: u16,
-    /// VLAN id of the single 802.1Q tag, if any.
-    pub vlan: Option<u16>,
-    /// Offset of the IPv6 header (14, or 18 behind one VLAN tag).
-    pub l3_off: u16,
-    /// Offset of the L4 header (after any extension headers).
-    pub l4_off: u16,
-    /// The IPv6 packet's length: 40 + payload length (the frame may carry
-    /// Ethernet padding after it).
-    pub ip_len: u16,
-    /// The 5-tuple (for ICMPv6 errors: ports 0, proto 58; the quote says
-    /// which connection).
-    pub key: FlowKey6,
-    /// TCP flags byte (0 when not TCP).
-    pub tcp_flags: u8,
-    /// Hop limit.
-    pub hop_limit: u8,
-    /// For ICMPv6 error messages: the quoted packet.
-    pub icmp: Option<IcmpQuote6>,
-}
-
 /// ICMPv6's next-header number.
 pub const PROTO_ICMPV6: u8 = 58;
 
-/// The packet quoted inside an ICMP error message.
+/// The packet quoted inside an ICMP error message (ICMP: types 3, 4, 5,
+/// 11, 12; ICMPv6: Destination Unreachable 1, Packet Too Big 2, Time
+/// Exceeded 3, Parameter Problem 4), over an address type `A`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct IcmpQuote {
-    /// ICMP type of the error (3, 4, 5, 11, 12).
+pub struct Quote<A> {
+    /// ICMP (ICMPv6) type of the error.
     pub icmp_type: u8,
-    /// ICMP code.
+    /// Its code.
     pub code: u8,
-    /// Offset of the quoted IPv4 header from the start of the frame.
+    /// Offset of the quoted IP header from the start of the frame.
     pub inner_l3_off: u16,
-    /// Offset of the quoted L4 header from the start of the frame.
+    /// Offset of the quoted L4 header from the start of the frame (IPv6:
+    /// after the quoted packet's extension headers).
     pub inner_l4_off: u16,
     /// The quoted packet's tuple, exactly as it was sent.
-    pub inner_key: FlowKey,
+    pub inner_key: Flow<A>,
 }
 
-/// Validated facts about an IPv4 packet (headers bounds-checked, IPv4 header
-/// checksum verified, not a fragment unless stated).
+/// The packet quoted inside an ICMP error message.
+pub type IcmpQuote = Quote<u32>;
+/// The packet quoted inside an ICMPv6 error message.
+pub type IcmpQuote6 = Quote<u128>;
+
+/// Validated facts about a packet to balance, over an address type `A`:
+/// headers bounds-checked (IPv4: its header checksum verified; IPv6: the
+/// extension chain walked, [`crate::net::wire::ipv6ext::walk`]), not a
+/// fragment unless stated.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PacketMeta {
+pub struct Meta<A> {
     /// Index of the port the packet arrived on.
     pub port: u16,
     /// VLAN id of the single 802.1Q tag, if any.
     pub vlan: Option<u16>,
-    /// Offset of the IPv4 header (14, or 18 behind one VLAN tag).
+    /// Offset of the IP header (14, or 18 behind one VLAN tag).
     pub l3_off: u16,
-    /// Offset of the L4 header (l3_off + IHL*4).
+    /// Offset of the L4 header (IPv4: l3_off + IHL*4; IPv6: after any
+    /// extension headers).
     pub l4_off: u16,
-    /// IPv4 total length (the frame may carry Ethernet padding after it).
+    /// The IP packet's length (IPv4: its total length; IPv6: 40 + payload
+    /// length); the frame may carry Ethernet padding after it.
     pub ip_len: u16,
-    /// The 5-tuple (for ICMP: ports are 0, proto is 1).
-    pub key: FlowKey,
+    /// The 5-tuple (for ICMP errors: ports 0, proto 1 or 58; the quote
+    /// says which connection).
+    pub key: Flow<A>,
     /// TCP flags byte (0 when not TCP).
     pub tcp_flags: u8,
-    /// IPv4 TTL.
+    /// IPv4's TTL, IPv6's hop limit.
     pub ttl: u8,
-    /// IPv4 don't-fragment bit.
+    /// IPv4's don't-fragment bit; always set for IPv6 (no router
+    /// fragments an IPv6 packet).
     pub df: bool,
-    /// For ICMP error messages: the quoted packet.
-    pub icmp: Option<IcmpQuote>,
+    /// For ICMP errors: the quoted packet.
+    pub icmp: Option<Quote<A>>,
 }
+
+/// Validated facts about an IPv4 packet.
+pub type PacketMeta = Meta<u32>;
+/// Validated facts about an IPv6 packet.
+pub type PacketMeta6 = Meta<u128>;
 
 /// TCP flag bits as in the header's flags byte.
 pub mod tcp_flags {

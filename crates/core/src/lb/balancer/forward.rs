@@ -16,7 +16,7 @@ use crate::lb::xmit::{self, nat::Side, XmitError};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Egress6};
 use crate::net::family::V4;
-use crate::net::meta::{PacketMeta, PROTO_TCP};
+use crate::net::meta::{Meta, PacketMeta, PROTO_TCP};
 
 impl Balancer {
     /// The verdict for a packet xmit could not send toward `dst`: an
@@ -195,7 +195,7 @@ impl Balancer {
         res: Result<u16, XmitError>,
         c: &ConnOf<A, A::Ext>,
         reply: bool,
-        meta: &A::Meta,
+        meta: &Meta<A>,
         buf: &mut B,
     ) -> LbVerdict {
         self.finish_to(at, res, Counted::of(c), reply, meta, buf)
@@ -209,13 +209,13 @@ impl Balancer {
         res: Result<u16, XmitError>,
         to: Counted<A>,
         reply: bool,
-        meta: &A::Meta,
+        meta: &Meta<A>,
         buf: &mut B,
     ) -> LbVerdict {
         let egress = at.egress;
         match res {
             Ok(port) => {
-                let bytes = A::ip_len(meta) as u64;
+                let bytes = meta.ip_len as u64;
                 if let Some(t) = self.dest_rec(to.dest) {
                     t.packet(reply, bytes);
                 }
@@ -224,7 +224,7 @@ impl Balancer {
                 }
                 LbVerdict::Tx { port }
             }
-            Err(XmitError::NeedFrag { mtu }) if !A::quotes(meta) => {
+            Err(XmitError::NeedFrag { mtu }) if meta.icmp.is_none() => {
                 if !self.icmp_limit.allow(at.now_ns) {
                     return self.drop(LbDrop::IcmpRateLimited);
                 }
@@ -234,13 +234,13 @@ impl Balancer {
                         LbVerdict::Tx { port }
                     }
                     // the answer goes back to the packet's source
-                    Err(e) => self.xmit_failed(e, egress, A::key(meta).src),
+                    Err(e) => self.xmit_failed(e, egress, meta.key.src),
                 }
             }
             Err(e) => {
                 // xmit routes requests (and ICMP errors about them) to the
                 // real server, replies (NAT) to the packet's destination
-                let dst = if reply { A::key(meta).dst } else { to.daddr };
+                let dst = if reply { meta.key.dst } else { to.daddr };
                 self.xmit_failed(e, egress, dst)
             }
         }

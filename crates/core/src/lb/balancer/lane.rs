@@ -31,7 +31,7 @@ use crate::lb::verdict::LbVerdict;
 use crate::lb::xmit::{self, v6 as x6, XmitError};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Egress6};
-use crate::net::meta::{Flow, FlowKey, FlowKey6, PacketMeta, PacketMeta6};
+use crate::net::meta::{Flow, FlowKey, FlowKey6, Meta};
 
 impl Balancer {
     /// Give back what ending connection `c` held (its real server's and
@@ -56,15 +56,6 @@ impl Balancer {
 pub(crate) trait Lane: Copy + Eq + Default + 'static {
     /// What the family's records keep beside the shared fields.
     type Ext: ConnExt<Self>;
-    /// What classify tells of one of the family's packets.
-    type Meta;
-
-    /// The packet's tuple.
-    fn key(m: &Self::Meta) -> &Flow<Self>;
-    /// The packet's IP length (header included).
-    fn ip_len(m: &Self::Meta) -> u16;
-    /// Whether the packet is an ICMP error quoting a connection's packet.
-    fn quotes(m: &Self::Meta) -> bool;
 
     /// Set connection `idx`'s state, flags and expiry.
     fn set_hot(b: &mut Balancer, idx: u32, state: u8, flags: u8, expires: u32);
@@ -80,7 +71,7 @@ pub(crate) trait Lane: Copy + Eq + Default + 'static {
     fn too_big<B: PacketBuf, E: Egress + Egress6>(
         b: &mut Balancer,
         buf: &mut B,
-        meta: &Self::Meta,
+        meta: &Meta<Self>,
         mtu: u16,
         egress: &E,
     ) -> Result<u16, XmitError>;
@@ -143,20 +134,6 @@ impl Lane for u32 {
     }
 
     type Ext = ();
-    type Meta = PacketMeta;
-
-    #[inline(always)]
-    fn key(m: &PacketMeta) -> &Flow<u32> {
-        &m.key
-    }
-    #[inline(always)]
-    fn ip_len(m: &PacketMeta) -> u16 {
-        m.ip_len
-    }
-    #[inline(always)]
-    fn quotes(m: &PacketMeta) -> bool {
-        m.icmp.is_some()
-    }
     #[inline(always)]
     fn set_hot(b: &mut Balancer, idx: u32, state: u8, flags: u8, expires: u32) {
         b.table.set_hot(idx, state, flags, expires);
@@ -177,7 +154,7 @@ impl Lane for u32 {
     fn too_big<B: PacketBuf, E: Egress + Egress6>(
         b: &mut Balancer,
         buf: &mut B,
-        meta: &PacketMeta,
+        meta: &Meta<u32>,
         mtu: u16,
         egress: &E,
     ) -> Result<u16, XmitError> {
@@ -225,20 +202,6 @@ impl Lane for u128 {
     }
 
     type Ext = Nat64Leg;
-    type Meta = PacketMeta6;
-
-    #[inline(always)]
-    fn key(m: &PacketMeta6) -> &Flow<u128> {
-        &m.key
-    }
-    #[inline(always)]
-    fn ip_len(m: &PacketMeta6) -> u16 {
-        m.ip_len
-    }
-    #[inline(always)]
-    fn quotes(m: &PacketMeta6) -> bool {
-        m.icmp.is_some()
-    }
     #[inline(always)]
     fn set_hot(b: &mut Balancer, idx: u32, state: u8, flags: u8, expires: u32) {
         b.table6.set_hot(idx, state, flags, expires);
@@ -261,7 +224,7 @@ impl Lane for u128 {
     fn too_big<B: PacketBuf, E: Egress + Egress6>(
         _: &mut Balancer,
         buf: &mut B,
-        meta: &PacketMeta6,
+        meta: &Meta<u128>,
         mtu: u16,
         egress: &E,
     ) -> Result<u16, XmitError> {

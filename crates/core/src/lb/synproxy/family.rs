@@ -154,7 +154,7 @@ impl ProxyFamily for V6 {
             l4_off: m.l3_off + ipv6::HEADER_LEN as u16,
             ip_len,
             tcp_flags: flags,
-            hop_limit: 64,
+            ttl: 64,
             ..*m
         }
     }

@@ -7,7 +7,7 @@ use crate::net::buf::PacketBuf;
 use crate::net::checksum;
 use crate::net::egress::{Egress, EgressTo};
 use crate::net::family::Addr;
-use crate::net::meta::{PacketMeta, PacketMeta6, PROTO_TCP, PROTO_UDP};
+use crate::net::meta::{Meta, PacketMeta, PROTO_TCP, PROTO_UDP};
 use crate::net::wire::{be16_at, be32_at, ethernet, get, icmp, ipv4, ipv6, set, tcp, udp};
 
 /// Which side of the packet to rewrite.
@@ -53,66 +53,6 @@ fn set_addr(ip: &mut ipv4::Packet<&mut [u8]>, side: Side, addr: u32) -> u32 {
     }
 }
 
-/// Where a packet's headers are, as NAT needs them: the IP header, the
-/// TCP/UDP header, the protocol (IPv4's [`PacketMeta`], IPv6's
-/// [`PacketMeta6`]).
-pub trait NatMeta {
-    /// Offset of the IP header.
-    fn l3(&self) -> usize;
-    /// Offset of the TCP/UDP header.
-    fn l4(&self) -> usize;
-    /// The L4 protocol.
-    fn proto(&self) -> u8;
-    /// Whether the packet as the metadata says it is fits a frame of
-    /// `frame_len` bytes with `l4_need` bytes of its L4 header. IPv4
-    /// trusts classify's bounds (every established NAT packet comes here;
-    /// the slices below still never panic); IPv6 checks them again: the
-    /// header up to its checksum inside the IPv6 packet, the packet
-    /// inside the frame.
-    fn fits(&self, l4_need: usize, frame_len: usize) -> bool;
-}
-
-impl NatMeta for PacketMeta {
-    #[inline(always)]
-    fn fits(&self, _: usize, _: usize) -> bool {
-        true
-    }
-    #[inline(always)]
-    fn l3(&self) -> usize {
-        self.l3_off as usize
-    }
-    #[inline(always)]
-    fn l4(&self) -> usize {
-        self.l4_off as usize
-    }
-    #[inline(always)]
-    fn proto(&self) -> u8 {
-        self.key.proto
-    }
-}
-
-impl NatMeta for PacketMeta6 {
-    #[inline(always)]
-    fn fits(&self, l4_need: usize, frame_len: usize) -> bool {
-        let end = self.l3_off as usize + self.ip_len as usize;
-        self.l3_off as usize >= ethernet::HEADER_LEN
-            && self.l4_off as usize + l4_need <= end
-            && end <= frame_len
-    }
-    #[inline(always)]
-    fn l3(&self) -> usize {
-        self.l3_off as usize
-    }
-    #[inline(always)]
-    fn l4(&self) -> usize {
-        self.l4_off as usize
-    }
-    #[inline(always)]
-    fn proto(&self) -> u8 {
-        self.key.proto
-    }
-}
-
 /// What NAT's one-pass rewrite needs of a family's fixed IP header,
 /// implemented by its address type.
 pub trait NatHeader: Addr + Eq {
@@ -125,6 +65,11 @@ pub trait NatHeader: Addr + Eq {
     /// (IPVS keeps the 0; RFC 6935's zero-checksum tunnels are not
     /// balanced through a VIP.)
     const UDP_NO_CHECKSUM: bool;
+    /// Whether the metadata's bounds are checked again (IPv6: the header
+    /// up to its checksum inside the IPv6 packet, the packet inside the
+    /// frame). IPv4 trusts classify's (every established NAT packet comes
+    /// here; the slices below still never panic).
+    const RECHECK_META: bool;
     /// The TTL (hop limit) decremented and the `side` address of the
     /// fixed header `ip` set to `addr` (IPv4: its header checksum adjusted
     /// once for both); the old address. [`XmitError::TtlExceeded`]
@@ -138,6 +83,7 @@ pub trait NatHeader: Addr + Eq {
 impl NatHeader for u32 {
     const HEADER_LEN: usize = ipv4::MIN_HEADER_LEN;
     const UDP_NO_CHECKSUM: bool = true;
+    const RECHECK_META: bool = false;
     #[inline(always)]
     fn rewrite_ip(ip: &mut [u8], side: Side, addr: u32) -> Result<u32, XmitError> {
         let ip: &mut [u8; ipv4::MIN_HEADER_LEN] =
@@ -153,6 +99,7 @@ impl NatHeader for u32 {
 impl NatHeader for u128 {
     const HEADER_LEN: usize = ipv6::HEADER_LEN;
     const UDP_NO_CHECKSUM: bool = false;
+    const RECHECK_META: bool = true;
     #[inline(always)]
     fn rewrite_ip(ip: &mut [u8], side: Side, addr: u128) -> Result<u128, XmitError> {
         use ipv6::field::{DST, HOP_LIMIT, SRC};
@@ -173,6 +120,16 @@ impl NatHeader for u128 {
     fn word_diff(old: u128, new: u128) -> u32 {
         checksum::sum128(!old) + checksum::sum128(new)
     }
+}
+
+/// Whether `meta`'s packet, with `l4_need` bytes of its L4 header, lies
+/// inside a frame of `frame_len` bytes as it says.
+#[inline]
+fn fits<A>(meta: &Meta<A>, l4_need: usize, frame_len: usize) -> bool {
+    let end = meta.l3_off as usize + meta.ip_len as usize;
+    meta.l3_off as usize >= ethernet::HEADER_LEN
+        && meta.l4_off as usize + l4_need <= end
+        && end <= frame_len
 }
 
 /// Rewrite one side of a TCP/UDP packet in place, either family: address
@@ -197,7 +154,7 @@ impl NatHeader for u128 {
 #[inline(always)]
 pub fn nat<A: NatHeader, B: PacketBuf>(
     buf: &mut B,
-    meta: &impl NatMeta,
+    meta: &Meta<A>,
     side: Side,
     addr: A,
     port: u16,
@@ -205,16 +162,16 @@ pub fn nat<A: NatHeader, B: PacketBuf>(
     egress: &impl EgressTo<A>,
 ) -> Result<u16, XmitError> {
     let nh = next_hop(egress, route_to)?;
-    let l3 = meta.l3();
-    let l4 = meta.l4();
+    let l3 = meta.l3_off as usize;
+    let l4 = meta.l4_off as usize;
     // where the L4 checksum is; the header up to it must be there
-    let (ck, optional) = match meta.proto() {
+    let (ck, optional) = match meta.key.proto {
         PROTO_TCP => (tcp::field::CHECKSUM.start, false),
         PROTO_UDP => (udp::field::CHECKSUM.start, true),
         _ => return Err(XmitError::Malformed),
     };
     let d = buf.data_mut();
-    if l4 < l3 + A::HEADER_LEN || !meta.fits(ck + size_of::<u16>(), d.len()) {
+    if l4 < l3 + A::HEADER_LEN || (A::RECHECK_META && !fits(meta, ck + size_of::<u16>(), d.len())) {
         return Err(XmitError::Malformed);
     }
     let (head, seg) = d.split_at_mut_checked(l4).ok_or(XmitError::Malformed)?;

@@ -295,7 +295,8 @@ pub(crate) fn classify_fast6(frame: &[u8], port: u16) -> Option<PacketMeta6> {
             proto,
         },
         tcp_flags,
-        hop_limit: hop,
+        ttl: hop,
+        df: true,
         icmp: None,
     })
 }

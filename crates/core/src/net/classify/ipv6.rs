@@ -66,7 +66,8 @@ pub(super) fn ipv6_inner(
             proto: ul.protocol,
         },
         tcp_flags: 0,
-        hop_limit: ip.hop_limit(),
+        ttl: ip.hop_limit(),
+        df: true,
         icmp: None,
     };
     match ul.protocol {

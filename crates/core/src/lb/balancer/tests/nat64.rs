@@ -101,7 +101,7 @@ fn nat64_both_ways() {
     assert_eq!(mm.key.src, VIP6);
     assert_eq!(mm.key.dst, CLIENT6);
     assert_eq!((mm.key.sport, mm.key.dport), (80, 40000));
-    assert_eq!(mm.hop_limit, 63);
+    assert_eq!(mm.ttl, 63);
     assert!(out.ends_with(b"hello"));
     assert_eq!(&out[0..6], &GW_MAC);
     let c: Vec<_> = e.w.conns(2 * S).collect();

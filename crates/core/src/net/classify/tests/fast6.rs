@@ -72,7 +72,8 @@ fn fast_path_answers_ipv6_tcp_and_udp() {
             proto: 6,
         },
         tcp_flags: tcp_flags::SYN | tcp_flags::ACK,
-        hop_limit: 61,
+        ttl: 61,
+        df: true,
         icmp: None,
     };
     assert_eq!(classify_fast6(&f, 7), Some(want));

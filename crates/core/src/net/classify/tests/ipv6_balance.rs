@@ -53,7 +53,8 @@ fn tcp_and_udp_to_the_balancer() {
                 proto: PROTO_TCP,
             },
             tcp_flags: tcp_flags::SYN,
-            hop_limit: 64,
+            ttl: 64,
+            df: true,
             icmp: None,
         }
     );

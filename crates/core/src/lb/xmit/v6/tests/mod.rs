@@ -172,7 +172,8 @@ fn meta6_of(d: &[u8]) -> PacketMeta6 {
         ip_len: 40 + be16(d, l3 + 4),
         key,
         tcp_flags: if key.proto == 6 { d[l4 + 13] } else { 0 },
-        hop_limit: d[l3 + 7],
+        ttl: d[l3 + 7],
+        df: true,
         icmp: None,
     };
     if key.proto == 58 {
@@ -308,7 +309,7 @@ fn helpers_agree_with_etherparse() {
         (m.key.src, m.key.dst, m.key.sport, m.key.dport),
         (CLIENT6, VIP6, 5353, 53)
     );
-    assert_eq!((m.key.proto, m.hop_limit), (17, 9));
+    assert_eq!((m.key.proto, m.ttl), (17, 9));
 }
 
 #[test]

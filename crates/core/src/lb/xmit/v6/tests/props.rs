@@ -169,7 +169,7 @@ proptest! {
         };
         prop_assert_eq!((out.key.src, out.key.dst), (want_src, want_dst));
         prop_assert_eq!((out.key.sport, out.key.dport), want_ports);
-        prop_assert_eq!(out.hop_limit, hop - 1);
+        prop_assert_eq!(out.ttl, hop - 1);
     }
 
     #[test]
