@@ -6,12 +6,16 @@
 //! when it is for one of the port's own IPv6 addresses, else it is counted
 //! and dropped.
 //!
-//! IPv6 packets take the packet path, not IPv4's staged burst loop, but
-//! with stages of their own ahead of it: when the previous burst had IPv6
-//! for the balancer, the burst's IPv6 TCP/UDP frames are hashed and their
-//! buckets prefetched first, then their records ([`WorkerPipeline::prepare6`]),
-//! and each one's hash is handed to the balancer when the classify loop
-//! reaches it. IPv4-only traffic pays one flag test per burst.
+//! IPv6 packets have a burst lane of their own beside IPv4's staged burst
+//! loop: when the previous burst had IPv6 for the balancer, the burst's
+//! IPv6 TCP/UDP frames that classify's IPv6 fast path answers are
+//! classified into the scratch, hashed and their buckets prefetched first,
+//! then their records ([`WorkerPipeline::prepare6`]); the classify loop
+//! skips them, and they go to the balancer as one burst
+//! ([`WorkerPipeline::burst6`]). The rest of IPv6 (ICMPv6 errors,
+//! extension headers, the first burst of IPv6) takes the packet path
+//! ([`WorkerPipeline::ipv6`]). IPv4-only traffic pays one flag test per
+//! burst.
 //!
 //! [`Balancer::process6`]: crate::lb::balancer::Balancer::process6
 
