@@ -21,8 +21,9 @@ use crate::net::classify::{
     is_link_local_multicast6, Classified, NetDrop, Placed,
 };
 use crate::net::icmp::{echo_input, IcmpAction};
-use crate::net::meta::{PacketMeta, PROTO_ICMP};
+use crate::net::meta::{PacketMeta, PacketMeta6, PROTO_ICMP};
 use arc_swap::cache::Cache;
+use mac::for_mac;
 use nh_cache::{CachedEgress, NhCache};
 use state::Scratch;
 pub use state::WorkerPipeline;
@@ -30,21 +31,6 @@ use std::sync::Arc;
 pub use steer::{owner_of, owner_with, steer_mask};
 use tickets6::Tickets6;
 pub use v6::{owner6, steer_mask6};
-
-/// Whether a frame is for a port whose MAC is `mac` (see `WorkerPipeline::for_us`).
-#[inline]
-fn for_mac(frame: &[u8], mac: Option<[u8; 6]>) -> bool {
-    if frame.len() < 14 {
-        return true; // classify counts it as truncated
-    }
-    let Some(dst) = frame.get(0..6) else {
-        return true;
-    };
-    if dst[0] & 1 != 0 {
-        return true;
-    }
-    mac.is_some_and(|m| dst == m)
-}
 
 impl WorkerPipeline {
     /// The pipeline of worker `index`, owning `lb`.
@@ -66,6 +52,7 @@ impl WorkerPipeline {
                 prep: [Prepared::default(); BURST],
                 lbv: [LbVerdict::NotForUs; BURST],
                 hash6: [0; BURST],
+                metas6: [PacketMeta6::default(); BURST],
                 tickets6: Tickets6::new(),
             }),
             shared: Arc::clone(shared),
@@ -344,7 +331,6 @@ impl WorkerPipeline {
         at: Arrival,
         out: &mut [Verdict],
     ) -> Option<u16> {
-        let Arrival { port, now_ns, .. } = at;
         let n = bufs.len().min(out.len());
         if n > BURST {
             let mut all = None;
@@ -358,15 +344,45 @@ impl WorkerPipeline {
             }
             return all.filter(|_| n > 0);
         }
+        if self.v6_seen {
+            return self.burst_early6(&mut bufs[..n], at, &mut out[..n]);
+        }
+        self.burst_body::<false, B>(&mut bufs[..n], at, &mut out[..n], 0)
+    }
+
+    /// [`Self::burst`] when the traffic has IPv6 (the previous burst had
+    /// some for the balancer): the early IPv6 stage first
+    /// ([`Self::prepare6`]), whose frames the classify loop skips and
+    /// [`Self::burst6`] processes. Out of line, so that IPv4's burst path
+    /// keeps its layout.
+    #[inline(never)]
+    fn burst_early6<B: PacketBuf>(
+        &mut self,
+        bufs: &mut [B],
+        at: Arrival,
+        out: &mut [Verdict],
+    ) -> Option<u16> {
+        self.v6_seen = false;
+        let n = bufs.len().min(out.len());
+        let mac = self.net.port(at.port).map(|p| p.mac);
+        let early6 = self.prepare6(&bufs[..n], at.port, mac);
+        self.burst_body::<true, B>(bufs, at, out, early6)
+    }
+
+    /// The burst path past its preliminaries (at most [`BURST`] packets):
+    /// with `EARLY6`, the frames of `early6` are the early IPv6 stage's
+    /// (IPv4's instance compiles without a trace of them).
+    #[inline(always)]
+    fn burst_body<const EARLY6: bool, B: PacketBuf>(
+        &mut self,
+        bufs: &mut [B],
+        at: Arrival,
+        out: &mut [Verdict],
+        early6: u32,
+    ) -> Option<u16> {
+        let Arrival { port, now_ns, .. } = at;
+        let n = bufs.len().min(out.len());
         let mac = self.net.port(port).map(|p| p.mac);
-        // IPv6's hash and prefetch stages, ahead of the classify loop (which
-        // hands IPv6 to the packet path), when the traffic has IPv6
-        let early6 = if self.v6_seen {
-            self.v6_seen = false;
-            self.prepare6(&bufs[..n])
-        } else {
-            0
-        };
         let mut sel = [0u8; BURST];
         let mut k = 0;
         // the core's second prefetch stage (NAT replies only)
@@ -377,6 +393,11 @@ impl WorkerPipeline {
         // whether packets may belong to another worker (loop-invariant)
         let steer = self.workers > 1 && !at.owned();
         for i in 0..n {
+            if EARLY6 && early6 & (1 << i) != 0 {
+                // the early IPv6 stage classified it: processed below
+                aside += 1;
+                continue;
+            }
             // Some(true): classify's fast path answered (a plain TCP/UDP
             // packet, no ICMP error); Some(false): its slow path did
             let placed = {
@@ -390,12 +411,9 @@ impl WorkerPipeline {
                 Some(Placed::Fast) => true,
                 Some(Placed::Slow) => false,
                 Some(Placed::Other(c)) => {
-                    // IPv6, ARP, a drop: the packet path, with what
-                    // classify said (and IPv6's early hash)
-                    let hash6 = (early6 & (1 << i) != 0)
-                        .then(|| self.scratch.hash6.get(i).copied())
-                        .flatten();
-                    out[i] = self.process_aside(&mut bufs[i], &c, at, hash6);
+                    // IPv6 the early stage did not take, ARP, a drop: the
+                    // packet path, with what classify said
+                    out[i] = self.process_aside(&mut bufs[i], &c, at, None);
                     aside += 1;
                     continue;
                 }
@@ -439,6 +457,13 @@ impl WorkerPipeline {
                 {
                     self.lb.touch_prepared(p);
                 }
+            }
+        }
+        if EARLY6 && early6 != 0 {
+            let one = self.burst6(&mut bufs[..n], at, &mut out[..n], early6);
+            // only IPv6 the early stage took, all sent out of one port
+            if k == 0 && aside == early6.count_ones() as usize && one.is_some() {
+                return one;
             }
         }
         if k == 0 {
@@ -604,6 +629,7 @@ impl Pipeline for WorkerPipeline {
 }
 
 mod arp;
+mod mac;
 mod nd;
 mod nh_cache;
 mod state;

@@ -14,7 +14,7 @@ use crate::dataplane::worker::MAX_PORTS;
 use crate::lb::balancer::{Balancer, LbVerdict, Prepared};
 use crate::lb::snapshot::Snapshot;
 use crate::net::buf::BURST;
-use crate::net::meta::PacketMeta;
+use crate::net::meta::{PacketMeta, PacketMeta6};
 use crate::net::view::NetView;
 use arc_swap::cache::Cache;
 use arc_swap::ArcSwap;
@@ -29,6 +29,8 @@ pub(super) struct Scratch {
     pub(super) lbv: [LbVerdict; BURST],
     /// IPv6 lookup hashes of the burst's early IPv6 stage (`v6::prepare6`).
     pub(super) hash6: [u32; BURST],
+    /// The metas of the IPv6 frames the early IPv6 stage classified.
+    pub(super) metas6: [PacketMeta6; BURST],
     /// The IPv6 next hops of the `Hold6` verdicts, by ticket.
     pub(super) tickets6: Tickets6,
 }

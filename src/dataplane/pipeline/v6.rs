@@ -6,17 +6,22 @@
 //! when it is for one of the port's own IPv6 addresses, else it is counted
 //! and dropped.
 //!
-//! IPv6 packets take the packet path, not IPv4's staged burst loop, but
-//! with stages of their own ahead of it: when the previous burst had IPv6
-//! for the balancer, the burst's IPv6 TCP/UDP frames are hashed and their
-//! buckets prefetched first, then their records ([`WorkerPipeline::prepare6`]),
-//! and each one's hash is handed to the balancer when the classify loop
-//! reaches it. IPv4-only traffic pays one flag test per burst.
+//! IPv6 packets have a burst lane of their own beside IPv4's staged burst
+//! loop: when the previous burst had IPv6 for the balancer, the burst's
+//! IPv6 TCP/UDP frames that classify's IPv6 fast path answers are
+//! classified into the scratch, hashed and their buckets prefetched first,
+//! then their records ([`WorkerPipeline::prepare6`]); the classify loop
+//! skips them, and they go to the balancer as one burst
+//! ([`WorkerPipeline::burst6`]). The rest of IPv6 (ICMPv6 errors,
+//! extension headers, the first burst of IPv6) takes the packet path
+//! ([`WorkerPipeline::ipv6`]). IPv4-only traffic pays one flag test per
+//! burst.
 //!
 //! [`Balancer::process6`]: crate::lb::balancer::Balancer::process6
 
+use super::mac::for_mac;
 use super::nh_cache::CachedEgress;
-use super::state::WorkerPipeline;
+use super::state::{Scratch, WorkerPipeline};
 use super::steer::owner_of;
 use crate::dataplane::arrival::Arrival;
 use crate::dataplane::stats::Count;
@@ -24,8 +29,8 @@ use crate::dataplane::verdict::Verdict;
 use crate::lb::balancer::{lookup_key6, BurstCtx, LbVerdict};
 use crate::lb::persist::mask6;
 use crate::lb::snapshot::{fold6, Snapshot};
-use crate::net::buf::{PacketBuf, BURST};
-use crate::net::classify::peek_key6;
+use crate::net::buf::PacketBuf;
+use crate::net::classify::classify_fast6_into;
 use crate::net::meta::{PacketMeta, PacketMeta6, PROTO_ICMPV6};
 
 /// The client side of an IPv6 packet (as `client_of` for IPv4): the source
@@ -58,22 +63,34 @@ pub fn owner6(client: u128, workers: u32) -> u32 {
 }
 
 impl WorkerPipeline {
-    /// The early IPv6 stages of a burst: each IPv6 TCP/UDP frame's lookup
-    /// hash (kept in the scratch) with its bucket prefetched, then, once
-    /// the buckets had the rest of the burst to arrive, its record. Returns
-    /// the positions hashed (bit `i` for `bufs[i]`, so at most 32: a
-    /// burst is [`BURST`]). Cold and out of line so that IPv4's burst loop
-    /// keeps its layout; it runs only for traffic with IPv6.
+    /// The early IPv6 stages of a burst: each IPv6 TCP/UDP frame for this
+    /// port that classify's IPv6 fast path answers is classified into the
+    /// scratch (`metas6`), its lookup hash kept (`hash6`) with its bucket
+    /// prefetched, then, once the buckets had the rest of the burst to
+    /// arrive, its record. Returns the positions classified (bit `i` for
+    /// `bufs[i]`, so at most 32: a burst is [`BURST`](crate::net::buf::BURST)): the classify loop
+    /// skips them and [`Self::burst6`] processes them. Cold and out of
+    /// line so that IPv4's burst loop keeps its layout; it runs only for
+    /// traffic with IPv6.
     #[cold]
     #[inline(never)]
-    pub(super) fn prepare6<B: PacketBuf>(&mut self, bufs: &[B]) -> u32 {
+    pub(super) fn prepare6<B: PacketBuf>(
+        &mut self,
+        bufs: &[B],
+        port: u16,
+        mac: Option<[u8; 6]>,
+    ) -> u32 {
         let mut hashed = 0u32;
-        for (i, b) in bufs.iter().enumerate().take(BURST) {
-            if let Some(k) = peek_key6(b.data()) {
-                if let Some(h) = self.scratch.hash6.get_mut(i) {
-                    *h = self.lb.prepare6(&k);
-                    hashed |= 1 << i;
-                }
+        let Scratch { metas6, hash6, .. } = &mut *self.scratch;
+        for (i, (b, (m, h))) in bufs
+            .iter()
+            .zip(metas6.iter_mut().zip(hash6.iter_mut()))
+            .enumerate()
+        {
+            let d = b.data();
+            if for_mac(d, mac) && classify_fast6_into(d, port, m) {
+                *h = self.lb.prepare6(&m.key);
+                hashed |= 1 << i;
             }
         }
         let mut rest = hashed;
@@ -85,6 +102,92 @@ impl WorkerPipeline {
             }
         }
         hashed
+    }
+
+    /// The IPv6 packets of a burst the early stage classified (`sel`, from
+    /// [`Self::prepare6`]): steered to their owner, or balanced as one
+    /// staged burst ([`Balancer::process6_selected_with`]), a `Tx` turned
+    /// into the worker's verdict on the spot, the rest as the packet path
+    /// turns them ([`Self::after6`]). Returns `Some(port)` when every
+    /// packet of `sel` was sent out of `port` (what
+    /// [`crate::dataplane::verdict::all_tx`] would say of them).
+    #[inline(never)]
+    pub(super) fn burst6<B: PacketBuf>(
+        &mut self,
+        bufs: &mut [B],
+        at: Arrival,
+        out: &mut [Verdict],
+        mut sel: u32,
+    ) -> Option<u16> {
+        let all = sel;
+        let Arrival { port, now_ns, .. } = at;
+        self.v6_seen = true;
+        if self.workers > 1 && !at.owned() {
+            let mut rest = sel;
+            while rest != 0 {
+                let i = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                let Some(m) = self.scratch.metas6.get(i) else {
+                    continue;
+                };
+                let owner = owner6(client_of6(&self.snap, m) & self.steer_mask6, self.workers);
+                if owner as usize != self.index {
+                    self.counters.own[Count::SteeredOut] += 1;
+                    if let Some(o) = out.get_mut(i) {
+                        *o = Verdict::Steer(owner as u16);
+                    }
+                    sel &= !(1 << i);
+                }
+            }
+        }
+        let eg = CachedEgress {
+            view: &self.net,
+            cache: &self.nh,
+        };
+        let Scratch {
+            metas6, hash6, lbv, ..
+        } = &mut *self.scratch;
+        let mut rest = 0u32;
+        let mut forwarded = 0u64;
+        // every Tx port OR-ed and AND-ed: equal exactly when all are one
+        let (mut ports_or, mut ports_and) = (0u16, u16::MAX);
+        let ctx = BurstCtx::new(&self.snap, &eg, now_ns);
+        self.lb
+            .process6_selected_with(&ctx, bufs, metas6, hash6, sel, |j, v| match v {
+                LbVerdict::Tx { port } => {
+                    if let Some(o) = out.get_mut(j) {
+                        *o = Verdict::Tx(port);
+                    }
+                    forwarded += 1;
+                    ports_or |= port;
+                    ports_and &= port;
+                }
+                v => {
+                    if let Some(l) = lbv.get_mut(j) {
+                        *l = v;
+                        rest |= 1 << j;
+                    }
+                }
+            });
+        self.counters.own[Count::Forwarded] += forwarded;
+        if rest == 0 {
+            return (sel == all && sel != 0 && ports_or == ports_and).then_some(ports_or);
+        }
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            if let (Some(b), Some(&m), Some(&v)) = (
+                bufs.get_mut(i),
+                self.scratch.metas6.get(i),
+                self.scratch.lbv.get(i),
+            ) {
+                let o = self.after6(v, b, &m, port, now_ns);
+                if let Some(o2) = out.get_mut(i) {
+                    *o2 = o;
+                }
+            }
+        }
+        None
     }
 
     /// An IPv6 TCP/UDP packet or ICMPv6 error (classify's meta), with its
@@ -116,6 +219,21 @@ impl WorkerPipeline {
         let v = self
             .lb
             .process6_hashed(&BurstCtx::new(&self.snap, &eg, now_ns), buf, meta, hashed);
+        self.after6(v, buf, meta, port, now_ns)
+    }
+
+    /// What the balancer's verdict `v` on an IPv6 packet becomes: its
+    /// own (`Tx`, a hold, a drop), or, when not the balancer's, the
+    /// kernel's, the IPv6 responder's, or a counted drop.
+    #[inline]
+    fn after6<B: PacketBuf>(
+        &mut self,
+        v: LbVerdict,
+        buf: &mut B,
+        meta: &PacketMeta6,
+        port: u16,
+        now_ns: u64,
+    ) -> Verdict {
         if v != LbVerdict::NotForUs {
             return self.map_lb(v, buf, &PacketMeta::default(), port, now_ns);
         }

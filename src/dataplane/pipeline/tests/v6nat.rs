@@ -497,11 +497,10 @@ fn with_hop_by_hop(frame: &[u8]) -> Vec<u8> {
 }
 
 /// The early IPv6 stage (hash and prefetch ahead of the classify loop)
-/// runs once a burst had IPv6 for the balancer, hashes exactly the IPv6
-/// TCP/UDP frames whose first next header is the transport's, and hands
-/// each packet its own hash: a frame it hashed that classify then drops
-/// (hop limit 0) leaves nothing behind for the next one (a frame with a
-/// hop-by-hop header, which it did not hash). `process6_hashed` checks
+/// runs once a burst had IPv6 for the balancer, classifies and hashes
+/// exactly the IPv6 TCP/UDP frames classify's fast path answers (not one
+/// classify drops, hop limit 0, nor one with a hop-by-hop header, which
+/// the packet path takes), and hands each packet its own hash. `process6_hashed` checks
 /// every handed hash against the key's (debug builds, as here), and the
 /// verdicts and bytes are the packet path's.
 #[test]
@@ -550,10 +549,11 @@ fn early_ipv6_stage_hands_each_packet_its_own_hash() {
     assert!(!one[0].v6_seen);
     let first = burst(&mut one[0], 1_000_000);
     assert!(one[0].v6_seen, "IPv6 went to the balancer");
-    // what the stage hashes: every frame but the hop-by-hop one
-    let mask = one[0].prepare6(&bufs());
+    // what the stage classifies and hashes: every frame but the one
+    // classify drops and the hop-by-hop one (the slow path's)
+    let mask = one[0].prepare6(&bufs(), 0, Some(OUR_MAC));
     let want: u32 = (0..frames.len())
-        .filter(|&i| i != 4)
+        .filter(|&i| i != 3 && i != 4)
         .fold(0, |m, i| m | 1 << i);
     assert_eq!(mask, want);
     for (i, f) in frames.iter().enumerate().filter(|&(i, _)| i != 3 && i != 4) {
@@ -561,6 +561,7 @@ fn early_ipv6_stage_hands_each_packet_its_own_hash() {
             panic!("frame {i}");
         };
         assert_eq!(peek_key6(f), Some(m.key));
+        assert_eq!(one[0].scratch.metas6[i], m, "frame {i}");
         assert_eq!(
             one[0].scratch.hash6[i],
             one[0].lb.prepare6(&m.key),

@@ -65,6 +65,7 @@
 //! (`trees.rs`, `load.rs`); `listing.rs` answers the control plane.
 
 mod burst;
+mod burst6;
 mod established;
 mod forward;
 mod icmp;

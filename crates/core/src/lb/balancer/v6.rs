@@ -38,6 +38,7 @@
 
 use super::burst::BurstCtx;
 use super::established::keeps_established;
+use super::forward::Counted;
 use super::load::release_counters;
 use super::machine::Balancer;
 use super::new_conn::record;
@@ -150,8 +151,7 @@ impl Balancer {
         meta: &PacketMeta6,
         hashed: Option<u32>,
     ) -> LbVerdict {
-        let (snap, now, now_ns) = (at.snap, at.now, at.now_ns);
-        self.see_epoch(snap);
+        self.see_epoch(at.snap);
         let key = lookup_key6(meta);
         if key.proto != PROTO_TCP && key.proto != PROTO_UDP {
             return LbVerdict::NotForUs;
@@ -163,40 +163,70 @@ impl Balancer {
             }
             None => self.table6.hash(&key),
         };
-        let (hit, probe) = match self.table6.lookup_probe(&key, hash) {
-            Ok(h) => (Some(h), None),
+        let plain = self.plain(at.snap);
+        self.process6_key(at, buf, meta, &key, hash, plain)
+    }
+
+    /// [`Self::process6_hashed`] past its preliminaries: the packet's
+    /// lookup key `key` (TCP or UDP, [`lookup_key6`]) and its hash;
+    /// `plain`: [`Balancer::plain`] for the burst (the epoch seen).
+    #[inline(always)]
+    pub(super) fn process6_key<B: PacketBuf, E: Egress + Egress6>(
+        &mut self,
+        at: &BurstCtx<E>,
+        buf: &mut B,
+        meta: &PacketMeta6,
+        key: &FlowKey6,
+        hash: u32,
+        plain: bool,
+    ) -> LbVerdict {
+        let (snap, now, now_ns) = (at.snap, at.now, at.now_ns);
+        let (hit, mut probe) = match self.table6.lookup_probe_rec(key, hash) {
+            // the common case, a segment of an ESTABLISHED connection that
+            // changes nothing but its timer (as IPv4's; not while sync is
+            // on, which checks every packet for a refresh): no state
+            // table, only the timer restarted; decided on the record in
+            // the table, of which only what the rewrite and the counters
+            // need is read (no copy of the 96 bytes)
+            Ok((h, c))
+                if plain
+                    && meta.icmp.is_none()
+                    && c.ext.laddr4 == 0
+                    && c.flags & F_SYNPROXY == 0
+                    && keeps_established(c.proto, c.state, c.flags, meta.tcp_flags, h.reply)
+                    && !tick_reached(now, c.expires) =>
+            {
+                let to = Counted::of(c);
+                let (method, vaddr, vport, caddr, dport) =
+                    (c.method, c.vaddr, c.vport, c.caddr, c.dport);
+                let expires = now.wrapping_add(snap.timeouts.tcp(TcpState::Established));
+                self.table6.set_expires(h.idx, expires);
+                let egress = at.egress;
+                let res = match (method, h.reply) {
+                    (Method::Dr, false) => xmit::dr::dr(buf, to.daddr, egress),
+                    (Method::Tun, false) => x6::tun6(buf, meta, to.daddr, None, egress),
+                    (Method::Nat, false) => {
+                        xmit::nat::nat(buf, meta, Side::Dst, to.daddr, dport, to.daddr, egress)
+                    }
+                    (Method::Nat, true) => {
+                        xmit::nat::nat(buf, meta, Side::Src, vaddr, vport, caddr, egress)
+                    }
+                    (_, true) => Err(XmitError::Malformed), // DR and TUN see no replies
+                };
+                return self.finish_to(at, res, to, h.reply, meta, buf);
+            }
+            Ok((h, c)) => (Some((h, *c)), None),
             Err(p) => (None, Some(p)),
         };
         if meta.icmp.is_some() {
-            return match hit.and_then(|h| Some((h, *self.table6.get(h.idx)?))) {
+            return match hit {
                 Some((h, c)) if !tick_reached(now, c.expires) => {
                     self.icmp6(at, buf, meta, &c, h.reply)
                 }
                 _ => LbVerdict::NotForUs,
             };
         }
-        let mut probe = probe;
-        if let Some(h) = hit {
-            // the common case, a segment of an ESTABLISHED connection that
-            // changes nothing but its timer (as IPv4's; not while sync is
-            // on, which checks every packet for a refresh): no state
-            // table, only the timer restarted
-            if let Some(c) = self.table6.get(h.idx) {
-                if keeps_established(c.proto, c.state, c.flags, meta.tcp_flags, h.reply)
-                    && !tick_reached(now, c.expires)
-                    && !snap.expire_nodest_conn
-                    && c.ext.laddr4 == 0
-                    && self.sync.is_none()
-                {
-                    let c = *c;
-                    let expires = now.wrapping_add(snap.timeouts.tcp(TcpState::Established));
-                    self.table6.set_expires(h.idx, expires);
-                    return self.transmit6(at, buf, meta, h.idx, &c, h.reply);
-                }
-            }
-            let Some(c) = self.table6.get(h.idx).copied() else {
-                return self.drop(LbDrop::Malformed);
-            };
+        if let Some((h, c)) = hit {
             let expired = tick_reached(now, c.expires);
             if c.flags & F_SP_PENDING != 0 {
                 return self.synproxy_hit::<V6, B, E>(at, buf, meta, h.idx, h.reply, expired);
@@ -219,7 +249,7 @@ impl Balancer {
             };
         };
         if svc.spec.synproxy && key.proto == PROTO_TCP {
-            return self.synproxy_new::<V6, B, E>(at, svc, buf, meta, &key);
+            return self.synproxy_new::<V6, B, E>(at, svc, buf, meta, key);
         }
         if key.proto == PROTO_TCP
             && (meta.tcp_flags & tcp_flags::RST != 0
@@ -233,7 +263,7 @@ impl Balancer {
             TcpState::None
         };
         let probe = probe.unwrap_or_else(|| self.table6.unprobed(hash));
-        match self.new_conn6(at, svc, &key, probe, start) {
+        match self.new_conn6(at, svc, key, probe, start) {
             Ok((idx, c)) => self.forward6(at, buf, meta, idx, c, false),
             Err(why) => self.drop(why),
         }

@@ -245,43 +245,59 @@ fn be128(h: &[u8; FAST6_LEN], at: usize) -> u128 {
 /// instructions it never executes (register pressure).
 #[inline(never)]
 pub(crate) fn classify_fast6(frame: &[u8], port: u16) -> Option<PacketMeta6> {
-    let h: &[u8; FAST6_LEN] = frame.get(..FAST6_LEN)?.try_into().ok()?;
+    let mut m = PacketMeta6::default();
+    classify_fast6_into(frame, port, &mut m).then_some(m)
+}
+
+/// [`classify_fast6`] writing its answer into `*meta`: `true` with `*meta`
+/// exactly what [`classify_fast6`] returns; `false` with `*meta` untouched
+/// (every check precedes the store). For the burst path's early IPv6
+/// stage, which classifies into its scratch (no copy of the meta through
+/// a return value).
+#[inline(always)]
+pub fn classify_fast6_into(frame: &[u8], port: u16, meta: &mut PacketMeta6) -> bool {
+    let Some(h) = frame.get(..FAST6_LEN) else {
+        return false;
+    };
+    let Ok(h): Result<&[u8; FAST6_LEN], _> = h.try_into() else {
+        return false;
+    };
     // EtherType IPv6 (untagged), version 6; unicast source MAC
     if be16(h, ETHERTYPE.start) != ethertype::IPV6
         || h[L3 + ip6::VER_TC_FLOW.start] >> 4 != 6
         || h[ETH_SRC.start] & 1 != 0
     {
-        return None;
+        return false;
     }
     let pl = be16(h, L3 + ip6::LENGTH.start);
     let total = ipv6::HEADER_LEN + pl as usize;
     if total > frame.len() - L3 || total > u16::MAX as usize {
-        return None;
+        return false;
     }
     let (proto, hop) = (h[L3 + ip6::NXT_HDR], h[L3 + ip6::HOP_LIMIT]);
     let (src, dst) = (be128(h, L3 + ip6::SRC.start), be128(h, L3 + ip6::DST.start));
     // multicast: ff00::/8; ::1 and :: are neither source nor destination
     if hop == 0 || src >> 120 == 0xff || src == 1 || dst >> 120 == 0xff || dst <= 1 {
-        return None;
+        return false;
     }
     let tcp_flags = match proto {
         PROTO_TCP => {
             let doff = ((h[L4_6 + tcpf::DATA_OFF] >> 4) as u16) * 4;
             if doff < tcp::MIN_HEADER_LEN as u16 || doff > pl {
-                return None;
+                return false;
             }
             h[L4_6 + tcpf::FLAGS]
         }
         PROTO_UDP => {
             let ulen = be16(h, L4_6 + udpf::LENGTH.start);
             if ulen < udp::HEADER_LEN as u16 || ulen > pl {
-                return None;
+                return false;
             }
             0
         }
-        _ => return None,
+        _ => return false,
     };
-    Some(PacketMeta6 {
+    *meta = PacketMeta6 {
         port,
         vlan: None,
         l3_off: L3 as u16,
@@ -298,7 +314,8 @@ pub(crate) fn classify_fast6(frame: &[u8], port: u16) -> Option<PacketMeta6> {
         ttl: hop,
         df: true,
         icmp: None,
-    })
+    };
+    true
 }
 
 /// The lookup key an IPv6 frame will be classified with, read without

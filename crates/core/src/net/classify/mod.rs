@@ -24,7 +24,7 @@ mod verdict;
 
 pub use addr_class::{is_link_local_multicast, is_martian_src, is_not_unicast_dst};
 pub use dispatch::{classify, classify_into, classify_into_fast, Placed};
-pub use fast::peek_key6;
+pub use fast::{classify_fast6_into, peek_key6};
 pub use ipv4_dst::{ipv4_dst, ipv6_dst, is_link_local_multicast6};
 pub use verdict::{Classified, NetDrop};
 

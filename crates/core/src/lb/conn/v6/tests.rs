@@ -141,6 +141,55 @@ fn the_hash_uses_every_word() {
     assert_eq!(seen.len(), n, "each change moves the hash");
 }
 
+/// The hash spreads the tuples a director sees (clients counting up
+/// through one /64, or through their interface identifiers' high bits,
+/// one client's source ports counting up, real servers counting up)
+/// evenly over the table's buckets (its low bits) and signatures (its
+/// high bits): no bucket of 4096 gets more than twice its share of 256k
+/// keys, under two seeds (as the IPv4 key's test).
+#[test]
+fn the_hash_spreads_sequential_tuples() {
+    const KEYS: u32 = 1 << 18;
+    const BUCKETS: usize = 1 << 12;
+    const NET: u128 = 0x2001_0db8_0000_0001 << 64;
+    const VIP: u128 = 0x2001_0db8_0000_0064_u128 << 64 | 0x80;
+    let key = |src: u128, dst: u128, sport: u16| FlowKey6 {
+        src,
+        dst,
+        sport,
+        dport: 80,
+        proto: crate::net::meta::PROTO_TCP,
+    };
+    let clients = |i: u32| key(NET | i as u128, VIP, 40000);
+    let ids = |i: u32| key(NET | (i as u128) << 40, VIP, 40000);
+    let nets = |i: u32| key((0x2001_0db8_u128 << 32 | i as u128) << 64 | 1, VIP, 40000);
+    let ports = |i: u32| key(NET | (i >> 16) as u128, VIP, i as u16);
+    let dests = |i: u32| key(NET | 1, VIP + i as u128, 40000);
+    for seed in [0, 0x5eed_1234] {
+        for (name, f) in [
+            ("clients", &clients as &dyn Fn(u32) -> FlowKey6),
+            ("ids", &ids),
+            ("nets", &nets),
+            ("ports", &ports),
+            ("dests", &dests),
+        ] {
+            for (bits, shift) in [("low", 0), ("high", 20)] {
+                let mut n = vec![0u32; BUCKETS];
+                for i in 0..KEYS {
+                    n[(f(i).hash(seed) >> shift) as usize % BUCKETS] += 1;
+                }
+                let share = KEYS / BUCKETS as u32;
+                let max = *n.iter().max().unwrap();
+                let min = *n.iter().min().unwrap();
+                assert!(
+                    max < 2 * share && min > share / 2,
+                    "{name}, {bits} bits, seed {seed:#x}: {min}..{max} per bucket, share {share}"
+                );
+            }
+        }
+    }
+}
+
 proptest::proptest! {
     /// Random inserts (DR and NAT), removals and lookups on a small table
     /// agree with a map: every inserted connection is found by its tuples
