@@ -7,7 +7,7 @@
 
 use super::cookie::CookieTuple;
 use crate::net::family::{Family, V4, V6};
-use crate::net::meta::{FlowKey, FlowKey6, PacketMeta, PacketMeta6, PROTO_TCP};
+use crate::net::meta::{Flow, FlowKey, FlowKey6, Meta, PacketMeta, PacketMeta6, PROTO_TCP};
 use crate::net::wire::{ethernet, ipv4, ipv6, tcp};
 
 /// Where a packet's headers are and what its tuple is, whatever its
@@ -32,10 +32,8 @@ pub struct MetaView<A> {
 
 /// An address family as the SYN proxy writes its segments.
 pub trait ProxyFamily: Family {
-    /// The classified packet's metadata ([`PacketMeta`], [`PacketMeta6`]).
-    type Meta: Copy;
-    /// Its tuple, as cookies hash it.
-    type Key: CookieTuple + Copy;
+    /// The tuple of a packet, as cookies hash it.
+    type Key: CookieTuple + Copy + From<Flow<Self::Addr>>;
     /// Bytes of the IP header of a segment dirigo writes.
     const IP_HEADER_LEN: usize;
     /// The EtherType of a generated frame.
@@ -44,32 +42,8 @@ pub trait ProxyFamily: Family {
     /// headers).
     const MSS: u16;
     /// Offsets and tuple of `m`.
-    fn view(m: &Self::Meta) -> MetaView<Self::Addr>;
-    /// The tuple of `m`.
-    fn key(m: &Self::Meta) -> Self::Key;
-    /// `m`'s TCP flags.
-    fn tcp_flags(m: &Self::Meta) -> u8;
-    /// `m` for the segment dirigo wrote in its packet's place: a fresh
-    /// IP header of [`Self::IP_HEADER_LEN`] bytes, `ip_len` bytes in all,
-    /// `flags`.
-    fn rewritten(m: &Self::Meta, ip_len: u16, flags: u8) -> Self::Meta;
-    /// Write a fresh IP header (TCP, `payload_len` bytes after it) into
-    /// `ip` (exactly [`Self::IP_HEADER_LEN`] bytes).
-    fn emit_ip(ip: &mut [u8], src: Self::Addr, dst: Self::Addr, payload_len: u16);
-    /// Compute the TCP checksum of segment `t` under the family's pseudo
-    /// header.
-    fn fill_checksum(t: &mut tcp::Packet<&mut [u8]>, src: Self::Addr, dst: Self::Addr);
-}
-
-impl ProxyFamily for V4 {
-    type Meta = PacketMeta;
-    type Key = FlowKey;
-    const IP_HEADER_LEN: usize = ipv4::MIN_HEADER_LEN;
-    const ETHERTYPE: u16 = ethernet::ethertype::IPV4;
-    const MSS: u16 = 1460;
-
     #[inline]
-    fn view(m: &PacketMeta) -> MetaView<u32> {
+    fn view(m: &Meta<Self::Addr>) -> MetaView<Self::Addr> {
         MetaView {
             l3_off: m.l3_off as usize,
             l4_off: m.l4_off as usize,
@@ -80,16 +54,33 @@ impl ProxyFamily for V4 {
             dport: m.key.dport,
         }
     }
-
+    /// The tuple of `m`.
     #[inline]
-    fn key(m: &PacketMeta) -> FlowKey {
-        m.key
+    fn key(m: &Meta<Self::Addr>) -> Self::Key {
+        m.key.into()
     }
-
+    /// `m`'s TCP flags.
     #[inline]
-    fn tcp_flags(m: &PacketMeta) -> u8 {
+    fn tcp_flags(m: &Meta<Self::Addr>) -> u8 {
         m.tcp_flags
     }
+    /// `m` for the segment dirigo wrote in its packet's place: a fresh
+    /// IP header of [`Self::IP_HEADER_LEN`] bytes, `ip_len` bytes in all,
+    /// `flags`.
+    fn rewritten(m: &Meta<Self::Addr>, ip_len: u16, flags: u8) -> Meta<Self::Addr>;
+    /// Write a fresh IP header (TCP, `payload_len` bytes after it) into
+    /// `ip` (exactly [`Self::IP_HEADER_LEN`] bytes).
+    fn emit_ip(ip: &mut [u8], src: Self::Addr, dst: Self::Addr, payload_len: u16);
+    /// Compute the TCP checksum of segment `t` under the family's pseudo
+    /// header.
+    fn fill_checksum(t: &mut tcp::Packet<&mut [u8]>, src: Self::Addr, dst: Self::Addr);
+}
+
+impl ProxyFamily for V4 {
+    type Key = FlowKey;
+    const IP_HEADER_LEN: usize = ipv4::MIN_HEADER_LEN;
+    const ETHERTYPE: u16 = ethernet::ethertype::IPV4;
+    const MSS: u16 = 1460;
 
     fn rewritten(m: &PacketMeta, ip_len: u16, flags: u8) -> PacketMeta {
         PacketMeta {
@@ -120,34 +111,10 @@ impl ProxyFamily for V4 {
 }
 
 impl ProxyFamily for V6 {
-    type Meta = PacketMeta6;
     type Key = FlowKey6;
     const IP_HEADER_LEN: usize = ipv6::HEADER_LEN;
     const ETHERTYPE: u16 = ethernet::ethertype::IPV6;
     const MSS: u16 = 1440;
-
-    #[inline]
-    fn view(m: &PacketMeta6) -> MetaView<u128> {
-        MetaView {
-            l3_off: m.l3_off as usize,
-            l4_off: m.l4_off as usize,
-            end: m.l3_off as usize + m.ip_len as usize,
-            src: m.key.src,
-            dst: m.key.dst,
-            sport: m.key.sport,
-            dport: m.key.dport,
-        }
-    }
-
-    #[inline]
-    fn key(m: &PacketMeta6) -> FlowKey6 {
-        m.key
-    }
-
-    #[inline]
-    fn tcp_flags(m: &PacketMeta6) -> u8 {
-        m.tcp_flags
-    }
 
     fn rewritten(m: &PacketMeta6, ip_len: u16, flags: u8) -> PacketMeta6 {
         PacketMeta6 {

@@ -17,7 +17,7 @@ use super::proxy::{Reset, SynProxy};
 use crate::lb::xmit::{set_eth, XmitError};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::NextHopOf;
-use crate::net::meta::tcp_flags;
+use crate::net::meta::{tcp_flags, Meta};
 use crate::net::wire::{ethernet, ipv6, tcp, tcpopt};
 
 /// What a segment dirigo writes carries: its addresses and its TCP
@@ -51,7 +51,7 @@ pub const fn reset_frame_len<F: ProxyFamily>() -> usize {
 /// The TCP header of `buf` at `meta`'s L4 offset (checked).
 fn tcp_of<'a, F: ProxyFamily, B: PacketBuf>(
     buf: &'a B,
-    meta: &F::Meta,
+    meta: &Meta<F::Addr>,
 ) -> Result<tcp::Packet<&'a [u8]>, XmitError> {
     let v = F::view(meta);
     let d = buf.data();
@@ -97,7 +97,7 @@ fn emit<F: ProxyFamily, B: PacketBuf>(
 /// (`opts`), addressed to `nh` (the next hop toward the client).
 pub fn syn_ack<F: ProxyFamily, B: PacketBuf>(
     buf: &mut B,
-    meta: &F::Meta,
+    meta: &Meta<F::Addr>,
     cookie: u32,
     opts: &tcpopt::SynOptions,
     nh: &NextHopOf<F>,
@@ -126,7 +126,7 @@ pub fn syn_ack<F: ProxyFamily, B: PacketBuf>(
 /// addressed to `nh` (NAT sets it again).
 pub fn ack_to_syn<F: ProxyFamily, B: PacketBuf>(
     buf: &mut B,
-    meta: &F::Meta,
+    meta: &Meta<F::Addr>,
     opts: &tcpopt::SynOptions,
     nh: &NextHopOf<F>,
 ) -> Result<(), XmitError> {
@@ -165,7 +165,10 @@ pub struct ServerHello {
 
 /// Read the server's SYN/ACK of a pending connection; None when the
 /// segment is not a SYN/ACK.
-pub fn server_hello<F: ProxyFamily, B: PacketBuf>(buf: &B, meta: &F::Meta) -> Option<ServerHello> {
+pub fn server_hello<F: ProxyFamily, B: PacketBuf>(
+    buf: &B,
+    meta: &Meta<F::Addr>,
+) -> Option<ServerHello> {
     let t = tcp::Repr::parse(&tcp_of::<F, B>(buf, meta).ok()?).ok()?;
     let f = t.flags;
     if f & (tcp_flags::SYN | tcp_flags::ACK | tcp_flags::RST) != tcp_flags::SYN | tcp_flags::ACK {
@@ -183,7 +186,7 @@ pub fn server_hello<F: ProxyFamily, B: PacketBuf>(buf: &B, meta: &F::Meta) -> Op
 /// them), sent back to the server through `nh`.
 pub fn synack_to_ack<F: ProxyFamily, B: PacketBuf>(
     buf: &mut B,
-    meta: &F::Meta,
+    meta: &Meta<F::Addr>,
     window: u16,
     nh: &NextHopOf<F>,
 ) -> Result<u16, XmitError> {
@@ -213,7 +216,7 @@ pub fn synack_to_ack<F: ProxyFamily, B: PacketBuf>(
 /// (from `vip:vport`, sequence `seq`), through `nh` (toward the client).
 pub fn reset_in_place<F: ProxyFamily, B: PacketBuf>(
     buf: &mut B,
-    meta: &F::Meta,
+    meta: &Meta<F::Addr>,
     r: &Reset<F::Addr>,
     nh: &NextHopOf<F>,
 ) -> Result<u16, XmitError> {
@@ -296,7 +299,12 @@ pub fn build_reset<F: ProxyFamily>(
 /// updated incrementally; a segment whose header is not all there is left
 /// alone (NAT refuses it next).
 #[inline]
-pub fn translate<F: ProxyFamily, B: PacketBuf>(buf: &mut B, meta: &F::Meta, a: &Aux, reply: bool) {
+pub fn translate<F: ProxyFamily, B: PacketBuf>(
+    buf: &mut B,
+    meta: &Meta<F::Addr>,
+    a: &Aux,
+    reply: bool,
+) {
     let v = F::view(meta);
     let l4 = v.l4_off;
     let end = v.end.min(buf.len());

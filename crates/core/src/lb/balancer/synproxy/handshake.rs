@@ -22,7 +22,7 @@ use crate::lb::verdict::{LbDrop, LbVerdict};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Egress6};
 use crate::net::family::{V4, V6};
-use crate::net::meta::tcp_flags;
+use crate::net::meta::{tcp_flags, Meta};
 use crate::net::wire::{tcp, tcpopt};
 
 const SYN: u8 = tcp_flags::SYN;
@@ -39,7 +39,7 @@ struct Fields {
     payload: bool,
 }
 
-fn fields<F: ProxyFamily, B: PacketBuf>(buf: &B, meta: &F::Meta) -> Option<Fields> {
+fn fields<F: ProxyFamily, B: PacketBuf>(buf: &B, meta: &Meta<F::Addr>) -> Option<Fields> {
     let v = F::view(meta);
     let d = buf.data();
     let t = tcp::Packet::new_checked(d.get(v.l4_off..v.end.min(d.len()))?).ok()?;
@@ -77,7 +77,7 @@ impl Balancer {
         at: &BurstCtx<E>,
         svc: &Service,
         buf: &mut B,
-        meta: &F::Meta,
+        meta: &Meta<F::Addr>,
         key: &F::Key,
     ) -> LbVerdict {
         let (egress, now) = (at.egress, at.now);
@@ -169,7 +169,7 @@ impl Balancer {
         at: &BurstCtx<E>,
         c: &F::Conn,
         buf: &mut B,
-        meta: &F::Meta,
+        meta: &Meta<F::Addr>,
         f: &Fields,
         mss: u16,
     ) -> LbVerdict {
@@ -198,7 +198,7 @@ impl Balancer {
         &mut self,
         at: &BurstCtx<E>,
         buf: &mut B,
-        meta: &F::Meta,
+        meta: &Meta<F::Addr>,
         idx: u32,
         reply: bool,
     ) -> LbVerdict {
@@ -321,7 +321,7 @@ impl Balancer {
         &mut self,
         at: &BurstCtx<E>,
         buf: &mut B,
-        meta: &F::Meta,
+        meta: &Meta<F::Addr>,
         idx: u32,
     ) -> LbVerdict {
         let (egress, now_ns) = (at.egress, at.now_ns);
@@ -346,7 +346,7 @@ impl Balancer {
         &mut self,
         at: &BurstCtx<E>,
         buf: &mut B,
-        meta: &F::Meta,
+        meta: &Meta<F::Addr>,
         idx: u32,
         reply: bool,
         expired: bool,
@@ -393,7 +393,7 @@ impl Balancer {
     pub(in crate::lb::balancer) fn sp_translate<F: ProxyFamily + LaneOf, B: PacketBuf>(
         &self,
         buf: &mut B,
-        meta: &F::Meta,
+        meta: &Meta<F::Addr>,
         idx: u32,
         reply: bool,
     ) {

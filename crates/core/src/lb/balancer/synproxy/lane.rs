@@ -17,7 +17,7 @@ use crate::lb::xmit::{self, nat::Side, XmitError};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Egress6, NextHopOf};
 use crate::net::family::{V4, V6};
-use crate::net::meta::{FlowKey, FlowKey6, PacketMeta, PacketMeta6};
+use crate::net::meta::{FlowKey, FlowKey6, Meta, PacketMeta, PacketMeta6};
 
 /// What the handshake reads of a record, whatever its family.
 #[derive(Clone, Copy, Debug)]
@@ -81,7 +81,7 @@ pub(in crate::lb::balancer) trait SpLane<E>: ProxyFamily + LaneOf {
         b: &mut Balancer,
         at: &BurstCtx<E>,
         buf: &mut B,
-        meta: &Self::Meta,
+        meta: &Meta<Self::Addr>,
         c: &Self::Conn,
     ) -> LbVerdict;
     /// Remove record `idx` (released, counted as expired).
