@@ -14,7 +14,8 @@
 # make the figure depend on the machine's load), and the packet count is what
 # the worker transmitted on the lan port (the daemon prints it when it
 # stops). Prints "instructions per packet: N", and with PROFILE=1 where
-# they go per source line (scripts/callgrind-attr.py).
+# they go per source line (scripts/callgrind-attr.py). KEEP=1 keeps the work
+# directory (its pcaps and callgrind.out); a failed run always keeps it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 method=${1:-dr}
@@ -57,7 +58,8 @@ if [ -z "$ir" ] || [ -z "$pkts" ] || [ "$pkts" = 0 ]; then
 fi
 echo "method $method: $ir instructions in the worker loop, $pkts packets forwarded"
 awk -v i="$ir" -v p="$pkts" 'BEGIN { printf "instructions per packet: %.0f\n", i / p }'
-echo "(files in $w)"
 if [ "${PROFILE:-0}" = 1 ]; then
     python3 scripts/callgrind-attr.py "$w/callgrind.out" "$bin/dirigo" "$pkts" "${TOP:-40}"
 fi
+# each run leaves about 250 MB (pcaps, the profile): kept only when asked
+if [ "${KEEP:-0}" = 1 ]; then echo "(files in $w)"; else rm -rf "$w"; fi
