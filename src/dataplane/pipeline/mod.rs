@@ -23,7 +23,7 @@ use crate::net::classify::{
 use crate::net::icmp::{echo_input, IcmpAction};
 use crate::net::meta::{PacketMeta, PacketMeta6, PROTO_ICMP};
 use arc_swap::cache::Cache;
-use mac::for_mac;
+use mac::{for_mac, MacWord};
 use nh_cache::{CachedEgress, NhCache};
 use state::Scratch;
 pub use state::WorkerPipeline;
@@ -237,7 +237,7 @@ impl WorkerPipeline {
     /// ours to forward or answer, as in Linux ("other host").
     #[inline]
     fn for_us(&self, frame: &[u8], port: u16) -> bool {
-        for_mac(frame, self.net.port(port).map(|p| p.mac))
+        for_mac(frame, MacWord::of(self.net.port(port).map(|p| p.mac)))
     }
 
     /// Count `n` packets handed over by another worker or by the kernel
@@ -364,7 +364,7 @@ impl WorkerPipeline {
     ) -> Option<u16> {
         self.v6_seen = false;
         let n = bufs.len().min(out.len());
-        let mac = self.net.port(at.port).map(|p| p.mac);
+        let mac = MacWord::of(self.net.port(at.port).map(|p| p.mac));
         let early6 = self.prepare6(&bufs[..n], at.port, mac);
         self.burst_body::<true, B>(bufs, at, out, early6)
     }
@@ -382,7 +382,7 @@ impl WorkerPipeline {
     ) -> Option<u16> {
         let Arrival { port, now_ns, .. } = at;
         let n = bufs.len().min(out.len());
-        let mac = self.net.port(port).map(|p| p.mac);
+        let mac = MacWord::of(self.net.port(port).map(|p| p.mac));
         let mut sel = [0u8; BURST];
         let mut k = 0;
         // the core's second prefetch stage (NAT replies only)

@@ -16,9 +16,21 @@ struct NhEntry {
 
 /// A ready next hop's Ethernet addresses, beside its [`NhEntry`] (filled
 /// and cleared with it), so that DR's hit copies 20 bytes, not the entry.
+/// `key` is the destination with [`READY`] set when filled, so a hit is
+/// one compare (a cleared entry's key, 0, matches no destination).
 #[derive(Clone, Copy, Default)]
 struct EthEntry {
-    dst: u32,
+    key: u64,
+    eth: EthHop,
+}
+
+/// The bit above an IPv4 address in an [`EthEntry`]'s key: filled.
+const READY: u64 = 1 << 32;
+
+/// [`EthEntry`] for IPv6 destinations, beside its [`NhEntry6`].
+#[derive(Clone, Copy, Default)]
+struct EthEntry6 {
+    dst: u128,
     ready: bool,
     eth: EthHop,
 }
@@ -44,6 +56,7 @@ pub(super) struct NhCache {
     slots: [std::cell::Cell<NhEntry>; NH_SLOTS],
     eth: [std::cell::Cell<EthEntry>; NH_SLOTS],
     slots6: [std::cell::Cell<NhEntry6>; NH6_SLOTS],
+    eth6: [std::cell::Cell<EthEntry6>; NH6_SLOTS],
 }
 
 impl NhCache {
@@ -52,6 +65,7 @@ impl NhCache {
             slots: std::array::from_fn(|_| std::cell::Cell::new(NhEntry::default())),
             eth: std::array::from_fn(|_| std::cell::Cell::new(EthEntry::default())),
             slots6: std::array::from_fn(|_| std::cell::Cell::new(NhEntry6::default())),
+            eth6: std::array::from_fn(|_| std::cell::Cell::new(EthEntry6::default())),
         }
     }
 
@@ -65,14 +79,31 @@ impl NhCache {
         for s in &self.slots6 {
             s.set(NhEntry6::default());
         }
+        for s in &self.eth6 {
+            s.set(EthEntry6::default());
+        }
     }
 
-    /// The IPv6 slot of `dst` (its interface identifier and prefix folded).
+    /// The IPv6 slot index of `dst` (its interface identifier and prefix folded).
     #[inline(always)]
-    fn slot6(&self, dst: u128) -> &std::cell::Cell<NhEntry6> {
+    fn index6(dst: u128) -> usize {
         let x = (dst as u64) ^ ((dst >> 64) as u64);
-        let i = (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize & (NH6_SLOTS - 1);
-        &self.slots6[i]
+        (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize & (NH6_SLOTS - 1)
+    }
+
+    /// Fill `dst`'s IPv6 slot with a ready next hop.
+    #[inline]
+    fn fill6(&self, dst: u128, hop: NextHop6) {
+        let i = Self::index6(dst);
+        self.slots6[i].set(NhEntry6 {
+            dst,
+            hop: Some(hop),
+        });
+        self.eth6[i].set(EthEntry6 {
+            dst,
+            ready: true,
+            eth: EthHop::of(&hop),
+        });
     }
 
     #[inline(always)]
@@ -94,8 +125,7 @@ impl NhCache {
             hop: Some(hop),
         });
         self.eth[i].set(EthEntry {
-            dst,
-            ready: true,
+            key: dst as u64 | READY,
             eth: EthHop::of(&hop),
         });
     }
@@ -126,7 +156,7 @@ impl Egress for CachedEgress<'_> {
     #[inline(always)]
     fn ready_eth(&self, dst: u32) -> Option<EthHop> {
         let e = self.cache.eth[NhCache::index(dst)].get();
-        if e.ready && e.dst == dst {
+        if e.key == dst as u64 | READY {
             return Some(e.eth);
         }
         match self.next_hop(dst) {
@@ -146,19 +176,27 @@ impl Egress6 for CachedEgress<'_> {
     /// pipeline can hold the packet and request it).
     #[inline]
     fn next_hop6(&self, dst: u128) -> Resolve6 {
-        let slot = self.cache.slot6(dst);
-        let e = slot.get();
+        let e = self.cache.slots6[NhCache::index6(dst)].get();
         if let (true, Some(hop)) = (e.dst == dst, e.hop) {
             return Resolve6::Ready(hop);
         }
         let r = self.view.next_hop6(dst);
         if let Resolve6::Ready(hop) = r {
-            slot.set(NhEntry6 {
-                dst,
-                hop: Some(hop),
-            });
+            self.cache.fill6(dst, hop);
         }
         r
+    }
+    /// A hit copies the Ethernet addresses, not the whole [`NextHop6`].
+    #[inline(always)]
+    fn ready_eth6(&self, dst: u128) -> Option<EthHop> {
+        let e = self.cache.eth6[NhCache::index6(dst)].get();
+        if e.ready && e.dst == dst {
+            return Some(e.eth);
+        }
+        match self.next_hop6(dst) {
+            Resolve6::Ready(h) => Some(EthHop::of(&h)),
+            _ => None,
+        }
     }
     #[inline]
     fn on_link6(&self, addr: u128) -> Option<u16> {

@@ -19,7 +19,7 @@
 //!
 //! [`Balancer::process6`]: crate::lb::balancer::Balancer::process6
 
-use super::mac::for_mac;
+use super::mac::{for_mac, MacWord};
 use super::nh_cache::CachedEgress;
 use super::state::{Scratch, WorkerPipeline};
 use super::steer::owner_of;
@@ -74,12 +74,7 @@ impl WorkerPipeline {
     /// traffic with IPv6.
     #[cold]
     #[inline(never)]
-    pub(super) fn prepare6<B: PacketBuf>(
-        &mut self,
-        bufs: &[B],
-        port: u16,
-        mac: Option<[u8; 6]>,
-    ) -> u32 {
+    pub(super) fn prepare6<B: PacketBuf>(&mut self, bufs: &[B], port: u16, mac: MacWord) -> u32 {
         let mut hashed = 0u32;
         let Scratch { metas6, hash6, .. } = &mut *self.scratch;
         for (i, (b, (m, h))) in bufs

@@ -105,6 +105,15 @@ pub trait Egress {
 pub trait Egress6 {
     /// Route `dst` and resolve the next hop's MAC.
     fn next_hop6(&self, dst: u128) -> Resolve6;
+    /// The Ethernet addresses and port toward `dst` when its next hop is
+    /// ready ([`Egress::ready_eth`]'s IPv6 twin, overridden by a cache).
+    #[inline(always)]
+    fn ready_eth6(&self, dst: u128) -> Option<EthHop> {
+        match self.next_hop6(dst) {
+            Resolve6::Ready(h) => Some(EthHop::of(&h)),
+            _ => None,
+        }
+    }
     /// The port whose connected IPv6 prefix contains `addr`, if any (DR
     /// needs the real server on-link).
     fn on_link6(&self, addr: u128) -> Option<u16>;
@@ -139,9 +148,6 @@ impl<E: Egress6 + ?Sized> EgressTo<u128> for E {
     }
     #[inline(always)]
     fn ready(&self, dst: u128) -> Option<EthHop> {
-        match self.next_hop6(dst) {
-            Resolve6::Ready(h) => Some(EthHop::of(&h)),
-            _ => None,
-        }
+        self.ready_eth6(dst)
     }
 }

@@ -6,6 +6,7 @@
 
 use super::ipv6::PORT_IP6;
 use super::{run, setup_ports};
+use crate::dataplane::pipeline::mac::MacWord;
 use crate::dataplane::Arrival;
 use crate::dataplane::Verdict;
 use crate::lb::sched::{SchedFlags, SchedKind};
@@ -551,7 +552,7 @@ fn early_ipv6_stage_hands_each_packet_its_own_hash() {
     assert!(one[0].v6_seen, "IPv6 went to the balancer");
     // what the stage classifies and hashes: every frame but the one
     // classify drops and the hop-by-hop one (the slow path's)
-    let mask = one[0].prepare6(&bufs(), 0, Some(OUR_MAC));
+    let mask = one[0].prepare6(&bufs(), 0, MacWord::of(Some(OUR_MAC)));
     let want: u32 = (0..frames.len())
         .filter(|&i| i != 3 && i != 4)
         .fold(0, |m, i| m | 1 << i);
