@@ -176,8 +176,13 @@ impl<const K: usize> SeqAdj<K> {
 
     /// Record a change. A change after the last one is kept (the oldest
     /// is forgotten when `K` are kept); the same change again is a
-    /// repeat; anything else is refused.
+    /// repeat; a change of no length is nothing to record; anything else
+    /// is refused.
     pub fn record(&mut self, c: Change) -> Result<Recorded, ShiftError> {
+        // a change of no length moves nothing, wherever it is
+        if c.delta() == 0 {
+            return Ok(Recorded::NoShift);
+        }
         let n = self.n as usize;
         let kept = self.e.get(..n).unwrap_or(&[]);
         if let Some(last) = kept.last() {
@@ -193,9 +198,6 @@ impl<const K: usize> SeqAdj<K> {
             if before(c.pos, last.pos.wrapping_add(last.old_len as u32)) {
                 return Err(ShiftError::Stale);
             }
-        }
-        if c.delta() == 0 {
-            return Ok(Recorded::NoShift);
         }
         let after = self.offset().wrapping_add(c.delta());
         let mut n = n;

@@ -27,8 +27,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// Version 2's signature.
 pub const V2_SIGNATURE: [u8; 12] = *b"\r\n\r\n\0\r\nQUIT\n";
-/// The longest version 1 line (HAProxy's bound, both addresses IPv6 at
-/// their longest).
+/// The longest version 1 line (HAProxy's bound, for `UNKNOWN` with both
+/// addresses IPv6 at their longest; a `TCP6` line is at most 104 bytes).
 pub const V1_MAX_LEN: usize = 107;
 /// Version 2's fixed part, before the addresses.
 pub const V2_FIXED_LEN: usize = 16;
@@ -286,4 +286,145 @@ pub fn parse_v1(b: &[u8]) -> Result<(Addrs, usize), WireError> {
         _ => return Err(bad),
     };
     Ok((addrs, end + 2))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A version 2 header HAProxy wrote (172.19.0.1:42578 to
+    /// 172.19.0.3:80), byte for byte.
+    const HAPROXY_V2: [u8; 28] = [
+        0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a, 0x21, 0x11, 0x00,
+        0x0c, 0xac, 0x13, 0x00, 0x01, 0xac, 0x13, 0x00, 0x03, 0xa6, 0x52, 0x00, 0x50,
+    ];
+
+    fn v4(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16) -> Addrs {
+        Addrs::V4 {
+            src: u32::from_be_bytes(src),
+            dst: u32::from_be_bytes(dst),
+            sport,
+            dport,
+        }
+    }
+
+    #[test]
+    fn v2_ipv4_is_what_haproxy_writes() {
+        let a = v4([172, 19, 0, 1], [172, 19, 0, 3], 42578, 80);
+        let mut b = [0u8; 64];
+        assert_eq!(a.emit_v2(&mut b), Ok(28));
+        assert_eq!(b[..28], HAPROXY_V2);
+        assert_eq!(parse_v2(&HAPROXY_V2), Ok((a, 28)));
+        // too short: nothing written
+        let mut s = [0xeeu8; 27];
+        assert_eq!(a.emit_v2(&mut s), Err(WireError::Truncated));
+        assert!(s.iter().all(|&x| x == 0xee));
+    }
+
+    #[test]
+    fn v2_ipv6_layout() {
+        let a = Addrs::V6 {
+            src: 0x2001_0db8_0000_0000_0000_0000_0000_0001,
+            dst: 0x2001_0db8_0000_0000_0000_0000_0000_00ff,
+            sport: 0x1234,
+            dport: 443,
+        };
+        let mut b = [0u8; 52];
+        assert_eq!(a.emit_v2(&mut b), Ok(52));
+        let mut want = Vec::new();
+        want.extend_from_slice(b"\x0d\x0a\x0d\x0a\x00\x0d\x0a\x51\x55\x49\x54\x0a");
+        want.extend_from_slice(&[0x21, 0x21, 0x00, 36]);
+        want.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+        want.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff]);
+        want.extend_from_slice(&[0x12, 0x34, 0x01, 0xbb]);
+        assert_eq!(&b[..], &want[..]);
+        assert_eq!(parse_v2(&b), Ok((a, 52)));
+    }
+
+    #[test]
+    fn v2_parse_refuses() {
+        let mut b = HAPROXY_V2;
+        assert_eq!(parse_v2(&b[..27]), Err(WireError::Truncated));
+        assert_eq!(parse_v2(&b[..10]), Err(WireError::Truncated));
+        b[12] = VER_CMD_LOCAL;
+        assert_eq!(parse_v2(&b), Err(WireError::Unsupported));
+        b[12] = VER_CMD_PROXY;
+        b[13] = 0x12; // UDP
+        assert_eq!(parse_v2(&b), Err(WireError::Unsupported));
+        b[13] = FAM_TCP4;
+        b[15] = 8; // too short for IPv4 addresses
+        assert_eq!(parse_v2(&b), Err(WireError::Unsupported));
+        b[0] = 0;
+        assert_eq!(parse_v2(&b), Err(WireError::Unsupported));
+    }
+
+    #[test]
+    fn v1_lines() {
+        let a = v4([192, 168, 0, 1], [192, 168, 0, 11], 56324, 443);
+        let mut b = [0u8; V1_MAX_LEN];
+        let n = a.emit_v1(&mut b).unwrap();
+        assert_eq!(&b[..n], b"PROXY TCP4 192.168.0.1 192.168.0.11 56324 443\r\n");
+        assert_eq!(a.v1_len(), n);
+        assert_eq!(parse_v1(&b[..n]), Ok((a, n)));
+        // the longest TCP6 line: 104 bytes (HAProxy's 107 is UNKNOWN's)
+        let long = Addrs::V6 {
+            src: u128::MAX,
+            dst: u128::MAX,
+            sport: 65535,
+            dport: 65535,
+        };
+        let n = long.emit_v1(&mut b).unwrap();
+        assert_eq!(n, 104);
+        assert!(b.starts_with(b"PROXY TCP6 ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff ffff:"));
+        assert_eq!(parse_v1(&b), Ok((long, 104)));
+        // too short: an error, not a panic
+        assert_eq!(long.emit_v1(&mut b[..50]), Err(WireError::Truncated));
+        // refusals
+        for bad in [
+            &b"PROXY TCP4 1.2.3.4 5.6.7.8 1 2"[..],
+            b"PROXY UDP4 1.2.3.4 5.6.7.8 1 2\r\n",
+            b"PROXY TCP4 1.2.3.4 5.6.7.8 01 2\r\n",
+            b"PROXY TCP4 1.2.3.4 5.6.7.8 1 65536\r\n",
+            b"PROXY TCP4 ::1 5.6.7.8 1 2\r\n",
+            b"PROXY TCP4 1.2.3.4 5.6.7.8 1 2 3\r\n",
+            b"proxy TCP4 1.2.3.4 5.6.7.8 1 2\r\n",
+        ] {
+            assert!(parse_v1(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    fn addrs() -> impl Strategy<Value = Addrs> {
+        prop_oneof![
+            (any::<u32>(), any::<u32>(), any::<u16>(), any::<u16>())
+                .prop_map(|(src, dst, sport, dport)| Addrs::V4 { src, dst, sport, dport }),
+            (any::<u128>(), any::<u128>(), any::<u16>(), any::<u16>())
+                .prop_map(|(src, dst, sport, dport)| Addrs::V6 { src, dst, sport, dport }),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn round_trips(a in addrs(), tail in proptest::collection::vec(any::<u8>(), 0..8)) {
+            let mut b = [0u8; 128];
+            let n = a.emit_v1(&mut b).unwrap();
+            prop_assert!(n <= V1_MAX_LEN);
+            prop_assert_eq!(n, a.v1_len());
+            prop_assert_eq!(parse_v1(&b[..n]), Ok((a, n)));
+            let n = a.emit_v2(&mut b).unwrap();
+            prop_assert_eq!(n, a.v2_len());
+            let mut with = b[..n].to_vec();
+            with.extend_from_slice(&tail);
+            prop_assert_eq!(parse_v2(&with), Ok((a, n)));
+        }
+
+        #[test]
+        fn parsers_never_panic(b in proptest::collection::vec(any::<u8>(), 0..120)) {
+            let _ = parse_v1(&b);
+            let _ = parse_v2(&b);
+            let mut s = V2_SIGNATURE.to_vec();
+            s.extend_from_slice(&b);
+            let _ = parse_v2(&s);
+        }
+    }
 }

@@ -258,3 +258,142 @@ pub fn clamp_mss_in<T: AsRef<[u8]> + AsMut<[u8]>>(
     }
     Some((old, new))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::wire::tcpopt;
+    use proptest::prelude::*;
+
+    #[test]
+    fn the_options_byte_for_byte() {
+        // DPVS's struct tcpopt_ip4_addr: opcode, opsize, port, address
+        let t = Toa::V4 {
+            port: 0x1f90,
+            addr: 0xc0a8_0a02,
+        };
+        let mut b = [0u8; 20];
+        assert_eq!(t.emit(&mut b), Some(8));
+        assert_eq!(b[..8], [254, 8, 0x1f, 0x90, 192, 168, 10, 2]);
+        // struct tcpopt_ip6_addr: the same with a 16-byte address
+        let t6 = Toa::V6 {
+            port: 443,
+            addr: 0x2001_0db8_0000_0000_0000_0000_0000_0042,
+        };
+        assert_eq!(t6.emit(&mut b), Some(20));
+        assert_eq!(
+            b,
+            [254, 20, 0x01, 0xbb, 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x42]
+        );
+        assert_eq!(t6.emit(&mut b[..19]), None);
+        assert_eq!(Toa::find(&b), Some(t6));
+    }
+
+    #[test]
+    fn put_first_with_alignment_kept() {
+        // NOP NOP TS: 12 bytes, + 8 = 20
+        let old = [1, 1, 8, 10, 0, 0, 0, 5, 0, 0, 0, 9];
+        let t = Toa::V4 { port: 80, addr: 1 };
+        let mut out = [0u8; 40];
+        let n = options_with(&old, &t, &mut out).unwrap();
+        assert_eq!(n, 20);
+        assert_eq!(out[..8], [254, 8, 0, 80, 0, 0, 0, 1]);
+        assert_eq!(out[8..20], old);
+        let p = tcpopt::parse(&out[..n]);
+        assert_eq!(p.ts.map(|t| (t.val, t.ecr, t.at)), Some((5, 9, 32)));
+        assert_eq!(Toa::find(&out[..n]), Some(t));
+    }
+
+    #[test]
+    fn room_is_made_as_dpvs_does() {
+        let t6 = Toa::V6 { port: 1, addr: 2 };
+        let mut out = [0u8; 40];
+        // NOP NOP TS + NOP NOP SACK(1 block): 24 bytes; 24 + 20 > 40:
+        // the NOPs go (10 + 10 = 20 bytes, padded to 20): fits
+        let mut old = vec![1, 1, 8, 10, 0, 0, 0, 5, 0, 0, 0, 9, 1, 1, 5, 10];
+        old.extend_from_slice(&[0, 0, 0, 7, 0, 0, 0, 8]);
+        let n = options_with(&old, &t6, &mut out).unwrap();
+        assert_eq!(n, 40);
+        let p = tcpopt::parse(&out[..n]);
+        assert_eq!(p.ts.map(|t| (t.val, t.ecr)), Some((5, 9)));
+        assert_eq!(p.sack.map(|s| s.1), Some(1));
+        assert_eq!(Toa::find(&out[..n]), Some(t6));
+        // NOP NOP TS + NOP NOP SACK(2 blocks): 32 bytes; squeezed 10 + 18
+        // + 20 = 48 still too long: the SACK blocks go
+        let mut old = vec![1, 1, 8, 10, 0, 0, 0, 5, 0, 0, 0, 9, 1, 1, 5, 18];
+        old.extend_from_slice(&[0; 16]);
+        let n = options_with(&old, &t6, &mut out).unwrap();
+        assert_eq!(n, 32);
+        let p = tcpopt::parse(&out[..n]);
+        assert_eq!(p.ts.map(|t| (t.val, t.ecr)), Some((5, 9)));
+        assert_eq!(p.sack, None);
+        assert_eq!(out[30..32], [0, 0]);
+        // a client's own TOA option is replaced, not kept beside ours
+        let forged = [254, 8, 0, 1, 10, 0, 0, 1];
+        let t = Toa::V4 { port: 2, addr: 3 };
+        let n = options_with(&forged, &t, &mut out).unwrap();
+        assert_eq!(n, 8);
+        assert_eq!(Toa::find(&out[..n]), Some(t));
+        // 40 bytes of options that cannot be pruned: no room
+        let mut full = Vec::new();
+        for _ in 0..4 {
+            full.extend_from_slice(&[8, 10, 0, 0, 0, 0, 0, 0, 0, 0]);
+        }
+        assert_eq!(options_with(&full, &t, &mut out), Err(ToaError::NoRoom));
+        // malformed: left alone
+        assert_eq!(options_with(&[2, 0, 0, 0], &t, &mut out), Err(ToaError::Malformed));
+        assert_eq!(options_with(&[2, 9, 0, 0], &t, &mut out), Err(ToaError::Malformed));
+        assert_eq!(options_with(&[1, 1, 1], &t, &mut out), Err(ToaError::Malformed));
+    }
+
+    #[test]
+    fn mss_clamp() {
+        assert_eq!(clamp_mss(1460, 8), 1452);
+        assert_eq!(clamp_mss(1460, 107), 1353);
+        assert_eq!(clamp_mss(100, 50), MIN_MSS);
+        assert_eq!(clamp_mss(60, 8), 60); // never raised
+        // a SYN/ACK's MSS option, in place, checksum kept right
+        let mut h = etherparse::TcpHeader::new(80, 5000, 7, 1000);
+        h.syn = true;
+        h.ack = true;
+        h.set_options(&[
+            etherparse::TcpOptionElement::Noop,
+            etherparse::TcpOptionElement::Noop,
+            etherparse::TcpOptionElement::Timestamp(1, 2),
+            etherparse::TcpOptionElement::MaximumSegmentSize(1460),
+        ])
+        .unwrap();
+        let (src, dst) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+        h.checksum = h.calc_checksum_ipv4_raw(src, dst, &[]).unwrap();
+        let mut seg = h.to_bytes();
+        let mut t = tcp::Packet::new_checked(&mut seg[..]).unwrap();
+        assert_eq!(clamp_mss_in(&mut t, 52), Some((1460, 1408)));
+        assert!(t.verify_checksum(u32::from_be_bytes(src), u32::from_be_bytes(dst)));
+        assert_eq!(tcpopt::parse(t.options()).mss, Some(1408));
+        // no MSS option: nothing
+        let mut plain = etherparse::TcpHeader::new(80, 5000, 7, 1000).to_bytes();
+        let mut t = tcp::Packet::new_checked(&mut plain[..]).unwrap();
+        assert_eq!(clamp_mss_in(&mut t, 52), None);
+    }
+
+    proptest! {
+        #[test]
+        fn whatever_the_options(old in proptest::collection::vec(any::<u8>(), 0..11), v6: bool) {
+            // an area of whole words, as a header has
+            let mut old = old;
+            old.truncate(old.len() / 4 * 4);
+            let mut area = old.clone();
+            while area.len() % 4 != 0 { area.push(0); }
+            let t = if v6 { Toa::V6 { port: 9, addr: 7 } } else { Toa::V4 { port: 9, addr: 7 } };
+            let mut out = [0u8; 40];
+            if let Ok(n) = options_with(&area, &t, &mut out) {
+                prop_assert!(n % 4 == 0 && n <= 40);
+                prop_assert_eq!(Toa::find(&out[..n]), Some(t));
+                // what tcpopt reads of the rest is what it read before,
+                // SACK blocks aside
+                let (a, b) = (tcpopt::parse(&area), tcpopt::parse(&out[..n]));
+                prop_assert_eq!(tcpopt::Options::from(a), tcpopt::Options::from(b));
+            }
+        }
+    }
+}
