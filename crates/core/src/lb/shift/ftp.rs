@@ -257,7 +257,11 @@ pub fn scan(payload: &[u8], what: Side) -> Scan {
 /// after them; None without a digit, with more than 5 digits or above
 /// `max`.
 fn number(line: &[u8], i: usize, max: u32) -> Option<(u32, usize)> {
-    let digits = line.get(i..)?.iter().take_while(|c| c.is_ascii_digit()).count();
+    let digits = line
+        .get(i..)?
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
     if digits == 0 || digits > 5 {
         return None;
     }

@@ -98,7 +98,11 @@ impl HeaderInsert {
             adj,
             at,
             len,
-            phase: if len == 0 { Phase::Done } else { Phase::Pending },
+            phase: if len == 0 {
+                Phase::Done
+            } else {
+                Phase::Pending
+            },
         }
     }
 
@@ -184,5 +188,4 @@ impl HeaderInsert {
     pub fn server_sack_edge(&self, edge: u32) -> u32 {
         self.adj.ack(edge)
     }
-
 }

@@ -186,14 +186,24 @@ impl Addrs {
         set::<u8>(out, field::VER_CMD, VER_CMD_PROXY);
         set::<u16>(out, field::LEN, (len - V2_FIXED_LEN) as u16);
         match *self {
-            Addrs::V4 { src, dst, sport, dport } => {
+            Addrs::V4 {
+                src,
+                dst,
+                sport,
+                dport,
+            } => {
                 set::<u8>(out, field::FAM, FAM_TCP4);
                 set::<u32>(out, field::V4_SRC, src);
                 set::<u32>(out, field::V4_DST, dst);
                 set::<u16>(out, field::V4_SPORT, sport);
                 set::<u16>(out, field::V4_DPORT, dport);
             }
-            Addrs::V6 { src, dst, sport, dport } => {
+            Addrs::V6 {
+                src,
+                dst,
+                sport,
+                dport,
+            } => {
                 set::<u8>(out, field::FAM, FAM_TCP6);
                 set::<u128>(out, field::V6_SRC, src);
                 set::<u128>(out, field::V6_DST, dst);
@@ -249,8 +259,8 @@ pub fn parse_v1(b: &[u8]) -> Result<(Addrs, usize), WireError> {
         .windows(2)
         .position(|w| w == b"\r\n")
         .ok_or(WireError::Truncated)?;
-    let line = std::str::from_utf8(look.get(..end).unwrap_or(&[]))
-        .map_err(|_| WireError::Unsupported)?;
+    let line =
+        std::str::from_utf8(look.get(..end).unwrap_or(&[])).map_err(|_| WireError::Unsupported)?;
     let mut w = line.split(' ');
     let bad = WireError::Unsupported;
     if w.next() != Some("PROXY") {
@@ -261,7 +271,10 @@ pub fn parse_v1(b: &[u8]) -> Result<(Addrs, usize), WireError> {
     let port = |s: Option<&str>| -> Result<u16, WireError> {
         let s = s.ok_or(bad)?;
         // decimal, no sign, no leading zero (HAProxy's rule)
-        if s.is_empty() || (s.len() > 1 && s.starts_with('0')) || !s.bytes().all(|c| c.is_ascii_digit()) {
+        if s.is_empty()
+            || (s.len() > 1 && s.starts_with('0'))
+            || !s.bytes().all(|c| c.is_ascii_digit())
+        {
             return Err(bad);
         }
         s.parse().map_err(|_| bad)
@@ -336,7 +349,9 @@ mod tests {
         want.extend_from_slice(b"\x0d\x0a\x0d\x0a\x00\x0d\x0a\x51\x55\x49\x54\x0a");
         want.extend_from_slice(&[0x21, 0x21, 0x00, 36]);
         want.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
-        want.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff]);
+        want.extend_from_slice(&[
+            0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff,
+        ]);
         want.extend_from_slice(&[0x12, 0x34, 0x01, 0xbb]);
         assert_eq!(&b[..], &want[..]);
         assert_eq!(parse_v2(&b), Ok((a, 52)));
@@ -364,7 +379,10 @@ mod tests {
         let a = v4([192, 168, 0, 1], [192, 168, 0, 11], 56324, 443);
         let mut b = [0u8; V1_MAX_LEN];
         let n = a.emit_v1(&mut b).unwrap();
-        assert_eq!(&b[..n], b"PROXY TCP4 192.168.0.1 192.168.0.11 56324 443\r\n");
+        assert_eq!(
+            &b[..n],
+            b"PROXY TCP4 192.168.0.1 192.168.0.11 56324 443\r\n"
+        );
         assert_eq!(a.v1_len(), n);
         assert_eq!(parse_v1(&b[..n]), Ok((a, n)));
         // the longest TCP6 line: 104 bytes (HAProxy's 107 is UNKNOWN's)
@@ -396,10 +414,22 @@ mod tests {
 
     fn addrs() -> impl Strategy<Value = Addrs> {
         prop_oneof![
-            (any::<u32>(), any::<u32>(), any::<u16>(), any::<u16>())
-                .prop_map(|(src, dst, sport, dport)| Addrs::V4 { src, dst, sport, dport }),
-            (any::<u128>(), any::<u128>(), any::<u16>(), any::<u16>())
-                .prop_map(|(src, dst, sport, dport)| Addrs::V6 { src, dst, sport, dport }),
+            (any::<u32>(), any::<u32>(), any::<u16>(), any::<u16>()).prop_map(
+                |(src, dst, sport, dport)| Addrs::V4 {
+                    src,
+                    dst,
+                    sport,
+                    dport
+                }
+            ),
+            (any::<u128>(), any::<u128>(), any::<u16>(), any::<u16>()).prop_map(
+                |(src, dst, sport, dport)| Addrs::V6 {
+                    src,
+                    dst,
+                    sport,
+                    dport
+                }
+            ),
         ]
     }
 

@@ -341,9 +341,18 @@ mod tests {
         }
         assert_eq!(options_with(&full, &t, &mut out), Err(ToaError::NoRoom));
         // malformed: left alone
-        assert_eq!(options_with(&[2, 0, 0, 0], &t, &mut out), Err(ToaError::Malformed));
-        assert_eq!(options_with(&[2, 9, 0, 0], &t, &mut out), Err(ToaError::Malformed));
-        assert_eq!(options_with(&[1, 1, 1], &t, &mut out), Err(ToaError::Malformed));
+        assert_eq!(
+            options_with(&[2, 0, 0, 0], &t, &mut out),
+            Err(ToaError::Malformed)
+        );
+        assert_eq!(
+            options_with(&[2, 9, 0, 0], &t, &mut out),
+            Err(ToaError::Malformed)
+        );
+        assert_eq!(
+            options_with(&[1, 1, 1], &t, &mut out),
+            Err(ToaError::Malformed)
+        );
     }
 
     #[test]
@@ -352,7 +361,7 @@ mod tests {
         assert_eq!(clamp_mss(1460, 107), 1353);
         assert_eq!(clamp_mss(100, 50), MIN_MSS);
         assert_eq!(clamp_mss(60, 8), 60); // never raised
-        // a SYN/ACK's MSS option, in place, checksum kept right
+                                          // a SYN/ACK's MSS option, in place, checksum kept right
         let mut h = etherparse::TcpHeader::new(80, 5000, 7, 1000);
         h.syn = true;
         h.ack = true;

@@ -1,5 +1,5 @@
 use crate::lb::shift::ftp::{
-    replacement, rewrite, scan, DataConn, Endpoint, FtpError, Found, Kind, Scan, Side,
+    replacement, rewrite, scan, DataConn, Endpoint, Found, FtpError, Kind, Scan, Side,
 };
 use proptest::prelude::*;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -68,7 +68,11 @@ fn eprt() {
     let f6 = found(&b, Side::Client);
     assert_eq!(f6.at, to6);
     // another delimiter is kept
-    let (b, _) = rw(b"EPRT !1!1.2.3.4!5!\r\n", Side::Client, ep4([9, 9, 9, 9], 99));
+    let (b, _) = rw(
+        b"EPRT !1!1.2.3.4!5!\r\n",
+        Side::Client,
+        ep4([9, 9, 9, 9], 99),
+    );
     assert_eq!(b, b"EPRT !1!9.9.9.9!99!\r\n");
     let f = found(b"EPRT |2|1080::8:800:200C:417A|5282|\r\n", Side::Client);
     let want: Ipv6Addr = "1080::8:800:200C:417A".parse().unwrap();
@@ -81,9 +85,15 @@ fn pasv_227() {
     let f = found(p, Side::Server);
     assert_eq!((f.kind, f.at), (Kind::Pasv, ep4([10, 1, 2, 3], 50000)));
     let (b, d) = rw(p, Side::Server, ep4([203, 0, 113, 200], 50000));
-    assert_eq!(b, b"227 Entering Passive Mode (203,0,113,200,195,80).\r\n".to_vec());
+    assert_eq!(
+        b,
+        b"227 Entering Passive Mode (203,0,113,200,195,80).\r\n".to_vec()
+    );
     assert_eq!(d, 5);
-    assert_eq!(f.data_conn(ep4([203, 0, 113, 200], 50000)).opener, Side::Client);
+    assert_eq!(
+        f.data_conn(ep4([203, 0, 113, 200], 50000)).opener,
+        Side::Client
+    );
     // without parentheses, as some servers write it
     let f = found(b"227 =10,1,2,3,0,20\r\n", Side::Server);
     assert_eq!(f.at, ep4([10, 1, 2, 3], 20));
@@ -111,7 +121,10 @@ fn epsv_229() {
             port: 40000,
         },
     );
-    assert_eq!(b, b"229 Entering Extended Passive Mode (|||40000|)\r\n".to_vec());
+    assert_eq!(
+        b,
+        b"229 Entering Extended Passive Mode (|||40000|)\r\n".to_vec()
+    );
     assert_eq!(d, 1);
     // 229 names no address
     assert_eq!(
@@ -138,11 +151,25 @@ fn partial_bad_and_other_lines() {
         b"EPRT |1|1.2.3.4|5\r\n",
         b"EPRT 1|1.2.3.4|5|\r\n",
     ] {
-        assert_eq!(scan(bad, Side::Client), Scan::Bad(found_kind(bad)), "{}", String::from_utf8_lossy(bad));
+        assert_eq!(
+            scan(bad, Side::Client),
+            Scan::Bad(found_kind(bad)),
+            "{}",
+            String::from_utf8_lossy(bad)
+        );
     }
-    assert_eq!(scan(b"227 no numbers\r\n", Side::Server), Scan::Bad(Kind::Pasv));
-    assert_eq!(scan(b"229 (|||x|)\r\n", Side::Server), Scan::Bad(Kind::Epsv));
-    assert_eq!(scan(b"229 (||6446|)\r\n", Side::Server), Scan::Bad(Kind::Epsv));
+    assert_eq!(
+        scan(b"227 no numbers\r\n", Side::Server),
+        Scan::Bad(Kind::Pasv)
+    );
+    assert_eq!(
+        scan(b"229 (|||x|)\r\n", Side::Server),
+        Scan::Bad(Kind::Epsv)
+    );
+    assert_eq!(
+        scan(b"229 (||6446|)\r\n", Side::Server),
+        Scan::Bad(Kind::Epsv)
+    );
     assert_eq!(scan(b"USER anonymous\r\n", Side::Client), Scan::None);
     assert_eq!(scan(b"230 Login successful.\r\n", Side::Server), Scan::None);
     // a line longer than the bound without an end: bad, not partial
@@ -159,7 +186,13 @@ fn partial_bad_and_other_lines() {
     // an output buffer too short
     let mut small = [0u8; 10];
     assert_eq!(
-        rewrite(b"PORT 1,2,3,4,5,6\r\n", &f, ep4([1, 2, 3, 4], 1), &mut small).unwrap_err(),
+        rewrite(
+            b"PORT 1,2,3,4,5,6\r\n",
+            &f,
+            ep4([1, 2, 3, 4], 1),
+            &mut small
+        )
+        .unwrap_err(),
         FtpError::NoRoom
     );
     // a found range from another payload

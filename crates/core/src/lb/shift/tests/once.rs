@@ -11,10 +11,7 @@ fn seg(seq: u32, flags: u8) -> ClientSeg {
 }
 
 fn prepend(seq: u32) -> Out {
-    Out {
-        prepend: true,
-        seq,
-    }
+    Out { prepend: true, seq }
 }
 
 fn keep(seq: u32) -> Out {
@@ -39,7 +36,10 @@ fn the_handshake_ack_carries_it_then_data_is_shifted() {
     // have been lost), at the same place
     assert_eq!(h.client(seg(at, ACK | PSH)), prepend(at));
     // the rest of a split segment: shifted, never the header
-    assert_eq!(h.client(seg(at.wrapping_add(100), ACK)), keep(at.wrapping_add(100 + 28)));
+    assert_eq!(
+        h.client(seg(at.wrapping_add(100), ACK)),
+        keep(at.wrapping_add(100 + 28))
+    );
     // the server acknowledges 10 bytes of the header: none of the client's
     assert_eq!(h.server_ack(at.wrapping_add(10)), at);
     assert_eq!(h.phase(), Phase::Sent);
@@ -69,7 +69,10 @@ fn rst_and_fin() {
     let mut z = HeaderInsert::new(ISN, 0);
     assert_eq!(z.phase(), Phase::Done);
     assert_eq!(z.client(seg(at, ACK)), keep(at));
-    assert_eq!(z.client(seg(at.wrapping_add(9), ACK)), keep(at.wrapping_add(9)));
+    assert_eq!(
+        z.client(seg(at.wrapping_add(9), ACK)),
+        keep(at.wrapping_add(9))
+    );
     assert_eq!(z.server_ack(at.wrapping_add(9)), at.wrapping_add(9));
 }
 

@@ -3,19 +3,22 @@
 //! gets, and a receiver that checks every byte it gets against the stream
 //! it must end with. Offsets are from the first byte after the SYN.
 
+/// Changes of a stream: (offset, old length, new bytes).
+pub type Changes = Vec<(usize, usize, Vec<u8>)>;
+
 /// What one direction's bytes become through the middlebox: the sender's
 /// stream, the changes made to it (offset, old length, new bytes; sorted,
 /// apart), the receiver's stream, and for each receiver offset the sender
 /// offset an acknowledgment there stands for.
 pub struct Stream {
     pub orig: Vec<u8>,
-    pub changes: Vec<(usize, usize, Vec<u8>)>,
+    pub changes: Changes,
     pub new: Vec<u8>,
     pub orig_of_new: Vec<usize>,
 }
 
 impl Stream {
-    pub fn new(orig: Vec<u8>, changes: Vec<(usize, usize, Vec<u8>)>) -> Stream {
+    pub fn new(orig: Vec<u8>, changes: Changes) -> Stream {
         let mut new = Vec::new();
         let mut orig_of_new = Vec::new();
         let mut i = 0;
@@ -153,10 +156,16 @@ impl Receiver {
         for (i, &b) in data.iter().enumerate() {
             let p = at + i as i64;
             if p < 0 || p as usize >= self.want.len() {
-                return Err(format!("byte at {p}, outside the stream of {}", self.want.len()));
+                return Err(format!(
+                    "byte at {p}, outside the stream of {}",
+                    self.want.len()
+                ));
             }
             if self.want[p as usize] != b {
-                return Err(format!("byte at {p} is {b}, the stream has {}", self.want[p as usize]));
+                return Err(format!(
+                    "byte at {p} is {b}, the stream has {}",
+                    self.want[p as usize]
+                ));
             }
             self.got[p as usize] = true;
         }
@@ -173,7 +182,9 @@ impl Receiver {
     /// The first block received above the acknowledgment, as offsets.
     pub fn sack_block(&self) -> Option<(usize, usize)> {
         let l = (self.nxt..self.want.len()).find(|&i| self.got[i])?;
-        let r = (l..self.want.len()).find(|&i| !self.got[i]).unwrap_or(self.want.len());
+        let r = (l..self.want.len())
+            .find(|&i| !self.got[i])
+            .unwrap_or(self.want.len());
         Some((l, r))
     }
 

@@ -9,7 +9,7 @@
 //! acknowledgments and SACK blocks naming exactly its own bytes the other
 //! side has.
 
-use super::sim::{off_of, seq_of, Receiver, Sender, Stream};
+use super::sim::{off_of, seq_of, Changes, Receiver, Sender, Stream};
 use crate::lb::shift::adjust::{Change, Dir, Shift};
 use proptest::prelude::*;
 
@@ -21,7 +21,9 @@ enum Op {
     Deliver(usize),
     Lose(usize),
     /// The receiver acknowledges, in a pure ACK of the other direction.
-    Ack { lost: bool },
+    Ack {
+        lost: bool,
+    },
 }
 
 fn op() -> impl Strategy<Value = (bool, Op)> {
@@ -38,14 +40,18 @@ fn op() -> impl Strategy<Value = (bool, Op)> {
 
 /// Up to 4 changes at random places of a stream of `len`: (offset, old
 /// length 1..=30, new length 0..=40).
-fn changes(len: usize) -> impl Strategy<Value = Vec<(usize, usize, Vec<u8>)>> {
+fn changes(len: usize) -> impl Strategy<Value = Changes> {
     proptest::collection::vec(
-        (0..len.max(1), 1usize..=30, proptest::collection::vec(any::<u8>(), 0..=40)),
+        (
+            0..len.max(1),
+            1usize..=30,
+            proptest::collection::vec(any::<u8>(), 0..=40),
+        ),
         0..=4,
     )
     .prop_map(move |mut v| {
         v.sort_by_key(|c| c.0);
-        let mut out: Vec<(usize, usize, Vec<u8>)> = Vec::new();
+        let mut out: Changes = Vec::new();
         for (off, old, new) in v {
             let free = out.last().map_or(0, |c| c.0 + c.1);
             if off >= free && off + old <= len {
@@ -112,7 +118,10 @@ impl World {
         // where the receiver's stream has the segment's first byte
         let want = side.s.new_of_orig(a) as i64;
         if off_of(isn, seq) != want {
-            return Err(format!("segment at {a} sent at {}, want {want}", off_of(isn, seq)));
+            return Err(format!(
+                "segment at {a} sent at {}, want {want}",
+                off_of(isn, seq)
+            ));
         }
         side.flight.push((seq, out));
         Ok(())
@@ -130,7 +139,10 @@ impl World {
         let seq = self.shift.seq(dir(1 - i), seq_of(o.tx.isn, o.tx.nxt));
         let want = o.s.new_of_orig(o.tx.nxt) as i64;
         if off_of(o.tx.isn, seq) != want {
-            return Err(format!("pure ACK at {}, want {want}", off_of(o.tx.isn, seq)));
+            return Err(format!(
+                "pure ACK at {}, want {want}",
+                off_of(o.tx.isn, seq)
+            ));
         }
         let to = self.shift.ack(dir(1 - i), ack);
         if lost {
@@ -208,7 +220,7 @@ impl World {
     }
 }
 
-fn stream() -> impl Strategy<Value = (Vec<u8>, Vec<(usize, usize, Vec<u8>)>)> {
+fn stream() -> impl Strategy<Value = (Vec<u8>, Changes)> {
     proptest::collection::vec(any::<u8>(), 0..1200).prop_flat_map(|d| {
         let n = d.len();
         (Just(d), changes(n))
@@ -224,7 +236,7 @@ proptest! {
         b in stream(),
         ops in proptest::collection::vec(op(), 0..120),
     ) {
-        let side = |isn: u32, (data, ch): (Vec<u8>, Vec<(usize, usize, Vec<u8>)>)| {
+        let side = |isn: u32, (data, ch): (Vec<u8>, Changes)| {
             let s = Stream::new(data, ch);
             Side {
                 tx: Sender::new(isn, s.orig.len()),

@@ -131,7 +131,8 @@ impl World {
         if lost {
             return Ok(());
         }
-        self.client.ack(to_client, self.s.orig_of_new[self.server.nxt])?;
+        self.client
+            .ack(to_client, self.s.orig_of_new[self.server.nxt])?;
         if let Some((l, r)) = sack {
             let (el, er) = (
                 self.h.server_sack_edge(seq_of(self.client.isn, l)),
@@ -257,7 +258,12 @@ proptest! {
 
 #[test]
 fn a_server_that_speaks_first_gets_the_header_on_the_handshake_ack() {
-    let mut w = World::new(7, b"PROXY TCP4 1.2.3.4 5.6.7.8 1 2\r\n".to_vec(), vec![], false);
+    let mut w = World::new(
+        7,
+        b"PROXY TCP4 1.2.3.4 5.6.7.8 1 2\r\n".to_vec(),
+        vec![],
+        false,
+    );
     w.flight.push(Seg {
         a: 0,
         b: 0,
