@@ -7,10 +7,16 @@
 //! connection the header was made for; a header with one byte of its
 //! signature wrong must not be decoded as PROXY at all.
 //!
+//! And the TOA option `net::wire::toa::insert` puts into a segment (the
+//! client's address as DPVS gives it to a FullNAT real server): tshark
+//! must show it byte for byte as the first option, the options after it
+//! and the payload unchanged, and the checksum right.
+//!
 //! Needs tshark (scripts/install-deps.sh installs it): a failure in CI
 //! (`CI=true`) without it, a printed skip elsewhere.
 
 use dirigo_core::net::wire::proxy::Addrs;
+use dirigo_core::net::wire::{tcp, toa};
 use etherparse::PacketBuilder;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -108,6 +114,45 @@ fn cases() -> Vec<Case> {
     out
 }
 
+/// Write `frames` to a pcap and run tshark on it with `args` and the
+/// `fields`: one line per frame, `|` between fields, `,` between the
+/// values of one field.
+fn tshark(name: &str, frames: &[Vec<u8>], args: &[&str], fields: &[&str]) -> Vec<String> {
+    let dir = std::env::temp_dir().join(format!("dirigo-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pcap = dir.join("t.pcap");
+    {
+        let f = std::fs::File::create(&pcap).unwrap();
+        let mut w = PcapWriter::with_header(f, PcapHeader::default()).unwrap();
+        for (i, fr) in frames.iter().enumerate() {
+            w.write_packet(&PcapPacket::new(
+                Duration::from_micros(i as u64),
+                fr.len() as u32,
+                fr,
+            ))
+            .unwrap();
+        }
+    }
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-r").arg(&pcap);
+    cmd.args(args);
+    cmd.args(["-T", "fields", "-E", "separator=|", "-E", "aggregator=,"]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd.output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "tshark: {}{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    assert_eq!(lines.len(), frames.len(), "one line per frame:\n{text}");
+    lines
+}
+
 #[test]
 fn tshark_decodes_the_headers() {
     if !may_run() {
@@ -126,38 +171,13 @@ fn tshark_decodes_the_headers() {
     bad[4] = 0x01;
     frames.push(frame(false, 40100, &bad));
 
-    let dir = std::env::temp_dir().join(format!("dirigo-proxy-tshark-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let pcap = dir.join("proxy.pcap");
-    {
-        let f = std::fs::File::create(&pcap).unwrap();
-        let mut w = PcapWriter::with_header(f, PcapHeader::default()).unwrap();
-        for (i, fr) in frames.iter().enumerate() {
-            w.write_packet(&PcapPacket::new(
-                Duration::from_micros(i as u64),
-                fr.len() as u32,
-                fr,
-            ))
-            .unwrap();
-        }
-    }
-    let mut cmd = Command::new("tshark");
-    cmd.arg("-r").arg(&pcap);
-    cmd.args(["-o", "tcp.try_heuristic_first:TRUE", "-T", "fields"]);
-    cmd.args(["-E", "separator=|", "-E", "aggregator=,"]);
-    for f in FIELDS.iter().chain(&PORTS) {
-        cmd.args(["-e", f]);
-    }
-    let out = cmd.output().unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "tshark: {}{text}",
-        String::from_utf8_lossy(&out.stderr)
+    let fields: Vec<&str> = FIELDS.iter().chain(&PORTS).copied().collect();
+    let lines = tshark(
+        "proxy-tshark",
+        &frames,
+        &["-o", "tcp.try_heuristic_first:TRUE"],
+        &fields,
     );
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), frames.len(), "one line per frame:\n{text}");
     for (i, (c, line)) in cases.iter().zip(&lines).enumerate() {
         let cols: Vec<&str> = line.split('|').collect();
         assert_eq!(cols.len(), FIELDS.len() + PORTS.len(), "frame {i}: {line}");
@@ -210,9 +230,114 @@ fn tshark_decodes_the_headers() {
             );
         }
     }
-    let control = lines[cases.len()];
+    let control = &lines[cases.len()];
     assert!(
         !control.split('|').next().unwrap_or("").contains("proxy"),
         "a wrong signature decoded as PROXY: {control}"
     );
+}
+
+#[test]
+fn tshark_shows_the_toa_option() {
+    if !may_run() {
+        return;
+    }
+    let (src, dst) = ([10, 1, 0, 10], [10, 1, 0, 20]);
+    let (a4, a6) = (
+        Ipv4Addr::new(198, 51, 100, 7),
+        "2001:db8:1::7".parse::<Ipv6Addr>().unwrap(),
+    );
+    // each option and its bytes as DPVS's structs lay them out, by hand:
+    // kind, length, the client's port, the client's address
+    let toas = [
+        (
+            toa::Toa::V4 {
+                port: 51234,
+                addr: u32::from(a4),
+            },
+            [&[254u8, 8, 0xc8, 0x22][..], &a4.octets()].concat(),
+        ),
+        (
+            toa::Toa::V6 {
+                port: 443,
+                addr: u128::from(a6),
+            },
+            [&[254u8, 20, 0x01, 0xbb][..], &a6.octets()].concat(),
+        ),
+    ];
+    let payload = b"GET / HTTP/1.1\r\n\r\n";
+    let mut frames = Vec::new();
+    let mut want = Vec::new();
+    for (t, bytes) in &toas {
+        // a Linux client's data segment (NOP NOP TS) through toa::insert
+        let mut h = etherparse::TcpHeader::new(40000, 80, 1_000_001, 502);
+        h.ack = true;
+        h.psh = true;
+        h.acknowledgment_number = 7;
+        h.set_options(&[
+            etherparse::TcpOptionElement::Noop,
+            etherparse::TcpOptionElement::Noop,
+            etherparse::TcpOptionElement::Timestamp(0x0102_0304, 0x0506_0708),
+        ])
+        .unwrap();
+        let mut seg = h.to_bytes().to_vec();
+        seg.extend_from_slice(payload);
+        let len = seg.len();
+        seg.resize(len + t.len(), 0);
+        let n = toa::insert(&mut seg, len, t).unwrap();
+        seg.truncate(n);
+        tcp::Packet::new_checked(&mut seg[..])
+            .unwrap()
+            .fill_checksum(u32::from_be_bytes(src), u32::from_be_bytes(dst));
+        let ip =
+            etherparse::Ipv4Header::new(n as u16, 64, etherparse::IpNumber::TCP, src, dst).unwrap();
+        let mut f = etherparse::Ethernet2Header {
+            source: [2, 0, 0, 0, 0, 1],
+            destination: [2, 0, 0, 0, 0, 2],
+            ether_type: etherparse::EtherType::IPV4,
+        }
+        .to_bytes()
+        .to_vec();
+        f.extend_from_slice(&ip.to_bytes());
+        f.extend_from_slice(&seg);
+        frames.push(f);
+        want.push(bytes.clone());
+    }
+    let lines = tshark(
+        "toa-tshark",
+        &frames,
+        &["-o", "tcp.check_checksum:TRUE"],
+        &[
+            "tcp.hdr_len",
+            "tcp.len",
+            "tcp.option_kind",
+            "tcp.option_len",
+            "tcp.options",
+            "tcp.options.timestamp.tsval",
+            "tcp.checksum.status",
+        ],
+    );
+    for (i, (line, t)) in lines.iter().zip(&want).enumerate() {
+        let c: Vec<&str> = line.split('|').collect();
+        assert_eq!(c.len(), 7, "frame {i}: {line}");
+        assert_eq!(c[0], (20 + t.len() + 12).to_string(), "frame {i}: {line}");
+        assert_eq!(c[1], payload.len().to_string(), "frame {i}: {line}");
+        // TOA first, then NOP NOP TS as the client wrote them
+        assert_eq!(c[2], "254,1,1,8", "frame {i}: {line}");
+        assert_eq!(
+            c[3].split(',').next(),
+            Some(&*t.len().to_string()),
+            "frame {i}: {line}"
+        );
+        let hex: String = t.iter().map(|b| format!("{b:02x}")).collect();
+        let opts = c[4].replace(':', "");
+        assert_eq!(
+            opts,
+            format!("{hex}0101080a0102030405060708"),
+            "frame {i}: the options byte for byte: {line}"
+        );
+        assert_eq!(num(c[5]), 0x0102_0304, "frame {i}: {line}");
+        // tshark's checksum status: 0 bad, 1 good, 2 unverified
+        assert_eq!(c[6], "1", "frame {i}: checksum: {line}");
+    }
 }

@@ -87,6 +87,9 @@ pub enum ToaError {
     /// The options area is malformed (a length below 2 or past the
     /// area): left alone.
     Malformed,
+    /// The segment is not a whole TCP header, or the buffer has no room
+    /// for the bytes the option adds.
+    Short,
 }
 
 impl ToaError {
@@ -95,6 +98,7 @@ impl ToaError {
         match self {
             ToaError::NoRoom => "toa_no_room",
             ToaError::Malformed => "toa_bad_options",
+            ToaError::Short => "toa_short",
         }
     }
 }
@@ -220,6 +224,31 @@ pub fn options_with(old: &[u8], toa: &Toa, out: &mut [u8; AREA_MAX]) -> Result<u
         }
     }
     Err(ToaError::NoRoom)
+}
+
+/// Put `toa` into the TCP segment `seg[..len]` (header, options,
+/// payload) in place, as [`options_with`] lays the options out: the
+/// payload moves by what the header grows (`seg` must have that room past
+/// `len`), the data offset is set. Returns the segment's new length. The
+/// checksum is the caller's to recompute: the pseudo header's length
+/// changes with the segment's (and the IP header's length field).
+pub fn insert(seg: &mut [u8], len: usize, toa: &Toa) -> Result<usize, ToaError> {
+    let old_h = {
+        let t = tcp::Packet::new_checked(seg.get(..len).ok_or(ToaError::Short)?)
+            .map_err(|_| ToaError::Short)?;
+        t.header_len()
+    };
+    let mut area = [0u8; AREA_MAX];
+    let n = options_with(&seg[AREA_START..old_h], toa, &mut area)?;
+    let new_h = AREA_START + n;
+    let new_len = len - old_h + new_h;
+    if seg.len() < new_len {
+        return Err(ToaError::Short);
+    }
+    seg.copy_within(old_h..len, new_h);
+    seg[AREA_START..new_h].copy_from_slice(&area[..n]);
+    tcp::Packet::new_unchecked(&mut seg[..new_len]).set_header_len(new_h);
+    Ok(new_len)
 }
 
 /// An MSS lowered by `grow` bytes that a header inserted on the way adds
@@ -383,6 +412,51 @@ mod tests {
         let mut plain = etherparse::TcpHeader::new(80, 5000, 7, 1000).to_bytes();
         let mut t = tcp::Packet::new_checked(&mut plain[..]).unwrap();
         assert_eq!(clamp_mss_in(&mut t, 52), None);
+    }
+
+    #[test]
+    fn into_a_segment_in_place() {
+        let (src, dst) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+        let mut h = etherparse::TcpHeader::new(5000, 80, 1001, 65535);
+        h.ack = true;
+        h.acknowledgment_number = 77;
+        h.set_options(&[
+            etherparse::TcpOptionElement::Noop,
+            etherparse::TcpOptionElement::Noop,
+            etherparse::TcpOptionElement::Timestamp(5, 9),
+        ])
+        .unwrap();
+        let payload = b"GET / HTTP/1.1\r\n";
+        let mut seg = h.to_bytes().to_vec();
+        seg.extend_from_slice(payload);
+        let len = seg.len();
+        seg.resize(len + LEN_V6, 0xee);
+        let t6 = Toa::V6 {
+            port: 5000,
+            addr: 0x2001_0db8_0000_0000_0000_0000_0000_0001,
+        };
+        // no room: refused, nothing moved
+        assert_eq!(insert(&mut seg[..len + 19], len, &t6), Err(ToaError::Short));
+        let n = insert(&mut seg, len, &t6).unwrap();
+        assert_eq!(n, len + LEN_V6);
+        {
+            let mut t = tcp::Packet::new_checked(&mut seg[..n]).unwrap();
+            t.fill_checksum(u32::from_be_bytes(src), u32::from_be_bytes(dst));
+        }
+        // what another parser reads: the same header, TOA first, then the
+        // timestamps, the payload unchanged
+        let (p, rest) = etherparse::TcpHeader::from_slice(&seg[..n]).unwrap();
+        assert_eq!(rest, payload);
+        assert_eq!((p.sequence_number, p.acknowledgment_number), (1001, 77));
+        assert_eq!(p.header_len() as usize, 20 + 20 + 12);
+        assert_eq!(&p.options.as_slice()[..4], &[254, 20, 0x13, 0x88]);
+        assert_eq!(
+            p.calc_checksum_ipv4_raw(src, dst, rest).unwrap(),
+            p.checksum
+        );
+        assert_eq!(Toa::find(p.options.as_slice()), Some(t6));
+        // a segment cut short
+        assert_eq!(insert(&mut seg[..10], 10, &t6), Err(ToaError::Short));
     }
 
     proptest! {
