@@ -448,7 +448,7 @@ mod tests {
         let (p, rest) = etherparse::TcpHeader::from_slice(&seg[..n]).unwrap();
         assert_eq!(rest, payload);
         assert_eq!((p.sequence_number, p.acknowledgment_number), (1001, 77));
-        assert_eq!(p.header_len() as usize, 20 + 20 + 12);
+        assert_eq!(p.header_len(), 20 + 20 + 12);
         assert_eq!(&p.options.as_slice()[..4], &[254, 20, 0x13, 0x88]);
         assert_eq!(
             p.calc_checksum_ipv4_raw(src, dst, rest).unwrap(),
