@@ -7,7 +7,7 @@
 use super::adjust::{Dir, Shift};
 use super::once::{ClientSeg, HeaderInsert, Out};
 use crate::net::meta::tcp_flags;
-use crate::net::wire::{tcp, tcpopt};
+use crate::net::wire::{tcp, tcpopt, WireError};
 
 /// The SACK blocks' edges of `t`'s options (offsets from the header's
 /// start), at most 4 blocks.
@@ -80,4 +80,20 @@ pub fn server_segment<T: AsRef<[u8]> + AsMut<[u8]>>(t: &mut tcp::Packet<T>, h: &
         let e = h.server_sack_edge(t.u32_at(at));
         t.set_u32_update_checksum(at, e);
     }
+}
+
+/// Put `bytes` (a header) before the payload of the TCP segment
+/// `seg[..len]` in place: the payload moves by their length (`seg` must
+/// have that room past `len`). Returns the segment's new length. The
+/// checksum is the caller's to recompute (or update), with the IP
+/// header's length.
+pub fn prepend(seg: &mut [u8], len: usize, bytes: &[u8]) -> Result<usize, WireError> {
+    let h = tcp::Packet::new_checked(seg.get(..len).ok_or(WireError::Truncated)?)?.header_len();
+    let new_len = len + bytes.len();
+    if seg.len() < new_len {
+        return Err(WireError::Truncated);
+    }
+    seg.copy_within(h..len, h + bytes.len());
+    seg[h..h + bytes.len()].copy_from_slice(bytes);
+    Ok(new_len)
 }

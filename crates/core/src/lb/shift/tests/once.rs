@@ -114,3 +114,42 @@ fn on_a_segment_in_place() {
     assert_eq!(ok(&mut b), (7, at, at + 50, at + 100));
     assert_eq!(h.phase(), Phase::Done);
 }
+
+#[test]
+fn the_header_goes_before_the_payload_in_place() {
+    let (src, dst) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+    let mut h = HeaderInsert::new(1000, 6);
+    let mut t = etherparse::TcpHeader::new(5000, 80, 1001, 65535);
+    t.ack = true;
+    t.acknowledgment_number = 9;
+    t.set_options(&[
+        etherparse::TcpOptionElement::Noop,
+        etherparse::TcpOptionElement::Noop,
+        etherparse::TcpOptionElement::Timestamp(1, 2),
+    ])
+    .unwrap();
+    let mut seg = t.to_bytes().to_vec();
+    seg.extend_from_slice(b"hello");
+    let len = seg.len();
+    seg.resize(len + 6, 0);
+    let out = segment::client_segment(
+        &mut tcp::Packet::new_checked(&mut seg[..len]).unwrap(),
+        &mut h,
+    );
+    assert_eq!(out, prepend(1001));
+    assert_eq!(
+        segment::prepend(&mut seg[..len + 5], len, b"HEADER"),
+        Err(crate::net::wire::WireError::Truncated)
+    );
+    let n = segment::prepend(&mut seg, len, b"HEADER").unwrap();
+    assert_eq!(n, len + 6);
+    let mut p = tcp::Packet::new_checked(&mut seg[..n]).unwrap();
+    p.fill_checksum(u32::from_be_bytes(src), u32::from_be_bytes(dst));
+    let (e, rest) = etherparse::TcpHeader::from_slice(&seg[..n]).unwrap();
+    assert_eq!(rest, b"HEADERhello");
+    assert_eq!(e.sequence_number, 1001);
+    assert_eq!(
+        e.calc_checksum_ipv4_raw(src, dst, rest).unwrap(),
+        e.checksum
+    );
+}
