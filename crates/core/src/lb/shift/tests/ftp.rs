@@ -277,3 +277,65 @@ proptest! {
         }
     }
 }
+
+/// How the FTP helper will use the pieces on a control connection: the
+/// PORT line found and rewritten, its change recorded in the shift, the
+/// next segments' numbers moved in place.
+#[test]
+fn a_port_line_through_the_shift_on_segments() {
+    use crate::lb::shift::adjust::{Dir, Recorded, Shift};
+    use crate::lb::shift::segment;
+    use crate::net::wire::tcp;
+    let (c, s) = ([192, 168, 1, 2], [10, 0, 0, 21]);
+    let seg = |seq: u32, ack: u32, payload: &[u8]| {
+        let mut t = etherparse::TcpHeader::new(40000, 21, seq, 65535);
+        t.ack = true;
+        t.acknowledgment_number = ack;
+        t.checksum = t.calc_checksum_ipv4_raw(c, s, payload).unwrap();
+        let mut b = t.to_bytes().to_vec();
+        b.extend_from_slice(payload);
+        b
+    };
+    let mut shift = Shift::<2>::NONE;
+    let line = b"PORT 192,168,1,2,7,138\r\n";
+    let seq = u32::MAX - 10; // across the wrap
+    let f = found(line, Side::Client);
+    let mut out = [0u8; 64];
+    let r = rewrite(line, &f, ep4([203, 0, 113, 9], 61000), &mut out).unwrap();
+    assert_eq!(&out[..r.len], b"PORT 203,0,113,9,238,72\r\n");
+    assert_eq!(shift.record(Dir::Orig, r.change(seq)), Ok(Recorded::New));
+    // the same segment retransmitted: rewritten again, a repeat
+    assert_eq!(shift.record(Dir::Orig, r.change(seq)), Ok(Recorded::Repeat));
+    // the segment itself keeps its number (it holds the change)
+    assert_eq!(shift.seq(Dir::Orig, seq), seq);
+    // the next client segment moves by +1
+    let next = seq.wrapping_add(line.len() as u32);
+    let mut b = seg(next, 500, b"LIST\r\n");
+    segment::apply(
+        &mut tcp::Packet::new_checked(&mut b[..]).unwrap(),
+        &shift,
+        Dir::Orig,
+    );
+    let t = tcp::Packet::new_checked(&b[..]).unwrap();
+    assert_eq!(t.seq_number(), next.wrapping_add(1));
+    assert_eq!(t.ack_number(), 500);
+    assert!(t.verify_checksum(u32::from_be_bytes(c), u32::from_be_bytes(s)));
+    // the server's acknowledgment of the rewritten line moves back by 1
+    let mut b = seg(
+        500,
+        next.wrapping_add(1),
+        b"200 PORT command successful\r\n",
+    );
+    segment::apply(
+        &mut tcp::Packet::new_checked(&mut b[..]).unwrap(),
+        &shift,
+        Dir::Reply,
+    );
+    let t = tcp::Packet::new_checked(&b[..]).unwrap();
+    assert_eq!((t.seq_number(), t.ack_number()), (500, next));
+    // and the data connection to expect: the server opens it to what it
+    // was told; it must reach the client's listener
+    let d = f.data_conn(ep4([203, 0, 113, 9], 61000));
+    assert_eq!(d.opener, Side::Server);
+    assert_eq!(d.listens, ep4([192, 168, 1, 2], 1930));
+}
