@@ -18,7 +18,8 @@
 //! * `227 Entering Passive Mode (h1,h2,h3,h4,p1,p2)`, server to client:
 //!   the server listens there; the client opens the data connection
 //!   (passive mode). The text around the numbers varies between servers:
-//!   the first digit after `227 ` starts them.
+//!   they start at the first digit after the `(`, or after `227 ` when
+//!   there is none.
 //! * `229 Entering Extended Passive Mode (|||port|)` (RFC 2428): the
 //!   server listens on that port of the control connection's address.
 
@@ -312,6 +313,13 @@ fn parse_port(line: &[u8], from: usize, kind: Kind) -> Option<Found> {
 }
 
 fn parse_pasv(line: &[u8], from: usize) -> Option<Found> {
+    // after the parenthesis when there is one (as Linux looks), else at
+    // the first digit
+    let rest = line.get(from..)?;
+    let from = match rest.iter().position(|&c| c == b'(') {
+        Some(p) => from + p + 1,
+        None => from,
+    };
     let start = from + line.get(from..)?.iter().position(|c| c.is_ascii_digit())?;
     let (at, end) = six(line, start)?;
     // a digit or comma right after would be a seventh number

@@ -94,6 +94,12 @@ fn pasv_227() {
         f.data_conn(ep4([203, 0, 113, 200], 50000)).opener,
         Side::Client
     );
+    // digits in the text before the parenthesis
+    let f = found(
+        b"227 Entering Passive Mode 2 (10,1,2,3,0,21)\r\n",
+        Side::Server,
+    );
+    assert_eq!(f.at, ep4([10, 1, 2, 3], 21));
     // without parentheses, as some servers write it
     let f = found(b"227 =10,1,2,3,0,20\r\n", Side::Server);
     assert_eq!(f.at, ep4([10, 1, 2, 3], 20));
