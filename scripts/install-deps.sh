@@ -9,7 +9,7 @@ fi
 pkgs=(libdpdk-dev dpdk dpdk-dev clang libclang-dev pkg-config build-essential
       iproute2 iputils-ping socat curl python3 procps kmod hping3 tmux nftables
       netsniff-ng   # trafgen: the IPv6 SYN flood of tests/lab_flood.rs (hping3 has no IPv6)
-      bird2 tshark   # the scale-out lab: BGP + BFD daemon, IPVS sync decoding
+      bird2 tshark   # the scale-out lab: BGP + BFD daemon; IPVS sync and PROXY header decoding
       dpkg-dev systemd man-db   # the package test: dpkg-shlibdeps, systemd-analyze, man
       openssh-server openssh-client)   # the exception lab: sshd on the ports' addresses
 missing=()

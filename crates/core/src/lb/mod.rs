@@ -14,6 +14,9 @@
 //! * [`persist`] — persistence templates (`-p`, `-M`).
 //! * [`synproxy`] — SYN cookies and the sequence translation of NAT
 //!   services with `--synproxy`.
+//! * [`shift`] — payload changes that move a TCP stream's numbers (the
+//!   PROXY protocol's header inserted once, the FTP helper's rewrites):
+//!   the sequence/acknowledgment shift of both directions.
 //! * [`sync`] — connection sync with other directors (what a worker sends
 //!   and installs; the IPVS messages are `net::wire::ipvs_sync`).
 
@@ -22,6 +25,7 @@ pub mod conn;
 pub mod ids;
 pub mod persist;
 pub mod sched;
+pub mod shift;
 pub mod snapshot;
 pub mod spec;
 pub mod state;

@@ -37,6 +37,10 @@
 //! `be16_at`, `be32_at`, `le32_at` and `be128_at` at offsets from the
 //! `field` tables, whose bounds checks fold away.
 
+//! `proxy` (the PROXY protocol's v1 and v2 headers) and `toa` (DPVS's TOA
+//! option, the MSS clamp) are what a FullNAT service adds to a client's
+//! stream; `lb::shift` moves the sequence numbers around them.
+
 // The macros come first: the header modules after them use them.
 #[macro_use]
 mod macros;
@@ -62,8 +66,10 @@ pub mod ipv6ext;
 pub mod ipvs_sync;
 mod l4;
 pub mod ndp;
+pub mod proxy;
 pub mod tcp;
 pub mod tcpopt;
+pub mod toa;
 pub mod udp;
 
 #[cfg(test)]
