@@ -87,20 +87,35 @@ impl Prober {
         let start = Instant::now();
         let result = tokio::time::timeout(job.spec.timeout, self.probe(job)).await;
         let latency_us = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
-        let (ok, detail) = match result {
-            Ok(Ok(detail)) => (true, detail),
-            Ok(Err(detail)) => (false, detail),
-            Err(_) => (false, "timeout".to_string()),
+        let (ok, detail, weight) = match result {
+            Ok(Ok((detail, weight))) => (true, detail, weight),
+            Ok(Err(detail)) => (false, detail, None),
+            Err(_) => (false, "timeout".to_string(), None),
         };
         Outcome {
             ok,
             latency_us,
             detail,
+            weight,
         }
     }
 
-    /// The probe itself: `Ok(detail)` when it passed, `Err(detail)` when not.
-    async fn probe(&self, job: &Job) -> Result<String, String> {
+    /// The probe itself: `Ok((detail, weight change))` when it passed,
+    /// `Err(detail)` when not.
+    async fn probe(&self, job: &Job) -> Result<(String, Option<i64>), String> {
+        match &job.spec.probe {
+            Probe::File {
+                path,
+                factor,
+                reverse,
+            } => super::file::probe(path, *factor, *reverse),
+            _ => self.probe_server(job).await.map(|d| (d, None)),
+        }
+    }
+
+    /// A probe of the server: `Ok(detail)` when it passed, `Err(detail)`
+    /// when not.
+    async fn probe_server(&self, job: &Job) -> Result<String, String> {
         match &job.spec.probe {
             Probe::Tcp => {
                 // closed with a reset when dropped (see `connect`)
@@ -137,6 +152,13 @@ impl Prober {
             Probe::Udp { payload, expect } => udp(job, payload, expect.as_deref()).await,
             Probe::Ping => self.ping(job).await,
             Probe::Exec { command } => exec(job, command).await,
+            Probe::Smtp { helo } => super::smtp::probe(job, helo).await,
+            Probe::Dns {
+                qtype,
+                name,
+                expect,
+            } => super::dns::probe(job.target, job.bind, *qtype, name, expect.as_deref()).await,
+            Probe::File { .. } => Err("not a probe of the server".into()),
         }
     }
 
@@ -222,7 +244,7 @@ impl Prober {
 /// closed first would leave a TIME_WAIT entry per check (60 s each), and a
 /// via-VIP check, whose client port is fixed (dirigo pins it to the
 /// server), could not bind it again until it expired.
-async fn connect(job: &Job) -> Result<TcpStream, String> {
+pub(super) async fn connect(job: &Job) -> Result<TcpStream, String> {
     let socket = match job.target {
         SocketAddr::V4(_) => TcpSocket::new_v4(),
         SocketAddr::V6(_) => TcpSocket::new_v6(),
@@ -255,7 +277,7 @@ fn connect_error(e: &io::Error) -> String {
 
 /// An `io::Error` as the system's text alone (`No route to host`, not
 /// `No route to host (os error 113)`).
-fn io_text(e: &io::Error) -> String {
+pub(super) fn io_text(e: &io::Error) -> String {
     let text = e.to_string();
     match e.raw_os_error() {
         Some(code) => text

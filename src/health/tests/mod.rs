@@ -33,6 +33,7 @@ fn job(probe: Probe, target: SocketAddrV4, interval_ms: u64, timeout_ms: u64, n:
             timeout: Duration::from_millis(timeout_ms),
             rise: 1,
             fall: 1,
+            retry_delay: None,
             on_failure: OnFailure::Inhibit,
             port: None,
             via_vip: false,
