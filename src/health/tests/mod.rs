@@ -2,6 +2,8 @@
 //! and job replacement, a thousand jobs at once, and (as root) an engine in
 //! a network namespace.
 
+mod checkers;
+mod codecs;
 mod engine;
 mod netns;
 mod probe;
