@@ -1,0 +1,173 @@
+//! The SMTP, DNS and file checks' keys and `retry_delay`: defaults, and
+//! every refusal as one line.
+
+use super::err;
+use super::health::example;
+use crate::check::Probe;
+use crate::Config;
+use std::time::Duration;
+
+fn check_of(text: &str) -> crate::check::CheckSpec {
+    let c = Config::parse(text, "t").unwrap();
+    c.services[0].health.check.clone().unwrap()
+}
+
+#[test]
+fn smtp_dns_and_file_checks_with_their_defaults() {
+    let s = check_of(&example("type = \"smtp\"", ""));
+    assert_eq!(
+        s.probe,
+        Probe::Smtp {
+            helo: "smtpchecker.keepalived.org".into()
+        }
+    );
+    let s = check_of(&example("type = \"smtp\"\nhelo_name = \"lb1.example\"", ""));
+    assert_eq!(
+        s.probe,
+        Probe::Smtp {
+            helo: "lb1.example".into()
+        }
+    );
+    // keepalived's default query: SOA of the root
+    let s = check_of(&example("type = \"dns\"", ""));
+    assert_eq!(
+        s.probe,
+        Probe::Dns {
+            qtype: 6,
+            name: String::new(),
+            expect: None
+        }
+    );
+    let s = check_of(&example(
+        "type = \"dns\"\nquery_type = \"aaaa\"\nquery_name = \"WWW.Example.org.\"\nexpect = \"2001:db8::1\"",
+        "",
+    ));
+    assert_eq!(
+        s.probe,
+        Probe::Dns {
+            qtype: 28,
+            name: "www.example.org".into(),
+            expect: Some("2001:db8::1".into())
+        }
+    );
+    // a file: factor 1, acting at once (rise and fall 1)
+    let s = check_of(&example("type = \"file\"\nfile = \"/run/w\"", ""));
+    assert_eq!(
+        s.probe,
+        Probe::File {
+            path: "/run/w".into(),
+            factor: 1,
+            reverse: false
+        }
+    );
+    assert_eq!((s.rise, s.fall), (1, 1));
+    let s = check_of(&example(
+        "type = \"file\"\nfile = \"/run/w\"\nweight_factor = -3\nreverse = true\nfall = 2",
+        "",
+    ));
+    assert_eq!(
+        s.probe,
+        Probe::File {
+            path: "/run/w".into(),
+            factor: -3,
+            reverse: true
+        }
+    );
+    assert_eq!((s.rise, s.fall), (1, 2));
+}
+
+#[test]
+fn retry_delay_is_kept_and_inherited() {
+    let s = check_of(&example("type = \"tcp\"\nfall = 3\nretry_delay = 0.5", ""));
+    assert_eq!(s.retry_delay, Some(Duration::from_millis(500)));
+    assert_eq!(check_of(&example("type = \"tcp\"", "")).retry_delay, None);
+    // a server's own check of the same type keeps the service's
+    let c = Config::parse(
+        &example(
+            "type = \"tcp\"\nretry_delay = 1",
+            "check = { type = \"tcp\", fall = 4 }",
+        ),
+        "t",
+    )
+    .unwrap();
+    let own = &c.services[0].health.checks[0].1;
+    assert_eq!(
+        (own.fall, own.retry_delay),
+        (4, Some(Duration::from_secs(1)))
+    );
+}
+
+#[test]
+fn checker_errors_are_one_readable_line() {
+    let udp_service = |check: &str| {
+        example(check, "").replace(
+            "protocol = \"tcp\"\naddress = \"10.10.10.10",
+            "protocol = \"udp\"\naddress = \"10.10.10.10",
+        )
+    };
+    let cases = [
+        (
+            udp_service("type = \"smtp\""),
+            "smtp checks need a TCP service",
+        ),
+        (
+            example("type = \"smtp\"\nhelo_name = \"a b\"", ""),
+            "helo_name 'a b' is not a host name",
+        ),
+        (
+            example("type = \"tcp\"\nhelo_name = \"x\"", ""),
+            "'helo_name' is for smtp checks",
+        ),
+        (
+            example("type = \"dns\"\nquery_type = \"PTR\"", ""),
+            "query_type 'PTR' is not one of A, NS, CNAME, SOA, MX, TXT, AAAA",
+        ),
+        (
+            example("type = \"dns\"\nquery_name = \"a..b\"", ""),
+            "'a..b' is not a domain name",
+        ),
+        (
+            example(
+                "type = \"dns\"\nquery_type = \"A\"\nquery_name = \"x\"\nexpect = \"::1\"",
+                "",
+            ),
+            "expect '::1' cannot be a A answer (an IPv4 address)",
+        ),
+        (
+            example("type = \"http\"\nquery_name = \"x\"", ""),
+            "'query_name' is for dns checks",
+        ),
+        (
+            example("type = \"file\"", ""),
+            "a file check needs file = \"/path/to/file\"",
+        ),
+        (
+            example("type = \"file\"\nfile = \"w\"", ""),
+            "file check: 'w' must be an absolute path",
+        ),
+        (
+            example(
+                "type = \"file\"\nfile = \"/w\"\nweight_factor = 3000000000",
+                "",
+            ),
+            "weight_factor 3000000000 is not in",
+        ),
+        (
+            example("type = \"file\"\nfile = \"/w\"\ntimeout = 1", ""),
+            "'timeout' does not apply to file checks",
+        ),
+        (
+            example("type = \"tcp\"\nweight_factor = 2", ""),
+            "'weight_factor' is for file checks",
+        ),
+        (
+            example("type = \"tcp\"\nretry_delay = 0", ""),
+            "retry_delay 0 is not a number of seconds",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = err(&text);
+        assert!(e.contains(want), "{e:?} should say {want:?}");
+        assert!(!e.contains('\n'), "one line: {e:?}");
+    }
+}
