@@ -7,6 +7,7 @@
 //! short, carry another id or are not responses are ignored, as
 //! keepalived ignores them; the check then waits on until its timeout.
 
+use super::net::connect_error;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// The largest reply read (EDNS0 sizes are not asked for: 512 is the
@@ -261,10 +262,10 @@ pub async fn probe(
     socket
         .send(&query(id, name, qtype))
         .await
-        .map_err(|e| format!("send: {}", refused(&e)))?;
+        .map_err(|e| format!("send: {}", connect_error(&e)))?;
     let mut buf = vec![0u8; REPLY_MAX];
     loop {
-        let n = socket.recv(&mut buf).await.map_err(|e| refused(&e))?;
+        let n = socket.recv(&mut buf).await.map_err(|e| connect_error(&e))?;
         if let Some(verdict) = judge(&buf[..n], id, qtype, expect) {
             return verdict;
         }
@@ -282,13 +283,4 @@ fn query_id() -> u16 {
         b = (ns as u16).to_be_bytes();
     }
     u16::from_be_bytes(b)
-}
-
-/// "refused" for a port unreachable, else the system's text.
-fn refused(e: &std::io::Error) -> String {
-    if e.kind() == std::io::ErrorKind::ConnectionRefused {
-        "refused".to_string()
-    } else {
-        e.to_string()
-    }
 }

@@ -48,6 +48,6 @@ pub fn probe(path: &str, factor: i64, reverse: bool) -> Result<(String, Option<i
     let mut text = String::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(256).read_to_string(&mut text))
-        .map_err(|e| format!("{path}: {}", super::probe::io_text(&e)))?;
+        .map_err(|e| format!("{path}: {}", super::net::io_text(&e)))?;
     judge(&text, factor, reverse)
 }

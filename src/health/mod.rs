@@ -16,6 +16,7 @@
 pub mod dns;
 pub mod engine;
 pub mod file;
+pub mod net;
 pub mod probe;
 pub mod smtp;
 pub use dirigo_config::check as spec;

@@ -5,7 +5,7 @@
 //! ended by a `DDD text` (or `DDD`) line, CRLF or LF; a reply longer than
 //! [`REPLY_MAX`] or that does not start with three digits is a failure.
 
-use super::probe::{connect, io_text};
+use super::net::{connect, io_text};
 use dirigo_config::check::Job;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
