@@ -43,15 +43,17 @@ fn merged(base: &CheckConfig, over: &CheckConfig) -> CheckConfig {
     let pick = |o: &Option<String>, b: &Option<String>| {
         o.clone().or_else(|| if same { b.clone() } else { None })
     };
+    // a file check over a probe's takes no timeout or port (it has none)
+    let file = !same && over.kind.as_deref() == Some("file");
     CheckConfig {
         kind: over.kind.clone().or_else(|| base.kind.clone()),
         interval: over.interval.or(base.interval),
-        timeout: over.timeout.or(base.timeout),
+        timeout: over.timeout.or(if file { None } else { base.timeout }),
         rise: over.rise.or(base.rise),
         fall: over.fall.or(base.fall),
         retry_delay: over.retry_delay.or(base.retry_delay),
         on_failure: over.on_failure.or(base.on_failure),
-        port: over.port.or(base.port),
+        port: over.port.or(if file { None } else { base.port }),
         path: pick(&over.path, &base.path),
         status: over
             .status

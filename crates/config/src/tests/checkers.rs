@@ -77,6 +77,23 @@ fn smtp_dns_and_file_checks_with_their_defaults() {
 }
 
 #[test]
+fn a_servers_file_check_under_a_services_probe_takes_no_timeout_or_port() {
+    let c = Config::parse(
+        &example(
+            "type = \"tcp\"\ntimeout = 1\nport = 81",
+            "check = { type = \"file\", file = \"/run/w\", weight_factor = 2 }",
+        ),
+        "t",
+    )
+    .unwrap();
+    let own = &c.services[0].health.checks[0].1;
+    assert!(matches!(own.probe, Probe::File { factor: 2, .. }));
+    assert_eq!((own.port, own.interval), (None, Duration::from_secs(2)));
+    // the other server keeps the service's tcp check on port 81
+    assert_eq!(c.services[0].health.checks[1].1.port, Some(81));
+}
+
+#[test]
 fn retry_delay_is_kept_and_inherited() {
     let s = check_of(&example("type = \"tcp\"\nfall = 3\nretry_delay = 0.5", ""));
     assert_eq!(s.retry_delay, Some(Duration::from_millis(500)));
