@@ -458,11 +458,11 @@ fn lab_health_checks() {
     // a bad config changes nothing
     std::fs::write(
         &cfg_path,
-        edited.replacen("type = \"http\"", "type = \"smtp\"", 1),
+        edited.replacen("type = \"http\"", "type = \"bfd\"", 1),
     )
     .unwrap();
     let (ok, out) = ctl(&lab, &["reload"]);
-    assert!(!ok && out.contains("unknown check type 'smtp'"), "{out}");
+    assert!(!ok && out.contains("unknown check type 'bfd'"), "{out}");
     assert_eq!(weights(&lab), vec![(1, 1), (2, 1), (3, 1)]);
     assert_eq!(server(&lab, 1)["check"], "http via VIP");
 

@@ -158,6 +158,12 @@ pub struct CheckSpec {
     /// Port to probe instead of the real server's (keepalived
     /// `connect_port`).
     pub port: Option<u16>,
+    /// Address to probe instead of the real server's (keepalived
+    /// `connect_ip`).
+    pub address: Option<std::net::IpAddr>,
+    /// Local address the probe leaves from (keepalived `bindto`); `None`:
+    /// the kernel's choice.
+    pub source: Option<std::net::IpAddr>,
     /// DR/TUN: probe VIP:port through dirigo's own rewrite to this server.
     pub via_vip: bool,
     /// Run when the server comes up (keepalived `notify_up`; `{rip}`,
@@ -170,7 +176,10 @@ pub struct CheckSpec {
 impl CheckSpec {
     /// The address a check of real server `rs` probes.
     pub fn target(&self, rs: SocketAddr) -> SocketAddr {
-        SocketAddr::new(rs.ip(), self.port.unwrap_or(rs.port()))
+        SocketAddr::new(
+            self.address.unwrap_or(rs.ip()),
+            self.port.unwrap_or(rs.port()),
+        )
     }
 }
 

@@ -415,6 +415,10 @@ pub struct CheckConfig {
     pub on_failure: Option<crate::check::OnFailure>,
     /// Port to probe instead of the real server's (`connect_port`).
     pub port: Option<u16>,
+    /// Address to probe instead of the real server's (`connect_ip`).
+    pub address: Option<String>,
+    /// Local address the probe leaves from (`bindto`).
+    pub source: Option<String>,
     /// http: request path.
     pub path: Option<String>,
     /// http: accepted statuses, "200" or "200-299".

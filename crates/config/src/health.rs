@@ -54,6 +54,14 @@ fn merged(base: &CheckConfig, over: &CheckConfig) -> CheckConfig {
         retry_delay: over.retry_delay.or(base.retry_delay),
         on_failure: over.on_failure.or(base.on_failure),
         port: over.port.or(if file { None } else { base.port }),
+        address: over
+            .address
+            .clone()
+            .or_else(|| if file { None } else { base.address.clone() }),
+        source: over
+            .source
+            .clone()
+            .or_else(|| if file { None } else { base.source.clone() }),
         path: pick(&over.path, &base.path),
         status: over
             .status
@@ -91,6 +99,16 @@ fn seconds(what: &str, v: f64) -> Result<Duration, String> {
         ));
     }
     Ok(Duration::from_secs_f64(v))
+}
+
+/// An address key (`address`, `source`): an IPv4 or IPv6 address.
+fn ip_key(key: &str, v: &Option<String>) -> Result<Option<std::net::IpAddr>, String> {
+    v.as_deref()
+        .map(|a| {
+            a.parse()
+                .map_err(|_| format!("{key} '{a}' is not an IP address"))
+        })
+        .transpose()
 }
 
 /// `"200"` or `"200-299"`.
@@ -133,11 +151,18 @@ fn only_for(c: &CheckConfig, kind: &str) -> Result<(), String> {
             ("port", c.port.is_some()),
             ("via_vip", c.via_vip.is_some()),
             ("timeout", c.timeout.is_some()),
+            ("address", c.address.is_some()),
+            ("source", c.source.is_some()),
         ] {
             if set {
                 return Err(format!("'{key}' does not apply to file checks"));
             }
         }
+    }
+    if kind == "exec" && (c.address.is_some() || c.source.is_some()) {
+        return Err(
+            "'address' and 'source' do not apply to exec checks (use {rip} in command)".into(),
+        );
     }
     Ok(())
 }
@@ -163,6 +188,20 @@ pub fn check_spec(c: &CheckConfig, proto: Proto, method: Method) -> Result<Check
     if via_vip && method == Method::Nat {
         return Err("via_vip is for DR and TUN real servers (NAT ones are probed directly)".into());
     }
+    let address = ip_key("address", &c.address)?;
+    let source = ip_key("source", &c.source)?;
+    if via_vip && (address.is_some() || source.is_some()) {
+        return Err(
+            "via_vip probes the VIP from dirigo's own address: no 'address' or 'source'".into(),
+        );
+    }
+    if let (Some(a), Some(s)) = (address, source) {
+        if a.is_ipv4() != s.is_ipv4() {
+            return Err(format!(
+                "source {s} and address {a} are of different families"
+            ));
+        }
+    }
     if via_vip && matches!(probe, Probe::Ping | Probe::Exec { .. } | Probe::File { .. }) {
         return Err(format!("via_vip does not apply to {kind} checks"));
     }
@@ -185,6 +224,8 @@ pub fn check_spec(c: &CheckConfig, proto: Proto, method: Method) -> Result<Check
         retry_delay,
         on_failure: c.on_failure.unwrap_or(OnFailure::Inhibit),
         port: c.port.filter(|&p| p != 0),
+        address,
+        source,
         via_vip,
     })
 }
@@ -386,6 +427,18 @@ fn notify(key: &str, v: &Option<Vec<String>>) -> Result<Vec<String>, String> {
     }
 }
 
+/// A probe's `source` of the family of the address it probes (`address`,
+/// else the server's).
+fn same_family(spec: &CheckSpec, rs: std::net::IpAddr) -> Result<(), String> {
+    match spec.source {
+        Some(s) if s.is_ipv4() != spec.address.unwrap_or(rs).is_ipv4() => Err(format!(
+            "source {s} cannot reach {} (another family)",
+            spec.address.unwrap_or(rs)
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// A service's health settings; `dests` are its validated real servers
 /// (in the order of `s.real_server`), `at` the service's place in the
 /// file. A refusal names the key it is about.
@@ -427,12 +480,14 @@ pub(super) fn service_health(
             None if s.check.is_some() => (base.clone(), at.k("check")),
             None => continue,
         };
-        let spec = check_spec(&c, s.protocol, d.method).map_err(|e| {
-            (
-                where_,
-                ctx(format!("real server {}: check: {e}", r.address)),
-            )
-        })?;
+        let spec = check_spec(&c, s.protocol, d.method)
+            .and_then(|spec| same_family(&spec, d.key.addr).map(|()| spec))
+            .map_err(|e| {
+                (
+                    where_,
+                    ctx(format!("real server {}: check: {e}", r.address)),
+                )
+            })?;
         h.checks.push((d.key, spec));
     }
     Ok(h)

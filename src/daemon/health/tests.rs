@@ -51,6 +51,8 @@ fn check(on_failure: OnFailure) -> CheckSpec {
         retry_delay: None,
         on_failure,
         port: None,
+        address: None,
+        source: None,
         via_vip: false,
         notify_up: vec!["/bin/echo".into(), "up".into(), "{rip}:{rport}".into()],
         notify_down: vec![],

@@ -30,6 +30,10 @@ fn smtp_server() -> (SocketAddrV4, Codes, Arc<Mutex<Vec<String>>>) {
             let Ok(mut conn) = conn else { continue };
             let (greet, helo) = *c.lock().unwrap();
             let s = s.clone();
+            let peer = conn
+                .peer_addr()
+                .map(|a| a.ip().to_string())
+                .unwrap_or_default();
             std::thread::spawn(move || {
                 let _ = write!(conn, "{greet} mx.test ESMTP test\r\n");
                 let mut r = BufReader::new(conn.try_clone().unwrap());
@@ -38,7 +42,7 @@ fn smtp_server() -> (SocketAddrV4, Codes, Arc<Mutex<Vec<String>>>) {
                     let cmd = line.trim_end().to_string();
                     line.clear();
                     if cmd.starts_with("HELO") {
-                        s.lock().unwrap().push(cmd);
+                        s.lock().unwrap().push(format!("{peer} {cmd}"));
                         let _ = write!(conn, "{helo}-mx.test\r\n{helo} pleased\r\n");
                     } else if cmd == "QUIT" {
                         let _ = write!(conn, "221 bye\r\n");
@@ -65,7 +69,21 @@ async fn smtp_is_up_on_220_then_2xx_and_down_otherwise() {
     };
     let o = check(smtp(), addr).await;
     assert!(o.ok && o.detail == "HELO answered 250", "{o:?}");
-    assert_eq!(seen.lock().unwrap().as_slice(), ["HELO checker.test"]);
+    assert_eq!(
+        seen.lock().unwrap().as_slice(),
+        ["127.0.0.1 HELO checker.test"]
+    );
+    // from the source asked for (keepalived's bindto)
+    let mut j = job(smtp(), addr, 1000, 1000, 0);
+    j.bind = Some(std::net::SocketAddr::new(
+        Ipv4Addr::new(127, 0, 0, 2).into(),
+        0,
+    ));
+    assert!(run(&j).await.ok);
+    assert_eq!(
+        seen.lock().unwrap().last().unwrap(),
+        "127.0.0.2 HELO checker.test"
+    );
     *codes.lock().unwrap() = (554, 250);
     let o = check(smtp(), addr).await;
     assert!(

@@ -38,6 +38,8 @@ fn job(probe: Probe, target: SocketAddrV4, interval_ms: u64, timeout_ms: u64, n:
             retry_delay: None,
             on_failure: OnFailure::Inhibit,
             port: None,
+            address: None,
+            source: None,
             via_vip: false,
             notify_up: vec![],
             notify_down: vec![],

@@ -65,6 +65,8 @@ fn check_keys(c: &Check) -> Vec<String> {
         k.push(format!("port = {p}"));
     }
     for (key, v) in [
+        ("address", &c.address),
+        ("source", &c.source),
         ("helo_name", &c.helo_name),
         ("query_type", &c.query_type),
         ("query_name", &c.query_name),

@@ -94,6 +94,25 @@ fn a_servers_file_check_under_a_services_probe_takes_no_timeout_or_port() {
 }
 
 #[test]
+fn address_and_source_are_where_the_probe_goes_and_leaves_from() {
+    let s = check_of(&example(
+        "type = \"smtp\"\naddress = \"172.16.0.50\"\nsource = \"172.16.0.1\"\nport = 2525",
+        "",
+    ));
+    assert_eq!(s.address, Some("172.16.0.50".parse().unwrap()));
+    assert_eq!(s.source, Some("172.16.0.1".parse().unwrap()));
+    assert_eq!(
+        s.target("172.16.0.11:8080".parse().unwrap()),
+        "172.16.0.50:2525".parse().unwrap()
+    );
+    let s = check_of(&example("type = \"tcp\"", ""));
+    assert_eq!(
+        s.target("172.16.0.11:8080".parse().unwrap()),
+        "172.16.0.11:8080".parse().unwrap()
+    );
+}
+
+#[test]
 fn retry_delay_is_kept_and_inherited() {
     let s = check_of(&example("type = \"tcp\"\nfall = 3\nretry_delay = 0.5", ""));
     assert_eq!(s.retry_delay, Some(Duration::from_millis(500)));
@@ -180,6 +199,39 @@ fn checker_errors_are_one_readable_line() {
         (
             example("type = \"tcp\"\nretry_delay = 0", ""),
             "retry_delay 0 is not a number of seconds",
+        ),
+        (
+            example("type = \"tcp\"\naddress = \"here\"", ""),
+            "address 'here' is not an IP address",
+        ),
+        (
+            example("type = \"tcp\"\nsource = \"2001:db8::1\"", ""),
+            "source 2001:db8::1 cannot reach 172.16.0.11 (another family)",
+        ),
+        (
+            example(
+                "type = \"tcp\"\naddress = \"10.0.0.1\"\nsource = \"2001:db8::1\"",
+                "",
+            ),
+            "source 2001:db8::1 and address 10.0.0.1 are of different families",
+        ),
+        (
+            example(
+                "type = \"tcp\"\nvia_vip = true\nsource = \"172.16.0.1\"",
+                "",
+            ),
+            "via_vip probes the VIP from dirigo's own address",
+        ),
+        (
+            example(
+                "type = \"exec\"\ncommand = [\"/bin/true\"]\naddress = \"10.0.0.1\"",
+                "",
+            ),
+            "'address' and 'source' do not apply to exec checks",
+        ),
+        (
+            example("type = \"file\"\nfile = \"/w\"\nsource = \"10.0.0.1\"", ""),
+            "'source' does not apply to file checks",
         ),
     ];
     for (text, want) in cases {

@@ -72,6 +72,8 @@ pub(super) fn url(cx: &mut Cx, n: &Node) -> Result<Url, Diag> {
 struct CheckKeys<'n> {
     own: Inherit,
     port: Option<u16>,
+    address: Option<String>,
+    source: Option<String>,
     urls: Vec<&'n Node>,
     misc_path: Option<Vec<String>>,
     misc_timeout: Option<u32>,
@@ -124,6 +126,8 @@ pub(super) fn checker(
             "remove"
         },
         port: k.port.or(probe_port),
+        address: k.address.clone(),
+        source: k.source.clone(),
         path: None,
         status: Vec::new(),
         host: None,
@@ -164,6 +168,8 @@ impl<'n> CheckKeys<'n> {
         let mut k = CheckKeys {
             own: Inherit::default(),
             port: None,
+            address: None,
+            source: None,
             urls: Vec::new(),
             misc_path: None,
             misc_timeout: None,
@@ -196,6 +202,8 @@ impl<'n> CheckKeys<'n> {
                     k.port = Some(port(c, arg(c, 0, "a port")?)?).filter(|&p| p != 0)
                 }
                 (_, "url") if http => k.urls.push(c),
+                (_, "connect_ip") if kind != "exec" => k.address = Some(ip(c)?),
+                (_, "bindto") if kind != "exec" => k.source = Some(ip(c)?),
                 ("exec", "misc_path") => k.misc_path = Some(command(c)?),
                 ("exec", "misc_timeout") => {
                     k.misc_timeout =
@@ -218,9 +226,11 @@ fn unsupported(cx: &mut Cx, n: &Node, c: &Node, kind: &str, http: bool) {
         ("exec", "user") => cx.unsupported(c, "the program runs as dirigo's user"),
         (_, "warmup") => cx.unsupported(c, "dirigo checks a server from the start"),
         (_, "alpha") => cx.unsupported(c, ALPHA),
-        (_, "connect_ip" | "bindto" | "bind_port" | "bind_if" | "source_ip" | "fwmark") => {
-            cx.unsupported(c, "dirigo probes the real server's address from its own")
-        }
+        (_, "connect_ip" | "bindto") => cx.unsupported(c, "MISC_CHECK's program is given {rip}"),
+        (_, "bind_port" | "bind_if" | "source_ip" | "fwmark") => cx.unsupported(
+            c,
+            "dirigo's probes take an address to leave from (bindto), no port, interface or mark",
+        ),
         ("udp", "payload" | "require_reply" | "min_reply_length" | "max_reply_length") => {
             cx.unsupported(c, "keepalived's hex payloads are not converted")
         }
@@ -339,6 +349,8 @@ fn file_check(cx: &mut Cx, n: &Node, k: &CheckKeys, inherit: &Inherit) -> Option
             "remove"
         },
         port: None,
+        address: None,
+        source: None,
         path: None,
         status: Vec::new(),
         host: None,
@@ -351,6 +363,14 @@ fn file_check(cx: &mut Cx, n: &Node, k: &CheckKeys, inherit: &Inherit) -> Option
         notify_up: Vec::new(),
         notify_down: Vec::new(),
     })
+}
+
+/// `connect_ip` / `bindto`: an IPv4 or IPv6 address.
+fn ip(n: &Node) -> Result<String, Diag> {
+    let a = arg(n, 0, "an address")?;
+    a.parse::<std::net::IpAddr>()
+        .map(|ip| ip.to_string())
+        .map_err(|_| Diag::error(&n.loc, format!("{} '{a}' is not an IP address", n.key)))
 }
 
 /// The first `url` with a path; `None` without one (with a warning).

@@ -99,6 +99,10 @@ pub struct Check {
     pub on_failure: &'static str,
     /// `connect_port`.
     pub port: Option<u16>,
+    /// `connect_ip`.
+    pub address: Option<String>,
+    /// `bindto`.
+    pub source: Option<String>,
     /// http: the url's path.
     pub path: Option<String>,
     /// http: accepted statuses.

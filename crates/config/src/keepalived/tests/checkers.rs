@@ -34,7 +34,10 @@ virtual_server 192.0.2.10 25 {
     }
     real_server 10.1.0.2 25 {
         SMTP_CHECK {
+            connect_ip 10.1.0.20
             connect_port 2525
+            bindto 10.1.0.254
+            bind_port 2000
             connect_timeout 2
         }
     }
@@ -140,6 +143,8 @@ fn smtp_dns_and_file_checks_convert() {
         }
     );
     assert_eq!(b.port, Some(2525));
+    assert_eq!(b.address, Some("10.1.0.20".parse().unwrap()));
+    assert_eq!(b.source, Some("10.1.0.254".parse().unwrap()));
 
     // DNS: type and name; keepalived's retry 3 and a delay_loop's retry
     // delay without them; its own retry and delay when given
@@ -206,13 +211,14 @@ fn smtp_dns_and_file_checks_convert() {
     let w = w.join("\n");
     for want in [
         "k.conf:9: warning: init_file skipped: dirigo does not write the file",
-        "k.conf:44: warning: SMTP_CHECK skipped: dirigo's smtp checks are for TCP services, 192.0.2.10:53 is UDP",
-        "k.conf:69: warning: dynamic skipped:",
-        "k.conf:80: warning: FILE_CHECK skipped: no track_file nowhere is defined",
+        "k.conf:29: warning: bind_port skipped: dirigo's probes take an address to leave from (bindto)",
+        "k.conf:47: warning: SMTP_CHECK skipped: dirigo's smtp checks are for TCP services, 192.0.2.10:53 is UDP",
+        "k.conf:72: warning: dynamic skipped:",
+        "k.conf:83: warning: FILE_CHECK skipped: no track_file nowhere is defined",
     ] {
         assert!(w.contains(want), "{want:?} in\n{w}");
     }
-    assert_eq!(w.lines().count(), 4, "{w}");
+    assert_eq!(w.lines().count(), 5, "{w}");
 }
 
 #[test]
