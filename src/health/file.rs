@@ -41,8 +41,8 @@ pub fn judge(text: &str, factor: i64, reverse: bool) -> Result<(String, Option<i
     Ok((format!("value {v}: weight {change:+}"), Some(change)))
 }
 
-/// Read and judge the file (a read of a few bytes of a local file: done
-/// in place, on the checker's thread).
+/// Read and judge the file (its first 256 bytes; blocking: the prober
+/// runs it on the runtime's blocking pool).
 pub fn probe(path: &str, factor: i64, reverse: bool) -> Result<(String, Option<i64>), String> {
     use std::io::Read;
     let mut text = String::new();

@@ -109,7 +109,14 @@ impl Prober {
                 path,
                 factor,
                 reverse,
-            } => super::file::probe(path, *factor, *reverse),
+            } => {
+                // off the checker's thread: a file on a hung mount must
+                // not stall the other checks (the timeout abandons it)
+                let (path, factor, reverse) = (path.clone(), *factor, *reverse);
+                tokio::task::spawn_blocking(move || super::file::probe(&path, factor, reverse))
+                    .await
+                    .map_err(|e| format!("file check: {e}"))?
+            }
             _ => self.probe_server(job).await.map(|d| (d, None)),
         }
     }
