@@ -179,6 +179,7 @@ impl<'n> CheckKeys<'n> {
             track_file: None,
             weight: None,
         };
+        let mut hosts = Vec::new();
         for c in n.children() {
             // FILE_CHECK has none of the other checkers' options
             if kind != "file" && k.own.take(c)? {
@@ -196,6 +197,7 @@ impl<'n> CheckKeys<'n> {
                 ),
                 ("file", _) => cx.unknown(c, " in FILE_CHECK"),
                 ("smtp", "helo_name") => k.helo_name = Some(arg(c, 0, "a host name")?.to_string()),
+                ("smtp", "host") => hosts.push(c),
                 ("dns", "type") => k.query_type = Some(arg(c, 0, "a query type")?.to_string()),
                 ("dns", "name") => k.query_name = Some(arg(c, 0, "a domain name")?.to_string()),
                 (_, "connect_port") => {
@@ -212,7 +214,41 @@ impl<'n> CheckKeys<'n> {
                 _ => unsupported(cx, n, c, kind, http),
             }
         }
+        k.smtp_hosts(cx, hosts)?;
         Ok(k)
+    }
+
+    /// SMTP_CHECK's deprecated `host { connect_ip; connect_port; bindto }`
+    /// blocks, each a checker of its own in keepalived: without connection
+    /// options of the SMTP_CHECK's own, the first is the check's (as
+    /// keepalived takes it then); the others are warned about (dirigo
+    /// runs one check per real server).
+    fn smtp_hosts(&mut self, cx: &mut Cx, hosts: Vec<&Node>) -> Result<(), Diag> {
+        let own = self.address.is_some() || self.port.is_some() || self.source.is_some();
+        for (i, h) in hosts.into_iter().enumerate() {
+            if own || i > 0 {
+                cx.warn(
+                    h,
+                    "host skipped: dirigo runs one check per real server (keepalived makes each \
+                     SMTP_CHECK host block a checker of its own)",
+                );
+                continue;
+            }
+            for c in h.children() {
+                match c.key.as_str() {
+                    "connect_ip" => self.address = Some(ip(c)?),
+                    "connect_port" => {
+                        self.port = Some(port(c, arg(c, 0, "a port")?)?).filter(|&p| p != 0)
+                    }
+                    "bindto" => self.source = Some(ip(c)?),
+                    _ => cx.unsupported(
+                        c,
+                        "a host block's connect_ip, connect_port and bindto are converted",
+                    ),
+                }
+            }
+        }
+        Ok(())
     }
 }
 

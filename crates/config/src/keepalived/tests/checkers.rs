@@ -222,6 +222,36 @@ fn smtp_dns_and_file_checks_convert() {
 }
 
 #[test]
+fn smtp_host_blocks_the_first_is_the_check() {
+    let (toml, w) = convert_text(
+        "virtual_server 192.0.2.1 25 {\n lb_kind NAT\n\
+           real_server 10.0.0.1 25 {\n SMTP_CHECK {\n helo_name a.example\n\
+             host {\n connect_ip 10.0.0.11\n connect_port 587\n bindto 10.0.0.254\n }\n\
+             host {\n connect_ip 10.0.0.12\n }\n }\n }\n\
+           real_server 10.0.0.2 25 {\n SMTP_CHECK {\n connect_port 2525\n\
+             host {\n connect_ip 10.0.0.21\n }\n }\n }\n}\n",
+    )
+    .unwrap();
+    let c = dirigo(&toml);
+    let first = check(&c, 0, "10.0.0.1", 25);
+    assert_eq!(first.address, Some("10.0.0.11".parse().unwrap()));
+    assert_eq!(first.port, Some(587));
+    assert_eq!(first.source, Some("10.0.0.254".parse().unwrap()));
+    // connection options of its own: the host block is not used
+    let second = check(&c, 0, "10.0.0.2", 25);
+    assert_eq!((second.address, second.port), (None, Some(2525)));
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(
+        w[0].starts_with("k.conf:11: warning: host skipped: dirigo runs one check"),
+        "{w:?}"
+    );
+    assert!(
+        w[1].starts_with("k.conf:19: warning: host skipped"),
+        "{w:?}"
+    );
+}
+
+#[test]
 fn bad_weights_are_errors_at_their_line() {
     let e = convert_err("track_file t {\n file /x\n weight 1 sideways\n}\n");
     assert!(
