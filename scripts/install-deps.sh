@@ -11,7 +11,8 @@ pkgs=(libdpdk-dev dpdk dpdk-dev clang libclang-dev pkg-config build-essential
       netsniff-ng   # trafgen: the IPv6 SYN flood of tests/lab_flood.rs (hping3 has no IPv6)
       bird2 tshark   # the scale-out lab: BGP + BFD daemon; IPVS sync and PROXY header decoding
       dpkg-dev systemd man-db   # the package test: dpkg-shlibdeps, systemd-analyze, man
-      openssh-server openssh-client)   # the exception lab: sshd on the ports' addresses
+      openssh-server openssh-client   # the exception lab: sshd on the ports' addresses
+      dnsmasq-base)   # the DNS server the DNS health check is tested against
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

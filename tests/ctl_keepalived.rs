@@ -53,7 +53,6 @@ fn converts_a_keepalived_conf_with_includes() {
         [
             "keepalived.conf:4: warning: global_defs skipped: keepalived's global settings have no dirigo equivalent",
             "keepalived.conf:11: warning: vrrp_instance VI_1 skipped: dirigo does not run VRRP (keepalived can go on doing it: VRRP reaches the kernel through dirigo's exception path)",
-            "conf.d/10-web.conf:14: warning: delay_before_retry skipped: dirigo checks every interval and takes a server down after `fall` failures in a row",
             "conf.d/20-api.conf:35: warning: virtual_server fwmark 7 skipped: dirigo's services are a protocol, an address and a port",
         ]
     );
@@ -94,6 +93,7 @@ fn converts_a_keepalived_conf_with_includes() {
         )
     );
     assert_eq!(tcp.on_failure, OnFailure::Remove);
+    assert_eq!(tcp.retry_delay, Some(Duration::from_secs(3)));
 
     let api = &c.services[1];
     assert_eq!(api.spec.key.port, 443);
@@ -157,5 +157,81 @@ fn a_missing_file_is_an_error_naming_it() {
             .starts_with("no-such.conf: error: cannot read no-such.conf: "),
         "{}",
         o.stderr
+    );
+}
+
+#[test]
+fn smtp_dns_and_file_checks_convert_and_pass_dirigo_check() {
+    let o = convert("checkers.conf");
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(o.stderr, "", "nothing skipped");
+    let c = Config::parse(&format!("{PREFIX}{}", o.stdout), "converted.toml")
+        .unwrap_or_else(|e| panic!("{e}\n{}", o.stdout));
+    assert_eq!(c.services.len(), 3);
+    let smtp = c.services[0].health.check.clone().expect("one smtp check");
+    assert_eq!(
+        smtp.probe,
+        Probe::Smtp {
+            helo: "lb.example.org".into()
+        }
+    );
+    assert_eq!(
+        (smtp.fall, smtp.retry_delay),
+        (3, Some(Duration::from_secs(1)))
+    );
+    let dns = c.services[1].health.check.clone().expect("the dns check");
+    assert_eq!(
+        dns.probe,
+        Probe::Dns {
+            qtype: 1,
+            name: "www.example.org".into(),
+            expect: None
+        }
+    );
+    // keepalived's DNS_CHECK: retry 3, delay_before_retry the delay_loop
+    assert_eq!(
+        (dns.fall, dns.retry_delay),
+        (4, Some(Duration::from_secs(4)))
+    );
+    let files: Vec<Probe> = c.services[2]
+        .health
+        .checks
+        .iter()
+        .map(|(_, s)| s.probe.clone())
+        .collect();
+    assert_eq!(
+        files,
+        [
+            Probe::File {
+                path: "/run/dirigo-fixture/web-drain".into(),
+                factor: 0,
+                reverse: false
+            },
+            Probe::File {
+                path: "/run/dirigo-fixture/web-boost".into(),
+                factor: 2,
+                reverse: false
+            }
+        ]
+    );
+    // and `dirigo --check` takes it (its own EAL arguments: --in-memory is
+    // refused by --check)
+    let dir = std::env::temp_dir().join(format!("dirigo-ka-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("converted.toml");
+    let prefix = PREFIX.replace(", \"--in-memory\"", "");
+    std::fs::write(&file, format!("{prefix}{}", o.stdout)).unwrap();
+    let check = Command::new(env!("CARGO_BIN_EXE_dirigo"))
+        .arg("--check")
+        .arg("--config")
+        .arg(&file)
+        .output()
+        .expect("run dirigo --check");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        check.status.success(),
+        "dirigo --check: {}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
     );
 }

@@ -458,11 +458,11 @@ fn lab_health_checks() {
     // a bad config changes nothing
     std::fs::write(
         &cfg_path,
-        edited.replacen("type = \"http\"", "type = \"smtp\"", 1),
+        edited.replacen("type = \"http\"", "type = \"bfd\"", 1),
     )
     .unwrap();
     let (ok, out) = ctl(&lab, &["reload"]);
-    assert!(!ok && out.contains("unknown check type 'smtp'"), "{out}");
+    assert!(!ok && out.contains("unknown check type 'bfd'"), "{out}");
     assert_eq!(weights(&lab), vec![(1, 1), (2, 1), (3, 1)]);
     assert_eq!(server(&lab, 1)["check"], "http via VIP");
 
@@ -474,110 +474,5 @@ fn lab_health_checks() {
         log.contains("dirigo: health: TCP 10.99.0.100:80 real server 10.98.0.12:80 down"),
         "{log}"
     );
-    lab.finish();
-}
-
-/// A keepalived.conf for the lab: a DR service with TCP_CHECK and a NAT
-/// service with HTTP_GET on the same VIP.
-fn keepalived_conf() -> String {
-    let rs = |n: usize, check: &str| {
-        format!(
-            "    real_server {} 80 {{\n        weight 1\n{check}    }}\n",
-            rip(n)
-        )
-    };
-    let tcp = "        inhibit_on_failure\n        TCP_CHECK {\n            connect_timeout 1\n            retry 1\n        }\n";
-    let http = "        HTTP_GET {\n            url {\n                path /health\n                status_code 200\n            }\n            connect_timeout 1\n        }\n";
-    format!(
-        "! the lab's services as keepalived would run them\nglobal_defs {{\n    router_id LAB\n}}\n\
-         virtual_server {VIP} 80 {{\n    delay_loop 2\n    lb_algo rr\n    lb_kind DR\n    protocol TCP\n{}{}}}\n\
-         virtual_server {VIP} 8080 {{\n    delay_loop 2\n    lb_algo wrr\n    lb_kind NAT\n    protocol TCP\n{}{}}}\n",
-        rs(1, tcp),
-        rs(2, tcp),
-        rs(1, http),
-        rs(3, http),
-    )
-}
-
-#[test]
-fn lab_keepalived_conf_converted_loads_and_works() {
-    if !common::privileged("lab keepalived conversion") {
-        return;
-    }
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = common::scratch("lab_keepalived_conf");
-    let ka = dir.join("keepalived.conf");
-    std::fs::write(&ka, keepalived_conf()).unwrap();
-    let o = Command::new(crate::common::DIRIGOCTL)
-        .args(["keepalived-convert", &ka.display().to_string()])
-        .output()
-        .unwrap();
-    let services = String::from_utf8_lossy(&o.stdout).into_owned();
-    let warnings = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(o.status.success(), "{warnings}");
-    assert!(
-        warnings.contains("keepalived.conf:2: warning"),
-        "global_defs is warned about: {warnings}"
-    );
-    eprintln!("converted:\n{services}");
-    let spec = LabSpec {
-        name: "lab_keepalived",
-        prefix: "dgk",
-        mode: "all",
-        method: "dr",
-        cores: &["-l", "0-1"],
-        nrs: 3,
-        env: &[],
-    };
-    let rsd: Vec<(String, &str)> = (1..=3).map(|n| (rip(n), "dr")).collect();
-    let rsd: Vec<(&str, &str)> = rsd.iter().map(|(a, m)| (a.as_str(), *m)).collect();
-    let lab = Lab::start_with_config(&spec, 65536, |c| {
-        // the lab's own services out, the converted ones in
-        c.edit(
-            &common::service_toml("tcp", &format!("{VIP}:80"), "rr", &rsd),
-            "",
-        )
-        .edit(
-            &common::service_toml("udp", &format!("{VIP}:5353"), "rr", &rsd),
-            "",
-        )
-        .port_keys("wan", "kernel_interface = \"dgk-kwan\"")
-        .port_keys("lan", "kernel_interface = \"dgk-klan\"")
-        .raw("[exception]\nbackend = \"tap\"\nnetns = \"dgk-dir\"\n")
-        .raw(&services)
-    });
-    let l = lab.adm(&["-L", "-n"]);
-    assert!(
-        l.contains(&format!("TCP  {VIP}:80 rr")) && l.contains(&format!("TCP  {VIP}:8080 wrr")),
-        "{l}"
-    );
-    assert_eq!(l.matches("Route").count(), 2, "{l}");
-    assert_eq!(l.matches("Masq").count(), 2, "{l}");
-    // both services answer, DR and NAT
-    for port in ["80", "8080"] {
-        let url = format!("http://{VIP}:{port}/");
-        let out = lab.client(&["curl", "-sS", "-m", "5", &url]);
-        assert!(out.starts_with("rs"), "{url}: {out}");
-    }
-    let h = health(&lab);
-    let servers = h["servers"].as_array().unwrap();
-    assert_eq!(servers.len(), 4, "{h}");
-    lab.wait_for("a check of each", 10, || {
-        health(&lab)["servers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|s| s["checks"].as_u64().unwrap_or(0) >= 1 && s["state"] == "up")
-    });
-    // rs3 dies: the NAT service (no inhibit_on_failure) removes it
-    lab.lab_ok(&["http-stop", "3"]);
-    lab.wait_for("rs3 removed", 15, || {
-        !lab.adm(&["-L", "-n", "-t", &format!("{VIP}:8080")])
-            .contains(&rip(3))
-    });
-    for _ in 0..4 {
-        let out = lab.client(&["curl", "-sS", "-m", "5", &format!("http://{VIP}:8080/")]);
-        assert_eq!(out.trim(), "rs1");
-    }
     lab.finish();
 }

@@ -9,7 +9,10 @@
 //! which falls within one interval of the job's start at a point given by a
 //! hash of its key ([`first_delay`]), so a thousand jobs started at once are
 //! spread over the interval. A check never overlaps the next one: a check
-//! that overran its tick makes the job skip to the next tick. Replacing the
+//! that overran its tick makes the job skip to the next tick. After a
+//! failure, a check with a `retry_delay` is retried that soon instead,
+//! until `fall` failures in a row (keepalived's `delay_before_retry`);
+//! then, and after a success, the schedule goes on. Replacing the
 //! job set keeps the schedule of every job that did not change.
 //!
 //! Reports wait in a bounded queue ([`REPORT_QUEUE`] by default); when it
@@ -289,16 +292,39 @@ async fn run_job(job: Job, prober: Arc<Prober>, reports: Arc<Reports>) {
     let interval = job.spec.interval.max(MIN_INTERVAL);
     let first = tokio::time::Instant::now() + first_delay(&job.key, interval);
     let mut tick = first;
+    let mut failed = 0u32;
     loop {
         tokio::time::sleep_until(tick).await;
         let outcome = prober.run(&job).await;
+        failed = if outcome.ok {
+            0
+        } else {
+            failed.saturating_add(1)
+        };
         reports.push(Report {
             key: job.key.clone(),
             outcome,
             at: Instant::now(),
         });
-        tick = next_tick(first, interval, tokio::time::Instant::now());
+        let now = tokio::time::Instant::now();
+        tick = match retry_at(&job.spec, failed, now) {
+            Some(at) => at,
+            None => next_tick(first, interval, now),
+        };
     }
+}
+
+/// When a check that failed `failed` times in a row is retried: after
+/// `retry_delay` while fewer than `fall` failed (keepalived's
+/// `delay_before_retry` between its `retry` attempts); `None`: at the
+/// next tick of the schedule.
+pub fn retry_at(
+    spec: &dirigo_config::check::CheckSpec,
+    failed: u32,
+    now: tokio::time::Instant,
+) -> Option<tokio::time::Instant> {
+    let delay = spec.retry_delay?;
+    (failed > 0 && failed < spec.fall).then(|| now + delay.max(MIN_INTERVAL))
 }
 
 /// The first tick after `now` of a schedule that ticks every `interval`

@@ -6,6 +6,7 @@
 //! configuration and one ICMP socket per source address. [`run`] is a check
 //! with a prober of its own.
 
+use super::net::{connect, connect_error, io_text};
 use super::state::Outcome;
 use dirigo_config::check::{Job, Probe};
 use http_body_util::{BodyExt, Empty};
@@ -23,7 +24,7 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
-use tokio::net::{TcpSocket, TcpStream, UdpSocket};
+use tokio::net::UdpSocket;
 
 /// How much of an HTTP body is searched for `expect` (the rest is not read).
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -87,20 +88,42 @@ impl Prober {
         let start = Instant::now();
         let result = tokio::time::timeout(job.spec.timeout, self.probe(job)).await;
         let latency_us = u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX);
-        let (ok, detail) = match result {
-            Ok(Ok(detail)) => (true, detail),
-            Ok(Err(detail)) => (false, detail),
-            Err(_) => (false, "timeout".to_string()),
+        let (ok, detail, weight) = match result {
+            Ok(Ok((detail, weight))) => (true, detail, weight),
+            Ok(Err(detail)) => (false, detail, None),
+            Err(_) => (false, "timeout".to_string(), None),
         };
         Outcome {
             ok,
             latency_us,
             detail,
+            weight,
         }
     }
 
-    /// The probe itself: `Ok(detail)` when it passed, `Err(detail)` when not.
-    async fn probe(&self, job: &Job) -> Result<String, String> {
+    /// The probe itself: `Ok((detail, weight change))` when it passed,
+    /// `Err(detail)` when not.
+    async fn probe(&self, job: &Job) -> Result<(String, Option<i64>), String> {
+        match &job.spec.probe {
+            Probe::File {
+                path,
+                factor,
+                reverse,
+            } => {
+                // off the checker's thread: a file on a hung mount must
+                // not stall the other checks (the timeout abandons it)
+                let (path, factor, reverse) = (path.clone(), *factor, *reverse);
+                tokio::task::spawn_blocking(move || super::file::probe(&path, factor, reverse))
+                    .await
+                    .map_err(|e| format!("file check: {e}"))?
+            }
+            _ => self.probe_server(job).await.map(|d| (d, None)),
+        }
+    }
+
+    /// A probe of the server: `Ok(detail)` when it passed, `Err(detail)`
+    /// when not.
+    async fn probe_server(&self, job: &Job) -> Result<String, String> {
         match &job.spec.probe {
             Probe::Tcp => {
                 // closed with a reset when dropped (see `connect`)
@@ -137,6 +160,13 @@ impl Prober {
             Probe::Udp { payload, expect } => udp(job, payload, expect.as_deref()).await,
             Probe::Ping => self.ping(job).await,
             Probe::Exec { command } => exec(job, command).await,
+            Probe::Smtp { helo } => super::smtp::probe(job, helo).await,
+            Probe::Dns {
+                qtype,
+                name,
+                expect,
+            } => super::dns::probe(job.target, job.bind, *qtype, name, expect.as_deref()).await,
+            Probe::File { .. } => Err("not a probe of the server".into()),
         }
     }
 
@@ -214,55 +244,6 @@ impl Prober {
         );
         clients.insert(key, client.clone());
         Ok(client)
-    }
-}
-
-/// A TCP connection to the job's target, from its bind address if any.
-/// It ends with a reset (zero linger) whoever closes it: a check that
-/// closed first would leave a TIME_WAIT entry per check (60 s each), and a
-/// via-VIP check, whose client port is fixed (dirigo pins it to the
-/// server), could not bind it again until it expired.
-async fn connect(job: &Job) -> Result<TcpStream, String> {
-    let socket = match job.target {
-        SocketAddr::V4(_) => TcpSocket::new_v4(),
-        SocketAddr::V6(_) => TcpSocket::new_v6(),
-    }
-    .map_err(|e| format!("socket: {}", io_text(&e)))?;
-    if let Some(bind) = job.bind {
-        if bind.port() != 0 {
-            let _ = socket.set_reuseaddr(true);
-        }
-        socket
-            .bind(bind)
-            .map_err(|e| format!("cannot bind {bind}: {}", io_text(&e)))?;
-    }
-    let stream = socket
-        .connect(job.target)
-        .await
-        .map_err(|e| connect_error(&e))?;
-    let _ = stream.set_zero_linger();
-    Ok(stream)
-}
-
-/// "refused" for a refused connection, else the system's text.
-fn connect_error(e: &io::Error) -> String {
-    if e.kind() == io::ErrorKind::ConnectionRefused {
-        "refused".to_string()
-    } else {
-        io_text(e)
-    }
-}
-
-/// An `io::Error` as the system's text alone (`No route to host`, not
-/// `No route to host (os error 113)`).
-fn io_text(e: &io::Error) -> String {
-    let text = e.to_string();
-    match e.raw_os_error() {
-        Some(code) => text
-            .strip_suffix(&format!(" (os error {code})"))
-            .map(str::to_string)
-            .unwrap_or(text),
-        None => text,
     }
 }
 

@@ -9,6 +9,9 @@ pub struct Outcome {
     pub latency_us: u64,
     /// What was seen ("connected", "status 503", "timeout", ...).
     pub detail: String,
+    /// The change to the server's configured weight the check asks for
+    /// (a file check's value times its factor); `None`: none.
+    pub weight: Option<i64>,
 }
 
 /// A checked server's state, changed only by [`Tracker::record`] after
@@ -101,6 +104,7 @@ mod tests {
             ok,
             latency_us: 10,
             detail: String::new(),
+            weight: None,
         }
     }
 

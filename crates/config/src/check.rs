@@ -40,7 +40,70 @@ pub enum Probe {
         /// Program and arguments.
         command: Vec<String>,
     },
+    /// An SMTP server greets with 220 and answers `HELO name` with 2xx
+    /// (then QUIT is sent; keepalived SMTP_CHECK).
+    Smtp {
+        /// The name sent with HELO.
+        helo: String,
+    },
+    /// A DNS server answers a query over UDP with the query's id and
+    /// NOERROR (and, when asked, a record of the query's type equal to
+    /// `expect`; keepalived DNS_CHECK).
+    Dns {
+        /// The query type (1 A, 2 NS, 5 CNAME, 6 SOA, 15 MX, 16 TXT, 28
+        /// AAAA).
+        qtype: u16,
+        /// The name asked for (absolute, without the final dot; empty: the
+        /// root).
+        name: String,
+        /// An answer that must be there (an address, a name or a text).
+        expect: Option<String>,
+    },
+    /// A file holds an integer that marks the server down or changes its
+    /// weight, re-read at every check (keepalived FILE_CHECK): with a
+    /// factor of 0 a value other than 0 is down; otherwise the value times
+    /// the factor (negated by `reverse`) is added to the configured weight
+    /// (at least 0), and down at or below -2^31.
+    File {
+        /// The file.
+        path: String,
+        /// keepalived's `weight`: what the value is multiplied by.
+        factor: i64,
+        /// keepalived's `weight ... reverse`: the product is negated.
+        reverse: bool,
+    },
 }
+
+/// The DNS query types a dns check asks for, by name (keepalived
+/// DNS_CHECK's `type`).
+pub const DNS_TYPES: [(&str, u16); 7] = [
+    ("A", 1),
+    ("NS", 2),
+    ("CNAME", 5),
+    ("SOA", 6),
+    ("MX", 15),
+    ("TXT", 16),
+    ("AAAA", 28),
+];
+
+/// A DNS query type by name (any case).
+pub fn dns_type(name: &str) -> Option<u16> {
+    DNS_TYPES
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|&(_, t)| t)
+}
+
+/// A DNS query type's name ("TYPE99" for others).
+pub fn dns_type_name(t: u16) -> String {
+    DNS_TYPES
+        .iter()
+        .find(|&&(_, v)| v == t)
+        .map_or_else(|| format!("TYPE{t}"), |(n, _)| (*n).to_string())
+}
+
+/// The name an SMTP check sends with HELO unless told (keepalived's).
+pub const SMTP_HELO: &str = "smtpchecker.keepalived.org";
 
 impl Probe {
     /// The `type` name in the configuration.
@@ -52,6 +115,9 @@ impl Probe {
             Probe::Udp { .. } => "udp",
             Probe::Ping => "ping",
             Probe::Exec { .. } => "exec",
+            Probe::Smtp { .. } => "smtp",
+            Probe::Dns { .. } => "dns",
+            Probe::File { .. } => "file",
         }
     }
 }
@@ -81,13 +147,23 @@ pub struct CheckSpec {
     /// Consecutive successes before a down server is up.
     pub rise: u32,
     /// Consecutive failures before an up server is down (keepalived
-    /// `retry`).
+    /// `retry` + 1).
     pub fall: u32,
+    /// After a failed check, the next one comes this soon instead of at
+    /// the next interval, until `fall` failures in a row (keepalived
+    /// `delay_before_retry`); `None`: at the next interval.
+    pub retry_delay: Option<Duration>,
     /// What a down server gets.
     pub on_failure: OnFailure,
     /// Port to probe instead of the real server's (keepalived
     /// `connect_port`).
     pub port: Option<u16>,
+    /// Address to probe instead of the real server's (keepalived
+    /// `connect_ip`).
+    pub address: Option<std::net::IpAddr>,
+    /// Local address the probe leaves from (keepalived `bindto`); `None`:
+    /// the kernel's choice.
+    pub source: Option<std::net::IpAddr>,
     /// DR/TUN: probe VIP:port through dirigo's own rewrite to this server.
     pub via_vip: bool,
     /// Run when the server comes up (keepalived `notify_up`; `{rip}`,
@@ -100,7 +176,10 @@ pub struct CheckSpec {
 impl CheckSpec {
     /// The address a check of real server `rs` probes.
     pub fn target(&self, rs: SocketAddr) -> SocketAddr {
-        SocketAddr::new(rs.ip(), self.port.unwrap_or(rs.port()))
+        SocketAddr::new(
+            self.address.unwrap_or(rs.ip()),
+            self.port.unwrap_or(rs.port()),
+        )
     }
 }
 

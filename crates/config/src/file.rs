@@ -396,7 +396,8 @@ pub struct ServiceConfig {
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CheckConfig {
-    /// `tcp`, `http`, `https`, `udp`, `ping` or `exec`.
+    /// `tcp`, `http`, `https`, `udp`, `ping`, `exec`, `smtp`, `dns` or
+    /// `file`.
     #[serde(rename = "type")]
     pub kind: Option<String>,
     /// Seconds between checks (keepalived `delay_loop`).
@@ -405,17 +406,24 @@ pub struct CheckConfig {
     pub timeout: Option<f64>,
     /// Successes in a row before a server is up.
     pub rise: Option<u32>,
-    /// Failures in a row before it is down (keepalived `retry`).
+    /// Failures in a row before it is down (keepalived `retry` + 1).
     pub fall: Option<u32>,
+    /// Seconds to the next check after a failure, until `fall` failures
+    /// in a row (keepalived `delay_before_retry`).
+    pub retry_delay: Option<f64>,
     /// `inhibit` (weight 0) or `remove`.
     pub on_failure: Option<crate::check::OnFailure>,
     /// Port to probe instead of the real server's (`connect_port`).
     pub port: Option<u16>,
+    /// Address to probe instead of the real server's (`connect_ip`).
+    pub address: Option<String>,
+    /// Local address the probe leaves from (`bindto`).
+    pub source: Option<String>,
     /// http: request path.
     pub path: Option<String>,
     /// http: accepted statuses, "200" or "200-299".
     pub status: Option<Vec<String>>,
-    /// http: a substring of the body; udp: of the answer.
+    /// http: a substring of the body; udp: of the answer; dns: an answer.
     pub expect: Option<String>,
     /// http: the Host header.
     pub host: Option<String>,
@@ -423,6 +431,18 @@ pub struct CheckConfig {
     pub payload: Option<String>,
     /// exec: program and arguments.
     pub command: Option<Vec<String>>,
+    /// smtp: the name sent with HELO.
+    pub helo_name: Option<String>,
+    /// dns: the query type (A, AAAA, NS, CNAME, SOA, MX, TXT).
+    pub query_type: Option<String>,
+    /// dns: the name asked for.
+    pub query_name: Option<String>,
+    /// file: the file holding an integer.
+    pub file: Option<String>,
+    /// file: what the value is multiplied by (keepalived's `weight`).
+    pub weight_factor: Option<i64>,
+    /// file: the product is negated (keepalived's `weight N reverse`).
+    pub reverse: Option<bool>,
     /// DR/TUN: probe VIP:port through dirigo to this server.
     pub via_vip: Option<bool>,
     /// Command run when a server comes up.

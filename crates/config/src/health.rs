@@ -43,14 +43,25 @@ fn merged(base: &CheckConfig, over: &CheckConfig) -> CheckConfig {
     let pick = |o: &Option<String>, b: &Option<String>| {
         o.clone().or_else(|| if same { b.clone() } else { None })
     };
+    // a file check over a probe's takes no timeout or port (it has none)
+    let file = !same && over.kind.as_deref() == Some("file");
     CheckConfig {
         kind: over.kind.clone().or_else(|| base.kind.clone()),
         interval: over.interval.or(base.interval),
-        timeout: over.timeout.or(base.timeout),
+        timeout: over.timeout.or(if file { None } else { base.timeout }),
         rise: over.rise.or(base.rise),
         fall: over.fall.or(base.fall),
+        retry_delay: over.retry_delay.or(base.retry_delay),
         on_failure: over.on_failure.or(base.on_failure),
-        port: over.port.or(base.port),
+        port: over.port.or(if file { None } else { base.port }),
+        address: over
+            .address
+            .clone()
+            .or_else(|| if file { None } else { base.address.clone() }),
+        source: over
+            .source
+            .clone()
+            .or_else(|| if file { None } else { base.source.clone() }),
         path: pick(&over.path, &base.path),
         status: over
             .status
@@ -64,6 +75,14 @@ fn merged(base: &CheckConfig, over: &CheckConfig) -> CheckConfig {
             .clone()
             .or_else(|| if same { base.command.clone() } else { None }),
         via_vip: over.via_vip.or(if same { base.via_vip } else { None }),
+        helo_name: pick(&over.helo_name, &base.helo_name),
+        query_type: pick(&over.query_type, &base.query_type),
+        query_name: pick(&over.query_name, &base.query_name),
+        file: pick(&over.file, &base.file),
+        weight_factor: over
+            .weight_factor
+            .or(if same { base.weight_factor } else { None }),
+        reverse: over.reverse.or(if same { base.reverse } else { None }),
         notify_up: over.notify_up.clone().or_else(|| base.notify_up.clone()),
         notify_down: over
             .notify_down
@@ -82,6 +101,16 @@ fn seconds(what: &str, v: f64) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(v))
 }
 
+/// An address key (`address`, `source`): an IPv4 or IPv6 address.
+fn ip_key(key: &str, v: &Option<String>) -> Result<Option<std::net::IpAddr>, String> {
+    v.as_deref()
+        .map(|a| {
+            a.parse()
+                .map_err(|_| format!("{key} '{a}' is not an IP address"))
+        })
+        .transpose()
+}
+
 /// `"200"` or `"200-299"`.
 fn status_range(s: &str) -> Result<(u16, u16), String> {
     let bad = || format!("status '{s}' is not CODE or FROM-TO (100..599)");
@@ -96,20 +125,44 @@ fn status_range(s: &str) -> Result<(u16, u16), String> {
 
 /// Refuse the keys of other check types.
 fn only_for(c: &CheckConfig, kind: &str) -> Result<(), String> {
-    let keys: [(&str, bool, &[&str]); 5] = [
+    let keys: [(&str, bool, &[&str]); 11] = [
         ("path", c.path.is_some(), &["http", "https"]),
         ("status", c.status.is_some(), &["http", "https"]),
         ("host", c.host.is_some(), &["http", "https"]),
         ("payload", c.payload.is_some(), &["udp"]),
         ("command", c.command.is_some(), &["exec"]),
+        ("helo_name", c.helo_name.is_some(), &["smtp"]),
+        ("query_type", c.query_type.is_some(), &["dns"]),
+        ("query_name", c.query_name.is_some(), &["dns"]),
+        ("file", c.file.is_some(), &["file"]),
+        ("weight_factor", c.weight_factor.is_some(), &["file"]),
+        ("reverse", c.reverse.is_some(), &["file"]),
     ];
     for (key, set, types) in keys {
         if set && !types.contains(&kind) {
             return Err(format!("'{key}' is for {} checks", types.join("/")));
         }
     }
-    if c.expect.is_some() && !matches!(kind, "http" | "https" | "udp") {
-        return Err("'expect' is for http/https/udp checks".into());
+    if c.expect.is_some() && !matches!(kind, "http" | "https" | "udp" | "dns") {
+        return Err("'expect' is for http/https/udp/dns checks".into());
+    }
+    if kind == "file" {
+        for (key, set) in [
+            ("port", c.port.is_some()),
+            ("via_vip", c.via_vip.is_some()),
+            ("timeout", c.timeout.is_some()),
+            ("address", c.address.is_some()),
+            ("source", c.source.is_some()),
+        ] {
+            if set {
+                return Err(format!("'{key}' does not apply to file checks"));
+            }
+        }
+    }
+    if kind == "exec" && (c.address.is_some() || c.source.is_some()) {
+        return Err(
+            "'address' and 'source' do not apply to exec checks (use {rip} in command)".into(),
+        );
     }
     Ok(())
 }
@@ -120,18 +173,36 @@ pub fn check_spec(c: &CheckConfig, proto: Proto, method: Method) -> Result<Check
     only_for(c, kind)?;
     let probe = probe(c, kind)?;
     match (&probe, proto) {
-        (Probe::Tcp | Probe::Http { .. }, Proto::Udp) => {
+        (Probe::Tcp | Probe::Http { .. } | Probe::Smtp { .. }, Proto::Udp) => {
             return Err(format!("{kind} checks need a TCP service"))
         }
         (Probe::Udp { .. }, Proto::Tcp) => return Err("udp checks need a UDP service".into()),
         _ => {}
     }
-    let (interval, timeout) = timing(c)?;
+    let (interval, timeout) = timing(c, kind)?;
+    let retry_delay = c
+        .retry_delay
+        .map(|v| seconds("retry_delay", v))
+        .transpose()?;
     let via_vip = c.via_vip.unwrap_or(false);
     if via_vip && method == Method::Nat {
         return Err("via_vip is for DR and TUN real servers (NAT ones are probed directly)".into());
     }
-    if via_vip && matches!(probe, Probe::Ping | Probe::Exec { .. }) {
+    let address = ip_key("address", &c.address)?;
+    let source = ip_key("source", &c.source)?;
+    if via_vip && (address.is_some() || source.is_some()) {
+        return Err(
+            "via_vip probes the VIP from dirigo's own address: no 'address' or 'source'".into(),
+        );
+    }
+    if let (Some(a), Some(s)) = (address, source) {
+        if a.is_ipv4() != s.is_ipv4() {
+            return Err(format!(
+                "source {s} and address {a} are of different families"
+            ));
+        }
+    }
+    if via_vip && matches!(probe, Probe::Ping | Probe::Exec { .. } | Probe::File { .. }) {
         return Err(format!("via_vip does not apply to {kind} checks"));
     }
     Ok(CheckSpec {
@@ -140,24 +211,36 @@ pub fn check_spec(c: &CheckConfig, proto: Proto, method: Method) -> Result<Check
         probe,
         interval,
         timeout,
-        rise: c.rise.unwrap_or(RISE).max(1),
-        fall: c.fall.unwrap_or(FALL).max(1),
+        // a file is read, not probed: its value acts at once, as in
+        // keepalived, unless told otherwise
+        rise: c
+            .rise
+            .unwrap_or(if kind == "file" { 1 } else { RISE })
+            .max(1),
+        fall: c
+            .fall
+            .unwrap_or(if kind == "file" { 1 } else { FALL })
+            .max(1),
+        retry_delay,
         on_failure: c.on_failure.unwrap_or(OnFailure::Inhibit),
         port: c.port.filter(|&p| p != 0),
+        address,
+        source,
         via_vip,
     })
 }
+
+/// The check types.
+const KINDS: &str = "tcp, http, https, udp, ping, exec, smtp, dns, file";
 
 /// The check's `type`: one of those known.
 fn check_kind(c: &CheckConfig) -> Result<&str, String> {
     let kind = c
         .kind
         .as_deref()
-        .ok_or("a check needs a type (tcp, http, https, udp, ping, exec)")?;
-    if !matches!(kind, "tcp" | "http" | "https" | "udp" | "ping" | "exec") {
-        return Err(format!(
-            "unknown check type '{kind}' (tcp, http, https, udp, ping, exec)"
-        ));
+        .ok_or(format!("a check needs a type ({KINDS})"))?;
+    if !KINDS.split(", ").any(|k| k == kind) {
+        return Err(format!("unknown check type '{kind}' ({KINDS})"));
     }
     Ok(kind)
 }
@@ -185,11 +268,113 @@ fn probe(c: &CheckConfig, kind: &str) -> Result<Probe, String> {
         },
         "ping" => Probe::Ping,
         "exec" => exec_probe(c)?,
-        other => {
+        "smtp" => Probe::Smtp {
+            helo: helo_name(c.helo_name.as_deref())?,
+        },
+        "dns" => dns_probe(c)?,
+        "file" => file_probe(c)?,
+        other => return Err(format!("unknown check type '{other}' ({KINDS})")),
+    })
+}
+
+/// An SMTP check's HELO name: printable ASCII without spaces.
+fn helo_name(name: Option<&str>) -> Result<String, String> {
+    let name = name.unwrap_or(crate::check::SMTP_HELO);
+    if name.is_empty() || name.len() > 255 || !name.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(format!(
+            "helo_name '{name}' is not a host name (printable ASCII, no spaces, at most 255 bytes)"
+        ));
+    }
+    Ok(name.to_string())
+}
+
+/// A DNS check: a known query type (default SOA, as keepalived), a valid
+/// name (default the root), and an expected answer of that type.
+fn dns_probe(c: &CheckConfig) -> Result<Probe, String> {
+    let names = || {
+        crate::check::DNS_TYPES
+            .iter()
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let qtype = match &c.query_type {
+        None => 6,
+        Some(t) => crate::check::dns_type(t)
+            .ok_or_else(|| format!("query_type '{t}' is not one of {}", names()))?,
+    };
+    let name = dns_name(c.query_name.as_deref().unwrap_or("."))?;
+    if let Some(e) = &c.expect {
+        let ok = match qtype {
+            1 => e.parse::<std::net::Ipv4Addr>().is_ok(),
+            28 => e.parse::<std::net::Ipv6Addr>().is_ok(),
+            16 => true,
+            _ => dns_name(e).is_ok(),
+        };
+        if !ok {
             return Err(format!(
-                "unknown check type '{other}' (tcp, http, https, udp, ping, exec)"
-            ))
+                "expect '{e}' cannot be a {} answer ({})",
+                crate::check::dns_type_name(qtype),
+                match qtype {
+                    1 => "an IPv4 address",
+                    28 => "an IPv6 address",
+                    _ => "a domain name",
+                }
+            ));
         }
+    }
+    Ok(Probe::Dns {
+        qtype,
+        name,
+        expect: c.expect.clone(),
+    })
+}
+
+/// A domain name as a DNS check sends it: without the final dot, labels
+/// of 1..=63 bytes of letters, digits, '-' and '_', at most 253 bytes.
+fn dns_name(n: &str) -> Result<String, String> {
+    let bare = n.strip_suffix('.').unwrap_or(n);
+    let bad = |why: &str| format!("'{n}' is not a domain name: {why}");
+    if bare.len() > 253 {
+        return Err(bad("longer than 253 bytes"));
+    }
+    if bare.is_empty() {
+        return Ok(String::new());
+    }
+    for label in bare.split('.') {
+        if label.is_empty() || label.len() > 63 {
+            return Err(bad("a label is empty or longer than 63 bytes"));
+        }
+        if !label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'*')
+        {
+            return Err(bad("letters, digits, '-' and '_' only"));
+        }
+    }
+    Ok(bare.to_ascii_lowercase())
+}
+
+/// A file check: an absolute path, a factor in keepalived's range.
+fn file_probe(c: &CheckConfig) -> Result<Probe, String> {
+    let path = c
+        .file
+        .clone()
+        .ok_or("a file check needs file = \"/path/to/file\"")?;
+    if !std::path::Path::new(&path).is_absolute() {
+        return Err(format!("file check: '{path}' must be an absolute path"));
+    }
+    let factor = c.weight_factor.unwrap_or(1);
+    const LIMIT: i64 = i32::MAX as i64;
+    if !(-LIMIT..=LIMIT).contains(&factor) {
+        return Err(format!(
+            "weight_factor {factor} is not in -{LIMIT}..={LIMIT}"
+        ));
+    }
+    Ok(Probe::File {
+        path,
+        factor,
+        reverse: c.reverse.unwrap_or(false),
     })
 }
 
@@ -213,9 +398,13 @@ fn exec_probe(c: &CheckConfig) -> Result<Probe, String> {
     Ok(Probe::Exec { command })
 }
 
-/// `interval` and `timeout`, the timeout the shorter.
-fn timing(c: &CheckConfig) -> Result<(Duration, Duration), String> {
+/// `interval` and `timeout`, the timeout the shorter (a file check, which
+/// only reads a file, gets half the interval).
+fn timing(c: &CheckConfig, kind: &str) -> Result<(Duration, Duration), String> {
     let interval = seconds("interval", c.interval.unwrap_or(INTERVAL_S))?;
+    if kind == "file" {
+        return Ok((interval, interval / 2));
+    }
     let timeout = seconds("timeout", c.timeout.unwrap_or(TIMEOUT_S))?;
     if timeout >= interval {
         return Err(format!(
@@ -235,6 +424,18 @@ fn notify(key: &str, v: &Option<Vec<String>>) -> Result<Vec<String>, String> {
             Err(format!("{key}: '{p}' must be an absolute path"))
         }
         _ => Ok(v),
+    }
+}
+
+/// A probe's `source` of the family of the address it probes (`address`,
+/// else the server's).
+fn same_family(spec: &CheckSpec, rs: std::net::IpAddr) -> Result<(), String> {
+    match spec.source {
+        Some(s) if s.is_ipv4() != spec.address.unwrap_or(rs).is_ipv4() => Err(format!(
+            "source {s} cannot reach {} (another family)",
+            spec.address.unwrap_or(rs)
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -279,12 +480,14 @@ pub(super) fn service_health(
             None if s.check.is_some() => (base.clone(), at.k("check")),
             None => continue,
         };
-        let spec = check_spec(&c, s.protocol, d.method).map_err(|e| {
-            (
-                where_,
-                ctx(format!("real server {}: check: {e}", r.address)),
-            )
-        })?;
+        let spec = check_spec(&c, s.protocol, d.method)
+            .and_then(|spec| same_family(&spec, d.key.addr).map(|()| spec))
+            .map_err(|e| {
+                (
+                    where_,
+                    ctx(format!("real server {}: check: {e}", r.address)),
+                )
+            })?;
         h.checks.push((d.key, spec));
     }
     Ok(h)

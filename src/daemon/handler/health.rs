@@ -201,13 +201,15 @@ fn start_engine(netns: Option<&str>) -> Result<Engine, String> {
     Engine::start(ns.as_ref())
 }
 
-/// The local address a check binds to: a via-VIP probe leaves from the
+/// The local address a check binds to: its `source` if it has one; a
+/// via-VIP probe leaves from the
 /// address of the port on the real server's network (of the real
 /// server's family), so the real server's answer (sent straight to the
 /// source, DR/TUN) comes back to dirigo.
 fn bind(c: &CheckSpec, _s: &ServiceSpec, d: &DestSpec, addrs: &PortAddrs) -> Option<SocketAddr> {
     if !c.via_vip {
-        return None;
+        // the check's `source` (keepalived `bindto`), else the kernel's
+        return c.source.map(|ip| SocketAddr::new(ip, 0));
     }
     match d.key.addr {
         std::net::IpAddr::V4(rip) => {

@@ -28,6 +28,9 @@ pub struct ServerHealth {
     pub disabled: bool,
     /// A via-VIP probe's client socket (pinned to this server).
     pub bind: Option<SocketAddr>,
+    /// What its last passed check added to its configured weight (a file
+    /// check's value times its factor; 0 for the others).
+    pub weight_change: i64,
 }
 
 impl ServerHealth {
@@ -35,7 +38,16 @@ impl ServerHealth {
     pub fn live(&self) -> bool {
         self.tracker.up() && !self.disabled
     }
+
+    /// Its weight while live: the configured one plus the change, within
+    /// 0..=65535.
+    pub fn weight(&self, configured: u32) -> u32 {
+        (i64::from(configured) + self.weight_change).clamp(0, MAX_WEIGHT) as u32
+    }
 }
+
+/// The largest weight (as the configuration's).
+const MAX_WEIGHT: i64 = 65535;
 
 /// A state change, as logged.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,6 +168,7 @@ impl HealthState {
                             tracker: Tracker::new(now_ns),
                             disabled: self.disabled.contains(&key),
                             bind: local,
+                            weight_change: 0,
                         },
                     );
                 }
@@ -217,12 +230,35 @@ impl HealthState {
         };
         let detail = r.outcome.detail.clone();
         let (rise, fall) = (h.spec.rise, h.spec.fall);
-        let Some(up) = h.tracker.record(r.outcome, now_ns, rise, fall) else {
-            return Changed::default();
+        // a passed check that asks for a weight change makes it at once
+        let reweigh = match r.outcome.weight {
+            Some(w) if r.outcome.ok && w != h.weight_change => {
+                let old = std::mem::replace(&mut h.weight_change, w);
+                Some((old, w, h.live()))
+            }
+            _ => None,
         };
+        let state = h.tracker.record(r.outcome, now_ns, rise, fall);
         let spec = h.spec.clone();
+        let disabled = h.disabled;
         let mut changed = Changed::default();
-        if !h.disabled {
+        if let Some((old, new, live)) = reweigh {
+            changed.table |= live;
+            self.log_transition(
+                now_ns,
+                format!(
+                    "{} real server {} weight change {old:+} -> {new:+}",
+                    service_name(&r.key.service),
+                    SocketAddr::new(r.key.rs.addr, r.key.rs.port),
+                ),
+                format!("{} check ({detail})", spec.probe.name()),
+            );
+            self.update_quorum(table, now_ns);
+        }
+        let Some(up) = state else {
+            return changed;
+        };
+        if !disabled {
             changed.table = true;
         }
         let what = format!(
@@ -321,12 +357,21 @@ impl HealthState {
             .is_none_or(|h| h.live())
     }
 
-    /// The live weight of a service: its live servers' configured weights.
+    /// The live weight of a service: its live servers' weights (with
+    /// their checks' changes).
     fn live_weight(&self, s: &ServiceSpec, dests: &[DestSpec]) -> u64 {
         dests
             .iter()
             .filter(|d| self.live(&s.key, &d.key))
-            .map(|d| d.weight as u64)
+            .map(|d| {
+                let key = JobKey {
+                    service: s.key,
+                    rs: d.key,
+                };
+                self.servers
+                    .get(&key)
+                    .map_or(d.weight, |h| h.weight(d.weight)) as u64
+            })
             .sum()
     }
 
@@ -388,7 +433,8 @@ impl HealthState {
     }
 
     /// The table the workers forward with: a down server (or one disabled)
-    /// has weight 0 (inhibit) or is left out (remove); a service that lost
+    /// has weight 0 (inhibit) or is left out (remove), a live one its
+    /// weight with its check's change (file checks); a service that lost
     /// its quorum sends new connections to its sorry server, if it has one.
     pub fn effective(
         &self,
@@ -424,7 +470,11 @@ impl HealthState {
                                 }),
                                 OnFailure::Remove => None,
                             },
-                            _ => Some(d.clone()),
+                            Some(h) => Some(DestSpec {
+                                weight: h.weight(d.weight),
+                                ..d.clone()
+                            }),
+                            None => Some(d.clone()),
                         }
                     })
                     .collect();

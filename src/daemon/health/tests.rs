@@ -48,8 +48,11 @@ fn check(on_failure: OnFailure) -> CheckSpec {
         timeout: Duration::from_secs(1),
         rise: 2,
         fall: 2,
+        retry_delay: None,
         on_failure,
         port: None,
+        address: None,
+        source: None,
         via_vip: false,
         notify_up: vec!["/bin/echo".into(), "up".into(), "{rip}:{rport}".into()],
         notify_down: vec![],
@@ -85,6 +88,7 @@ fn report(h: &mut HealthState, t: &Table, last: u8, ok: bool, now: u64) -> Chang
             ok,
             latency_us: 5,
             detail: if ok { "connected" } else { "refused" }.into(),
+            weight: None,
         },
         at: Instant::now(),
     };
@@ -366,6 +370,7 @@ fn an_ipv6_vip_is_withdrawn_with_its_quorum() {
                 ok,
                 latency_us: 5,
                 detail: "x".into(),
+                weight: None,
             },
             at: Instant::now(),
         };
@@ -391,4 +396,63 @@ fn an_ipv6_vip_is_withdrawn_with_its_quorum() {
         now += 1;
     }
     assert!(h.withdrawn.is_empty());
+}
+
+/// A report with a weight change (a file check's).
+fn reweigh(h: &mut HealthState, t: &Table, last: u8, change: Option<i64>, ok: bool) -> Changed {
+    let r = Report {
+        key: JobKey {
+            service: t[0].0.key,
+            rs: rs(last, 0).key,
+        },
+        outcome: Outcome {
+            ok,
+            latency_us: 5,
+            detail: "value".into(),
+            weight: change,
+        },
+        at: Instant::now(),
+    };
+    h.report(r, t, 10)
+}
+
+#[test]
+fn a_weight_change_is_added_to_the_configured_weight_within_its_range() {
+    let (mut h, t) = setup(OnFailure::Inhibit, None);
+    assert_eq!(weights(&h, &t), vec![(11, 1), (12, 3), (13, 1)]);
+    // +4 on rs11: 1 + 4, at once, and logged
+    assert!(reweigh(&mut h, &t, 11, Some(4), true).table);
+    assert_eq!(weights(&h, &t), vec![(11, 5), (12, 3), (13, 1)]);
+    assert!(h
+        .log
+        .back()
+        .unwrap()
+        .what
+        .contains("weight change +0 -> +4"));
+    // the same change again changes nothing
+    assert!(!reweigh(&mut h, &t, 11, Some(4), true).table);
+    // below zero: 0; above 65535: 65535
+    assert!(reweigh(&mut h, &t, 12, Some(-10), true).table);
+    assert!(reweigh(&mut h, &t, 13, Some(1 << 20), true).table);
+    assert_eq!(weights(&h, &t), vec![(11, 5), (12, 0), (13, 65535)]);
+    // a failed check leaves the change; the server goes down after fall
+    assert!(!reweigh(&mut h, &t, 11, None, false).table);
+    assert!(reweigh(&mut h, &t, 11, None, false).table);
+    assert_eq!(weights(&h, &t), vec![(11, 0), (12, 0), (13, 65535)]);
+    // back up (rise 2): with its change
+    reweigh(&mut h, &t, 11, Some(4), true);
+    assert!(reweigh(&mut h, &t, 11, Some(4), true).table);
+    assert_eq!(weights(&h, &t), vec![(11, 5), (12, 0), (13, 65535)]);
+}
+
+#[test]
+fn the_quorum_counts_the_weights_with_their_changes() {
+    let (mut h, t) = setup(OnFailure::Inhibit, None);
+    h.services.get_mut(&t[0].0.key).unwrap().quorum = Some(5);
+    h.update_quorum(&t, 0);
+    assert!(h.quorum_lost.is_empty(), "1 + 3 + 1 = 5");
+    reweigh(&mut h, &t, 12, Some(-1), true);
+    assert_eq!(h.quorum_lost.len(), 1, "1 + 2 + 1 < 5");
+    reweigh(&mut h, &t, 11, Some(1), true);
+    assert!(h.quorum_lost.is_empty(), "2 + 2 + 1 = 5");
 }

@@ -2,6 +2,8 @@
 //! and job replacement, a thousand jobs at once, and (as root) an engine in
 //! a network namespace.
 
+mod checkers;
+mod codecs;
 mod engine;
 mod netns;
 mod probe;
@@ -33,8 +35,11 @@ fn job(probe: Probe, target: SocketAddrV4, interval_ms: u64, timeout_ms: u64, n:
             timeout: Duration::from_millis(timeout_ms),
             rise: 1,
             fall: 1,
+            retry_delay: None,
             on_failure: OnFailure::Inhibit,
             port: None,
+            address: None,
+            source: None,
             via_vip: false,
             notify_up: vec![],
             notify_down: vec![],

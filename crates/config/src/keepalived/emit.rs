@@ -48,13 +48,39 @@ fn check_keys(c: &Check) -> Vec<String> {
     let mut k = vec![
         format!("type = {}", string(c.kind)),
         format!("interval = {}", seconds(c.interval)),
-        format!("timeout = {}", seconds(c.timeout)),
+    ];
+    // a file check has no timeout (it reads a file)
+    if c.kind != "file" {
+        k.push(format!("timeout = {}", seconds(c.timeout)));
+    }
+    k.extend([
         format!("rise = {}", c.rise),
         format!("fall = {}", c.fall),
         format!("on_failure = {}", string(c.on_failure)),
-    ];
+    ]);
+    if let Some(d) = c.retry_delay {
+        k.push(format!("retry_delay = {}", seconds(d)));
+    }
     if let Some(p) = c.port {
         k.push(format!("port = {p}"));
+    }
+    for (key, v) in [
+        ("address", &c.address),
+        ("source", &c.source),
+        ("helo_name", &c.helo_name),
+        ("query_type", &c.query_type),
+        ("query_name", &c.query_name),
+        ("file", &c.file),
+    ] {
+        if let Some(v) = v {
+            k.push(format!("{key} = {}", string(v)));
+        }
+    }
+    if let Some((w, reverse)) = c.weight_factor {
+        k.push(format!("weight_factor = {w}"));
+        if reverse {
+            k.push("reverse = true".into());
+        }
     }
     if let Some(p) = &c.path {
         k.push(format!("path = {}", string(p)));

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 /// The issue's service with its check, on the documented ports, with an
 /// exception path (the checks' way to the real servers).
-fn example(check: &str, rs_extra: &str) -> String {
+pub(super) fn example(check: &str, rs_extra: &str) -> String {
     ISSUE_EXAMPLE.replace(
         "addresses = [\"172.16.0.1/24\"]",
         "addresses = [\"172.16.0.1/24\"]\nkernel_interface = \"lan\"",
@@ -123,7 +123,7 @@ fn health_errors_are_one_readable_line() {
         )
     };
     let cases = [
-        (example("type = \"smtp\"", ""), "unknown check type 'smtp'"),
+        (example("type = \"bfd\"", ""), "unknown check type 'bfd'"),
         (
             example("type = \"tcp\"\ninterval = 1\ntimeout = 1", ""),
             "timeout (1 s) must be shorter than interval (1 s)",

@@ -391,6 +391,7 @@ fn exception_errors_are_one_readable_line() {
 }
 
 mod announce;
+mod checkers;
 mod health;
 mod located;
 mod metrics;

@@ -108,7 +108,10 @@ pub enum Cmd {
     /// Convert a keepalived.conf's virtual servers to dirigo [[service]]
     /// TOML (offline: no daemon). The TOML goes to stdout, a warning per
     /// skipped or changed setting to stderr; on an error (file:line)
-    /// nothing is printed on stdout.
+    /// nothing is printed on stdout. Checks carried: TCP_CHECK, HTTP_GET,
+    /// SSL_GET, MISC_CHECK, UDP_CHECK, PING_CHECK, SMTP_CHECK, DNS_CHECK
+    /// and FILE_CHECK (with its track_file), with retry and
+    /// delay_before_retry.
     KeepalivedConvert {
         /// keepalived.conf (its includes are followed).
         #[arg(value_hint = clap::ValueHint::FilePath)]

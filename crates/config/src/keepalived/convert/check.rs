@@ -1,10 +1,13 @@
 //! keepalived's checkers (TCP_CHECK, HTTP_GET, SSL_GET, MISC_CHECK, ...)
 //! as dirigo checks.
 
-use super::cx::{Cx, ALPHA, DELAY_BEFORE_RETRY};
+use super::cx::{Cx, ALPHA};
 use super::inherit::{Inherit, Vs};
-use super::model::{Check, CONNECT_TIMEOUT, DELAY_LOOP, HTTP_STATUS, MISC_RETRY, RETRY};
-use super::values::{arg, command, port, uint};
+use super::model::{
+    Check, CONNECT_TIMEOUT, DELAY_BEFORE_RETRY, DELAY_LOOP, DNS_RETRY, FILE_INTERVAL,
+    HTTP_DELAY_BEFORE_RETRY, HTTP_STATUS, MISC_RETRY, RETRY,
+};
+use super::values::{arg, command, port, uint, weight_factor};
 use crate::keepalived::diag::Diag;
 use crate::keepalived::parse::Node;
 use std::path::Path;
@@ -69,9 +72,16 @@ pub(super) fn url(cx: &mut Cx, n: &Node) -> Result<Url, Diag> {
 struct CheckKeys<'n> {
     own: Inherit,
     port: Option<u16>,
+    address: Option<String>,
+    source: Option<String>,
     urls: Vec<&'n Node>,
     misc_path: Option<Vec<String>>,
     misc_timeout: Option<u32>,
+    helo_name: Option<String>,
+    query_type: Option<String>,
+    query_name: Option<String>,
+    track_file: Option<&'n Node>,
+    weight: Option<(i64, bool)>,
 }
 
 /// One checker block of a real server; `None` when it cannot be a dirigo
@@ -89,12 +99,18 @@ pub(super) fn checker(
         "SSL_GET" => "https",
         "MISC_CHECK" => "exec",
         "UDP_CHECK" => "udp",
+        "SMTP_CHECK" => "smtp",
+        "DNS_CHECK" => "dns",
+        "FILE_CHECK" => "file",
         _ => "ping",
     };
     let http = matches!(kind, "http" | "https");
     let k = CheckKeys::read(cx, n, kind, http)?;
     if wrong_proto(cx, n, kind, vs) {
         return Ok(None);
+    }
+    if kind == "file" {
+        return Ok(file_check(cx, n, &k, inherit));
     }
     let t = k.own.under(inherit);
     let mut check = Check {
@@ -103,16 +119,24 @@ pub(super) fn checker(
         timeout: 0.0,
         rise: 1,
         fall: 0,
+        retry_delay: None,
         on_failure: if t.inhibit == Some(true) {
             "inhibit"
         } else {
             "remove"
         },
         port: k.port.or(probe_port),
+        address: k.address.clone(),
+        source: k.source.clone(),
         path: None,
         status: Vec::new(),
         host: None,
         command: Vec::new(),
+        helo_name: k.helo_name.clone(),
+        query_type: k.query_type.clone(),
+        query_name: k.query_name.clone(),
+        file: None,
+        weight_factor: None,
         notify_up: Vec::new(),
         notify_down: Vec::new(),
     };
@@ -144,19 +168,44 @@ impl<'n> CheckKeys<'n> {
         let mut k = CheckKeys {
             own: Inherit::default(),
             port: None,
+            address: None,
+            source: None,
             urls: Vec::new(),
             misc_path: None,
             misc_timeout: None,
+            helo_name: None,
+            query_type: None,
+            query_name: None,
+            track_file: None,
+            weight: None,
         };
+        let mut hosts = Vec::new();
         for c in n.children() {
-            if k.own.take(c)? {
+            // FILE_CHECK has none of the other checkers' options
+            if kind != "file" && k.own.take(c)? {
                 continue;
             }
             match (kind, c.key.as_str()) {
+                ("file", "track_file") => {
+                    arg(c, 0, "a track_file's name")?;
+                    k.track_file = Some(c);
+                }
+                ("file", "weight") => k.weight = Some(weight_factor(c)?),
+                ("file", "dynamic") => cx.unsupported(
+                    c,
+                    "the file's weight change goes to the server's weight, not the quorum",
+                ),
+                ("file", _) => cx.unknown(c, " in FILE_CHECK"),
+                ("smtp", "helo_name") => k.helo_name = Some(arg(c, 0, "a host name")?.to_string()),
+                ("smtp", "host") => hosts.push(c),
+                ("dns", "type") => k.query_type = Some(arg(c, 0, "a query type")?.to_string()),
+                ("dns", "name") => k.query_name = Some(arg(c, 0, "a domain name")?.to_string()),
                 (_, "connect_port") => {
                     k.port = Some(port(c, arg(c, 0, "a port")?)?).filter(|&p| p != 0)
                 }
                 (_, "url") if http => k.urls.push(c),
+                (_, "connect_ip") if kind != "exec" => k.address = Some(ip(c)?),
+                (_, "bindto") if kind != "exec" => k.source = Some(ip(c)?),
                 ("exec", "misc_path") => k.misc_path = Some(command(c)?),
                 ("exec", "misc_timeout") => {
                     k.misc_timeout =
@@ -165,7 +214,41 @@ impl<'n> CheckKeys<'n> {
                 _ => unsupported(cx, n, c, kind, http),
             }
         }
+        k.smtp_hosts(cx, hosts)?;
         Ok(k)
+    }
+
+    /// SMTP_CHECK's deprecated `host { connect_ip; connect_port; bindto }`
+    /// blocks, each a checker of its own in keepalived: without connection
+    /// options of the SMTP_CHECK's own, the first is the check's (as
+    /// keepalived takes it then); the others are warned about (dirigo
+    /// runs one check per real server).
+    fn smtp_hosts(&mut self, cx: &mut Cx, hosts: Vec<&Node>) -> Result<(), Diag> {
+        let own = self.address.is_some() || self.port.is_some() || self.source.is_some();
+        for (i, h) in hosts.into_iter().enumerate() {
+            if own || i > 0 {
+                cx.warn(
+                    h,
+                    "host skipped: dirigo runs one check per real server (keepalived makes each \
+                     SMTP_CHECK host block a checker of its own)",
+                );
+                continue;
+            }
+            for c in h.children() {
+                match c.key.as_str() {
+                    "connect_ip" => self.address = Some(ip(c)?),
+                    "connect_port" => {
+                        self.port = Some(port(c, arg(c, 0, "a port")?)?).filter(|&p| p != 0)
+                    }
+                    "bindto" => self.source = Some(ip(c)?),
+                    _ => cx.unsupported(
+                        c,
+                        "a host block's connect_ip, connect_port and bindto are converted",
+                    ),
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -177,12 +260,13 @@ fn unsupported(cx: &mut Cx, n: &Node, c: &Node, kind: &str, http: bool) {
             "in dirigo the program's exit code is up (0) or down, not a weight",
         ),
         ("exec", "user") => cx.unsupported(c, "the program runs as dirigo's user"),
-        (_, "delay_before_retry") => cx.unsupported(c, DELAY_BEFORE_RETRY),
         (_, "warmup") => cx.unsupported(c, "dirigo checks a server from the start"),
         (_, "alpha") => cx.unsupported(c, ALPHA),
-        (_, "connect_ip" | "bindto" | "bind_port" | "bind_if" | "source_ip" | "fwmark") => {
-            cx.unsupported(c, "dirigo probes the real server's address from its own")
-        }
+        (_, "connect_ip" | "bindto") => cx.unsupported(c, "MISC_CHECK's program is given {rip}"),
+        (_, "bind_port" | "bind_if" | "source_ip" | "fwmark") => cx.unsupported(
+            c,
+            "dirigo's probes take an address to leave from (bindto), no port, interface or mark",
+        ),
         ("udp", "payload" | "require_reply" | "min_reply_length" | "max_reply_length") => {
             cx.unsupported(c, "keepalived's hex payloads are not converted")
         }
@@ -198,7 +282,7 @@ fn unsupported(cx: &mut Cx, n: &Node, c: &Node, kind: &str, http: bool) {
 
 /// Whether a check of `kind` cannot probe `vs`'s protocol (with a warning).
 fn wrong_proto(cx: &mut Cx, n: &Node, kind: &str, vs: &Vs) -> bool {
-    let tcp_check = matches!(kind, "tcp" | "http" | "https");
+    let tcp_check = matches!(kind, "tcp" | "http" | "https" | "smtp");
     if (tcp_check && vs.proto == "udp") || (kind == "udp" && vs.proto == "tcp") {
         let msg = format!(
             "{} skipped: dirigo's {kind} checks are for {} services, {}:{} is {}",
@@ -227,8 +311,31 @@ fn timing(cx: &mut Cx, n: &Node, check: &mut Check, t: &Inherit, misc_timeout: O
             t.retry.unwrap_or(RETRY),
         )
     };
+    let retry = if check.kind == "dns" {
+        t.retry.unwrap_or(DNS_RETRY)
+    } else {
+        retry
+    };
     check.fall = retry.saturating_add(1);
     check.timeout = timeout;
+    if retry > 0 {
+        let delay = t.delay_before_retry.unwrap_or(match check.kind {
+            "http" | "https" => HTTP_DELAY_BEFORE_RETRY,
+            "dns" => check.interval,
+            _ => DELAY_BEFORE_RETRY,
+        });
+        if delay > 0.0 {
+            check.retry_delay = Some(delay);
+        } else {
+            cx.warn(
+                n,
+                format!(
+                    "{}: delay_before_retry 0: dirigo retries at the next interval",
+                    n.key
+                ),
+            );
+        }
+    }
     if timeout >= check.interval {
         check.timeout = check.interval / 2.0;
         let msg = format!(
@@ -240,6 +347,66 @@ fn timing(cx: &mut Cx, n: &Node, check: &mut Check, t: &Inherit, misc_timeout: O
         );
         cx.warn(n, msg);
     }
+}
+
+/// A FILE_CHECK: its `track_file`'s file and weight (FILE_CHECK's own
+/// weight first); `None` without a known `track_file` with a `file` (with
+/// a warning). The file is read every [`FILE_INTERVAL`] and acts at once.
+fn file_check(cx: &mut Cx, n: &Node, k: &CheckKeys, inherit: &Inherit) -> Option<Check> {
+    let Some(tf) = k.track_file else {
+        cx.warn(n, "FILE_CHECK without track_file: check skipped");
+        return None;
+    };
+    let name = tf.args[0].as_str();
+    let Some(track) = cx.track_files.get(name).cloned() else {
+        cx.warn(
+            tf,
+            format!("FILE_CHECK skipped: no track_file {name} is defined"),
+        );
+        return None;
+    };
+    let Some(path) = track.path.filter(|p| Path::new(p).is_absolute()) else {
+        cx.warn(
+            tf,
+            format!("FILE_CHECK skipped: track_file {name} has no absolute `file`"),
+        );
+        return None;
+    };
+    Some(Check {
+        kind: "file",
+        interval: FILE_INTERVAL,
+        timeout: 0.0,
+        rise: 1,
+        fall: 1,
+        retry_delay: None,
+        on_failure: if inherit.inhibit == Some(true) {
+            "inhibit"
+        } else {
+            "remove"
+        },
+        port: None,
+        address: None,
+        source: None,
+        path: None,
+        status: Vec::new(),
+        host: None,
+        command: Vec::new(),
+        helo_name: None,
+        query_type: None,
+        query_name: None,
+        file: Some(path),
+        weight_factor: Some(k.weight.unwrap_or(track.weight)),
+        notify_up: Vec::new(),
+        notify_down: Vec::new(),
+    })
+}
+
+/// `connect_ip` / `bindto`: an IPv4 or IPv6 address.
+fn ip(n: &Node) -> Result<String, Diag> {
+    let a = arg(n, 0, "an address")?;
+    a.parse::<std::net::IpAddr>()
+        .map(|ip| ip.to_string())
+        .map_err(|_| Diag::error(&n.loc, format!("{} '{a}' is not an IP address", n.key)))
 }
 
 /// The first `url` with a path; `None` without one (with a warning).

@@ -3,9 +3,20 @@
 use crate::keepalived::diag::Diag;
 use crate::keepalived::parse::Node;
 
-/// Collects the warnings.
+/// Collects the warnings; knows the `track_file`s.
 pub(super) struct Cx<'w> {
     pub(super) warnings: &'w mut Vec<Diag>,
+    /// The top-level `track_file` blocks, by name.
+    pub(super) track_files: std::collections::HashMap<String, TrackFile>,
+}
+
+/// A top-level `track_file NAME { file ...; weight N [reverse] }`.
+#[derive(Debug, Clone)]
+pub(super) struct TrackFile {
+    /// `file`.
+    pub(super) path: Option<String>,
+    /// `weight` (default 1) and `reverse`.
+    pub(super) weight: (i64, bool),
 }
 
 impl Cx<'_> {
@@ -44,9 +55,6 @@ impl Cx<'_> {
     }
 }
 
-/// Why `delay_before_retry` is skipped.
-pub(super) const DELAY_BEFORE_RETRY: &str =
-    "dirigo checks every interval and takes a server down after `fall` failures in a row";
 /// Why `alpha` is skipped.
 pub(super) const ALPHA: &str =
     "dirigo's real servers start up and go down after `fall` failed checks";

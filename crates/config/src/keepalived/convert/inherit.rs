@@ -12,6 +12,7 @@ pub(super) struct Inherit {
     pub(super) delay_loop: Option<f64>,
     pub(super) connect_timeout: Option<f64>,
     pub(super) retry: Option<u32>,
+    pub(super) delay_before_retry: Option<f64>,
     pub(super) inhibit: Option<bool>,
     pub(super) virtualhost: Option<String>,
 }
@@ -23,6 +24,7 @@ impl Inherit {
             delay_loop: self.delay_loop.or(parent.delay_loop),
             connect_timeout: self.connect_timeout.or(parent.connect_timeout),
             retry: self.retry.or(parent.retry),
+            delay_before_retry: self.delay_before_retry.or(parent.delay_before_retry),
             inhibit: self.inhibit.or(parent.inhibit),
             virtualhost: self
                 .virtualhost
@@ -39,6 +41,7 @@ impl Inherit {
             "retry" | "nb_get_retry" => {
                 self.retry = Some(uint(n, "a number of retries", 0, u32::MAX)?)
             }
+            "delay_before_retry" => self.delay_before_retry = Some(seconds(n)?),
             "inhibit_on_failure" => self.inhibit = Some(flag(n)?),
             "virtualhost" => self.virtualhost = Some(arg(n, 0, "a host name")?.to_string()),
             _ => return Ok(false),

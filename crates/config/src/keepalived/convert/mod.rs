@@ -13,7 +13,16 @@
 //! * `fall` is keepalived's `retry` + 1: keepalived takes a server down
 //!   when a failed check is followed by `retry` failed retries
 //!   (check_tcp.c `tcp_epilog`); `rise` is 1 (one good check brings a
-//!   keepalived server back);
+//!   keepalived server back); `retry_delay` is `delay_before_retry`
+//!   (keepalived's defaults: 3 s for HTTP_GET/SSL_GET, the `delay_loop`
+//!   for DNS_CHECK, whose `retry` is 3, else 1 s), left out without
+//!   retries;
+//! * SMTP_CHECK's `helo_name` and DNS_CHECK's `type` and `name` are the
+//!   smtp and dns checks' `helo_name`, `query_type` and `query_name`;
+//! * a FILE_CHECK is a file check of its `track_file`'s `file`, its
+//!   `weight` (FILE_CHECK's, else the track_file's) `weight_factor` and
+//!   `reverse`: dirigo reads the file every second (keepalived watches it)
+//!   and acts at once (rise and fall 1);
 //! * dirigo needs a check's timeout shorter than its interval: a timeout
 //!   that is not becomes half the interval, with a warning;
 //! * dirigo runs one check per real server and one url per HTTP check:
@@ -35,19 +44,48 @@ mod values;
 mod virtual_server;
 
 pub use model::{
-    Check, RealServer, Service, CONNECT_TIMEOUT, DELAY_LOOP, HTTP_STATUS, MISC_RETRY,
-    PERSISTENCE_TIMEOUT, RETRY, SCHEDULER,
+    Check, RealServer, Service, CONNECT_TIMEOUT, DELAY_BEFORE_RETRY, DELAY_LOOP, DNS_RETRY,
+    FILE_INTERVAL, HTTP_DELAY_BEFORE_RETRY, HTTP_STATUS, MISC_RETRY, PERSISTENCE_TIMEOUT, RETRY,
+    SCHEDULER, SMTP_HELO,
 };
 
 use super::diag::Diag;
 use super::parse::Node;
-use cx::Cx;
+use cx::{Cx, TrackFile};
+use std::collections::HashMap;
 use virtual_server::virtual_server;
+
+/// The top-level `track_file` (and `vrrp_track_file`) blocks, by name.
+fn track_files(tree: &[Node]) -> Result<HashMap<String, TrackFile>, Diag> {
+    let mut out = HashMap::new();
+    for n in tree {
+        if !matches!(n.key.as_str(), "track_file" | "vrrp_track_file") {
+            continue;
+        }
+        let name = values::word(n, 0, "a name")?.to_string();
+        let mut t = TrackFile {
+            path: None,
+            weight: (1, false),
+        };
+        for c in n.children() {
+            match c.key.as_str() {
+                "file" => t.path = Some(values::arg(c, 0, "a file")?.to_string()),
+                "weight" => t.weight = values::weight_factor(c)?,
+                _ => {}
+            }
+        }
+        out.insert(name, t);
+    }
+    Ok(out)
+}
 
 /// The services of a keepalived configuration tree; everything else is
 /// warned about in `warnings`.
 pub fn services(tree: &[Node], warnings: &mut Vec<Diag>) -> Result<Vec<Service>, Diag> {
-    let mut cx = Cx { warnings };
+    let mut cx = Cx {
+        warnings,
+        track_files: track_files(tree)?,
+    };
     let mut out: Vec<Service> = Vec::new();
     for n in tree {
         match n.key.as_str() {
@@ -75,7 +113,7 @@ pub fn services(tree: &[Node], warnings: &mut Vec<Diag>) -> Result<Vec<Service>,
                 cx.unsupported(n, "keepalived's global settings have no dirigo equivalent")
             }
             "vrrp_instance" | "vrrp_sync_group" | "vrrp_script" | "vrrp_track_process"
-            | "vrrp_track_file" | "garp_group" => {
+            | "garp_group" => {
                 let name = n.args.first().map(|a| format!(" {a}")).unwrap_or_default();
                 let msg = format!(
                     "{}{name} skipped: dirigo does not run VRRP (keepalived can go on doing it: \
@@ -104,8 +142,18 @@ pub fn services(tree: &[Node], warnings: &mut Vec<Diag>) -> Result<Vec<Service>,
             | "instance"
             | "use_pid_dir"
             | "bfd_instance"
-            | "track_file"
             | "track_process" => cx.unsupported(n, "not a load-balancing setting dirigo takes"),
+            // read by track_files(); what FILE_CHECKs use is converted there
+            "track_file" | "vrrp_track_file" => {
+                for c in n.children() {
+                    if c.key == "init_file" {
+                        cx.unsupported(
+                            c,
+                            "dirigo does not write the file; a missing file fails the check",
+                        );
+                    }
+                }
+            }
             _ => cx.unknown(n, ""),
         }
     }

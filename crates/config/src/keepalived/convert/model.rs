@@ -11,6 +11,18 @@ pub const CONNECT_TIMEOUT: f64 = 5.0;
 pub const RETRY: u32 = 1;
 /// keepalived's `retry` of a MISC_CHECK.
 pub const MISC_RETRY: u32 = 0;
+/// keepalived's `retry` of a DNS_CHECK.
+pub const DNS_RETRY: u32 = 3;
+/// keepalived's `delay_before_retry` of HTTP_GET and SSL_GET, seconds
+/// (DNS_CHECK's is the `delay_loop`, the others' 1 s).
+pub const HTTP_DELAY_BEFORE_RETRY: f64 = 3.0;
+/// keepalived's `delay_before_retry` of the other checkers, seconds.
+pub const DELAY_BEFORE_RETRY: f64 = 1.0;
+/// How often dirigo reads a FILE_CHECK's file (keepalived watches it with
+/// inotify), seconds.
+pub const FILE_INTERVAL: f64 = 1.0;
+/// keepalived's SMTP_CHECK `helo_name`.
+pub const SMTP_HELO: &str = crate::check::SMTP_HELO;
 /// keepalived's `persistence_timeout` without a value
 /// (IPVS_SVC_PERSISTENT_TIMEOUT), seconds.
 pub const PERSISTENCE_TIMEOUT: u32 = 360;
@@ -70,7 +82,8 @@ pub struct RealServer {
 /// A converted check: every key dirigo's check takes from keepalived.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Check {
-    /// `tcp`, `http`, `https`, `udp`, `ping` or `exec`.
+    /// `tcp`, `http`, `https`, `udp`, `ping`, `exec`, `smtp`, `dns` or
+    /// `file`.
     pub kind: &'static str,
     /// Seconds (`delay_loop`).
     pub interval: f64,
@@ -80,10 +93,16 @@ pub struct Check {
     pub rise: u32,
     /// Failures before down (`retry` + 1).
     pub fall: u32,
+    /// Seconds to a retry (`delay_before_retry`); `None` without retries.
+    pub retry_delay: Option<f64>,
     /// `inhibit` or `remove`.
     pub on_failure: &'static str,
     /// `connect_port`.
     pub port: Option<u16>,
+    /// `connect_ip`.
+    pub address: Option<String>,
+    /// `bindto`.
+    pub source: Option<String>,
     /// http: the url's path.
     pub path: Option<String>,
     /// http: accepted statuses.
@@ -92,6 +111,17 @@ pub struct Check {
     pub host: Option<String>,
     /// exec: `misc_path`, split.
     pub command: Vec<String>,
+    /// smtp: `helo_name`.
+    pub helo_name: Option<String>,
+    /// dns: `type`.
+    pub query_type: Option<String>,
+    /// dns: `name`.
+    pub query_name: Option<String>,
+    /// file: the `track_file`'s `file`.
+    pub file: Option<String>,
+    /// file: the `weight` (FILE_CHECK's, else the `track_file`'s) and
+    /// `reverse`.
+    pub weight_factor: Option<(i64, bool)>,
     /// The real server's `notify_up`.
     pub notify_up: Vec<String>,
     /// The real server's `notify_down`.

@@ -1,7 +1,7 @@
 //! keepalived's `real_server` blocks.
 
 use super::check::checker;
-use super::cx::{Cx, ALPHA, DELAY_BEFORE_RETRY};
+use super::cx::{Cx, ALPHA};
 use super::inherit::{Inherit, Vs};
 use super::model::{Check, RealServer};
 use super::values::{address, command, method, port, uint, word};
@@ -11,13 +11,16 @@ use std::net::SocketAddrV4;
 use std::path::Path;
 
 /// The checker keywords dirigo converts.
-const CHECKERS: [&str; 6] = [
+const CHECKERS: [&str; 9] = [
     "TCP_CHECK",
     "HTTP_GET",
     "SSL_GET",
     "MISC_CHECK",
     "UDP_CHECK",
     "PING_CHECK",
+    "SMTP_CHECK",
+    "DNS_CHECK",
+    "FILE_CHECK",
 ];
 
 /// A `notify_up` or `notify_down`: where it is and its command.
@@ -107,11 +110,7 @@ impl<'n> RsKeys<'n> {
             "notify_up" => self.notify_up = Some((c, command(c)?)),
             "notify_down" => self.notify_down = Some((c, command(c)?)),
             k if CHECKERS.contains(&k) => self.checkers.push(c),
-            "DNS_CHECK" | "SMTP_CHECK" | "BFD_CHECK" | "FILE_CHECK" | "track_file"
-            | "track_bfd" => {
-                cx.unsupported(c, "dirigo checks tcp, http, https, udp, ping and exec")
-            }
-            "delay_before_retry" => cx.unsupported(c, DELAY_BEFORE_RETRY),
+            "BFD_CHECK" | "track_bfd" => cx.unsupported(c, "dirigo does not run BFD"),
             "warmup" => cx.unsupported(c, "dirigo checks a server from the start"),
             "alpha" => cx.unsupported(c, ALPHA),
             "smtp_alert" | "snmp_name" => cx.unsupported(c, ""),

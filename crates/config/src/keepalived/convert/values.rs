@@ -173,3 +173,26 @@ pub(super) fn netmask(n: &Node) -> Result<Ipv4Addr, Diag> {
     s.parse()
         .map_err(|_| Diag::error(&n.loc, format!("{} '{s}' is not an IPv4 netmask", n.key)))
 }
+
+/// A track_file's or FILE_CHECK's `weight N [reverse|noreverse]`:
+/// keepalived's range.
+pub(super) fn weight_factor(n: &Node) -> Result<(i64, bool), Diag> {
+    let s = arg(n, 0, "a weight")?;
+    const LIMIT: i64 = i32::MAX as i64;
+    let w: i64 = s
+        .parse()
+        .ok()
+        .filter(|w| (-LIMIT..=LIMIT).contains(w))
+        .ok_or_else(|| Diag::error(&n.loc, format!("weight '{s}' is not in -{LIMIT}..={LIMIT}")))?;
+    let reverse = match n.args.get(1).map(String::as_str) {
+        None | Some("noreverse") => false,
+        Some("reverse") => true,
+        Some(o) => {
+            return Err(Diag::error(
+                &n.loc,
+                format!("weight option '{o}' is not reverse or noreverse"),
+            ))
+        }
+    };
+    Ok((w, reverse))
+}

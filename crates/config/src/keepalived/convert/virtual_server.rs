@@ -1,6 +1,6 @@
 //! keepalived's `virtual_server` blocks.
 
-use super::cx::{Cx, ALPHA, DELAY_BEFORE_RETRY};
+use super::cx::{Cx, ALPHA};
 use super::inherit::{Inherit, Vs};
 use super::model::{Check, RealServer, Service, PERSISTENCE_TIMEOUT, SCHEDULER};
 use super::real_server::real_server;
@@ -199,7 +199,6 @@ impl<'n> VsKeys<'n> {
 /// A `virtual_server` keyword dirigo does not take: one warning.
 fn unsupported(cx: &mut Cx, c: &Node) {
     match c.key.as_str() {
-        "delay_before_retry" => cx.unsupported(c, DELAY_BEFORE_RETRY),
         "warmup" => cx.unsupported(c, "dirigo checks a server from the start"),
         "alpha" => cx.unsupported(c, ALPHA),
         "hysteresis" | "quorum_up" | "quorum_down" => cx.unsupported(

@@ -2,6 +2,7 @@
 //! includes, error lines) and the conversion (checked by dirigo's own
 //! config parser).
 
+mod checkers;
 mod services;
 mod syntax;
 

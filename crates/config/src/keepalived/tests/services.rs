@@ -53,6 +53,7 @@ virtual_server 10.10.10.10 80 {
             connect_timeout 3
             retry 3
             connect_port 8081
+            delay_before_retry 2
         }
     }
 }
@@ -113,7 +114,6 @@ fn a_realistic_config_converts_to_what_dirigo_reads() {
         [
             "k.conf:3: warning: global_defs skipped: keepalived's global settings have no dirigo equivalent",
             "k.conf:10: warning: vrrp_instance VI_1 skipped: dirigo does not run VRRP (keepalived can go on doing it: VRRP reaches the kernel through dirigo's exception path)",
-            "k.conf:32: warning: delay_before_retry skipped: dirigo checks every interval and takes a server down after `fall` failures in a row",
         ]
     );
     assert!(toml.starts_with("# dirigo services converted from k.conf"));
@@ -150,8 +150,10 @@ fn a_realistic_config_converts_to_what_dirigo_reads() {
     assert_eq!(tcp.probe, Probe::Tcp);
     assert_eq!(tcp.interval, Duration::from_secs(6));
     assert_eq!(tcp.timeout, Duration::from_secs(3));
-    // keepalived: a failure, then `retry` 3 failed retries -> down
+    // keepalived: a failure, then `retry` 3 failed retries, each after
+    // delay_before_retry -> down
     assert_eq!((tcp.rise, tcp.fall), (1, 4));
+    assert_eq!(tcp.retry_delay, Some(Duration::from_secs(2)));
     assert_eq!(tcp.port, Some(8081));
     assert_eq!(tcp.on_failure, OnFailure::Remove);
     assert_eq!(spec(&c, 0, ("172.16.0.12", 80)), tcp);
@@ -189,11 +191,13 @@ fn a_realistic_config_converts_to_what_dirigo_reads() {
         assert_eq!(h.interval, Duration::from_secs(10));
         assert_eq!(h.timeout, Duration::from_secs(2));
         assert_eq!((h.rise, h.fall), (1, 3));
+        // keepalived's delay_before_retry of HTTP_GET
+        assert_eq!(h.retry_delay, Some(Duration::from_secs(3)));
         assert_eq!(h.port, None);
     }
     assert_eq!(first.on_failure, OnFailure::Inhibit);
     assert_eq!(second.on_failure, OnFailure::Remove);
-    assert!(toml.contains("check = { type = \"http\", interval = 10, timeout = 2, rise = 1, fall = 3, on_failure = \"inhibit\", path = \"/health\", status = [\"200\"] }"), "{toml}");
+    assert!(toml.contains("check = { type = \"http\", interval = 10, timeout = 2, rise = 1, fall = 3, on_failure = \"inhibit\", retry_delay = 3, path = \"/health\", status = [\"200\"] }"), "{toml}");
 }
 
 #[test]
@@ -226,6 +230,7 @@ fn keepalived_defaults_are_kept() {
     assert_eq!(tcp.interval, Duration::from_secs(60));
     assert_eq!(tcp.timeout, Duration::from_secs(5));
     assert_eq!((tcp.rise, tcp.fall), (1, 2));
+    assert_eq!(tcp.retry_delay, Some(Duration::from_secs(1)));
     assert_eq!(tcp.on_failure, OnFailure::Remove);
     let http = spec(&c, 0, ("172.16.0.2", 80));
     match &http.probe {
@@ -245,6 +250,7 @@ fn keepalived_defaults_are_kept() {
         }
     );
     assert_eq!((misc.fall, misc.timeout), (1, Duration::from_secs(4)));
+    assert_eq!(misc.retry_delay, None, "no retries, no delay");
 }
 
 #[test]
