@@ -49,14 +49,38 @@ impl<A: Copy> Flow<A> {
     }
 }
 
+/// A table's hash seed, multiplied out once when the table is made (the
+/// tuple hashes' first step), not per packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Seed(u64);
+
+impl Seed {
+    /// `seed` premixed.
+    #[inline]
+    pub const fn new(seed: u32) -> Seed {
+        Seed((seed as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+    }
+    /// The premixed value.
+    #[inline(always)]
+    pub const fn mixed(self) -> u64 {
+        self.0
+    }
+}
+
 impl FlowKey {
     /// A fast, well-mixed 32-bit hash of the tuple (not keyed; the
     /// connection table adds its own per-table seed).
     #[inline]
     pub fn hash(&self, seed: u32) -> u32 {
+        self.hash_with(Seed::new(seed))
+    }
+
+    /// [`Self::hash`] with the seed premixed ([`Seed::new`]).
+    #[inline(always)]
+    pub fn hash_with(&self, seed: Seed) -> u32 {
         let a = ((self.src as u64) << 32) | self.dst as u64;
         let b = ((self.sport as u64) << 32) | ((self.dport as u64) << 16) | self.proto as u64;
-        let mut h = a ^ (seed as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mut h = a ^ seed.mixed();
         h = (h ^ (h >> 32)).wrapping_mul(0xd6e8_feb8_6659_fd93);
         h ^= b.wrapping_mul(0xff51_afd7_ed55_8ccd);
         h = (h ^ (h >> 32)).wrapping_mul(0xd6e8_feb8_6659_fd93);

@@ -61,7 +61,7 @@ use super::limits::{EMBRYONIC_GRACE_MS, EVICT_SCAN};
 use super::record::{Conn, F_USED};
 use super::table::{Hit, InsertError};
 use crate::hint;
-use crate::net::meta::FlowKey;
+use crate::net::meta::{FlowKey, Seed};
 
 /// Records per line.
 const SLOTS: usize = 2;
@@ -141,7 +141,7 @@ pub struct LineTable {
     nlines: u32,
     /// `replies.len() - 1` (a power of two, at least 2 buckets).
     rmask: u32,
-    seed: u32,
+    seed: Seed,
     cap: u32,
     len: u32,
     /// NAT connections (with a reply entry each).
@@ -225,7 +225,7 @@ impl LineTable {
             huge,
             nlines: n as u32,
             rmask: (nb - 1) as u32,
-            seed,
+            seed: Seed::new(seed),
             cap,
             len: 0,
             nat: 0,
@@ -274,7 +274,7 @@ impl LineTable {
     /// same seed).
     #[inline]
     pub fn hash(&self, key: &FlowKey) -> u32 {
-        key.hash(self.seed)
+        key.hash_with(self.seed)
     }
 
     /// The primary line of `hash`.

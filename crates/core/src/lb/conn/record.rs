@@ -5,7 +5,7 @@
 
 use crate::hint;
 use crate::lb::spec::Method;
-use crate::net::meta::{Flow, FlowKey};
+use crate::net::meta::{Flow, FlowKey, Seed};
 
 /// One tracked connection over an address type `A` (host order), with
 /// what only one family keeps beside it in `ext` (IPv4: nothing; IPv6:
@@ -116,14 +116,19 @@ impl<A: Copy, X: ConnExt<A>> ConnOf<A, X> {
 
 /// A tuple the table indexes: compared whole, hashed with the table's seed.
 pub trait TableKey: Copy + Eq {
-    /// The 32-bit hash (signature and bucket choice).
-    fn hash(&self, seed: u32) -> u32;
+    /// The 32-bit hash (signature and bucket choice) with a premixed seed.
+    fn hash_with(&self, seed: Seed) -> u32;
+    /// The 32-bit hash with `seed`.
+    #[inline(always)]
+    fn hash(&self, seed: u32) -> u32 {
+        self.hash_with(Seed::new(seed))
+    }
 }
 
 impl TableKey for FlowKey {
     #[inline(always)]
-    fn hash(&self, seed: u32) -> u32 {
-        FlowKey::hash(self, seed)
+    fn hash_with(&self, seed: Seed) -> u32 {
+        FlowKey::hash_with(self, seed)
     }
 }
 

@@ -8,6 +8,7 @@ use super::limits::{EMBRYONIC_GRACE_MS, MAX_EMBRYONIC_GRACE_MS};
 use super::probe::{Probe, NO_SLOT, UNKNOWN_SLOT};
 use super::record::{Conn, Record, TableKey, F_USED};
 use crate::hint;
+use crate::net::meta::Seed;
 
 /// End of the free-record list.
 pub(super) const NO_FREE: u32 = u32::MAX;
@@ -48,7 +49,7 @@ pub struct ConnTable<R: Record = Conn> {
     /// Bytes of `recs` + `buckets` advised to transparent huge pages.
     huge: usize,
     pub(super) mask: u32,
-    seed: u32,
+    seed: Seed,
     cursor: u32,
     /// Where the eviction scan of a full table goes on.
     pub(super) evict_cursor: u32,
@@ -87,7 +88,7 @@ impl<R: Record> ConnTable<R> {
             huge,
             buckets,
             mask: (nbuckets - 1) as u32,
-            seed,
+            seed: Seed::new(seed),
             cursor: 0,
             evict_cursor: 0,
             victim_hint: (NO_FREE, 0),
@@ -154,7 +155,7 @@ impl<R: Record> ConnTable<R> {
     /// The hash of `key` for this table.
     #[inline]
     pub fn hash(&self, key: &R::Key) -> u32 {
-        key.hash(self.seed)
+        key.hash_with(self.seed)
     }
 
     /// First stage of a burst lookup: prefetch the primary bucket of

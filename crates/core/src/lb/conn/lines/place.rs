@@ -14,7 +14,7 @@ impl LineTable {
             dport: c.vport,
             proto: c.proto,
         }
-        .hash(self.seed)
+        .hash_with(self.seed)
     }
 
     /// A free slot in one of the lines of `hash`, moving residents to

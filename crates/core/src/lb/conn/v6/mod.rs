@@ -11,6 +11,7 @@
 
 use super::record::{ConnExt, ConnOf, TableKey};
 pub use crate::net::meta::FlowKey6;
+use crate::net::meta::Seed;
 
 /// The 128-bit product of `a` and `b`, its halves folded together (one
 /// widening multiply: every bit of either input moves most of the
@@ -30,9 +31,9 @@ impl TableKey for FlowKey6 {
     /// multiply: four multiplies for 296 bits (the IPv4 key's mixing, four
     /// words longer, took ten).
     #[inline(always)]
-    fn hash(&self, seed: u32) -> u32 {
+    fn hash_with(&self, seed: Seed) -> u32 {
         let ports = ((self.sport as u64) << 32) | ((self.dport as u64) << 16) | self.proto as u64;
-        let s = (seed as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let s = seed.mixed();
         let a = fold_mul(
             (self.src >> 64) as u64 ^ s ^ 0xa076_1d64_78bd_642f,
             self.src as u64 ^ 0xe703_7ed1_a0b4_28db,
