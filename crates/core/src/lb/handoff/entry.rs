@@ -164,4 +164,3 @@ counter_enum! {
         Unsupported: drop = "handoff_unsupported",
     }
 }
-

@@ -74,7 +74,10 @@ fn bad_magic_is_refused() {
     let mut f = encode(1, &sample());
     f[0] = b'X';
     assert_eq!(decode(&f).err(), Some(FileRefusal::Magic));
-    assert_eq!(decode(b"hello world, not a handoff").err(), Some(FileRefusal::Magic));
+    assert_eq!(
+        decode(b"hello world, not a handoff").err(),
+        Some(FileRefusal::Magic)
+    );
 }
 
 #[test]
@@ -103,8 +106,20 @@ fn a_flipped_bit_fails_the_checksum() {
 #[test]
 fn truncated_files_are_refused() {
     let f = encode(1, &sample());
-    for len in [0, 4, 10, HEADER_LEN - 1, HEADER_LEN, HEADER_LEN + CONN_LEN, f.len() - 1] {
-        assert_eq!(decode(&f[..len]).err(), Some(FileRefusal::Truncated), "len {len}");
+    for len in [
+        0,
+        4,
+        10,
+        HEADER_LEN - 1,
+        HEADER_LEN,
+        HEADER_LEN + CONN_LEN,
+        f.len() - 1,
+    ] {
+        assert_eq!(
+            decode(&f[..len]).err(),
+            Some(FileRefusal::Truncated),
+            "len {len}"
+        );
     }
     let mut g = f.clone();
     g.push(0);
