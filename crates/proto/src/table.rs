@@ -178,6 +178,20 @@ pub fn sync(s: Option<&crate::view::SyncInfo>) -> String {
     out
 }
 
+/// `dirigoctl handoff`.
+pub fn handoff(h: &crate::view::HandoffInfo) -> String {
+    let Some(file) = &h.file else {
+        return "connection handoff is off ([control] handoff_file is not set)\n".into();
+    };
+    let gap = h.gap_ms.map_or("-".to_string(), |g| format!("{g} ms"));
+    let mut out = format!("handoff file {file}: {}, gap {gap}\n", h.outcome);
+    let _ = writeln!(out, "{:<32} {:>20}", "COUNTER", "VALUE");
+    for c in &h.counters {
+        let _ = writeln!(out, "{:<32} {:>20}", c.name, c.value);
+    }
+    out
+}
+
 /// `dirigoctl fingerprint`: one line per service, `-` where its scheduler
 /// has no table.
 pub fn fingerprints(f: &[FingerprintInfo]) -> String {

@@ -132,6 +132,7 @@ fn every_request_round_trips() {
         Request::Fingerprint { service: None },
         Request::Vips,
         Request::Census,
+        Request::Handoff,
     ];
     for (i, req) in reqs.into_iter().enumerate() {
         let env = RequestEnvelope {
@@ -375,6 +376,10 @@ fn mutating_requests_golden_lines() {
             r#"{"v":1,"id":42,"req":{"op":"fingerprint","service":{"proto":"tcp","vip":"10.0.0.100","port":80}}}"#,
         ),
         (Request::Vips, r#"{"v":1,"id":42,"req":{"op":"vips"}}"#),
+        (
+            Request::Handoff,
+            r#"{"v":1,"id":42,"req":{"op":"handoff"}}"#,
+        ),
     ];
     for (req, line) in others {
         assert_golden(req, line);
