@@ -131,7 +131,7 @@ fn what_one_process_writes_the_next_installs_in_the_owners() {
     let total: u32 = new.iter().flatten().map(|b| b.table().len()).sum();
     assert_eq!(total, 100);
     // and both workers got some
-    assert!(new.iter().flatten().all(|b| b.table().len() > 0));
+    assert!(new.iter().flatten().all(|b| !b.table().is_empty()));
     stats.forwarding_starts();
     assert!(stats.gap_ms().is_some());
     assert_eq!(stats.info().outcome, "installed");

@@ -201,8 +201,8 @@ fn entry(b: &[u8]) -> Result<(Entry, usize), ()> {
                     flags: b[81],
                 }),
             };
-            let addr4 = |a: u128| a >> 32 == 0;
-            if !c.v6 && !(addr4(c.caddr) && addr4(c.vaddr) && addr4(c.daddr)) {
+            let wide = |a: u128| a >> 32 != 0;
+            if !c.v6 && (wide(c.caddr) || wide(c.vaddr) || wide(c.daddr)) {
                 return Err(());
             }
             Ok((Entry::Conn(c), CONN_LEN))
