@@ -167,8 +167,16 @@ pub fn install(
     };
     let (mask, mask6) = (steer_mask(snap), steer_mask6(snap));
     let workers = lbs.len().max(1) as u32;
+    // the timers ran on while no dirigo ran (wall clock; a clock set
+    // backwards counts as no time)
+    let since = unix_ns().saturating_sub(d.header.stopped_unix_ns) / 1_000_000;
+    let since = since.min(u32::MAX as u64) as u32;
     let mut counts = [0u64; HandoffCount::COUNT];
-    for e in d.entries() {
+    for mut e in d.entries() {
+        match &mut e {
+            Entry::Conn(c) => c.left_ms = c.left_ms.saturating_sub(since),
+            Entry::Template(t) => t.left_ms = t.left_ms.saturating_sub(since),
+        }
         let owner = match &e {
             Entry::Conn(c) if c.v6 => Some(owner6(c.caddr & mask6, workers)),
             Entry::Conn(c) => Some(owner_with(nic, c.caddr as u32, mask, workers)),

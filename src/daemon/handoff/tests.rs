@@ -12,6 +12,7 @@ use crate::lb::snapshot::{LbIds, SnapshotBuilder};
 use crate::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
 use crate::lb::state::TcpState;
 use std::net::{IpAddr, Ipv4Addr};
+use std::time::Instant;
 
 const VIP: u32 = 0x0a00_0064;
 const RS: [u32; 2] = [0x0a00_010b, 0x0a00_010c];
@@ -104,7 +105,7 @@ fn what_one_process_writes_the_next_installs_in_the_owners() {
     let mut old = workers(2);
     let stats = HandoffStats::new(None);
     let inc = Incoming {
-        bytes: encode(1, &entries(100)),
+        bytes: encode(unix_ns(), &entries(100)),
     };
     install(&inc, &mut old, &snap, None, 1_000_000_000, &stats);
     assert_eq!(stats.get(HandoffCount::Installed), 100);
@@ -142,7 +143,7 @@ fn a_removed_server_refuses_its_entries_only() {
     let stats = HandoffStats::new(None);
     let mut lbs = workers(2);
     let inc = Incoming {
-        bytes: encode(1, &entries(10)),
+        bytes: encode(unix_ns(), &entries(10)),
     };
     install(&inc, &mut lbs, &snapshot(&RS[..1]), None, 1, &stats);
     assert_eq!(stats.get(HandoffCount::Installed), 5);
@@ -150,11 +151,40 @@ fn a_removed_server_refuses_its_entries_only() {
     assert!(stats.info().outcome.contains("refused"));
 }
 
+/// The timers ran on while no dirigo ran: a file from a stop longer ago
+/// than the connections had left installs none of them.
+#[test]
+fn time_without_a_dirigo_counts_against_the_timers() {
+    let stats = HandoffStats::new(None);
+    let mut lbs = workers(2);
+    // 10 minutes left each (entries()); stopped 11 minutes ago
+    let stopped = unix_ns() - 11 * 60 * 1_000_000_000;
+    let inc = Incoming {
+        bytes: encode(stopped, &entries(4)),
+    };
+    install(&inc, &mut lbs, &snapshot(&RS), None, 1, &stats);
+    assert_eq!(stats.get(HandoffCount::Expired), 4);
+    assert_eq!(stats.get(HandoffCount::Installed), 0);
+    // 9 minutes ago: all alive, with a minute left
+    let stats = HandoffStats::new(None);
+    let inc = Incoming {
+        bytes: encode(unix_ns() - 9 * 60 * 1_000_000_000, &entries(4)),
+    };
+    install(&inc, &mut lbs, &snapshot(&RS), None, 1, &stats);
+    assert_eq!(stats.get(HandoffCount::Installed), 4);
+    let left: Vec<u32> = lbs
+        .iter()
+        .flatten()
+        .flat_map(|b| b.conns(1).map(|c| c.expires_s).collect::<Vec<_>>())
+        .collect();
+    assert!(left.iter().all(|&s| (59..=60).contains(&s)), "{left:?}");
+}
+
 /// Each whole-file refusal: counted once under its reason, the file
 /// removed, nothing installed.
 #[test]
 fn a_bad_file_is_refused_whole_and_removed() {
-    let good = encode(1, &entries(3));
+    let good = encode(unix_ns(), &entries(3));
     let mut version = good.clone();
     version[8..12].copy_from_slice(&(VERSION + 1).to_le_bytes());
     let mut checksum = good.clone();
@@ -186,4 +216,75 @@ fn a_bad_file_is_refused_whole_and_removed() {
     let stats = HandoffStats::new(Some(p.clone()));
     assert!(read(&p, &stats).is_none());
     assert_eq!(stats.info().outcome, "none");
+}
+
+/// What the handoff adds to the gap in forwarding with `n` connections
+/// over two workers: the old process's export and write, the new one's
+/// read, check and install (a process's start, EAL and the ports, come on
+/// top: the lab measures the whole gap). A measurement, run on purpose:
+/// `cargo test --release --lib daemon::handoff::tests::timing -- --ignored --nocapture`
+/// (docs/OPERATIONS.md, "Restarts and upgrades", has the numbers).
+#[test]
+#[ignore]
+fn timing() {
+    for n in [1_000u32, 1_000_000] {
+        let snap = snapshot(&RS);
+        let cap = (n / 2 + n / 8).max(4096);
+        let mk = |seed: u32| {
+            (0..2u32)
+                .map(|i| {
+                    let cfg = BalancerConfig {
+                        conn_capacity: cap,
+                        seed: seed + i,
+                        worker: i,
+                        workers: 2,
+                        ..BalancerConfig::default()
+                    };
+                    Some(Balancer::new(&cfg, 64, 16))
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut old = mk(1);
+        let stats = HandoffStats::new(None);
+        // n connections: distinct clients (address and port)
+        let es: Vec<Entry> = (0..n)
+            .map(|i| {
+                let Entry::Conn(c) = entries(1)[0] else {
+                    unreachable!()
+                };
+                Entry::Conn(ConnEntry {
+                    caddr: (0xc000_0000 + (i >> 4)) as u128,
+                    cport: 1024 + (i & 15) as u16,
+                    daddr: RS[(i % 2) as usize] as u128,
+                    ..c
+                })
+            })
+            .collect();
+        install(&Incoming { bytes: encode(unix_ns(), &es) }, &mut old, &snap, None, 1, &stats);
+        assert_eq!(stats.get(HandoffCount::Installed), n as u64);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("handoff");
+        let t = Instant::now();
+        let written = write(&path, &old, &snap, 2, unix_ns()).unwrap();
+        let t_write = t.elapsed();
+        assert_eq!(written, n as u64);
+        let size = std::fs::metadata(&path).unwrap().len();
+        drop(old);
+        let mut new = mk(7);
+        let stats = HandoffStats::new(None);
+        let t = Instant::now();
+        let inc = read(&path.display().to_string(), &stats).expect("accepted");
+        let t_read = t.elapsed();
+        let t = Instant::now();
+        install(&inc, &mut new, &snap, None, 3, &stats);
+        let t_install = t.elapsed();
+        assert_eq!(stats.get(HandoffCount::Installed), n as u64);
+        eprintln!(
+            "handoff of {n} connections ({size} bytes): export+write {} ms, read+check {} ms, install {} ms, total {} ms",
+            t_write.as_millis(),
+            t_read.as_millis(),
+            t_install.as_millis(),
+            (t_write + t_read + t_install).as_millis()
+        );
+    }
 }
