@@ -260,7 +260,16 @@ fn timing() {
                 })
             })
             .collect();
-        install(&Incoming { bytes: encode(unix_ns(), &es) }, &mut old, &snap, None, 1, &stats);
+        install(
+            &Incoming {
+                bytes: encode(unix_ns(), &es),
+            },
+            &mut old,
+            &snap,
+            None,
+            1,
+            &stats,
+        );
         assert_eq!(stats.get(HandoffCount::Installed), n as u64);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("handoff");
