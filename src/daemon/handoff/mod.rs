@@ -11,7 +11,6 @@
 //! counted by its reason ([`HandoffCount`]), and one line sums them up.
 //! Either way dirigo starts with what it could install.
 
-use super::control::state_file::write_atomic;
 use crate::dataplane::pipeline::{owner6, owner_with, steer_mask, steer_mask6};
 use crate::dataplane::rss::ClientOwner;
 use crate::lb::balancer::Balancer;
@@ -171,25 +170,58 @@ pub fn install(
     // backwards counts as no time)
     let since = unix_ns().saturating_sub(d.header.stopped_unix_ns) / 1_000_000;
     let since = since.min(u32::MAX as u64) as u32;
+    // the worker that owns an entry's client: the steering the pipeline
+    // uses (None: an IPv6 template, which keeps its client folded)
+    let owner = |e: &Entry| match e {
+        Entry::Conn(c) if c.v6 => Some(owner6(c.caddr & mask6, workers)),
+        Entry::Conn(c) => Some(owner_with(nic, c.caddr as u32, mask, workers)),
+        Entry::Template(t) if t.v6 => None,
+        Entry::Template(t) => Some(owner_with(nic, t.client, mask, workers)),
+    };
+    // one thread per worker, each installing its own entries (the
+    // balancers are independent; the workers do not run yet)
+    let per_worker: Vec<[u64; HandoffCount::COUNT]> = std::thread::scope(|sc| {
+        let threads: Vec<_> = lbs
+            .iter_mut()
+            .enumerate()
+            .map(|(w, lb)| {
+                let owner = &owner;
+                sc.spawn(move || {
+                    let mut counts = [0u64; HandoffCount::COUNT];
+                    for mut e in d.entries() {
+                        let o = owner(&e);
+                        // what no worker owns is counted by the first
+                        let mine = match o {
+                            Some(o) if o < workers => o as usize == w,
+                            _ => w == 0,
+                        };
+                        if !mine {
+                            continue;
+                        }
+                        match &mut e {
+                            Entry::Conn(c) => c.left_ms = c.left_ms.saturating_sub(since),
+                            Entry::Template(t) => t.left_ms = t.left_ms.saturating_sub(since),
+                        }
+                        let got = match (o, lb.as_mut()) {
+                            (Some(_), Some(lb)) => lb.install_handoff(snap, &e, now_ns),
+                            _ => HandoffCount::Unsupported,
+                        };
+                        counts[got.index()] += 1;
+                    }
+                    counts
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().unwrap_or([0; HandoffCount::COUNT]))
+            .collect()
+    });
     let mut counts = [0u64; HandoffCount::COUNT];
-    for mut e in d.entries() {
-        match &mut e {
-            Entry::Conn(c) => c.left_ms = c.left_ms.saturating_sub(since),
-            Entry::Template(t) => t.left_ms = t.left_ms.saturating_sub(since),
+    for c in &per_worker {
+        for (sum, n) in counts.iter_mut().zip(c) {
+            *sum += n;
         }
-        let owner = match &e {
-            Entry::Conn(c) if c.v6 => Some(owner6(c.caddr & mask6, workers)),
-            Entry::Conn(c) => Some(owner_with(nic, c.caddr as u32, mask, workers)),
-            // an IPv6 template keeps its client folded: its owner is
-            // unknown (its connections bring it back)
-            Entry::Template(t) if t.v6 => None,
-            Entry::Template(t) => Some(owner_with(nic, t.client, mask, workers)),
-        };
-        let got = match owner.and_then(|w| lbs.get_mut(w as usize)?.as_mut()) {
-            Some(lb) => lb.install_handoff(snap, &e, now_ns),
-            None => HandoffCount::Unsupported,
-        };
-        counts[got.index()] += 1;
     }
     for c in HandoffCount::ALL {
         stats.bump(c, counts[c.index()]);
@@ -238,8 +270,43 @@ pub fn write(
         lb.handoff_export(snap, now_ns, |e| w.push(e));
     }
     let n = w.entries();
-    write_atomic(path, &w.finish(stopped_unix_ns))?;
+    write_unsynced(path, &w.finish(stopped_unix_ns))?;
     Ok(n)
+}
+
+/// Replace `path` by `data`: a temporary file in the same directory
+/// (created when missing, mode 0600: it names every client), renamed over
+/// `path`. Not fsynced: the next dirigo reads it from the page cache, and
+/// a power cut that tears it makes a file the checksum refuses, never
+/// one misread (an fsync of 80 MB would lengthen the gap by seconds).
+fn write_unsynced(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let ctx = |what: String| {
+        move |e: std::io::Error| std::io::Error::new(e.kind(), format!("{what}: {e}"))
+    };
+    let name = path.file_name().ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file's path")
+    })?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).map_err(ctx(format!("create {}", dir.display())))?;
+    let tmp = dir.join(format!(".{}.tmp", name.to_string_lossy()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(data))
+        .map_err(ctx(format!("write {}", tmp.display())))?;
+    std::fs::rename(&tmp, path).map_err(ctx(format!(
+        "rename {} to {}",
+        tmp.display(),
+        path.display()
+    )))
 }
 
 #[cfg(test)]
