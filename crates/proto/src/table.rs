@@ -407,4 +407,34 @@ mod tests {
             "{t}"
         );
     }
+
+    #[test]
+    fn handoff_says_what_became_of_the_file() {
+        use crate::view::{HandoffInfo, NamedCounter};
+        let off = HandoffInfo {
+            file: None,
+            outcome: "none".into(),
+            gap_ms: None,
+            counters: vec![],
+        };
+        assert!(handoff(&off).contains("handoff is off"));
+        let on = HandoffInfo {
+            file: Some("/var/lib/dirigo/handoff".into()),
+            outcome: "installed, 1 refused".into(),
+            gap_ms: Some(812),
+            counters: vec![NamedCounter {
+                name: "handoff_no_dest".into(),
+                value: 3,
+            }],
+        };
+        let t = handoff(&on);
+        assert!(
+            t.starts_with(
+                "handoff file /var/lib/dirigo/handoff: installed, 1 refused, gap 812 ms\n"
+            ),
+            "{t}"
+        );
+        let last: Vec<&str> = t.lines().last().unwrap().split_whitespace().collect();
+        assert_eq!(last, ["handoff_no_dest", "3"]);
+    }
 }
