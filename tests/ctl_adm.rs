@@ -486,3 +486,17 @@ fn dirigoctl_vips() {
     assert_eq!(v["ok"]["data"]["table"], 100);
     srv.shutdown().unwrap();
 }
+
+#[test]
+fn dirigoctl_handoff() {
+    let srv = start();
+    let s = srv.path.as_path();
+    let o = ctl(s, &["handoff"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("handoff is off"), "{}", o.stdout);
+    let o = ctl(s, &["--json", "handoff"]);
+    let v: serde_json::Value = serde_json::from_str(o.stdout.trim()).unwrap();
+    assert_eq!(v["ok"]["kind"], "handoff");
+    assert_eq!(v["ok"]["data"]["outcome"], "none");
+    srv.shutdown().unwrap();
+}

@@ -5,12 +5,16 @@
 //! rr (exact rotation) and wrr 1:2:3 over concurrent connections; weight 0
 //! and removal with a held connection; `-L -n -c` states and real servers;
 //! persistence. TUN also proves path-MTU discovery through the tunnel.
+//! DR, TUN and NAT each restart dirigo with SIGTERM mid-transfer: the
+//! connection handoff keeps every transfer and UDP flow (issue 53); DR
+//! then proves a handoff file of another version is refused.
 //! Needs root and hugepages (skips outside CI, fails in CI).
 
 mod common;
 mod lab_common;
 
 use lab_common::checks::*;
+use lab_common::handoff::{bumped_version_is_refused, restart_keeps_connections, with_handoff};
 use lab_common::{Lab, LabSpec, SERIAL, VIP};
 
 /// The checks shared by every mode.
@@ -26,8 +30,9 @@ fn common_checks(lab: &Lab, method: &str, reply_iface: &str, closed_state: &str)
     persistence(lab);
 }
 
+/// The lab of `mode`, its dirigo with a handoff file (issue 53).
 fn start(name: &str, prefix: &str, mode: &str) -> Lab {
-    Lab::start(&LabSpec {
+    let spec = LabSpec {
         name,
         prefix,
         mode,
@@ -35,7 +40,8 @@ fn start(name: &str, prefix: &str, mode: &str) -> Lab {
         cores: &["-l", "0-1"],
         nrs: 3,
         env: &[],
-    })
+    };
+    Lab::start_with_config(&spec, 65536, |c| with_handoff(c, name))
 }
 
 #[test]
@@ -44,7 +50,10 @@ fn lab_dr() {
         return;
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let lab = start("lab_dr", "dgtd", "dr");
+    let mut lab = start("lab_dr", "dgtd", "dr");
+    // a SIGTERM restart breaks no connection; a bumped version is refused
+    restart_keeps_connections(&mut lab, "dr");
+    bumped_version_is_refused(&mut lab);
     // DR/TUN see only the client's half: the client's FIN moves the entry to
     // FIN_WAIT and nothing later changes it (IPVS input-only table).
     common_checks(&lab, "dr", "ret0", "FIN_WAIT");
@@ -59,7 +68,7 @@ fn lab_tun_with_pmtu() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // LAN MTU 1500 (lab and dirigo defaults), client WAN MTU 1500: a full
     // 1500-byte segment becomes a 1520-byte IPIP packet that does not fit.
-    let lab = start("lab_tun", "dgtt", "tun");
+    let mut lab = start("lab_tun", "dgtt", "tun");
     let unreach0 = client_snmp(&lab, "Icmp", "InDestUnreachs");
     lab.client(&["ip", "route", "flush", "cache"]);
     // full-size segments with DF (Linux's default PMTU discovery) upstream
@@ -86,6 +95,7 @@ fn lab_tun_with_pmtu() {
         .map(|c| c["value"].as_u64().unwrap_or(0))
         .sum();
     assert!(sent >= 1, "dirigo reports no frag-needed sent: {lc}");
+    restart_keeps_connections(&mut lab, "tun");
     common_checks(&lab, "tun", "ret0", "FIN_WAIT");
     lab.finish();
 }
@@ -96,7 +106,8 @@ fn lab_nat() {
         return;
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let lab = start("lab_nat", "dgtn", "nat");
+    let mut lab = start("lab_nat", "dgtn", "nat");
+    restart_keeps_connections(&mut lab, "nat");
     // NAT sees both halves: client FIN, server FIN, last ACK -> TIME_WAIT.
     common_checks(&lab, "nat", "dgtn-wan", "TIME_WAIT");
     // the real server saw the real client address, and dirigo's NAT replies

@@ -24,6 +24,7 @@ pub mod control_loop;
 pub mod error;
 pub mod exception;
 pub mod handler;
+pub mod handoff;
 pub mod health;
 pub mod metrics;
 pub mod notify;

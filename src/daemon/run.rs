@@ -6,7 +6,8 @@ use super::control::ControlState;
 use super::error::DaemonError;
 use super::port::RunningPort;
 use super::{
-    announce, control, control_loop, exception, handler, metrics, notify, startup, sync, telemetry,
+    announce, control, control_loop, exception, handler, handoff, metrics, notify, startup, sync,
+    telemetry,
 };
 use crate::clock::now_ns;
 use crate::ctl::server::{ServerCounters, StopHandle};
@@ -44,22 +45,39 @@ pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
         Some(p) => control::state_file::load(p, cfg.timeouts)?,
         None => None,
     };
+    // the previous process's connections, read (and removed) before EAL
+    let hand = Arc::new(handoff::HandoffStats::new(cfg.control.handoff_file.clone()));
+    let incoming = (cfg.control.handoff_file.as_deref()).and_then(|p| handoff::read(p, &hand));
     // EAL, ports, rings
     let dp = Dataplane::start(&cfg)?;
     // state and snapshots
-    let (state, lbs, shared) = shared_state(&cfg, &dp, &stop)?;
+    let (state, mut lbs, shared) = shared_state(&cfg, &dp, &stop)?;
     // threads: sync, health, telemetry, control socket, metrics
     let state_file_failed = state.state_file.as_ref().map(|f| f.failed_counter());
     let sync_thread = start_sync(&cfg, &shared, &dp.client_owner, &stop)?;
-    let ctl = new_ctl(&cfg, &dp, state, state_file_failed, &shared, &sync_thread)?;
+    let ctl = new_ctl(
+        &cfg,
+        &dp,
+        state,
+        state_file_failed,
+        &shared,
+        &sync_thread,
+        &hand,
+    )?;
     startup::commit_services(&ctl, &cfg, saved)?;
+    let clock = TscClock::new();
+    // into the owning workers, before any worker polls a port
+    if let Some(inc) = incoming {
+        let snap = shared.lb.load_full();
+        let nic = dp.client_owner.as_deref();
+        handoff::install(&inc, &mut lbs, &snap, nic, clock.now_ns(), &hand);
+    }
     ctl.health_start().map_err(DaemonError::Other)?;
     let telemetry = telemetry::start(&ctl)?;
     let (server_stop, server_thread, ctl_counters) = startup::serve(&cfg, &ctl)?;
     let metrics = start_metrics(&cfg, metrics_bound, &ctl, ctl_counters)?;
     log_tools(&dp.eal, dp.capture.is_some());
     // workers, and the control loop on the main lcore
-    let clock = TscClock::new();
     let lbs = Mutex::new(lbs);
     eprintln!(
         "dirigo: {} worker(s) on lcore(s) {:?}; control socket {}; running (SIGINT/SIGTERM to stop)",
@@ -70,9 +88,12 @@ pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
         let lb = lbs.lock().unwrap_or_else(|p| p.into_inner())[index]
             .take()
             .expect("one Balancer per worker");
-        run_worker(&cfg, &dp, &shared, &stop, &clock, index, lb);
+        let lb = run_worker(&cfg, &dp, &shared, &stop, &clock, index, lb);
+        // back for the handoff, once the loop ended
+        lbs.lock().unwrap_or_else(|p| p.into_inner())[index] = Some(lb);
     };
     let ctl2 = Arc::clone(&ctl);
+    hand.forwarding_starts();
     let res = std::thread::scope(|sc| {
         spawn_exception(sc, &dp, &shared.net, &stop)?;
         let r = lcore::run_workers(&dp.lcores, &worker_fn, || {
@@ -82,7 +103,13 @@ pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
         stop.store(true, Ordering::Relaxed);
         r.map_err(DaemonError::from)
     });
-    // shutdown
+    // shutdown: the workers stopped; their connections first, the gap
+    // in forwarding runs from here
+    let stopped = handoff::unix_ns();
+    if let (Ok(()), Some(p)) = (&res, &cfg.control.handoff_file) {
+        let lbs = lbs.into_inner().unwrap_or_else(|p| p.into_inner());
+        write_handoff(p, &lbs, &shared, clock.now_ns(), stopped);
+    }
     stop_threads(&server_stop, server_thread, sync_thread, metrics);
     res?;
     eprintln!("dirigo: stopping");
@@ -251,6 +278,7 @@ fn new_ctl(
     state_file_failed: Option<Arc<AtomicU64>>,
     shared: &Arc<Shared>,
     sync_thread: &Option<sync::SyncThread>,
+    hand: &Arc<handoff::HandoffStats>,
 ) -> Result<Arc<Ctl>, DaemonError> {
     Ok(Arc::new(Ctl {
         state_file_failed,
@@ -270,6 +298,7 @@ fn new_ctl(
             engine: None,
         }),
         announce: Mutex::new(announcer(cfg)?),
+        handoff: Arc::clone(hand),
     }))
 }
 
@@ -289,7 +318,24 @@ fn start_metrics(
     Ok(Some(e))
 }
 
-/// Worker `index`'s pipeline over `lb`, polling until `stop`.
+/// Write the stopped workers' connections (`lbs`) to the handoff file
+/// `path`, logged.
+fn write_handoff(path: &str, lbs: &[Option<Balancer>], shared: &Shared, now_ns: u64, stopped: u64) {
+    let t0 = std::time::Instant::now();
+    let snap = shared.lb.load_full();
+    match handoff::write(std::path::Path::new(path), lbs, &snap, now_ns, stopped) {
+        Ok(n) => eprintln!(
+            "dirigo: handoff: {n} entries written to {path} in {} ms",
+            t0.elapsed().as_millis()
+        ),
+        Err(e) => eprintln!(
+            "dirigo: handoff: cannot write {path}: {e}; the next dirigo starts without connections"
+        ),
+    }
+}
+
+/// Worker `index`'s pipeline over `lb`, polling until `stop`; the
+/// balancer back when it stopped.
 fn run_worker(
     cfg: &Config,
     dp: &Dataplane,
@@ -298,7 +344,7 @@ fn run_worker(
     clock: &TscClock,
     index: usize,
     lb: Balancer,
-) {
+) -> Balancer {
     let mut pipe = WorkerPipeline::new(shared, index, lb);
     if let Some(o) = &dp.client_owner {
         pipe.set_client_owner(Arc::clone(o));
@@ -329,6 +375,7 @@ fn run_worker(
         idle_sleep: cfg.dataplane.idle == dirigo_config::IdleMode::Sleep,
     };
     worker::run(&mut pipe, &io, clock);
+    pipe.into_balancer()
 }
 
 /// The exception thread, when there is an exception path, in `sc`.

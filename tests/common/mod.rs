@@ -284,6 +284,7 @@ pub struct DaemonConfig {
     lcores: Vec<String>,
     eal: Vec<String>,
     socket: String,
+    control: String,
     dataplane: String,
     body: String,
 }
@@ -303,6 +304,7 @@ impl DaemonConfig {
             .map(String::from)
             .to_vec(),
             socket: socket.to_string(),
+            control: String::new(),
             dataplane: String::new(),
             body: String::new(),
         }
@@ -311,6 +313,13 @@ impl DaemonConfig {
     /// The EAL lcore arguments (`["-l", "0-2"]`, `["--lcores", "0@0,1@1,2@0"]`).
     pub fn lcores(mut self, args: &[&str]) -> Self {
         self.lcores = args.iter().map(|a| a.to_string()).collect();
+        self
+    }
+
+    /// One more `[control]` key (a TOML line).
+    pub fn control(mut self, line: &str) -> Self {
+        self.control += line;
+        self.control.push('\n');
         self
     }
 
@@ -424,9 +433,10 @@ impl DaemonConfig {
     pub fn toml(&self) -> String {
         let args: Vec<String> = self.eal_args().iter().map(|a| format!("{a:?}")).collect();
         let mut s = format!(
-            "[eal]\nargs = [{}]\n[control]\nsocket = \"{}\"\n",
+            "[eal]\nargs = [{}]\n[control]\nsocket = \"{}\"\n{}",
             args.join(", "),
-            self.socket
+            self.socket,
+            self.control
         );
         if !self.dataplane.is_empty() {
             s += &format!("[dataplane]\n{}", self.dataplane);

@@ -303,6 +303,12 @@ impl Handler for Mock {
             }])),
             Request::Reload => Ok(Response::Done),
             Request::Sync => Ok(Response::Sync(None)),
+            Request::Handoff => Ok(Response::Handoff(dirigo_proto::view::HandoffInfo {
+                file: None,
+                outcome: "none".into(),
+                gap_ms: None,
+                counters: vec![],
+            })),
             Request::Health => Ok(Response::Health(HealthReport {
                 servers: vec![HealthInfo {
                     service: ServiceKey {

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod checks;
+pub mod handoff;
 
 use crate::common::{self, stop_stale_daemon};
 use std::path::PathBuf;
@@ -409,6 +410,20 @@ impl Lab {
             .filter(|c| c["name"] == name)
             .map(|c| c["value"].as_u64().unwrap_or(0))
             .sum()
+    }
+
+    /// SIGTERM dirigo and start it again on the same configuration file,
+    /// the taps attached to the new one's; `between` runs while no dirigo
+    /// runs. Returns the stopped dirigo's output.
+    pub fn restart(&mut self, between: impl FnOnce(&Lab)) -> String {
+        let out = self.daemon.take().expect("daemon").stop();
+        assert!(!out.contains("panicked"), "dirigo panicked:\n{out}");
+        self.lab_sh(&["detach"]);
+        between(self);
+        let cfg = std::fs::read_to_string(self.dir.join("dirigo.toml")).expect("config");
+        self.daemon = Some(common::Daemon::start(&self.dir, &cfg));
+        self.lab_ok(&["attach"]);
+        out
     }
 
     /// Stop dirigo (it must exit cleanly) and remove the lab.

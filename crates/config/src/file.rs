@@ -30,6 +30,11 @@ pub struct ControlConfig {
     /// config's services; none: nothing is saved.
     #[serde(default)]
     pub state_file: Option<String>,
+    /// Where a stopping dirigo writes its connections for the next one
+    /// (the connection handoff), which reads, installs and removes the
+    /// file at start; none: connections are lost at a restart.
+    #[serde(default)]
+    pub handoff_file: Option<String>,
 }
 
 fn default_socket() -> String {
@@ -42,6 +47,7 @@ impl Default for ControlConfig {
             socket: default_socket(),
             group: None,
             state_file: None,
+            handoff_file: None,
         }
     }
 }

@@ -369,6 +369,12 @@ impl Config {
         if let Err(e) = validate::state_file(raw.control.state_file.as_deref()) {
             iss.add(At::key("control").k("state_file"), e);
         }
+        if let Err(e) = validate::state_file(raw.control.handoff_file.as_deref()) {
+            let e = e
+                .replace("state_file", "handoff_file")
+                .replace("/rules", "/handoff");
+            iss.add(At::key("control").k("handoff_file"), e);
+        }
         let sync = sync::sync(raw.sync.as_ref(), &ports).unwrap_or_else(|(key, e)| {
             iss.add(At::key("sync").k(key), e);
             None

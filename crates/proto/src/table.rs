@@ -178,6 +178,20 @@ pub fn sync(s: Option<&crate::view::SyncInfo>) -> String {
     out
 }
 
+/// `dirigoctl handoff`.
+pub fn handoff(h: &crate::view::HandoffInfo) -> String {
+    let Some(file) = &h.file else {
+        return "connection handoff is off ([control] handoff_file is not set)\n".into();
+    };
+    let gap = h.gap_ms.map_or("-".to_string(), |g| format!("{g} ms"));
+    let mut out = format!("handoff file {file}: {}, gap {gap}\n", h.outcome);
+    let _ = writeln!(out, "{:<32} {:>20}", "COUNTER", "VALUE");
+    for c in &h.counters {
+        let _ = writeln!(out, "{:<32} {:>20}", c.name, c.value);
+    }
+    out
+}
+
 /// `dirigoctl fingerprint`: one line per service, `-` where its scheduler
 /// has no table.
 pub fn fingerprints(f: &[FingerprintInfo]) -> String {
@@ -392,5 +406,35 @@ mod tests {
             ["TCP", "[2001:db8::11]:443", "rr", "-", "-", "-"],
             "{t}"
         );
+    }
+
+    #[test]
+    fn handoff_says_what_became_of_the_file() {
+        use crate::view::{HandoffInfo, NamedCounter};
+        let off = HandoffInfo {
+            file: None,
+            outcome: "none".into(),
+            gap_ms: None,
+            counters: vec![],
+        };
+        assert!(handoff(&off).contains("handoff is off"));
+        let on = HandoffInfo {
+            file: Some("/var/lib/dirigo/handoff".into()),
+            outcome: "installed, 1 refused".into(),
+            gap_ms: Some(812),
+            counters: vec![NamedCounter {
+                name: "handoff_no_dest".into(),
+                value: 3,
+            }],
+        };
+        let t = handoff(&on);
+        assert!(
+            t.starts_with(
+                "handoff file /var/lib/dirigo/handoff: installed, 1 refused, gap 812 ms\n"
+            ),
+            "{t}"
+        );
+        let last: Vec<&str> = t.lines().last().unwrap().split_whitespace().collect();
+        assert_eq!(last, ["handoff_no_dest", "3"]);
     }
 }

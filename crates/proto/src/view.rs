@@ -385,6 +385,22 @@ pub struct SyncInfo {
     pub counters: Vec<NamedCounter>,
 }
 
+/// The connection handoff (`dirigoctl handoff`): what this process took
+/// over from the one before it at start.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandoffInfo {
+    /// `[control] handoff_file` (`None`: no handoff configured).
+    pub file: Option<String>,
+    /// What became of the file read at start: "none" (there was none),
+    /// "installed", or why it was refused whole.
+    pub outcome: String,
+    /// The gap in forwarding, ms: from the old process's last burst to
+    /// this one's first (`None`: no file was installed).
+    pub gap_ms: Option<u64>,
+    /// Entries written, installed and refused, by reason.
+    pub counters: Vec<NamedCounter>,
+}
+
 /// One service's scheduler table as the running snapshot holds it
 /// (`dirigoctl fingerprint`): directors whose fingerprints of a service
 /// are equal send every flow of it to the same real server.

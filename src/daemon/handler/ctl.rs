@@ -53,6 +53,8 @@ pub struct Ctl {
     /// The VIP routes for a routing daemon (`[announce]`), when on. Taken
     /// before the state's lock when both are.
     pub announce: Mutex<Option<KernelAnnouncer>>,
+    /// The connection handoff at start (`[control] handoff_file`).
+    pub handoff: Arc<crate::daemon::handoff::HandoffStats>,
 }
 
 /// The checker engine and where it runs.

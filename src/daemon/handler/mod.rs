@@ -59,6 +59,7 @@ impl Handler for Ctl {
             Request::Fingerprint { service } => self.fingerprints(service),
             Request::Vips => Ok(self.vips()),
             Request::Census => self.census(),
+            Request::Handoff => Ok(Response::Handoff(self.handoff.info())),
             Request::Version => Ok(Response::Version(VersionInfo {
                 version: crate::version::VERSION.into(),
                 proto: dirigo_proto::proto::PROTO_VERSION,

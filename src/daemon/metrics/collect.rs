@@ -10,7 +10,7 @@ use crate::dataplane::stats::LoopCounters;
 use crate::lb::spec::ServiceKey;
 use dirigo_proto::proto::{ListOpts, Request, Response};
 use dirigo_proto::view::{
-    DropCount, HealthReport, LcoreInfo, PortInfo, ServiceInfo, Stats, VipReport,
+    DropCount, HandoffInfo, HealthReport, LcoreInfo, PortInfo, ServiceInfo, Stats, VipReport,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -61,6 +61,8 @@ pub struct Scrape {
     pub health: Option<HealthReport>,
     /// VIPs and their announce state (`None`: the request failed).
     pub vips: Option<VipReport>,
+    /// The connection handoff at start (`None`: the request failed).
+    pub handoff: Option<HandoffInfo>,
     /// Control socket: requests, errors.
     pub control: (u64, u64),
     /// The endpoint: requests, refused, timed out.
@@ -176,6 +178,10 @@ impl Collector {
             Ok(Response::Vips(v)) => Some(v),
             _ => None,
         };
+        let handoff = match ctl.handle(Request::Handoff) {
+            Ok(Response::Handoff(h)) => Some(h),
+            _ => None,
+        };
         let loops: Vec<LoopCounters> = ctl
             .shared
             .workers
@@ -204,6 +210,7 @@ impl Collector {
             burst_histogram: src.burst_histogram,
             health,
             vips,
+            handoff,
             control: (
                 src.control.requests.load(Relaxed),
                 src.control.errors.load(Relaxed),

@@ -1,4 +1,5 @@
-//! The health checks' and the VIP announcement's series.
+//! The health checks', the VIP announcement's and the connection
+//! handoff's series.
 
 use super::collect::Scrape;
 use super::family::{Labels, Out};
@@ -99,4 +100,30 @@ pub(super) fn announce(o: &mut Out, s: &Scrape) {
         "Failed VIP route changes (listing, adding or removing)",
         v.failures,
     );
+}
+
+/// The connection handoff at start (`[control] handoff_file`): entries
+/// written, installed and refused by reason, and the gap in forwarding.
+pub(super) fn handoff(o: &mut Out, s: &Scrape) {
+    let Some(h) = s.handoff.as_ref().filter(|h| h.file.is_some()) else {
+        return;
+    };
+    o.counters(
+        "dirigo_handoff_entries",
+        "Connection handoff at start: entries written by the previous dirigo, installed, refused by reason",
+        h.counters
+            .iter()
+            .map(|c| {
+                let what = c.name.strip_prefix("handoff_").unwrap_or(&c.name);
+                (vec![("what", what.to_string())], c.value)
+            })
+            .collect(),
+    );
+    if let Some(g) = h.gap_ms {
+        o.gauges(
+            "dirigo_handoff_gap_ms",
+            "Milliseconds between the previous dirigo's last forwarded burst and this one's first",
+            vec![(vec![], g as i64)],
+        );
+    }
 }

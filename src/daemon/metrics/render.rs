@@ -107,6 +107,7 @@ pub fn render(s: &Scrape) -> String {
     workers(&mut o, s);
     super::health::health(&mut o, s);
     super::health::announce(&mut o, s);
+    super::health::handoff(&mut o, s);
     o.counter(
         "dirigo_control_requests",
         "Requests the control socket answered",

@@ -58,3 +58,11 @@ pub struct WorkerPipeline {
     /// next burst runs the early IPv6 stage (IPv4-only traffic never does).
     pub(super) v6_seen: bool,
 }
+
+impl WorkerPipeline {
+    /// The balancer, once the worker loop ended (the connection handoff
+    /// collects a stopped worker's connections from it).
+    pub fn into_balancer(self) -> Balancer {
+        self.lb
+    }
+}

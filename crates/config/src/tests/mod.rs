@@ -453,4 +453,32 @@ fn state_file_is_a_file_path() {
     assert!(e.contains("is a directory"), "{e}");
     assert!(err(&with("3")).contains("invalid type"));
 }
+
+#[test]
+fn handoff_file_is_a_file_path() {
+    let with = |v: &str| {
+        ISSUE_EXAMPLE.replace(
+            "socket = \"/run/dirigo/ctl.sock\"\n",
+            &format!("socket = \"/run/dirigo/ctl.sock\"\nhandoff_file = {v}\n"),
+        )
+    };
+    let c = Config::parse(&with("\"/var/lib/dirigo/handoff\""), "t").unwrap();
+    assert_eq!(
+        c.control.handoff_file.as_deref(),
+        Some("/var/lib/dirigo/handoff")
+    );
+    let none = Config::parse(ISSUE_EXAMPLE, "t").unwrap();
+    assert_eq!(none.control.handoff_file, None);
+    let e = err(&with("\"/var/lib/dirigo/\""));
+    assert!(
+        e.contains("t.toml:8: [control] handoff_file '/var/lib/dirigo/' is not a file's path (e.g. \"/var/lib/dirigo/handoff\")"),
+        "{e}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let e = err(&with(&format!("{:?}", dir.path().display().to_string())));
+    assert!(
+        e.contains("handoff_file") && e.contains("is a directory"),
+        "{e}"
+    );
+}
 mod sync;

@@ -22,6 +22,7 @@
 
 pub mod balancer;
 pub mod conn;
+pub mod handoff;
 pub mod ids;
 pub mod persist;
 pub mod sched;

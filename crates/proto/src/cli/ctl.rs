@@ -85,6 +85,12 @@ pub enum Cmd {
     /// two bursts, so they must agree exactly, even while connections
     /// expire; the exit status is 1 when one does not.
     Census,
+    /// The connection handoff at this dirigo's start (`[control]
+    /// handoff_file`): the entries the stopping process wrote, those
+    /// installed, those refused by reason (a whole file for a bad magic,
+    /// version, checksum or length; an entry for a service or real server
+    /// that is gone), and the gap in forwarding between the two processes.
+    Handoff,
     /// Client and daemon versions.
     Version,
     /// Per service, a fingerprint of its scheduler's lookup table (mh, sh,

@@ -3,8 +3,9 @@
 
 use super::batch::BatchCmd;
 use crate::view::{
-    AddrInfo, CensusInfo, ConnInfo, DropCount, FingerprintInfo, HealthReport, LcoreInfo, MacAddr,
-    NeighInfo, PortInfo, RouteInfo, ServiceList, SyncInfo, VersionInfo, VipReport,
+    AddrInfo, CensusInfo, ConnInfo, DropCount, FingerprintInfo, HandoffInfo, HealthReport,
+    LcoreInfo, MacAddr, NeighInfo, PortInfo, RouteInfo, ServiceList, SyncInfo, VersionInfo,
+    VipReport,
 };
 use dirigo_core::lb::spec::{DestKey, ServiceKey, Timeouts};
 use serde::{Deserialize, Serialize};
@@ -139,6 +140,10 @@ pub enum Request {
     /// Each worker's connections counted every way at one moment. Answer:
     /// [`Response::Census`].
     Census,
+    /// The connection handoff at this process's start: entries written,
+    /// installed, refused by reason, and the gap. Answer:
+    /// [`Response::Handoff`].
+    Handoff,
 }
 
 impl From<BatchCmd> for Request {
@@ -184,6 +189,8 @@ pub enum Response {
     Vips(VipReport),
     /// Each worker's connection census.
     Census(Vec<CensusInfo>),
+    /// The connection handoff.
+    Handoff(HandoffInfo),
 }
 
 impl Request {
@@ -213,6 +220,7 @@ impl Request {
             Request::Fingerprint { .. } => "fingerprint",
             Request::Vips => "vips",
             Request::Census => "census",
+            Request::Handoff => "handoff",
         }
     }
 }

@@ -132,6 +132,7 @@ fn every_request_round_trips() {
         Request::Fingerprint { service: None },
         Request::Vips,
         Request::Census,
+        Request::Handoff,
     ];
     for (i, req) in reqs.into_iter().enumerate() {
         let env = RequestEnvelope {
@@ -375,6 +376,10 @@ fn mutating_requests_golden_lines() {
             r#"{"v":1,"id":42,"req":{"op":"fingerprint","service":{"proto":"tcp","vip":"10.0.0.100","port":80}}}"#,
         ),
         (Request::Vips, r#"{"v":1,"id":42,"req":{"op":"vips"}}"#),
+        (
+            Request::Handoff,
+            r#"{"v":1,"id":42,"req":{"op":"handoff"}}"#,
+        ),
     ];
     for (req, line) in others {
         assert_golden(req, line);
@@ -387,7 +392,7 @@ fn bad_request_golden_answers() {
     let cases = [
         (
             r#"{"v":1,"id":5,"req":{"op":"fly"}}"#,
-            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `fly`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `list`, `list_conns`, `zero`, `set_timeouts`, `get_timeouts`, `restore_batch`, `ports`, `addresses`, `addr_add`, `addr_del`, `routes`, `neighbors`, `neigh_add`, `neigh_flush`, `lcores`, `drops`, `reload`, `version`, `health`, `health_set`, `sync`, `fingerprint`, `vips`, `census`"}}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `fly`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `list`, `list_conns`, `zero`, `set_timeouts`, `get_timeouts`, `restore_batch`, `ports`, `addresses`, `addr_add`, `addr_del`, `routes`, `neighbors`, `neigh_add`, `neigh_flush`, `lcores`, `drops`, `reload`, `version`, `health`, `health_set`, `sync`, `fingerprint`, `vips`, `census`, `handoff`"}}"#,
         ),
         (
             r#"{"v":1,"id":5,"req":{}}"#,

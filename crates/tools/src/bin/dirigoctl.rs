@@ -113,6 +113,7 @@ fn request(cmd: &Cmd) -> Result<Request, String> {
         Cmd::Census => Request::Census,
         Cmd::Version => Request::Version,
         Cmd::Sync => Request::Sync,
+        Cmd::Handoff => Request::Handoff,
         Cmd::Fingerprint { service } => Request::Fingerprint {
             service: service.as_deref().map(parse_service).transpose()?,
         },
@@ -133,6 +134,7 @@ fn render(resp: Response) -> String {
         Response::Version(v) => table::version(&v),
         Response::Health(h) => table::health(&h),
         Response::Sync(s) => table::sync(s.as_ref()),
+        Response::Handoff(h) => table::handoff(&h),
         Response::Fingerprints(f) => table::fingerprints(&f),
         Response::Vips(v) => table::vips(&v),
         Response::Census(c) => table::census(&c),

@@ -202,6 +202,21 @@ fn sample_scrape() -> Scrape {
                 since_secs: Some(3),
             }],
         }),
+        handoff: Some(dirigo_proto::view::HandoffInfo {
+            file: Some("/var/lib/dirigo/handoff".into()),
+            outcome: "installed, 1 refused".into(),
+            gap_ms: Some(1234),
+            counters: vec![
+                NamedCounter {
+                    name: "handoff_installed".into(),
+                    value: 998,
+                },
+                NamedCounter {
+                    name: "handoff_no_dest".into(),
+                    value: 2,
+                },
+            ],
+        }),
         control: (42, 3),
         endpoint: (5, 1, 0),
     }
@@ -344,6 +359,9 @@ fn dirigo_series() {
         "dirigo_announce_state{vip=\"10.0.0.100\",state=\"announced\"} 0",
     );
     has(&t, "dirigo_announce_failures_total 2");
+    has(&t, "dirigo_handoff_entries_total{what=\"installed\"} 998");
+    has(&t, "dirigo_handoff_entries_total{what=\"no_dest\"} 2");
+    has(&t, "dirigo_handoff_gap_ms 1234");
     has(&t, "dirigo_control_requests_total 42");
     has(&t, "dirigo_control_errors_total 3");
     has(&t, "dirigo_metrics_connections_refused_total 1");

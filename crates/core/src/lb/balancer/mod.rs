@@ -68,6 +68,7 @@ mod burst;
 mod burst6;
 mod established;
 mod forward;
+mod handoff;
 mod icmp;
 mod lane;
 mod listing;

@@ -19,6 +19,11 @@ impl Nat64Ports {
         }
     }
 
+    /// Whether pool port `port` is one this worker hands out.
+    pub(in crate::lb::balancer) fn owns(&self, port: u16) -> bool {
+        port as u32 % self.workers == self.worker
+    }
+
     /// A free NAT64 source for a connection to `rip`:`rport`: an address
     /// of `pool` and a port this worker owns, whose reply tuple is not in
     /// `table`. At most 64 candidates are tried from a cursor that moves

@@ -185,7 +185,12 @@ impl Balancer {
     }
 
     /// A synced connection is in: its real server's and service's counts.
-    fn synced_counted(&mut self, d: &Dest, svc: &Service, active: bool) {
+    pub(in crate::lb::balancer) fn synced_counted(
+        &mut self,
+        d: &Dest,
+        svc: &Service,
+        active: bool,
+    ) {
         if let Some(t) = self.stats.dests.get(d.id.slot as usize) {
             t.adopt(d.id.gen);
             if active {

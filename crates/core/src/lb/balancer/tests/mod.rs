@@ -148,6 +148,7 @@ mod capacity;
 mod census;
 mod dests;
 mod drops;
+mod handoff;
 mod icmp_errors;
 mod loads;
 mod methods;

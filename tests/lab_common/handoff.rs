@@ -1,0 +1,111 @@
+//! The connection handoff in the lab (issue 53): long byte-exact
+//! transfers and UDP flows across a SIGTERM restart of dirigo on the same
+//! configuration, and a handoff file dirigo must refuse.
+
+use super::checks::{finish_download, finish_upload, spawn_download, spawn_upload};
+use super::{Lab, VIP};
+use crate::common::support;
+use std::time::{Duration, Instant};
+
+/// Where the lab's dirigo keeps its handoff file.
+pub fn handoff_path(lab: &Lab) -> String {
+    lab.dir.join("handoff").display().to_string()
+}
+
+/// `[control] handoff_file` in the scratch directory of lab `name`, for
+/// [`Lab::start_with_config`]'s closure.
+pub fn with_handoff(c: crate::common::DaemonConfig, name: &str) -> crate::common::DaemonConfig {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    c.control(&format!("handoff_file = \"{}/handoff\"", dir.display()))
+}
+
+/// UDP flow from client port `sport`: the real server that answered.
+fn udp_flow(lab: &Lab, sport: u16) -> String {
+    let out = lab.client(&[
+        "python3",
+        &support("udp_flow.py"),
+        VIP,
+        "5353",
+        "--sport",
+        &sport.to_string(),
+    ]);
+    out.split(':').next().unwrap_or_default().trim().to_string()
+}
+
+/// `dirigoctl handoff`'s counter `name`.
+fn counter(h: &serde_json::Value, name: &str) -> u64 {
+    h["counters"]
+        .as_array()
+        .expect("counters")
+        .iter()
+        .find(|c| c["name"] == name)
+        .and_then(|c| c["value"].as_u64())
+        .unwrap_or_else(|| panic!("no counter {name} in {h}"))
+}
+
+/// Start two downloads and an upload slow enough to span a restart, and
+/// three UDP flows; SIGTERM dirigo and start it again; every transfer
+/// completes byte-exact, every UDP flow keeps its real server (asked in
+/// the reverse order, so a fresh round-robin would move them), and
+/// `dirigoctl handoff` shows the entries installed, none refused.
+pub fn restart_keeps_connections(lab: &mut Lab, tag: &str) {
+    const SIZE: usize = 1 << 20;
+    let flows: Vec<(u16, String)> = (40771..40774).map(|p| (p, udp_flow(lab, p))).collect();
+    let rate = Some("300k");
+    let d1 = spawn_download(lab, SIZE, &format!("{tag}-h1"), rate);
+    let d2 = spawn_download(lab, SIZE, &format!("{tag}-h2"), rate);
+    let (up, want) = spawn_upload(lab, SIZE, 53, &format!("{tag}-hu"), rate);
+    // every transfer under way before the restart
+    std::thread::sleep(Duration::from_millis(1200));
+    let t0 = Instant::now();
+    let old = lab.restart(|_| ());
+    assert!(old.contains("handoff: "), "no handoff written:\n{old}");
+    let h = lab.ctl_json(&["handoff"]);
+    eprintln!(
+        "{tag}: restarted in {:.1} s; handoff {h}",
+        t0.elapsed().as_secs_f64()
+    );
+    let installed = counter(&h, "handoff_installed");
+    assert!(installed >= 6, "{tag}: too few installed: {h}");
+    assert_eq!(counter(&h, "handoff_written"), installed, "{tag}: {h}");
+    assert!(h["gap_ms"].as_u64().is_some(), "{tag}: no gap: {h}");
+    for (p, rs) in flows.iter().rev() {
+        assert_eq!(&udp_flow(lab, *p), rs, "{tag}: UDP flow from port {p}");
+    }
+    let a = finish_download(lab, d1, SIZE, &format!("{tag}-h1"));
+    let b = finish_download(lab, d2, SIZE, &format!("{tag}-h2"));
+    let c = finish_upload(up, &want, SIZE, &format!("{tag}-hu"));
+    eprintln!(
+        "{tag}: across the restart: downloads via {a} and {b}, upload via {c}, UDP flows {flows:?}: intact"
+    );
+}
+
+/// A handoff file of another format version: dirigo refuses it whole,
+/// counts it, removes it and serves.
+pub fn bumped_version_is_refused(lab: &mut Lab) {
+    let path = handoff_path(lab);
+    lab.restart(|_| {
+        let mut f = std::fs::read(&path).expect("the stopped dirigo's handoff file");
+        f[8] = f[8].wrapping_add(1); // the version's low byte
+        std::fs::write(&path, f).unwrap();
+    });
+    let h = lab.ctl_json(&["handoff"]);
+    assert_eq!(counter(&h, "handoff_file_version"), 1, "{h}");
+    assert_eq!(counter(&h, "handoff_installed"), 0, "{h}");
+    assert!(
+        h["outcome"].as_str().unwrap_or("").starts_with("refused"),
+        "{h}"
+    );
+    assert!(
+        !std::path::Path::new(&path).exists(),
+        "the file is used once"
+    );
+    assert!(
+        lab.daemon_log().contains("refused whole"),
+        "no log line:\n{}",
+        lab.daemon_log()
+    );
+    // and dirigo serves
+    let d = spawn_download(lab, 1 << 16, "after-refusal", None);
+    finish_download(lab, d, 1 << 16, "after-refusal");
+}
