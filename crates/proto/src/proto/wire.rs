@@ -85,7 +85,7 @@ pub(super) fn other_ops() -> &'static [&'static str] {
 /// Every request's `op`, in the order protocol v1 has always listed them
 /// when a request names an unknown one (a test checks that these are
 /// exactly the enums' own names).
-pub(super) const ALL_OPS: [&str; 31] = [
+pub(super) const ALL_OPS: [&str; 33] = [
     "add_service",
     "edit_service",
     "del_service",
@@ -117,4 +117,6 @@ pub(super) const ALL_OPS: [&str; 31] = [
     "fingerprint",
     "vips",
     "census",
+    "add_laddr",
+    "del_laddr",
 ];

@@ -138,6 +138,7 @@ fn service_of(rs: &[[u8; 4]], method: Method, rport: u16) -> Snapshot {
     let mut b = SnapshotBuilder::new();
     b.service(
         ServiceSpec {
+            local_addresses: Vec::new(),
             key: ServiceKey {
                 proto: Proto::Tcp,
                 vip: std::net::IpAddr::V4(Ipv4Addr::from(VIP)),

@@ -212,6 +212,9 @@ impl Balancer {
                         xmit::nat::nat(buf, meta, Side::Src, vaddr, vport, caddr, egress)
                     }
                     (_, true) => Err(XmitError::Malformed), // DR and TUN see no replies
+                    // not reached: IPv4 FullNAT's records have laddr4 set,
+                    // IPv6 FullNAT is refused by the snapshot
+                    (Method::FullNat, false) => Err(XmitError::Malformed),
                 };
                 return self.finish_to(at, res, to, h.reply, meta, buf);
             }
@@ -352,6 +355,10 @@ impl Balancer {
         reply: bool,
     ) -> LbVerdict {
         let egress = at.egress;
+        if c.method == Method::FullNat {
+            // an IPv4 FullNAT connection: no IPv6 packet of its own
+            return self.drop(LbDrop::Malformed);
+        }
         if c.ext.laddr4 != 0 {
             // NAT64: a request leaves as IPv4 from the pool (its replies
             // come back as IPv4: Self::nat64_reply)
@@ -372,6 +379,7 @@ impl Balancer {
                 xmit::nat::nat(buf, meta, Side::Dst, c.daddr, c.dport, c.daddr, egress)
             }
             (_, true) => Err(XmitError::Malformed), // DR and TUN see no replies
+            (Method::FullNat, false) => Err(XmitError::Malformed), // not an IPv6 packet's
             (Method::Tun, false) => x6::tun6(buf, meta, c.daddr, None, egress),
             (Method::Dr, false) => xmit::dr::dr(buf, c.daddr, egress),
         };
@@ -414,6 +422,9 @@ impl Balancer {
         reply: bool,
     ) -> LbVerdict {
         let egress = at.egress;
+        if c.method == Method::FullNat {
+            return LbVerdict::NotForUs; // an IPv4 FullNAT connection
+        }
         if c.ext.laddr4 != 0 {
             if reply {
                 return LbVerdict::NotForUs; // not reached: its reply key is IPv4
@@ -426,7 +437,7 @@ impl Balancer {
             (Method::Tun, false) => x6::tun6(buf, meta, c.daddr, None, egress),
             (Method::Nat, false) => x6::nat6_icmp(buf, meta, Side::Dst, c.daddr, c.dport, egress),
             (Method::Nat, true) => x6::nat6_icmp(buf, meta, Side::Src, c.vaddr, c.vport, egress),
-            (Method::Dr | Method::Tun, true) => return LbVerdict::NotForUs,
+            (Method::Dr | Method::Tun, true) | (Method::FullNat, _) => return LbVerdict::NotForUs,
         };
         self.finish(at, res, c, reply, meta, buf)
     }

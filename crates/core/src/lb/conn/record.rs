@@ -107,10 +107,11 @@ impl<A: Copy, X: ConnExt<A>> ConnOf<A, X> {
             proto: self.proto,
         })
     }
-    /// Whether this is a NAT connection (indexed by both tuples).
+    /// Whether this is a NAT or FullNAT connection (indexed by both
+    /// tuples).
     #[inline(always)]
     pub fn is_nat(&self) -> bool {
-        self.method == Method::Nat
+        matches!(self.method, Method::Nat | Method::FullNat)
     }
 }
 
