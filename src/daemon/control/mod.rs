@@ -128,7 +128,15 @@ impl ControlState {
                 .chain(self.settings.nat64_pool.iter().map(|&p| u32::from(p)))
                 .chain(laddrs4),
         );
-        a.set_vips6(self.announced6(services));
+        // and IPv6 FullNAT local addresses like IPv6 VIPs (ND)
+        let laddrs6 = services
+            .iter()
+            .flat_map(|(s, _)| s.local_addresses.iter())
+            .filter_map(|a| match a {
+                std::net::IpAddr::V6(v) => Some(u128::from(*v)),
+                _ => None,
+            });
+        a.set_vips6(self.announced6(services).into_iter().chain(laddrs6));
         a
     }
 

@@ -138,7 +138,11 @@ impl Balancer {
             d,
             k6,
             mapped(d.addr),
-            Nat64Leg { laddr4, lport },
+            Nat64Leg {
+                laddr4,
+                lport,
+                laddr6: [0; 4],
+            },
             start,
         );
         let ins = self.table6.insert_probed(conn, probe, now);

@@ -70,6 +70,7 @@ mod burst6;
 mod established;
 mod forward;
 mod fullnat;
+mod fullnat6;
 mod icmp;
 mod lane;
 mod listing;

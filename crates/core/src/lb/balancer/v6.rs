@@ -191,7 +191,7 @@ impl Balancer {
             Ok((h, c))
                 if plain
                     && meta.icmp.is_none()
-                    && c.ext.laddr4 == 0
+                    && c.ext.lport == 0
                     && c.flags & F_SYNPROXY == 0
                     && keeps_established(c.proto, c.state, c.flags, meta.tcp_flags, h.reply)
                     && !tick_reached(now, c.expires) =>
@@ -212,8 +212,7 @@ impl Balancer {
                         xmit::nat::nat(buf, meta, Side::Src, vaddr, vport, caddr, egress)
                     }
                     (_, true) => Err(XmitError::Malformed), // DR and TUN see no replies
-                    // not reached: IPv4 FullNAT's records have laddr4 set,
-                    // IPv6 FullNAT is refused by the snapshot
+                    // not reached: FullNAT's records have a local port
                     (Method::FullNat, false) => Err(XmitError::Malformed),
                 };
                 return self.finish_to(at, res, to, h.reply, meta, buf);
@@ -300,16 +299,24 @@ impl Balancer {
         let dport = if d.port == 0 { key.dport } else { d.port };
         // NAT64: an IPv4 real server, reached from a pool address and a
         // port this worker owns
-        let (daddr, laddr4, lport) = if d.key.addr.is_ipv4() {
-            let (a, p) = self
+        let (daddr, leg) = if d.key.addr.is_ipv4() {
+            let (laddr4, lport) = self
                 .nat64
                 .take(&snap.nat64_pool, &self.table6, d.addr, dport, key.proto)
                 .ok_or(LbDrop::Nat64PortsExhausted)?;
-            (mapped(d.addr), a, p)
+            let leg = Nat64Leg {
+                laddr4,
+                lport,
+                laddr6: [0; 4],
+            };
+            (mapped(d.addr), leg)
+        } else if d.method == Method::FullNat {
+            // FullNAT: from a local address and a port this worker owns
+            (d.addr6, self.take_local6(svc, d.addr6, dport, key.proto)?)
         } else {
-            (d.addr6, 0, 0)
+            (d.addr6, Nat64Leg::default())
         };
-        let conn = record(at, svc, d, key, daddr, Nat64Leg { laddr4, lport }, start);
+        let conn = record(at, svc, d, key, daddr, leg, start);
         let ins = self.table6.insert_probed(conn, probe, now);
         if let Some(ev) = ins.evicted {
             self.release(&ev, now_ns);
@@ -356,8 +363,8 @@ impl Balancer {
     ) -> LbVerdict {
         let egress = at.egress;
         if c.method == Method::FullNat {
-            // an IPv4 FullNAT connection: no IPv6 packet of its own
-            return self.drop(LbDrop::Malformed);
+            // IPv6 FullNAT (an IPv4 FullNAT connection has no IPv6 packet)
+            return self.transmit_fullnat6(at, buf, meta, c, reply);
         }
         if c.ext.laddr4 != 0 {
             // NAT64: a request leaves as IPv4 from the pool (its replies

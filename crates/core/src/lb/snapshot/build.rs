@@ -235,7 +235,7 @@ impl<'a> SnapshotBuilder<'a> {
     /// FullNAT's rules for one service: its local addresses are of the
     /// real servers' family (the VIP's), valid unicast and not a VIP;
     /// a FullNAT real server needs at least one and shares its service
-    /// with no other method; IPv6 FullNAT is not there yet.
+    /// with no other method.
     fn check_fullnat(&self, spec: &ServiceSpec, dests: &[DestSpec]) -> Result<(), BuildError> {
         let k = spec.key;
         for &a in &spec.local_addresses {
@@ -250,9 +250,6 @@ impl<'a> SnapshotBuilder<'a> {
         let Some(f) = dests.iter().find(|d| d.method == Method::FullNat) else {
             return Ok(());
         };
-        if k.vip.is_ipv6() {
-            return Err(BuildError::Ipv6Unsupported(k, "FullNAT"));
-        }
         if spec.local_addresses.is_empty() {
             return Err(BuildError::FullNatNoLaddr(k));
         }
@@ -426,6 +423,12 @@ impl<'a> SnapshotBuilder<'a> {
                     .filter(|a| a.is_ipv4())
                     .map(|&a| v4_bits(a))
                     .collect(),
+                local6: spec
+                    .local_addresses
+                    .iter()
+                    .filter(|a| a.is_ipv6())
+                    .map(|&a| v6_bits(a))
+                    .collect(),
                 dests,
             });
         }
@@ -464,9 +467,16 @@ impl<'a> SnapshotBuilder<'a> {
         let fullnat4 = services
             .iter()
             .any(|s| s.fullnat && s.spec.key.vip.is_ipv4());
+        let mut pool6: Vec<u128> = services
+            .iter()
+            .flat_map(|s| s.local6.iter().copied())
+            .collect();
+        pool6.sort_unstable();
+        pool6.dedup();
         Ok(Snapshot {
             epoch,
             pool4,
+            pool6,
             fullnat4,
             services,
             svc_index,

@@ -33,6 +33,9 @@ pub struct Snapshot {
     /// each worker's ports its own: the NAT64 pool and every service's
     /// FullNAT local addresses (host order, sorted, no duplicates).
     pub pool4: Vec<u32>,
+    /// Every IPv6 service's FullNAT local addresses (sorted, no
+    /// duplicates): their replies' owner is the worker of their port.
+    pub pool6: Vec<u128>,
     /// Whether a service forwards IPv4 by FullNAT.
     pub fullnat4: bool,
     /// IPVS `expire_nodest_conn`.
@@ -106,6 +109,12 @@ impl Snapshot {
     #[inline]
     pub fn is_pool4(&self, addr: u32) -> bool {
         !self.pool4.is_empty() && self.pool4.binary_search(&addr).is_ok()
+    }
+
+    /// Whether `addr` is an IPv6 FullNAT local address.
+    #[inline]
+    pub fn is_pool6(&self, addr: u128) -> bool {
+        !self.pool6.is_empty() && self.pool6.binary_search(&addr).is_ok()
     }
 
     /// Whether `addr` is the VIP of any IPv6 service.

@@ -55,6 +55,8 @@ pub struct Service {
     pub fullnat: bool,
     /// FullNAT's IPv4 local addresses, host order, as configured.
     pub local4: Vec<u32>,
+    /// FullNAT's IPv6 local addresses, host order, as configured.
+    pub local6: Vec<u128>,
 }
 
 /// A client socket pinned to a real server of a service.

@@ -150,6 +150,7 @@ mod census;
 mod dests;
 mod drops;
 mod fullnat;
+mod fullnat6;
 mod icmp_errors;
 mod loads;
 mod methods;
