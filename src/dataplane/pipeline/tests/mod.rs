@@ -171,6 +171,7 @@ fn run(pipes: &mut [WorkerPipeline], at: usize, buf: &mut VecBuf, port: u16) -> 
 }
 
 mod burst;
+mod fullnat;
 mod ipv6;
 mod kernel;
 mod local;

@@ -107,6 +107,10 @@ impl Nat64Leg {
 }
 
 impl ConnExt<u128> for Nat64Leg {
+    #[inline(always)]
+    fn has_local_leg(&self) -> bool {
+        self.lport != 0
+    }
     /// A connection with a local leg is answered to it: the real server →
     /// the local address (NAT64's and IPv4 FullNAT's IPv4-mapped) and port.
     #[inline(always)]
