@@ -13,6 +13,7 @@ use crate::lb::conn::{Conn6, FlowKey6, Nat64Leg};
 use crate::lb::snapshot::Service;
 use crate::lb::verdict::{LbDrop, LbVerdict};
 use crate::lb::xmit::fullnat::{fullnat, End};
+use crate::lb::xmit::v6::fullnat::fullnat6_icmp;
 use crate::lb::xmit::XmitError;
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Egress6};
@@ -80,10 +81,54 @@ impl Balancer {
                 },
             )
         };
-        match fullnat(buf, meta, src, dst, at.egress) {
-            // the next hop to resolve is the rewritten destination's
+        let res = fullnat(buf, meta, src, dst, at.egress);
+        self.done6(at, res, c, reply, meta, buf, dst.addr)
+    }
+
+    /// An ICMPv6 error quoting a packet of IPv6 FullNAT connection `c`:
+    /// about a request (`reply`: found by the reply tuple, sent to the
+    /// local address) it reaches the client from the VIP quoting client →
+    /// VIP; about a reply (sent to the VIP) the real server from the local
+    /// address quoting RIP → laddr.
+    pub(super) fn icmp_fullnat6<B: PacketBuf, E: Egress + Egress6>(
+        &mut self,
+        at: &BurstCtx<E>,
+        buf: &mut B,
+        meta: &PacketMeta6,
+        c: &Conn6,
+        reply: bool,
+    ) -> LbVerdict {
+        if c.ext.laddr4 != 0 {
+            return LbVerdict::NotForUs; // an IPv4 FullNAT connection
+        }
+        let (laddr, vip, client, rip) = (c.ext.laddr6(), c.vaddr, c.caddr, c.daddr);
+        let end = |addr, port| End { addr, port };
+        let (outer_src, to, q_src, q_dst) = if reply {
+            (vip, client, end(client, c.cport), end(vip, c.vport))
+        } else {
+            (laddr, rip, end(rip, c.dport), end(laddr, c.ext.lport))
+        };
+        let res = fullnat6_icmp(buf, meta, outer_src, to, q_src, q_dst, at.egress);
+        self.done6(at, res, c, reply, meta, buf, to)
+    }
+
+    /// Count what xmit did with a packet of IPv6 FullNAT connection `c`
+    /// sent toward `to`, or turn its failure into a verdict (an unresolved
+    /// next hop is `to`'s).
+    #[allow(clippy::too_many_arguments)]
+    fn done6<B: PacketBuf, E: Egress + Egress6>(
+        &mut self,
+        at: &BurstCtx<E>,
+        res: Result<u16, XmitError>,
+        c: &Conn6,
+        reply: bool,
+        meta: &PacketMeta6,
+        buf: &mut B,
+        to: u128,
+    ) -> LbVerdict {
+        match res {
             Err(e @ (XmitError::Unresolved | XmitError::NoRoute)) => {
-                self.xmit_failed(e, at.egress, dst.addr)
+                self.xmit_failed(e, at.egress, to)
             }
             res => self.finish(at, res, c, reply, meta, buf),
         }

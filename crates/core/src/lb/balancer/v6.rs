@@ -430,7 +430,7 @@ impl Balancer {
     ) -> LbVerdict {
         let egress = at.egress;
         if c.method == Method::FullNat {
-            return LbVerdict::NotForUs; // an IPv4 FullNAT connection
+            return self.icmp_fullnat6(at, buf, meta, c, reply);
         }
         if c.ext.laddr4 != 0 {
             if reply {

@@ -135,3 +135,81 @@ fn fullnat6_ports_per_worker_and_exhaustion() {
     let counts: Vec<_> = e.w.stats().drop_counts().filter(|(_, n)| *n > 0).collect();
     assert_eq!(counts, [("fullnat_ports_exhausted", 6)]);
 }
+
+/// The ICMPv6 checksum of `out` is right (etherparse's own sum); its
+/// outer (source, destination) and quoted (source, sport, destination,
+/// dport).
+fn icmp6_seen(out: &[u8]) -> ((u128, u128), (u128, u16, u128, u16)) {
+    let p = etherparse::SlicedPacket::from_ethernet(out).unwrap();
+    let (Some(etherparse::TransportSlice::Icmpv6(i)), Some(etherparse::NetSlice::Ipv6(ip))) =
+        (&p.transport, &p.net)
+    else {
+        panic!("not ICMPv6")
+    };
+    let h = ip.header();
+    let want = i
+        .icmp_type()
+        .calc_checksum(h.source(), h.destination(), i.payload())
+        .unwrap();
+    assert_eq!(i.checksum(), want, "icmpv6 checksum");
+    let m = meta6(out);
+    let q = m.icmp.expect("a quote").inner_key;
+    ((m.key.src, m.key.dst), (q.src, q.sport, q.dst, q.dport))
+}
+
+/// ICMPv6 errors both ways: one about a request (from the servers' side,
+/// to the local address) reaches the client from the VIP quoting client
+/// → VIP; one about a reply (to the VIP) reaches the real server from the
+/// local address quoting RIP → laddr.
+#[test]
+fn fullnat6_icmp_both_ways() {
+    use etherparse::{Icmpv6Type, PacketBuilder};
+    let mut e = env(1024);
+    let s = e.snap(1, |b| {
+        b.service(
+            fsvc6(Proto::Tcp, 80),
+            vec![dest6(RIP6, 8080, Method::FullNat, 1)],
+        );
+    });
+    let (_, sent) = e.send6(&s, &from_client(SYN, 40000, 80), 0);
+    let lport = meta6(&sent).key.sport;
+    let router: u128 = 0x2001_0db8_0001_0000_0000_0000_0000_00fe;
+    let mut err = Vec::new();
+    PacketBuilder::ethernet2(rs_mac(), OUR_MAC)
+        .ipv6(router.to_be_bytes(), LADDR6.to_be_bytes(), 64)
+        .icmpv6(Icmpv6Type::PacketTooBig { mtu: 1280 })
+        .write(&mut err, &sent[14..])
+        .unwrap();
+    let (v, out) = e.send6(&s, &err, S);
+    assert_eq!(v, LbVerdict::Tx { port: 0 }, "to the client");
+    assert_eq!(
+        icmp6_seen(&out),
+        ((VIP6, CLIENT6), (CLIENT6, 40000, VIP6, 80))
+    );
+    // the reply as dirigo sent it, quoted by a router on the client's side
+    let reply = tcp6_frame(
+        RIP6,
+        8080,
+        LADDR6,
+        lport,
+        SYN | ACK,
+        b"",
+        64,
+        (rs_mac(), OUR_MAC),
+    );
+    let (_, back) = e.send6(&s, &reply, S);
+    let gw: u128 = 0x2001_0db8_00e0_0000_0000_0000_0000_00fe;
+    let mut err = Vec::new();
+    PacketBuilder::ethernet2(GW_MAC, OUR_MAC)
+        .ipv6(gw.to_be_bytes(), VIP6.to_be_bytes(), 64)
+        .icmpv6(Icmpv6Type::PacketTooBig { mtu: 1280 })
+        .write(&mut err, &back[14..])
+        .unwrap();
+    let (v, out) = e.send6(&s, &err, S);
+    assert_eq!(v, LbVerdict::Tx { port: 1 }, "to the real server");
+    assert_eq!(&out[0..6], &rs_mac());
+    assert_eq!(
+        icmp6_seen(&out),
+        ((LADDR6, RIP6), (RIP6, 8080, LADDR6, lport))
+    );
+}
