@@ -119,6 +119,101 @@ fn lab_nat() {
     lab.finish();
 }
 
+/// FullNAT (issue 51): the real servers keep their default gateway (the
+/// lab's router, as in DR), and the local address is not on their network:
+/// only the router's route to it leads back to dirigo. The services are set
+/// up by one `-R` batch (`-P` local addresses, `-b` servers), saved with
+/// `-S`, cleared and restored; then rr, 2 MiB each way byte-exact, UDP,
+/// the servers seeing the local address as their peer, and persistence.
+#[test]
+fn lab_fullnat() {
+    if !common::privileged("lab FullNAT") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = start("lab_fullnat", "dgtf", "dr");
+    // the servers' router: the local network behind dirigo, no redirects
+    // (the servers' replies keep taking the router)
+    for k in ["all", "br0"] {
+        lab.exec(
+            "srv",
+            &[
+                "sysctl",
+                "-qw",
+                &format!("net.ipv4.conf.{k}.send_redirects=0"),
+            ],
+        );
+    }
+    let o = lab.exec(
+        "srv",
+        &["ip", "route", "add", LADDR_NET, "via", "10.98.0.1"],
+    );
+    assert!(o.status.success(), "route to the local network: {o:?}");
+    let mut rules = String::from("-C\n");
+    for (sw, port) in [("-t", 80), ("-u", 5353)] {
+        let svc = format!("{VIP}:{port}");
+        rules += &format!("-A {sw} {svc} -s rr\n-P {sw} {svc} -z {LADDR}\n");
+        for n in 1..=3 {
+            rules += &format!("-a {sw} {svc} -r {}:{port} -b -w 1\n", lab_common::rip(n));
+        }
+    }
+    lab.adm_stdin(&["-R"], Some(&rules));
+    let saved = lab.adm(&["-S", "-n"]);
+    assert!(
+        saved.contains(&format!("-P -t {VIP}:80 -z {LADDR}\n"))
+            && saved.contains(&format!("-a -u {VIP}:5353 -r 10.98.0.11:5353 -b -w 1\n")),
+        "{saved}"
+    );
+    lab.adm(&["-C"]);
+    lab.adm_stdin(&["-R"], Some(&saved));
+    assert_eq!(lab.adm(&["-S", "-n"]), saved, "-S, -C, -R, -S");
+    let l = lab.adm(&["-L", "-n"]);
+    assert!(l.contains("FullNat"), "{l}");
+    let g = lab.adm(&["--get-laddr", "-t", &format!("{VIP}:80")]);
+    assert!(g.contains(LADDR), "{g}");
+    // without local addresses a FullNAT service is refused
+    let o = std::process::Command::new(common::DIRIGOADM)
+        .args([
+            "--socket",
+            &lab.sock,
+            "-Q",
+            "-t",
+            &format!("{VIP}:80"),
+            "-z",
+            LADDR,
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "the last local address removed");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("needs the service's local addresses"),
+        "{o:?}"
+    );
+    ping(&lab);
+    spread_rr(&lab);
+    transfer(&lab, "fullnat");
+    udp(&lab, &format!("{}-wan", lab.prefix));
+    // the real server's peer is the local address, not the client
+    let who = lab.client(&["curl", "-sS", "-m", "5", &format!("http://{VIP}/whoami")]);
+    assert!(who.contains(&format!("peer={LADDR}:")), "{who}");
+    persistence(&lab);
+    // the pool's drop reason is listed, and nothing was refused
+    let d = lab.ctl_json(&["drops"]);
+    let ex = d
+        .as_array()
+        .expect("drops")
+        .iter()
+        .find(|d| d["reason"] == "lb_fullnat_ports_exhausted")
+        .unwrap_or_else(|| panic!("no lb_fullnat_ports_exhausted in {d}"));
+    assert_eq!(ex["count"], 0, "{ex}");
+    lab.finish();
+}
+
+/// FullNAT's local address in [`lab_fullnat`], and its network (behind
+/// dirigo, seen from the servers' router).
+const LADDR: &str = "10.96.0.10";
+const LADDR_NET: &str = "10.96.0.0/24";
+
 /// Connection thresholds (`-x`): a real server at its upper threshold takes
 /// no new connections (IPVS's overload flag) while its existing ones keep
 /// working; the others take the new ones.

@@ -516,6 +516,74 @@ fn first_reply_to_a_new_client_held(lab: &Lab) {
 }
 
 /// conns of the service line `which` (`TCP  ADDR`) of `-L -n --stats`.
+/// IPv6 FullNAT's local address, off the servers' network: only their
+/// router's route to its /64 leads back to dirigo.
+const LADDR6: &str = "2001:db8:96::10";
+
+/// IPv6 FullNAT (issue 51): the servers' default route is the router's
+/// again (as in DR), the router routes the local network to dirigo; both
+/// IPv6 services switched to FullNAT in one `-R` batch, `-S`/`-C`/`-R`
+/// round trip; 1 MiB each way, rr, UDP, the servers' peer the local
+/// address, persistence.
+fn fullnat6(lab: &Lab) {
+    let t = std::time::Instant::now();
+    for n in 1..=3 {
+        let rs = format!("rs{n}");
+        ok(lab.exec(
+            &rs,
+            &["ip", "-6", "route", "replace", "default", "via", ROUTER6],
+        ));
+    }
+    ok(lab.exec(
+        "srv",
+        &[
+            "ip",
+            "-6",
+            "route",
+            "replace",
+            "2001:db8:96::/64",
+            "via",
+            DIRIGO_LAN6,
+        ],
+    ));
+    let mut rules = String::new();
+    for (sw, svc, port) in [("-t", svc6(), "80"), ("-u", udp6(), "5353")] {
+        rules += &format!("-P {sw} {svc} -z {LADDR6}\n");
+        for n in 1..=3 {
+            rules += &format!("-e {sw} {svc} -r [{}]:{port} -b -w 1\n", rip6(n));
+        }
+    }
+    lab.adm_stdin(&["-R"], Some(&rules));
+    let saved = lab.adm(&["-S", "-n"]);
+    assert!(
+        saved.contains(&format!("-P -t {} -z {LADDR6}\n", svc6())),
+        "{saved}"
+    );
+    lab.adm(&["-C"]);
+    lab.adm_stdin(&["-R"], Some(&saved));
+    assert_eq!(lab.adm(&["-S", "-n"]), saved, "-S, -C, -R, -S");
+    let l = lab.adm(&["-L", "-n"]);
+    let want = format!("  -> {:<28} FullNat 1", format!("[{}]:80", rip6(1)));
+    assert!(l.contains(&want), "{want:?} in\n{l}");
+    let (down, up) = transfer6(lab, "fullnat6");
+    eprintln!("fullnat6: 1 MiB down via {down}, 1 MiB up via {up}: checksums ok");
+    let c = count(&servers(lab, 6));
+    assert!(
+        c.len() == 3 && c.values().all(|&k| k == 2),
+        "fullnat6: rr over rs1..rs3: {c:?}"
+    );
+    udp(lab, &format!("{P}-wan"));
+    let who = curl(lab, &[&format!("http://[{VIP6}]/whoami")]);
+    assert!(who.contains(&format!("peer={LADDR6}:")), "{who}");
+    lab.adm(&["-E", "-t", &svc6(), "-s", "rr", "-p", "60"]);
+    let s = servers(lab, 4);
+    assert!(s.iter().all(|n| n == &s[0]), "fullnat6 persistence: {s:?}");
+    eprintln!(
+        "fullnat6: checks done in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+}
+
 fn stats_conns(lab: &Lab, which: &str) -> u64 {
     let s = lab.adm(&["-L", "-n", "--stats", "--exact"]);
     let line = s
@@ -600,6 +668,7 @@ fn lab_ipv6_dr_tun_nat_dual_stack() {
     // 3 modes x (2 transfers + 12 requests) IPv6 TCP connections, and
     // NAT's first one from a new client address
     assert_eq!(v6_after, 3 * 14 + 1, "IPv6 connections on the IPv6 service");
+    fullnat6(&lab);
     let drops = lab.ctl_json(&["drops"]);
     eprintln!("drops: {drops}");
     lab.finish();

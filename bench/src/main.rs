@@ -105,6 +105,7 @@ pub fn mname(m: Method) -> &'static str {
         Method::Dr => "DR",
         Method::Tun => "TUN",
         Method::Nat => "NAT",
+        Method::FullNat => "FNAT",
     }
 }
 

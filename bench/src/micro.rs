@@ -141,6 +141,7 @@ fn snapshot(method: Method, servers: u8) -> (Snapshot, LbIds) {
     let servers = servers.clamp(1, MAX_SERVERS);
     let mut ids = LbIds::new(16, 256);
     let spec = ServiceSpec {
+        local_addresses: Vec::new(),
         key: ServiceKey {
             proto: Proto::Tcp,
             vip: std::net::IpAddr::V4(Ipv4Addr::from(gen::VIP)),

@@ -146,6 +146,19 @@ impl Plan {
             .collect()
     }
 
+    /// The FullNAT scenarios' sizes (`FNAT 1k`, `FNAT 1M`: the smallest
+    /// and the largest of a full plan; none in a quick one) that run.
+    pub fn fnat_sizes(&self) -> Vec<&'static str> {
+        if self.quick {
+            return Vec::new();
+        }
+        let mut v: Vec<&'static str> = self.sizes.first().map(|s| s.0).into_iter().collect();
+        v.extend(self.sizes.last().map(|s| s.0));
+        v.dedup();
+        v.retain(|l| self.wants(&format!("{} {l}", mname(Method::FullNat))));
+        v
+    }
+
     /// [`Self::spread`] when one of its scenarios runs.
     pub fn spread_wanted(&self) -> Option<(String, u32, u64)> {
         self.spread()
@@ -173,6 +186,7 @@ impl Plan {
                     || self.wants(&format!("DR-2w {label}"))
             });
         of_size
+            || self.fnat_sizes().contains(&label)
             || (label == self.exception_size.0 && self.wants("exception"))
             || (Some(label) == self.sizes.last().map(|s| s.0) && self.wants("metrics"))
             || (label == nc && (self.wants("newconn") || self.wants("synproxy")))

@@ -116,6 +116,12 @@ fn run_established(r: &Run, agg: &mut Agg) -> Result<(), String> {
             }
         }
     }
+    // FullNAT on the smallest and the largest pcap (its connections in
+    // the IPv6 table, the requests' only: nothing answers from net_null)
+    for label in plan.fnat_sizes() {
+        let (_, path, n) = find(files, label)?;
+        run_plain(r, (label, path, *n), Method::FullNat, agg)?;
+    }
     // the table in cache on the largest pcap (see Plan::spread): DR 1M's
     // time less DR 1k@1M's is what the table's misses cost DR
     if let Some((label, _, _)) = plan.spread_wanted() {

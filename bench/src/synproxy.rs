@@ -112,6 +112,7 @@ fn syn6(i: u32) -> Vec<u8> {
 fn worker6(capacity: u32) -> (Balancer, Snapshot) {
     let mut ids = LbIds::new(16, 64);
     let spec = ServiceSpec {
+        local_addresses: Vec::new(),
         key: ServiceKey {
             proto: Proto::Tcp,
             vip: std::net::IpAddr::V6(gen::VIP6.into()),
@@ -240,6 +241,7 @@ fn frame(
 
 fn snapshot(ids: &mut LbIds, synproxy: bool, port: u16) -> Snapshot {
     let spec = ServiceSpec {
+        local_addresses: Vec::new(),
         key: ServiceKey {
             proto: Proto::Tcp,
             vip: std::net::IpAddr::V4(Ipv4Addr::from(gen::VIP)),

@@ -87,6 +87,24 @@ fn apply(st: &mut State, cmd: BatchCmd) -> Result<(), CtlError> {
                 return Err(CtlError::no_dest());
             }
         }
+        BatchCmd::AddLaddr { service: key, addr } => {
+            let l = &mut service(st, &key)?.0.local_addresses;
+            if l.contains(&addr) {
+                return Err(CtlError::new(
+                    ErrCode::Exists,
+                    "local address already exists",
+                ));
+            }
+            l.push(addr);
+        }
+        BatchCmd::DelLaddr { service: key, addr } => {
+            let l = &mut service(st, &key)?.0.local_addresses;
+            let n = l.len();
+            l.retain(|a| *a != addr);
+            if l.len() == n {
+                return Err(CtlError::new(ErrCode::NotFound, "No such local address"));
+            }
+        }
         BatchCmd::SetTimeouts { timeouts: t } => {
             if t.tcp != 0 {
                 st.timeouts.tcp = t.tcp;

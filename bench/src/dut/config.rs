@@ -3,9 +3,16 @@
 use super::{DutCase, KERNEL_IF, METRICS_ADDR, NETNS};
 use crate::gen;
 use crate::micro::{rs_addr, rs_mac, N_RS};
+use dirigo_core::lb::spec::Method;
 use dirigo_proto::view::MacAddr;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
+
+/// FullNAT scenarios' local address (`FNAT 1k`, `FNAT 1M`): in no
+/// network the bench routes, a VIP of nothing.
+const FNAT_LADDR: u32 = 0xc612_00c8; // 198.18.0.200
+/// Its IPv6 twin.
+const FNAT_LADDR6: u128 = 0x2001_0db8_00ff_0000_0000_0000_0000_00c8;
 
 /// A TOML table of `key = value` pairs.
 fn table<const N: usize>(pairs: [(&str, toml::Value); N]) -> toml::Value {
@@ -175,7 +182,8 @@ fn dataplane(c: &DutCase<'_>) -> toml::Value {
     // Each RX queue of net_pcap preloads its own copy of the pcap.
     let mbufs = c.pcap_pkts * c.workers.max(1) as u64 + 32768;
     // IPv6: the IPv4 table at its minimum, the IPv6 one what was asked
-    let (conns, conns6) = if c.v6 {
+    // (FullNAT: its IPv4 connections live in the IPv6 table too)
+    let (conns, conns6) = if c.v6 || c.method == Method::FullNat {
         (1024, c.capacity)
     } else {
         (c.capacity, 0)
@@ -198,7 +206,16 @@ fn service(c: &DutCase<'_>, rss: &[IpAddr]) -> toml::Value {
         format!("{}:{}", Ipv4Addr::from(gen::VIP), gen::VPORT)
     };
     let method = toml::Value::try_from(c.method).expect("a method is a TOML string");
+    // FullNAT's local address (the requests leave from it; no reply comes)
+    let laddrs: Vec<toml::Value> = if c.method != Method::FullNat {
+        Vec::new()
+    } else if c.v6 {
+        vec![text(Ipv6Addr::from(FNAT_LADDR6))]
+    } else {
+        vec![text(Ipv4Addr::from(FNAT_LADDR))]
+    };
     table([
+        ("local_addresses", laddrs.into()),
         ("synproxy", c.synproxy.into()),
         ("protocol", text("tcp")),
         ("address", text(vip)),

@@ -133,3 +133,35 @@ fn ipv6_config_is_valid() {
         assert_eq!(cfg.ports[0].addresses[0].to_string(), "192.168.100.1/24");
     }
 }
+
+/// The FullNAT scenarios' configuration: the service's local address,
+/// the real servers `fullnat`, the connections in the IPv6 table.
+#[test]
+fn fullnat_config_is_valid() {
+    for v6 in [false, true] {
+        let c = DutCase {
+            bin: Path::new("dirigo"),
+            pcap: Path::new("flows.pcap"),
+            pcap_pkts: 1000,
+            method: Method::FullNat,
+            capacity: 1 << 20,
+            embryonic_grace_ms: 0,
+            dir: Path::new("."),
+            warmup: Duration::from_secs(1),
+            measure: Duration::from_secs(1),
+            workers: 1,
+            exception: false,
+            metrics: false,
+            synproxy: false,
+            v6,
+        };
+        let text = config(&c, "dg-bench", Path::new("ctl.sock"));
+        let cfg = dirigo_config::Config::parse(&text, "bench")
+            .unwrap_or_else(|e| panic!("v6 {v6}: {e}\n{text}"));
+        let svc = &cfg.services[0];
+        assert_eq!(svc.spec.local_addresses.len(), 1);
+        assert_eq!(svc.spec.local_addresses[0].is_ipv6(), v6);
+        assert!(svc.dests.iter().all(|d| d.method == Method::FullNat));
+        assert_eq!(cfg.dataplane.connections6_per_worker, 1 << 20);
+    }
+}

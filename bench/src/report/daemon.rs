@@ -60,6 +60,30 @@ pub(super) fn established_section(s: &mut String, plan: &Plan, a: &Agg) {
         }
         let _ = writeln!(s);
     }
+    let fnat = plan.fnat_sizes();
+    if fnat.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "### FNAT\n\nFullNAT's requests (client → VIP, sent from the local address to the \
+         real server; net_null answers nothing), its connections in the IPv6 table.\n"
+    );
+    let _ = writeln!(s, "| flows | Mpps | spread | ns/pkt | x macswap (same run) | flows tracked |\n|---|---|---|---|---|---|");
+    for l in fnat {
+        let k = format!("dirigo|FNAT {l}");
+        let mp = a.med(&format!("{k}|mpps"));
+        let _ = writeln!(
+            s,
+            "| {l} | {} | {:.1}% | {} | {} | {} |",
+            f2(mp),
+            a.spread_pct(&format!("{k}|mpps")),
+            f2(1e3 / mp),
+            f2(a.med(&format!("{k}|ratio"))),
+            f0(a.med(&format!("{k}|tracked")))
+        );
+    }
+    let _ = writeln!(s);
 }
 
 /// DR by worker count.

@@ -384,6 +384,10 @@ pub struct ServiceConfig {
     /// SYN proxy (NAT real servers only).
     #[serde(default)]
     pub synproxy: bool,
+    /// FullNAT's local addresses (the sources `method = "fullnat"` real
+    /// servers see; the real servers' family).
+    #[serde(default)]
+    pub local_addresses: Vec<std::net::IpAddr>,
     /// Real servers.
     #[serde(default)]
     pub real_server: Vec<RealServerConfig>,

@@ -185,8 +185,11 @@ pub fn check_spec(c: &CheckConfig, proto: Proto, method: Method) -> Result<Check
         .map(|v| seconds("retry_delay", v))
         .transpose()?;
     let via_vip = c.via_vip.unwrap_or(false);
-    if via_vip && method == Method::Nat {
-        return Err("via_vip is for DR and TUN real servers (NAT ones are probed directly)".into());
+    if via_vip && matches!(method, Method::Nat | Method::FullNat) {
+        return Err(
+            "via_vip is for DR and TUN real servers (NAT and FullNAT ones are probed directly)"
+                .into(),
+        );
     }
     let address = ip_key("address", &c.address)?;
     let source = ip_key("source", &c.source)?;

@@ -2,7 +2,7 @@
 //! applied to a copy of it.
 
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
-use dirigo_proto::proto::{BatchCmd, CtlError};
+use dirigo_proto::proto::{BatchCmd, CtlError, ErrCode};
 
 /// The services as the operator configured them, in order.
 pub type ServiceTable = Vec<(ServiceSpec, Vec<DestSpec>)>;
@@ -40,7 +40,12 @@ pub fn apply(
         }
         BatchCmd::EditService { service } => {
             let i = find_service(t, &service.key).ok_or_else(CtlError::no_service)?;
+            // -E leaves the local addresses alone (--add-laddr, --del-laddr)
+            let keep = std::mem::take(&mut t[i].0.local_addresses);
             t[i].0 = service.clone();
+            if t[i].0.local_addresses.is_empty() {
+                t[i].0.local_addresses = keep;
+            }
         }
         BatchCmd::DelService { key } => {
             let i = find_service(t, key).ok_or_else(CtlError::no_service)?;
@@ -81,6 +86,26 @@ pub fn apply(
             if n.udp != 0 {
                 timeouts.udp = n.udp;
             }
+        }
+        BatchCmd::AddLaddr { service, addr } => {
+            let i = find_service(t, service).ok_or_else(CtlError::no_service)?;
+            let l = &mut t[i].0.local_addresses;
+            if l.contains(addr) {
+                return Err(CtlError::new(
+                    ErrCode::Exists,
+                    "local address already exists",
+                ));
+            }
+            l.push(*addr);
+        }
+        BatchCmd::DelLaddr { service, addr } => {
+            let i = find_service(t, service).ok_or_else(CtlError::no_service)?;
+            let l = &mut t[i].0.local_addresses;
+            let j = l
+                .iter()
+                .position(|a| a == addr)
+                .ok_or_else(|| CtlError::new(ErrCode::NotFound, "No such local address"))?;
+            l.remove(j);
         }
         BatchCmd::Zero { .. } => {}
     }

@@ -113,14 +113,30 @@ impl ControlState {
         for (p, c) in &self.port_addrs6 {
             let _ = a.add_port_addr6(*p, *c);
         }
-        // NAT64 pool addresses are answered like VIPs (ARP, ping): the
-        // real servers' replies come back to them
+        // NAT64 pool addresses and FullNAT local addresses are answered
+        // like VIPs (ARP, ping): the real servers' replies come back to them
+        let laddrs4 = services
+            .iter()
+            .flat_map(|(s, _)| s.local_addresses.iter())
+            .filter_map(|a| match a {
+                std::net::IpAddr::V4(v) => Some(u32::from(*v)),
+                _ => None,
+            });
         a.set_vips(
             self.announced(services)
                 .into_iter()
-                .chain(self.settings.nat64_pool.iter().map(|&p| u32::from(p))),
+                .chain(self.settings.nat64_pool.iter().map(|&p| u32::from(p)))
+                .chain(laddrs4),
         );
-        a.set_vips6(self.announced6(services));
+        // and IPv6 FullNAT local addresses like IPv6 VIPs (ND)
+        let laddrs6 = services
+            .iter()
+            .flat_map(|(s, _)| s.local_addresses.iter())
+            .filter_map(|a| match a {
+                std::net::IpAddr::V6(v) => Some(u128::from(*v)),
+                _ => None,
+            });
+        a.set_vips6(self.announced6(services).into_iter().chain(laddrs6));
         a
     }
 

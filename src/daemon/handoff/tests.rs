@@ -46,6 +46,7 @@ fn snapshot(servers: &[u32]) -> Snapshot {
             netmask: Ipv4Addr::BROADCAST,
             prefix6: 128,
             synproxy: false,
+            local_addresses: Vec::new(),
         },
         dests,
     );

@@ -486,10 +486,13 @@ impl HealthState {
 
 /// The sorry server as a real server of `s`: forwarded like the service's
 /// first real server (NAT when its port differs from the service's, or the
-/// service has none).
+/// service has none; FullNAT in a FullNAT service, whose servers are all
+/// FullNAT).
 fn sorry_dest(s: &ServiceSpec, dests: &[DestSpec], a: SocketAddr) -> DestSpec {
     let method = match dests.first() {
-        Some(d) if a.port() == s.key.port || d.method == Method::Nat => d.method,
+        Some(d) if a.port() == s.key.port || matches!(d.method, Method::Nat | Method::FullNat) => {
+            d.method
+        }
         _ => Method::Nat,
     };
     DestSpec {

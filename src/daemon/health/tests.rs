@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 fn svc(port: u16) -> ServiceSpec {
     ServiceSpec {
+        local_addresses: Vec::new(),
         key: ServiceKey {
             proto: Proto::Tcp,
             vip: std::net::IpAddr::V4(Ipv4Addr::new(10, 10, 10, 10)),

@@ -135,7 +135,9 @@ const POP_PER_ROUND: usize = 4096;
 /// flags: the forwarding method, no-output, inactive).
 pub fn to_repr(c: &SyncConn) -> ConnRepr {
     let fwd = match c.method {
-        Some(Method::Nat) | None => flags::MASQ,
+        // FullNAT connections are not sent (the entry has no room for the
+        // local address and port): not reached
+        Some(Method::Nat | Method::FullNat) | None => flags::MASQ,
         Some(Method::Tun) => flags::TUNNEL,
         Some(Method::Dr) => flags::DROUTE,
     };

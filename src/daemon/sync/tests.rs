@@ -63,6 +63,7 @@ fn snapshot(order: &[usize]) -> Snapshot {
     let mut b = SnapshotBuilder::new();
     b.service(
         ServiceSpec {
+            local_addresses: Vec::new(),
             key: ServiceKey {
                 proto: Proto::Tcp,
                 vip: std::net::IpAddr::V4(Ipv4Addr::from(VIP)),

@@ -164,7 +164,7 @@ impl WorkerPipeline {
                 Verdict::Drop
             }
             LbVerdict::NotForUs => {
-                if self.snap.is_nat64_pool(meta.key.dst) {
+                if self.snap.is_pool4(meta.key.dst) {
                     return self.nat64_in(buf, meta, now);
                 }
                 let addrs = self.net.addrs();

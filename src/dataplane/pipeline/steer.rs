@@ -69,7 +69,7 @@ impl WorkerPipeline {
         let k = crate::lb::balancer::lookup_key(m);
         let client = if self.snap.is_vip(k.dst) {
             k.src
-        } else if self.snap.is_nat64_pool(k.dst) {
+        } else if self.snap.is_pool4(k.dst) {
             return k.dport as u32 % self.workers;
         } else {
             k.dst

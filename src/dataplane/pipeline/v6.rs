@@ -33,15 +33,19 @@ use crate::net::buf::PacketBuf;
 use crate::net::classify::classify_fast6_into;
 use crate::net::meta::{PacketMeta, PacketMeta6, PROTO_ICMPV6};
 
-/// The client side of an IPv6 packet (as `client_of` for IPv4): the source
-/// when it goes to a VIP, else the destination (a NAT reply).
+/// The worker that owns an IPv6 packet: by its client address (masked by
+/// `mask`: the source when it goes to a VIP, else the destination, a NAT
+/// reply's), or for one to an IPv6 FullNAT local address by its port
+/// (each worker takes the local ports `p` with `p % workers` its index).
 #[inline]
-pub fn client_of6(snap: &Snapshot, meta: &PacketMeta6) -> u128 {
+pub fn owner_meta6(snap: &Snapshot, meta: &PacketMeta6, mask: u128, workers: u32) -> u32 {
     let k = lookup_key6(meta);
     if snap.is_vip6(k.dst) {
-        k.src
+        owner6(k.src & mask, workers)
+    } else if snap.is_pool6(k.dst) {
+        k.dport as u32 % workers
     } else {
-        k.dst
+        owner6(k.dst & mask, workers)
     }
 }
 
@@ -125,7 +129,7 @@ impl WorkerPipeline {
                 let Some(m) = self.scratch.metas6.get(i) else {
                     continue;
                 };
-                let owner = owner6(client_of6(&self.snap, m) & self.steer_mask6, self.workers);
+                let owner = owner_meta6(&self.snap, m, self.steer_mask6, self.workers);
                 if owner as usize != self.index {
                     self.counters.own[Count::SteeredOut] += 1;
                     if let Some(o) = out.get_mut(i) {
@@ -196,10 +200,7 @@ impl WorkerPipeline {
     ) -> Verdict {
         let Arrival { port, now_ns, .. } = at;
         if self.workers > 1 && !at.owned() {
-            let owner = owner6(
-                client_of6(&self.snap, meta) & self.steer_mask6,
-                self.workers,
-            );
+            let owner = owner_meta6(&self.snap, meta, self.steer_mask6, self.workers);
             if owner as usize != self.index {
                 self.counters.own[Count::SteeredOut] += 1;
                 return Verdict::Steer(owner as u16);

@@ -136,7 +136,38 @@ method = "nat"
     let bad = t.replace("weight = 2", "weight = 70000");
     assert!(err(&bad).contains("weight 70000"));
     let bad = t.replace("method = \"nat\"", "method = \"dr\"");
-    assert!(err(&bad).contains("only NAT can change the port"));
+    assert!(err(&bad).contains("only NAT and FullNAT can change the port"));
+}
+
+#[test]
+fn fullnat_services() {
+    let t = ISSUE_EXAMPLE.to_string()
+        + r#"
+[[service]]
+protocol = "tcp"
+address = "10.0.0.100:80"
+scheduler = "rr"
+local_addresses = ["10.0.0.200", "10.0.0.201"]
+
+[[service.real_server]]
+address = "172.16.0.11:8080"
+method = "fullnat"
+"#;
+    let c = Config::parse(&t, "t").unwrap();
+    let s = &c.services[0];
+    assert_eq!(s.dests[0].method, Method::FullNat);
+    assert_eq!(s.dests[0].key.port, 8080, "FullNAT may change the port");
+    assert_eq!(
+        s.spec.local_addresses,
+        [
+            "10.0.0.200".parse::<std::net::IpAddr>().unwrap(),
+            "10.0.0.201".parse().unwrap()
+        ]
+    );
+    let bad = t.replace(r#"local_addresses = ["10.0.0.200", "10.0.0.201"]"#, "");
+    assert!(err(&bad).contains("a fullnat real server needs the service's local_addresses"));
+    let bad = t.replace(r#""10.0.0.201""#, r#""2001:db8::1""#);
+    assert!(err(&bad).contains("local address 2001:db8::1 is not of the real servers' family"));
 }
 
 #[test]

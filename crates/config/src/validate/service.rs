@@ -60,8 +60,9 @@ fn service(
     let (flags, flags_ok) = sched_flags(s, at, iss);
     let persistence_ok = persistence(s, key, at, iss);
     let (dests, dests_ok) = real_servers(s, key, nat64, at, iss);
+    let laddrs_ok = local_addresses(s, key, &dests, at, iss);
     let sched = sched?;
-    if !(flags_ok && persistence_ok && dests_ok) {
+    if !(flags_ok && persistence_ok && dests_ok && laddrs_ok) {
         return None;
     }
     let health = health::service_health(s, &dests, at)
@@ -76,6 +77,7 @@ fn service(
             netmask: s.netmask.unwrap_or(Ipv4Addr::BROADCAST),
             prefix6: s.prefix6.unwrap_or(128),
             synproxy: s.synproxy,
+            local_addresses: s.local_addresses.clone(),
         },
         dests,
         health,
@@ -100,6 +102,42 @@ fn sched_flags(s: &ServiceConfig, at: &At, iss: &mut Issues) -> (SchedFlags, boo
         }
     }
     (flags, ok)
+}
+
+/// Whether the FullNAT local addresses fit: there are some when a real
+/// server is `fullnat`, each of the real servers' family (the VIP's).
+fn local_addresses(
+    s: &ServiceConfig,
+    key: ServiceKey,
+    dests: &[DestSpec],
+    at: &At,
+    iss: &mut Issues,
+) -> bool {
+    let mut ok = true;
+    if s.local_addresses.is_empty() && dests.iter().any(|d| d.method == Method::FullNat) {
+        ok = false;
+        iss.add(
+            at.k("local_addresses"),
+            format!(
+                "service {}: a fullnat real server needs the service's local_addresses \
+                 (the sources the real servers see)",
+                s.address
+            ),
+        );
+    }
+    for (j, a) in s.local_addresses.iter().enumerate() {
+        if a.is_ipv4() != key.vip.is_ipv4() {
+            ok = false;
+            iss.add(
+                at.k("local_addresses").i(j),
+                format!(
+                    "service {}: local address {a} is not of the real servers' family",
+                    s.address
+                ),
+            );
+        }
+    }
+    ok
 }
 
 /// Whether `netmask` and `prefix6` fit the VIP's family.
@@ -210,11 +248,11 @@ fn real_server(s: &ServiceConfig, port: u16, r: &RealServerConfig) -> Result<Des
             ),
         ));
     }
-    if r.method != Method::Nat && rport != port {
+    if !matches!(r.method, Method::Nat | Method::FullNat) && rport != port {
         return Err((
             "address",
             format!(
-                "service {}: real server {}: only NAT can change the port",
+                "service {}: real server {}: only NAT and FullNAT can change the port",
                 s.address, r.address
             ),
         ));

@@ -45,6 +45,12 @@ pub enum Method {
     Tun = 1,
     /// NAT (`-m`, "Masq").
     Nat = 2,
+    /// FullNAT (`-b`, DPVS's "FullNat"): the client's address is
+    /// rewritten too, to one of the service's local addresses
+    /// ([`ServiceSpec::local_addresses`]), so that the real server's
+    /// replies come back to the director from any network.
+    #[serde(rename = "fullnat")]
+    FullNat = 3,
 }
 
 impl Method {
@@ -54,6 +60,7 @@ impl Method {
             Method::Dr => "Route",
             Method::Tun => "Tunnel",
             Method::Nat => "Masq",
+            Method::FullNat => "FullNat",
         }
     }
 }
@@ -97,6 +104,12 @@ pub struct ServiceSpec {
     /// every other service stay as they were.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub synproxy: bool,
+    /// FullNAT's local addresses (`--add-laddr -z ADDR`, TOML
+    /// `local_addresses`): the sources its FullNAT real servers see
+    /// (the real servers' family), each with the source ports of every
+    /// worker. Left out of the JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub local_addresses: Vec<IpAddr>,
 }
 
 fn default_netmask() -> Ipv4Addr {

@@ -38,6 +38,10 @@ crate::counters::counter_enum! {
         /// NAT64: no free pool address and port for a new connection (64
         /// candidates of this worker's share taken).
         Nat64PortsExhausted: drop = "nat64_ports_exhausted",
+        /// FullNAT: no free local address and port for a new connection
+        /// (64 candidates of this worker's share taken); no connection is
+        /// evicted for one.
+        FullNatPortsExhausted: drop = "fullnat_ports_exhausted",
     }
 }
 

@@ -38,6 +38,11 @@ pub enum Command {
     Mutate(BatchCmd),
     /// `-L` / `-l` (and no arguments at all).
     List(ListCmd),
+    /// `--get-laddr` (DPVS's `-G`): the FullNAT local addresses.
+    GetLaddr {
+        /// Only this service.
+        service: Option<ServiceKey>,
+    },
     /// `-S`.
     Save {
         /// `-n`.

@@ -221,6 +221,25 @@ pub fn list(list: &ServiceList, o: &ListCmd) -> String {
     out
 }
 
+/// `--get-laddr` output (DPVS's columns, less its per-address conflict
+/// and connection counts, which dirigo does not keep): each service with
+/// local addresses, then one line per address.
+pub fn laddrs(list: &ServiceList) -> String {
+    let mut out = format!("{:<30} {:<8} {}\n", "VIP:VPORT", "TOTAL", "SNAT_IP");
+    for s in sorted_services(list, &ListCmd::default()) {
+        let k = &s.spec.key;
+        if s.spec.local_addresses.is_empty() {
+            continue;
+        }
+        let name = format!("{} {}", k.proto.upper(), addr_port(k.vip, k.port));
+        let _ = writeln!(out, "{name:<30} {:<8}", s.spec.local_addresses.len());
+        for a in &s.spec.local_addresses {
+            let _ = writeln!(out, "{:<30} {:<8} {a}", "", "");
+        }
+    }
+    out
+}
+
 /// `-S` output (ipvsadm-save rules). Thresholds, which ipvsadm does not
 /// save, are appended as `-x`/`-y` when set so a restore loses nothing.
 pub fn save(list: &ServiceList) -> String {
@@ -247,11 +266,16 @@ pub fn save(list: &ServiceList) -> String {
             out.push_str(" --synproxy");
         }
         out.push('\n');
+        // the local addresses before the FullNAT servers that need them
+        for a in &s.spec.local_addresses {
+            let _ = writeln!(out, "-P {svc} -z {a}");
+        }
         for d in sorted_dests(s, false) {
             let sw = match d.spec.method {
                 Method::Dr => "-g",
                 Method::Tun => "-i",
                 Method::Nat => "-m",
+                Method::FullNat => "-b",
             };
             let _ = write!(
                 out,

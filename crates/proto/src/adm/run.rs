@@ -83,6 +83,16 @@ pub fn execute(
             Response::Services(s) => Ok(format::list(&s, l)),
             r => Err(unexpected(r)),
         },
+        Command::GetLaddr { service } => {
+            let opts = ListOpts {
+                service: *service,
+                ..ListOpts::default()
+            };
+            match call(client, cmd, Request::List(opts))? {
+                Response::Services(s) => Ok(format::laddrs(&s)),
+                r => Err(unexpected(r)),
+            }
+        }
         Command::Save { .. } => match call(client, cmd, Request::List(ListOpts::default()))? {
             Response::Services(s) => Ok(format::save(&s)),
             r => Err(unexpected(r)),

@@ -2,9 +2,11 @@
 
 use dirigo_core::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
 use serde::{Deserialize, Serialize};
+use std::net::IpAddr;
 
 /// A change to the service table: the one definition of ipvsadm's mutating
-/// verbs (`-A -E -D -C -a -e -d --set -Z`). It is a request on its own
+/// verbs (`-A -E -D -C -a -e -d --set -Z`) and DPVS's `--add-laddr`,
+/// `--del-laddr`. It is a request on its own
 /// ([`Request::Mutate`]), a command of a [`Request::RestoreBatch`], what
 /// dirigoadm parses those options to, and what the daemon applies.
 /// Serialized with its own `"op"` tag: `{"op":"add_service","service":{...}}`.
@@ -57,6 +59,23 @@ pub enum BatchCmd {
         /// New timeouts.
         timeouts: Timeouts,
     },
+    /// Add a FullNAT local address to a service (`--add-laddr -z ADDR`,
+    /// DPVS's). Errors: `no_service`, `exists`.
+    AddLaddr {
+        /// The service.
+        service: ServiceKey,
+        /// The local address (the real servers' family).
+        addr: IpAddr,
+    },
+    /// Remove a FullNAT local address from a service (`--del-laddr -z
+    /// ADDR`); its connections keep their address until they end.
+    /// Errors: `no_service`, `not_found`.
+    DelLaddr {
+        /// The service.
+        service: ServiceKey,
+        /// The local address.
+        addr: IpAddr,
+    },
     /// Zero counters (`-Z`) of one service or all. Errors: `no_service`.
     Zero {
         /// One service, or all when absent.
@@ -77,6 +96,8 @@ impl BatchCmd {
             BatchCmd::EditDest { .. } => "edit_dest",
             BatchCmd::DelDest { .. } => "del_dest",
             BatchCmd::SetTimeouts { .. } => "set_timeouts",
+            BatchCmd::AddLaddr { .. } => "add_laddr",
+            BatchCmd::DelLaddr { .. } => "del_laddr",
             BatchCmd::Zero { .. } => "zero",
         }
     }

@@ -203,6 +203,7 @@ fn batch_error_index_on_the_wire() {
 
 fn spec() -> (ServiceSpec, DestSpec) {
     let svc = ServiceSpec {
+        local_addresses: Vec::new(),
         key: key(),
         sched: SchedKind::Mh,
         flags: SchedFlags {
@@ -392,7 +393,7 @@ fn bad_request_golden_answers() {
     let cases = [
         (
             r#"{"v":1,"id":5,"req":{"op":"fly"}}"#,
-            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `fly`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `list`, `list_conns`, `zero`, `set_timeouts`, `get_timeouts`, `restore_batch`, `ports`, `addresses`, `addr_add`, `addr_del`, `routes`, `neighbors`, `neigh_add`, `neigh_flush`, `lcores`, `drops`, `reload`, `version`, `health`, `health_set`, `sync`, `fingerprint`, `vips`, `census`, `handoff`"}}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `fly`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `list`, `list_conns`, `zero`, `set_timeouts`, `get_timeouts`, `restore_batch`, `ports`, `addresses`, `addr_add`, `addr_del`, `routes`, `neighbors`, `neigh_add`, `neigh_flush`, `lcores`, `drops`, `reload`, `version`, `health`, `health_set`, `sync`, `fingerprint`, `vips`, `census`, `handoff`, `add_laddr`, `del_laddr`"}}"#,
         ),
         (
             r#"{"v":1,"id":5,"req":{}}"#,
@@ -424,7 +425,7 @@ fn bad_request_golden_answers() {
         ),
         (
             r#"{"v":1,"id":5,"req":{"op":"restore_batch","cmds":[{"op":"list"}]}}"#,
-            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `list`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `set_timeouts`, `zero`"}}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `list`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `set_timeouts`, `add_laddr`, `del_laddr`, `zero`"}}"#,
         ),
         (
             r#"{"v":1,"id":5,"req":"clear"}"#,

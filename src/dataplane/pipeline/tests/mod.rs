@@ -138,6 +138,7 @@ fn service_of(rs: &[[u8; 4]], method: Method, rport: u16) -> Snapshot {
     let mut b = SnapshotBuilder::new();
     b.service(
         ServiceSpec {
+            local_addresses: Vec::new(),
             key: ServiceKey {
                 proto: Proto::Tcp,
                 vip: std::net::IpAddr::V4(Ipv4Addr::from(VIP)),
@@ -170,6 +171,7 @@ fn run(pipes: &mut [WorkerPipeline], at: usize, buf: &mut VecBuf, port: u16) -> 
 }
 
 mod burst;
+mod fullnat;
 mod ipv6;
 mod kernel;
 mod local;

@@ -62,6 +62,7 @@ fn nat6_service() -> Snapshot {
     let mut b = SnapshotBuilder::new();
     b.service(
         ServiceSpec {
+            local_addresses: Vec::new(),
             key: ServiceKey {
                 proto: Proto::Tcp,
                 vip: std::net::IpAddr::V6(VIP6.into()),

@@ -40,7 +40,8 @@ impl Balancer {
             (Method::Nat, true) => {
                 xmit::nat::nat_icmp(buf, meta, Side::Src, c.vaddr, c.vport, egress)
             }
-            (Method::Dr | Method::Tun, true) => return LbVerdict::NotForUs,
+            // FullNAT connections live in the IPv6 table (fullnat.rs)
+            (Method::Dr | Method::Tun, true) | (Method::FullNat, _) => return LbVerdict::NotForUs,
         };
         self.finish(at, res, &c, reply, meta, buf)
     }

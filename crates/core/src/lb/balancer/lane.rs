@@ -214,11 +214,11 @@ impl Lane for u128 {
     fn detach(b: &mut Balancer, c: &Conn6, now_ns: u64) {
         detach_conn6(&mut b.persist, &b.pcfg, c, now_ns);
     }
-    /// Not a NAT64 connection: its real server is IPv4 and an IPv6 entry
-    /// would say nothing of its pool address and port.
+    /// Not a connection with a local leg (NAT64, FullNAT): an IPv6 entry
+    /// would say nothing of its local address and port.
     #[inline]
     fn to_sync(c: &Conn6, state: u8, timeout_ms: u32) -> Option<SyncConn> {
-        (c.ext.laddr4 == 0).then(|| sync::to_sync(c, true, state, timeout_ms))
+        (c.ext.lport == 0).then(|| sync::to_sync(c, true, state, timeout_ms))
     }
     #[inline(never)]
     fn too_big<B: PacketBuf, E: Egress + Egress6>(

@@ -3,7 +3,7 @@
 
 use super::machine::Balancer;
 use crate::lb::conn::{tick_of, Record, F_ACTIVE};
-use crate::lb::spec::Proto;
+use crate::lb::spec::{Method, Proto};
 use crate::lb::state::TcpState;
 use crate::lb::verdict::ConnEntry;
 use crate::net::meta::PROTO_TCP;
@@ -84,7 +84,15 @@ impl Balancer {
     fn conns6(&self, now: u64) -> impl Iterator<Item = ConnEntry> + '_ {
         let now = tick_of(now);
         self.table6.iter().map(move |c| {
-            let sa = |a: u128, p: u16| SocketAddr::V6(SocketAddrV6::new(a.into(), p, 0, 0));
+            // an IPv4 FullNAT connection's addresses are IPv4's, mapped
+            let v4 = c.method == Method::FullNat && c.ext.laddr4 != 0;
+            let sa = move |a: u128, p: u16| {
+                if v4 {
+                    SocketAddr::V4(SocketAddrV4::new((a as u32).into(), p))
+                } else {
+                    SocketAddr::V6(SocketAddrV6::new(a.into(), p, 0, 0))
+                }
+            };
             entry(
                 c.proto,
                 c.state,

@@ -60,7 +60,8 @@
 //! `established.rs` its shortcuts, `icmp.rs` ICMP errors; `v6.rs` IPv6's.
 //! The sub-machines the balancer owns each have their own: the SYN proxy
 //! (`synproxy.rs`, over [`crate::lb::synproxy`]), connection sync
-//! (`sync.rs`), NAT64's ports and replies (`nat64.rs`), persistence
+//! (`sync.rs`), NAT64's ports and replies (`nat64.rs`), IPv4 FullNAT
+//! (`fullnat.rs`, over NAT64's ports and reply path), persistence
 //! templates (`persist.rs`), the load schedulers' winner trees
 //! (`trees.rs`, `load.rs`); `listing.rs` answers the control plane.
 
@@ -68,6 +69,8 @@ mod burst;
 mod burst6;
 mod established;
 mod forward;
+mod fullnat;
+mod fullnat6;
 mod handoff;
 mod icmp;
 mod lane;

@@ -190,7 +190,7 @@ pub(super) fn record<A: Copy, X, E>(
         svc: svc.id.slot as u16,
         proto: key.proto,
         state: start as u8,
-        flags: if d.method == Method::Nat {
+        flags: if matches!(d.method, Method::Nat | Method::FullNat) {
             0
         } else {
             F_NOOUTPUT

@@ -87,6 +87,8 @@ impl Balancer {
                 Some((h, c)) if !tick_reached(now, c.expires) => {
                     self.icmp(at, buf, meta, h.idx, h.reply)
                 }
+                // about a reply of an IPv4 FullNAT connection (its own table)
+                None if snap.fullnat4 => self.fullnat_icmp_in(at, buf, meta, key),
                 _ => LbVerdict::NotForUs,
             };
         }
@@ -140,6 +142,9 @@ impl Balancer {
                 LbVerdict::NotForUs
             };
         };
+        if svc.fullnat {
+            return self.fullnat_flow(at, buf, meta, key, svc);
+        }
         if svc.spec.synproxy && key.proto == PROTO_TCP {
             return self.synproxy_new::<V4, B, E>(at, svc, buf, meta, key);
         }

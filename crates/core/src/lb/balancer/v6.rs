@@ -191,7 +191,7 @@ impl Balancer {
             Ok((h, c))
                 if plain
                     && meta.icmp.is_none()
-                    && c.ext.laddr4 == 0
+                    && c.ext.lport == 0
                     && c.flags & F_SYNPROXY == 0
                     && keeps_established(c.proto, c.state, c.flags, meta.tcp_flags, h.reply)
                     && !tick_reached(now, c.expires) =>
@@ -212,6 +212,8 @@ impl Balancer {
                         xmit::nat::nat(buf, meta, Side::Src, vaddr, vport, caddr, egress)
                     }
                     (_, true) => Err(XmitError::Malformed), // DR and TUN see no replies
+                    // not reached: FullNAT's records have a local port
+                    (Method::FullNat, false) => Err(XmitError::Malformed),
                 };
                 return self.finish_to(at, res, to, h.reply, meta, buf);
             }
@@ -297,16 +299,24 @@ impl Balancer {
         let dport = if d.port == 0 { key.dport } else { d.port };
         // NAT64: an IPv4 real server, reached from a pool address and a
         // port this worker owns
-        let (daddr, laddr4, lport) = if d.key.addr.is_ipv4() {
-            let (a, p) = self
+        let (daddr, leg) = if d.key.addr.is_ipv4() {
+            let (laddr4, lport) = self
                 .nat64
                 .take(&snap.nat64_pool, &self.table6, d.addr, dport, key.proto)
                 .ok_or(LbDrop::Nat64PortsExhausted)?;
-            (mapped(d.addr), a, p)
+            let leg = Nat64Leg {
+                laddr4,
+                lport,
+                laddr6: [0; 4],
+            };
+            (mapped(d.addr), leg)
+        } else if d.method == Method::FullNat {
+            // FullNAT: from a local address and a port this worker owns
+            (d.addr6, self.take_local6(svc, d.addr6, dport, key.proto)?)
         } else {
-            (d.addr6, 0, 0)
+            (d.addr6, Nat64Leg::default())
         };
-        let conn = record(at, svc, d, key, daddr, Nat64Leg { laddr4, lport }, start);
+        let conn = record(at, svc, d, key, daddr, leg, start);
         let ins = self.table6.insert_probed(conn, probe, now);
         if let Some(ev) = ins.evicted {
             self.release(&ev, now_ns);
@@ -352,6 +362,10 @@ impl Balancer {
         reply: bool,
     ) -> LbVerdict {
         let egress = at.egress;
+        if c.method == Method::FullNat {
+            // IPv6 FullNAT (an IPv4 FullNAT connection has no IPv6 packet)
+            return self.transmit_fullnat6(at, buf, meta, c, reply);
+        }
         if c.ext.laddr4 != 0 {
             // NAT64: a request leaves as IPv4 from the pool (its replies
             // come back as IPv4: Self::nat64_reply)
@@ -372,6 +386,7 @@ impl Balancer {
                 xmit::nat::nat(buf, meta, Side::Dst, c.daddr, c.dport, c.daddr, egress)
             }
             (_, true) => Err(XmitError::Malformed), // DR and TUN see no replies
+            (Method::FullNat, false) => Err(XmitError::Malformed), // not an IPv6 packet's
             (Method::Tun, false) => x6::tun6(buf, meta, c.daddr, None, egress),
             (Method::Dr, false) => xmit::dr::dr(buf, c.daddr, egress),
         };
@@ -414,6 +429,9 @@ impl Balancer {
         reply: bool,
     ) -> LbVerdict {
         let egress = at.egress;
+        if c.method == Method::FullNat {
+            return self.icmp_fullnat6(at, buf, meta, c, reply);
+        }
         if c.ext.laddr4 != 0 {
             if reply {
                 return LbVerdict::NotForUs; // not reached: its reply key is IPv4
@@ -426,7 +444,7 @@ impl Balancer {
             (Method::Tun, false) => x6::tun6(buf, meta, c.daddr, None, egress),
             (Method::Nat, false) => x6::nat6_icmp(buf, meta, Side::Dst, c.daddr, c.dport, egress),
             (Method::Nat, true) => x6::nat6_icmp(buf, meta, Side::Src, c.vaddr, c.vport, egress),
-            (Method::Dr | Method::Tun, true) => return LbVerdict::NotForUs,
+            (Method::Dr | Method::Tun, true) | (Method::FullNat, _) => return LbVerdict::NotForUs,
         };
         self.finish(at, res, c, reply, meta, buf)
     }

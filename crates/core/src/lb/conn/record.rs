@@ -58,12 +58,19 @@ pub trait ConnExt<A>: Copy + Default + Eq + core::fmt::Debug {
     /// The reply tuple of a connection whose plain one (real server →
     /// client) is `plain`.
     fn reply_key(&self, plain: Flow<A>) -> Flow<A>;
+    /// Whether the connection leaves from a local address and port of
+    /// dirigo's (its replies come back there: indexed like NAT's).
+    fn has_local_leg(&self) -> bool;
 }
 
 impl<A> ConnExt<A> for () {
     #[inline(always)]
     fn reply_key(&self, plain: Flow<A>) -> Flow<A> {
         plain
+    }
+    #[inline(always)]
+    fn has_local_leg(&self) -> bool {
+        false
     }
 }
 
@@ -107,10 +114,12 @@ impl<A: Copy, X: ConnExt<A>> ConnOf<A, X> {
             proto: self.proto,
         })
     }
-    /// Whether this is a NAT connection (indexed by both tuples).
+    /// Whether this connection is indexed by both tuples: NAT, or one
+    /// with a local leg (`ext`: NAT64's and FullNAT's, IPv6 records
+    /// only, so IPv4's test stays the one compare it was).
     #[inline(always)]
     pub fn is_nat(&self) -> bool {
-        self.method == Method::Nat
+        self.method == Method::Nat || self.ext.has_local_leg()
     }
 }
 

@@ -78,6 +78,33 @@ pub enum BuildError {
         std::net::SocketAddr::new(.1.addr, .1.port)
     )]
     SynproxyNotNat(ServiceKey, DestKey, &'static str),
+    /// A FullNAT real server in a service without local addresses.
+    #[error(
+        "service {}: a FullNAT (-b) real server needs the service's local addresses \
+         (dirigoadm --add-laddr -z ADDR, TOML local_addresses)",
+        std::net::SocketAddr::new(.0.vip, .0.port)
+    )]
+    FullNatNoLaddr(ServiceKey),
+    /// FullNAT and another method in one service.
+    #[error(
+        "service {}: FullNAT real server {} and real server {} of another method: \
+         a FullNAT service's real servers all forward by FullNAT",
+        std::net::SocketAddr::new(.0.vip, .0.port), .1.addr, .2.addr
+    )]
+    FullNatMixed(ServiceKey, DestKey, DestKey),
+    /// A local address of the other family than the service's real servers.
+    #[error(
+        "service {}: local address {1} is not of the real servers' family",
+        std::net::SocketAddr::new(.0.vip, .0.port)
+    )]
+    LaddrFamily(ServiceKey, IpAddr),
+    /// A local address that is a VIP.
+    #[error(
+        "service {}: local address {1} is a VIP (local addresses take the replies of \
+         FullNAT connections; a VIP takes clients)",
+        std::net::SocketAddr::new(.0.vip, .0.port)
+    )]
+    LaddrIsVip(ServiceKey, IpAddr),
 }
 
 /// Builds and validates a [`Snapshot`].
@@ -205,6 +232,33 @@ impl<'a> SnapshotBuilder<'a> {
         self
     }
 
+    /// FullNAT's rules for one service: its local addresses are of the
+    /// real servers' family (the VIP's), valid unicast and not a VIP;
+    /// a FullNAT real server needs at least one and shares its service
+    /// with no other method.
+    fn check_fullnat(&self, spec: &ServiceSpec, dests: &[DestSpec]) -> Result<(), BuildError> {
+        let k = spec.key;
+        for &a in &spec.local_addresses {
+            check_addr(a)?;
+            if a.is_ipv4() != k.vip.is_ipv4() {
+                return Err(BuildError::LaddrFamily(k, a));
+            }
+            if self.services.iter().any(|(s, _)| s.key.vip == a) {
+                return Err(BuildError::LaddrIsVip(k, a));
+            }
+        }
+        let Some(f) = dests.iter().find(|d| d.method == Method::FullNat) else {
+            return Ok(());
+        };
+        if spec.local_addresses.is_empty() {
+            return Err(BuildError::FullNatNoLaddr(k));
+        }
+        if let Some(d) = dests.iter().find(|d| d.method != Method::FullNat) {
+            return Err(BuildError::FullNatMixed(k, f.key, d.key));
+        }
+        Ok(())
+    }
+
     fn validate(&self, ids: &LbIds) -> Result<(), BuildError> {
         let mut seen = HashSet::new();
         let mut all_dests = Vec::new();
@@ -233,13 +287,14 @@ impl<'a> SnapshotBuilder<'a> {
                     return Err(BuildError::SynproxyOff(k));
                 }
             }
+            self.check_fullnat(spec, dests)?;
             let mut ds = HashSet::new();
             for d in dests {
                 if spec.synproxy && d.method != Method::Nat {
-                    let how = if d.method == Method::Dr {
-                        "DR (-g)"
-                    } else {
-                        "TUN (-i)"
+                    let how = match d.method {
+                        Method::Dr => "DR (-g)",
+                        Method::FullNat => "FullNAT (-b)",
+                        _ => "TUN (-i)",
                     };
                     return Err(BuildError::SynproxyNotNat(k, d.key, how));
                 }
@@ -307,7 +362,7 @@ impl<'a> SnapshotBuilder<'a> {
                     .assign(&(k, d.key))
                     .ok_or(BuildError::TooManyDests(ids.dests.capacity()))?;
                 let port = match d.method {
-                    Method::Nat if d.key.port != 0 => d.key.port,
+                    Method::Nat | Method::FullNat if d.key.port != 0 => d.key.port,
                     _ => k.port,
                 };
                 if let Some(e) = dest_by_slot.get_mut(did.slot as usize) {
@@ -361,6 +416,19 @@ impl<'a> SnapshotBuilder<'a> {
                     &ids_weights,
                     self.mh_table_size,
                 ),
+                fullnat: dests.iter().any(|d| d.method == Method::FullNat),
+                local4: spec
+                    .local_addresses
+                    .iter()
+                    .filter(|a| a.is_ipv4())
+                    .map(|&a| v4_bits(a))
+                    .collect(),
+                local6: spec
+                    .local_addresses
+                    .iter()
+                    .filter(|a| a.is_ipv6())
+                    .map(|&a| v6_bits(a))
+                    .collect(),
                 dests,
             });
         }
@@ -389,8 +457,27 @@ impl<'a> SnapshotBuilder<'a> {
             .collect();
         vips6.sort_unstable();
         vips6.dedup();
+        let mut pool4: Vec<u32> = services
+            .iter()
+            .flat_map(|s| s.local4.iter().copied())
+            .chain(self.nat64_pool.iter().copied())
+            .collect();
+        pool4.sort_unstable();
+        pool4.dedup();
+        let fullnat4 = services
+            .iter()
+            .any(|s| s.fullnat && s.spec.key.vip.is_ipv4());
+        let mut pool6: Vec<u128> = services
+            .iter()
+            .flat_map(|s| s.local6.iter().copied())
+            .collect();
+        pool6.sort_unstable();
+        pool6.dedup();
         Ok(Snapshot {
             epoch,
+            pool4,
+            pool6,
+            fullnat4,
             services,
             svc_index,
             svc_index6,

@@ -29,6 +29,15 @@ pub struct Snapshot {
     pub tunnel_src: Option<u32>,
     /// NAT64 pool addresses (host order, sorted).
     pub nat64_pool: Vec<u32>,
+    /// The IPv4 addresses replies come back to from a port dirigo chose,
+    /// each worker's ports its own: the NAT64 pool and every service's
+    /// FullNAT local addresses (host order, sorted, no duplicates).
+    pub pool4: Vec<u32>,
+    /// Every IPv6 service's FullNAT local addresses (sorted, no
+    /// duplicates): their replies' owner is the worker of their port.
+    pub pool6: Vec<u128>,
+    /// Whether a service forwards IPv4 by FullNAT.
+    pub fullnat4: bool,
     /// IPVS `expire_nodest_conn`.
     pub expire_nodest_conn: bool,
     /// IPVS `sloppy_tcp`.
@@ -94,11 +103,18 @@ impl Snapshot {
         None
     }
 
-    /// Whether `addr` is a NAT64 pool address (the replies of NAT64
-    /// connections come back to it).
+    /// Whether `addr` is a NAT64 pool address or a FullNAT local address
+    /// (the replies of NAT64 and IPv4 FullNAT connections come back to
+    /// it, to the worker owning their destination port).
     #[inline]
-    pub fn is_nat64_pool(&self, addr: u32) -> bool {
-        !self.nat64_pool.is_empty() && self.nat64_pool.binary_search(&addr).is_ok()
+    pub fn is_pool4(&self, addr: u32) -> bool {
+        !self.pool4.is_empty() && self.pool4.binary_search(&addr).is_ok()
+    }
+
+    /// Whether `addr` is an IPv6 FullNAT local address.
+    #[inline]
+    pub fn is_pool6(&self, addr: u128) -> bool {
+        !self.pool6.is_empty() && self.pool6.binary_search(&addr).is_ok()
     }
 
     /// Whether `addr` is the VIP of any IPv6 service.

@@ -51,6 +51,12 @@ pub struct Service {
     /// whatever the scheduler and the weights say (health checks probing
     /// a server through the VIP). Usually empty.
     pub pins: Vec<Pin>,
+    /// Whether its real servers forward by FullNAT (then all do).
+    pub fullnat: bool,
+    /// FullNAT's IPv4 local addresses, host order, as configured.
+    pub local4: Vec<u32>,
+    /// FullNAT's IPv6 local addresses, host order, as configured.
+    pub local6: Vec<u128>,
 }
 
 /// A client socket pinned to a real server of a service.

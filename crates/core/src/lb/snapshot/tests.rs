@@ -7,6 +7,7 @@ use std::net::Ipv4Addr;
 
 fn svc(proto: Proto, vip: [u8; 4], port: u16) -> ServiceSpec {
     ServiceSpec {
+        local_addresses: Vec::new(),
         key: ServiceKey {
             proto,
             vip: std::net::IpAddr::V4(Ipv4Addr::from(vip)),

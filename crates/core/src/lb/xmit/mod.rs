@@ -1,4 +1,4 @@
-//! Forwarding: rewrite a packet in place for DR, TUN or NAT.
+//! Forwarding: rewrite a packet in place for DR, TUN, NAT or FullNAT.
 //!
 //! Every function takes the frame (a [`PacketBuf`]) and the
 //! [`crate::net::meta::PacketMeta`] classify produced, checks every offset
@@ -21,6 +21,7 @@
 pub mod dr;
 mod error;
 mod frame;
+pub mod fullnat;
 pub mod icmp;
 pub mod nat;
 mod route;

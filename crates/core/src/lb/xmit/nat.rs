@@ -34,7 +34,11 @@ impl Side {
 /// the header checksum right; returns the old address.
 /// [`XmitError::TtlExceeded`] (nothing written) when the TTL is 1 or 0.
 #[inline]
-fn route_ip(ip: &mut ipv4::Packet<&mut [u8]>, side: Side, addr: u32) -> Result<u32, XmitError> {
+pub(super) fn route_ip(
+    ip: &mut ipv4::Packet<&mut [u8]>,
+    side: Side,
+    addr: u32,
+) -> Result<u32, XmitError> {
     let ttl = ip.ttl();
     if ttl <= 1 {
         return Err(XmitError::TtlExceeded);
@@ -46,7 +50,7 @@ fn route_ip(ip: &mut ipv4::Packet<&mut [u8]>, side: Side, addr: u32) -> Result<u
 /// Set the `side` address of `ip` to `addr`, keeping the header checksum
 /// right; returns the old address.
 #[inline]
-fn set_addr(ip: &mut ipv4::Packet<&mut [u8]>, side: Side, addr: u32) -> u32 {
+pub(super) fn set_addr(ip: &mut ipv4::Packet<&mut [u8]>, side: Side, addr: u32) -> u32 {
     match side {
         Side::Dst => ip.set_dst_update_checksum(addr),
         Side::Src => ip.set_src_update_checksum(addr),
@@ -75,6 +79,11 @@ pub trait NatHeader: Addr + Eq {
     /// once for both); the old address. [`XmitError::TtlExceeded`]
     /// (nothing written) when it is 1 or 0.
     fn rewrite_ip(ip: &mut [u8], side: Side, addr: Self) -> Result<Self, XmitError>;
+    /// The source address of the fixed header `ip` set to `addr` (IPv4:
+    /// its header checksum adjusted), the TTL left alone: FullNAT's
+    /// second address, after [`Self::rewrite_ip`] set the first. The old
+    /// address.
+    fn set_src(ip: &mut [u8], addr: Self) -> Result<Self, XmitError>;
     /// `!old + new` over the address's 16-bit words, unfolded (the
     /// pseudo header's part of an RFC 1624 update).
     fn word_diff(old: Self, new: Self) -> u32;
@@ -89,6 +98,13 @@ impl NatHeader for u32 {
         let ip: &mut [u8; ipv4::MIN_HEADER_LEN] =
             ip.try_into().map_err(|_| XmitError::Malformed)?;
         rewrite_ip(ip, side, addr)
+    }
+    #[inline(always)]
+    fn set_src(ip: &mut [u8], addr: u32) -> Result<u32, XmitError> {
+        let ip = ip
+            .get_mut(..ipv4::MIN_HEADER_LEN)
+            .ok_or(XmitError::Malformed)?;
+        Ok(ipv4::Packet::new_unchecked(ip).set_src_update_checksum(addr))
     }
     #[inline(always)]
     fn word_diff(old: u32, new: u32) -> u32 {
@@ -117,6 +133,16 @@ impl NatHeader for u128 {
         Ok(old)
     }
     #[inline(always)]
+    fn set_src(ip: &mut [u8], addr: u128) -> Result<u128, XmitError> {
+        use ipv6::field::SRC;
+        if ip.len() < ipv6::HEADER_LEN {
+            return Err(XmitError::Malformed);
+        }
+        let old = get::<u128>(ip, SRC);
+        set::<u128>(ip, SRC, addr);
+        Ok(old)
+    }
+    #[inline(always)]
     fn word_diff(old: u128, new: u128) -> u32 {
         checksum::sum128(!old) + checksum::sum128(new)
     }
@@ -125,7 +151,7 @@ impl NatHeader for u128 {
 /// Whether `meta`'s packet, with `l4_need` bytes of its L4 header, lies
 /// inside a frame of `frame_len` bytes as it says.
 #[inline]
-fn fits<A>(meta: &Meta<A>, l4_need: usize, frame_len: usize) -> bool {
+pub(super) fn fits<A>(meta: &Meta<A>, l4_need: usize, frame_len: usize) -> bool {
     let end = meta.l3_off as usize + meta.ip_len as usize;
     meta.l3_off as usize >= ethernet::HEADER_LEN
         && meta.l4_off as usize + l4_need <= end

@@ -93,6 +93,18 @@ pub(super) fn build(cmd: O, mut g: Given, pos: &[String]) -> Result<Command, Adm
             Command::List(*list)
         }
         O::Zero => Command::Mutate(BatchCmd::Zero { service: r.key }),
+        O::AddLaddr | O::DelLaddr => {
+            let service = need_key(&r)?;
+            let addr = g
+                .laddr
+                .ok_or_else(|| AdmError::usage("no local address specified"))?;
+            Command::Mutate(if cmd == O::AddLaddr {
+                BatchCmd::AddLaddr { service, addr }
+            } else {
+                BatchCmd::DelLaddr { service, addr }
+            })
+        }
+        O::GetLaddr => Command::GetLaddr { service: r.key },
         O::Set => Command::Mutate(BatchCmd::SetTimeouts {
             timeouts: Timeouts {
                 tcp: timeout(&pos[0], 0)?,
@@ -134,6 +146,8 @@ fn service_cmd(cmd: O, g: &Given, r: &Resolved) -> Result<Command, AdmError> {
         netmask: r.netmask,
         prefix6: r.prefix6,
         synproxy: g.synproxy,
+        // -E keeps the service's local addresses (--add-laddr changes them)
+        local_addresses: Vec::new(),
     };
     Ok(Command::Mutate(if cmd == O::Add {
         BatchCmd::AddService { service: spec }
@@ -153,7 +167,7 @@ fn dest_cmd(cmd: O, g: &Given, r: &Resolved) -> Result<Command, AdmError> {
     // as ipvsadm: a DR or TUN server added or edited takes the
     // service's port; `-d` deletes the server at the port given (a
     // NAT server on another port can be deleted without `-m`)
-    if g.method != Method::Nat && cmd != O::DelDest {
+    if !matches!(g.method, Method::Nat | Method::FullNat) && cmd != O::DelDest {
         port = key.port;
     }
     let dkey = DestKey { addr, port };

@@ -28,6 +28,8 @@ pub(super) struct Given {
     pub(super) upper: u32,
     pub(super) lower: u32,
     pub(super) list: ListCmd,
+    /// `-z`: a FullNAT local address.
+    pub(super) laddr: Option<IpAddr>,
 }
 
 impl Default for Given {
@@ -47,6 +49,7 @@ impl Default for Given {
             upper: 0,
             lower: 0,
             list: ListCmd::default(),
+            laddr: None,
         }
     }
 }
@@ -66,7 +69,10 @@ impl Given {
             | O::DelDest
             | O::Set
             | O::Restore
-            | O::Save => {
+            | O::Save
+            | O::AddLaddr
+            | O::DelLaddr
+            | O::GetLaddr => {
                 if self.cmd.is_some() {
                     return Err(AdmError::usage("multiple commands specified"));
                 }
@@ -127,6 +133,13 @@ impl Given {
             O::Masq => self.method = Method::Nat,
             O::Ipip => self.method = Method::Tun,
             O::Gate => self.method = Method::Dr,
+            O::FullNat => self.method = Method::FullNat,
+            O::Laddr => {
+                self.laddr = Some(
+                    v.parse()
+                        .map_err(|_| AdmError::usage("illegal local address specified"))?,
+                )
+            }
             O::Weight => {
                 self.weight = number(&v, 0, 65535)
                     .ok_or_else(|| AdmError::usage("illegal weight specified"))?

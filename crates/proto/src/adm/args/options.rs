@@ -28,6 +28,9 @@ pub(super) enum O {
     Version,
     Restore,
     Save,
+    AddLaddr,
+    DelLaddr,
+    GetLaddr,
     Tcp,
     Udp,
     Sched,
@@ -39,6 +42,8 @@ pub(super) enum O {
     Masq,
     Ipip,
     Gate,
+    FullNat,
+    Laddr,
     Weight,
     UThr,
     LThr,
@@ -128,6 +133,14 @@ pub(super) const TABLE: &[Opt] = &[
          all or none (ipvsadm applies line by line)."),
     opt(Some('S'), "save", Arg::No, O::Save, "",
         "Print the service table as rules that -R reads."),
+    opt(Some('P'), "add-laddr", Arg::No, O::AddLaddr, "",
+        "Add a FullNAT local address (-z) to a service (-t/-u), DPVS's spelling: the source \
+         address FullNAT (-b) real servers see; it must be of the real servers' family."),
+    opt(Some('Q'), "del-laddr", Arg::No, O::DelLaddr, "",
+        "Remove a FullNAT local address (-z) from a service (-t/-u); its connections keep it \
+         until they end. The last one cannot go while the service has FullNAT real servers."),
+    opt(Some('G'), "get-laddr", Arg::No, O::GetLaddr, "",
+        "List the FullNAT local addresses of every service, or of one with -t/-u."),
     opt(Some('t'), "tcp-service", Arg::Req, O::Tcp, "service-address",
         "A TCP virtual service: host[:port]; a host name or a port name from /etc/services is resolved."),
     opt(Some('u'), "udp-service", Arg::Req, O::Udp, "service-address",
@@ -153,6 +166,12 @@ pub(super) const TABLE: &[Opt] = &[
         "Forward by NAT (masquerading): the real server's default gateway is dirigo."),
     opt(Some('i'), "ipip", Arg::No, O::Ipip, "",
         "Forward by IP-in-IP tunnelling (IPIP only)."),
+    opt(None, "fullnat", Arg::No, O::FullNat, "",
+        "Forward by FullNAT (DPVS's -b, which dirigoadm reads as --fullnat with -a and -e and \
+         as --sched-flags elsewhere): the client's address becomes one of the service's local \
+         addresses (--add-laddr), so the real server replies to dirigo from any network."),
+    opt(Some('z'), "laddr", Arg::Req, O::Laddr, "local-address",
+        "With --add-laddr or --del-laddr: the local address."),
     opt(Some('g'), "gatewaying", Arg::No, O::Gate, "",
         "Forward by direct routing (the default): the real server is on a port's network."),
     opt(Some('w'), "weight", Arg::Req, O::Weight, "weight",
@@ -204,6 +223,9 @@ pub(super) fn is_command(o: O) -> bool {
             | Version
             | Restore
             | Save
+            | AddLaddr
+            | DelLaddr
+            | GetLaddr
     )
 }
 
@@ -230,13 +252,14 @@ pub(super) const OPTNAMES: &[(O, &str)] = &[
     (O::NoSort, "nosort"),
     (O::Exact, "exact"),
     (O::SchedFlags, "sched-flags"),
+    (O::Laddr, "laddr"),
 ];
 
 /// The option class of `o` (service and forwarding options share one).
 pub(super) fn class(o: O) -> O {
     match o {
         O::Udp => O::Tcp,
-        O::Masq | O::Ipip => O::Gate,
+        O::Masq | O::Ipip | O::FullNat => O::Gate,
         other => other,
     }
 }
@@ -263,6 +286,9 @@ fn cmdname(c: O) -> &'static str {
         O::Restore => "restore",
         O::Save => "save",
         O::Zero => "zero",
+        O::AddLaddr => "add-laddr",
+        O::DelLaddr => "del-laddr",
+        O::GetLaddr => "get-laddr",
         _ => "?",
     }
 }
@@ -282,6 +308,8 @@ fn rule(cmd: O, opt: O) -> char {
         (DelDest, Tcp | Real) => '+',
         (Save, Numeric) => ' ',
         (Zero, Tcp) => ' ',
+        (AddLaddr | DelLaddr, Tcp | Laddr) => '+',
+        (GetLaddr, Tcp) => ' ',
         _ => 'x',
     }
 }
@@ -323,6 +351,12 @@ pub(super) fn check(cmd: O, seen: &[O]) -> Result<(), AdmError> {
 pub(super) type Tokens = (Vec<(O, Option<String>)>, Vec<String>);
 
 pub(super) fn tokenize(args: &[String]) -> Result<Tokens, AdmError> {
+    // DPVS's `-b` is --fullnat with a real server command, ipvsadm's
+    // --sched-flags (which takes a value) elsewhere
+    let dest_cmd = args.iter().skip(1).any(|a| {
+        matches!(a.as_str(), "--add-server" | "--edit-server")
+            || (!a.starts_with("--") && (a.starts_with("-a") || a.starts_with("-e")))
+    });
     let mut opts = Vec::new();
     let mut pos = Vec::new();
     let mut i = 1;
@@ -372,6 +406,11 @@ pub(super) fn tokenize(args: &[String]) -> Result<Tokens, AdmError> {
             let mut j = 0;
             while j < chars.len() {
                 let c = chars[j];
+                if c == 'b' && dest_cmd {
+                    opts.push((O::FullNat, None));
+                    j += 1;
+                    continue;
+                }
                 let Opt { arg: kind, o, .. } = TABLE
                     .iter()
                     .find(|t| t.short == Some(c))

@@ -523,3 +523,63 @@ fn ipv6_addresses_and_prefix_mask() {
         }
     );
 }
+
+/// DPVS's FullNAT spellings: `-b` is --fullnat with -a/-e (and stays
+/// --sched-flags with -A/-E); `--add-laddr`/`-P`, `--del-laddr`/`-Q`
+/// with `-z`, `--get-laddr`/`-G`.
+#[test]
+fn fullnat_and_local_addresses() {
+    let k = tkey([10, 0, 0, 100], 80);
+    for args in [
+        "-a -t 10.0.0.100:80 -r 172.16.0.11:8080 -b -w 2",
+        "--add-server -t 10.0.0.100:80 -r 172.16.0.11:8080 --fullnat -w 2",
+    ] {
+        let mut d = dest([172, 16, 0, 11], 8080, Method::FullNat, 2);
+        d.key.port = 8080;
+        assert_eq!(
+            m(args),
+            BatchCmd::AddDest {
+                service: k,
+                dest: d
+            },
+            "{args}"
+        );
+    }
+    // -b with -A is still ipvsadm's --sched-flags
+    assert!(matches!(
+        m("-A -t 10.0.0.100:80 -s sh -b sh-port"),
+        BatchCmd::AddService { service } if service.flags.port
+    ));
+    let a: std::net::IpAddr = "10.0.0.200".parse().unwrap();
+    for args in [
+        "--add-laddr -t 10.0.0.100:80 -z 10.0.0.200",
+        "-P -t 10.0.0.100:80 -z 10.0.0.200",
+    ] {
+        assert_eq!(
+            m(args),
+            BatchCmd::AddLaddr {
+                service: k,
+                addr: a
+            },
+            "{args}"
+        );
+    }
+    assert_eq!(
+        m("-Q -t 10.0.0.100:80 --laddr 10.0.0.200"),
+        BatchCmd::DelLaddr {
+            service: k,
+            addr: a
+        }
+    );
+    assert_eq!(
+        p("-G -t 10.0.0.100:80").unwrap(),
+        Command::GetLaddr { service: Some(k) }
+    );
+    assert_eq!(
+        p("--get-laddr").unwrap(),
+        Command::GetLaddr { service: None }
+    );
+    assert!(err("--add-laddr -t 10.0.0.100:80").contains("'laddr'"));
+    assert!(err("-P -t 10.0.0.100:80 -z nope").contains("illegal local address"));
+    assert!(err("-A -t 10.0.0.100:80 -z 10.0.0.200").contains("Illegal 'laddr'"));
+}

@@ -467,3 +467,55 @@ fn ipv6_list_save_restore() {
         "{text}"
     );
 }
+
+/// FullNAT: listed as DPVS lists it (`FullNat`), saved with its local
+/// addresses before the `-b` servers that need them, restored the same;
+/// `--get-laddr` lists the addresses.
+#[test]
+fn fullnat_listed_saved_and_restored() {
+    let mut list = sample();
+    let s = &mut list.services[1];
+    s.spec.local_addresses = vec!["10.0.0.200".parse().unwrap(), "10.0.0.201".parse().unwrap()];
+    for d in &mut s.dests {
+        d.spec.method = Method::FullNat;
+    }
+    let l = format::list(&list, &ListCmd::default());
+    assert!(
+        l.contains("  -> 172.16.0.11:80               FullNat 1      0          0         \n"),
+        "{l}"
+    );
+    let text = format::save(&list);
+    assert!(
+        text.starts_with(concat!(
+            "-A -t 10.0.0.100:80 -s wlc -p 300 -M 255.255.255.0\n",
+            "-P -t 10.0.0.100:80 -z 10.0.0.200\n",
+            "-P -t 10.0.0.100:80 -z 10.0.0.201\n",
+            "-a -t 10.0.0.100:80 -r 172.16.0.11:80 -b -w 1\n",
+            "-a -t 10.0.0.100:80 -r 172.16.0.12:80 -b -w 3 -x 1000\n",
+        )),
+        "{text}"
+    );
+    let cmds = parse_restore(&text).unwrap();
+    let key = tkey([10, 0, 0, 100], 80);
+    assert_eq!(
+        cmds[1],
+        BatchCmd::AddLaddr {
+            service: key,
+            addr: "10.0.0.200".parse().unwrap()
+        }
+    );
+    assert!(matches!(
+        &cmds[3],
+        BatchCmd::AddDest { dest, .. } if dest.method == Method::FullNat && dest.weight == 1
+    ));
+    let g = format::laddrs(&list);
+    assert_eq!(
+        g,
+        concat!(
+            "VIP:VPORT                      TOTAL    SNAT_IP\n",
+            "TCP 10.0.0.100:80              2       \n",
+            "                                        10.0.0.200\n",
+            "                                        10.0.0.201\n",
+        )
+    );
+}

@@ -56,6 +56,7 @@ fn service(k: ServiceKey, sched: SchedKind, dests: Vec<DestInfo>) -> ServiceInfo
     let n = dests.iter().map(|d| d.stats.conns).sum();
     ServiceInfo {
         spec: ServiceSpec {
+            local_addresses: Vec::new(),
             key: k,
             sched,
             flags: SchedFlags::default(),

@@ -12,6 +12,7 @@ use crate::lb::conn::{F_SP_PENDING, F_USED};
 use crate::lb::handoff::{ConnEntry, Entry, HandoffCount, TemplateEntry};
 use crate::lb::persist::client_key6;
 use crate::lb::snapshot::{Dest, Service, Snapshot};
+use crate::lb::spec::Method;
 use crate::lb::state::TCP_STATES;
 use crate::lb::synproxy::Aux;
 use crate::net::family::{V4, V6};
@@ -93,6 +94,7 @@ impl HandoffLane for u128 {
         let leg = Nat64Leg {
             laddr4: e.nat64.0,
             lport: e.nat64.1,
+            laddr6: [0; 4],
         };
         record_of(
             e,
@@ -165,7 +167,7 @@ impl Balancer {
         if d.method != e.method {
             return Err(HandoffCount::MethodChanged);
         }
-        if nat64 && !(snap.is_nat64_pool(e.nat64.0) && self.nat64.owns(e.nat64.1)) {
+        if nat64 && !(snap.is_pool4(e.nat64.0) && self.nat64.owns(e.nat64.1)) {
             return Err(HandoffCount::Nat64Pool);
         }
         Ok((svc, d))
@@ -178,7 +180,12 @@ impl Balancer {
         now_ns: u64,
     ) -> HandoffCount {
         let tcp = e.proto == PROTO_TCP;
-        if (!tcp && e.proto != PROTO_UDP) || e.state as usize >= TCP_STATES {
+        // FullNAT's local leg (an IPv6 local address) is not in the
+        // format yet: refused, never installed half-translated
+        if (!tcp && e.proto != PROTO_UDP)
+            || e.state as usize >= TCP_STATES
+            || e.method == Method::FullNat
+        {
             return HandoffCount::Unsupported;
         }
         if e.left_ms == 0 {

@@ -1,4 +1,5 @@
-//! The NAT64 source ports of one worker, and the pick of a free one.
+//! The local source ports of one worker (NAT64's and FullNAT's), and the
+//! pick of a free one.
 
 use crate::lb::conn::{mapped, Conn6, ConnTable, FlowKey6};
 
@@ -36,6 +37,24 @@ impl Nat64Ports {
         rport: u16,
         proto: u8,
     ) -> Option<(u32, u16)> {
+        self.take_with(pool, table, |addr, port| FlowKey6 {
+            src: mapped(rip),
+            dst: mapped(addr),
+            sport: rport,
+            dport: port,
+            proto,
+        })
+    }
+
+    /// [`Self::take`] over either family's pool (IPv6 FullNAT's local
+    /// addresses): `reply` is the reply tuple of a connection from
+    /// address `a` and port `p` of the pool, as the table holds it.
+    pub(in crate::lb::balancer) fn take_with<A: Copy>(
+        &mut self,
+        pool: &[A],
+        table: &ConnTable<Conn6>,
+        reply: impl Fn(A, u16) -> FlowKey6,
+    ) -> Option<(A, u16)> {
         if pool.is_empty() {
             return None;
         }
@@ -49,13 +68,7 @@ impl Nat64Ports {
             self.cursor = c.wrapping_add(1);
             let port = i + w * (kmin + c % n);
             let addr = pool[((c / n) as usize) % pool.len()];
-            let reply = FlowKey6 {
-                src: mapped(rip),
-                dst: mapped(addr),
-                sport: rport,
-                dport: port as u16,
-                proto,
-            };
+            let reply = reply(addr, port as u16);
             let h = table.hash(&reply);
             if table.lookup_probe(&reply, h).is_err() {
                 return Some((addr, port as u16));

@@ -3,6 +3,7 @@
 use crate::lb::balancer::burst::{lookup_key, BurstCtx};
 use crate::lb::balancer::machine::Balancer;
 use crate::lb::conn::{mapped, tick_reached, FlowKey6};
+use crate::lb::spec::Method;
 use crate::lb::stats::bump;
 use crate::lb::verdict::{LbDrop, LbVerdict};
 use crate::lb::xmit::{icmp::frag_needed, v6 as x6, XmitError};
@@ -11,8 +12,10 @@ use crate::net::egress::{Egress, Egress6};
 use crate::net::meta::{PacketMeta, PROTO_TCP, PROTO_UDP};
 
 impl Balancer {
-    /// An IPv4 packet to a NAT64 pool address (the pipeline asks when the
-    /// IPv4 path found it not its own): the reply of a NAT64 connection is
+    /// An IPv4 packet to a NAT64 pool address or a FullNAT local address
+    /// (the pipeline asks when the IPv4 path found it not its own): an
+    /// IPv4 FullNAT connection's reply or ICMP error goes to
+    /// [`Self::fullnat_reply`]; the reply of a NAT64 connection is
     /// translated to IPv6 (from the VIP to the client) and sent, as is an
     /// ICMPv4 error quoting one of its requests (RFC 7915 §4.2: Packet Too
     /// Big for fragmentation needed, unreachable, time exceeded); anything
@@ -57,6 +60,10 @@ impl Balancer {
         if tick_reached(at.now, c.expires) {
             self.expire_idx::<u128>(h.idx, at.now_ns);
             return self.drop(LbDrop::NotTracked);
+        }
+        if c.method == Method::FullNat {
+            // IPv4 FullNAT: the same reply tuple, translated to IPv4
+            return self.fullnat_reply(at, buf, meta, h.idx, c);
         }
         if meta.icmp.is_some() {
             // Packet Too Big, unreachable, time exceeded for the client

@@ -6,6 +6,7 @@
 use crate::lb::conn::{Conn, Conn6};
 use crate::lb::ids::SlotId;
 use crate::lb::persist::{client_key, client_key6, PersistTable};
+use crate::lb::spec::Method;
 /// `Conn::flags` bit: the connection is attached to a persistence template.
 pub const F_PERSIST: u8 = 8;
 /// `Conn::flags` bits holding the netmask tag the connection attached under.
@@ -77,7 +78,12 @@ pub(in crate::lb::balancer) fn detach_conn6(
     now_ns: u64,
 ) {
     detach(persist, cfgs, (c.flags, c.svc), now_ns, |cfg| {
-        client_key6(c.caddr, cfg.prefix6)
+        if c.method == Method::FullNat && c.ext.laddr4 != 0 {
+            // an IPv4 FullNAT connection: its client is IPv4's (mapped)
+            client_key(c.caddr as u32, cfg.mask)
+        } else {
+            client_key6(c.caddr, cfg.prefix6)
+        }
     });
 }
 

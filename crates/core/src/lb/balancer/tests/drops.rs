@@ -55,7 +55,8 @@ fn drop_reason_names() {
         names.join(" "),
         "not_a_service no_dest table_full no_route not_tracked too_big \
          icmp_rate_limited ttl_exceeded no_room malformed dest_removed \
-         synproxy_cookie_invalid synproxy_cookie_expired nat64_ports_exhausted"
+         synproxy_cookie_invalid synproxy_cookie_expired nat64_ports_exhausted \
+         fullnat_ports_exhausted"
     );
 }
 

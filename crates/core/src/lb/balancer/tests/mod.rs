@@ -26,6 +26,7 @@ const S: u64 = 1_000_000_000;
 
 fn svc(proto: Proto, port: u16) -> ServiceSpec {
     ServiceSpec {
+        local_addresses: Vec::new(),
         key: ServiceKey {
             proto,
             vip: std::net::IpAddr::V4(Ipv4Addr::from(VIP)),
@@ -148,6 +149,8 @@ mod capacity;
 mod census;
 mod dests;
 mod drops;
+mod fullnat;
+mod fullnat6;
 mod handoff;
 mod icmp_errors;
 mod loads;

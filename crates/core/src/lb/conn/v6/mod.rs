@@ -53,29 +53,74 @@ impl TableKey for FlowKey6 {
 /// `u128` addresses, with NAT64's IPv4 leg beside it.
 pub type Conn6 = ConnOf<u128, Nat64Leg>;
 
-/// What an IPv6 record keeps that IPv4's has no room for: NAT64's IPv4
-/// leg (both 0 for a plain IPv6 connection).
+/// What an IPv6 record keeps that IPv4's has no room for: the local leg
+/// of a connection that leaves from an address and port dirigo chose —
+/// NAT64's IPv4 pool address, IPv4 FullNAT's local address (both in
+/// `laddr4`, the record's addresses then IPv4-mapped) or IPv6 FullNAT's
+/// (`laddr6`) — and its port (all 0 for a plain IPv6 connection). 24
+/// bytes from offset 68: the record stays 96.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct Nat64Leg {
-    /// NAT64: the IPv4 pool address the connection's requests leave from
-    /// (0 for a plain IPv6 connection; `daddr` is then the real server's
-    /// IPv4 address, IPv4-mapped, `::ffff:a.b.c.d`).
+    /// NAT64 and IPv4 FullNAT: the IPv4 address the connection's requests
+    /// leave from (0 otherwise; for NAT64 `daddr` is then the real
+    /// server's IPv4 address, IPv4-mapped, `::ffff:a.b.c.d`).
     pub laddr4: u32,
-    /// NAT64: the pool port.
+    /// The local port (0: a plain IPv6 connection).
     pub lport: u16,
+    /// IPv6 FullNAT: the local address, as four host-order words, most
+    /// significant first ([`Nat64Leg::laddr6`]; an array of `u32`, not a
+    /// `u128`, whose alignment would move it and grow the record).
+    pub laddr6: [u32; 4],
+}
+
+impl Nat64Leg {
+    /// The local leg of an IPv6 FullNAT connection: `laddr`, port `lport`.
+    #[inline]
+    pub fn local6(laddr: u128, lport: u16) -> Nat64Leg {
+        Nat64Leg {
+            laddr4: 0,
+            lport,
+            laddr6: [
+                (laddr >> 96) as u32,
+                (laddr >> 64) as u32,
+                (laddr >> 32) as u32,
+                laddr as u32,
+            ],
+        }
+    }
+    /// IPv6 FullNAT's local address (0 for the others).
+    #[inline]
+    pub fn laddr6(&self) -> u128 {
+        let [a, b, c, d] = self.laddr6;
+        ((a as u128) << 96) | ((b as u128) << 64) | ((c as u128) << 32) | d as u128
+    }
+    /// The address replies come back to: `laddr4` IPv4-mapped, or
+    /// `laddr6`.
+    #[inline]
+    pub fn laddr(&self) -> u128 {
+        if self.laddr4 != 0 {
+            mapped(self.laddr4)
+        } else {
+            self.laddr6()
+        }
+    }
 }
 
 impl ConnExt<u128> for Nat64Leg {
-    /// NAT64's replies: the real server → the pool address and port,
-    /// IPv4-mapped.
+    #[inline(always)]
+    fn has_local_leg(&self) -> bool {
+        self.lport != 0
+    }
+    /// A connection with a local leg is answered to it: the real server →
+    /// the local address (NAT64's and IPv4 FullNAT's IPv4-mapped) and port.
     #[inline(always)]
     fn reply_key(&self, plain: FlowKey6) -> FlowKey6 {
-        if self.laddr4 == 0 {
+        if self.lport == 0 {
             return plain;
         }
         FlowKey6 {
-            dst: mapped(self.laddr4),
+            dst: self.laddr(),
             dport: self.lport,
             ..plain
         }

@@ -47,6 +47,7 @@
 //! [`XmitError::NeedFrag`]: super::XmitError::NeedFrag
 //! [`XmitError::Malformed`]: super::XmitError::Malformed
 
+pub mod fullnat;
 pub mod icmp;
 pub mod nat;
 pub mod nat64;

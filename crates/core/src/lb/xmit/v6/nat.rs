@@ -11,7 +11,7 @@ use crate::net::wire::{ethernet, icmpv6, ipv6, tcp, udp};
 
 /// The side of a packet quoted in an ICMPv6 error about this one: the
 /// quote travelled the other way.
-fn quoted(side: Side) -> Side {
+pub(super) fn quoted(side: Side) -> Side {
     match side {
         Side::Dst => Side::Src,
         Side::Src => Side::Dst,
@@ -21,7 +21,7 @@ fn quoted(side: Side) -> Side {
 /// The hop limit of `ip` less one; [`XmitError::TtlExceeded`] when it is 1
 /// or 0 (a router does not forward it, RFC 8200 §3).
 #[inline]
-fn next_hop_limit(ip: &ipv6::Packet<&mut [u8]>) -> Result<u8, XmitError> {
+pub(super) fn next_hop_limit(ip: &ipv6::Packet<&mut [u8]>) -> Result<u8, XmitError> {
     match ip.hop_limit() {
         0 | 1 => Err(XmitError::TtlExceeded),
         h => Ok(h - 1),
@@ -30,7 +30,7 @@ fn next_hop_limit(ip: &ipv6::Packet<&mut [u8]>) -> Result<u8, XmitError> {
 
 /// Set the `side` address of `ip` to `addr`; returns the old address.
 #[inline]
-fn set_addr(ip: &mut ipv6::Packet<&mut [u8]>, side: Side, addr: u128) -> u128 {
+pub(super) fn set_addr(ip: &mut ipv6::Packet<&mut [u8]>, side: Side, addr: u128) -> u128 {
     match side {
         Side::Dst => {
             let old = ip.dst();
@@ -50,7 +50,7 @@ fn set_addr(ip: &mut ipv6::Packet<&mut [u8]>, side: Side, addr: u128) -> u128 {
 /// checksum for the port and for the pseudo-header address changed from
 /// `old` to `new`, when the checksum is within `seg`.
 #[inline]
-fn set_port(seg: &mut [u8], proto: u8, side: Side, port: u16, old: u128, new: u128) {
+pub(super) fn set_port(seg: &mut [u8], proto: u8, side: Side, port: u16, old: u128, new: u128) {
     match (proto, side) {
         (PROTO_TCP, Side::Dst) => {
             tcp::Packet::new_unchecked(seg).set_dst_port_update_checksum_v6(port, old, new)
