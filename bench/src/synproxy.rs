@@ -123,6 +123,7 @@ fn worker6(capacity: u32) -> (Balancer, Snapshot) {
         netmask: Ipv4Addr::BROADCAST,
         prefix6: 128,
         synproxy: true,
+        ops: false,
     };
     let dests = (0..N_RS)
         .map(|i| DestSpec {
@@ -251,6 +252,7 @@ fn snapshot(ids: &mut LbIds, synproxy: bool, port: u16) -> Snapshot {
         netmask: Ipv4Addr::BROADCAST,
         prefix6: 128,
         synproxy,
+        ops: false,
     };
     let dests = (0..N_RS)
         .map(|i| DestSpec {

@@ -378,6 +378,10 @@ pub struct ServiceConfig {
     /// SYN proxy (NAT real servers only).
     #[serde(default)]
     pub synproxy: bool,
+    /// One-packet scheduling (ipvsadm's `-o`): UDP services with DR or
+    /// TUN real servers only, not with `persistent`.
+    #[serde(default)]
+    pub ops: bool,
     /// Real servers.
     #[serde(default)]
     pub real_server: Vec<RealServerConfig>,

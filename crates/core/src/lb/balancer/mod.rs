@@ -61,7 +61,8 @@
 //! The sub-machines the balancer owns each have their own: the SYN proxy
 //! (`synproxy.rs`, over [`crate::lb::synproxy`]), connection sync
 //! (`sync.rs`), NAT64's ports and replies (`nat64.rs`), persistence
-//! templates (`persist.rs`), the load schedulers' winner trees
+//! templates (`persist.rs`), one-packet scheduling (`ops.rs`), the load
+//! schedulers' winner trees
 //! (`trees.rs`, `load.rs`); `listing.rs` answers the control plane.
 
 mod burst;
@@ -75,6 +76,7 @@ mod load;
 mod machine;
 mod nat64;
 mod new_conn;
+mod ops;
 mod packet;
 mod persist;
 mod sync;

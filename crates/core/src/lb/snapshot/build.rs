@@ -78,6 +78,24 @@ pub enum BuildError {
         std::net::SocketAddr::new(.1.addr, .1.port)
     )]
     SynproxyNotNat(ServiceKey, DestKey, &'static str),
+    /// `--ops` on a TCP service (IPVS ignores the flag there).
+    #[error(
+        "one-packet scheduling (-o) is for UDP services, not {} (TCP): a connection's segments must all reach one server",
+        std::net::SocketAddr::new(.0.vip, .0.port)
+    )]
+    OpsNotUdp(ServiceKey),
+    /// `--ops` with persistence.
+    #[error(
+        "service {}: one-packet scheduling (-o) keeps no state, persistence (-p) is state: use one or the other",
+        std::net::SocketAddr::new(.0.vip, .0.port)
+    )]
+    OpsPersistent(ServiceKey),
+    /// `--ops` with a NAT real server.
+    #[error(
+        "one-packet scheduling (-o) needs DR (-g) or TUN (-i) real servers: {} is NAT (-m), whose replies need a connection entry to be translated back",
+        std::net::SocketAddr::new(.1.addr, .1.port)
+    )]
+    OpsNat(ServiceKey, DestKey),
 }
 
 /// Builds and validates a [`Snapshot`].
@@ -233,8 +251,19 @@ impl<'a> SnapshotBuilder<'a> {
                     return Err(BuildError::SynproxyOff(k));
                 }
             }
+            if spec.ops {
+                if k.proto != crate::lb::spec::Proto::Udp {
+                    return Err(BuildError::OpsNotUdp(k));
+                }
+                if spec.persistent.is_some() {
+                    return Err(BuildError::OpsPersistent(k));
+                }
+            }
             let mut ds = HashSet::new();
             for d in dests {
+                if spec.ops && d.method == Method::Nat {
+                    return Err(BuildError::OpsNat(k, d.key));
+                }
                 if spec.synproxy && d.method != Method::Nat {
                     let how = if d.method == Method::Dr {
                         "DR (-g)"

@@ -121,6 +121,12 @@ fn service_cmd(cmd: O, g: &Given, r: &Resolved) -> Result<Command, AdmError> {
             "Zero port specified for non-persistent service",
         ));
     }
+    if g.ops && key.proto != Proto::Udp {
+        // ipvsadm's words
+        return Err(AdmError::usage(
+            "One-Packet Scheduling is only for UDP virtual services",
+        ));
+    }
     let sched = g.sched.unwrap_or(SchedKind::Wlc);
     let flags = match &g.flags_arg {
         Some(f) => parse_sched_flags(sched, f)?,
@@ -134,6 +140,7 @@ fn service_cmd(cmd: O, g: &Given, r: &Resolved) -> Result<Command, AdmError> {
         netmask: r.netmask,
         prefix6: r.prefix6,
         synproxy: g.synproxy,
+        ops: g.ops,
     };
     Ok(Command::Mutate(if cmd == O::Add {
         BatchCmd::AddService { service: spec }

@@ -37,6 +37,7 @@ fn svc(proto: Proto, port: u16) -> ServiceSpec {
         netmask: Ipv4Addr::BROADCAST,
         prefix6: 128,
         synproxy: false,
+        ops: false,
     }
 }
 
