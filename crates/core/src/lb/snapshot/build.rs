@@ -92,8 +92,8 @@ pub enum BuildError {
     OpsPersistent(ServiceKey),
     /// `--ops` with a NAT real server.
     #[error(
-        "one-packet scheduling (-o) needs DR (-g) or TUN (-i) real servers: {} is NAT (-m), whose replies need a connection entry to be translated back",
-        std::net::SocketAddr::new(.1.addr, .1.port)
+        "one-packet scheduling (-o) needs DR (-g) or TUN (-i) real servers: {} of {} is NAT (-m), whose replies need a connection entry to be translated back",
+        .1.addr, std::net::SocketAddr::new(.0.vip, .0.port)
     )]
     OpsNat(ServiceKey, DestKey),
 }

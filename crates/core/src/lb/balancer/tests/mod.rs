@@ -153,6 +153,7 @@ mod icmp_errors;
 mod loads;
 mod methods;
 mod nat64;
+mod ops;
 mod persist;
 mod pins;
 mod robust;
