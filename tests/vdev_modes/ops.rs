@@ -7,13 +7,17 @@ use super::harness::*;
 use super::packets::*;
 use std::process::Command;
 
-fn adm(sock: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new(crate::common::DIRIGOADM)
+fn adm_run(sock: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(crate::common::DIRIGOADM)
         .arg("--socket")
         .arg(sock)
         .args(args)
         .output()
-        .expect("run dirigoadm");
+        .expect("run dirigoadm")
+}
+
+fn adm(sock: &std::path::Path, args: &[&str]) -> String {
+    let out = adm_run(sock, args);
     assert!(
         out.status.success(),
         "dirigoadm {args:?}: {}",
@@ -66,6 +70,23 @@ fn ops_spreads_one_socket_and_keeps_no_connection() {
         listed = adm(sock, &["-L", "-n"]);
         stats = adm(sock, &["-L", "-n", "--stats"]);
         conns = adm(sock, &["-L", "-n", "-c"]);
+        // the daemon refuses a NAT server for the service, with the reason
+        let nat = adm_run(
+            sock,
+            &["-a", "-u", "10.0.0.100:53", "-r", "172.16.0.13", "-m"],
+        );
+        let why = String::from_utf8_lossy(&nat.stderr);
+        assert!(
+            !nat.status.success() && why.contains("is NAT (-m)"),
+            "{why}"
+        );
+        // -E without -o turns it off, with -o on again
+        adm(sock, &["-E", "-u", "10.0.0.100:53", "-s", "rr"]);
+        let off = adm(sock, &["-L", "-n"]);
+        assert!(off.contains("UDP  10.0.0.100:53 rr\n"), "{off}");
+        adm(sock, &["-E", "-u", "10.0.0.100:53", "-s", "rr", "-o"]);
+        let on = adm(sock, &["-S", "-n"]);
+        assert!(on.contains("-A -u 10.0.0.100:53 -s rr -o\n"), "{on}");
     });
     assert!(
         listed.contains("UDP  10.0.0.100:53 rr ops"),
