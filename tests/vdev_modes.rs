@@ -18,6 +18,8 @@
 mod common;
 #[path = "vdev_modes/harness.rs"]
 mod harness;
+#[path = "vdev_modes/ops.rs"]
+mod ops;
 #[path = "vdev_modes/packets.rs"]
 mod packets;
 

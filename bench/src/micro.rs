@@ -153,6 +153,7 @@ fn snapshot(method: Method, servers: u8) -> (Snapshot, LbIds) {
         netmask: Ipv4Addr::BROADCAST,
         prefix6: 128,
         synproxy: false,
+        ops: false,
     };
     let dests = (0..servers)
         .map(|i| DestSpec {

@@ -124,6 +124,7 @@ fn worker6(capacity: u32) -> (Balancer, Snapshot) {
         netmask: Ipv4Addr::BROADCAST,
         prefix6: 128,
         synproxy: true,
+        ops: false,
     };
     let dests = (0..N_RS)
         .map(|i| DestSpec {
@@ -253,6 +254,7 @@ fn snapshot(ids: &mut LbIds, synproxy: bool, port: u16) -> Snapshot {
         netmask: Ipv4Addr::BROADCAST,
         prefix6: 128,
         synproxy,
+        ops: false,
     };
     let dests = (0..N_RS)
         .map(|i| DestSpec {

@@ -388,6 +388,10 @@ pub struct ServiceConfig {
     /// servers see; the real servers' family).
     #[serde(default)]
     pub local_addresses: Vec<std::net::IpAddr>,
+    /// One-packet scheduling (ipvsadm's `-o`): UDP services with DR or
+    /// TUN real servers only, not with `persistent`.
+    #[serde(default)]
+    pub ops: bool,
     /// Real servers.
     #[serde(default)]
     pub real_server: Vec<RealServerConfig>,

@@ -47,6 +47,7 @@ fn snapshot(servers: &[u32]) -> Snapshot {
             prefix6: 128,
             synproxy: false,
             local_addresses: Vec::new(),
+            ops: false,
         },
         dests,
     );

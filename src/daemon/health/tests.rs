@@ -26,6 +26,7 @@ fn svc(port: u16) -> ServiceSpec {
         netmask: Ipv4Addr::BROADCAST,
         prefix6: 128,
         synproxy: false,
+        ops: false,
     }
 }
 

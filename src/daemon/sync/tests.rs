@@ -75,6 +75,7 @@ fn snapshot(order: &[usize]) -> Snapshot {
             netmask: Ipv4Addr::BROADCAST,
             prefix6: 128,
             synproxy: false,
+            ops: false,
         },
         dests,
     );

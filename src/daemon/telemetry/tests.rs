@@ -72,6 +72,7 @@ fn service(k: ServiceKey, sched: SchedKind, dests: Vec<DestInfo>) -> ServiceInfo
             netmask: Ipv4Addr::BROADCAST,
             prefix6: 128,
             synproxy: false,
+            ops: false,
         },
         stats: Stats {
             conns: 3,

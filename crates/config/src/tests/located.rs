@@ -304,3 +304,46 @@ addresses = ["172.16.0.1/24",
         ],
     );
 }
+
+#[test]
+fn ops_is_for_udp_without_persistence_or_nat() {
+    let text = PORTS.to_string()
+        + r#"
+[[service]]
+protocol = "tcp"
+address = "10.0.0.100:80"
+ops = true
+
+[[service]]
+protocol = "udp"
+address = "10.0.0.100:53"
+persistent = 60
+ops = true
+
+[[service]]
+protocol = "udp"
+address = "10.0.0.100:514"
+ops = true
+
+[[service.real_server]]
+address = "172.16.0.11"
+method = "nat"
+
+[[service]]
+protocol = "udp"
+address = "10.0.0.101:53"
+scheduler = "rr"
+ops = true
+
+[[service.real_server]]
+address = "172.16.0.11"
+"#;
+    expect(
+        &text,
+        &[
+            (17, "ops) is for UDP services"),
+            (23, "persistence is state"),
+            (28, "needs DR or TUN real servers"),
+        ],
+    );
+}

@@ -5,7 +5,7 @@ use crate::file::{RealServerConfig, ServiceConfig};
 use crate::locate::{At, Issues};
 use crate::{health, parse_ip_port, Service};
 use dirigo_core::lb::sched::{SchedFlags, SchedKind};
-use dirigo_core::lb::spec::{DestKey, DestSpec, Method, ServiceKey, ServiceSpec};
+use dirigo_core::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
 use std::collections::HashSet;
 use std::net::Ipv4Addr;
 
@@ -58,7 +58,7 @@ fn service(
         }
     };
     let (flags, flags_ok) = sched_flags(s, at, iss);
-    let persistence_ok = persistence(s, key, at, iss);
+    let persistence_ok = persistence(s, key, at, iss) && ops(s, key, at, iss);
     let (dests, dests_ok) = real_servers(s, key, nat64, at, iss);
     let laddrs_ok = local_addresses(s, key, &dests, at, iss);
     let sched = sched?;
@@ -78,6 +78,7 @@ fn service(
             prefix6: s.prefix6.unwrap_or(128),
             synproxy: s.synproxy,
             local_addresses: s.local_addresses.clone(),
+            ops: s.ops,
         },
         dests,
         health,
@@ -138,6 +139,32 @@ fn local_addresses(
         }
     }
     ok
+}
+
+/// Whether `ops = true` fits the service: UDP, not persistent, no NAT
+/// real server (the snapshot refuses the same, `BuildError::Ops*`).
+fn ops(s: &ServiceConfig, key: ServiceKey, at: &At, iss: &mut Issues) -> bool {
+    if !s.ops {
+        return true;
+    }
+    let why = if key.proto != Proto::Udp {
+        "is for UDP services: a TCP connection's segments must all reach one server"
+    } else if s.persistent.is_some() {
+        "keeps no state and persistence is state: use one or the other"
+    } else if s
+        .real_server
+        .iter()
+        .any(|r| matches!(r.method, Method::Nat | Method::FullNat))
+    {
+        "needs DR or TUN real servers: a NAT reply needs a connection entry to be translated back"
+    } else {
+        return true;
+    };
+    iss.add(
+        at.k("ops"),
+        format!("service {}: one-packet scheduling (ops) {why}", s.address),
+    );
+    false
 }
 
 /// Whether `netmask` and `prefix6` fit the VIP's family.

@@ -110,6 +110,12 @@ pub struct ServiceSpec {
     /// worker. Left out of the JSON when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub local_addresses: Vec<IpAddr>,
+    /// One-packet scheduling (`-o/--ops`, IPVS's `IP_VS_SVC_F_ONEPACKET`;
+    /// UDP services with DR or TUN real servers only): every datagram is
+    /// scheduled on its own and no connection entry is made. Left out of
+    /// the control protocol's JSON when off.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ops: bool,
 }
 
 fn default_netmask() -> Ipv4Addr {

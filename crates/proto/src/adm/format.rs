@@ -89,6 +89,9 @@ pub fn service_flags(spec: &ServiceSpec) -> String {
             v.push(format!("mask {m}"));
         }
     }
+    if spec.ops {
+        v.push("ops".into());
+    }
     if spec.synproxy {
         v.push("synproxy".into());
     }
@@ -262,6 +265,9 @@ pub fn save(list: &ServiceList) -> String {
                 let _ = write!(out, " -M {m}");
             }
         }
+        if s.spec.ops {
+            out.push_str(" -o");
+        }
         if s.spec.synproxy {
             out.push_str(" --synproxy");
         }
@@ -360,7 +366,7 @@ pub fn usage(prog: &str) -> String {
     let p = prog;
     format!(
         "Usage:\n\
-  {p} -A|E -t|u service-address [-s scheduler] [-p [timeout]] [-M netmask] [-b sched-flags] [--synproxy]\n\
+  {p} -A|E -t|u service-address [-s scheduler] [-p [timeout]] [-M netmask] [-b sched-flags] [-o] [--synproxy]\n\
   {p} -D -t|u service-address\n\
   {p} -C\n\
   {p} -R\n\
@@ -381,6 +387,7 @@ Options:\n\
   --persistent   -p [timeout]         persistent service\n\
   --netmask      -M netmask           persistent granularity mask\n\
   --synproxy     -j [enable|disable]  SYN proxy with SYN cookies (NAT real servers only)\n\
+  --ops          -o                   one-packet scheduling (UDP; DR and TUN real servers)\n\
   --real-server  -r server-address    server-address is host (and port)\n\
   --gatewaying   -g                   gatewaying (direct routing) (default)\n\
   --ipip         -i                   ipip encapsulation (tunneling)\n\

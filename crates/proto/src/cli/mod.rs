@@ -179,8 +179,13 @@ there.
 -i is IP-in-IP only (no --tun-type gue/gre, --tun-port, --tun-nocsum, --tun-csum, \
 --tun-remcsum).
 
+- One-packet scheduling
+-o/--ops is for UDP services with DR or TUN real servers, without -p: on a TCP service it \
+is refused (IPVS ignores it there), with -p or a NAT (-m) real server too (a NAT reply needs \
+the connection entry dirigo does not make; IPVS's goes out untranslated without conntrack).
+
 - Not available
---ops/-o (one-packet scheduling), --pe (persistence engines), the connection \
+--pe (persistence engines), the connection \
 synchronisation daemon (--start-daemon, --stop-daemon, --daemon, --syncid, --mcast-*).
 
 - Restore

@@ -214,6 +214,7 @@ fn spec() -> (ServiceSpec, DestSpec) {
         netmask: Ipv4Addr::new(255, 255, 255, 0),
         prefix6: 128,
         synproxy: false,
+        ops: false,
     };
     let dest = DestSpec {
         key: DestKey {

@@ -18,6 +18,7 @@ fn svc(proto: Proto, vip: [u8; 4], port: u16, sched: SchedKind) -> ServiceSpec {
         netmask: Ipv4Addr::BROADCAST,
         prefix6: 128,
         synproxy: false,
+        ops: false,
     }
 }
 

@@ -64,6 +64,7 @@ fn service(k: ServiceKey, st: Stats, dests: Vec<DestInfo>) -> ServiceInfo {
             netmask: Ipv4Addr::BROADCAST,
             prefix6: 128,
             synproxy: false,
+            ops: false,
         },
         stats: st,
         rate: Default::default(),

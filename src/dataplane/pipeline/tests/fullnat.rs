@@ -28,6 +28,7 @@ fn fullnat_service(vip: IpAddr, rs: IpAddr, laddr: IpAddr) -> Snapshot {
     b.service(
         ServiceSpec {
             local_addresses: vec![laddr],
+            ops: false,
             key: ServiceKey {
                 proto: Proto::Tcp,
                 vip,

@@ -150,6 +150,7 @@ fn service_of(rs: &[[u8; 4]], method: Method, rport: u16) -> Snapshot {
             netmask: Ipv4Addr::BROADCAST,
             prefix6: 128,
             synproxy: false,
+            ops: false,
         },
         dests,
     );

@@ -74,6 +74,7 @@ fn nat6_service() -> Snapshot {
             netmask: Ipv4Addr::BROADCAST,
             prefix6: 128,
             synproxy: false,
+            ops: false,
         },
         vec![DestSpec {
             key: DestKey {

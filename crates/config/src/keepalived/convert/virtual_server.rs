@@ -208,8 +208,14 @@ fn unsupported(cx: &mut Cx, c: &Node) {
         "sorry_server_inhibit" | "sorry_server_lvs_method" => {
             cx.unsupported(c, "dirigo's sorry server is an address and a port")
         }
-        "omega" | "ha_suspend" | "smtp_alert" | "snmp_name" | "persistence_engine" | "ops"
-        | "hashed" | "flag-3" | "ip_family" => cx.unsupported(c, ""),
+        // not carried over yet: dirigo refuses some of what keepalived
+        // accepts with it (TCP, persistence, NAT)
+        "ops" => cx.unsupported(
+            c,
+            "set ops = true on the service by hand (UDP, DR or TUN real servers, not persistent)",
+        ),
+        "omega" | "ha_suspend" | "smtp_alert" | "snmp_name" | "persistence_engine" | "hashed"
+        | "flag-3" | "ip_family" => cx.unsupported(c, ""),
         _ => cx.unknown(c, " in virtual_server"),
     }
 }

@@ -62,7 +62,8 @@
 //! (`synproxy.rs`, over [`crate::lb::synproxy`]), connection sync
 //! (`sync.rs`), NAT64's ports and replies (`nat64.rs`), IPv4 FullNAT
 //! (`fullnat.rs`, over NAT64's ports and reply path), persistence
-//! templates (`persist.rs`), the load schedulers' winner trees
+//! templates (`persist.rs`), one-packet scheduling (`ops.rs`), the load
+//! schedulers' winner trees
 //! (`trees.rs`, `load.rs`); `listing.rs` answers the control plane.
 
 mod burst;
@@ -79,6 +80,7 @@ mod load;
 mod machine;
 mod nat64;
 mod new_conn;
+mod ops;
 mod packet;
 mod persist;
 mod sync;

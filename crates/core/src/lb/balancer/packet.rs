@@ -148,6 +148,10 @@ impl Balancer {
         if svc.spec.synproxy && key.proto == PROTO_TCP {
             return self.synproxy_new::<V4, B, E>(at, svc, buf, meta, key);
         }
+        // one-packet scheduling (UDP only: the snapshot refuses it on TCP)
+        if svc.spec.ops {
+            return self.ops4(at, svc, buf, meta, key);
+        }
         if key.proto == PROTO_TCP
             && (meta.tcp_flags & tcp_flags::RST != 0
                 || (meta.tcp_flags & tcp_flags::SYN == 0 && !snap.sloppy_tcp))

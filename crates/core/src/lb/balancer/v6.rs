@@ -70,7 +70,7 @@ pub fn lookup_key6(meta: &PacketMeta6) -> FlowKey6 {
 
 /// The tuple folded to IPv4's shape for the schedulers that hash it.
 #[inline]
-fn folded(k: &FlowKey6) -> FlowKey {
+pub(super) fn folded(k: &FlowKey6) -> FlowKey {
     FlowKey {
         src: fold6(k.src),
         dst: fold6(k.dst),
@@ -252,6 +252,9 @@ impl Balancer {
         };
         if svc.spec.synproxy && key.proto == PROTO_TCP {
             return self.synproxy_new::<V6, B, E>(at, svc, buf, meta, key);
+        }
+        if svc.spec.ops {
+            return self.ops6(at, svc, buf, meta, key);
         }
         if key.proto == PROTO_TCP
             && (meta.tcp_flags & tcp_flags::RST != 0

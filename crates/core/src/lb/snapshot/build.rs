@@ -105,6 +105,24 @@ pub enum BuildError {
         std::net::SocketAddr::new(.0.vip, .0.port)
     )]
     LaddrIsVip(ServiceKey, IpAddr),
+    /// `--ops` on a TCP service (IPVS ignores the flag there).
+    #[error(
+        "one-packet scheduling (-o) is for UDP services, not {} (TCP): a connection's segments must all reach one server",
+        std::net::SocketAddr::new(.0.vip, .0.port)
+    )]
+    OpsNotUdp(ServiceKey),
+    /// `--ops` with persistence.
+    #[error(
+        "service {}: one-packet scheduling (-o) keeps no state, persistence (-p) is state: use one or the other",
+        std::net::SocketAddr::new(.0.vip, .0.port)
+    )]
+    OpsPersistent(ServiceKey),
+    /// `--ops` with a NAT real server.
+    #[error(
+        "one-packet scheduling (-o) needs DR (-g) or TUN (-i) real servers: {} of {} is NAT (-m), whose replies need a connection entry to be translated back",
+        .1.addr, std::net::SocketAddr::new(.0.vip, .0.port)
+    )]
+    OpsNat(ServiceKey, DestKey),
 }
 
 /// Builds and validates a [`Snapshot`].
@@ -288,8 +306,19 @@ impl<'a> SnapshotBuilder<'a> {
                 }
             }
             self.check_fullnat(spec, dests)?;
+            if spec.ops {
+                if k.proto != crate::lb::spec::Proto::Udp {
+                    return Err(BuildError::OpsNotUdp(k));
+                }
+                if spec.persistent.is_some() {
+                    return Err(BuildError::OpsPersistent(k));
+                }
+            }
             let mut ds = HashSet::new();
             for d in dests {
+                if spec.ops && matches!(d.method, Method::Nat | Method::FullNat) {
+                    return Err(BuildError::OpsNat(k, d.key));
+                }
                 if spec.synproxy && d.method != Method::Nat {
                     let how = match d.method {
                         Method::Dr => "DR (-g)",

@@ -133,6 +133,12 @@ fn service_cmd(cmd: O, g: &Given, r: &Resolved) -> Result<Command, AdmError> {
             "Zero port specified for non-persistent service",
         ));
     }
+    if g.ops && key.proto != Proto::Udp {
+        // ipvsadm's words
+        return Err(AdmError::usage(
+            "One-Packet Scheduling is only for UDP virtual services",
+        ));
+    }
     let sched = g.sched.unwrap_or(SchedKind::Wlc);
     let flags = match &g.flags_arg {
         Some(f) => parse_sched_flags(sched, f)?,
@@ -148,6 +154,7 @@ fn service_cmd(cmd: O, g: &Given, r: &Resolved) -> Result<Command, AdmError> {
         synproxy: g.synproxy,
         // -E keeps the service's local addresses (--add-laddr changes them)
         local_addresses: Vec::new(),
+        ops: g.ops,
     };
     Ok(Command::Mutate(if cmd == O::Add {
         BatchCmd::AddService { service: spec }

@@ -22,6 +22,7 @@ pub(super) struct Given {
     /// prefix length).
     pub(super) netmask_arg: Option<String>,
     pub(super) synproxy: bool,
+    pub(super) ops: bool,
     pub(super) real_arg: Option<String>,
     pub(super) method: Method,
     pub(super) weight: u32,
@@ -43,6 +44,7 @@ impl Default for Given {
             persistent: None,
             netmask_arg: None,
             synproxy: false,
+            ops: false,
             real_arg: None,
             method: Method::Dr,
             weight: 1,
@@ -121,6 +123,7 @@ impl Given {
             }
             O::Netmask => self.netmask_arg = Some(v),
             O::Synproxy => self.synproxy = synproxy(&v)?,
+            O::Ops => self.ops = true,
             _ => return self.take_dest_opt(o, v),
         }
         Ok(())

@@ -38,6 +38,7 @@ pub(super) enum O {
     Persistent,
     Netmask,
     Synproxy,
+    Ops,
     Real,
     Masq,
     Ipip,
@@ -160,6 +161,10 @@ pub(super) const TABLE: &[Opt] = &[
         "SYN proxy (dirigo's addition, DPVS's spelling): dirigo answers SYNs with SYN cookies and \
          opens a connection to the real server only for a client that completes the handshake; \
          NAT (-m) real servers only. --synproxy alone enables it, -j disable turns it off."),
+    opt(Some('o'), "ops", Arg::No, O::Ops, "",
+        "One-packet scheduling, UDP services only: each datagram is scheduled on its own and \
+         no connection entry is made (DNS, syslog). DR (-g) and TUN (-i) real servers only, \
+         not with -p: a NAT reply needs the entry to be translated back."),
     opt(Some('r'), "real-server", Arg::Req, O::Real, "server-address",
         "The real server: host[:port]; only NAT (-m) may give it another port than the service's."),
     opt(Some('m'), "masquerading", Arg::No, O::Masq, "",
@@ -238,6 +243,7 @@ pub(super) const OPTNAMES: &[(O, &str)] = &[
     (O::Persistent, "persistent"),
     (O::Netmask, "netmask"),
     (O::Synproxy, "synproxy"),
+    (O::Ops, "ops"),
     (O::Real, "real-server"),
     (O::Gate, "forwarding-method"),
     (O::Weight, "weight"),
@@ -299,7 +305,7 @@ fn rule(cmd: O, opt: O) -> char {
     use O::*;
     match (cmd, class(opt)) {
         (Add | Edit, Tcp) => '+',
-        (Add | Edit, Sched | Persistent | Netmask | SchedFlags | Synproxy) => ' ',
+        (Add | Edit, Sched | Persistent | Netmask | SchedFlags | Synproxy | Ops) => ' ',
         (Del, Tcp) => '+',
         (List, Numeric | Stats | Rate | Thresholds | PersistConn | NoSort | Exact) => ' ',
         (List, Conn | Tcp | Timeout | Daemon) => '1',

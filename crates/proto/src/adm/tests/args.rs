@@ -583,3 +583,36 @@ fn fullnat_and_local_addresses() {
     assert!(err("-P -t 10.0.0.100:80 -z nope").contains("illegal local address"));
     assert!(err("-A -t 10.0.0.100:80 -z 10.0.0.200").contains("Illegal 'laddr'"));
 }
+
+#[test]
+fn ops_option() {
+    let k = ServiceKey {
+        proto: Proto::Udp,
+        ..tkey([10, 0, 0, 53], 53)
+    };
+    let mut want = svc(k, SchedKind::Rr, None);
+    want.ops = true;
+    for args in [
+        "-A -u 10.0.0.53:53 -s rr -o",
+        "-A -u 10.0.0.53:53 --ops -s rr",
+    ] {
+        assert_eq!(
+            m(args),
+            BatchCmd::AddService {
+                service: want.clone()
+            },
+            "{args}"
+        );
+    }
+    // -E takes the whole service, as ipvsadm's: without -o it is off
+    want.ops = false;
+    assert_eq!(
+        m("-E -u 10.0.0.53:53 -s rr"),
+        BatchCmd::EditService { service: want }
+    );
+    assert_eq!(
+        err("-A -t 10.0.0.100:80 -o"),
+        "One-Packet Scheduling is only for UDP virtual services"
+    );
+    assert!(err("-a -u 10.0.0.53:53 -r 10.0.0.1 -o").starts_with("Illegal 'ops'"));
+}

@@ -519,3 +519,27 @@ fn fullnat_listed_saved_and_restored() {
         )
     );
 }
+
+#[test]
+fn ops_listed_and_saved() {
+    let mut list = sample();
+    for s in &mut list.services {
+        s.spec.ops = s.spec.key.proto == Proto::Udp;
+    }
+    let l = format::list(&list, &ListCmd::default());
+    assert!(
+        l.contains("UDP  10.0.0.53:53 mh (mh-fallback,mh-port) ops\n"),
+        "{l}"
+    );
+    let text = format::save(&list);
+    assert!(
+        text.contains("-A -u 10.0.0.53:53 -s mh -b mh-fallback,mh-port -o\n"),
+        "{text}"
+    );
+    let cmds = parse_restore(&text).unwrap();
+    let ops = cmds
+        .iter()
+        .filter(|c| matches!(c, BatchCmd::AddService { service } if service.ops))
+        .count();
+    assert_eq!(ops, 1);
+}

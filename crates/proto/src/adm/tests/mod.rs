@@ -25,6 +25,7 @@ pub fn svc(key: ServiceKey, sched: SchedKind, persistent: Option<u32>) -> Servic
         netmask: Ipv4Addr::BROADCAST,
         prefix6: 128,
         synproxy: false,
+        ops: false,
     }
 }
 

@@ -64,6 +64,7 @@ fn service(k: ServiceKey, sched: SchedKind, dests: Vec<DestInfo>) -> ServiceInfo
             netmask: Ipv4Addr::BROADCAST,
             prefix6: 128,
             synproxy: false,
+            ops: false,
         },
         stats: stats(n),
         rate: Default::default(),

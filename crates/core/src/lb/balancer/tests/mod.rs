@@ -38,6 +38,7 @@ fn svc(proto: Proto, port: u16) -> ServiceSpec {
         netmask: Ipv4Addr::BROADCAST,
         prefix6: 128,
         synproxy: false,
+        ops: false,
     }
 }
 
@@ -156,6 +157,7 @@ mod icmp_errors;
 mod loads;
 mod methods;
 mod nat64;
+mod ops;
 mod persist;
 mod pins;
 mod robust;

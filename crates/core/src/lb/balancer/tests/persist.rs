@@ -31,6 +31,7 @@ fn svc(proto: Proto, persistent: Option<u32>, mask: [u8; 4]) -> ServiceSpec {
         netmask: Ipv4Addr::from(mask),
         prefix6: 128,
         synproxy: false,
+        ops: false,
     }
 }
 
