@@ -131,3 +131,18 @@ fn sizes() {
         28
     );
 }
+
+#[test]
+fn a_removal_acknowledged_at_its_place() {
+    // 2 bytes at 635 removed (an FTP line rewritten to nothing): the
+    // receiver's 635 is the sender's 637 once the change is recorded
+    let mut a = SeqAdj::<4>::NONE;
+    assert_eq!(a.ack(635), 635);
+    assert_eq!(a.record(ch(635, 2, 0)), Ok(Recorded::New));
+    assert_eq!(a.offset(), -2);
+    assert_eq!(a.seq(635), 635);
+    assert_eq!(a.seq(637), 635);
+    assert_eq!(a.ack(634), 634);
+    assert_eq!(a.ack(635), 637);
+    assert_eq!(a.ack(636), 638);
+}

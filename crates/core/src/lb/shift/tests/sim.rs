@@ -62,6 +62,27 @@ impl Stream {
         b
     }
 
+    /// The sender offset an acknowledgment (or SACK edge) at receiver
+    /// offset `p` stands for, when the sender has sent `[0, sent)`.
+    ///
+    /// `orig_of_new` is ambiguous at a change that leaves no bytes (a
+    /// line rewritten to nothing): the receiver offset where the removed
+    /// bytes were is both their start and their end in the sender's
+    /// space, and `orig_of_new` gives the end. That is right only once
+    /// the removed bytes have been sent (and so rewritten and recorded by
+    /// the middlebox); before that, the receiver having everything up to
+    /// there has exactly the sender's bytes before the change, and an
+    /// acknowledgment past them would name bytes never sent.
+    pub fn orig_of_ack(&self, p: usize, sent: usize) -> usize {
+        let mut x = self.orig_of_new[p];
+        for (off, old, bytes) in self.changes.iter().rev() {
+            if bytes.is_empty() && off + old == x && x > sent {
+                x = *off;
+            }
+        }
+        x
+    }
+
     /// The receiver's offset of the sender's `x` (a segment boundary).
     pub fn new_of_orig(&self, x: usize) -> usize {
         let mut d = 0i64;

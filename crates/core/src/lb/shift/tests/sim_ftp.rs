@@ -149,13 +149,14 @@ impl World {
             return Ok(());
         }
         let side = &mut self.d[i];
-        side.tx.ack(to, side.s.orig_of_new[nxt])?;
+        let sent = side.tx.nxt;
+        side.tx.ack(to, side.s.orig_of_ack(nxt, sent))?;
         if let Some((l, r)) = sack {
             let isn = side.rx.isn;
             let el = self.shift.ack(dir(1 - i), seq_of(isn, l));
             let er = self.shift.ack(dir(1 - i), seq_of(isn, r));
-            side.tx
-                .sack(el, er, (side.s.orig_of_new[l], side.s.orig_of_new[r]))?;
+            let want = (side.s.orig_of_ack(l, sent), side.s.orig_of_ack(r, sent));
+            side.tx.sack(el, er, want)?;
         }
         Ok(())
     }
@@ -220,6 +221,16 @@ impl World {
     }
 }
 
+fn side(isn: u32, (data, ch): (Vec<u8>, Changes)) -> Side {
+    let s = Stream::new(data, ch);
+    Side {
+        tx: Sender::new(isn, s.orig.len()),
+        rx: Receiver::new(isn, s.new.clone()),
+        s,
+        flight: Vec::new(),
+    }
+}
+
 fn stream() -> impl Strategy<Value = (Vec<u8>, Changes)> {
     proptest::collection::vec(any::<u8>(), 0..1200).prop_flat_map(|d| {
         let n = d.len();
@@ -236,15 +247,6 @@ proptest! {
         b in stream(),
         ops in proptest::collection::vec(op(), 0..120),
     ) {
-        let side = |isn: u32, (data, ch): (Vec<u8>, Changes)| {
-            let s = Stream::new(data, ch);
-            Side {
-                tx: Sender::new(isn, s.orig.len()),
-                rx: Receiver::new(isn, s.new.clone()),
-                s,
-                flight: Vec::new(),
-            }
-        };
         let mut w = World { d: [side(isn[0], a), side(isn[1], b)], shift: Shift::NONE };
         for (d, o) in &ops {
             let i = *d as usize;
@@ -256,4 +258,70 @@ proptest! {
             prop_assert_eq!(s.tx.una, s.tx.len);
         }
     }
+}
+
+/// The case proptest found (the regression file's, by hand): a line of 2
+/// bytes rewritten to nothing at 635, the segment before it ending right
+/// there. Everything up to 635 delivered and acknowledged before the
+/// removed bytes are sent: the acknowledgment is the sender's 635 (not
+/// 637, bytes it has not sent); once they have passed dirigo, 637.
+#[test]
+fn a_removed_line_acknowledged_before_and_after_it_is_sent() {
+    let data: Vec<u8> = (0..640u32).map(|x| x as u8).collect();
+    for isn in [0, u32::MAX - 300, u32::MAX] {
+        let mut w = World {
+            d: [
+                side(isn, (data.clone(), vec![(635, 2, vec![])])),
+                side(7, (Vec::new(), Vec::new())),
+            ],
+            shift: Shift::NONE,
+        };
+        assert_eq!(w.d[0].s.orig_of_ack(635, 635), 635);
+        assert_eq!(w.d[0].s.orig_of_ack(635, 640), 637);
+        w.send(0, 0, 121).unwrap();
+        w.send(0, 121, 114).unwrap();
+        // the finishing loop's 400 bytes: [235, 635), short of the change
+        w.send(0, 235, 400).unwrap();
+        assert_eq!(w.d[0].tx.nxt, 635);
+        assert!(w.shift.is_identity());
+        for k in [2, 0, 0] {
+            w.step(0, &Op::Deliver(k)).unwrap();
+        }
+        assert_eq!(w.d[0].rx.nxt, 635);
+        let ack = w.shift.ack(Dir::Reply, w.d[0].rx.ack());
+        assert_eq!(off_of(isn, ack), 635);
+        w.ack(0, false).unwrap();
+        assert_eq!(w.d[0].tx.una, 635);
+        // the rest: [635, 640) holds the change, 3 bytes get through
+        w.send(0, 635, 400).unwrap();
+        assert_eq!(
+            w.d[0].flight[0].1,
+            vec![637u32 as u8, 638u32 as u8, 639u32 as u8]
+        );
+        assert_eq!(off_of(isn, w.d[0].flight[0].0), 635);
+        // acknowledged again at 635 before it arrives: now the sender's 637
+        let ack = w.shift.ack(Dir::Reply, w.d[0].rx.ack());
+        assert_eq!(off_of(isn, ack), 637);
+        w.ack(0, false).unwrap();
+        w.step(0, &Op::Deliver(0)).unwrap();
+        w.ack(0, false).unwrap();
+        assert!(w.d[0].rx.done());
+        assert_eq!(w.d[0].tx.una, 640);
+        w.finish().unwrap();
+    }
+}
+
+/// Two removals next to each other: the acknowledgment at their place is
+/// after those sent, before the others.
+#[test]
+fn adjacent_removals_acknowledged_as_far_as_sent() {
+    let s = Stream::new(vec![1; 20], vec![(5, 3, vec![]), (8, 2, vec![])]);
+    assert_eq!(s.new.len(), 15);
+    assert_eq!(s.orig_of_new[5], 10);
+    assert_eq!(s.orig_of_ack(5, 5), 5);
+    assert_eq!(s.orig_of_ack(5, 8), 8);
+    assert_eq!(s.orig_of_ack(5, 10), 10);
+    assert_eq!(s.orig_of_ack(5, 20), 10);
+    assert_eq!(s.orig_of_ack(4, 5), 4);
+    assert_eq!(s.orig_of_ack(6, 20), 11);
 }
