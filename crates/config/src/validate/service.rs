@@ -225,5 +225,6 @@ fn real_server(s: &ServiceConfig, port: u16, r: &RealServerConfig) -> Result<Des
         weight: r.weight,
         upper: r.upper_threshold,
         lower: r.lower_threshold,
+        tun: Default::default(),
     })
 }

@@ -222,6 +222,7 @@ fn spec() -> (ServiceSpec, DestSpec) {
         weight: 3,
         upper: 10,
         lower: 2,
+        tun: Default::default(),
     };
     (svc, dest)
 }

@@ -83,6 +83,7 @@ fn nat6_service() -> Snapshot {
             weight: 1,
             upper: 0,
             lower: 0,
+            tun: Default::default(),
         }],
     );
     b.build(&mut ids, 2).unwrap()
@@ -268,6 +269,7 @@ pub(super) fn nat64_service() -> Snapshot {
             weight: 1,
             upper: 0,
             lower: 0,
+            tun: Default::default(),
         }],
     );
     b.build(&mut ids, 3).unwrap()

@@ -19,6 +19,7 @@
 //! [`PacketBuf`]: crate::net::buf::PacketBuf
 
 pub mod dr;
+pub mod encap;
 mod error;
 mod frame;
 pub mod icmp;
@@ -30,6 +31,8 @@ pub mod v6;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_encap;
 
 pub use error::XmitError;
 pub use frame::{pull_link_header, trim_padding};

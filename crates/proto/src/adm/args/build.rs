@@ -163,6 +163,7 @@ fn dest_cmd(cmd: O, g: &Given, r: &Resolved) -> Result<Command, AdmError> {
         weight: g.weight,
         upper: g.upper,
         lower: g.lower,
+        tun: Default::default(),
     };
     Ok(Command::Mutate(match cmd {
         O::AddDest => BatchCmd::AddDest {
