@@ -21,8 +21,9 @@
 //! still to be completed (`CHECKSUM_PARTIAL`, a locally sent one): a
 //! forwarded packet's is complete, so Linux writes no option and neither
 //! does dirigo, and `remcsum` behaves as `csum`. GRE takes `csum` (the C
-//! bit); `remcsum` is GUE's only, and ipvsadm ignores it for GRE as the
-//! kernel does, so dirigo refuses it there to say so.
+//! bit and the checksum); `ipvs_gre_encap` looks at the csum flag only,
+//! so GRE with `remcsum` (which ipvsadm accepts) is GRE without a
+//! checksum, here as in Linux.
 
 use serde::{Deserialize, Serialize};
 
@@ -40,7 +41,7 @@ pub enum TunType {
     Gre = 2,
 }
 
-/// `--tun-nocsum|--tun-csum|--tun-remcsum`.
+/// `--tun-nocsum|--tun-csum|--tun-remcsum` (the tunnel flags).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[repr(u8)]
@@ -75,12 +76,21 @@ impl TunType {
 }
 
 impl TunCsum {
-    /// ipvsadm's option without `--tun-` (`nocsum`, `csum`, `remcsum`).
+    /// ipvsadm's option (`-S`): `--tun-nocsum`, `--tun-csum`,
+    /// `--tun-remcsum`.
     pub fn option(self) -> &'static str {
         match self {
-            TunCsum::None => "nocsum",
-            TunCsum::Csum => "csum",
-            TunCsum::Remcsum => "remcsum",
+            TunCsum::None => "--tun-nocsum",
+            TunCsum::Csum => "--tun-csum",
+            TunCsum::Remcsum => "--tun-remcsum",
+        }
+    }
+    /// ipvsadm's `--tun-info` word: `-c`, `+c`, `r+c`.
+    pub fn info(self) -> &'static str {
+        match self {
+            TunCsum::None => "-c",
+            TunCsum::Csum => "+c",
+            TunCsum::Remcsum => "r+c",
         }
     }
 }
@@ -123,15 +133,45 @@ impl Tunnel {
         tun_csum: TunCsum::None,
     };
 
+    /// ipvsadm's `--tun-info` column: `ipip`, `gue:PORT:FLAGS`,
+    /// `gre:FLAGS`.
+    pub fn info(&self) -> String {
+        match self.tun_type {
+            TunType::Ipip => "ipip".into(),
+            TunType::Gue => format!("gue:{}:{}", self.tun_port, self.tun_csum.info()),
+            TunType::Gre => format!("gre:{}", self.tun_csum.info()),
+        }
+    }
+
+    /// ipvsadm's `-S` options: `--tun-type ipip`, `--tun-type gue
+    /// --tun-port PORT --tun-*csum`, `--tun-type gre --tun-*csum`.
+    pub fn save_options(&self) -> String {
+        match self.tun_type {
+            TunType::Ipip => "--tun-type ipip".into(),
+            TunType::Gue => format!(
+                "--tun-type gue --tun-port {} {}",
+                self.tun_port,
+                self.tun_csum.option()
+            ),
+            TunType::Gre => format!("--tun-type gre {}", self.tun_csum.option()),
+        }
+    }
+
     /// Whether this is the default (plain IPIP, nothing set).
     pub fn is_default(&self) -> bool {
         *self == Tunnel::IPIP
     }
 
-    /// Whether the outer checksum is asked for (csum or remcsum).
+    /// Whether GUE's UDP checksum is asked for (csum or remcsum).
     #[inline(always)]
-    pub fn csum(&self) -> bool {
+    pub fn udp_csum(&self) -> bool {
         self.tun_csum != TunCsum::None
+    }
+
+    /// Whether GRE's checksum is asked for (csum only, as Linux).
+    #[inline(always)]
+    pub fn gre_csum(&self) -> bool {
+        self.tun_csum == TunCsum::Csum
     }
 
     /// The bytes this tunnel puts between the outer IP header and the
@@ -141,15 +181,15 @@ impl Tunnel {
         match self.tun_type {
             TunType::Ipip => 0,
             TunType::Gue => GUE_LEN,
-            TunType::Gre if self.csum() => 8,
+            TunType::Gre if self.gre_csum() => 8,
             TunType::Gre => 4,
         }
     }
 
-    /// Whether this tunnel fits a real server of forwarding method
-    /// `method` (`tun`: whether that is TUN), with a one-line reason when
-    /// not: tunnel options only on a TUN server, GUE needs its port, a
-    /// port only for GUE, remcsum only for GUE.
+    /// Whether this tunnel fits a real server (`tun`: whether it forwards
+    /// by TUN), with a one-line reason when not, as ipvsadm 1.31 checks:
+    /// tunnel options only on a TUN server, GUE needs its port, a port
+    /// only for GUE, no checksum option for IPIP.
     pub fn check(&self, tun: bool) -> Result<(), &'static str> {
         if !tun && !self.is_default() {
             return Err(
@@ -164,9 +204,6 @@ impl Tunnel {
             _ if self.tun_port != 0 => {
                 Err("tun_port (--tun-port) is GUE's UDP port: only with tun_type gue")
             }
-            TunType::Gre if self.tun_csum == TunCsum::Remcsum => Err(
-                "remcsum (--tun-remcsum) is GUE's remote checksum offload: GRE takes none or csum",
-            ),
             TunType::Ipip if self.tun_csum != TunCsum::None => {
                 Err("tun_csum (--tun-csum, --tun-remcsum) is for GUE and GRE: IPIP has no checksum")
             }
@@ -194,6 +231,8 @@ mod tests {
         assert_eq!(t(TunType::Gue, 6080, TunCsum::Remcsum).extra_len(), 12);
         assert_eq!(t(TunType::Gre, 0, TunCsum::None).extra_len(), 4);
         assert_eq!(t(TunType::Gre, 0, TunCsum::Csum).extra_len(), 8);
+        // Linux's GRE looks at the csum flag only
+        assert_eq!(t(TunType::Gre, 0, TunCsum::Remcsum).extra_len(), 4);
     }
 
     #[test]
@@ -203,7 +242,7 @@ mod tests {
         assert!(t(TunType::Gue, 0, TunCsum::None).check(true).is_err());
         assert!(t(TunType::Gue, 6080, TunCsum::Remcsum).check(true).is_ok());
         assert!(t(TunType::Gre, 6080, TunCsum::None).check(true).is_err());
-        assert!(t(TunType::Gre, 0, TunCsum::Remcsum).check(true).is_err());
+        assert!(t(TunType::Gre, 0, TunCsum::Remcsum).check(true).is_ok());
         assert!(t(TunType::Gre, 0, TunCsum::Csum).check(true).is_ok());
         assert!(t(TunType::Ipip, 0, TunCsum::Csum).check(true).is_err());
     }

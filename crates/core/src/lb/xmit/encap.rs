@@ -39,7 +39,7 @@ pub fn src_port<A: Copy + Into<u128>>(key: &Flow<A>) -> u16 {
 /// Write tunnel `t`'s header at the front of `d`, which holds exactly the
 /// header ([`Tunnel::extra_len`] bytes) and then the inner packet. The
 /// inner packet is IPv4 (`v4`) or IPv6. `sport`: GUE's UDP source port
-/// ([`src_port`]). GUE's UDP checksum is left 0: with `t.csum()` the
+/// ([`src_port`]). GUE's UDP checksum is left 0: with `t.udp_csum()` the
 /// caller fills it under its family's pseudo header (see
 /// [`udp_checksum_needed`]); GRE's checksum is filled here. Nothing is
 /// written for IPIP. Every write goes through a view over `d`, which
@@ -64,8 +64,8 @@ pub fn emit(d: &mut [u8], t: &Tunnel, v4: bool, sport: u16) {
         TunType::Gre => {
             let proto = if v4 { 0x0800 } else { 0x86dd };
             let mut g = gre::Packet::new_unchecked(d);
-            g.emit(proto, t.csum());
-            if t.csum() {
+            g.emit(proto, t.gre_csum());
+            if t.gre_csum() {
                 g.fill_checksum();
             }
         }
@@ -75,5 +75,5 @@ pub fn emit(d: &mut [u8], t: &Tunnel, v4: bool, sport: u16) {
 /// Whether the caller is to fill GUE's UDP checksum (csum or remcsum).
 #[inline(always)]
 pub fn udp_checksum_needed(t: &Tunnel) -> bool {
-    t.tun_type == TunType::Gue && t.csum()
+    t.tun_type == TunType::Gue && t.udp_csum()
 }

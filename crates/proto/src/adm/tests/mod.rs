@@ -29,3 +29,4 @@ pub fn svc(key: ServiceKey, sched: SchedKind, persistent: Option<u32>) -> Servic
 
 mod args;
 mod format;
+mod tun;
