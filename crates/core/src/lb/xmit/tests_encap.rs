@@ -169,3 +169,15 @@ fn the_tunnel_bytes_count_against_the_mtu() {
     );
     assert_eq!(b.len(), 14 + 1500);
 }
+
+#[test]
+fn gre_remcsum_is_gre_without_a_checksum_as_linux() {
+    let t = Tunnel {
+        tun_type: TunType::Gre,
+        tun_port: 0,
+        tun_csum: TunCsum::Remcsum,
+    };
+    let (f, out) = encap(t, true);
+    outer_ip(&out, &f[14..], IpNumber::GRE, 4);
+    assert_eq!(&out[34..38], &[0x00, 0x00, 0x08, 0x00]);
+}
