@@ -31,10 +31,6 @@ pub mod v6;
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_encap;
-#[cfg(test)]
-mod tests_tshark;
 
 pub use error::XmitError;
 pub use frame::{pull_link_header, trim_padding};

@@ -1,3 +1,6 @@
+mod encap;
+mod tshark;
+
 use super::nat::{nat, nat_icmp, Side};
 use super::*;
 use crate::lb::testutil::*;

@@ -4,7 +4,7 @@
 use super::*;
 use crate::lb::testutil::{CLIENT6, OUR_IP6, RIP6, VIP6};
 use crate::lb::tunnel::{TunCsum, TunType, Tunnel};
-use crate::net::buf::{PacketBuf, VecBuf};
+use crate::net::buf::VecBuf;
 
 fn t(tun_type: TunType, tun_port: u16, tun_csum: TunCsum) -> Tunnel {
     Tunnel {

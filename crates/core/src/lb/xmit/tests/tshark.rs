@@ -9,10 +9,10 @@
 //! Needs tshark (scripts/install-deps.sh installs it): a failure in CI
 //! (`CI=true`) without it, a printed skip elsewhere.
 
-use super::{tun, v6};
 use crate::lb::testutil::*;
 use crate::lb::tunnel::{TunCsum, TunType, Tunnel};
-use crate::net::buf::{PacketBuf, VecBuf};
+use crate::lb::xmit::{tun, v6};
+use crate::net::buf::VecBuf;
 use crate::net::meta::tcp_flags::{ACK, PSH};
 use crate::net::meta::{Flow, PacketMeta6, PROTO_TCP};
 use etherparse::PacketBuilder;

@@ -2,10 +2,9 @@
 //! against etherparse (an independent parser and checksum), the GUE and
 //! GRE headers on literal bytes.
 
-use super::error::XmitError;
-use super::tun;
 use crate::lb::testutil::*;
 use crate::lb::tunnel::{TunCsum, TunType, Tunnel};
+use crate::lb::xmit::{tun, XmitError};
 use crate::net::buf::{PacketBuf, VecBuf};
 use crate::net::checksum;
 use crate::net::meta::tcp_flags::{ACK, PSH};
