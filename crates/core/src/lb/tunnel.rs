@@ -158,6 +158,7 @@ impl Tunnel {
     }
 
     /// Whether this is the default (plain IPIP, nothing set).
+    #[inline(always)]
     pub fn is_default(&self) -> bool {
         *self == Tunnel::IPIP
     }
