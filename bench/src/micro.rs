@@ -165,6 +165,7 @@ fn snapshot(method: Method, servers: u8) -> (Snapshot, LbIds) {
             weight: 1,
             upper: 0,
             lower: 0,
+            tun: Default::default(),
         })
         .collect();
     let eg = BenchEgress;

@@ -136,6 +136,7 @@ fn worker6(capacity: u32) -> (Balancer, Snapshot) {
             weight: 1,
             upper: 0,
             lower: 0,
+            tun: Default::default(),
         })
         .collect();
     let mut b = SnapshotBuilder::new();
@@ -266,6 +267,7 @@ fn snapshot(ids: &mut LbIds, synproxy: bool, port: u16) -> Snapshot {
             weight: 1,
             upper: 0,
             lower: 0,
+            tun: Default::default(),
         })
         .collect();
     let mut b = SnapshotBuilder::new();

@@ -90,6 +90,7 @@ fn dest(last: u8, port: u16, method: Method, weight: u32) -> DestSpec {
         weight,
         upper: 0,
         lower: 0,
+        tun: Default::default(),
     }
 }
 
@@ -237,6 +238,7 @@ fn world() -> World {
         weight: 1,
         upper: 0,
         lower: 0,
+        tun: Default::default(),
     };
     b.service(
         s6,

@@ -3,7 +3,7 @@
 //! typo is an error with a line number rather than an ignored setting.
 
 use crate::PortRole;
-use dirigo_core::lb::spec::{Method, Proto};
+use dirigo_core::lb::spec::{Method, Proto, TunCsum, TunType};
 use serde::Deserialize;
 use std::net::Ipv4Addr;
 
@@ -345,6 +345,16 @@ pub struct RealServerConfig {
     /// Lower connection threshold (0 = none).
     #[serde(default)]
     pub lower_threshold: u32,
+    /// TUN's tunnel: `ipip` (default), `gue` or `gre` (ipvsadm's
+    /// `--tun-type`).
+    #[serde(default)]
+    pub tun_type: TunType,
+    /// GUE's UDP destination port (`--tun-port`; required with gue).
+    #[serde(default)]
+    pub tun_port: u16,
+    /// `none` (default), `csum` or `remcsum` (`--tun-nocsum|--tun-csum|--tun-remcsum`).
+    #[serde(default)]
+    pub tun_csum: TunCsum,
     /// This server's own check (overrides the service's; unset keys are
     /// the service's).
     #[serde(default)]

@@ -30,6 +30,7 @@ fn snapshot(servers: &[u32]) -> Snapshot {
             weight: 1,
             upper: 0,
             lower: 0,
+            tun: Default::default(),
         })
         .collect();
     let mut b = SnapshotBuilder::new();

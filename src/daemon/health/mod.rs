@@ -504,6 +504,7 @@ fn sorry_dest(s: &ServiceSpec, dests: &[DestSpec], a: SocketAddr) -> DestSpec {
         weight: 1,
         upper: 0,
         lower: 0,
+        tun: Default::default(),
     }
 }
 

@@ -40,6 +40,7 @@ fn rs(last: u8, weight: u32) -> DestSpec {
         weight,
         upper: 0,
         lower: 0,
+        tun: Default::default(),
     }
 }
 

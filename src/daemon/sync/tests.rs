@@ -58,6 +58,7 @@ fn snapshot(order: &[usize]) -> Snapshot {
             weight: 1,
             upper: 0,
             lower: 0,
+            tun: Default::default(),
         })
         .collect();
     let mut b = SnapshotBuilder::new();

@@ -46,6 +46,7 @@ fn dest(n: u32, port: u16, method: Method, weight: u32) -> DestInfo {
             weight,
             upper: 0,
             lower: 0,
+            tun: Default::default(),
         },
         active: n,
         inactive: n * 2,

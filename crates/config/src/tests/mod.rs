@@ -426,6 +426,7 @@ mod checkers;
 mod health;
 mod located;
 mod metrics;
+mod tunnel;
 
 #[test]
 fn capture_needs_hugepage_files() {

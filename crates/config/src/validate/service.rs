@@ -5,7 +5,9 @@ use crate::file::{RealServerConfig, ServiceConfig};
 use crate::locate::{At, Issues};
 use crate::{health, parse_ip_port, Service};
 use dirigo_core::lb::sched::{SchedFlags, SchedKind};
-use dirigo_core::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
+use dirigo_core::lb::spec::{
+    DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec, TunType, Tunnel,
+};
 use std::collections::HashSet;
 use std::net::Ipv4Addr;
 
@@ -284,11 +286,30 @@ fn real_server(s: &ServiceConfig, port: u16, r: &RealServerConfig) -> Result<Des
             ),
         ));
     }
+    let tun = Tunnel {
+        tun_type: r.tun_type,
+        tun_port: r.tun_port,
+        tun_csum: r.tun_csum,
+    };
+    if let Err(why) = tun.check(r.method == Method::Tun) {
+        let k = if r.method != Method::Tun {
+            "method"
+        } else if r.tun_type == TunType::Gue || r.tun_port != 0 {
+            "tun_port"
+        } else {
+            "tun_csum"
+        };
+        return Err((
+            k,
+            format!("service {}: real server {}: {why}", s.address, r.address),
+        ));
+    }
     Ok(DestSpec {
         key: DestKey { addr, port: rport },
         method: r.method,
         weight: r.weight,
         upper: r.upper_threshold,
         lower: r.lower_threshold,
+        tun,
     })
 }

@@ -37,5 +37,6 @@ pub mod synproxy;
 /// tests and, with the `testutil` feature, the daemon's.
 #[cfg(any(test, feature = "testutil"))]
 pub mod testutil;
+pub mod tunnel;
 pub mod verdict;
 pub mod xmit;

@@ -1,6 +1,7 @@
 //! The operator's model of services and real servers (ipvsadm's), shared by
 //! the config file, the control protocol and the snapshot builder.
 
+pub use super::tunnel::{TunCsum, TunType, Tunnel};
 use crate::lb::sched::{SchedFlags, SchedKind};
 use serde::{Deserialize, Serialize};
 use std::net::{IpAddr, Ipv4Addr};
@@ -154,6 +155,11 @@ pub struct DestSpec {
     /// Lower connection threshold (`-y`), 0 = none.
     #[serde(default)]
     pub lower: u32,
+    /// TUN's tunnel type, GUE port and checksum option (`--tun-type`,
+    /// `--tun-port`, `--tun-*csum`): its keys sit beside the others and
+    /// are left out when IPIP's defaults.
+    #[serde(flatten)]
+    pub tun: Tunnel,
 }
 
 /// Connection timeouts in seconds (`ipvsadm --set tcp tcpfin udp`).

@@ -29,6 +29,8 @@ pub struct ListCmd {
     pub persist_conn: bool,
     /// `--nosort`.
     pub nosort: bool,
+    /// `--tun-info`: each real server's tunnel (ipvsadm 1.31).
+    pub tun_info: bool,
 }
 
 /// One parsed dirigoadm invocation (or one `-R` line).

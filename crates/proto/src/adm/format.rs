@@ -54,6 +54,10 @@ fn title(o: &ListCmd) -> String {
             "{PROT:<33} {:<9} {:<11} {:<10} {:<10}\n{RS}\n",
             "Weight", "PersistConn", "ActiveConn", "InActConn"
         )
+    } else if o.tun_info {
+        format!(
+            "{PROT} Scheduler Flags\n{RS}           Forward TunnelInfo    Weight ActiveConn InActConn\n"
+        )
     } else {
         format!("{PROT} Scheduler Flags\n{RS}           Forward Weight ActiveConn InActConn\n")
     }
@@ -193,6 +197,20 @@ fn service_entry(out: &mut String, s: &ServiceInfo, o: &ListCmd) {
                 "  -> {dname:<28} {:<9} {:<11} {:<10} {:<10}",
                 d.spec.weight, d.persist, d.active, d.inactive
             );
+        } else if o.tun_info {
+            let info = match d.spec.method {
+                Method::Tun => d.spec.tun.info(),
+                _ => "n/a".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "  -> {dname:<28} {:<7} {:<13} {:<6} {:<10} {:<10}",
+                d.spec.method.ipvsadm_name(),
+                info,
+                d.spec.weight,
+                d.active,
+                d.inactive
+            );
         } else {
             let _ = writeln!(
                 out,
@@ -243,8 +261,11 @@ pub fn laddrs(list: &ServiceList) -> String {
     out
 }
 
-/// `-S` output (ipvsadm-save rules). Thresholds, which ipvsadm does not
-/// save, are appended as `-x`/`-y` when set so a restore loses nothing.
+/// `-S` output (ipvsadm-save rules). A TUN server's tunnel follows its
+/// weight as ipvsadm 1.31 writes it (`--tun-type ipip`, `--tun-type gue
+/// --tun-port 6080 --tun-nocsum`, `--tun-type gre --tun-csum`).
+/// Thresholds, which ipvsadm does not save, are appended as `-x`/`-y`
+/// when set so a restore loses nothing.
 pub fn save(list: &ServiceList) -> String {
     let mut out = String::new();
     let o = ListCmd::default();
@@ -289,6 +310,10 @@ pub fn save(list: &ServiceList) -> String {
                 addr_port(d.spec.key.addr, dest_port(s, d)),
                 d.spec.weight
             );
+            if d.spec.method == Method::Tun {
+                // as ipvsadm 1.31: every TUN server's tunnel, ipip included
+                let _ = write!(out, " {}", d.spec.tun.save_options());
+            }
             if d.spec.upper != 0 {
                 let _ = write!(out, " -x {}", d.spec.upper);
             }
@@ -392,6 +417,12 @@ Options:\n\
   --gatewaying   -g                   gatewaying (direct routing) (default)\n\
   --ipip         -i                   ipip encapsulation (tunneling)\n\
   --masquerading -m                   masquerading (NAT)\n\
+  --tun-type      type                one of ipip|gue|gre,\n\
+                                      the default tunnel type is ipip.\n\
+  --tun-port      port                tunnel destination port\n\
+  --tun-nocsum                        tunnel encapsulation without checksum\n\
+  --tun-csum                          tunnel encapsulation with checksum\n\
+  --tun-remcsum                       tunnel encapsulation with remote checksum\n\
   --weight       -w weight            capacity of real server\n\
   --u-threshold  -x uthreshold        upper threshold of connections\n\
   --l-threshold  -y lthreshold        lower threshold of connections\n\
@@ -402,6 +433,7 @@ Options:\n\
   --exact                             expand numbers (display exact values)\n\
   --thresholds                        output of thresholds information\n\
   --persistent-conn                   output of persistent connection info\n\
+  --tun-info                          output of tunnel information\n\
   --nosort                            disable sorting output of service/server entries\n\
   --numeric      -n                   numeric output of addresses and ports\n"
     )

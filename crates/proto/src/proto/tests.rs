@@ -225,6 +225,7 @@ fn spec() -> (ServiceSpec, DestSpec) {
         weight: 3,
         upper: 10,
         lower: 2,
+        tun: Default::default(),
     };
     (svc, dest)
 }

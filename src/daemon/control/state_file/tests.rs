@@ -32,6 +32,7 @@ fn rs(addr: [u8; 4], port: u16, method: Method, weight: u32) -> DestSpec {
         weight,
         upper: 0,
         lower: 0,
+        tun: Default::default(),
     }
 }
 

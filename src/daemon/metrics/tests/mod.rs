@@ -34,6 +34,7 @@ fn dest(addr: [u8; 4], port: u16, weight: u32, active: u32, inactive: u32, st: S
             weight,
             upper: 0,
             lower: 0,
+            tun: Default::default(),
         },
         active,
         inactive,

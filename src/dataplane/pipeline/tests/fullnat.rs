@@ -50,6 +50,7 @@ fn fullnat_service(vip: IpAddr, rs: IpAddr, laddr: IpAddr) -> Snapshot {
             weight: 1,
             upper: 0,
             lower: 0,
+            tun: Default::default(),
         }],
     );
     b.build(&mut ids, 5).unwrap()

@@ -133,6 +133,7 @@ fn service_of(rs: &[[u8; 4]], method: Method, rport: u16) -> Snapshot {
             weight: 1,
             upper: 0,
             lower: 0,
+            tun: Default::default(),
         })
         .collect();
     let mut b = SnapshotBuilder::new();

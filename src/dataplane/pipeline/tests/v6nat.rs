@@ -85,6 +85,7 @@ fn nat6_service() -> Snapshot {
             weight: 1,
             upper: 0,
             lower: 0,
+            tun: Default::default(),
         }],
     );
     b.build(&mut ids, 2).unwrap()
@@ -270,6 +271,7 @@ pub(super) fn nat64_service() -> Snapshot {
             weight: 1,
             upper: 0,
             lower: 0,
+            tun: Default::default(),
         }],
     );
     b.build(&mut ids, 3).unwrap()

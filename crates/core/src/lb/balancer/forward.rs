@@ -179,6 +179,7 @@ impl Balancer {
                 at.snap.tunnel_src,
                 egress,
                 &mut self.ip_id,
+                at.snap.tunnel(c.dest),
             )
         } else {
             xmit::dr::dr(buf, c.daddr, egress)

@@ -33,6 +33,7 @@ impl Balancer {
                 at.snap.tunnel_src,
                 egress,
                 &mut self.ip_id,
+                at.snap.tunnel(c.dest),
             ),
             (Method::Nat, false) => {
                 xmit::nat::nat_icmp(buf, meta, Side::Dst, c.daddr, c.dport, egress)

@@ -58,7 +58,15 @@ impl Balancer {
             Method::Dr => xmit::dr::dr(buf, d.addr, at.egress),
             Method::Tun => {
                 let (src, id) = (at.snap.tunnel_src, &mut self.ip_id);
-                xmit::tun::tun(buf, meta, d.addr, src, at.egress, id)
+                xmit::tun::tun(
+                    buf,
+                    meta,
+                    d.addr,
+                    src,
+                    at.egress,
+                    id,
+                    at.snap.tunnel(d.id.slot),
+                )
             }
             // not reached: the snapshot refuses NAT and FullNAT with ops
             Method::Nat | Method::FullNat => Err(XmitError::Malformed),
@@ -91,7 +99,14 @@ impl Balancer {
         };
         let res = match d.method {
             Method::Dr => xmit::dr::dr(buf, d.addr6, at.egress),
-            Method::Tun => x6::tun6(buf, meta, d.addr6, None, at.egress),
+            Method::Tun => x6::tun6(
+                buf,
+                meta,
+                d.addr6,
+                None,
+                at.egress,
+                at.snap.tunnel(d.id.slot),
+            ),
             // not reached: the snapshot refuses NAT (and NAT64) with ops
             Method::Nat | Method::FullNat => Err(XmitError::Malformed),
         };

@@ -56,7 +56,8 @@ impl Balancer {
                 let to = Counted::of(c);
                 self.restart_established(snap, h.idx, now);
                 let (src, id) = (snap.tunnel_src, &mut self.ip_id);
-                let res = xmit::tun::tun(buf, meta, to.daddr, src, egress, id);
+                let t = snap.tunnel(to.dest);
+                let res = xmit::tun::tun(buf, meta, to.daddr, src, egress, id, t);
                 return self.finish_to(at, res, to, false, meta, buf);
             }
             // NAT's, either direction (a reply only to a record without

@@ -204,7 +204,10 @@ impl Balancer {
                 let egress = at.egress;
                 let res = match (method, h.reply) {
                     (Method::Dr, false) => xmit::dr::dr(buf, to.daddr, egress),
-                    (Method::Tun, false) => x6::tun6(buf, meta, to.daddr, None, egress),
+                    (Method::Tun, false) => {
+                        let t = snap.tunnel(to.dest);
+                        x6::tun6(buf, meta, to.daddr, None, egress, t)
+                    }
                     (Method::Nat, false) => {
                         xmit::nat::nat(buf, meta, Side::Dst, to.daddr, dport, to.daddr, egress)
                     }
@@ -390,7 +393,9 @@ impl Balancer {
             }
             (_, true) => Err(XmitError::Malformed), // DR and TUN see no replies
             (Method::FullNat, false) => Err(XmitError::Malformed), // not an IPv6 packet's
-            (Method::Tun, false) => x6::tun6(buf, meta, c.daddr, None, egress),
+            (Method::Tun, false) => {
+                x6::tun6(buf, meta, c.daddr, None, egress, at.snap.tunnel(c.dest))
+            }
             (Method::Dr, false) => xmit::dr::dr(buf, c.daddr, egress),
         };
         self.finish(at, res, c, reply, meta, buf)
@@ -444,7 +449,9 @@ impl Balancer {
         }
         let res = match (c.method, reply) {
             (Method::Dr, false) => xmit::dr::dr(buf, c.daddr, egress),
-            (Method::Tun, false) => x6::tun6(buf, meta, c.daddr, None, egress),
+            (Method::Tun, false) => {
+                x6::tun6(buf, meta, c.daddr, None, egress, at.snap.tunnel(c.dest))
+            }
             (Method::Nat, false) => x6::nat6_icmp(buf, meta, Side::Dst, c.daddr, c.dport, egress),
             (Method::Nat, true) => x6::nat6_icmp(buf, meta, Side::Src, c.vaddr, c.vport, egress),
             (Method::Dr | Method::Tun, true) | (Method::FullNat, _) => return LbVerdict::NotForUs,

@@ -11,6 +11,7 @@ use super::service::{Dest, Pin, Service};
 use crate::lb::sched::{stable_id, Prepared};
 use crate::lb::spec::{DestKey, DestSpec, Method, ServiceKey, ServiceSpec, Timeouts};
 use crate::lb::state::TimeoutTable;
+use crate::lb::tunnel::Tunnel;
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -29,6 +30,10 @@ pub enum BuildError {
     /// Lower threshold above the upper one (IPVS: -ERANGE).
     #[error("lower threshold {3} above upper threshold {2} for {1:?} in {0:?}")]
     ThresholdOrder(ServiceKey, DestKey, u32, u32),
+    /// Tunnel options that do not fit the real server (see
+    /// [`crate::lb::tunnel::Tunnel::check`]).
+    #[error("real server {} of service {}: {2}", .1.addr, std::net::SocketAddr::new(.0.vip, .0.port))]
+    Tunnel(ServiceKey, DestKey, &'static str),
     /// A DR real server not on a connected network.
     #[error("DR real server {1:?} in {0:?} is not on a connected network")]
     NotOnLink(ServiceKey, DestKey),
@@ -345,6 +350,9 @@ impl<'a> SnapshotBuilder<'a> {
                     }
                 }
                 check_addr(d.key.addr)?;
+                d.tun
+                    .check(d.method == Method::Tun)
+                    .map_err(|why| BuildError::Tunnel(k, d.key, why))?;
                 if d.weight > 65535 {
                     return Err(BuildError::WeightTooLarge(k, d.key, d.weight));
                 }
@@ -378,6 +386,7 @@ impl<'a> SnapshotBuilder<'a> {
         let per_worker = |t: u32| if t == 0 { 0 } else { t.div_ceil(div) };
         let mut services = Vec::with_capacity(self.services.len());
         let mut dest_by_slot = vec![(u32::MAX, u32::MAX); ids.dests.capacity() as usize];
+        let mut tun_by_slot = vec![Tunnel::IPIP; ids.dests.capacity() as usize];
         for (si, (spec, dspecs)) in self.services.iter().enumerate() {
             let k = spec.key;
             let id = ids
@@ -397,6 +406,9 @@ impl<'a> SnapshotBuilder<'a> {
                 if let Some(e) = dest_by_slot.get_mut(did.slot as usize) {
                     *e = (si as u32, di as u32);
                 }
+                if let Some(e) = tun_by_slot.get_mut(did.slot as usize) {
+                    *e = d.tun;
+                }
                 dests.push(Dest {
                     id: did,
                     key: d.key,
@@ -404,6 +416,7 @@ impl<'a> SnapshotBuilder<'a> {
                     addr6: v6_bits(d.key.addr),
                     port,
                     method: d.method,
+                    tun: d.tun,
                     weight: d.weight,
                     upper: per_worker(d.upper),
                     lower: per_worker(d.lower),
@@ -513,6 +526,8 @@ impl<'a> SnapshotBuilder<'a> {
             vips,
             vips6,
             dest_by_slot,
+            tun_encap: tun_by_slot.iter().any(|t| !t.is_default()),
+            tun_by_slot,
             svc_slots: ids.services.capacity(),
             any_port_zero,
             timeouts: TimeoutTable::new(&self.timeouts),

@@ -7,6 +7,7 @@ use super::index::svc_hash;
 use super::service::{Dest, Service};
 use crate::lb::spec::Timeouts;
 use crate::lb::state::TimeoutTable;
+use crate::lb::tunnel::Tunnel;
 
 /// Immutable forwarding configuration (see the module docs).
 #[derive(Clone, Debug)]
@@ -19,6 +20,12 @@ pub struct Snapshot {
     pub(super) vips: Vec<u32>,
     pub(super) vips6: Vec<u128>,
     pub(super) dest_by_slot: Vec<(u32, u32)>,
+    /// Each real-server slot's tunnel (IPIP for a free slot or a non-TUN
+    /// server).
+    pub(super) tun_by_slot: Vec<Tunnel>,
+    /// Whether any real server tunnels with GUE or GRE: when not, TUN
+    /// reads no per-server tunnel (IPIP's path stays as it was).
+    pub(super) tun_encap: bool,
     pub(super) svc_slots: u32,
     pub(super) any_port_zero: bool,
     /// Connection timeouts.
@@ -141,6 +148,19 @@ impl Snapshot {
         let (si, di) = *self.dest_by_slot.get(slot as usize)?;
         let s = self.services.get(si as usize)?;
         Some((s, s.dests.get(di as usize)?))
+    }
+
+    /// The tunnel of real-server slot `slot`: IPIP unless a real server
+    /// there tunnels with GUE or GRE.
+    #[inline(always)]
+    pub fn tunnel(&self, slot: u32) -> Tunnel {
+        if !self.tun_encap {
+            return Tunnel::IPIP;
+        }
+        self.tun_by_slot
+            .get(slot as usize)
+            .copied()
+            .unwrap_or(Tunnel::IPIP)
     }
 
     /// Size of the real-server counter arrays.

@@ -5,6 +5,7 @@
 use crate::lb::ids::SlotId;
 use crate::lb::sched::Prepared;
 use crate::lb::spec::{DestKey, Method, ServiceSpec};
+use crate::lb::tunnel::Tunnel;
 
 /// A real server as a worker sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,6 +25,8 @@ pub struct Dest {
     pub port: u16,
     /// Forwarding method.
     pub method: Method,
+    /// TUN's tunnel type, GUE port and checksum option.
+    pub tun: Tunnel,
     /// Weight (0 = quiesced).
     pub weight: u32,
     /// Upper threshold as applied by one worker (0 = none).

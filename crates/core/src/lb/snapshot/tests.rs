@@ -552,3 +552,45 @@ fn ipv6_services_and_mixed_families() {
         Err(BuildError::NotOnLink(..))
     ));
 }
+
+#[test]
+fn tunnels_are_kept_per_slot_and_misfits_refused() {
+    use crate::lb::tunnel::{TunCsum, TunType, Tunnel};
+    let gue = Tunnel {
+        tun_type: TunType::Gue,
+        tun_port: 6080,
+        tun_csum: TunCsum::Csum,
+    };
+    let mut ids = LbIds::new(2, 4);
+    let k = svc(Proto::Tcp, V, 80);
+    let mut a = dest([10, 0, 0, 2], 0, Method::Tun, 1);
+    a.tun = gue;
+    let b_ = dest([10, 0, 0, 3], 0, Method::Tun, 1);
+    let mut b = SnapshotBuilder::new();
+    b.service(k.clone(), vec![a.clone(), b_]);
+    let s = b.build(&mut ids, 1).unwrap();
+    let slot = |i: usize| s.services()[0].dests[i].id.slot;
+    assert_eq!(s.tunnel(slot(0)), gue);
+    assert_eq!(s.tunnel(slot(1)), Tunnel::IPIP);
+    // IPIP only: no per-server look-up at all
+    let mut b = SnapshotBuilder::new();
+    b.service(k.clone(), vec![dest([10, 0, 0, 3], 0, Method::Tun, 1)]);
+    let s = b.build(&mut ids, 2).unwrap();
+    assert!(!s.tun_encap);
+    // a GUE tunnel on a DR server, GUE without its port
+    let mut dr = dest([10, 0, 0, 2], 0, Method::Dr, 1);
+    dr.tun = gue;
+    let mut noport = a.clone();
+    noport.tun.tun_port = 0;
+    for d in [dr, noport] {
+        let mut b = SnapshotBuilder::new();
+        b.service(k.clone(), vec![d.clone()]);
+        let e = b.build(&mut ids, 3).unwrap_err();
+        assert!(matches!(e, BuildError::Tunnel(..)), "{e:?}");
+        assert!(
+            e.to_string()
+                .starts_with("real server 10.0.0.2 of service 192.0.2.1:80: "),
+            "{e}"
+        );
+    }
+}

@@ -19,6 +19,7 @@
 //! [`PacketBuf`]: crate::net::buf::PacketBuf
 
 pub mod dr;
+pub mod encap;
 mod error;
 mod frame;
 pub mod fullnat;

@@ -1,6 +1,10 @@
+mod encap;
+mod tshark;
+
 use super::nat::{nat, nat_icmp, Side};
 use super::*;
 use crate::lb::testutil::*;
+use crate::lb::tunnel::Tunnel;
 use crate::net::buf::{PacketBuf, VecBuf};
 use crate::net::egress::Egress;
 use crate::net::meta::tcp_flags::{ACK, PSH, SYN};
@@ -28,7 +32,16 @@ fn tun_encapsulates() {
     let m = crate::lb::testutil::meta_of(&f);
     let mut b = VecBuf::new(&f);
     let mut id = 0x0101;
-    let port = tun::tun(&mut b, &m, ip(RIP), None, &FakeEgress::default(), &mut id).unwrap();
+    let port = tun::tun(
+        &mut b,
+        &m,
+        ip(RIP),
+        None,
+        &FakeEgress::default(),
+        &mut id,
+        Tunnel::IPIP,
+    )
+    .unwrap();
     assert_eq!(port, 1);
     assert_eq!(id, 0x0102);
     let mut outer = Ipv4Header::new(f.len() as u16 - 14, 57, IpNumber::IPV4, OUR_IP, RIP).unwrap();
@@ -60,6 +73,7 @@ fn tun_configured_source_and_padding_trimmed() {
         Some(ip([10, 0, 0, 99])),
         &FakeEgress::default(),
         &mut id,
+        Tunnel::IPIP,
     )
     .unwrap();
     let d = b.to_vec();
@@ -77,13 +91,29 @@ fn tun_too_big() {
     let m = crate::lb::testutil::meta_of(&f);
     let mut b = VecBuf::new(&f);
     let mut id = 0;
-    let e = tun::tun(&mut b, &m, ip(RIP), None, &FakeEgress::default(), &mut id);
+    let e = tun::tun(
+        &mut b,
+        &m,
+        ip(RIP),
+        None,
+        &FakeEgress::default(),
+        &mut id,
+        Tunnel::IPIP,
+    );
     assert_eq!(e, Err(XmitError::NeedFrag { mtu: 1480 }));
     assert_eq!(b.to_vec(), f, "untouched");
     let f2 = tcp_frame(CLIENT, 40000, VIP, 80, ACK, &payload, 64, false);
     let m2 = crate::lb::testutil::meta_of(&f2);
     let mut b2 = VecBuf::new(&f2);
-    let e = tun::tun(&mut b2, &m2, ip(RIP), None, &FakeEgress::default(), &mut id);
+    let e = tun::tun(
+        &mut b2,
+        &m2,
+        ip(RIP),
+        None,
+        &FakeEgress::default(),
+        &mut id,
+        Tunnel::IPIP,
+    );
     assert_eq!(e, Err(XmitError::TooBig));
 }
 

@@ -58,6 +58,8 @@ pub use mac::{mac_is_group, MAC_BROADCAST};
 
 pub mod arp;
 pub mod ethernet;
+pub mod gre;
+pub mod gue;
 pub mod icmp;
 pub mod icmpv6;
 pub mod ipv4;

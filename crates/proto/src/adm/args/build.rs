@@ -2,13 +2,15 @@
 //! makes once all are read.
 
 use super::gather::Given;
-use super::options::O;
+use super::options::{optname, O};
 use super::values::{self, parse_addr_port, parse_sched_flags, timeout};
 use crate::adm::command::Command;
 use crate::adm::error::AdmError;
 use crate::proto::BatchCmd;
 use dirigo_core::lb::sched::{SchedFlags, SchedKind};
-use dirigo_core::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec, Timeouts};
+use dirigo_core::lb::spec::{
+    DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec, Timeouts, TunType, Tunnel,
+};
 use std::net::{IpAddr, Ipv4Addr};
 
 /// The positional arguments: three timeouts for `--set`, none otherwise.
@@ -178,12 +180,18 @@ fn dest_cmd(cmd: O, g: &Given, r: &Resolved) -> Result<Command, AdmError> {
         port = key.port;
     }
     let dkey = DestKey { addr, port };
+    let tun = if cmd == O::DelDest {
+        Tunnel::IPIP
+    } else {
+        tunnel(g)?
+    };
     let spec = DestSpec {
         key: dkey,
         method: g.method,
         weight: g.weight,
         upper: g.upper,
         lower: g.lower,
+        tun,
     };
     Ok(Command::Mutate(match cmd {
         O::AddDest => BatchCmd::AddDest {
@@ -199,4 +207,36 @@ fn dest_cmd(cmd: O, g: &Given, r: &Resolved) -> Result<Command, AdmError> {
             dest: dkey,
         },
     }))
+}
+
+/// The real server's tunnel from `--tun-*`, checked as ipvsadm 1.31's
+/// `tunnel_opt_check` does (with its words).
+fn tunnel(g: &Given) -> Result<Tunnel, AdmError> {
+    let given = g.tun_type.is_some() || g.tun_port.is_some() || g.tun_csum.is_some();
+    if given && g.method != Method::Tun {
+        return Err(AdmError::usage(
+            "Tunnel options conflict with forward method",
+        ));
+    }
+    let t = Tunnel {
+        tun_type: g.tun_type.unwrap_or_default(),
+        tun_port: g.tun_port.unwrap_or(0),
+        tun_csum: g.tun_csum.map(|(c, _)| c).unwrap_or_default(),
+    };
+    let name = t.tun_type.name();
+    match t.tun_type {
+        TunType::Gue if g.tun_port.is_none() => Err(AdmError::usage(format!(
+            "You need to supply the 'tun-port' option for the '{name}' tunnel type"
+        ))),
+        TunType::Ipip | TunType::Gre if g.tun_port.is_some() => Err(AdmError::usage(format!(
+            "Illegal 'tun-port' option with the '{name}' tunnel type"
+        ))),
+        TunType::Ipip if g.tun_csum.is_some() => {
+            let o = g.tun_csum.map(|(_, o)| optname(o)).unwrap_or("?");
+            Err(AdmError::usage(format!(
+                "Illegal '{o}' option with the '{name}' tunnel type"
+            )))
+        }
+        _ => Ok(t),
+    }
 }

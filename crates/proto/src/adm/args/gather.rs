@@ -7,7 +7,7 @@ use crate::adm::command::{Command, ListCmd};
 use crate::adm::defaults::PERSISTENT_TIMEOUT;
 use crate::adm::error::AdmError;
 use dirigo_core::lb::sched::SchedKind;
-use dirigo_core::lb::spec::{Method, Proto};
+use dirigo_core::lb::spec::{Method, Proto, TunCsum, TunType};
 use std::net::IpAddr;
 
 /// What the options gave.
@@ -28,6 +28,11 @@ pub(super) struct Given {
     pub(super) weight: u32,
     pub(super) upper: u32,
     pub(super) lower: u32,
+    /// `--tun-type`, `--tun-port`, and the `--tun-*csum` given (with
+    /// its option, for ipvsadm's conflict message).
+    pub(super) tun_type: Option<TunType>,
+    pub(super) tun_port: Option<u16>,
+    pub(super) tun_csum: Option<(TunCsum, O)>,
     pub(super) list: ListCmd,
     /// `-z`: a FullNAT local address.
     pub(super) laddr: Option<IpAddr>,
@@ -50,6 +55,9 @@ impl Default for Given {
             weight: 1,
             upper: 0,
             lower: 0,
+            tun_type: None,
+            tun_port: None,
+            tun_csum: None,
             list: ListCmd::default(),
             laddr: None,
         }
@@ -158,6 +166,34 @@ impl Given {
                     .ok_or_else(|| AdmError::usage("illegal l_threshold specified"))?
                     as u32
             }
+            O::TunType => {
+                self.tun_type = Some(
+                    TunType::parse(&v)
+                        .ok_or_else(|| AdmError::usage("illegal tunnel type specified"))?,
+                )
+            }
+            O::TunPort => {
+                self.tun_port = Some(
+                    number(&v, 1, 65535)
+                        .ok_or_else(|| AdmError::usage("illegal tunnel port specified"))?
+                        as u16,
+                )
+            }
+            O::TunNoCsum | O::TunCsum | O::TunRemCsum => {
+                let c = match o {
+                    O::TunNoCsum => TunCsum::None,
+                    O::TunCsum => TunCsum::Csum,
+                    _ => TunCsum::Remcsum,
+                };
+                if let Some((_, first)) = self.tun_csum {
+                    return Err(AdmError::usage(format!(
+                        "The option '{}' conflicts with the '{}' option",
+                        optname(o),
+                        optname(first)
+                    )));
+                }
+                self.tun_csum = Some((c, o));
+            }
             _ => self.take_list_flag(o),
         }
         Ok(())
@@ -177,6 +213,7 @@ impl Given {
             O::PersistConn => list.persist_conn = true,
             O::NoSort => list.nosort = true,
             O::Exact => list.exact = true,
+            O::TunInfo => list.tun_info = true,
             _ => {}
         }
     }

@@ -59,6 +59,12 @@ pub(super) enum O {
     NoSort,
     Sort,
     Exact,
+    TunInfo,
+    TunType,
+    TunPort,
+    TunNoCsum,
+    TunCsum,
+    TunRemCsum,
 }
 
 /// One ipvsadm option: its names, whether it takes a value, what it is,
@@ -179,6 +185,18 @@ pub(super) const TABLE: &[Opt] = &[
         "With --add-laddr or --del-laddr: the local address."),
     opt(Some('g'), "gatewaying", Arg::No, O::Gate, "",
         "Forward by direct routing (the default): the real server is on a port's network."),
+    opt(None, "tun-type", Arg::Req, O::TunType, "type",
+        "With -i: the tunnel, ipip (the default), gue or gre, as Linux IPVS 5.3/5.4. \
+         GUE is UDP to --tun-port then a 4-byte GUE header; GRE is a 4-byte GRE header."),
+    opt(None, "tun-port", Arg::Req, O::TunPort, "port",
+        "With --tun-type gue (and required there): the real server's GUE UDP port."),
+    opt(None, "tun-nocsum", Arg::No, O::TunNoCsum, "",
+        "GUE or GRE without a checksum (the default): GUE's UDP checksum is 0."),
+    opt(None, "tun-csum", Arg::No, O::TunCsum, "",
+        "GUE or GRE with a checksum: GUE's UDP checksum, GRE's checksum (C bit)."),
+    opt(None, "tun-remcsum", Arg::No, O::TunRemCsum, "",
+        "Remote checksum offload: as Linux for a forwarded packet (its checksum is complete), \
+         GUE with a UDP checksum and no option, GRE without a checksum."),
     opt(Some('w'), "weight", Arg::Req, O::Weight, "weight",
         "Weight 0..65535 (default 1); 0 quiesces the server: no new connections."),
     opt(Some('x'), "u-threshold", Arg::Req, O::UThr, "uthreshold",
@@ -201,6 +219,9 @@ pub(super) const TABLE: &[Opt] = &[
         "With -L: each real server's upper and lower thresholds beside its connection counts."),
     opt(None, "persistent-conn", Arg::No, O::PersistConn, "",
         "With -L: each real server's persistent connection count."),
+    opt(None, "tun-info", Arg::No, O::TunInfo, "",
+        "With -L: each real server's tunnel (ipip, gue:PORT:FLAGS, gre:FLAGS; -c no checksum, \
+         +c checksum, r+c remote checksum; n/a when not TUN)."),
     opt(None, "nosort", Arg::No, O::NoSort, "",
         "With -L: services and real servers in the order they were added."),
     opt(None, "sort", Arg::No, O::Sort, "",
@@ -259,6 +280,12 @@ pub(super) const OPTNAMES: &[(O, &str)] = &[
     (O::Exact, "exact"),
     (O::SchedFlags, "sched-flags"),
     (O::Laddr, "laddr"),
+    (O::TunInfo, "tun-info"),
+    (O::TunType, "tun-type"),
+    (O::TunPort, "tun-port"),
+    (O::TunNoCsum, "tun-nocsum"),
+    (O::TunCsum, "tun-csum"),
+    (O::TunRemCsum, "tun-remcsum"),
 ];
 
 /// The option class of `o` (service and forwarding options share one).
@@ -307,10 +334,11 @@ fn rule(cmd: O, opt: O) -> char {
         (Add | Edit, Tcp) => '+',
         (Add | Edit, Sched | Persistent | Netmask | SchedFlags | Synproxy | Ops) => ' ',
         (Del, Tcp) => '+',
-        (List, Numeric | Stats | Rate | Thresholds | PersistConn | NoSort | Exact) => ' ',
+        (List, Numeric | Stats | Rate | Thresholds | PersistConn | NoSort | Exact | TunInfo) => ' ',
         (List, Conn | Tcp | Timeout | Daemon) => '1',
         (AddDest | EditDest, Tcp | Real) => '+',
         (AddDest | EditDest, Gate | Weight | UThr | LThr) => ' ',
+        (AddDest | EditDest, TunType | TunPort | TunNoCsum | TunCsum | TunRemCsum) => ' ',
         (DelDest, Tcp | Real) => '+',
         (Save, Numeric) => ' ',
         (Zero, Tcp) => ' ',

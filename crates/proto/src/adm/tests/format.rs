@@ -245,7 +245,7 @@ fn save_format_and_restore_round_trip() {
     let want = concat!(
         "-A -t 10.0.0.100:80 -s wlc -p 300 -M 255.255.255.0\n",
         "-a -t 10.0.0.100:80 -r 172.16.0.11:80 -g -w 1\n",
-        "-a -t 10.0.0.100:80 -r 172.16.0.12:80 -i -w 3 -x 1000\n",
+        "-a -t 10.0.0.100:80 -r 172.16.0.12:80 -i -w 3 --tun-type ipip -x 1000\n",
         "-A -u 10.0.0.53:53 -s mh -b mh-fallback,mh-port\n",
         "-a -u 10.0.0.53:53 -r 192.168.1.2:5353 -m -w 1\n",
     );

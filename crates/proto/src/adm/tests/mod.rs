@@ -31,3 +31,4 @@ pub fn svc(key: ServiceKey, sched: SchedKind, persistent: Option<u32>) -> Servic
 
 mod args;
 mod format;
+mod tun;

@@ -43,6 +43,7 @@ fn dest(addr: [u8; 4], port: u16, n: u64, active: u32, inactive: u32) -> DestInf
             weight: 1,
             upper: 0,
             lower: 0,
+            tun: Default::default(),
         },
         active,
         inactive,

@@ -46,6 +46,7 @@ fn dests(list: &[([u8; 4], u32)]) -> Vec<DestSpec> {
             weight,
             upper: 0,
             lower: 0,
+            tun: Default::default(),
         })
         .collect()
 }

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::lb::testutil::{CLIENT6, OUR_IP6, RIP6, RIP6_2, VIP6};
+use crate::lb::tunnel::Tunnel;
 use crate::net::buf::{PacketBuf, VecBuf};
 
 #[test]
@@ -87,7 +88,7 @@ fn tun6_encapsulates() {
     let f = eth(&inner, None);
     let m = meta6_of(&f);
     let mut b = VecBuf::new(&f);
-    let port = tun6(&mut b, &m, RIP6, None, &FakeEgress::default()).unwrap();
+    let port = tun6(&mut b, &m, RIP6, None, &FakeEgress::default(), Tunnel::IPIP).unwrap();
     assert_eq!(port, 1);
     check_tun(b.data(), &inner, 14, OUR_IP6, RIP6);
     assert_eq!(b.headroom(), VecBuf::HEADROOM - 40);
@@ -114,7 +115,15 @@ fn tun6_configured_source_vlan_and_padding_trimmed() {
     let m = meta6_of(&f);
     let tsrc = 0x2001_0db8_0001_0000_0000_0000_0000_0099u128;
     let mut b = VecBuf::new(&f);
-    let port = tun6(&mut b, &m, RIP6_2, Some(tsrc), &FakeEgress::default()).unwrap();
+    let port = tun6(
+        &mut b,
+        &m,
+        RIP6_2,
+        Some(tsrc),
+        &FakeEgress::default(),
+        Tunnel::IPIP,
+    )
+    .unwrap();
     assert_eq!(port, 1);
     let out = b.to_vec();
     assert_eq!(&out[12..16], &[0x81, 0x00, 0x00, 100], "tag kept");
@@ -128,13 +137,16 @@ fn tun6_needs_frag_above_the_mtu() {
     let m = meta6_of(&fits);
     assert_eq!(m.ip_len, 1460);
     let mut b = VecBuf::new(&fits);
-    assert_eq!(tun6(&mut b, &m, RIP6, None, &FakeEgress::default()), Ok(1));
+    assert_eq!(
+        tun6(&mut b, &m, RIP6, None, &FakeEgress::default(), Tunnel::IPIP),
+        Ok(1)
+    );
     assert_eq!(b.len(), fits.len() + 40);
 
     let big = frame6(CLIENT6, VIP6, L4::Tcp(40000, 80), &[0xab; 1401], 64);
     let m = meta6_of(&big);
     let mut b = VecBuf::new(&big);
-    let e = tun6(&mut b, &m, RIP6, None, &FakeEgress::default());
+    let e = tun6(&mut b, &m, RIP6, None, &FakeEgress::default(), Tunnel::IPIP);
     assert_eq!(e, Err(XmitError::NeedFrag { mtu: 1460 }));
     assert_eq!(b.to_vec(), big, "untouched");
     // a small MTU: the value to report, not clamped here
@@ -142,7 +154,7 @@ fn tun6_needs_frag_above_the_mtu() {
         mtu: 1300,
         ..Default::default()
     };
-    let e = tun6(&mut b, &m, RIP6, None, &eg);
+    let e = tun6(&mut b, &m, RIP6, None, &eg, Tunnel::IPIP);
     assert_eq!(e, Err(XmitError::NeedFrag { mtu: 1260 }));
     assert_eq!(b.to_vec(), big);
 }
@@ -151,7 +163,7 @@ fn tun6_needs_frag_above_the_mtu() {
 /// `headroom`, checking the frame is left as it was.
 fn tun_err(f: &[u8], m: &PacketMeta6, headroom: usize, rip: u128, eg: &impl Egress6) -> XmitError {
     let mut b = VecBuf::with_room(f, headroom, 0);
-    let e = tun6(&mut b, m, rip, None, eg).expect_err("an error");
+    let e = tun6(&mut b, m, rip, None, eg, Tunnel::IPIP).expect_err("an error");
     assert_eq!(b.to_vec(), f, "{e:?} left the frame changed");
     e
 }
@@ -171,7 +183,10 @@ fn tun6_errors_leave_the_frame() {
     let nosrc = NoSource(FakeEgress::default());
     assert_eq!(tun_err(&f, &m, 128, RIP6, &nosrc), XmitError::NoRoute);
     let mut b = VecBuf::new(&f);
-    assert_eq!(tun6(&mut b, &m, RIP6, Some(OUR_IP6), &nosrc), Ok(1));
+    assert_eq!(
+        tun6(&mut b, &m, RIP6, Some(OUR_IP6), &nosrc, Tunnel::IPIP),
+        Ok(1)
+    );
     // 39 bytes of headroom
     let eg = FakeEgress::default();
     assert_eq!(tun_err(&f, &m, 39, RIP6, &eg), XmitError::NoRoom);
@@ -213,7 +228,10 @@ fn tun6_forwards_an_icmpv6_error_whole_and_never_answers_it() {
     let m = meta6_of(&f);
     assert!(m.icmp.is_some());
     let mut b = VecBuf::new(&f);
-    assert_eq!(tun6(&mut b, &m, RIP6, None, &FakeEgress::default()), Ok(1));
+    assert_eq!(
+        tun6(&mut b, &m, RIP6, None, &FakeEgress::default(), Tunnel::IPIP),
+        Ok(1)
+    );
     check_tun(b.data(), &e, 14, OUR_IP6, RIP6);
     // on a link too small for it: NeedFrag, and no error about an error
     let eg = FakeEgress {
@@ -222,7 +240,7 @@ fn tun6_forwards_an_icmpv6_error_whole_and_never_answers_it() {
     };
     let mut b = VecBuf::new(&f);
     assert_eq!(
-        tun6(&mut b, &m, RIP6, None, &eg),
+        tun6(&mut b, &m, RIP6, None, &eg, Tunnel::IPIP),
         Err(XmitError::NeedFrag { mtu: 1260 })
     );
     assert_eq!(

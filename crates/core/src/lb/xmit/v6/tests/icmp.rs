@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::lb::testutil::{CLIENT6, OUR_IP6, RIP6, VIP6};
+use crate::lb::tunnel::Tunnel;
 use crate::net::buf::{PacketBuf, VecBuf};
 use etherparse::Icmpv6Type;
 
@@ -98,7 +99,7 @@ fn packet_too_big_behind_a_vlan_tag_without_padding() {
     let f = frame6(CLIENT6, VIP6, L4::Tcp(40000, 80), &[1; 1241], 64);
     let m = meta6_of(&f);
     let mut b = VecBuf::new(&f);
-    let Err(XmitError::NeedFrag { mtu }) = tun6(&mut b, &m, RIP6, None, &eg) else {
+    let Err(XmitError::NeedFrag { mtu }) = tun6(&mut b, &m, RIP6, None, &eg, Tunnel::IPIP) else {
         panic!("fits")
     };
     assert_eq!(mtu, 1240);

@@ -3,6 +3,7 @@
 //! ICMPv6 checksum by an independent RFC 1071 sum written here.
 
 mod dr_tun;
+mod encap;
 mod icmp;
 mod nat;
 mod nat64;

@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::lb::testutil::{CLIENT6, OUR_IP6, RIP6, RIP6_2, VIP6};
+use crate::lb::tunnel::Tunnel;
 use crate::lb::xmit::nat::{nat as nat_rw, Side};
 use crate::net::buf::{PacketBuf, VecBuf};
 use proptest::prelude::*;
@@ -87,8 +88,8 @@ fn run_all(
 ) -> Result<(), TestCaseError> {
     let calls: [Call; 6] = [
         &|b| dr(b, a, eg),
-        &|b| tun6(b, m, a, None, eg),
-        &|b| tun6(b, m, a, Some(OUR_IP6), eg),
+        &|b| tun6(b, m, a, None, eg, Tunnel::IPIP),
+        &|b| tun6(b, m, a, Some(OUR_IP6), eg, Tunnel::IPIP),
         &|b| packet_too_big6(b, m, mtu, eg),
         &|b| nat_rw(b, m, side, a, port, a, eg),
         &|b| nat6_icmp(b, m, side, a, port, eg),
