@@ -82,7 +82,7 @@ fn render_is_the_header_timeouts_and_dirigoadm_save() {
         rules,
         "-A -t 10.0.0.5:80 -s rr\n\
          -a -t 10.0.0.5:80 -r 172.16.0.11:80 -g -w 1\n\
-         -a -t 10.0.0.5:80 -r 172.16.0.12:80 -i -w 65535\n\
+         -a -t 10.0.0.5:80 -r 172.16.0.12:80 -i -w 65535 --tun-type ipip\n\
          -A -t 10.0.0.5:443 -s sh -b sh-fallback,sh-port -p 600 -M 255.255.255.0 --synproxy\n\
          -a -t 10.0.0.5:443 -r 172.16.0.11:443 -m -w 3\n\
          -a -t 10.0.0.5:443 -r 172.16.0.12:8080 -m -w 0 -x 100 -y 10\n\
