@@ -8,8 +8,8 @@ use dirigo_proto::view::MacAddr;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
-/// FullNAT scenarios' local address (`FNAT 1k`, `FNAT 1M`): in no
-/// network the bench routes, a VIP of nothing.
+/// FullNAT scenarios' first local address (`FNAT 1k`, `FNAT 1M`; the
+/// others follow it): in no network the bench routes, a VIP of nothing.
 const FNAT_LADDR: u32 = 0xc612_00c8; // 198.18.0.200
 /// Its IPv6 twin.
 const FNAT_LADDR6: u128 = 0x2001_0db8_00ff_0000_0000_0000_0000_00c8;
@@ -206,13 +206,20 @@ fn service(c: &DutCase<'_>, rss: &[IpAddr]) -> toml::Value {
         format!("{}:{}", Ipv4Addr::from(gen::VIP), gen::VPORT)
     };
     let method = toml::Value::try_from(c.method).expect("a method is a TOML string");
-    // FullNAT's local address (the requests leave from it; no reply comes)
+    // FullNAT's local addresses (the requests leave from them; no reply
+    // comes): one gives each real server about 64k source ports, so as
+    // many as the tracked flows need over the real servers, and one more
     let laddrs: Vec<toml::Value> = if c.method != Method::FullNat {
         Vec::new()
-    } else if c.v6 {
-        vec![text(Ipv6Addr::from(FNAT_LADDR6))]
     } else {
-        vec![text(Ipv4Addr::from(FNAT_LADDR))]
+        let per = 60_000 * rss.len().max(1) as u64;
+        let n = (c.capacity as u64).div_ceil(per) as u32 + 1;
+        (0..n)
+            .map(|i| match c.v6 {
+                true => text(Ipv6Addr::from(FNAT_LADDR6 + i as u128)),
+                false => text(Ipv4Addr::from(FNAT_LADDR + i)),
+            })
+            .collect()
     };
     table([
         ("local_addresses", laddrs.into()),
