@@ -111,6 +111,8 @@ fn service(proto: Proto, vip: [u8; 4], port: u16, sched: SchedKind, p: Option<u3
         },
         prefix6: 128,
         synproxy: false,
+        local_addresses: Vec::new(),
+        ops: false,
     }
 }
 
