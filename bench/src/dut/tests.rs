@@ -134,7 +134,7 @@ fn ipv6_config_is_valid() {
     }
 }
 
-/// The FullNAT scenarios' configuration: the service's local address,
+/// The FullNAT scenarios' configuration: the service's local addresses,
 /// the real servers `fullnat`, the connections in the IPv6 table.
 #[test]
 fn fullnat_config_is_valid() {
@@ -159,8 +159,13 @@ fn fullnat_config_is_valid() {
         let cfg = dirigo_config::Config::parse(&text, "bench")
             .unwrap_or_else(|e| panic!("v6 {v6}: {e}\n{text}"));
         let svc = &cfg.services[0];
-        assert_eq!(svc.spec.local_addresses.len(), 1);
-        assert_eq!(svc.spec.local_addresses[0].is_ipv6(), v6);
+        // enough local addresses for every tracked flow (about 60k source
+        // ports each per real server), plus one spare
+        let n = svc.spec.local_addresses.len();
+        let ports = n as u64 * 60_000 * svc.dests.len() as u64;
+        assert!(ports >= c.capacity as u64, "v6 {v6}: {n} local addresses");
+        assert!(n >= 2, "v6 {v6}: {n} local addresses");
+        assert!(svc.spec.local_addresses.iter().all(|a| a.is_ipv6() == v6));
         assert!(svc.dests.iter().all(|d| d.method == Method::FullNat));
         assert_eq!(cfg.dataplane.connections6_per_worker, 1 << 20);
     }
