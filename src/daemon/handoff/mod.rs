@@ -173,7 +173,7 @@ pub fn install(
     // the worker that owns an entry's client: the steering the pipeline
     // uses (None: an IPv6 template, which keeps its client folded)
     let owner = |e: &Entry| match e {
-        Entry::Conn(c) if c.v6 => Some(owner6(c.caddr & mask6, workers)),
+        Entry::Conn(c) if !c.ipv4_client() => Some(owner6(c.caddr & mask6, workers)),
         Entry::Conn(c) => Some(owner_with(nic, c.caddr as u32, mask, workers)),
         Entry::Template(t) if t.v6 => None,
         Entry::Template(t) => Some(owner_with(nic, t.client, mask, workers)),

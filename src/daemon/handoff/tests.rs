@@ -89,6 +89,7 @@ fn entries(n: u32) -> Vec<Entry> {
                 dport: 80,
                 left_ms: 600_000,
                 nat64: (0, 0),
+                laddr6: 0,
                 sp: None,
             })
         })

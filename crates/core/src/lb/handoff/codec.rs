@@ -10,7 +10,7 @@
 //! 16  stopped (Unix ns)       u64
 //! 24  entries                 u64
 //! 32  body length (bytes)     u64
-//! 40  entries: kind u8 (1 connection, 82 bytes; 2 template, 47 bytes)
+//! 40  entries: kind u8 (1 connection, 98 bytes; 2 template, 47 bytes)
 //! ```
 //!
 //! [`decode`] checks the whole file (header, length, checksum, every
@@ -24,7 +24,7 @@ use crate::lb::synproxy::Aux;
 /// The header's length.
 pub const HEADER_LEN: usize = 40;
 /// A connection entry's length, its kind byte included.
-pub const CONN_LEN: usize = 82;
+pub const CONN_LEN: usize = 98;
 /// A template entry's length, its kind byte included.
 pub const TEMPLATE_LEN: usize = 47;
 
@@ -34,6 +34,14 @@ const KIND_TEMPLATE: u8 = 2;
 const B_V6: u8 = 1;
 const B_SP: u8 = 2;
 const B_NAT64: u8 = 4;
+const B_LADDR6: u8 = 8;
+
+/// The longest entry, its kind byte included.
+pub const MAX_ENTRY_LEN: usize = if CONN_LEN > TEMPLATE_LEN {
+    CONN_LEN
+} else {
+    TEMPLATE_LEN
+};
 
 /// Writes a handoff file into a buffer: [`Writer::push`] each entry, then
 /// [`Writer::finish`].
@@ -57,54 +65,81 @@ impl Writer {
 
     /// Append one entry.
     pub fn push(&mut self, e: &Entry) {
-        let b = &mut self.buf;
-        match e {
-            Entry::Conn(c) => {
-                let bits = if c.v6 { B_V6 } else { 0 }
-                    | if c.sp.is_some() { B_SP } else { 0 }
-                    | if c.nat64 != (0, 0) { B_NAT64 } else { 0 };
-                b.extend_from_slice(&[KIND_CONN, bits, c.proto, c.state, c.flags, c.method as u8]);
-                for a in [c.caddr, c.vaddr, c.daddr] {
-                    b.extend_from_slice(&a.to_le_bytes());
-                }
-                for p in [c.cport, c.vport, c.dport] {
-                    b.extend_from_slice(&p.to_le_bytes());
-                }
-                b.extend_from_slice(&c.left_ms.to_le_bytes());
-                b.extend_from_slice(&c.nat64.0.to_le_bytes());
-                b.extend_from_slice(&c.nat64.1.to_le_bytes());
-                let sp = c.sp.unwrap_or_default();
-                b.extend_from_slice(&sp.seq.to_le_bytes());
-                b.extend_from_slice(&sp.ts.to_le_bytes());
-                b.extend_from_slice(&sp.window.to_le_bytes());
-                b.extend_from_slice(&[sp.wscale, sp.flags]);
-            }
-            Entry::Template(t) => {
-                b.extend_from_slice(&[KIND_TEMPLATE, if t.v6 { B_V6 } else { 0 }, t.proto]);
-                b.extend_from_slice(&t.vip.to_le_bytes());
-                b.extend_from_slice(&t.vport.to_le_bytes());
-                b.extend_from_slice(&t.client.to_le_bytes());
-                b.extend_from_slice(&t.daddr.to_le_bytes());
-                b.extend_from_slice(&t.dport.to_le_bytes());
-                b.extend_from_slice(&t.left_ms.to_le_bytes());
-            }
-        }
+        push_entry(&mut self.buf, e);
         self.entries += 1;
+    }
+
+    /// Append a run of entries already encoded by [`push_entry`]
+    /// (`entries` of them, in `bytes`).
+    pub fn extend(&mut self, bytes: &[u8], entries: u64) {
+        self.buf.extend_from_slice(bytes);
+        self.entries += entries;
     }
 
     /// The file's bytes, with the old process's stop time.
     pub fn finish(mut self, stopped_unix_ns: u64) -> Vec<u8> {
-        let body = (self.buf.len() - HEADER_LEN) as u64;
-        let h = &mut self.buf[..HEADER_LEN];
-        h[0..8].copy_from_slice(&MAGIC);
-        h[8..12].copy_from_slice(&VERSION.to_le_bytes());
-        h[16..24].copy_from_slice(&stopped_unix_ns.to_le_bytes());
-        h[24..32].copy_from_slice(&self.entries.to_le_bytes());
-        h[32..40].copy_from_slice(&body.to_le_bytes());
-        let crc = crc32fast::hash(&self.buf[16..]);
-        self.buf[12..16].copy_from_slice(&crc.to_le_bytes());
+        let h = header_for(&[&self.buf[HEADER_LEN..]], self.entries, stopped_unix_ns);
+        self.buf[..HEADER_LEN].copy_from_slice(&h);
         self.buf
     }
+}
+
+/// Append entry `e`'s bytes to `b` (at most [`MAX_ENTRY_LEN`]: a
+/// caller that must not allocate checks the room first).
+pub fn push_entry(b: &mut Vec<u8>, e: &Entry) {
+    match e {
+        Entry::Conn(c) => {
+            let bits = if c.v6 { B_V6 } else { 0 }
+                | if c.sp.is_some() { B_SP } else { 0 }
+                | if c.nat64 != (0, 0) { B_NAT64 } else { 0 }
+                | if c.laddr6 != 0 { B_LADDR6 } else { 0 };
+            b.extend_from_slice(&[KIND_CONN, bits, c.proto, c.state, c.flags, c.method as u8]);
+            for a in [c.caddr, c.vaddr, c.daddr] {
+                b.extend_from_slice(&a.to_le_bytes());
+            }
+            for p in [c.cport, c.vport, c.dport] {
+                b.extend_from_slice(&p.to_le_bytes());
+            }
+            b.extend_from_slice(&c.left_ms.to_le_bytes());
+            b.extend_from_slice(&c.nat64.0.to_le_bytes());
+            b.extend_from_slice(&c.nat64.1.to_le_bytes());
+            let sp = c.sp.unwrap_or_default();
+            b.extend_from_slice(&sp.seq.to_le_bytes());
+            b.extend_from_slice(&sp.ts.to_le_bytes());
+            b.extend_from_slice(&sp.window.to_le_bytes());
+            b.extend_from_slice(&[sp.wscale, sp.flags]);
+            b.extend_from_slice(&c.laddr6.to_le_bytes());
+        }
+        Entry::Template(t) => {
+            b.extend_from_slice(&[KIND_TEMPLATE, if t.v6 { B_V6 } else { 0 }, t.proto]);
+            b.extend_from_slice(&t.vip.to_le_bytes());
+            b.extend_from_slice(&t.vport.to_le_bytes());
+            b.extend_from_slice(&t.client.to_le_bytes());
+            b.extend_from_slice(&t.daddr.to_le_bytes());
+            b.extend_from_slice(&t.dport.to_le_bytes());
+            b.extend_from_slice(&t.left_ms.to_le_bytes());
+        }
+    }
+}
+
+/// The header of a file whose body is `chunks` (entries encoded by
+/// [`push_entry`], `entries` of them, in order), with the old process's
+/// stop time: the bytes to write before the chunks.
+pub fn header_for(chunks: &[&[u8]], entries: u64, stopped_unix_ns: u64) -> [u8; HEADER_LEN] {
+    let body: usize = chunks.iter().map(|c| c.len()).sum();
+    let mut h = [0u8; HEADER_LEN];
+    h[0..8].copy_from_slice(&MAGIC);
+    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    h[16..24].copy_from_slice(&stopped_unix_ns.to_le_bytes());
+    h[24..32].copy_from_slice(&entries.to_le_bytes());
+    h[32..40].copy_from_slice(&(body as u64).to_le_bytes());
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&h[16..]);
+    for c in chunks {
+        crc.update(c);
+    }
+    h[12..16].copy_from_slice(&crc.finalize().to_le_bytes());
+    h
 }
 
 /// Encode `entries` (a whole file).
@@ -165,6 +200,7 @@ fn method_of(v: u8) -> Option<Method> {
         0 => Some(Method::Dr),
         1 => Some(Method::Tun),
         2 => Some(Method::Nat),
+        3 => Some(Method::FullNat),
         _ => None,
     }
 }
@@ -175,7 +211,7 @@ fn entry(b: &[u8]) -> Result<(Entry, usize), ()> {
     match b.first() {
         Some(&KIND_CONN) if b.len() >= CONN_LEN => {
             let bits = b[1];
-            if bits & !(B_V6 | B_SP | B_NAT64) != 0 {
+            if bits & !(B_V6 | B_SP | B_NAT64 | B_LADDR6) != 0 {
                 return Err(());
             }
             let method = method_of(b[5]).ok_or(())?;
@@ -200,7 +236,11 @@ fn entry(b: &[u8]) -> Result<(Entry, usize), ()> {
                     wscale: b[80],
                     flags: b[81],
                 }),
+                laddr6: u128_at(b, 82),
             };
+            if (c.laddr6 != 0) != (bits & B_LADDR6 != 0) || (c.laddr6 != 0 && !c.v6) {
+                return Err(());
+            }
             let wide = |a: u128| a >> 32 != 0;
             if !c.v6 && (wide(c.caddr) || wide(c.vaddr) || wide(c.daddr)) {
                 return Err(());

@@ -9,8 +9,9 @@ use crate::lb::synproxy::Aux;
 /// The file's first eight bytes.
 pub const MAGIC: [u8; 8] = *b"DIRIGOHO";
 
-/// The format version (see the module docs for when it changes).
-pub const VERSION: u32 = 1;
+/// The format version (see the module docs for when it changes). 2:
+/// FullNAT connections (the method, and the IPv6 local address).
+pub const VERSION: u32 = 2;
 
 /// One connection as handed over.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -40,11 +41,25 @@ pub struct ConnEntry {
     pub dport: u16,
     /// Milliseconds the connection's timer had left.
     pub left_ms: u32,
-    /// NAT64: the IPv4 pool address and port (0, 0 otherwise).
+    /// The local leg: NAT64's IPv4 pool address and port, IPv4
+    /// FullNAT's local address and port, IPv6 FullNAT's port (with
+    /// [`ConnEntry::laddr6`]); (0, 0) otherwise.
     pub nat64: (u32, u16),
+    /// IPv6 FullNAT: the local address the requests leave from (0
+    /// otherwise).
+    pub laddr6: u128,
     /// The SYN proxy's state of the connection (its sequence and
     /// timestamp deltas), when it was proxied.
     pub sp: Option<Aux>,
+}
+
+impl ConnEntry {
+    /// Whether the client is an IPv4 one: an IPv4 connection, or an
+    /// IPv4 FullNAT one, which the IPv6 table keeps with its addresses
+    /// IPv4-mapped (`::ffff:a.b.c.d`). Its worker is an IPv4 client's.
+    pub fn ipv4_client(&self) -> bool {
+        !self.v6 || self.caddr >> 32 == 0xffff
+    }
 }
 
 /// One persistence template without connections (templates that have

@@ -19,6 +19,7 @@ fn sample() -> Vec<Entry> {
             dport: 8080,
             left_ms: 900_000,
             nat64: (0, 0),
+            laddr6: 0,
             sp: Some(Aux {
                 seq: 0xdead_beef,
                 ts: 7,
@@ -36,6 +37,19 @@ fn sample() -> Vec<Entry> {
             daddr: 0xffff_0a00_0003,
             left_ms: 300_000,
             nat64: (0xc633_6401, 1025),
+            ..Default::default()
+        }),
+        // an IPv6 FullNAT connection: its local address and port
+        Entry::Conn(ConnEntry {
+            v6: true,
+            proto: 6,
+            method: Method::FullNat,
+            caddr: 0x2001_0db8 << 96 | 7,
+            vaddr: 0x2001_0db8 << 96 | 2,
+            daddr: 0x2001_0db8_0010 << 80 | 3,
+            left_ms: 300_000,
+            nat64: (0, 2049),
+            laddr6: 0x2001_0db8_00aa << 80 | 1,
             ..Default::default()
         }),
         Entry::Template(TemplateEntry {
@@ -57,7 +71,7 @@ fn round_trip() {
     let f = encode(1_234_567, &e);
     let d = decode(&f).expect("decodes");
     assert_eq!(d.header.stopped_unix_ns, 1_234_567);
-    assert_eq!(d.header.entries, 3);
+    assert_eq!(d.header.entries, 4);
     assert_eq!(d.entries().collect::<Vec<_>>(), e);
 }
 
@@ -150,6 +164,34 @@ fn malformed_entries_refuse_the_file() {
     assert_eq!(decode(&recrc(g)).err(), Some(FileRefusal::Malformed(0)));
     // a count that does not match the entries
     let mut g = f.clone();
-    g[24..32].copy_from_slice(&4u64.to_le_bytes());
-    assert_eq!(decode(&recrc(g)).err(), Some(FileRefusal::Malformed(3)));
+    g[24..32].copy_from_slice(&5u64.to_le_bytes());
+    assert_eq!(decode(&recrc(g)).err(), Some(FileRefusal::Malformed(4)));
+    // an IPv6 local address without its bit, and an IPv4 entry with one
+    let third = HEADER_LEN + 2 * CONN_LEN;
+    let mut g = f.clone();
+    g[third + 1] &= !8;
+    assert_eq!(decode(&recrc(g)).err(), Some(FileRefusal::Malformed(2)));
+    let mut g = f.clone();
+    g[HEADER_LEN + 1] |= 8;
+    g[HEADER_LEN + 82] = 1;
+    assert_eq!(decode(&recrc(g)).err(), Some(FileRefusal::Malformed(0)));
+}
+
+/// A file written in chunks (the checkpoint's way: each worker's
+/// entries encoded apart, the header computed over them) is the file
+/// [`encode`] writes.
+#[test]
+fn chunks_make_the_same_file() {
+    use super::codec::{header_for, push_entry};
+    let e = sample();
+    let whole = encode(99, &e);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for x in &e[..2] {
+        push_entry(&mut a, x);
+    }
+    for x in &e[2..] {
+        push_entry(&mut b, x);
+    }
+    let h = header_for(&[&a, &[], &b], e.len() as u64, 99);
+    assert_eq!([&h[..], &a, &b].concat(), whole);
 }

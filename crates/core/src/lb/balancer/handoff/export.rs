@@ -29,7 +29,7 @@ fn conn_entry<A: Copy + Into<u128>, X>(
     c: &ConnOf<A, X>,
     v6: bool,
     left_ms: u32,
-    nat64: (u32, u16),
+    leg: (u32, u16, u128),
     sp: Option<Aux>,
 ) -> ConnEntry {
     ConnEntry {
@@ -45,7 +45,8 @@ fn conn_entry<A: Copy + Into<u128>, X>(
         vport: c.vport,
         dport: c.dport,
         left_ms,
-        nat64,
+        nat64: (leg.0, leg.1),
+        laddr6: leg.2,
         sp,
     }
 }
@@ -70,7 +71,7 @@ impl Balancer {
             let aux = (c.flags & F_SYNPROXY != 0)
                 .then(|| sp.and_then(|s| s.aux(idx)).copied())
                 .flatten();
-            out(&Entry::Conn(conn_entry(c, false, l, (0, 0), aux)));
+            out(&Entry::Conn(conn_entry(c, false, l, (0, 0, 0), aux)));
             n += 1;
         }
         for idx in 0..self.table6.capacity() {
@@ -83,7 +84,7 @@ impl Balancer {
             let aux = (c.flags & F_SYNPROXY != 0)
                 .then(|| sp.and_then(|s| s.lane::<V6>().aux(idx)).copied())
                 .flatten();
-            let leg = (c.ext.laddr4, c.ext.lport);
+            let leg = (c.ext.laddr4, c.ext.lport, c.ext.laddr6());
             out(&Entry::Conn(conn_entry(c, true, l, leg, aux)));
             n += 1;
         }

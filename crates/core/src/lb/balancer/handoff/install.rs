@@ -91,10 +91,11 @@ impl HandoffLane for u32 {
 
 impl HandoffLane for u128 {
     fn record(e: &ConnEntry, svc: u16, dest: u32, expires: u32, flags: u8) -> Conn6 {
+        // NAT64's and IPv4 FullNAT's IPv4 local address, or IPv6
+        // FullNAT's IPv6 one (0 when none)
         let leg = Nat64Leg {
             laddr4: e.nat64.0,
-            lport: e.nat64.1,
-            laddr6: [0; 4],
+            ..Nat64Leg::local6(e.laddr6, e.nat64.1)
         };
         record_of(
             e,
@@ -148,18 +149,23 @@ impl Balancer {
         snap: &'s Snapshot,
         e: &ConnEntry,
     ) -> Result<(&'s Service, &'s Dest), HandoffCount> {
-        let vaddr = A::narrow(e.vaddr);
-        let svc = A::service(snap, e.proto, vaddr, e.vport).ok_or(HandoffCount::NoService)?;
-        let nat64 = e.nat64 != (0, 0);
+        let leg = Leg::of(e);
+        let svc = match leg {
+            // an IPv4 connection kept in the IPv6 table: the IPv4 service
+            Leg::FullNat4 => snap
+                .service(e.proto, e.vaddr as u32, e.vport)
+                .map(|(_, s)| s),
+            _ => A::service(snap, e.proto, A::narrow(e.vaddr), e.vport),
+        };
+        let svc = svc.ok_or(HandoffCount::NoService)?;
         let d = svc
             .dests
             .iter()
             .find(|d| {
                 let port = if d.port == 0 { e.vport } else { d.port };
-                let addr = if nat64 {
-                    (d.addr6 == 0).then(|| mapped(d.addr))
-                } else {
-                    A::dest_addr(d).map(Into::into)
+                let addr = match leg {
+                    Leg::Nat64 | Leg::FullNat4 => (d.addr6 == 0).then(|| mapped(d.addr)),
+                    _ => A::dest_addr(d).map(Into::into),
                 };
                 port == e.dport && addr == Some(e.daddr)
             })
@@ -167,7 +173,16 @@ impl Balancer {
         if d.method != e.method {
             return Err(HandoffCount::MethodChanged);
         }
-        if nat64 && !(snap.is_pool4(e.nat64.0) && self.nat64.owns(e.nat64.1)) {
+        // the local leg: an address of this service's pool (NAT64's, the
+        // service's local addresses), a port this worker owns
+        let (laddr4, lport) = e.nat64;
+        let pool = match leg {
+            Leg::None => true,
+            Leg::Nat64 => snap.is_pool4(laddr4),
+            Leg::FullNat4 => svc.local4.contains(&laddr4),
+            Leg::FullNat6 => svc.local6.contains(&e.laddr6),
+        };
+        if !pool || (leg != Leg::None && !self.nat64.owns(lport)) {
             return Err(HandoffCount::Nat64Pool);
         }
         Ok((svc, d))
@@ -180,11 +195,11 @@ impl Balancer {
         now_ns: u64,
     ) -> HandoffCount {
         let tcp = e.proto == PROTO_TCP;
-        // FullNAT's local leg (an IPv6 local address) is not in the
-        // format yet: refused, never installed half-translated
+        // a FullNAT connection lives in the IPv6 table, whatever its
+        // family; an entry that says otherwise is not one dirigo wrote
         if (!tcp && e.proto != PROTO_UDP)
             || e.state as usize >= TCP_STATES
-            || e.method == Method::FullNat
+            || (e.method == Method::FullNat && (!e.v6 || Leg::of(e) == Leg::None))
         {
             return HandoffCount::Unsupported;
         }
@@ -228,7 +243,7 @@ impl Balancer {
             A::set_aux(self, idx, aux);
         }
         if persistent {
-            let client = if e.v6 {
+            let client = if !e.ipv4_client() {
                 client_key6(e.caddr, svc.spec.prefix6)
             } else {
                 e.caddr as u32
@@ -278,5 +293,31 @@ impl Balancer {
         }
         self.persist.detach(ks, t.client, now_ns);
         HandoffCount::TemplatesInstalled
+    }
+}
+
+/// The local leg an entry carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Leg {
+    /// None: the client's address is kept.
+    None,
+    /// NAT64: an IPv6 client, an IPv4 pool address and port.
+    Nat64,
+    /// IPv4 FullNAT (in the IPv6 table, its addresses IPv4-mapped).
+    FullNat4,
+    /// IPv6 FullNAT.
+    FullNat6,
+}
+
+impl Leg {
+    fn of(e: &ConnEntry) -> Leg {
+        match (e.method, e.nat64, e.laddr6) {
+            (Method::FullNat, (0, _), 0) => Leg::None,
+            (Method::FullNat, (0, _), _) => Leg::FullNat6,
+            (Method::FullNat, _, 0) if e.v6 && e.ipv4_client() => Leg::FullNat4,
+            (Method::FullNat, _, _) => Leg::None,
+            (_, (0, 0), _) => Leg::None,
+            _ => Leg::Nat64,
+        }
     }
 }

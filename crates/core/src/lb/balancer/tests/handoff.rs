@@ -53,6 +53,7 @@ fn entry() -> ConnEntry {
         dport: 81,
         left_ms: 60_000,
         nat64: (0, 0),
+        laddr6: 0,
         sp: None,
     }
 }
@@ -368,4 +369,103 @@ fn persistence_templates_come_back() {
         c.w.install_handoff(&sc, &Entry::Template(lone), NOW),
         HandoffCount::NoService
     );
+}
+
+/// FullNAT connections, IPv4 and IPv6 (both in the IPv6 table), come
+/// back with their local address and port: the client's next segment
+/// and the real server's reply are rewritten as before the handoff. A
+/// local address the service no longer has refuses them.
+#[test]
+fn fullnat_connections_survive_a_handoff() {
+    const LADDR: [u8; 4] = [10, 0, 0, 200];
+    const LADDR6: u128 = 0x2001_0db8_0001_0000_0000_0000_0000_0200;
+    let with = |l4: [u8; 4], l6: u128| {
+        move |b: &mut SnapshotBuilder| {
+            let v4 = std::net::IpAddr::V4(Ipv4Addr::from(l4));
+            let v6 = std::net::IpAddr::V6(l6.into());
+            b.service(
+                ServiceSpec {
+                    local_addresses: vec![v4],
+                    ..svc(Proto::Tcp, 80)
+                },
+                vec![dest(RIP, 8080, Method::FullNat, 1)],
+            );
+            b.service(
+                ServiceSpec {
+                    local_addresses: vec![v6],
+                    ..svc6(Proto::Tcp, 80)
+                },
+                vec![dest6(RIP6, 8080, Method::FullNat, 1)],
+            );
+        }
+    };
+    let mut a = env(1024);
+    let sa = a.snap(1, with(LADDR, LADDR6));
+    let (v, out) = a.send(&sa, &tcp(SYN, 40000), S);
+    assert!(matches!(v, LbVerdict::Tx { .. }), "{v:?}");
+    let lport = u16::from_be_bytes([out[34], out[35]]);
+    assert!(matches!(
+        a.send6(&sa, &from_client(SYN, 40001, 80), S).0,
+        LbVerdict::Tx { .. }
+    ));
+    let entries = through_file(&export(&a, &sa, 2 * S));
+    assert_eq!(entries.len(), 2);
+    let fullnat = |e: &Entry| match e {
+        Entry::Conn(c) if c.method == Method::FullNat && c.v6 => Some(*c),
+        _ => None,
+    };
+    let c4 = entries
+        .iter()
+        .find_map(|e| fullnat(e).filter(|c| c.ipv4_client()));
+    let c6 = entries
+        .iter()
+        .find_map(|e| fullnat(e).filter(|c| !c.ipv4_client()));
+    assert_eq!(
+        c4.map(|c| c.nat64),
+        Some((u32::from_be_bytes(LADDR), lport))
+    );
+    assert_eq!(c6.map(|c| c.laddr6), Some(LADDR6));
+
+    let mut b = env(1024);
+    let sb = b.snap(1, with(LADDR, LADDR6));
+    assert_eq!(
+        install(&mut b, &sb, &entries, NOW),
+        [HandoffCount::Installed; 2]
+    );
+    let key = |e: &Entry| match e {
+        Entry::Conn(c) => c.cport,
+        Entry::Template(_) => 0,
+    };
+    let (mut x, mut y) = (export(&b, &sb, NOW), entries.clone());
+    x.sort_by_key(key);
+    y.sort_by_key(key);
+    assert_eq!(x, y, "the same records, local legs and timers");
+    assert_eq!(b.load(&sb, 0, 0), (0, 1), "the server's count follows");
+    // the client's next segments, both families
+    let f = tcp(ACK, 40000);
+    let (va, fa) = a.send(&sa, &f, 2 * S);
+    assert!(matches!(va, LbVerdict::Tx { .. }), "{va:?}");
+    assert_eq!((va, fa), b.send(&sb, &f, NOW));
+    let f6 = from_client(ACK, 40001, 80);
+    assert_eq!(a.send6(&sa, &f6, 2 * S), b.send6(&sb, &f6, NOW));
+    // the real server's reply to the IPv4 local address
+    let reply = tcp_frame(RIP, 8080, LADDR, lport, ACK, b"ok", 64, true);
+    let m = meta_of(&reply);
+    let back = |e: &mut Env, s: &Snapshot, now: u64| {
+        let mut buf = VecBuf::with_room(&reply, 128, 0);
+        let v = e.w.nat64_reply(&BurstCtx::new(s, &e.eg, now), &mut buf, &m);
+        (v, buf.to_vec())
+    };
+    let (va, fa) = back(&mut a, &sa, 2 * S);
+    assert_eq!(va, LbVerdict::Tx { port: 0 });
+    assert_eq!((va, fa), back(&mut b, &sb, NOW));
+
+    // the services' local addresses changed meanwhile: refused, counted
+    let mut c = env(1024);
+    let sc = c.snap(1, with([10, 0, 0, 201], LADDR6 + 1));
+    assert_eq!(
+        install(&mut c, &sc, &entries, NOW),
+        [HandoffCount::Nat64Pool; 2]
+    );
+    assert_eq!(c.w.table6().len(), 0);
 }
