@@ -46,7 +46,10 @@ pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
         None => None,
     };
     // the previous process's connections, read (and removed) before EAL
-    let hand = Arc::new(handoff::HandoffStats::new(cfg.control.handoff_file.clone()));
+    let hand = Arc::new(
+        handoff::HandoffStats::new(cfg.control.handoff_file.clone())
+            .with_checkpoint(cfg.control.connection_checkpoint_s),
+    );
     let incoming = (cfg.control.handoff_file.as_deref()).and_then(|p| handoff::read(p, &hand));
     // EAL, ports, rings
     let dp = Dataplane::start(&cfg)?;
@@ -93,6 +96,17 @@ pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
         lbs.lock().unwrap_or_else(|p| p.into_inner())[index] = Some(lb);
     };
     let ctl2 = Arc::clone(&ctl);
+    // the crash checkpoint, off the workers (ends with them)
+    let checkpoint = match &cfg.control.handoff_file {
+        Some(p) => handoff::checkpoint::start(
+            p.into(),
+            Arc::clone(&shared),
+            Arc::clone(&stop),
+            Arc::clone(&hand),
+        )
+        .map_err(|e| DaemonError::Other(format!("checkpoint thread: {e}")))?,
+        None => None,
+    };
     hand.forwarding_starts();
     let res = std::thread::scope(|sc| {
         spawn_exception(sc, &dp, &shared.net, &stop)?;
@@ -106,6 +120,11 @@ pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
     // shutdown: the workers stopped; their connections first, the gap
     // in forwarding runs from here
     let stopped = handoff::unix_ns();
+    // a checkpoint under way ends first: the handoff replaces it
+    if let Some(t) = checkpoint {
+        stop.store(true, Ordering::Relaxed);
+        let _ = t.join();
+    }
     if let (Ok(()), Some(p)) = (&res, &cfg.control.handoff_file) {
         let lbs = lbs.into_inner().unwrap_or_else(|p| p.into_inner());
         write_handoff(p, &lbs, &shared, clock.now_ns(), stopped);

@@ -372,6 +372,9 @@ pub fn workers(
             }
             ws.sync = Some(q);
         }
+        if cfg.control.connection_checkpoint_s.is_some() && cfg.control.handoff_file.is_some() {
+            ws.checkpoint = Some(crate::dataplane::checkpoint::CheckpointLane::default());
+        }
         wshared.push(ws);
         lbs.push(Some(lb));
     }

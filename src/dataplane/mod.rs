@@ -2,6 +2,7 @@
 //! [`PacketBuf`]) and the DPDK worker loop that drives it.
 
 pub mod arrival;
+pub mod checkpoint;
 pub mod contract;
 pub mod exception;
 pub mod hold;

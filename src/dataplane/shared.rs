@@ -106,6 +106,9 @@ pub struct WorkerShared {
     /// other directors' connections it owns, the worker pops at
     /// housekeeping). `None` without `[sync]`.
     pub sync: Option<WorkerSync>,
+    /// The crash checkpoint's buffers and sweeps (`[control]
+    /// connection_checkpoint_s`); `None` without it.
+    pub checkpoint: Option<crate::dataplane::checkpoint::CheckpointLane>,
 }
 
 /// One worker's two sync queues (bounded; full = counted loss).
@@ -143,6 +146,7 @@ impl WorkerShared {
             conn_requests: ArrayQueue::new(4),
             lcore,
             sync: None,
+            checkpoint: None,
         }
     }
 

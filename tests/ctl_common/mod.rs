@@ -326,6 +326,7 @@ impl Handler for Mock {
                 outcome: "none".into(),
                 gap_ms: None,
                 counters: vec![],
+                checkpoint: None,
             })),
             Request::Health => Ok(Response::Health(HealthReport {
                 servers: vec![HealthInfo {

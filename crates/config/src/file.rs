@@ -35,6 +35,13 @@ pub struct ControlConfig {
     /// file at start; none: connections are lost at a restart.
     #[serde(default)]
     pub handoff_file: Option<String>,
+    /// The crash checkpoint: every this many seconds a thread writes the
+    /// workers' connections (swept a slice at a time at their
+    /// housekeeping) to `handoff_file`, so that a restart after a SIGKILL
+    /// or a crash recovers every connection the last one saw; none: a
+    /// crash loses every connection.
+    #[serde(default)]
+    pub connection_checkpoint_s: Option<u32>,
 }
 
 fn default_socket() -> String {
@@ -48,6 +55,7 @@ impl Default for ControlConfig {
             group: None,
             state_file: None,
             handoff_file: None,
+            connection_checkpoint_s: None,
         }
     }
 }

@@ -375,6 +375,17 @@ impl Config {
                 .replace("/rules", "/handoff");
             iss.add(At::key("control").k("handoff_file"), e);
         }
+        match (raw.control.connection_checkpoint_s, &raw.control.handoff_file) {
+            (Some(s), _) if s == 0 || s > 86_400 => iss.add(
+                At::key("control").k("connection_checkpoint_s"),
+                format!("[control] connection_checkpoint_s {s} is not a period of 1 to 86400 seconds"),
+            ),
+            (Some(_), None) => iss.add(
+                At::key("control").k("connection_checkpoint_s"),
+                "[control] connection_checkpoint_s needs [control] handoff_file: the checkpoint is written there".to_string(),
+            ),
+            _ => {}
+        }
         let sync = sync::sync(raw.sync.as_ref(), &ports).unwrap_or_else(|(key, e)| {
             iss.add(At::key("sync").k(key), e);
             None

@@ -185,6 +185,16 @@ pub fn handoff(h: &crate::view::HandoffInfo) -> String {
     };
     let gap = h.gap_ms.map_or("-".to_string(), |g| format!("{g} ms"));
     let mut out = format!("handoff file {file}: {}, gap {gap}\n", h.outcome);
+    if let Some(c) = &h.checkpoint {
+        let age = c
+            .age_s
+            .map_or("none yet".to_string(), |a| format!("{a} s ago"));
+        let _ = writeln!(
+            out,
+            "checkpoint every {} s: last {age} ({} entries, {} bytes, {} ms); {} written, {} failed, {} stalls",
+            c.period_s, c.last_entries, c.last_bytes, c.last_ms, c.written, c.failed, c.stalls
+        );
+    }
     let _ = writeln!(out, "{:<32} {:>20}", "COUNTER", "VALUE");
     for c in &h.counters {
         let _ = writeln!(out, "{:<32} {:>20}", c.name, c.value);
@@ -416,6 +426,7 @@ mod tests {
             outcome: "none".into(),
             gap_ms: None,
             counters: vec![],
+            checkpoint: None,
         };
         assert!(handoff(&off).contains("handoff is off"));
         let on = HandoffInfo {
@@ -426,8 +437,21 @@ mod tests {
                 name: "handoff_no_dest".into(),
                 value: 3,
             }],
+            checkpoint: Some(crate::view::CheckpointInfo {
+                period_s: 10,
+                written: 4,
+                last_entries: 1000,
+                last_bytes: 98_040,
+                last_ms: 12,
+                age_s: Some(3),
+                ..Default::default()
+            }),
         };
         let t = handoff(&on);
+        assert!(
+            t.contains("checkpoint every 10 s: last 3 s ago (1000 entries, 98040 bytes, 12 ms); 4 written, 0 failed, 0 stalls\n"),
+            "{t}"
+        );
         assert!(
             t.starts_with(
                 "handoff file /var/lib/dirigo/handoff: installed, 1 refused, gap 812 ms\n"

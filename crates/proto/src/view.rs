@@ -399,6 +399,33 @@ pub struct HandoffInfo {
     pub gap_ms: Option<u64>,
     /// Entries written, installed and refused, by reason.
     pub counters: Vec<NamedCounter>,
+    /// The crash checkpoint (`None`: `[control] connection_checkpoint_s`
+    /// is not set).
+    #[serde(default)]
+    pub checkpoint: Option<CheckpointInfo>,
+}
+
+/// The crash checkpoint (`[control] connection_checkpoint_s`), in
+/// `dirigoctl handoff`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointInfo {
+    /// The period, seconds.
+    pub period_s: u32,
+    /// Checkpoints written since start.
+    pub written: u64,
+    /// Checkpoints that could not be written (each logged).
+    pub failed: u64,
+    /// Housekeeping ticks a worker waited for a buffer.
+    pub stalls: u64,
+    /// The last checkpoint's entries.
+    pub last_entries: u64,
+    /// The last checkpoint's bytes.
+    pub last_bytes: u64,
+    /// The last checkpoint's time, ms, from the sweep's start to the file
+    /// renamed into place.
+    pub last_ms: u64,
+    /// Seconds since the last checkpoint was written (`None`: none yet).
+    pub age_s: Option<u64>,
 }
 
 /// One service's scheduler table as the running snapshot holds it

@@ -35,6 +35,8 @@ pub struct HandoffStats {
     /// The gap (ms), `u64::MAX` until the workers started after an
     /// installed file.
     gap_ms: AtomicU64,
+    /// The crash checkpoint's, when configured.
+    pub checkpoint: Option<checkpoint::CheckpointStats>,
 }
 
 impl HandoffStats {
@@ -46,7 +48,14 @@ impl HandoffStats {
             outcome: Mutex::new("none".into()),
             stopped_unix_ns: AtomicU64::new(0),
             gap_ms: AtomicU64::new(u64::MAX),
+            checkpoint: None,
         }
+    }
+
+    /// With the crash checkpoint every `period_s` seconds.
+    pub fn with_checkpoint(mut self, period_s: Option<u32>) -> HandoffStats {
+        self.checkpoint = period_s.map(checkpoint::CheckpointStats::new);
+        self
     }
 
     /// Add `n` to counter `c`.
@@ -96,6 +105,7 @@ impl HandoffStats {
                     value: self.get(*c),
                 })
                 .collect(),
+            checkpoint: self.checkpoint.as_ref().map(|c| c.info()),
         }
     }
 }
@@ -270,16 +280,16 @@ pub fn write(
         lb.handoff_export(snap, now_ns, |e| w.push(e));
     }
     let n = w.entries();
-    write_unsynced(path, &w.finish(stopped_unix_ns))?;
+    write_unsynced(path, &[&w.finish(stopped_unix_ns)])?;
     Ok(n)
 }
 
-/// Replace `path` by `data`: a temporary file in the same directory
+/// Replace `path` by `data` (its parts, in order): a temporary file in the same directory
 /// (created when missing, mode 0600: it names every client), renamed over
 /// `path`. Not fsynced: the next dirigo reads it from the page cache, and
 /// a power cut that tears it makes a file the checksum refuses, never
 /// one misread (an fsync of 80 MB would lengthen the gap by seconds).
-fn write_unsynced(path: &Path, data: &[u8]) -> std::io::Result<()> {
+fn write_unsynced(path: &Path, data: &[&[u8]]) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let ctx = |what: String| {
@@ -300,7 +310,7 @@ fn write_unsynced(path: &Path, data: &[u8]) -> std::io::Result<()> {
         .truncate(true)
         .mode(0o600)
         .open(&tmp)
-        .and_then(|mut f| f.write_all(data))
+        .and_then(|mut f| data.iter().try_for_each(|d| f.write_all(d)))
         .map_err(ctx(format!("write {}", tmp.display())))?;
     std::fs::rename(&tmp, path).map_err(ctx(format!(
         "rename {} to {}",
@@ -309,5 +319,6 @@ fn write_unsynced(path: &Path, data: &[u8]) -> std::io::Result<()> {
     )))
 }
 
+pub mod checkpoint;
 #[cfg(test)]
 mod tests;

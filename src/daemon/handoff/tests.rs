@@ -222,6 +222,81 @@ fn a_bad_file_is_refused_whole_and_removed() {
     assert_eq!(stats.info().outcome, "none");
 }
 
+/// The crash checkpoint: workers sweeping their tables a slice at a time
+/// (here a thread per worker stepping its balancer as its housekeeping
+/// would), the checkpoint thread gathering their buffers, twice over: the
+/// file it makes holds what a clean stop's handoff holds, and installs.
+#[test]
+fn a_checkpoint_holds_what_a_handoff_holds() {
+    use crate::dataplane::checkpoint::{CheckpointLane, Sweep};
+    use crate::lb::handoff::codec::{decode, header_for};
+    use std::sync::atomic::AtomicBool;
+    const N: u32 = 3000;
+    const NOW: u64 = 2_000_000_000;
+    let snap = snapshot(&RS);
+    let mut lbs = workers(2);
+    let stats = HandoffStats::new(None);
+    let inc = Incoming {
+        bytes: encode(unix_ns(), &entries(N)),
+    };
+    install(&inc, &mut lbs, &snap, None, 1_000_000_000, &stats);
+    assert_eq!(stats.get(HandoffCount::Installed), N as u64);
+    let lanes: Vec<CheckpointLane> = (0..2).map(|_| CheckpointLane::default()).collect();
+    let stop = AtomicBool::new(false);
+    let sweeps = std::thread::scope(|sc| {
+        for (lane, lb) in lanes.iter().zip(lbs.iter_mut()) {
+            // each balancer in its own thread, as a worker's
+            let (lb, snap, stop) = (lb.as_mut().unwrap(), &snap, &stop);
+            sc.spawn(move || {
+                let mut sw = Sweep::default();
+                while !stop.load(Relaxed) {
+                    sw.step(lane, &*lb, snap, NOW);
+                    std::thread::sleep(std::time::Duration::from_micros(50));
+                }
+            });
+        }
+        let refs: Vec<&CheckpointLane> = lanes.iter().collect();
+        let never = AtomicBool::new(false);
+        let a = checkpoint::sweep(&refs, 1, &never).expect("a sweep");
+        let b = checkpoint::sweep(&refs, 2, &never).expect("another");
+        stop.store(true, Relaxed);
+        [a, b]
+    });
+    // the clean stop's file, for comparison
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("handoff");
+    write(&path, &lbs, &snap, NOW, 7).unwrap();
+    let clean = std::fs::read(&path).unwrap();
+    let sorted = |f: &[u8]| {
+        let mut v: Vec<(u32, u16)> = decode(f)
+            .expect("decodes")
+            .entries()
+            .map(|e| match e {
+                Entry::Conn(c) => (c.caddr as u32, c.cport),
+                Entry::Template(_) => (0, 0),
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    for chunks in &sweeps {
+        assert!(chunks.len() >= 2, "{} chunks", chunks.len());
+        assert!(chunks.iter().all(|c| c.epoch == chunks[0].epoch));
+        let entries: u64 = chunks.iter().map(|c| c.entries as u64).sum();
+        assert_eq!(entries, N as u64);
+        let parts: Vec<&[u8]> = chunks.iter().map(|c| &c.bytes[..]).collect();
+        let h = header_for(&parts, entries, unix_ns());
+        let file = [&h[..], &parts.concat()].concat();
+        assert_eq!(file.len(), clean.len());
+        assert_eq!(sorted(&file), sorted(&clean));
+        // and the next process installs all of it
+        let mut next = workers(2);
+        let stats = HandoffStats::new(None);
+        install(&Incoming { bytes: file }, &mut next, &snap, None, 1, &stats);
+        assert_eq!(stats.get(HandoffCount::Installed), N as u64);
+    }
+}
+
 /// What the handoff adds to the gap in forwarding with `n` connections
 /// over two workers: the old process's export and write, the new one's
 /// read, check and install (a process's start, EAL and the ports, come on

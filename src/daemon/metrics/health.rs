@@ -126,4 +126,37 @@ pub(super) fn handoff(o: &mut Out, s: &Scrape) {
             vec![(vec![], g as i64)],
         );
     }
+    let Some(c) = &h.checkpoint else {
+        return;
+    };
+    o.counters(
+        "dirigo_checkpoints",
+        "Crash checkpoints of the connection table: written, failed",
+        vec![
+            (vec![("result", "written".to_string())], c.written),
+            (vec![("result", "failed".to_string())], c.failed),
+        ],
+    );
+    o.counters(
+        "dirigo_checkpoint_stalls",
+        "Housekeeping ticks a worker's checkpoint sweep waited for a buffer",
+        vec![(vec![], c.stalls)],
+    );
+    o.gauges(
+        "dirigo_checkpoint_entries",
+        "Entries in the last crash checkpoint",
+        vec![(vec![], c.last_entries as i64)],
+    );
+    o.gauges(
+        "dirigo_checkpoint_duration_ms",
+        "The last crash checkpoint's time, from its sweep's start to the file in place",
+        vec![(vec![], c.last_ms as i64)],
+    );
+    if let Some(a) = c.age_s {
+        o.gauges(
+            "dirigo_checkpoint_age_seconds",
+            "Seconds since the last crash checkpoint was written",
+            vec![(vec![], a as i64)],
+        );
+    }
 }

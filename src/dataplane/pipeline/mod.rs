@@ -72,6 +72,7 @@ impl WorkerPipeline {
             kernel_copies: KernelCopies::default(),
             looped_at: [0; MAX_PORTS],
             v6_seen: false,
+            sweep: Default::default(),
         }
     }
 
@@ -616,6 +617,9 @@ impl Pipeline for WorkerPipeline {
                 self.lb
                     .resend_step(now_ns, crate::lb::sync::RESEND_PER_TICK);
             }
+        }
+        if let Some(lane) = &w.checkpoint {
+            self.sweep.step(lane, &self.lb, &self.snap, now_ns);
         }
         w.counters.publish(&self.counters);
         while let Some(req) = w.conn_requests.pop() {

@@ -57,6 +57,8 @@ pub struct WorkerPipeline {
     /// An IPv6 packet went to the balancer since the last burst began: the
     /// next burst runs the early IPv6 stage (IPv4-only traffic never does).
     pub(super) v6_seen: bool,
+    /// Where this worker is in the crash checkpoint's sweep.
+    pub(super) sweep: crate::dataplane::checkpoint::Sweep,
 }
 
 impl WorkerPipeline {

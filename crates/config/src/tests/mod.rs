@@ -513,4 +513,29 @@ fn handoff_file_is_a_file_path() {
         "{e}"
     );
 }
+
+#[test]
+fn connection_checkpoint_needs_a_handoff_file_and_a_sane_period() {
+    let with = |v: &str| {
+        ISSUE_EXAMPLE.replace(
+            "socket = \"/run/dirigo/ctl.sock\"\n",
+            &format!("socket = \"/run/dirigo/ctl.sock\"\n{v}\n"),
+        )
+    };
+    let ok = "handoff_file = \"/var/lib/dirigo/handoff\"\nconnection_checkpoint_s = 10";
+    let c = Config::parse(&with(ok), "t").unwrap();
+    assert_eq!(c.control.connection_checkpoint_s, Some(10));
+    let e = err(&with("connection_checkpoint_s = 10"));
+    assert!(
+        e.contains("[control] connection_checkpoint_s needs [control] handoff_file"),
+        "{e}"
+    );
+    for bad in ["0", "86401"] {
+        let e = err(&with(&format!(
+            "handoff_file = \"/var/lib/dirigo/handoff\"\nconnection_checkpoint_s = {bad}"
+        )));
+        assert!(e.contains("is not a period of 1 to 86400 seconds"), "{e}");
+    }
+    assert!(err(&with("connection_checkpoint_s = -1")).contains("invalid value"));
+}
 mod sync;

@@ -219,6 +219,16 @@ fn sample_scrape() -> Scrape {
                     value: 2,
                 },
             ],
+            checkpoint: Some(dirigo_proto::view::CheckpointInfo {
+                period_s: 10,
+                written: 7,
+                failed: 1,
+                stalls: 5,
+                last_entries: 1000,
+                last_bytes: 98_040,
+                last_ms: 31,
+                age_s: Some(4),
+            }),
         }),
         control: (42, 3),
         endpoint: (5, 1, 0),
@@ -365,6 +375,12 @@ fn dirigo_series() {
     has(&t, "dirigo_handoff_entries_total{what=\"installed\"} 998");
     has(&t, "dirigo_handoff_entries_total{what=\"no_dest\"} 2");
     has(&t, "dirigo_handoff_gap_ms 1234");
+    has(&t, "dirigo_checkpoints_total{result=\"written\"} 7");
+    has(&t, "dirigo_checkpoints_total{result=\"failed\"} 1");
+    has(&t, "dirigo_checkpoint_stalls_total 5");
+    has(&t, "dirigo_checkpoint_entries 1000");
+    has(&t, "dirigo_checkpoint_duration_ms 31");
+    has(&t, "dirigo_checkpoint_age_seconds 4");
     has(&t, "dirigo_control_requests_total 42");
     has(&t, "dirigo_control_errors_total 3");
     has(&t, "dirigo_metrics_connections_refused_total 1");

@@ -419,6 +419,12 @@ impl PersistTable {
         n
     }
 
+    /// The template in slot `i`, if one is stored there (`i` below
+    /// [`PersistTable::capacity`]; for sweeps a slice at a time).
+    pub fn slot_info(&self, i: usize) -> Option<TemplateInfo> {
+        self.slots.get(i).filter(|s| s.used).map(Slot::info)
+    }
+
     /// Every stored template (for listings; O(capacity)).
     pub fn iter(&self) -> impl Iterator<Item = TemplateInfo> + '_ {
         self.slots.iter().filter(|s| s.used).map(Slot::info)

@@ -53,65 +53,97 @@ fn conn_entry<A: Copy + Into<u128>, X>(
 
 impl Balancer {
     /// Every live connection of this worker (IPv4, then IPv6, with their
-    /// NAT64 legs and SYN proxy state) and every persistence template
-    /// without connections (under `snap`, the snapshot the worker last
-    /// forwarded with), as handoff entries handed to `out`. Returns how
-    /// many were handed out.
+    /// NAT64 and FullNAT legs and SYN proxy state) and every persistence
+    /// template without connections (under `snap`, the snapshot the worker
+    /// last forwarded with), as handoff entries handed to `out`. Returns
+    /// how many were handed out.
     pub fn handoff_export(&self, snap: &Snapshot, now_ns: u64, mut out: impl FnMut(&Entry)) -> u64 {
-        let now = tick_of(now_ns);
         let mut n = 0;
+        for idx in 0..self.export_slots() {
+            if let Some(e) = self.export_slot(snap, now_ns, idx) {
+                out(&e);
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// One slice of a sweep of the same entries while the worker runs (the
+    /// crash checkpoint's, at housekeeping): from position `pos`, at most
+    /// `budget` slots (IPv4 records, then IPv6, then templates), each entry
+    /// handed to `out`, which answers false when it has no room for it.
+    /// Returns where to go on from (`None`: the sweep is over) and the
+    /// slots examined. Reads only; no allocation.
+    pub fn checkpoint_step(
+        &self,
+        snap: &Snapshot,
+        now_ns: u64,
+        pos: u32,
+        budget: u32,
+        mut out: impl FnMut(&Entry) -> bool,
+    ) -> (Option<u32>, u32) {
+        let end = self.export_slots();
+        let mut idx = pos;
+        while idx < end && idx - pos < budget {
+            if let Some(e) = self.export_slot(snap, now_ns, idx) {
+                if !out(&e) {
+                    return (Some(idx), idx - pos);
+                }
+            }
+            idx += 1;
+        }
+        ((idx < end).then_some(idx), idx - pos)
+    }
+
+    /// The positions of a sweep: the IPv4 table's slots, the IPv6
+    /// table's, the templates'.
+    fn export_slots(&self) -> u32 {
+        let n = self.table.slots() as u64 + self.table6.capacity() as u64;
+        (n + self.persist.capacity() as u64).min(u32::MAX as u64) as u32
+    }
+
+    /// The entry at sweep position `idx`, if a live one is there.
+    fn export_slot(&self, snap: &Snapshot, now_ns: u64, idx: u32) -> Option<Entry> {
+        let now = tick_of(now_ns);
         let sp = self.sp.as_ref();
-        for idx in 0..self.table.slots() {
-            let Some(c) = self.table.get(idx) else {
-                continue;
-            };
-            let Some(l) = left(c.expires, now) else {
-                continue;
-            };
+        let cap4 = self.table.slots();
+        let cap6 = self.table6.capacity();
+        if idx < cap4 {
+            let c = self.table.get(idx)?;
+            let l = left(c.expires, now)?;
             let aux = (c.flags & F_SYNPROXY != 0)
                 .then(|| sp.and_then(|s| s.aux(idx)).copied())
                 .flatten();
-            out(&Entry::Conn(conn_entry(c, false, l, (0, 0, 0), aux)));
-            n += 1;
+            return Some(Entry::Conn(conn_entry(c, false, l, (0, 0, 0), aux)));
         }
-        for idx in 0..self.table6.capacity() {
-            let Some(c) = self.table6.get(idx) else {
-                continue;
-            };
-            let Some(l) = left(c.expires, now) else {
-                continue;
-            };
+        let i6 = idx - cap4;
+        if i6 < cap6 {
+            let c = self.table6.get(i6)?;
+            let l = left(c.expires, now)?;
             let aux = (c.flags & F_SYNPROXY != 0)
-                .then(|| sp.and_then(|s| s.lane::<V6>().aux(idx)).copied())
+                .then(|| sp.and_then(|s| s.lane::<V6>().aux(i6)).copied())
                 .flatten();
             let leg = (c.ext.laddr4, c.ext.lport, c.ext.laddr6());
-            out(&Entry::Conn(conn_entry(c, true, l, leg, aux)));
-            n += 1;
+            return Some(Entry::Conn(conn_entry(c, true, l, leg, aux)));
         }
-        for t in self.persist.iter().filter(|t| t.refs == 0) {
-            let Some(l) = t.expires.checked_sub(now_ns).filter(|&l| l > 0) else {
-                continue;
-            };
-            let want = template_dest_id(t.dest);
-            let Some((s, d)) = snap
-                .dest_by_slot(want.slot)
-                .filter(|(s, d)| d.id == want && template_svc(s.id) == t.svc)
-            else {
-                continue;
-            };
-            let v6 = s.spec.key.vip.is_ipv6();
-            out(&Entry::Template(TemplateEntry {
-                v6,
-                proto: s.spec.key.proto.number(),
-                vip: ip_bits(s.spec.key.vip),
-                vport: s.spec.key.port,
-                client: t.client,
-                daddr: ip_bits(d.key.addr),
-                dport: d.key.port,
-                left_ms: (l / 1_000_000).min(u32::MAX as u64) as u32,
-            }));
-            n += 1;
+        let t = self.persist.slot_info((i6 - cap6) as usize)?;
+        if t.refs != 0 {
+            return None; // comes back with its connections
         }
-        n
+        let l = t.expires.checked_sub(now_ns).filter(|&l| l > 0)?;
+        let want = template_dest_id(t.dest);
+        let (s, d) = snap
+            .dest_by_slot(want.slot)
+            .filter(|(s, d)| d.id == want && template_svc(s.id) == t.svc)?;
+        Some(Entry::Template(TemplateEntry {
+            v6: s.spec.key.vip.is_ipv6(),
+            proto: s.spec.key.proto.number(),
+            vip: ip_bits(s.spec.key.vip),
+            vport: s.spec.key.port,
+            client: t.client,
+            daddr: ip_bits(d.key.addr),
+            dport: d.key.port,
+            left_ms: (l / 1_000_000).min(u32::MAX as u64) as u32,
+        }))
     }
 }

@@ -469,3 +469,45 @@ fn fullnat_connections_survive_a_handoff() {
     );
     assert_eq!(c.w.table6().len(), 0);
 }
+
+/// The checkpoint's sweep, a slice at a time with an `out` that runs out
+/// of room now and then, hands out exactly the entries the stopped
+/// worker's export does, in the same order.
+#[test]
+fn a_sweep_in_slices_is_the_export() {
+    let mut a = env(1024);
+    let sa = a.snap(1, |b| {
+        nat_dr(b);
+        b.service(svc(Proto::Udp, 53), vec![dest(RIP2, 0, Method::Dr, 1)]);
+    });
+    for p in 0..40u16 {
+        let f = tcp_frame(CLIENT, 3000 + p, VIP, 80 + p % 2, SYN, b"", 64, true);
+        assert!(matches!(a.send(&sa, &f, S).0, LbVerdict::Tx { .. }));
+    }
+    let u = udp_frame(CLIENT, 5353, VIP, 53, b"q");
+    assert!(matches!(a.send(&sa, &u, S).0, LbVerdict::Tx { .. }));
+    let all = export(&a, &sa, 2 * S);
+    assert_eq!(all.len(), 41);
+    let (mut got, mut pos, mut calls, mut room) = (Vec::new(), Some(0), 0, 0u32);
+    while let Some(p) = pos {
+        calls += 1;
+        assert!(calls < 10_000, "the sweep does not end");
+        let (next, used) = a.w.checkpoint_step(&sa, 2 * S, p, 97, |e| {
+            room += 1;
+            // every seventh entry finds no room: handed again next time
+            if room % 7 == 0 {
+                return false;
+            }
+            got.push(*e);
+            true
+        });
+        assert!(used <= 97);
+        pos = next;
+    }
+    assert_eq!(got, all);
+    assert!(calls > 10, "{calls} slices");
+    // an expired connection is not handed out (the SYN_RECV ones, whose
+    // timer is shorter than the UDP one's)
+    let later = export(&a, &sa, 200 * S);
+    assert!(later.len() < all.len(), "{}", later.len());
+}
