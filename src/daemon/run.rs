@@ -97,15 +97,17 @@ pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
     };
     let ctl2 = Arc::clone(&ctl);
     // the crash checkpoint, off the workers (ends with them)
-    let checkpoint = match &cfg.control.handoff_file {
-        Some(p) => handoff::checkpoint::start(
-            p.into(),
-            Arc::clone(&shared),
-            Arc::clone(&stop),
-            Arc::clone(&hand),
-        )
-        .map_err(|e| DaemonError::Other(format!("checkpoint thread: {e}")))?,
-        None => None,
+    let checkpoint = match (&cfg.control.handoff_file, &hand.checkpoint) {
+        (Some(p), Some(cs)) => Some(
+            handoff::checkpoint::start(
+                p.into(),
+                Arc::clone(&shared),
+                Arc::clone(&stop),
+                Arc::clone(cs),
+            )
+            .map_err(|e| DaemonError::Other(format!("checkpoint thread: {e}")))?,
+        ),
+        _ => None,
     };
     hand.forwarding_starts();
     let res = std::thread::scope(|sc| {

@@ -13,7 +13,7 @@
 //! after this thread has ended, so it always replaces the last
 //! checkpoint.
 
-use super::{unix_ns, write_unsynced, HandoffStats};
+use super::file::{unix_ns, write_unsynced};
 use crate::dataplane::checkpoint::{CheckpointLane, Chunk, CHUNKS_IN_FLIGHT, CHUNK_BYTES};
 use crate::dataplane::shared::Shared;
 use crate::lb::handoff::codec::header_for;
@@ -75,26 +75,19 @@ impl CheckpointStats {
 }
 
 /// Start the checkpoint thread for `path`, over the lanes of `shared`'s
-/// workers, until `stop` is set. `None` when `stats` has no checkpoint.
+/// workers, until `stop` is set; what it does goes to `stats`.
 pub fn start(
     path: PathBuf,
     shared: Arc<Shared>,
     stop: Arc<AtomicBool>,
-    stats: Arc<HandoffStats>,
-) -> std::io::Result<Option<JoinHandle<()>>> {
-    if stats.checkpoint.is_none() {
-        return Ok(None);
-    }
+    stats: Arc<CheckpointStats>,
+) -> std::io::Result<JoinHandle<()>> {
     std::thread::Builder::new()
         .name("dirigo-checkpoint".into())
         .spawn(move || run(&path, &shared, &stop, &stats))
-        .map(Some)
 }
 
-fn run(path: &std::path::Path, shared: &Shared, stop: &AtomicBool, stats: &HandoffStats) {
-    let Some(cs) = stats.checkpoint.as_ref() else {
-        return;
-    };
+fn run(path: &std::path::Path, shared: &Shared, stop: &AtomicBool, cs: &CheckpointStats) {
     let lanes: Vec<&CheckpointLane> = shared
         .workers
         .iter()

@@ -20,8 +20,8 @@ use crate::lb::snapshot::Snapshot;
 use dirigo_proto::view::{HandoffInfo, NamedCounter};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::Mutex;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// What this process knows of its handoff, for `dirigoctl handoff` and
 /// the metrics.
@@ -36,7 +36,7 @@ pub struct HandoffStats {
     /// installed file.
     gap_ms: AtomicU64,
     /// The crash checkpoint's, when configured.
-    pub checkpoint: Option<checkpoint::CheckpointStats>,
+    pub checkpoint: Option<Arc<checkpoint::CheckpointStats>>,
 }
 
 impl HandoffStats {
@@ -54,7 +54,7 @@ impl HandoffStats {
 
     /// With the crash checkpoint every `period_s` seconds.
     pub fn with_checkpoint(mut self, period_s: Option<u32>) -> HandoffStats {
-        self.checkpoint = period_s.map(checkpoint::CheckpointStats::new);
+        self.checkpoint = period_s.map(|p| Arc::new(checkpoint::CheckpointStats::new(p)));
         self
     }
 
@@ -108,13 +108,6 @@ impl HandoffStats {
             checkpoint: self.checkpoint.as_ref().map(|c| c.info()),
         }
     }
-}
-
-/// Now, Unix time in ns.
-pub fn unix_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 /// A handoff file read at start and checked whole.
@@ -284,41 +277,10 @@ pub fn write(
     Ok(n)
 }
 
-/// Replace `path` by `data` (its parts, in order): a temporary file in the same directory
-/// (created when missing, mode 0600: it names every client), renamed over
-/// `path`. Not fsynced: the next dirigo reads it from the page cache, and
-/// a power cut that tears it makes a file the checksum refuses, never
-/// one misread (an fsync of 80 MB would lengthen the gap by seconds).
-fn write_unsynced(path: &Path, data: &[&[u8]]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let ctx = |what: String| {
-        move |e: std::io::Error| std::io::Error::new(e.kind(), format!("{what}: {e}"))
-    };
-    let name = path.file_name().ok_or_else(|| {
-        std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file's path")
-    })?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir).map_err(ctx(format!("create {}", dir.display())))?;
-    let tmp = dir.join(format!(".{}.tmp", name.to_string_lossy()));
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)
-        .and_then(|mut f| data.iter().try_for_each(|d| f.write_all(d)))
-        .map_err(ctx(format!("write {}", tmp.display())))?;
-    std::fs::rename(&tmp, path).map_err(ctx(format!(
-        "rename {} to {}",
-        tmp.display(),
-        path.display()
-    )))
-}
-
 pub mod checkpoint;
+mod file;
+
+pub use file::unix_ns;
+use file::write_unsynced;
 #[cfg(test)]
 mod tests;
