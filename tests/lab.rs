@@ -7,14 +7,19 @@
 //! persistence. TUN also proves path-MTU discovery through the tunnel.
 //! DR, TUN and NAT each restart dirigo with SIGTERM mid-transfer: the
 //! connection handoff keeps every transfer and UDP flow (issue 53); DR
-//! then proves a handoff file of another version is refused.
+//! then proves a handoff file of another version is refused; NAT, that
+//! a SIGKILL after a crash checkpoint keeps them too; FullNAT, that a
+//! restart keeps its connections (local address and port).
 //! Needs root and hugepages (skips outside CI, fails in CI).
 
 mod common;
 mod lab_common;
 
 use lab_common::checks::*;
-use lab_common::handoff::{bumped_version_is_refused, restart_keeps_connections, with_handoff};
+use lab_common::handoff::{
+    bumped_version_is_refused, crash_keeps_checkpointed, restart_keeps_connections,
+    with_checkpoint, with_handoff,
+};
 use lab_common::{Lab, LabSpec, SERIAL, VIP};
 
 /// The checks shared by every mode.
@@ -32,6 +37,16 @@ fn common_checks(lab: &Lab, method: &str, reply_iface: &str, closed_state: &str)
 
 /// The lab of `mode`, its dirigo with a handoff file (issue 53).
 fn start(name: &str, prefix: &str, mode: &str) -> Lab {
+    start_with(name, prefix, mode, with_handoff)
+}
+
+/// The lab of `mode`, its dirigo's configuration made by `config`.
+fn start_with(
+    name: &str,
+    prefix: &str,
+    mode: &str,
+    config: impl Fn(common::DaemonConfig, &str) -> common::DaemonConfig,
+) -> Lab {
     let spec = LabSpec {
         name,
         prefix,
@@ -41,7 +56,7 @@ fn start(name: &str, prefix: &str, mode: &str) -> Lab {
         nrs: 3,
         env: &[],
     };
-    Lab::start_with_config(&spec, 65536, |c| with_handoff(c, name))
+    Lab::start_with_config(&spec, 65536, |c| config(c, name))
 }
 
 #[test]
@@ -106,8 +121,10 @@ fn lab_nat() {
         return;
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let mut lab = start("lab_nat", "dgtn", "nat");
+    // with the crash checkpoint: a SIGKILL keeps the connections too
+    let mut lab = start_with("lab_nat", "dgtn", "nat", with_checkpoint);
     restart_keeps_connections(&mut lab, "nat");
+    crash_keeps_checkpointed(&mut lab, "nat");
     // NAT sees both halves: client FIN, server FIN, last ACK -> TIME_WAIT.
     common_checks(&lab, "nat", "dgtn-wan", "TIME_WAIT");
     // the real server saw the real client address, and dirigo's NAT replies
@@ -124,14 +141,19 @@ fn lab_nat() {
 /// only the router's route to it leads back to dirigo. The services are set
 /// up by one `-R` batch (`-P` local addresses, `-b` servers), saved with
 /// `-S`, cleared and restored; then rr, 2 MiB each way byte-exact, UDP,
-/// the servers seeing the local address as their peer, and persistence.
+/// the servers seeing the local address as their peer, a SIGTERM restart
+/// that breaks no transfer (the handoff, issue 53), and persistence.
 #[test]
 fn lab_fullnat() {
     if !common::privileged("lab FullNAT") {
         return;
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let lab = start("lab_fullnat", "dgtf", "dr");
+    // a state file: the services -R makes come back at the restart below
+    let mut lab = start_with("lab_fullnat", "dgtf", "dr", |c, name| {
+        let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+        with_handoff(c, name).control(&format!("state_file = \"{}/rules\"", dir.display()))
+    });
     // the servers' router: the local network behind dirigo, no redirects
     // (the servers' replies keep taking the router)
     for k in ["all", "br0"] {
@@ -196,6 +218,8 @@ fn lab_fullnat() {
     // the real server's peer is the local address, not the client
     let who = lab.client(&["curl", "-sS", "-m", "5", &format!("http://{VIP}/whoami")]);
     assert!(who.contains(&format!("peer={LADDR}:")), "{who}");
+    // a SIGTERM restart keeps FullNAT's connections, local legs and all
+    restart_keeps_connections(&mut lab, "fullnat");
     persistence(&lab);
     // the pool's drop reason is listed, and nothing was refused
     let d = lab.ctl_json(&["drops"]);

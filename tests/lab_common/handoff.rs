@@ -19,6 +19,11 @@ pub fn with_handoff(c: crate::common::DaemonConfig, name: &str) -> crate::common
     c.control(&format!("handoff_file = \"{}/handoff\"", dir.display()))
 }
 
+/// [`with_handoff`] and the crash checkpoint every second.
+pub fn with_checkpoint(c: crate::common::DaemonConfig, name: &str) -> crate::common::DaemonConfig {
+    with_handoff(c, name).control("connection_checkpoint_s = 1")
+}
+
 /// UDP flow from client port `sport`: the real server that answered.
 fn udp_flow(lab: &Lab, sport: u16) -> String {
     let out = lab.client(&[
@@ -78,6 +83,46 @@ pub fn restart_keeps_connections(lab: &mut Lab, tag: &str) {
     eprintln!(
         "{tag}: across the restart: downloads via {a} and {b}, upload via {c}, UDP flows {flows:?}: intact"
     );
+}
+
+/// The crash checkpoint ([`with_checkpoint`]): transfers and UDP flows
+/// under way, a checkpoint written after they started, then SIGKILL (no
+/// handoff) and a start: the new dirigo installs the checkpoint, every
+/// transfer completes byte-exact and every UDP flow keeps its server.
+pub fn crash_keeps_checkpointed(lab: &mut Lab, tag: &str) {
+    const SIZE: usize = 1 << 20;
+    let written = |lab: &Lab| {
+        let h = lab.ctl_json(&["handoff"]);
+        h["checkpoint"]["written"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no checkpoint in {h}"))
+    };
+    let flows: Vec<(u16, String)> = (40781..40784).map(|p| (p, udp_flow(lab, p))).collect();
+    let rate = Some("300k");
+    let d1 = spawn_download(lab, SIZE, &format!("{tag}-c1"), rate);
+    let (up, want) = spawn_upload(lab, SIZE, 57, &format!("{tag}-cu"), rate);
+    std::thread::sleep(Duration::from_millis(500));
+    // two checkpoints more: the second began after every flow had started
+    let w0 = written(lab);
+    lab.wait_for("two checkpoints", 10, || written(lab) >= w0 + 2);
+    let h = lab.ctl_json(&["handoff"]);
+    eprintln!("{tag}: before the SIGKILL: {}", h["checkpoint"]);
+    let old = lab.crash_restart();
+    assert!(!old.contains("panicked"), "{old}");
+    let h = lab.ctl_json(&["handoff"]);
+    eprintln!("{tag}: after the SIGKILL and a start: handoff {h}");
+    let installed = counter(&h, "handoff_installed");
+    assert!(
+        installed >= 5,
+        "{tag}: too few installed from the checkpoint: {h}"
+    );
+    assert_eq!(h["outcome"], "installed", "{tag}: {h}");
+    for (p, rs) in flows.iter().rev() {
+        assert_eq!(&udp_flow(lab, *p), rs, "{tag}: UDP flow from port {p}");
+    }
+    let a = finish_download(lab, d1, SIZE, &format!("{tag}-c1"));
+    let b = finish_upload(up, &want, SIZE, &format!("{tag}-cu"));
+    eprintln!("{tag}: across the SIGKILL: download via {a}, upload via {b}, UDP flows: intact");
 }
 
 /// A handoff file of another format version: dirigo refuses it whole,

@@ -426,6 +426,18 @@ impl Lab {
         out
     }
 
+    /// SIGKILL dirigo (it writes no handoff: only a checkpoint it wrote
+    /// before is left) and start it again on the same configuration.
+    /// Returns the killed daemon's output.
+    pub fn crash_restart(&mut self) -> String {
+        let out = self.daemon.take().expect("daemon").kill9();
+        self.lab_sh(&["detach"]);
+        let cfg = std::fs::read_to_string(self.dir.join("dirigo.toml")).expect("config");
+        self.daemon = Some(common::Daemon::start(&self.dir, &cfg));
+        self.lab_ok(&["attach"]);
+        out
+    }
+
     /// Stop dirigo (it must exit cleanly) and remove the lab.
     pub fn finish(mut self) {
         self.lab_sh(&["detach"]);
