@@ -51,6 +51,10 @@ pub struct DutCase<'a> {
     /// (NAT real servers): every SYN of the pcap is answered on the wan
     /// port with a SYN/ACK cookie ([`DutResult::wan_tx_mpps`]).
     pub synproxy: bool,
+    /// The crash checkpoint: `[control] handoff_file` in `dir` and
+    /// `connection_checkpoint_s = 1`, so the workers sweep their tables
+    /// into the checkpoint thread's buffers every second of the run.
+    pub checkpoint: bool,
     /// IPv6: the ports also get IPv6 addresses ([`crate::gen::OWN_ADDR6`] on the
     /// wan, the lan /64's `::1`), a default route via [`crate::gen::GW6`], static
     /// neighbours for it and the IPv6 real servers, and the service is the
@@ -86,6 +90,13 @@ pub struct DutResult {
     /// Scrapes of the metrics endpoint that returned the burst histogram
     /// (metrics scenario; 0 otherwise).
     pub scrapes: u32,
+    /// Checkpoints written by the end of the run (checkpoint scenario; 0
+    /// otherwise), the last one's entries and time (ms).
+    pub checkpoints: u64,
+    /// The last checkpoint's entries.
+    pub checkpoint_entries: u64,
+    /// The last checkpoint's time, ms.
+    pub checkpoint_ms: u64,
 }
 
 /// What the wan port's exception path did per second (packets/s).
@@ -309,8 +320,24 @@ pub fn run(c: &DutCase<'_>, tag: &str) -> Result<DutResult, String> {
                 _ => None,
             },
             scrapes: 0,
+            checkpoints: 0,
+            checkpoint_entries: 0,
+            checkpoint_ms: 0,
         })
     })();
+    // the checkpoint's own account: one at least, or the run is wrong
+    let res = match res {
+        Ok(r) if c.checkpoint => checkpoint_info(&sock).and_then(|k| match k.written {
+            0 => Err("no checkpoint was written during the run".to_string()),
+            n => Ok(DutResult {
+                checkpoints: n,
+                checkpoint_entries: k.last_entries,
+                checkpoint_ms: k.last_ms,
+                ..r
+            }),
+        }),
+        r => r,
+    };
     let res = match (res, scraper) {
         (Ok(r), Some(s)) => match s.stop() {
             0 => Err("the metrics endpoint answered no scrape with the burst histogram".into()),
@@ -326,7 +353,19 @@ pub fn run(c: &DutCase<'_>, tag: &str) -> Result<DutResult, String> {
     let r = res.map_err(|e| format!("{e}\ndirigo output:\n{out}"))?;
     stopped?;
     let _ = std::fs::remove_file(&sock);
+    // the stop's handoff (and the last checkpoint): up to 100 MB
+    let _ = std::fs::remove_file(c.dir.join("handoff"));
     Ok(r)
+}
+
+/// `dirigoctl handoff`'s checkpoint.
+fn checkpoint_info(sock: &Path) -> Result<dirigo_proto::view::CheckpointInfo, String> {
+    match connect(sock)?.call(Request::Handoff) {
+        Ok(Response::Handoff(h)) => h
+            .checkpoint
+            .ok_or_else(|| "no checkpoint configured".into()),
+        other => Err(format!("handoff: unexpected answer {other:?}")),
+    }
 }
 
 /// A Prometheus stand-in: `GET /metrics` on [`METRICS_ADDR`] once a

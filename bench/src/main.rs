@@ -128,6 +128,11 @@ pub fn metrics_scenario(label: &str) -> String {
     format!("DR+metrics {label}")
 }
 
+/// The scenario name of the checkpoint run at flow count `label`.
+pub fn checkpoint_scenario(label: &str) -> String {
+    format!("DR+checkpoint {label}")
+}
+
 /// Which pcap to write.
 #[derive(Clone, Copy)]
 enum PcapKind {

@@ -188,7 +188,8 @@ impl Plan {
         of_size
             || self.fnat_sizes().contains(&label)
             || (label == self.exception_size.0 && self.wants("exception"))
-            || (Some(label) == self.sizes.last().map(|s| s.0) && self.wants("metrics"))
+            || (Some(label) == self.sizes.last().map(|s| s.0)
+                && (self.wants("metrics") || self.wants("checkpoint")))
             || (label == nc && (self.wants("newconn") || self.wants("synproxy")))
     }
 }

@@ -7,7 +7,9 @@
 use crate::agg::Agg;
 use crate::micro_runs::run_micro;
 use crate::plan::{v6_label, Plan};
-use crate::{dut, exc_scenario, memprobe, metrics_scenario, mname, own_label, testpmd};
+use crate::{
+    checkpoint_scenario, dut, exc_scenario, memprobe, metrics_scenario, mname, own_label, testpmd,
+};
 use dirigo_core::lb::conn::lines::LineTable;
 use dirigo_core::lb::spec::Method;
 use std::path::{Path, PathBuf};
@@ -114,6 +116,12 @@ fn run_established(r: &Run, agg: &mut Agg) -> Result<(), String> {
             {
                 run_metrics(r, (label, path, *n), agg)?;
             }
+            if m == Method::Dr
+                && Some(&label) == plan.sizes.last().map(|s| &s.0)
+                && plan.wants("checkpoint")
+            {
+                run_checkpoint(r, (label, path, *n), agg)?;
+            }
         }
     }
     // FullNAT on the smallest and the largest pcap (its connections in
@@ -216,6 +224,7 @@ fn dut_case<'a>(
         exception: false,
         metrics: false,
         synproxy: false,
+        checkpoint: false,
         v6: false,
     }
 }
@@ -388,6 +397,44 @@ fn run_metrics(r: &Run, (label, path, n): (&str, &Path, u64), agg: &mut Agg) -> 
     eprintln!(
         "run {run}: dirigo DR {label} + metrics (burst histogram, {} scrapes): {:.2} Mpps ({:.3} x plain DR {label}, {ratio:.2}x macswap)",
         r.scrapes,
+        r.mpps,
+        r.mpps / plain
+    );
+    Ok(())
+}
+
+/// DR at `label` flows with the crash checkpoint every second: the
+/// workers sweep their (full) tables into the checkpoint thread's buffers
+/// all along the run, and the thread writes the file.
+fn run_checkpoint(
+    r: &Run,
+    (label, path, n): (&str, &Path, u64),
+    agg: &mut Agg,
+) -> Result<(), String> {
+    let Run {
+        plan,
+        run,
+        dir,
+        bin,
+        ..
+    } = *r;
+    let c = dut::DutCase {
+        checkpoint: true,
+        ..dut_case(plan, bin, dir, path, n, Method::Dr)
+    };
+    let r = dut::run(&c, &format!("r{run}-DR-checkpoint-{label}"))?;
+    let k = format!("dirigo|{}", checkpoint_scenario(label));
+    let ratio = record_dut(agg, &k, label, &r);
+    let plain = plain_dr(agg, label);
+    agg.push(&format!("{k}|plain"), r.mpps / plain);
+    agg.push(&format!("{k}|written"), r.checkpoints as f64);
+    agg.push(&format!("{k}|entries"), r.checkpoint_entries as f64);
+    agg.push(&format!("{k}|ms"), r.checkpoint_ms as f64);
+    eprintln!(
+        "run {run}: dirigo DR {label} + checkpoint every 1 s ({} written, last {} entries in {} ms): {:.2} Mpps ({:.3} x plain DR {label}, {ratio:.2}x macswap)",
+        r.checkpoints,
+        r.checkpoint_entries,
+        r.checkpoint_ms,
         r.mpps,
         r.mpps / plain
     );

@@ -33,7 +33,7 @@ pub fn config(c: &DutCase<'_>, prefix: &str, sock: &Path) -> String {
     let (neighbors, routes) = neighbors_and_routes(c, &rss);
     let doc = table([
         ("eal", table([("args", eal_args(c, prefix).into())])),
-        ("control", table([("socket", text(sock.display()))])),
+        ("control", control(c, sock)),
         ("port", vec![wan_port, lan_port].into()),
         ("route", routes.into()),
         ("neighbor", neighbors.into()),
@@ -175,6 +175,16 @@ fn neighbors_and_routes(c: &DutCase<'_>, rss: &[IpAddr]) -> (Vec<toml::Value>, V
         neighbor(a, rs_mac(last), "lan")
     }));
     (neighbors, routes)
+}
+
+/// `[control]`: the socket, and the checkpoint when asked.
+fn control(c: &DutCase<'_>, sock: &Path) -> toml::Value {
+    let mut t = vec![("socket", text(sock.display()))];
+    if c.checkpoint {
+        t.push(("handoff_file", text(c.dir.join("handoff").display())));
+        t.push(("connection_checkpoint_s", 1.into()));
+    }
+    toml::Value::Table(t.into_iter().map(|(k, v)| (k.into(), v)).collect())
 }
 
 /// `[dataplane]`: the tables, the pool and the SYN proxy.

@@ -26,6 +26,7 @@ fn generated_config_is_valid() {
             exception,
             metrics,
             synproxy: false,
+            checkpoint: false,
             v6: false,
         };
         let text = config(&c, "dg-bench", Path::new("ctl.sock"));
@@ -78,11 +79,48 @@ fn synproxy_config_is_valid() {
         exception: false,
         metrics: false,
         synproxy: true,
+        checkpoint: false,
         v6: false,
     };
     let text = config(&c, "dg-bench", Path::new("ctl.sock"));
     let cfg = dirigo_config::Config::parse(&text, "bench").unwrap();
     assert!(cfg.dataplane.synproxy && cfg.services[0].spec.synproxy);
+}
+
+/// The checkpoint scenario: the handoff file in the scratch directory,
+/// a checkpoint every second.
+#[test]
+fn checkpoint_config_is_valid() {
+    let c = DutCase {
+        bin: Path::new("dirigo"),
+        pcap: Path::new("flows.pcap"),
+        pcap_pkts: 1000,
+        method: Method::Dr,
+        capacity: 1 << 20,
+        embryonic_grace_ms: 2000,
+        dir: Path::new("/tmp/bench"),
+        warmup: Duration::from_secs(1),
+        measure: Duration::from_secs(1),
+        workers: 1,
+        exception: false,
+        metrics: false,
+        synproxy: false,
+        checkpoint: true,
+        v6: false,
+    };
+    let text = config(&c, "dg-bench", Path::new("ctl.sock"));
+    let cfg = dirigo_config::Config::parse(&text, "bench").unwrap();
+    assert_eq!(
+        cfg.control.handoff_file.as_deref(),
+        Some("/tmp/bench/handoff")
+    );
+    assert_eq!(cfg.control.connection_checkpoint_s, Some(1));
+    let plain = DutCase {
+        checkpoint: false,
+        ..c
+    };
+    let cfg = dirigo_config::Config::parse(&config(&plain, "dg", Path::new("s")), "b").unwrap();
+    assert_eq!(cfg.control.connection_checkpoint_s, None);
 }
 
 #[test]
@@ -102,6 +140,7 @@ fn ipv6_config_is_valid() {
             exception: false,
             metrics: false,
             synproxy: false,
+            checkpoint: false,
             v6: true,
         };
         let text = config(&c, "dg-bench", Path::new("ctl.sock"));
@@ -153,6 +192,7 @@ fn fullnat_config_is_valid() {
             exception: false,
             metrics: false,
             synproxy: false,
+            checkpoint: false,
             v6,
         };
         let text = config(&c, "dg-bench", Path::new("ctl.sock"));

@@ -83,6 +83,47 @@ pub(super) fn metrics_section(s: &mut String, plan: &Plan, a: &Agg) {
     );
 }
 
+/// The "Crash checkpoint" section: DR at the largest size with the
+/// checkpoint every second (issue 53).
+pub(super) fn checkpoint_section(s: &mut String, plan: &Plan, a: &Agg) {
+    let label = plan.sizes.last().map_or("", |s| s.0);
+    let k = format!("dirigo|{}", crate::checkpoint_scenario(label));
+    if a.values(&format!("{k}|mpps")).is_empty() {
+        return;
+    }
+    let plain = format!("dirigo|DR {label}");
+    let _ = writeln!(s, "## Crash checkpoint\n");
+    let _ = writeln!(
+        s,
+        "DR at {label} flows, one worker, twice in a row: as configured for the table above, and with \
+         `[control] connection_checkpoint_s = 1` (the table full, so every second the worker sweeps all of \
+         it, 4096 slots per 1 ms housekeeping tick, into the checkpoint thread's buffers, and the thread \
+         writes the file). Target: the forwarding rate within 5% of the plain run's.\n"
+    );
+    let _ = writeln!(
+        s,
+        "| scenario | Mpps | spread | ratio to the plain run | x macswap | checkpoints | last: entries | last: ms |\n|---|---|---|---|---|---|---|---|"
+    );
+    let _ = writeln!(
+        s,
+        "| DR {label}, plain | {} | {:.1}% | 1.00 | {} | - | - | - |",
+        f2(a.med(&format!("{plain}|mpps"))),
+        a.spread_pct(&format!("{plain}|mpps")),
+        f2(a.med(&format!("{plain}|ratio")))
+    );
+    let _ = writeln!(
+        s,
+        "| DR {label}, checkpoint every 1 s | {} | {:.1}% | {} | {} | {} | {} | {} |\n",
+        f2(a.med(&format!("{k}|mpps"))),
+        a.spread_pct(&format!("{k}|mpps")),
+        f2(a.med(&format!("{k}|plain"))),
+        f2(a.med(&format!("{k}|ratio"))),
+        f0(a.med(&format!("{k}|written"))),
+        f0(a.med(&format!("{k}|entries"))),
+        f0(a.med(&format!("{k}|ms")))
+    );
+}
+
 /// The "Exception traffic" section: DR with and without 10% of the input
 /// for dirigo's own address.
 pub(super) fn exception_section(s: &mut String, plan: &Plan, a: &Agg) {
