@@ -2,7 +2,10 @@
 //! builds `dirigo_<version>_amd64.deb`; `dpkg -i` installs the three
 //! programs, the conffile, the man pages, the completions and the unit;
 //! the installed dirigo names its commit and the DPDK it runs with;
-//! `systemd-analyze verify` accepts the unit; `dpkg -r` removes the
+//! `systemd-analyze verify` accepts the unit; an upgrade to a newer
+//! package keeps the installed dirigo's connections (the handoff: the
+//! maintainer scripts try-restart a running unit, whose SIGTERM writes the
+//! handoff file the newer dirigo installs); `dpkg -r` removes the
 //! programs and keeps an edited conffile; `dpkg -P` leaves nothing.
 //!
 //! It refuses to run where a dirigo package is already installed (it
@@ -12,6 +15,12 @@
 //! the variable builds release, as an operator's package is.
 
 mod common;
+#[path = "vdev_modes/harness.rs"]
+#[allow(dead_code)]
+mod harness;
+#[path = "vdev_modes/packets.rs"]
+#[allow(dead_code)]
+mod packets;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -253,6 +262,9 @@ fn package_builds_installs_and_leaves_no_trace() {
         eprintln!("SKIP systemd-analyze verify: no systemd-analyze here (apt-get install systemd)");
     }
 
+    // An upgrade keeps the connections.
+    upgrade_keeps_connections(&deb);
+
     // Remove: the programs go, the edited conffile stays.
     let edited = std::fs::read_to_string(CONFFILE).unwrap() + "# edited by tests/package.rs\n";
     std::fs::write(CONFFILE, &edited).unwrap();
@@ -277,4 +289,128 @@ fn package_builds_installs_and_leaves_no_trace() {
         "{after}"
     );
     drop(guard); // and man-db's cached pages
+}
+
+/// An upgrade keeps the installed dirigo's connections (issue 53):
+/// - the maintainer scripts: on upgrade the old package's prerm does not
+///   stop dirigo, the new one's postinst try-restarts it (systemd's stop
+///   is the SIGTERM that writes the handoff file, its start the new
+///   dirigo that installs it);
+/// - that sequence, with the installed binaries (no systemd runs here):
+///   the installed dirigo tracks 40 UDP flows, a SIGTERM writes them, a
+///   newer package (the same files, version `+upgrade1`) is installed
+///   over it, and its dirigo installs all 40: the same datagrams sent
+///   again create no connection.
+fn upgrade_keeps_connections(deb: &str) {
+    use harness::{config, ctl, write_pcap, VIP, WAN_MAC};
+    use packets::{eth, ip_udp, ETH_IPV4};
+    let scripts = tempfile::tempdir().unwrap();
+    let sd = scripts.path().display().to_string();
+    ok("dpkg-deb", &["-e", deb, &sd]);
+    let postinst = std::fs::read_to_string(scripts.path().join("postinst")).unwrap();
+    assert!(
+        postinst.contains("if [ -n \"$2\" ]; then")
+            && postinst.contains("deb-systemd-invoke try-restart dirigo.service"),
+        "postinst does not restart dirigo on upgrade:\n{postinst}"
+    );
+    let prerm = std::fs::read_to_string(scripts.path().join("prerm")).unwrap();
+    assert!(
+        prerm.contains("\"$1\" = remove") && !prerm.contains("upgrade"),
+        "prerm stops dirigo on upgrade:\n{prerm}"
+    );
+    if !common::privileged("an upgrade keeps the connections (the installed dirigo)") {
+        return;
+    }
+    // the newer package: the same files, a higher version
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().join("root");
+    let rd = root.display().to_string();
+    ok("dpkg-deb", &["-R", deb, &rd]);
+    let control = root.join("DEBIAN/control");
+    let old = env!("CARGO_PKG_VERSION");
+    let newer = format!("{old}+upgrade1");
+    let c = std::fs::read_to_string(&control).unwrap();
+    std::fs::write(
+        &control,
+        c.replace(&format!("Version: {old}\n"), &format!("Version: {newer}\n")),
+    )
+    .unwrap();
+    let newer_deb = work.path().join("newer.deb").display().to_string();
+    ok("dpkg-deb", &["-b", &rd, &newer_deb]);
+
+    // the installed dirigo, 40 UDP flows through it (DR)
+    let dir = work.path();
+    let p = |f: &str| dir.join(f).display().to_string();
+    let flows: Vec<Vec<u8>> = (0..40u8)
+        .map(|i| {
+            let client = [192, 0, 2, 10 + i];
+            eth(
+                WAN_MAC,
+                [2, 0, 0, 0, 0x50, i],
+                ETH_IPV4,
+                &ip_udp(client, VIP, 40000, 53, 64, b"q"),
+            )
+        })
+        .collect();
+    write_pcap(&dir.join("in.pcap"), &flows);
+    write_pcap(&dir.join("empty.pcap"), &[]);
+    let sock = dir.join("ctl.sock");
+    let cfg = config(
+        "dg-pkg-upgrade",
+        &sock,
+        &format!("rx_pcap={},tx_pcap={}", p("in.pcap"), p("wan.pcap")),
+        &format!("rx_pcap={},tx_pcap={}", p("empty.pcap"), p("lan.pcap")),
+    )
+    .control(&format!("handoff_file = \"{}\"", p("handoff")))
+    .service(
+        "udp",
+        "10.0.0.100:53",
+        "rr",
+        &[("172.16.0.11:53", "dr"), ("172.16.0.12:53", "dr")],
+    )
+    .toml();
+    let workers = |what: &str| -> u64 {
+        let l = ctl(&sock, &["lcores"]);
+        l.as_array()
+            .expect("lcores")
+            .iter()
+            .filter(|w| w["role"] == "worker")
+            .map(|w| w[what].as_u64().unwrap_or(0))
+            .sum()
+    };
+    let wait_rx = || {
+        let t0 = Instant::now();
+        while workers("rx_packets") < 40 {
+            assert!(t0.elapsed().as_secs() < 20, "the flows did not arrive");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    };
+    let d = common::Daemon::start_bin("/usr/sbin/dirigo", dir, &cfg);
+    wait_rx();
+    assert_eq!(workers("conns"), 40);
+    let out = d.stop();
+    assert!(out.contains("handoff: 40 entries written to"), "{out}");
+
+    // the upgrade, then what systemd's start would run: the newer dirigo
+    ok("dpkg", &["-i", &newer_deb]);
+    let v = ok("dpkg-query", &["-W", "-f", "${Version}", "dirigo"]);
+    assert_eq!(v, newer);
+    let d = common::Daemon::start_bin("/usr/sbin/dirigo", dir, &cfg);
+    wait_rx();
+    let h = ctl(&sock, &["handoff"]);
+    let counter = |name: &str| {
+        h["counters"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["name"] == name))
+            .and_then(|c| c["value"].as_u64())
+            .unwrap_or_else(|| panic!("no {name} in {h}"))
+    };
+    assert_eq!(h["outcome"], "installed", "{h}");
+    assert_eq!(counter("handoff_installed"), 40, "{h}");
+    // the same datagrams again: every one found its connection
+    assert_eq!(workers("conns"), 40);
+    assert_eq!(workers("conns_created"), 0, "flows scheduled anew");
+    let out = d.stop();
+    assert!(!out.contains("panicked"), "{out}");
+    eprintln!("upgrade {old} -> {newer}: 40 connections written, installed, none scheduled anew");
 }

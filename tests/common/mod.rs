@@ -125,9 +125,14 @@ impl Daemon {
     /// Write `config` to `dir/dirigo.toml`, start dirigo on it and wait
     /// until it says it is running (or fail with its output).
     pub fn start(dir: &std::path::Path, config: &str) -> Daemon {
+        Daemon::start_bin(env!("CARGO_BIN_EXE_dirigo"), dir, config)
+    }
+
+    /// [`Daemon::start`] with the dirigo at `bin` (an installed one).
+    pub fn start_bin(bin: &str, dir: &std::path::Path, config: &str) -> Daemon {
         let path = dir.join("dirigo.toml");
         std::fs::write(&path, config).expect("write config");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_dirigo"))
+        let mut child = Command::new(bin)
             .arg("--config")
             .arg(&path)
             .stdout(Stdio::piped())
