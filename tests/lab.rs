@@ -121,10 +121,22 @@ fn lab_nat() {
         return;
     }
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    // with the crash checkpoint: a SIGKILL keeps the connections too
-    let mut lab = start_with("lab_nat", "dgtn", "nat", with_checkpoint);
-    restart_keeps_connections(&mut lab, "nat");
-    crash_keeps_checkpointed(&mut lab, "nat");
+    // with the crash checkpoint (a SIGKILL keeps the connections too),
+    // the SYN proxy, and a state file that keeps the service's flag
+    let mut lab = start_with("lab_nat", "dgtn", "nat", |c, name| {
+        let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+        with_checkpoint(c, name)
+            .dataplane("synproxy", "true")
+            .control(&format!("state_file = \"{}/rules\"", dir.display()))
+    });
+    // the handoff of SYN-proxied NAT connections (their sequence deltas)
+    let web = format!("{VIP}:80");
+    lab.adm(&["-E", "-t", &web, "-s", "rr", "--synproxy"]);
+    restart_keeps_connections(&mut lab, "nat+synproxy");
+    crash_keeps_checkpointed(&mut lab, "nat+synproxy");
+    let l = lab.adm(&["-L", "-n"]);
+    assert!(l.contains(&format!("TCP  {web} rr synproxy")), "{l}");
+    lab.adm(&["-E", "-t", &web, "-s", "rr"]);
     // NAT sees both halves: client FIN, server FIN, last ACK -> TIME_WAIT.
     common_checks(&lab, "nat", "dgtn-wan", "TIME_WAIT");
     // the real server saw the real client address, and dirigo's NAT replies
