@@ -98,7 +98,8 @@ pub(super) fn checkpoint_section(s: &mut String, plan: &Plan, a: &Agg) {
         "DR at {label} flows, one worker, twice in a row: as configured for the table above, and with \
          `[control] connection_checkpoint_s = 1` (the table full, so every second the worker sweeps all of \
          it, 4096 slots per 1 ms housekeeping tick, into the checkpoint thread's buffers, and the thread \
-         writes the file). Target: the forwarding rate within 5% of the plain run's.\n"
+         writes the file): the worst case, a sweep that never stops; a period of P seconds costs about \
+         the last checkpoint's time over P of it. Target: within 10% of the plain run's rate at 1 s.\n"
     );
     let _ = writeln!(
         s,
