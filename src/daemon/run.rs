@@ -128,8 +128,8 @@ pub fn run(cfg: Config, term: Arc<AtomicBool>) -> Result<(), DaemonError> {
         let _ = t.join();
     }
     if let (Ok(()), Some(p)) = (&res, &cfg.control.handoff_file) {
-        let lbs = lbs.into_inner().unwrap_or_else(|p| p.into_inner());
-        write_handoff(p, &lbs, &shared, clock.now_ns(), stopped);
+        let mut lbs = lbs.into_inner().unwrap_or_else(|p| p.into_inner());
+        write_handoff(p, &mut lbs, &shared, clock.now_ns(), stopped);
     }
     stop_threads(&server_stop, server_thread, sync_thread, metrics);
     res?;
@@ -341,7 +341,13 @@ fn start_metrics(
 
 /// Write the stopped workers' connections (`lbs`) to the handoff file
 /// `path`, logged.
-fn write_handoff(path: &str, lbs: &[Option<Balancer>], shared: &Shared, now_ns: u64, stopped: u64) {
+fn write_handoff(
+    path: &str,
+    lbs: &mut [Option<Balancer>],
+    shared: &Shared,
+    now_ns: u64,
+    stopped: u64,
+) {
     let t0 = std::time::Instant::now();
     let snap = shared.lb.load_full();
     match handoff::write(std::path::Path::new(path), lbs, &snap, now_ns, stopped) {

@@ -14,7 +14,7 @@
 use crate::dataplane::pipeline::{owner6, owner_with, steer_mask, steer_mask6};
 use crate::dataplane::rss::ClientOwner;
 use crate::lb::balancer::Balancer;
-use crate::lb::handoff::codec::{decode, Writer};
+use crate::lb::handoff::codec::{decode, header_for, push_entry, CONN_LEN};
 use crate::lb::handoff::{Entry, HandoffCount};
 use crate::lb::snapshot::Snapshot;
 use dirigo_proto::view::{HandoffInfo, NamedCounter};
@@ -255,25 +255,41 @@ pub fn install(
 
 /// Write every worker's connections (`lbs`, the workers stopped) under
 /// `snap` at `now_ns` on their clock to `path`, with the moment
-/// forwarding stopped (`stopped_unix_ns`). Returns the entries written.
+/// forwarding stopped (`stopped_unix_ns`). Each worker's table is encoded
+/// by a thread of its own (the workers have stopped: they are idle cores);
+/// the header is computed over the parts. Returns the entries written.
 pub fn write(
     path: &Path,
-    lbs: &[Option<Balancer>],
+    lbs: &mut [Option<Balancer>],
     snap: &Snapshot,
     now_ns: u64,
     stopped_unix_ns: u64,
 ) -> std::io::Result<u64> {
-    let conns: usize = lbs
-        .iter()
-        .flatten()
-        .map(|b| (b.table().len() + b.table6().len()) as usize)
-        .sum();
-    let mut w = Writer::with_capacity(conns);
-    for lb in lbs.iter().flatten() {
-        lb.handoff_export(snap, now_ns, |e| w.push(e));
-    }
-    let n = w.entries();
-    write_unsynced(path, &[&w.finish(stopped_unix_ns)])?;
+    let parts: Vec<(Vec<u8>, u64)> = std::thread::scope(|sc| {
+        let threads: Vec<_> = lbs
+            .iter_mut()
+            .flatten()
+            .map(|lb| {
+                sc.spawn(move || {
+                    let lb = &*lb;
+                    let conns = (lb.table().len() + lb.table6().len()) as usize;
+                    let mut buf = Vec::with_capacity(conns.saturating_mul(CONN_LEN));
+                    let n = lb.handoff_export(snap, now_ns, |e| push_entry(&mut buf, e));
+                    (buf, n)
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().unwrap_or_default())
+            .collect()
+    });
+    let n = parts.iter().map(|p| p.1).sum();
+    let bodies: Vec<&[u8]> = parts.iter().map(|p| &p.0[..]).collect();
+    let header = header_for(&bodies, n, stopped_unix_ns);
+    let mut all = vec![&header[..]];
+    all.extend(bodies.iter().copied());
+    write_unsynced(path, &all)?;
     Ok(n)
 }
 

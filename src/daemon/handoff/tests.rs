@@ -114,7 +114,7 @@ fn what_one_process_writes_the_next_installs_in_the_owners() {
     install(&inc, &mut old, &snap, None, 1_000_000_000, &stats);
     assert_eq!(stats.get(HandoffCount::Installed), 100);
     let path = dir.path().join("handoff");
-    let n = write(&path, &old, &snap, 2_000_000_000, unix_ns()).unwrap();
+    let n = write(&path, &mut old, &snap, 2_000_000_000, unix_ns()).unwrap();
     assert_eq!(n, 100);
 
     // the next process: its own snapshot slots and clock
@@ -265,7 +265,7 @@ fn a_checkpoint_holds_what_a_handoff_holds() {
     // the clean stop's file, for comparison
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("handoff");
-    write(&path, &lbs, &snap, NOW, 7).unwrap();
+    write(&path, &mut lbs, &snap, NOW, 7).unwrap();
     let clean = std::fs::read(&path).unwrap();
     let sorted = |f: &[u8]| {
         let mut v: Vec<(u32, u16)> = decode(f)
@@ -353,7 +353,7 @@ fn timing() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("handoff");
         let t = Instant::now();
-        let written = write(&path, &old, &snap, 2, unix_ns()).unwrap();
+        let written = write(&path, &mut old, &snap, 2, unix_ns()).unwrap();
         let t_write = t.elapsed();
         assert_eq!(written, n as u64);
         let size = std::fs::metadata(&path).unwrap().len();
