@@ -6,6 +6,7 @@
 
 pub mod checks;
 pub mod handoff;
+pub mod tun_types;
 
 use crate::common::{self, stop_stale_daemon};
 use std::path::PathBuf;
