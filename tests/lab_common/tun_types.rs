@@ -12,7 +12,7 @@ use super::checks::{download, upload};
 use super::{rip, Lab, CLIENT, VIP};
 use etherparse::{NetSlice, SlicedPacket, TransportSlice};
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -21,8 +21,47 @@ use std::time::{Duration, Instant};
 pub const GUE_PORT: u16 = 6080;
 /// `LAB_DECAP_ARGS` for a TUN lab whose servers take GRE and GUE too.
 pub const DECAP_ARGS: &str = "--gre --gue-port 6080";
-/// dirigo's address on the servers' LAN (the outer source).
-const DIRIGO_LAN: &str = "10.98.0.1";
+/// What differs between the IPv4 and the IPv6 runs.
+pub struct Family<'a> {
+    /// The TCP service, as `-t` takes it.
+    pub svc: String,
+    /// The real servers, as `-r` takes them.
+    pub rips: Vec<String>,
+    /// The decapsulators' log name in the lab's state directory:
+    /// `rsN-{decap}.log`.
+    pub decap: &'a str,
+    /// Moves bytes through the service, checked; returns a real server
+    /// whose decapsulator saw them.
+    pub transfer: &'a dyn Fn(&Lab, &str, u64) -> String,
+    /// dirigo's address on the servers' LAN (the outer source).
+    pub dirigo_lan: &'a str,
+    /// The real servers' addresses start so.
+    pub rip_prefix: &'a str,
+    /// The client and the VIP (the inner source and destination).
+    pub client: &'a str,
+    pub vip: &'a str,
+}
+
+impl Family<'static> {
+    /// The TUN lab's IPv4 service VIP:80 over rs1..rs3: 1 MiB up and 256
+    /// KiB down; the upload's server.
+    pub fn ipv4() -> Family<'static> {
+        Family {
+            svc: format!("{VIP}:80"),
+            rips: (1..=3).map(rip).collect(),
+            decap: "decap",
+            transfer: &|lab, tag, seed| {
+                let up = upload(lab, 1 << 20, seed, tag);
+                download(lab, 256 << 10, tag);
+                up
+            },
+            dirigo_lan: "10.98.0.1",
+            rip_prefix: "10.98.0.1",
+            client: CLIENT,
+            vip: VIP,
+        }
+    }
+}
 
 /// One tunnel set-up: its name, `dirigoadm -e`'s tunnel options, the kind
 /// the decapsulator logs for its packets.
@@ -62,36 +101,38 @@ const VARIANTS: &[Variant] = &[
     },
 ];
 
-fn decap_log(lab: &Lab, rs: &str) -> PathBuf {
-    lab.state_dir().join(format!("{rs}-decap.log"))
+fn decap_log(lab: &Lab, fam: &Family, rs: &str) -> PathBuf {
+    lab.state_dir().join(format!("{rs}-{}.log", fam.decap))
 }
 
 fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_default()
 }
 
-/// Switch rs1..rs3 of the TCP service to TUN with `opts`.
-fn set_tunnel(lab: &Lab, opts: &[&str]) {
-    let svc = format!("{VIP}:80");
-    for n in 1..=3 {
-        let r = rip(n);
-        let mut a = vec!["-e", "-t", &svc, "-r", &r, "-i", "-w", "1"];
+/// Switch the family's real servers of its TCP service to TUN with `opts`.
+fn set_tunnel(lab: &Lab, fam: &Family, opts: &[&str]) {
+    for r in &fam.rips {
+        let mut a = vec!["-e", "-t", &fam.svc, "-r", r, "-i", "-w", "1"];
         a.extend_from_slice(opts);
         lab.adm(&a);
     }
 }
 
-/// Each variant in turn: every real server switched, 1 MiB up and 256 KiB
-/// down byte-exact, the decapsulator of the server that took the upload
-/// saw the variant's kind and dropped nothing; `-L --tun-info` lists the
-/// tunnel. Then back to IPIP. The capture is checked at the end.
-pub fn gue_and_gre(lab: &Lab) {
+/// Each variant in turn: every real server switched, bytes through the
+/// service byte-exact ([`Family::transfer`]), the decapsulator of a server
+/// that took them saw the variant's kind and none dropped anything; `-L
+/// --tun-info` lists the tunnel. Then back to IPIP. The capture is checked
+/// at the end. `ipip` is how the listing names the family's default
+/// tunnel, the other services' servers included.
+pub fn gue_and_gre(lab: &Lab, fam: &Family, ipip: usize) {
     let t0 = Instant::now();
-    let cap = Capture::start(lab);
-    let logs: Vec<PathBuf> = (1..=3).map(|n| decap_log(lab, &format!("rs{n}"))).collect();
+    let cap = Capture::start(lab, fam);
+    let logs: Vec<PathBuf> = (1..=3)
+        .map(|n| decap_log(lab, fam, &format!("rs{n}")))
+        .collect();
     for (i, v) in VARIANTS.iter().enumerate() {
         let before: Vec<usize> = logs.iter().map(|l| read(l).len()).collect();
-        set_tunnel(lab, v.opts);
+        set_tunnel(lab, fam, v.opts);
         let info = lab.adm(&["-L", "-n", "--tun-info"]);
         let want = match v.name {
             "gre" => "gre:-c",
@@ -106,9 +147,8 @@ pub fn gue_and_gre(lab: &Lab) {
             "{}: -L --tun-info: {info}",
             v.name
         );
-        let up = upload(lab, 1 << 20, 50 + i as u64, &format!("tun-{}", v.name));
-        download(lab, 256 << 10, &format!("tun-{}", v.name));
-        let log = read(&decap_log(lab, &up));
+        let up = (fam.transfer)(lab, &format!("tun-{}", v.name), 50 + i as u64);
+        let log = read(&decap_log(lab, fam, &up));
         assert!(
             log.contains(&format!("first kind {} ", v.kind)),
             "{}: {up}'s decapsulator never saw {}:\n{log}",
@@ -127,13 +167,12 @@ pub fn gue_and_gre(lab: &Lab) {
         }
         eprintln!("tun types: {} ok ({up} took the upload)", v.name);
     }
-    set_tunnel(lab, &[]);
+    set_tunnel(lab, fam, &[]);
     let info = lab.adm(&["-L", "-n", "--tun-info"]);
-    // the UDP service's three stayed IPIP all along
-    assert_eq!(info.matches("ipip").count(), 6, "back to ipip: {info}");
+    assert_eq!(info.matches("ipip").count(), ipip, "back to ipip: {info}");
     let file = cap.stop();
-    check_gre(&file);
-    check_capture(&file);
+    check_gre(&file, fam);
+    check_capture(&file, fam);
     eprintln!(
         "tun types: gre and gue checked in {:.1} s",
         t0.elapsed().as_secs_f64()
@@ -147,10 +186,10 @@ struct Capture {
 }
 
 impl Capture {
-    fn start(lab: &Lab) -> Capture {
-        let file = lab.dir.join("tun-types.pcapng");
+    fn start(lab: &Lab, fam: &Family) -> Capture {
+        let file = lab.dir.join(format!("tun-types-{}.pcapng", fam.decap));
         let _ = std::fs::remove_file(&file);
-        let filter = format!("ip proto 47 or (udp dst port {GUE_PORT})");
+        let filter = format!("ip proto 47 or ip6 proto 47 or (udp dst port {GUE_PORT})");
         let ns = format!("{}-srv", lab.prefix);
         let mut child = Command::new("ip")
             .args(["netns", "exec", &ns, "dumpcap", "-q", "-i", "br0", "-f"])
@@ -198,13 +237,19 @@ impl Capture {
 /// tshark's GRE dissector on the capture: version 0, IPv4 inside, no key
 /// or sequence number; the packets with the C bit have a good checksum,
 /// and there are packets with and without it.
-fn check_gre(file: &Path) {
+fn check_gre(file: &Path, fam: &Family) {
+    let v6 = fam.vip.contains(':');
+    let (dst_field, ptype) = if v6 {
+        ("ipv6.dst", "0x86dd")
+    } else {
+        ("ip.dst", "0x0800")
+    };
     let o = Command::new("tshark")
         .arg("-r")
         .arg(file)
         .args(["-Y", "gre", "-T", "fields", "-E", "separator=|"])
         .args(["-e", "gre.flags_and_version", "-e", "gre.proto"])
-        .args(["-e", "gre.checksum.status", "-e", "ip.dst"])
+        .args(["-e", "gre.checksum.status", "-e", dst_field])
         .output()
         .expect("tshark -r");
     assert!(o.status.success(), "tshark -r: {}", crate::common::text(&o));
@@ -214,11 +259,14 @@ fn check_gre(file: &Path) {
         let f: Vec<&str> = line.split('|').collect();
         assert_eq!(f.len(), 4, "tshark line: {line}");
         let (flags, proto, status) = (f[0], f[1], f[2]);
-        assert_eq!(proto, "0x0800", "GRE protocol type: {line}");
+        assert_eq!(proto, ptype, "GRE protocol type: {line}");
         let dst: Vec<&str> = f[3].split(',').collect();
-        assert_eq!(dst.len(), 2, "outer and inner IPv4: {line}");
-        assert!(dst[0].starts_with("10.98.0.1"), "outer to a server: {line}");
-        assert_eq!(dst[1], VIP, "inner to the VIP: {line}");
+        assert_eq!(dst.len(), 2, "outer and inner addresses: {line}");
+        assert!(
+            dst[0].starts_with(fam.rip_prefix),
+            "outer to a server: {line}"
+        );
+        assert_eq!(dst[1], fam.vip, "inner to the VIP: {line}");
         match flags {
             "0x0000" => assert_eq!(status, "", "no checksum: {line}"),
             // 1: PROTO_CHECKSUM_E_GOOD
@@ -245,76 +293,90 @@ fn ones_sum(data: &[u8], mut s: u32) -> u32 {
 }
 
 /// Every GUE datagram byte by byte: from dirigo to a real server's port
-/// [`GUE_PORT`], UDP length = the rest, checksum 0 or one that verifies,
-/// the 4-byte GUE header `00 04 00 00` (version 0, data, no optional
-/// fields, IPv4 inside), then the client's packet to the VIP; one UDP
-/// source port per inner flow, at least two flows, with and without a
-/// checksum.
-fn check_capture(file: &Path) {
+/// [`GUE_PORT`], UDP length = the rest, checksum 0 or one that verifies
+/// (the IPv4 or IPv6 pseudo header), the 4-byte GUE header `00 04 00 00`
+/// or `00 29 00 00` (version 0, data, no optional fields, IPv4 or IPv6
+/// inside), then the client's packet to the VIP; one UDP source port per
+/// inner flow, at least six flows, with and without a checksum.
+fn check_capture(file: &Path, fam: &Family) {
     use pcap_file::pcapng::{Block, PcapNgReader};
     let f = std::fs::File::open(file).expect("capture file");
     let mut r = PcapNgReader::new(f).expect("pcapng");
     let (mut zero, mut summed) = (0usize, 0usize);
-    let mut sport_of: BTreeMap<(Ipv4Addr, u16), BTreeSet<u16>> = BTreeMap::new();
+    let mut sport_of: BTreeMap<(IpAddr, u16), BTreeSet<u16>> = BTreeMap::new();
+    let v6 = fam.vip.contains(':');
     while let Some(b) = r.next_block() {
         let data = match b.expect("pcapng block") {
             Block::EnhancedPacket(p) => p.data.into_owned(),
             _ => continue,
         };
         let p = SlicedPacket::from_ethernet(&data).expect("ethernet frame");
-        let Some(NetSlice::Ipv4(ip)) = p.net else {
-            panic!("not IPv4")
+        // (outer source, destination, pseudo header less the length, payload)
+        let (src, dst, pseudo, ip_payload): (IpAddr, IpAddr, Vec<u8>, &[u8]) = match &p.net {
+            Some(NetSlice::Ipv4(ip)) => {
+                let h = ip.header();
+                let mut ps = Vec::new();
+                ps.extend_from_slice(&h.source());
+                ps.extend_from_slice(&h.destination());
+                let a = (h.source_addr().into(), h.destination_addr().into());
+                (a.0, a.1, ps, ip.payload().payload)
+            }
+            Some(NetSlice::Ipv6(ip)) => {
+                let h = ip.header();
+                let mut ps = Vec::new();
+                ps.extend_from_slice(&h.source());
+                ps.extend_from_slice(&h.destination());
+                let a = (h.source_addr().into(), h.destination_addr().into());
+                (a.0, a.1, ps, ip.payload().payload)
+            }
+            _ => panic!("not IP"),
         };
-        let Some(TransportSlice::Udp(udp)) = p.transport else {
+        let Some(TransportSlice::Udp(udp)) = &p.transport else {
             continue; // GRE: tshark's
         };
-        let h = ip.header();
-        assert_eq!(h.source_addr().to_string(), DIRIGO_LAN);
-        assert!(
-            h.destination_addr().to_string().starts_with("10.98.0.1"),
-            "{h:?}"
-        );
+        if src.is_ipv6() != v6 {
+            continue; // the other family's run
+        }
+        assert_eq!(src.to_string(), fam.dirigo_lan);
+        assert!(dst.to_string().starts_with(fam.rip_prefix), "{dst}");
         assert_eq!(udp.destination_port(), GUE_PORT);
-        let ip_payload = ip.payload().payload;
         assert_eq!(usize::from(udp.length()), ip_payload.len(), "UDP length");
         if udp.checksum() == 0 {
             zero += 1;
         } else {
-            let mut pseudo = Vec::with_capacity(12);
-            pseudo.extend_from_slice(&h.source());
-            pseudo.extend_from_slice(&h.destination());
-            pseudo.extend_from_slice(&[0, 17]);
-            pseudo.extend_from_slice(&udp.length().to_be_bytes());
-            assert_eq!(
-                ones_sum(ip_payload, ones_sum(&pseudo, 0)),
-                0xffff,
-                "UDP checksum"
-            );
+            let mut ps = pseudo;
+            if v6 {
+                ps.extend_from_slice(&u32::from(udp.length()).to_be_bytes());
+                ps.extend_from_slice(&[0, 0, 0, 17]);
+            } else {
+                ps.extend_from_slice(&[0, 17]);
+                ps.extend_from_slice(&udp.length().to_be_bytes());
+            }
+            let sum = ones_sum(ip_payload, ones_sum(&ps, 0));
+            assert_eq!(sum, 0xffff, "UDP checksum");
             summed += 1;
         }
         let gue = &ip_payload[8..];
-        assert!(gue.len() >= 24, "GUE and an inner header: {gue:02x?}");
-        assert_eq!(gue[..4], [0, 4, 0, 0], "GUE header");
-        let inner = &gue[4..];
-        assert_eq!(inner[0] >> 4, 4, "inner IPv4");
-        assert_eq!(
-            usize::from(u16::from_be_bytes([inner[2], inner[3]])),
-            inner.len(),
-            "inner length"
-        );
-        assert_eq!(
-            Ipv4Addr::new(inner[12], inner[13], inner[14], inner[15]).to_string(),
-            CLIENT
-        );
-        assert_eq!(
-            Ipv4Addr::new(inner[16], inner[17], inner[18], inner[19]).to_string(),
-            VIP
-        );
-        assert_eq!(inner[9], 6, "TCP inside");
-        let ihl = usize::from(inner[0] & 15) * 4;
+        assert!(gue.len() >= 44, "GUE and an inner header: {gue:02x?}");
+        let (proto, inner) = (if v6 { 41 } else { 4 }, &gue[4..]);
+        assert_eq!(gue[..4], [0, proto, 0, 0], "GUE header");
+        let (isrc, idst, next, ihl, len): (IpAddr, IpAddr, u8, usize, usize) = if v6 {
+            let a = |o: usize| IpAddr::from(<[u8; 16]>::try_from(&inner[o..o + 16]).unwrap());
+            let plen = usize::from(u16::from_be_bytes([inner[4], inner[5]]));
+            (a(8), a(24), inner[6], 40, 40 + plen)
+        } else {
+            let a = |o: usize| IpAddr::from(<[u8; 4]>::try_from(&inner[o..o + 4]).unwrap());
+            let tot = usize::from(u16::from_be_bytes([inner[2], inner[3]]));
+            (a(12), a(16), inner[9], usize::from(inner[0] & 15) * 4, tot)
+        };
+        assert_eq!(inner[0] >> 4, if v6 { 6 } else { 4 }, "inner version");
+        assert_eq!(len, inner.len(), "inner length");
+        assert_eq!(isrc.to_string(), fam.client);
+        assert_eq!(idst.to_string(), fam.vip);
+        assert_eq!(next, 6, "TCP inside");
         let cport = u16::from_be_bytes([inner[ihl], inner[ihl + 1]]);
         sport_of
-            .entry((h.destination_addr(), cport))
+            .entry((dst, cport))
             .or_default()
             .insert(udp.source_port());
     }

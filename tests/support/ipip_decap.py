@@ -156,8 +156,8 @@ def main():
             return
         good += 1
         if labutil.sampled(good):
-            log(f"decap #{good} {kind} outer {labutil.addrs(pkt)} inner {labutil.addrs(inner)} "
-                f"len={len(inner)}")
+            log(f"decap #{good} outer {labutil.addrs(pkt)} inner {labutil.addrs(inner)} "
+                f"len={len(inner)} kind={kind}")
 
     try:
         while True:
@@ -190,7 +190,7 @@ def main():
             s.close()
         os.close(tun)  # non-persistent TUN: the device disappears with the fd
         labutil.remove_pid_files(args)
-        log(f"stopped: decapsulated={good} kinds={kinds} dropped={bad}")
+        log(f"stopped: decapsulated={good} dropped={bad} kinds={kinds}")
     sys.exit(code)
 
 

@@ -1,7 +1,9 @@
 """Parsing of the tunnel headers a dirigo TUN real server receives (stdlib only).
 
-Used by ipip_decap.py. Each parser takes one IPv4 packet as a raw socket
-hands it over (outer header included) and returns (kind, inner) where kind
+Used by ipip_decap.py and ip6ip6_decap.py. parse_gre and parse_gue take
+one IPv4 packet as a raw socket hands it over (outer header included);
+gre_body and gue_body what follows the outer header (an IPv6 raw socket
+hands over no header). Each returns (kind, inner) where kind
 names what was checked (e.g. "gre+csum", "gue+udpcsum"), or a reason string
 when the packet is rejected.
 
@@ -89,7 +91,11 @@ def parse_gre(pkt, local):
     if isinstance(o, str):
         return o
     ihl, total = o
-    gre = pkt[ihl:total]
+    return gre_body(pkt[ihl:total])
+
+
+def gre_body(gre):
+    """The GRE header and what follows (any outer family): (kind, inner) or a reason."""
     if len(gre) < 4:
         return "short gre"
     flags = int.from_bytes(gre[0:2], "big")
@@ -124,7 +130,14 @@ def parse_gue(pkt, local, port):
     if isinstance(o, str):
         return None if o in ("outer proto", "outer dst not local") else o
     ihl, total = o
-    udp = pkt[ihl:total]
+    return gue_body(pkt[ihl:total], bytes(pkt[12:20]), port, False)
+
+
+def gue_body(udp, addrs, port, ipv6):
+    """The UDP header and what follows, addrs the outer source and
+    destination (for the checksum's pseudo header): (kind, inner), None
+    when not for port, or a reason. A zero checksum is allowed in IPv6
+    too (RFC 6935's tunnels, as Linux sends it)."""
     if len(udp) < 8:
         return "short udp"
     if int.from_bytes(udp[2:4], "big") != port:
@@ -135,7 +148,10 @@ def parse_gue(pkt, local, port):
     udp = udp[:ulen]
     kind = "gue"
     if int.from_bytes(udp[6:8], "big") != 0:
-        pseudo = bytes(pkt[12:20]) + bytes([0, IPPROTO_UDP]) + ulen.to_bytes(2, "big")
+        if ipv6:
+            pseudo = addrs + ulen.to_bytes(4, "big") + bytes([0, 0, 0, IPPROTO_UDP])
+        else:
+            pseudo = addrs + bytes([0, IPPROTO_UDP]) + ulen.to_bytes(2, "big")
         if ones_sum(udp, ones_sum(pseudo)) != 0xFFFF:
             return "udp checksum"
         kind += "+udpcsum"
@@ -168,11 +184,15 @@ def parse_gue(pkt, local, port):
     return inner if isinstance(inner, str) else (kind, inner)
 
 
-def gue_sink(port):
+def gue_sink(port, family=socket.AF_INET):
     """A UDP socket bound to port, so the kernel sends no port unreachable
     for the tunnel's datagrams (the raw socket gets a copy of each)."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s = socket.socket(family, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("0.0.0.0", port))
+    if family == socket.AF_INET6:
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        s.bind(("::", port))
+    else:
+        s.bind(("0.0.0.0", port))
     s.setblocking(False)
     return s
