@@ -220,6 +220,21 @@ fn socket_discovery() {
         (o.code, o.stderr.trim_end()),
         (2, "invalid option `--bogus'")
     );
+    // an ipvsadm option dirigoadm does not have: its reason, one line
+    let o = run(
+        bin,
+        None,
+        &["-A", "-u", "1.2.3.4:5060", "-p", "--pe", "sip"],
+        "",
+    );
+    assert_eq!(o.code, 2, "{}", o.stderr);
+    assert_eq!(o.stderr.lines().count(), 1, "{}", o.stderr);
+    assert!(
+        o.stderr
+            .starts_with("--pe: not supported by dirigoadm: dirigo has no persistence engines"),
+        "{}",
+        o.stderr
+    );
 }
 
 fn ctl(sock: &Path, args: &[&str]) -> Out {

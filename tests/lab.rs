@@ -4,7 +4,8 @@
 //! ping the VIP; 2 MiB up and 2 MiB down, checksummed; UDP request/response;
 //! rr (exact rotation) and wrr 1:2:3 over concurrent connections; weight 0
 //! and removal with a held connection; `-L -n -c` states and real servers;
-//! persistence. TUN also proves path-MTU discovery through the tunnel.
+//! persistence. TUN also proves path-MTU discovery through the tunnel,
+//! then GUE and GRE tunnels (issue 52, lab_common/tun_types.rs).
 //! DR, TUN and NAT each restart dirigo with SIGTERM mid-transfer: the
 //! connection handoff keeps every transfer and UDP flow (issue 53); DR
 //! then proves a handoff file of another version is refused; NAT, that
@@ -20,7 +21,7 @@ use lab_common::handoff::{
     bumped_version_is_refused, crash_keeps_checkpointed, restart_keeps_connections,
     with_checkpoint, with_handoff,
 };
-use lab_common::{Lab, LabSpec, SERIAL, VIP};
+use lab_common::{tun_types, Lab, LabSpec, SERIAL, VIP};
 
 /// The checks shared by every mode.
 fn common_checks(lab: &Lab, method: &str, reply_iface: &str, closed_state: &str) {
@@ -47,6 +48,17 @@ fn start_with(
     mode: &str,
     config: impl Fn(common::DaemonConfig, &str) -> common::DaemonConfig,
 ) -> Lab {
+    start_env(name, prefix, mode, &[], config)
+}
+
+/// [`start_with`] with extra environment for lab.sh.
+fn start_env(
+    name: &str,
+    prefix: &str,
+    mode: &str,
+    env: &[(&str, &str)],
+    config: impl Fn(common::DaemonConfig, &str) -> common::DaemonConfig,
+) -> Lab {
     let spec = LabSpec {
         name,
         prefix,
@@ -54,7 +66,7 @@ fn start_with(
         method: mode,
         cores: &["-l", "0-1"],
         nrs: 3,
-        env: &[],
+        env,
     };
     Lab::start_with_config(&spec, 65536, |c| config(c, name))
 }
@@ -83,7 +95,9 @@ fn lab_tun_with_pmtu() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // LAN MTU 1500 (lab and dirigo defaults), client WAN MTU 1500: a full
     // 1500-byte segment becomes a 1520-byte IPIP packet that does not fit.
-    let mut lab = start("lab_tun", "dgtt", "tun");
+    // the real servers' decapsulators take GRE and GUE too (issue 52)
+    let env = [("LAB_DECAP_ARGS", tun_types::DECAP_ARGS)];
+    let mut lab = start_env("lab_tun", "dgtt", "tun", &env, with_handoff);
     let unreach0 = client_snmp(&lab, "Icmp", "InDestUnreachs");
     lab.client(&["ip", "route", "flush", "cache"]);
     // full-size segments with DF (Linux's default PMTU discovery) upstream
@@ -112,6 +126,9 @@ fn lab_tun_with_pmtu() {
     assert!(sent >= 1, "dirigo reports no frag-needed sent: {lc}");
     restart_keeps_connections(&mut lab, "tun");
     common_checks(&lab, "tun", "ret0", "FIN_WAIT");
+    // GUE and GRE: the servers switched at runtime, bytes through each
+    // (the UDP service's three servers stay IPIP all along)
+    tun_types::gue_and_gre(&lab, &tun_types::Family::ipv4(), 6);
     lab.finish();
 }
 

@@ -22,14 +22,15 @@
 //! translated, and complete through dirigo's fragmentation needed to the
 //! server). In NAT, an on-link client address dirigo has not learned gets
 //! its first reply at once: held while dirigo solicits the client, not
-//! dropped and retransmitted a second later (issue 54).
+//! dropped and retransmitted a second later (issue 54). TUN also goes
+//! through GRE and GUE (issue 52).
 //!
 //! Needs root and hugepages (skips outside CI, fails in CI).
 
 mod common;
 mod lab_common;
 
-use lab_common::{checks, Lab, LabSpec, SERIAL};
+use lab_common::{checks, tun_types, Lab, LabSpec, SERIAL};
 use std::collections::BTreeMap;
 
 const P: &str = "dg6m";
@@ -129,7 +130,8 @@ fn rs_mode(lab: &Lab, mode: &str) {
         let gw = if mode == "nat" { DIRIGO_LAN6 } else { ROUTER6 };
         ok(lab.exec(&rs, &["ip", "-6", "route", "replace", "default", "via", gw]));
         if mode == "tun" {
-            lab.start_ip6ip6_decap(&rs, &rip6(n), VIP6);
+            // GRE and GUE too (issue 52)
+            lab.start_ip6ip6_decap(&rs, &rip6(n), VIP6, &["--gre", "--gue-port", "6080"]);
         }
     }
 }
@@ -143,6 +145,24 @@ fn method(lab: &Lab, mode: &str) {
             lab.adm(&["-e", sw, &svc, "-r", &r, f, "-w", "1"]);
         }
     }
+}
+
+/// GUE and GRE in IPv6 (issue 52): the TUN servers switched at runtime
+/// through each tunnel type, 1 MiB each way byte-exact
+/// (lab_common/tun_types.rs).
+fn tun_types(lab: &Lab) {
+    let fam = tun_types::Family {
+        svc: svc6(),
+        rips: (1..=3).map(|n| format!("[{}]:80", rip6(n))).collect(),
+        decap: "decap6",
+        transfer: &|lab, tag, _seed| transfer6(lab, tag).1,
+        dirigo_lan: DIRIGO_LAN6,
+        rip_prefix: "2001:db8:98::1",
+        client: CLIENT6,
+        vip: VIP6,
+    };
+    // the IPv6 UDP service's three stay IPIP
+    tun_types::gue_and_gre(lab, &fam, 6);
 }
 
 /// `curl` in the client namespace, IPv6; its stdout.
@@ -642,6 +662,9 @@ fn lab_ipv6_dr_tun_nat_dual_stack() {
         }
         rs_mode(&lab, mode);
         mode_checks(&lab, mode);
+        if mode == "tun" {
+            tun_types(&lab);
+        }
         if mode == "nat" {
             first_reply_to_a_new_client_held(&lab);
         }
@@ -665,9 +688,14 @@ fn lab_ipv6_dr_tun_nat_dual_stack() {
         v4_before + 2,
         "the IPv4 transfer's two connections"
     );
-    // 3 modes x (2 transfers + 12 requests) IPv6 TCP connections, and
-    // NAT's first one from a new client address
-    assert_eq!(v6_after, 3 * 14 + 1, "IPv6 connections on the IPv6 service");
+    // 3 modes x (2 transfers + 12 requests) IPv6 TCP connections, TUN's
+    // 5 tunnel types x 2 transfers, and NAT's first one from a new client
+    // address
+    assert_eq!(
+        v6_after,
+        3 * 14 + 5 * 2 + 1,
+        "IPv6 connections on the IPv6 service"
+    );
     fullnat6(&lab);
     let drops = lab.ctl_json(&["drops"]);
     eprintln!("drops: {drops}");

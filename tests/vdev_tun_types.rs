@@ -32,6 +32,22 @@ fn sum16(data: &[u8]) -> u16 {
     !(s as u16)
 }
 
+/// The lab's userspace GRE/GUE decapsulator checks what it must
+/// (tests/support/tunparse.py, used by the TUN labs, issue 52): good
+/// packets pass, a bad checksum, version, flag, header length, inner
+/// protocol or a remote checksum offload option is refused with its
+/// reason. Needs only python3.
+#[test]
+fn tunparse_refuses_what_it_must() {
+    let o = std::process::Command::new("python3")
+        .arg(common::support("tunparse_selftest.py"))
+        .output()
+        .expect("python3");
+    let out = common::text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("tunparse self-test: all passed"), "{out}");
+}
+
 #[test]
 fn gue_and_gre_real_servers_get_their_tunnels() {
     if !common::privileged("vdev TUN gue/gre") {

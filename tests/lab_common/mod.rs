@@ -6,6 +6,7 @@
 
 pub mod checks;
 pub mod handoff;
+pub mod tun_types;
 
 use crate::common::{self, stop_stale_daemon};
 use std::path::PathBuf;
@@ -294,14 +295,13 @@ impl Lab {
     /// decapsulator runs, the kernel no longer answers next header 41 with
     /// ICMPv6 parameter problem. Checked without dirigo by
     /// `tests/support/ip6ip6_selftest.sh` (tests/ip6ip6_tool.rs).
-    pub fn start_ip6ip6_decap(&self, rs: &str, rip6: &str, vip6: &str) -> PathBuf {
+    ///
+    /// `extra`: more arguments (`--gre`, `--gue-port P`: GRE and GUE too).
+    pub fn start_ip6ip6_decap(&self, rs: &str, rip6: &str, vip6: &str, extra: &[&str]) -> PathBuf {
         rs_index(rs); // panics unless "rsN"
-        self.spawn_support(
-            rs,
-            &format!("{rs}-decap6"),
-            "ip6ip6_decap.py",
-            &["--vip", vip6, "--tun", "vip6", "--local", rip6],
-        )
+        let mut args = vec!["--vip", vip6, "--tun", "vip6", "--local", rip6];
+        args.extend_from_slice(extra);
+        self.spawn_support(rs, &format!("{rs}-decap6"), "ip6ip6_decap.py", &args)
     }
 
     /// Start support program `script` (tests/support) with `args` in

@@ -21,6 +21,12 @@ The lab kernel has no ip6_tunnel module, so a real server cannot use an
     delivers it to local sockets bound to the VIP and the reply leaves by the
     normal routing table with source = VIP.
 
+With --gre it opens a raw socket for next header 47 too (GRE, RFC 2784/2890),
+with --gue-port P a raw UDP socket and a UDP socket bound to [::]:P (GUE
+variant 0); tunparse.py checks their headers and checksums (GUE's UDP
+checksum with the IPv6 pseudo header; 0 is allowed, RFC 6935). The log
+names each kind the first time it is decapsulated ("first kind gre+csum").
+
 While this socket is open the kernel does not answer next header 41 with
 ICMPv6 parameter problem (type 4 code 1, "unrecognized next header"): a raw
 socket for the protocol counts as its handler. Without it, it does.
@@ -30,6 +36,7 @@ addressed to a local address is delivered either way).
 Usage: ip6ip6_decap.py --vip 2001:db8:f::10 [--vip ...] [--tun vip6]
                        [--local RIP6] [--log FILE] [--pid-file FILE]
                        [--ready-file FILE] [--syn-delay-ms N]
+                       [--gre] [--gue-port P]
 --local: only decapsulate packets whose outer destination is RIP6 (default: any).
 --syn-delay-ms: hold each inner TCP SYN (without ACK) N ms before delivering
 it, in order: a real server slow to answer handshakes; other packets are
@@ -51,6 +58,7 @@ import time
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import labutil  # noqa: E402
+import tunparse  # noqa: E402
 
 IPPROTO_IPV6_ENCAP = 41  # next header "IPv6" (socket.IPPROTO_IPV6 is also 41)
 IPV6_RECVPKTINFO = getattr(socket, "IPV6_RECVPKTINFO", 49)
@@ -75,7 +83,7 @@ def parse_inner(inner):
         return "inner jumbogram"
     if 40 + plen > len(inner):
         return "bad inner length"
-    return bytes(inner[:40 + plen])
+    return ("ip6ip6", bytes(inner[:40 + plen]))
 
 
 def outer_dst(anc):
@@ -113,6 +121,8 @@ def main():
     ap.add_argument("--local")
     labutil.helper_args(ap)
     ap.add_argument("--syn-delay-ms", type=float, default=0.0)
+    ap.add_argument("--gre", action="store_true", help="decapsulate GRE (next header 47) too")
+    ap.add_argument("--gue-port", type=int, help="decapsulate GUE on this UDP port too")
     args = ap.parse_args()
 
     try:
@@ -130,11 +140,27 @@ def main():
     raw = socket.socket(socket.AF_INET6, socket.SOCK_RAW, IPPROTO_IPV6_ENCAP)
     raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
     raw.setsockopt(socket.IPPROTO_IPV6, IPV6_RECVPKTINFO, 1)
+    # each socket's parser: (payload, outer source, outer destination)
+    parsers = {raw: lambda p, _s, _d: parse_inner(p)}
+    if args.gre:
+        gre = socket.socket(socket.AF_INET6, socket.SOCK_RAW, tunparse.IPPROTO_GRE)
+        parsers[gre] = lambda p, _s, _d: tunparse.gre_body(p)
+    sink = None
+    if args.gue_port:
+        gue = socket.socket(socket.AF_INET6, socket.SOCK_RAW, tunparse.IPPROTO_UDP)
+        parsers[gue] = lambda p, s, d: tunparse.gue_body(p, s + d, args.gue_port, True)
+        sink = tunparse.gue_sink(args.gue_port, socket.AF_INET6)
+    for s in parsers:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        s.setsockopt(socket.IPPROTO_IPV6, IPV6_RECVPKTINFO, 1)
+    socks = list(parsers) + ([sink] if sink else [])
     setup_tun(args.tun, args.vip)
-    log(f"tun={args.tun} vips={','.join(args.vip)} local={args.local or 'any'} ready")
+    log(f"tun={args.tun} vips={','.join(args.vip)} local={args.local or 'any'} "
+        f"gre={args.gre} gue_port={args.gue_port} ready")
     labutil.write_pid(args.ready_file)
 
     good = 0
+    kinds = {}
     bad = {}
     code = 0
     delay = args.syn_delay_ms / 1000.0
@@ -155,6 +181,39 @@ def main():
             return False
         return True
 
+    def handle(s, pkt, anc, _flags, peer):
+        nonlocal good
+        dst = outer_dst(anc)
+        if local is not None and dst != local:
+            if s is raw:
+                drop("outer dst not local", len(pkt))
+            return
+        src = socket.inet_pton(socket.AF_INET6, peer[0].split("%")[0])
+        parsed = parsers[s](pkt, src, dst or bytes(16))
+        if parsed is None:
+            return  # not a tunnel packet (another UDP port)
+        if isinstance(parsed, str):
+            drop(parsed, len(pkt))
+            return
+        kind, inner = parsed
+        if kind not in kinds:
+            kinds[kind] = 0
+            log(f"first kind {kind} outer {peer[0]} len={len(pkt)}")
+        kinds[kind] += 1
+        if inner[0] >> 4 != 6:
+            drop("inner not ipv6", len(pkt))
+            return
+        if delay > 0 and is_syn(inner):
+            held.append((time.monotonic() + delay, inner))
+            return
+        if not deliver(inner):
+            return
+        good += 1
+        if labutil.sampled(good):
+            odst = socket.inet_ntop(socket.AF_INET6, dst) if dst else "?"
+            log(f"decap #{good} outer {peer[0]}->{odst} inner {addrs6(inner)} "
+                f"proto={inner[6]} len={len(inner)} kind={kind}")
+
     try:
         while True:
             if held:
@@ -162,35 +221,24 @@ def main():
                 # always readable, and the delay must not grow with it
                 while held and held[0][0] <= time.monotonic():
                     deliver(held.popleft()[1])
-                wait = max(0.0, held[0][0] - time.monotonic()) if held else 0.0
-                if held and not select.select([raw], [], [], wait)[0]:
+            wait = max(0.0, held[0][0] - time.monotonic()) if held else None
+            for s in select.select(socks, [], [], wait)[0]:
+                if s is sink:
+                    while True:  # drained: the raw socket had its copy
+                        try:
+                            sink.recv(65535)
+                        except BlockingIOError:
+                            break
                     continue
-            pkt, anc, _flags, peer = raw.recvmsg(65535, anc_size)
-            dst = outer_dst(anc)
-            if local is not None and dst != local:
-                drop("outer dst not local", len(pkt))
-                continue
-            inner = parse_inner(pkt)
-            if isinstance(inner, str):
-                drop(inner, len(pkt))
-                continue
-            if delay > 0 and is_syn(inner):
-                held.append((time.monotonic() + delay, inner))
-                continue
-            if not deliver(inner):
-                continue
-            good += 1
-            if labutil.sampled(good):
-                odst = socket.inet_ntop(socket.AF_INET6, dst) if dst else "?"
-                log(f"decap #{good} outer {peer[0]}->{odst} inner {addrs6(inner)} "
-                    f"proto={inner[6]} len={len(inner)}")
+                handle(s, *s.recvmsg(65535, anc_size))
     except SystemExit as e:
         code = labutil.exit_code(e)
     finally:
-        raw.close()
+        for s in socks:
+            s.close()
         os.close(tun)  # non-persistent TUN: the device disappears with the fd
         labutil.remove_pid_files(args)
-        log(f"stopped: decapsulated={good} dropped={bad}")
+        log(f"stopped: decapsulated={good} dropped={bad} kinds={kinds}")
     sys.exit(code)
 
 

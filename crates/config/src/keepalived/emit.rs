@@ -140,6 +140,9 @@ pub fn toml(services: &[Service], source: &str) -> String {
         if let Some(a) = s.sorry {
             let _ = writeln!(o, "sorry_server = {}", string(&a.to_string()));
         }
+        if s.ops {
+            let _ = writeln!(o, "ops = true");
+        }
         if let Some(c) = &s.check {
             let _ = writeln!(o, "\n[service.check]");
             for k in check_keys(c) {
@@ -150,6 +153,15 @@ pub fn toml(services: &[Service], source: &str) -> String {
             let _ = writeln!(o, "\n[[service.real_server]]");
             let _ = writeln!(o, "address = {}", string(&r.addr.to_string()));
             let _ = writeln!(o, "method = {}", string(r.method));
+            if r.method == "tun" && r.tunnel.kind != "ipip" {
+                let _ = writeln!(o, "tun_type = {}", string(r.tunnel.kind));
+                if r.tunnel.port != 0 {
+                    let _ = writeln!(o, "tun_port = {}", r.tunnel.port);
+                }
+                if r.tunnel.csum != "none" {
+                    let _ = writeln!(o, "tun_csum = {}", string(r.tunnel.csum));
+                }
+            }
             let _ = writeln!(o, "weight = {}", r.weight);
             if r.upper != 0 {
                 let _ = writeln!(o, "upper_threshold = {}", r.upper);

@@ -12,6 +12,7 @@ pub mod ctl;
 pub mod daemon;
 
 use clap::Command;
+use std::borrow::Cow;
 
 /// Parse the process's arguments into `T`, with `--version` saying what
 /// [`crate::version::long`] says (the commit).
@@ -43,7 +44,7 @@ pub struct Page {
     /// separated by a blank line; a paragraph whose lines start with two
     /// spaces is shown as it is (commands); one whose first line starts
     /// with `- ` is a tagged paragraph (the term, then its description).
-    pub sections: Vec<(&'static str, &'static str)>,
+    pub sections: Vec<(&'static str, Cow<'static, str>)>,
 }
 
 /// The version line of the man pages: the crate version and the commit
@@ -70,7 +71,7 @@ pub fn pages() -> Vec<Page> {
             command: daemon::Args::command().version(v),
             synopsis: None,
             subcommands: false,
-            sections: DIRIGO.to_vec(),
+            sections: borrowed(DIRIGO),
         },
         Page {
             name: "dirigoadm",
@@ -87,7 +88,14 @@ pub fn pages() -> Vec<Page> {
                     .collect(),
             ),
             subcommands: false,
-            sections: DIRIGOADM.to_vec(),
+            sections: {
+                // after DIFFERENCES FROM IPVSADM, the refusals from the
+                // table dirigoadm refuses them with
+                let mut v = borrowed(DIRIGOADM);
+                let refused = Cow::Owned(crate::adm::args::refused::man_text());
+                v.insert(1, ("REFUSED OPTIONS", refused));
+                v
+            },
         },
         Page {
             name: "dirigoctl",
@@ -95,9 +103,13 @@ pub fn pages() -> Vec<Page> {
             command: ctl::Cli::command().version(v),
             synopsis: None,
             subcommands: true,
-            sections: DIRIGOCTL.to_vec(),
+            sections: borrowed(DIRIGOCTL),
         },
     ]
+}
+
+fn borrowed(s: &[(&'static str, &'static str)]) -> Vec<(&'static str, Cow<'static, str>)> {
+    s.iter().map(|(h, t)| (*h, Cow::Borrowed(*t))).collect()
 }
 
 const SEE_ALSO: &str = "dirigo(8), dirigoadm(8), dirigoctl(1), ipvsadm(8), keepalived(8), \
@@ -165,10 +177,7 @@ socket; changes apply at once, without pausing forwarding, and are lost when dir
 const DIRIGOADM: &[(&str, &str)] = &[
     (
         "DIFFERENCES FROM IPVSADM",
-        "- IPv4 only
--6 and IPv6 addresses are refused.
-
-- No firewall-mark services
+        "- No firewall-mark services
 -f/--fwmark-service is refused: a service is a protocol, an address and a port.
 
 - Schedulers
@@ -176,8 +185,10 @@ rr, wrr, lc, wlc, sed, nq, sh, dh, mh and fo; IPVS's lblc, lblcr, ovf and twos a
 there.
 
 - Forwarding
--i is IP-in-IP only (no --tun-type gue/gre, --tun-port, --tun-nocsum, --tun-csum, \
---tun-remcsum).
+-g, -m and -i as IPVS, -i with --tun-type ipip, gue or gre, --tun-port and the checksum \
+options as Linux 5.3/5.4 (for a forwarded packet --tun-remcsum is a GUE UDP checksum without \
+the option, and GRE without a checksum, as Linux does); dirigo adds FullNAT (--fullnat, \
+DPVS's -b with -a/-e) with its local addresses (-P, -Q, -G, -z).
 
 - One-packet scheduling
 -o/--ops is for UDP services with DR or TUN real servers, without -p: on a TCP service it \
@@ -185,8 +196,7 @@ is refused (IPVS ignores it there), with -p or a NAT (-m) real server too (a NAT
 the connection entry dirigo does not make; IPVS's goes out untranslated without conntrack).
 
 - Not available
---pe (persistence engines), the connection \
-synchronisation daemon (--start-daemon, --stop-daemon, --daemon, --syncid, --mcast-*).
+The options listed under REFUSED OPTIONS.
 
 - Restore
 -R applies all its rules as one batch: if one is refused, none is applied and the error \

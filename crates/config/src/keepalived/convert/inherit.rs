@@ -1,6 +1,7 @@
 //! What a virtual server hands down to its real servers, and they to
 //! their checks.
 
+use super::model::Tunnel;
 use super::values::{arg, flag, seconds, uint};
 use crate::keepalived::diag::Diag;
 use crate::keepalived::parse::Node;
@@ -55,7 +56,8 @@ pub(super) struct Vs {
     pub(super) vip: Ipv4Addr,
     pub(super) port: u16,
     pub(super) proto: &'static str,
-    pub(super) method: Option<&'static str>,
+    /// `lb_kind` and its tunnel.
+    pub(super) method: Option<(&'static str, Tunnel)>,
     pub(super) weight: u32,
     pub(super) inherit: Inherit,
     /// Whether "no lb_kind" was already said.

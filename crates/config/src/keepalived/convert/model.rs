@@ -54,6 +54,8 @@ pub struct Service {
     pub quorum: Option<u32>,
     /// Sorry server.
     pub sorry: Option<SocketAddrV4>,
+    /// One-packet scheduling (`ops`).
+    pub ops: bool,
     /// The check of every real server, when they all have the same one.
     pub check: Option<Check>,
     /// The real servers.
@@ -69,6 +71,8 @@ pub struct RealServer {
     pub addr: SocketAddrV4,
     /// `dr`, `tun` or `nat`.
     pub method: &'static str,
+    /// TUN's tunnel (the default IPIP otherwise).
+    pub tunnel: Tunnel,
     /// Weight.
     pub weight: u32,
     /// `uthreshold` (0: none).
@@ -77,6 +81,29 @@ pub struct RealServer {
     pub lower: u32,
     /// Its own check (`None` in the output when it is the service's).
     pub check: Option<Check>,
+}
+
+/// A TUN real server's tunnel: keepalived's `lvs_method TUN [type
+/// ipip|gue|gre] [port N] [nocsum|csum|remcsum]`, dirigo's `tun_type`,
+/// `tun_port` and `tun_csum`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tunnel {
+    /// `ipip`, `gue` or `gre`.
+    pub kind: &'static str,
+    /// GUE's UDP port (0 otherwise).
+    pub port: u16,
+    /// `none`, `csum` or `remcsum`.
+    pub csum: &'static str,
+}
+
+impl Default for Tunnel {
+    fn default() -> Tunnel {
+        Tunnel {
+            kind: "ipip",
+            port: 0,
+            csum: "none",
+        }
+    }
 }
 
 /// A converted check: every key dirigo's check takes from keepalived.

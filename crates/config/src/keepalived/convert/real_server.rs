@@ -3,7 +3,7 @@
 use super::check::checker;
 use super::cx::{Cx, ALPHA};
 use super::inherit::{Inherit, Vs};
-use super::model::{Check, RealServer};
+use super::model::{Check, RealServer, Tunnel};
 use super::values::{address, command, method, port, uint, word};
 use crate::keepalived::diag::Diag;
 use crate::keepalived::parse::Node;
@@ -28,7 +28,7 @@ type Notify<'n> = Option<(&'n Node, Vec<String>)>;
 
 /// The keywords of a `real_server` block, as read.
 struct RsKeys<'n> {
-    method: Option<&'static str>,
+    method: Option<(&'static str, Tunnel)>,
     weight: u32,
     upper: u32,
     lower: u32,
@@ -51,7 +51,7 @@ pub(super) fn real_server(cx: &mut Cx, n: &Node, vs: &mut Vs) -> Result<Option<R
     }
     .unwrap_or(vs.port);
     let k = RsKeys::read(cx, n, vs.weight)?;
-    let method_ = server_method(cx, n, k.method, vs);
+    let (method_, tunnel) = server_method(cx, n, k.method, vs);
     let mut probe_port = None;
     let port_ = if method_ != "nat" && rport != vs.port {
         let msg = format!(
@@ -72,6 +72,7 @@ pub(super) fn real_server(cx: &mut Cx, n: &Node, vs: &mut Vs) -> Result<Option<R
         loc: n.loc.clone(),
         addr: SocketAddrV4::new(addr, port_),
         method: method_,
+        tunnel,
         weight: k.weight,
         upper: k.upper,
         lower: k.lower,
@@ -120,9 +121,14 @@ impl<'n> RsKeys<'n> {
     }
 }
 
-/// The server's method, else the virtual server's, else keepalived's NAT
-/// (said once per virtual server).
-fn server_method(cx: &mut Cx, n: &Node, own: Option<&'static str>, vs: &mut Vs) -> &'static str {
+/// The server's method (with its tunnel), else the virtual server's, else
+/// keepalived's NAT (said once per virtual server).
+fn server_method(
+    cx: &mut Cx,
+    n: &Node,
+    own: Option<(&'static str, Tunnel)>,
+    vs: &mut Vs,
+) -> (&'static str, Tunnel) {
     match own.or(vs.method) {
         Some(m) => m,
         None => {
@@ -130,7 +136,7 @@ fn server_method(cx: &mut Cx, n: &Node, own: Option<&'static str>, vs: &mut Vs) 
                 vs.told_nat = true;
                 cx.warn(n, "no lb_kind (lvs_method): keepalived's default NAT");
             }
-            "nat"
+            ("nat", Tunnel::default())
         }
     }
 }

@@ -2,6 +2,7 @@
 //! schedulers, methods.
 
 use super::cx::Cx;
+use super::model::Tunnel;
 use crate::keepalived::diag::Diag;
 use crate::keepalived::parse::Node;
 use std::net::{IpAddr, Ipv4Addr};
@@ -141,8 +142,12 @@ pub(super) fn scheduler(cx: &mut Cx, n: &Node) -> Result<String, Diag> {
     }
 }
 
-/// `lb_kind` / `lvs_method`: NAT, DR or TUN.
-pub(super) fn method(cx: &mut Cx, n: &Node) -> Result<&'static str, Diag> {
+/// `lb_kind` / `lvs_method`: NAT, DR or TUN, and TUN's tunnel options as
+/// keepalived reads them (check_parser.c): `type ipip|gue|gre`, `port N`
+/// (GUE's, required with gue and only there), `nocsum|csum|remcsum` (not
+/// with ipip; remcsum not with gre). Tunnel options on NAT or DR are
+/// skipped with a warning (keepalived reads them; IPVS ignores them).
+pub(super) fn method(cx: &mut Cx, n: &Node) -> Result<(&'static str, Tunnel), Diag> {
     let s = arg(n, 0, "NAT, DR or TUN")?;
     let m = match s.to_ascii_uppercase().as_str() {
         "NAT" => "nat",
@@ -156,15 +161,75 @@ pub(super) fn method(cx: &mut Cx, n: &Node) -> Result<&'static str, Diag> {
         }
     };
     let rest = &n.args[1..];
-    if !rest.is_empty() && rest != ["type", "ipip"] {
+    let t = tunnel(n, rest)?;
+    if m != "tun" && !rest.is_empty() {
         let msg = format!(
-            "{} options '{}' skipped: dirigo's TUN is IPIP",
+            "{} options '{}' skipped: tunnel options are for TUN",
             n.key,
             rest.join(" ")
         );
         cx.warn(n, msg);
+        return Ok((m, Tunnel::default()));
     }
-    Ok(m)
+    Ok((m, t))
+}
+
+/// The tunnel options after `lvs_method TUN`.
+fn tunnel(n: &Node, opts: &[String]) -> Result<Tunnel, Diag> {
+    let err = |m: String| Diag::error(&n.loc, format!("{}: {m}", n.key));
+    let mut t = Tunnel::default();
+    let mut i = 0;
+    while i < opts.len() {
+        let o = opts[i].as_str();
+        let value = || {
+            opts.get(i + 1)
+                .map(String::as_str)
+                .ok_or_else(|| err(format!("'{o}' needs a value")))
+        };
+        match o {
+            "type" => {
+                t.kind = match value()? {
+                    "ipip" => "ipip",
+                    "gue" => "gue",
+                    "gre" => "gre",
+                    v => return Err(err(format!("tunnel type '{v}' is not ipip, gue or gre"))),
+                };
+                i += 1;
+            }
+            "port" => {
+                let v = value()?;
+                t.port = v
+                    .parse()
+                    .ok()
+                    .filter(|p| *p != 0)
+                    .ok_or_else(|| err(format!("gue tunnel port '{v}' is not 1..=65535")))?;
+                i += 1;
+            }
+            "nocsum" => t.csum = "none",
+            "csum" => t.csum = "csum",
+            "remcsum" => t.csum = "remcsum",
+            _ => {
+                return Err(err(format!(
+                    "tunnel option '{o}' is not type, port, nocsum, csum or remcsum"
+                )))
+            }
+        }
+        i += 1;
+    }
+    if (t.kind == "gue") != (t.port != 0) {
+        return Err(err(
+            "a gue tunnel needs a port, and only a gue tunnel takes one".into(),
+        ));
+    }
+    if t.kind == "ipip" && t.csum != "none" {
+        return Err(err("an ipip tunnel takes no checksum option".into()));
+    }
+    if t.kind == "gre" && t.csum == "remcsum" {
+        return Err(err(
+            "a gre tunnel takes no remcsum (remote checksum offload is GUE's)".into(),
+        ));
+    }
+    Ok(t)
 }
 
 /// `persistence_granularity`: an IPv4 netmask.

@@ -18,6 +18,7 @@ struct VsKeys<'n> {
     sorry: Option<(Ipv4Addr, u16)>,
     sctp: Option<&'n Node>,
     flags: Vec<(&'n Node, &'static str)>,
+    ops: Option<&'n Node>,
     reals: Vec<&'n Node>,
 }
 
@@ -43,6 +44,7 @@ pub(super) fn virtual_server(cx: &mut Cx, n: &Node) -> Result<Option<Service>, D
         sorry: None,
         sctp: None,
         flags: Vec::new(),
+        ops: None,
         reals: Vec::new(),
     };
     for c in body {
@@ -77,6 +79,9 @@ pub(super) fn virtual_server(cx: &mut Cx, n: &Node) -> Result<Option<Service>, D
     // keepalived's quorum is 1 unless set; say so where it matters
     let quorum = k.quorum.or(sorry.map(|_| 1));
     let check = common_check(&mut servers);
+    let ops = k
+        .ops
+        .is_some_and(|c| ops(cx, c, vs.proto, persistent, &servers));
     Ok(Some(Service {
         loc: n.loc.clone(),
         proto: vs.proto,
@@ -88,6 +93,7 @@ pub(super) fn virtual_server(cx: &mut Cx, n: &Node) -> Result<Option<Service>, D
         netmask: k.mask,
         quorum,
         sorry,
+        ops,
         check,
         servers,
     }))
@@ -153,6 +159,10 @@ impl<'n> VsKeys<'n> {
                 leaf(c)?;
                 self.flags.push((c, "fallback"));
             }
+            "ops" => {
+                leaf(c)?;
+                self.ops = Some(c);
+            }
             _ => unsupported(cx, c),
         }
         Ok(())
@@ -208,16 +218,33 @@ fn unsupported(cx: &mut Cx, c: &Node) {
         "sorry_server_inhibit" | "sorry_server_lvs_method" => {
             cx.unsupported(c, "dirigo's sorry server is an address and a port")
         }
-        // not carried over yet: dirigo refuses some of what keepalived
-        // accepts with it (TCP, persistence, NAT)
-        "ops" => cx.unsupported(
-            c,
-            "set ops = true on the service by hand (UDP, DR or TUN real servers, not persistent)",
-        ),
         "omega" | "ha_suspend" | "smtp_alert" | "snmp_name" | "persistence_engine" | "hashed"
         | "flag-3" | "ip_family" => cx.unsupported(c, ""),
         _ => cx.unknown(c, " in virtual_server"),
     }
+}
+
+/// Whether `ops` carries over: dirigo's one-packet scheduling is for UDP
+/// services without persistence whose real servers are DR or TUN (its
+/// config refuses the rest); otherwise a warning says why it is dropped.
+fn ops(
+    cx: &mut Cx,
+    c: &Node,
+    proto: &str,
+    persistent: Option<u32>,
+    servers: &[RealServer],
+) -> bool {
+    let why = if proto != "udp" {
+        "one-packet scheduling is for UDP services (IPVS ignores it for TCP)"
+    } else if persistent.is_some() {
+        "dirigo's one-packet scheduling keeps no state, and persistence is state"
+    } else if servers.iter().any(|s| s.method == "nat") {
+        "dirigo's one-packet scheduling needs DR or TUN real servers: a NAT reply needs a connection entry"
+    } else {
+        return true;
+    };
+    cx.warn(c, format!("ops skipped: {why}"));
+    false
 }
 
 /// The sh and mh flags (`sh-port`, ...), once each; a warning for others'.

@@ -5,6 +5,7 @@
 mod checkers;
 mod services;
 mod syntax;
+mod tunnels;
 
 use super::parse::{parse, tokenize, Node};
 use super::{convert, emit, Diag, Level};

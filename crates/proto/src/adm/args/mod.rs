@@ -2,7 +2,8 @@
 //! attached values (`-t1.2.3.4:80`, `--weight=3`), `-p`'s optional value,
 //! the command/option compatibility checks and ipvsadm's error wording.
 //!
-//! `options` tokenizes and checks, `values` parses option values, `gather`
+//! `options` tokenizes and checks (`refused` lists the ipvsadm options
+//! dirigoadm refuses, with their reasons), `values` parses option values, `gather`
 //! collects them and `build` makes the [`Command`] that [`parse`] returns. [`command`] describes the same options
 //! to clap, for the man page and the shell completions.
 
@@ -10,6 +11,7 @@ mod build;
 mod describe;
 mod gather;
 mod options;
+pub mod refused;
 mod values;
 
 pub use describe::command;

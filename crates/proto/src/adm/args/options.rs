@@ -2,6 +2,7 @@
 //! (bundling, attached values, `-p`'s optional value) and the
 //! command/option compatibility rules with ipvsadm's wording.
 
+use super::refused;
 use crate::adm::error::AdmError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -421,10 +422,13 @@ pub(super) fn tokenize(args: &[String]) -> Result<Tokens, AdmError> {
                 Some((n, v)) => (n, Some(v.to_string())),
                 None => (long, None),
             };
-            let Opt { arg: kind, o, .. } = TABLE
-                .iter()
-                .find(|t| t.long == name)
-                .ok_or_else(|| AdmError::usage(format!("invalid option `{a}'")))?;
+            let Opt { arg: kind, o, .. } =
+                TABLE.iter().find(|t| t.long == name).ok_or_else(|| {
+                    match refused::by_long(name) {
+                        Some(r) => AdmError::usage(r.message(&format!("--{name}"))),
+                        None => AdmError::usage(format!("invalid option `{a}'")),
+                    }
+                })?;
             let val = match (kind, inline) {
                 (Arg::No, Some(_)) => {
                     return Err(AdmError::usage(format!(
@@ -448,7 +452,10 @@ pub(super) fn tokenize(args: &[String]) -> Result<Tokens, AdmError> {
                 let Opt { arg: kind, o, .. } = TABLE
                     .iter()
                     .find(|t| t.short == Some(c))
-                    .ok_or_else(|| AdmError::usage(format!("invalid option `-{c}'")))?;
+                    .ok_or_else(|| match refused::by_short(c) {
+                        Some(r) => AdmError::usage(r.message(&format!("-{c}"))),
+                        None => AdmError::usage(format!("invalid option `-{c}'")),
+                    })?;
                 let rest: String = chars[j + 1..].iter().collect();
                 if *kind != Arg::No && !rest.is_empty() {
                     opts.push((*o, Some(rest)));

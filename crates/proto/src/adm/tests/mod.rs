@@ -30,5 +30,6 @@ pub fn svc(key: ServiceKey, sched: SchedKind, persistent: Option<u32>) -> Servic
 }
 
 mod args;
+mod compat;
 mod format;
 mod tun;
