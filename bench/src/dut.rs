@@ -55,6 +55,9 @@ pub struct DutCase<'a> {
     /// `connection_checkpoint_s = 1`, so the workers sweep their tables
     /// into the checkpoint thread's buffers every second of the run.
     pub checkpoint: bool,
+    /// The connection handoff: `[control] handoff_file` in `dir` (also
+    /// with `checkpoint`).
+    pub handoff: bool,
     /// IPv6: the ports also get IPv6 addresses ([`crate::gen::OWN_ADDR6`] on the
     /// wan, the lan /64's `::1`), a default route via [`crate::gen::GW6`], static
     /// neighbours for it and the IPv6 real servers, and the service is the
@@ -425,3 +428,73 @@ use std::net::{IpAddr, Ipv6Addr};
 
 #[cfg(test)]
 mod tests;
+
+/// What a SIGTERM restart with a full table costs ([`restart_gap`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GapResult {
+    /// Connections in the table at the stop.
+    pub tracked: u64,
+    /// Entries the stopping dirigo wrote, and in how many ms (its log).
+    pub written: u64,
+    /// The old process's export and write, ms.
+    pub write_ms: u64,
+    /// Entries the next one installed.
+    pub installed: u64,
+    /// Its install, ms (its log).
+    pub install_ms: u64,
+    /// No packet forwarded, ms: the old process's last burst to the new
+    /// one's first (`dirigoctl handoff`).
+    pub gap_ms: u64,
+}
+
+/// Start dirigo on `c` (with `c.handoff`), let the traffic fill its
+/// table for `c.warmup`, stop it with SIGTERM (the handoff written) and
+/// start it again on the same configuration: the gap and its parts.
+pub fn restart_gap(c: &DutCase<'_>, tag: &str) -> Result<GapResult, String> {
+    let prefix = format!("dg-bench-{tag}-{}", std::process::id());
+    let sock: PathBuf = c.dir.join(format!("{tag}.sock"));
+    let cfg_path = c.dir.join(format!("{tag}.toml"));
+    std::fs::write(&cfg_path, config(c, &prefix, &sock)).map_err(|e| e.to_string())?;
+    let d = start(c.bin, &cfg_path)?;
+    let mut cl = connect(&sock)?;
+    std::thread::sleep(c.warmup);
+    let tracked = sample(&mut cl)?.conns;
+    drop(cl);
+    let log = d.log.clone();
+    d.stop()?;
+    // "dirigo: handoff: N entries written to P in M ms"
+    let line = |log: &Arc<Mutex<Vec<String>>>, what: &str| {
+        log.lock()
+            .ok()
+            .and_then(|l| l.iter().find(|x| x.contains(what)).cloned())
+            .ok_or_else(|| format!("no '{what}' line"))
+    };
+    let nums = |l: &str| -> Vec<u64> {
+        l.split(|ch: char| !ch.is_ascii_digit())
+            .filter_map(|w| w.parse().ok())
+            .collect()
+    };
+    let w = nums(&line(&log, "entries written to")?);
+    let d = start(c.bin, &cfg_path)?;
+    let i = nums(&line(&d.log, "template(s) installed of")?);
+    let h = match connect(&sock)?.call(Request::Handoff) {
+        Ok(Response::Handoff(h)) => h,
+        other => return Err(format!("handoff: unexpected answer {other:?}")),
+    };
+    d.stop()?;
+    let _ = std::fs::remove_file(c.dir.join("handoff"));
+    let _ = std::fs::remove_file(&sock);
+    let installed = h
+        .counters
+        .iter()
+        .find(|c| c.name == "handoff_installed")
+        .map_or(0, |c| c.value);
+    Ok(GapResult {
+        tracked,
+        written: w.first().copied().unwrap_or(0),
+        write_ms: w.last().copied().unwrap_or(0),
+        installed,
+        install_ms: i.last().copied().unwrap_or(0),
+        gap_ms: h.gap_ms.ok_or("no gap: nothing was installed")?,
+    })
+}

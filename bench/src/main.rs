@@ -55,7 +55,7 @@ struct Cli {
     /// Only these daemon scenarios (comma-separated, case-insensitive):
     /// `DR 1M`, `NAT 1k`, ... (a method alone: all its sizes), `DR-2w 1k`,
     /// `DR 1k@1M`, `TUN 1k@1M`, `NAT 1k@1M` (1k flows on a pcap as large as
-    /// the 1M one: the table in cache), `exception`, `metrics`, `newconn`,
+    /// the 1M one: the table in cache), `exception`, `metrics`, `checkpoint`, `handoff`, `newconn`,
     /// `synproxy`, `micro`, `memprobe`.
     /// testpmd runs on the pcaps they use only. For A/B comparisons
     /// without a full run.

@@ -189,7 +189,7 @@ impl Plan {
             || self.fnat_sizes().contains(&label)
             || (label == self.exception_size.0 && self.wants("exception"))
             || (Some(label) == self.sizes.last().map(|s| s.0)
-                && (self.wants("metrics") || self.wants("checkpoint")))
+                && (self.wants("metrics") || self.wants("checkpoint") || self.wants("handoff")))
             || (label == nc && (self.wants("newconn") || self.wants("synproxy")))
     }
 }

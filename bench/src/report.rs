@@ -233,6 +233,7 @@ pub fn markdown(plan: &Plan, a: &Agg, info: &Info) -> String {
     exception_section(&mut s, plan, a);
     metrics_section(&mut s, plan, a);
     checkpoint_section(&mut s, plan, a);
+    handoff_section(&mut s, plan, a);
     micro_section(&mut s, plan, a, info);
     memory_section(&mut s, plan, a, info);
     table_share_section(&mut s, plan, a);
@@ -252,6 +253,6 @@ pub use common::{Info, NEWCONN_MANY};
 use daemon::{established_section, newconn_section, testpmd_section, workers_section};
 use intro::{setup_section, targets_section};
 use sections::{
-    checkpoint_section, exception_section, ipv6_section, metrics_section, sync_section,
-    synproxy_section, table_share_section,
+    checkpoint_section, exception_section, handoff_section, ipv6_section, metrics_section,
+    sync_section, synproxy_section, table_share_section,
 };

@@ -122,6 +122,12 @@ fn run_established(r: &Run, agg: &mut Agg) -> Result<(), String> {
             {
                 run_checkpoint(r, (label, path, *n), agg)?;
             }
+            if m == Method::Dr
+                && Some(&label) == plan.sizes.last().map(|s| &s.0)
+                && plan.wants("handoff")
+            {
+                run_handoff(r, (label, path, *n), agg)?;
+            }
         }
     }
     // FullNAT on the smallest and the largest pcap (its connections in
@@ -225,6 +231,7 @@ fn dut_case<'a>(
         metrics: false,
         synproxy: false,
         checkpoint: false,
+        handoff: false,
         v6: false,
     }
 }
@@ -420,6 +427,7 @@ fn run_checkpoint(
     } = *r;
     let c = dut::DutCase {
         checkpoint: true,
+        handoff: false,
         ..dut_case(plan, bin, dir, path, n, Method::Dr)
     };
     let r = dut::run(&c, &format!("r{run}-DR-checkpoint-{label}"))?;
@@ -437,6 +445,34 @@ fn run_checkpoint(
         r.checkpoint_ms,
         r.mpps,
         r.mpps / plain
+    );
+    Ok(())
+}
+
+/// DR at `label` flows, the table full, restarted with SIGTERM: the gap
+/// in forwarding with the connection handoff, and its parts.
+fn run_handoff(r: &Run, (label, path, n): (&str, &Path, u64), agg: &mut Agg) -> Result<(), String> {
+    let Run {
+        plan,
+        run,
+        dir,
+        bin,
+        ..
+    } = *r;
+    let c = dut::DutCase {
+        handoff: true,
+        ..dut_case(plan, bin, dir, path, n, Method::Dr)
+    };
+    let g = dut::restart_gap(&c, &format!("r{run}-DR-handoff-{label}"))?;
+    let k = format!("handoff {label}");
+    agg.push(&format!("{k}|tracked"), g.tracked as f64);
+    agg.push(&format!("{k}|installed"), g.installed as f64);
+    agg.push(&format!("{k}|write_ms"), g.write_ms as f64);
+    agg.push(&format!("{k}|install_ms"), g.install_ms as f64);
+    agg.push(&format!("{k}|gap_ms"), g.gap_ms as f64);
+    eprintln!(
+        "run {run}: DR {label} restarted with SIGTERM: {} tracked, {} written in {} ms, {} installed in {} ms, gap {} ms",
+        g.tracked, g.written, g.write_ms, g.installed, g.install_ms, g.gap_ms
     );
     Ok(())
 }

@@ -180,8 +180,10 @@ fn neighbors_and_routes(c: &DutCase<'_>, rss: &[IpAddr]) -> (Vec<toml::Value>, V
 /// `[control]`: the socket, and the checkpoint when asked.
 fn control(c: &DutCase<'_>, sock: &Path) -> toml::Value {
     let mut t = vec![("socket", text(sock.display()))];
-    if c.checkpoint {
+    if c.checkpoint || c.handoff {
         t.push(("handoff_file", text(c.dir.join("handoff").display())));
+    }
+    if c.checkpoint {
         t.push(("connection_checkpoint_s", 1.into()));
     }
     toml::Value::Table(t.into_iter().map(|(k, v)| (k.into(), v)).collect())

@@ -27,6 +27,7 @@ fn generated_config_is_valid() {
             metrics,
             synproxy: false,
             checkpoint: false,
+            handoff: false,
             v6: false,
         };
         let text = config(&c, "dg-bench", Path::new("ctl.sock"));
@@ -80,6 +81,7 @@ fn synproxy_config_is_valid() {
         metrics: false,
         synproxy: true,
         checkpoint: false,
+        handoff: false,
         v6: false,
     };
     let text = config(&c, "dg-bench", Path::new("ctl.sock"));
@@ -106,6 +108,7 @@ fn checkpoint_config_is_valid() {
         metrics: false,
         synproxy: false,
         checkpoint: true,
+        handoff: false,
         v6: false,
     };
     let text = config(&c, "dg-bench", Path::new("ctl.sock"));
@@ -117,6 +120,7 @@ fn checkpoint_config_is_valid() {
     assert_eq!(cfg.control.connection_checkpoint_s, Some(1));
     let plain = DutCase {
         checkpoint: false,
+        handoff: false,
         ..c
     };
     let cfg = dirigo_config::Config::parse(&config(&plain, "dg", Path::new("s")), "b").unwrap();
@@ -141,6 +145,7 @@ fn ipv6_config_is_valid() {
             metrics: false,
             synproxy: false,
             checkpoint: false,
+            handoff: false,
             v6: true,
         };
         let text = config(&c, "dg-bench", Path::new("ctl.sock"));
@@ -193,6 +198,7 @@ fn fullnat_config_is_valid() {
             metrics: false,
             synproxy: false,
             checkpoint: false,
+            handoff: false,
             v6,
         };
         let text = config(&c, "dg-bench", Path::new("ctl.sock"));

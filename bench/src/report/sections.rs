@@ -125,6 +125,38 @@ pub(super) fn checkpoint_section(s: &mut String, plan: &Plan, a: &Agg) {
     );
 }
 
+/// The "Restart gap" section: DR at the largest size restarted with
+/// SIGTERM, the connection handoff's gap and its parts (issue 53).
+pub(super) fn handoff_section(s: &mut String, plan: &Plan, a: &Agg) {
+    let label = plan.sizes.last().map_or("", |s| s.0);
+    let k = format!("handoff {label}");
+    if a.values(&format!("{k}|gap_ms")).is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "## Restart gap\n");
+    let _ = writeln!(
+        s,
+        "DR at {label} flows, one worker, `[control] handoff_file` set: the table filled by the traffic, \
+         dirigo stopped with SIGTERM (it writes every connection) and started again on the same \
+         configuration (it installs them before its ports forward). The gap is the time no packet is \
+         forwarded, from the old process's last burst to the new one's first (`dirigoctl handoff`): \
+         the write, the new process's start (EAL, pools, ports) and the install. Goal: under 2 s at 1M.\n"
+    );
+    let _ = writeln!(
+        s,
+        "| connections | installed | old: export + write (ms) | new: install (ms) | gap (ms) |\n|---|---|---|---|---|"
+    );
+    let _ = writeln!(
+        s,
+        "| {} | {} | {} | {} | {} |\n",
+        f0(a.med(&format!("{k}|tracked"))),
+        f0(a.med(&format!("{k}|installed"))),
+        f0(a.med(&format!("{k}|write_ms"))),
+        f0(a.med(&format!("{k}|install_ms"))),
+        f0(a.med(&format!("{k}|gap_ms")))
+    );
+}
+
 /// The "Exception traffic" section: DR with and without 10% of the input
 /// for dirigo's own address.
 pub(super) fn exception_section(s: &mut String, plan: &Plan, a: &Agg) {
