@@ -8,7 +8,8 @@
 //! then GUE and GRE tunnels (issue 52, lab_common/tun_types.rs).
 //! DR, TUN and NAT each restart dirigo with SIGTERM mid-transfer: the
 //! connection handoff keeps every transfer and UDP flow (issue 53); DR
-//! then proves a handoff file of another version is refused; NAT, that
+//! then proves a handoff file of another version or a bad checksum is
+//! refused, and entries of a removed real server refused alone; NAT, that
 //! a SIGKILL after a crash checkpoint keeps them too; FullNAT, that a
 //! restart keeps its connections (local address and port).
 //! Needs root and hugepages (skips outside CI, fails in CI).
@@ -18,8 +19,8 @@ mod lab_common;
 
 use lab_common::checks::*;
 use lab_common::handoff::{
-    bumped_version_is_refused, crash_keeps_checkpointed, restart_keeps_connections,
-    with_checkpoint, with_handoff,
+    bad_checksum_and_removed_server_are_refused, bumped_version_is_refused,
+    crash_keeps_checkpointed, restart_keeps_connections, with_checkpoint, with_handoff,
 };
 use lab_common::{tun_types, Lab, LabSpec, SERIAL, VIP};
 
@@ -81,6 +82,7 @@ fn lab_dr() {
     // a SIGTERM restart breaks no connection; a bumped version is refused
     restart_keeps_connections(&mut lab, "dr");
     bumped_version_is_refused(&mut lab);
+    bad_checksum_and_removed_server_are_refused(&mut lab, "dr");
     // DR/TUN see only the client's half: the client's FIN moves the entry to
     // FIN_WAIT and nothing later changes it (IPVS input-only table).
     common_checks(&lab, "dr", "ret0", "FIN_WAIT");

@@ -154,3 +154,54 @@ pub fn bumped_version_is_refused(lab: &mut Lab) {
     let d = spawn_download(lab, 1 << 16, "after-refusal", None);
     finish_download(lab, d, 1 << 16, "after-refusal");
 }
+
+/// A handoff file whose checksum does not match is refused whole, counted
+/// and removed; then entries naming a real server removed from the
+/// configuration meanwhile are refused alone (`handoff_no_dest`) while the
+/// others are installed. dirigo serves after each; the configuration is
+/// restored at the end.
+pub fn bad_checksum_and_removed_server_are_refused(lab: &mut Lab, method: &str) {
+    let path = handoff_path(lab);
+    lab.restart(|_| {
+        let mut f = std::fs::read(&path).expect("the stopped dirigo's handoff file");
+        if let Some(b) = f.last_mut() {
+            *b ^= 0x40;
+        }
+        std::fs::write(&path, f).unwrap();
+    });
+    let h = lab.ctl_json(&["handoff"]);
+    assert_eq!(counter(&h, "handoff_file_checksum"), 1, "{h}");
+    assert_eq!(counter(&h, "handoff_installed"), 0, "{h}");
+    let d = spawn_download(lab, 1 << 16, "after-checksum", None);
+    finish_download(lab, d, 1 << 16, "after-checksum");
+
+    // UDP flows on every server; the third server leaves the UDP service
+    let flows: Vec<(u16, String)> = (40791..40797).map(|p| (p, udp_flow(lab, p))).collect();
+    assert!(flows.iter().any(|f| f.1 == "rs3"), "{flows:?}");
+    let cfg_path = lab.dir.join("dirigo.toml");
+    let orig = std::fs::read_to_string(&cfg_path).unwrap();
+    let rs3 = format!("[[service.real_server]]\naddress = \"10.98.0.13\"\nmethod = \"{method}\"\n");
+    let at = orig
+        .rfind(&rs3)
+        .expect("the UDP service's third real server");
+    let without = format!("{}{}", &orig[..at], &orig[at + rs3.len()..]);
+    lab.restart(|_| std::fs::write(&cfg_path, &without).unwrap());
+    let h = lab.ctl_json(&["handoff"]);
+    let gone = flows.iter().filter(|f| f.1 == "rs3").count() as u64;
+    assert!(counter(&h, "handoff_no_dest") >= gone, "{h}");
+    assert!(counter(&h, "handoff_installed") >= 1, "{h}");
+    assert!(
+        h["outcome"].as_str().unwrap_or("").contains("refused"),
+        "{h}"
+    );
+    for (p, rs) in &flows {
+        let now = udp_flow(lab, *p);
+        if rs == "rs3" {
+            assert_ne!(now, "rs3", "flow from port {p}: a removed server");
+        } else {
+            assert_eq!(&now, rs, "flow from port {p}");
+        }
+    }
+    eprintln!("handoff: a bad checksum refused whole; {gone} flow(s) of a removed server refused alone, the others kept");
+    lab.restart(|_| std::fs::write(&cfg_path, &orig).unwrap());
+}
