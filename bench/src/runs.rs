@@ -380,10 +380,16 @@ fn run_exception(r: &Run, agg: &mut Agg) -> Result<(), String> {
     Ok(())
 }
 
-/// The metrics scenario: DR on the largest established pcap, right after
-/// the plain DR run of it, with the Prometheus endpoint on, the burst
-/// histogram kept and a scrape every second; its rate over the plain run's.
-fn run_metrics(r: &Run, (label, path, n): (&str, &Path, u64), agg: &mut Agg) -> Result<(), String> {
+/// DR on the largest established pcap, right after the plain DR run of
+/// it, as `with` changes its case (tag `what`, scenario `k`): the run,
+/// its ratio to macswap and its rate over the plain run's (recorded).
+fn dr_beside_plain(
+    r: &Run,
+    (label, path, n): (&str, &Path, u64),
+    (what, k): (&str, &str),
+    with: impl FnOnce(&mut dut::DutCase),
+    agg: &mut Agg,
+) -> Result<(dut::DutResult, f64, f64), String> {
     let Run {
         plan,
         run,
@@ -391,60 +397,43 @@ fn run_metrics(r: &Run, (label, path, n): (&str, &Path, u64), agg: &mut Agg) -> 
         bin,
         ..
     } = *r;
-    let c = dut::DutCase {
-        metrics: true,
-        ..dut_case(plan, bin, dir, path, n, Method::Dr)
-    };
-    let r = dut::run(&c, &format!("r{run}-DR-metrics-{label}"))?;
+    let mut c = dut_case(plan, bin, dir, path, n, Method::Dr);
+    with(&mut c);
+    let res = dut::run(&c, &format!("r{run}-DR-{what}-{label}"))?;
+    let ratio = record_dut(agg, k, label, &res);
+    let plain = res.mpps / plain_dr(agg, label);
+    agg.push(&format!("{k}|plain"), plain);
+    Ok((res, ratio, plain))
+}
+
+/// The metrics scenario: the Prometheus endpoint on, the burst histogram
+/// kept and a scrape every second; its rate over the plain run's.
+fn run_metrics(r: &Run, pcap: (&str, &Path, u64), agg: &mut Agg) -> Result<(), String> {
+    let label = pcap.0;
     let k = format!("dirigo|{}", metrics_scenario(label));
-    let ratio = record_dut(agg, &k, label, &r);
-    let plain = plain_dr(agg, label);
-    agg.push(&format!("{k}|plain"), r.mpps / plain);
-    agg.push(&format!("{k}|scrapes"), r.scrapes as f64);
+    let (res, ratio, plain) = dr_beside_plain(r, pcap, ("metrics", &k), |c| c.metrics = true, agg)?;
+    agg.push(&format!("{k}|scrapes"), res.scrapes as f64);
     eprintln!(
-        "run {run}: dirigo DR {label} + metrics (burst histogram, {} scrapes): {:.2} Mpps ({:.3} x plain DR {label}, {ratio:.2}x macswap)",
-        r.scrapes,
-        r.mpps,
-        r.mpps / plain
+        "run {}: dirigo DR {label} + metrics (burst histogram, {} scrapes): {:.2} Mpps ({plain:.3} x plain DR {label}, {ratio:.2}x macswap)",
+        r.run, res.scrapes, res.mpps
     );
     Ok(())
 }
 
-/// DR at `label` flows with the crash checkpoint every second: the
-/// workers sweep their (full) tables into the checkpoint thread's buffers
-/// all along the run, and the thread writes the file.
-fn run_checkpoint(
-    r: &Run,
-    (label, path, n): (&str, &Path, u64),
-    agg: &mut Agg,
-) -> Result<(), String> {
-    let Run {
-        plan,
-        run,
-        dir,
-        bin,
-        ..
-    } = *r;
-    let c = dut::DutCase {
-        checkpoint: true,
-        handoff: false,
-        ..dut_case(plan, bin, dir, path, n, Method::Dr)
-    };
-    let r = dut::run(&c, &format!("r{run}-DR-checkpoint-{label}"))?;
+/// The crash checkpoint every second: the workers sweep their (full)
+/// tables into the checkpoint thread's buffers all along the run, and the
+/// thread writes the file.
+fn run_checkpoint(r: &Run, pcap: (&str, &Path, u64), agg: &mut Agg) -> Result<(), String> {
+    let label = pcap.0;
     let k = format!("dirigo|{}", checkpoint_scenario(label));
-    let ratio = record_dut(agg, &k, label, &r);
-    let plain = plain_dr(agg, label);
-    agg.push(&format!("{k}|plain"), r.mpps / plain);
-    agg.push(&format!("{k}|written"), r.checkpoints as f64);
-    agg.push(&format!("{k}|entries"), r.checkpoint_entries as f64);
-    agg.push(&format!("{k}|ms"), r.checkpoint_ms as f64);
+    let (res, ratio, plain) =
+        dr_beside_plain(r, pcap, ("checkpoint", &k), |c| c.checkpoint = true, agg)?;
+    agg.push(&format!("{k}|written"), res.checkpoints as f64);
+    agg.push(&format!("{k}|entries"), res.checkpoint_entries as f64);
+    agg.push(&format!("{k}|ms"), res.checkpoint_ms as f64);
     eprintln!(
-        "run {run}: dirigo DR {label} + checkpoint every 1 s ({} written, last {} entries in {} ms): {:.2} Mpps ({:.3} x plain DR {label}, {ratio:.2}x macswap)",
-        r.checkpoints,
-        r.checkpoint_entries,
-        r.checkpoint_ms,
-        r.mpps,
-        r.mpps / plain
+        "run {}: dirigo DR {label} + checkpoint every 1 s ({} written, last {} entries in {} ms): {:.2} Mpps ({plain:.3} x plain DR {label}, {ratio:.2}x macswap)",
+        r.run, res.checkpoints, res.checkpoint_entries, res.checkpoint_ms, res.mpps
     );
     Ok(())
 }
