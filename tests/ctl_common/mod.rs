@@ -330,6 +330,7 @@ impl Handler for Mock {
             Request::Health => Ok(Response::Health(HealthReport {
                 servers: vec![HealthInfo {
                     service: ServiceKey {
+                        fwmark: 0,
                         proto: dirigo::lb::spec::Proto::Tcp,
                         vip: std::net::IpAddr::V4(Ipv4Addr::new(10, 0, 0, 100)),
                         port: 80,

@@ -26,6 +26,7 @@ pub(crate) fn services(raw: &[ServiceConfig], nat64: bool, iss: &mut Issues) -> 
             continue;
         };
         let key = ServiceKey {
+            fwmark: 0,
             proto: s.protocol,
             vip,
             port,

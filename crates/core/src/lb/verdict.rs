@@ -11,6 +11,8 @@ crate::counters::counter_enum! {
     pub enum LbDrop {
         /// TCP/UDP to a VIP on a port/protocol with no service.
         NotAService: drop = "not_a_service",
+        /// A mark rule marked it, and no fwmark service has that mark.
+        MarkNoService: drop = "mark_no_service",
         /// No real server available (none, all weight 0 or overloaded).
         NoDest: drop = "no_dest",
         /// Connection table full and nothing evictable.

@@ -6,6 +6,7 @@ use std::net::Ipv4Addr;
 
 fn key() -> ServiceKey {
     ServiceKey {
+        fwmark: 0,
         proto: Proto::Tcp,
         vip: std::net::IpAddr::V4(Ipv4Addr::new(10, 0, 0, 100)),
         port: 80,

@@ -28,6 +28,7 @@ fn parse_service(s: &str) -> Result<ServiceKey, String> {
         .parse()
         .map_err(|_| format!("bad service '{s}': want [tcp:|udp:]VIP:PORT"))?;
     Ok(ServiceKey {
+        fwmark: 0,
         proto,
         vip: a.ip(),
         port: a.port(),

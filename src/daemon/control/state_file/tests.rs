@@ -8,6 +8,7 @@ fn svc(proto: Proto, vip: [u8; 4], port: u16, sched: SchedKind) -> ServiceSpec {
     ServiceSpec {
         local_addresses: Vec::new(),
         key: ServiceKey {
+            fwmark: 0,
             proto,
             vip: std::net::IpAddr::V4(Ipv4Addr::from(vip)),
             port,

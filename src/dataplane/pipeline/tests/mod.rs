@@ -141,6 +141,7 @@ fn service_of(rs: &[[u8; 4]], method: Method, rport: u16) -> Snapshot {
         ServiceSpec {
             local_addresses: Vec::new(),
             key: ServiceKey {
+                fwmark: 0,
                 proto: Proto::Tcp,
                 vip: std::net::IpAddr::V4(Ipv4Addr::from(VIP)),
                 port: 80,

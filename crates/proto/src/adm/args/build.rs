@@ -69,6 +69,7 @@ pub(super) fn build(cmd: O, mut g: Given, pos: &[String]) -> Result<Command, Adm
     let real = real_addr(&g)?;
     let (netmask, prefix6) = masks(&g)?;
     let key = g.svc.map(|(proto, vip, port)| ServiceKey {
+        fwmark: 0,
         proto,
         vip,
         port: port.unwrap_or(0),

@@ -8,6 +8,7 @@ use std::net::Ipv4Addr;
 /// A TCP service key.
 pub fn tkey(a: [u8; 4], port: u16) -> ServiceKey {
     ServiceKey {
+        fwmark: 0,
         proto: Proto::Tcp,
         vip: std::net::IpAddr::V4(Ipv4Addr::from(a)),
         port,
