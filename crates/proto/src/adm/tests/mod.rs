@@ -32,4 +32,5 @@ pub fn svc(key: ServiceKey, sched: SchedKind, persistent: Option<u32>) -> Servic
 
 mod args;
 mod format;
+mod fwmark;
 mod tun;
