@@ -18,23 +18,13 @@ pub(crate) fn services(raw: &[ServiceConfig], nat64: bool, iss: &mut Issues) -> 
     let mut services = Vec::new();
     for (i, s) in raw.iter().enumerate() {
         let at = At::key("service").i(i);
-        let Some((vip, port)) = parse_ip_port(&s.address) else {
-            iss.add(
-                at.k("address"),
-                format!("service '{}': address must be VIP:PORT", s.address),
-            );
+        let Some(key) = service_key(s, &at, iss) else {
             continue;
-        };
-        let key = ServiceKey {
-            fwmark: 0,
-            proto: s.protocol,
-            vip,
-            port,
         };
         if !keys.insert(key) {
             iss.add(
-                at.k("address"),
-                format!("duplicate service {} {}", s.protocol.upper(), s.address),
+                at.k(if key.is_fwmark() { "fwmark" } else { "address" }),
+                format!("duplicate service {}", name(s)),
             );
             continue;
         }
@@ -43,6 +33,86 @@ pub(crate) fn services(raw: &[ServiceConfig], nat64: bool, iss: &mut Issues) -> 
         }
     }
     services
+}
+
+/// A service's name in messages: `TCP 192.0.2.1:80`, `fwmark 1`,
+/// `fwmark 1 (IPv6)`.
+fn name(s: &ServiceConfig) -> String {
+    match s.fwmark {
+        Some(m) if s.family.as_deref() == Some("ipv6") => format!("fwmark {m} (IPv6)"),
+        Some(m) => format!("fwmark {m}"),
+        None => format!("{} {}", s.protocol.map_or("?", |p| p.upper()), s.address),
+    }
+}
+
+/// A service's key: `protocol` and `address`, or `fwmark` (and `family`).
+fn service_key(s: &ServiceConfig, at: &At, iss: &mut Issues) -> Option<ServiceKey> {
+    let Some(mark) = s.fwmark else {
+        let Some(proto) = s.protocol else {
+            iss.add(
+                at.k("protocol"),
+                format!(
+                    "service '{}': protocol is required (tcp or udp), or fwmark for an fwmark service",
+                    s.address
+                ),
+            );
+            return None;
+        };
+        if s.family.is_some() {
+            iss.add(
+                at.k("family"),
+                format!(
+                    "service '{}': family is for fwmark services (an address has its family)",
+                    s.address
+                ),
+            );
+            return None;
+        }
+        let Some((vip, port)) = parse_ip_port(&s.address) else {
+            iss.add(
+                at.k("address"),
+                format!("service '{}': address must be VIP:PORT", s.address),
+            );
+            return None;
+        };
+        return Some(ServiceKey {
+            fwmark: 0,
+            proto,
+            vip,
+            port,
+        });
+    };
+    if !s.address.is_empty() || s.protocol.is_some() {
+        let k = if s.address.is_empty() {
+            "protocol"
+        } else {
+            "address"
+        };
+        iss.add(
+            at.k(k),
+            format!("service fwmark {mark}: an fwmark service has no protocol or address (its [[mark]] rules name them)"),
+        );
+        return None;
+    }
+    if mark == 0 {
+        iss.add(
+            at.k("fwmark"),
+            "service fwmark 0: a mark is 1..=4294967295".to_string(),
+        );
+        return None;
+    }
+    let v6 = match s.family.as_deref() {
+        None | Some("ipv4") => false,
+        Some("ipv6") => true,
+        Some(f) => {
+            iss.add(
+                at.k("family"),
+                format!("service fwmark {mark}: family {f:?}: \"ipv4\" or \"ipv6\""),
+            );
+            return None;
+        }
+    };
+    Some(ServiceKey::fwmark(mark, v6))
 }
 
 /// One `[[service]]` (its `key` parsed) and its `[[service.real_server]]`s.

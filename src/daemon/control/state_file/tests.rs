@@ -76,7 +76,7 @@ const TIMEOUTS: Timeouts = Timeouts {
 #[test]
 fn render_is_the_header_timeouts_and_dirigoadm_save() {
     let t = table();
-    let text = render(&t, &TIMEOUTS);
+    let text = render(&t, &TIMEOUTS, None);
     let rules = rules(&t);
     assert_eq!(text, format!("{HEADER}--set 1000 60 30\n{rules}"));
     assert_eq!(
@@ -96,11 +96,11 @@ fn render_is_the_header_timeouts_and_dirigoadm_save() {
 #[test]
 fn parse_of_render_gives_the_table_back() {
     let t = table();
-    let saved = parse(&render(&t, &TIMEOUTS), Timeouts::default()).unwrap();
+    let saved = parse(&render(&t, &TIMEOUTS, None), Timeouts::default()).unwrap();
     assert_eq!(saved.services, t);
     assert_eq!(saved.timeouts, TIMEOUTS);
     // empty table: the file still says so (and keeps the timeouts)
-    let saved = parse(&render(&Vec::new(), &TIMEOUTS), Timeouts::default()).unwrap();
+    let saved = parse(&render(&Vec::new(), &TIMEOUTS, None), Timeouts::default()).unwrap();
     assert!(saved.services.is_empty());
     assert_eq!(saved.timeouts, TIMEOUTS);
 }
@@ -119,7 +119,7 @@ fn parse_replaces_the_table_and_keeps_unset_timeouts() {
 
 #[test]
 fn a_bad_line_is_refused_with_its_number() {
-    let good = render(&table(), &TIMEOUTS);
+    let good = render(&table(), &TIMEOUTS, None);
     let lines: Vec<&str> = good.lines().collect();
     let n = lines.len();
     let with = |i: usize, bad: &str| {
@@ -157,7 +157,7 @@ fn load_missing_is_none_and_corrupt_is_file_line_message() {
     let p = dir.path().join("rules");
     let ps = p.display().to_string();
     assert_eq!(load(&ps, TIMEOUTS).unwrap(), None);
-    std::fs::write(&p, render(&table(), &TIMEOUTS)).unwrap();
+    std::fs::write(&p, render(&table(), &TIMEOUTS, None)).unwrap();
     assert_eq!(
         load(&ps, Timeouts::default()).unwrap().unwrap().services,
         table()
@@ -249,13 +249,13 @@ fn state_file_counts_failures_retries_and_skips_what_is_saved() {
     let mut f = StateFile::new(&p);
     let t = table();
     // at start: taken as saved, nothing written
-    f.mark_saved(&t, &TIMEOUTS);
-    f.save(&t, &TIMEOUTS).unwrap();
+    f.mark_saved(&t, &TIMEOUTS, None);
+    f.save(&t, &TIMEOUTS, None).unwrap();
     assert!(!p.exists());
     // a change is written
     let mut t2 = t.clone();
     t2.pop();
-    f.save(&t2, &TIMEOUTS).unwrap();
+    f.save(&t2, &TIMEOUTS, None).unwrap();
     assert_eq!(
         parse(&std::fs::read_to_string(&p).unwrap(), Timeouts::default())
             .unwrap()
@@ -265,7 +265,7 @@ fn state_file_counts_failures_retries_and_skips_what_is_saved() {
     // a failed write: counted, the file keeps the previous rules
     let tmp = dir.path().join(".rules.tmp");
     std::fs::create_dir(&tmp).unwrap();
-    assert!(f.save(&t, &TIMEOUTS).is_err());
+    assert!(f.save(&t, &TIMEOUTS, None).is_err());
     assert_eq!(f.failed(), 1);
     assert_eq!(
         parse(&std::fs::read_to_string(&p).unwrap(), Timeouts::default())
@@ -275,16 +275,16 @@ fn state_file_counts_failures_retries_and_skips_what_is_saved() {
     );
     // the next save of the same table writes it (not taken as saved)
     std::fs::remove_dir(&tmp).unwrap();
-    f.save(&t, &TIMEOUTS).unwrap();
+    f.save(&t, &TIMEOUTS, None).unwrap();
     assert_eq!(f.failed(), 1);
     let on_disk = std::fs::read_to_string(&p).unwrap();
-    assert_eq!(on_disk, render(&t, &TIMEOUTS));
+    assert_eq!(on_disk, render(&t, &TIMEOUTS, None));
     // timeouts alone are a change too
     let t3 = Timeouts {
         udp: 99,
         ..TIMEOUTS
     };
-    f.save(&t, &t3).unwrap();
+    f.save(&t, &t3, None).unwrap();
     assert!(std::fs::read_to_string(&p)
         .unwrap()
         .contains("--set 1000 60 99\n"));

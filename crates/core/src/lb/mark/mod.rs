@@ -189,6 +189,62 @@ impl fmt::Display for MarkRule {
     }
 }
 
+impl std::str::FromStr for MarkRule {
+    type Err = String;
+
+    /// The words [`MarkRule`]'s `Display` writes: `PROTO DST PORTS [from
+    /// SRC] mark N`, PORTS one port or `LO-HI`, DST and SRC an address
+    /// (a host) or `ADDR/LEN`. Checked with [`MarkRule::check`].
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::from_words(&s.split_whitespace().collect::<Vec<_>>())
+    }
+}
+
+impl MarkRule {
+    /// [`MarkRule`]'s `FromStr` over words already split.
+    pub fn from_words(w: &[&str]) -> Result<Self, String> {
+        const USAGE: &str = "a mark rule is PROTO DST PORTS [from SRC] mark N \
+             (tcp 192.0.2.10 80-443 mark 1)";
+        let (proto, dst, ports, rest) = match w {
+            [p, d, ports, rest @ ..] => (*p, *d, *ports, rest),
+            _ => return Err(USAGE.into()),
+        };
+        let proto = match proto {
+            "tcp" | "TCP" => Proto::Tcp,
+            "udp" | "UDP" => Proto::Udp,
+            p => return Err(format!("protocol {p:?}: tcp or udp")),
+        };
+        let port = |p: &str| {
+            p.parse::<u16>()
+                .map_err(|_| format!("port {p:?}: a number 1..=65535"))
+        };
+        let (port_lo, port_hi) = match ports.split_once('-') {
+            Some((a, b)) => (port(a)?, port(b)?),
+            None => (port(ports)?, port(ports)?),
+        };
+        let (src, rest) = match rest {
+            ["from", s, rest @ ..] => (Some(s.parse::<Prefix>()?), rest),
+            r => (None, r),
+        };
+        let mark = match rest {
+            ["mark", m] => m
+                .parse::<u32>()
+                .map_err(|_| format!("mark {m:?}: a number 1..=4294967295"))?,
+            _ => return Err(USAGE.into()),
+        };
+        let r = MarkRule {
+            proto,
+            dst: dst.parse()?,
+            port_lo,
+            port_hi,
+            src,
+            mark,
+        };
+        r.check()?;
+        Ok(r)
+    }
+}
+
 /// A set of rules: each valid, no two overlapping, at most
 /// [`MAX_MARK_RULES`].
 pub fn check_rules(rules: &[MarkRule]) -> Result<(), String> {

@@ -132,3 +132,34 @@ fn compiled_rules_match_exactly_their_packets() {
     let all = compile(&[rule("tcp 0.0.0.0/0 22 mark 9")], false, bits4, |_| None);
     assert!(all[0].matches(6, any, ip4("1.2.3.4"), 22));
 }
+
+#[test]
+fn rules_read_from_words_and_garbage_is_refused() {
+    let r: MarkRule = "tcp 192.0.2.10 80-443 from 198.51.100.0/24 mark 1"
+        .parse()
+        .unwrap();
+    assert_eq!(
+        r.to_string(),
+        "tcp 192.0.2.10/32 80-443 from 198.51.100.0/24 mark 1"
+    );
+    assert_eq!(r.to_string().parse::<MarkRule>().unwrap(), r);
+    for (bad, why) in [
+        ("", "PROTO DST PORTS"),
+        ("tcp", "PROTO DST PORTS"),
+        ("icmp 192.0.2.1 80 mark 1", "tcp or udp"),
+        ("tcp 192.0.2.1 http mark 1", "port \"http\""),
+        ("tcp 192.0.2.1 80-x mark 1", "port \"x\""),
+        ("tcp 192.0.2.1 70000 mark 1", "port"),
+        ("tcp 192.0.2.1 80 mark", "PROTO DST PORTS"),
+        ("tcp 192.0.2.1 80 mark one", "mark \"one\""),
+        ("tcp 192.0.2.1 80 mark 0", "mark 0"),
+        ("tcp 192.0.2.1 80 mark 1 extra", "PROTO DST PORTS"),
+        ("tcp 192.0.2.1/40 80 mark 1", "prefix length"),
+        ("tcp 192.0.2.1 443-80 mark 1", "backwards"),
+        ("tcp nowhere 80 mark 1", "not an address"),
+        ("tcp 192.0.2.1 80 from x mark 1", "not an address"),
+    ] {
+        let e = bad.parse::<MarkRule>().unwrap_err();
+        assert!(e.contains(why), "{bad:?}: {e}");
+    }
+}

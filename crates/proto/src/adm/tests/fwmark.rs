@@ -39,7 +39,9 @@ fn fwmark_commands_parse() {
     }
     // no persistence needed: an fwmark service has no port
     assert!(matches!(m("-A -f 7"), BatchCmd::AddService { .. }));
-    assert!(matches!(m("-E --fwmark-service 1 -s wlc"), BatchCmd::EditService { service } if service.key == k));
+    assert!(
+        matches!(m("-E --fwmark-service 1 -s wlc"), BatchCmd::EditService { service } if service.key == k)
+    );
     assert_eq!(m("-D -f 1"), BatchCmd::DelService { key: k });
     match m("-a -f 1 -r 10.0.0.2 -g -w 3") {
         BatchCmd::AddDest { service, dest } => {
