@@ -144,7 +144,8 @@ fn service_rule(k: &ServiceKey) -> String {
 fn sorted_services<'a>(list: &'a ServiceList, o: &ListCmd) -> Vec<&'a ServiceInfo> {
     let mut v: Vec<&ServiceInfo> = list.services.iter().collect();
     if !o.nosort {
-        v.sort_by_key(|s| s.spec.key);
+        // fwmark services after the others, by mark, as ipvsadm sorts
+        v.sort_by_key(|s| (s.spec.key.fwmark, s.spec.key));
     }
     v
 }

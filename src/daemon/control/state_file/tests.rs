@@ -360,6 +360,8 @@ weight = 7
         pending_na6: Vec::new(),
         health,
         state_file: Some(StateFile::new(&p)),
+        marks: Vec::new(),
+        marks_saved: false,
     };
     let mut addrs = OwnAddrs::new();
     addrs.add_port_addr(0, port_addr).unwrap();
@@ -402,4 +404,80 @@ weight = 7
     bad[0].1.push(rs([192, 168, 9, 9], 80, Method::Dr, 1));
     assert!(st.commit(&shared, bad, Timeouts::default()).is_err());
     assert!(!p.exists());
+    // mark rules: committed with the table, published, saved; refused
+    // ones change nothing
+    let r1: crate::lb::mark::MarkRule = "tcp 10.0.0.5/32 443 mark 1".parse().unwrap();
+    st.commit_marks(&shared, vec![r1]).unwrap();
+    assert!(shared.lb.load().has_marks4());
+    let on_disk = std::fs::read_to_string(&p).unwrap();
+    assert!(
+        on_disk.ends_with("#mark tcp 10.0.0.5/32 443 mark 1\n"),
+        "{on_disk}"
+    );
+    let overlap = "tcp 10.0.0.0/24 400-500 mark 2".parse().unwrap();
+    let e = st.commit_marks(&shared, vec![r1, overlap]).unwrap_err();
+    assert!(e.msg.contains("overlaps"), "{}", e.msg);
+    assert_eq!(st.marks, [r1]);
+    // a host rule's destination is answered like a VIP
+    assert!(st
+        .announced(&st.services)
+        .contains(&u32::from(Ipv4Addr::new(10, 0, 0, 5))));
+    st.commit_marks(&shared, vec![]).unwrap();
+    assert!(!shared.lb.load().has_marks4());
+    let on_disk = std::fs::read_to_string(&p).unwrap();
+    assert!(on_disk.ends_with(&format!("{MARKS}\n")), "{on_disk}");
+}
+
+#[test]
+fn mark_rules_are_saved_as_comments_to_r_and_read_back() {
+    use crate::lb::mark::MarkRule;
+    let mut t = table();
+    let mut fwm = svc(Proto::Tcp, [0, 0, 0, 0], 0, SchedKind::Rr);
+    fwm.key = ServiceKey::fwmark(1, false);
+    fwm.persistent = Some(300);
+    t.push((fwm, vec![rs([172, 16, 0, 9], 0, Method::Dr, 1)]));
+    let marks: Vec<MarkRule> = vec![
+        "tcp 10.0.0.100/32 80 mark 1".parse().unwrap(),
+        "tcp 10.0.0.100/32 443 from 198.51.100.0/24 mark 1"
+            .parse()
+            .unwrap(),
+    ];
+    let text = render(&t, &TIMEOUTS, Some(&marks));
+    assert!(
+        text.ends_with(&format!(
+            "-A -f 1 -s rr -p 300\n-a -f 1 -r 172.16.0.9:0 -g -w 1\n{MARKS}\n\
+             #mark tcp 10.0.0.100/32 80 mark 1\n\
+             #mark tcp 10.0.0.100/32 443 from 198.51.100.0/24 mark 1\n"
+        )),
+        "{text}"
+    );
+    let saved = parse(&text, Timeouts::default()).unwrap();
+    assert_eq!(saved.services, t);
+    assert_eq!(saved.marks.as_deref(), Some(marks.as_slice()));
+    // -R (and ipvsadm) read the same file: the marks are comments to it
+    assert_eq!(
+        parse_restore(&text).unwrap().len(),
+        parse_restore(&render(&t, &TIMEOUTS, None)).unwrap().len()
+    );
+    // an empty section: no rules (they replace the config's)
+    let saved = parse(&render(&t, &TIMEOUTS, Some(&[])), TIMEOUTS).unwrap();
+    assert_eq!(saved.marks, Some(vec![]));
+    // no section: the config's rules
+    assert_eq!(
+        parse(&render(&t, &TIMEOUTS, None), TIMEOUTS).unwrap().marks,
+        None
+    );
+    // a bad or overlapping rule, or one before the section: its line
+    let n = text.lines().count();
+    let bad = format!("{text}#mark tcp 10.0.0.100 80 mark zero\n");
+    let (l, msg) = parse(&bad, TIMEOUTS).unwrap_err();
+    assert_eq!((l, msg.contains("mark \"zero\"")), (n + 1, true), "{msg}");
+    let (l, msg) = parse(
+        &format!("{text}#mark tcp 10.0.0.0/24 80 mark 2\n"),
+        TIMEOUTS,
+    )
+    .unwrap_err();
+    assert_eq!((l, msg.contains("overlaps")), (n + 1, true), "{msg}");
+    let (l, msg) = parse("#mark tcp 10.0.0.1 80 mark 2\n", TIMEOUTS).unwrap_err();
+    assert_eq!((l, msg.contains("before the line")), (1, true), "{msg}");
 }
