@@ -11,8 +11,6 @@ crate::counters::counter_enum! {
     pub enum LbDrop {
         /// TCP/UDP to a VIP on a port/protocol with no service.
         NotAService: drop = "not_a_service",
-        /// A mark rule marked it, and no fwmark service has that mark.
-        MarkNoService: drop = "mark_no_service",
         /// No real server available (none, all weight 0 or overloaded).
         NoDest: drop = "no_dest",
         /// Connection table full and nothing evictable.
@@ -44,6 +42,8 @@ crate::counters::counter_enum! {
         /// (64 candidates of this worker's share taken); no connection is
         /// evicted for one.
         FullNatPortsExhausted: drop = "fullnat_ports_exhausted",
+        /// A mark rule gave it a mark no fwmark service has.
+        MarkNoService: drop = "mark_no_service",
     }
 }
 

@@ -7,7 +7,7 @@ use super::addr::{fold6, v4_bits, v6_bits};
 use super::forwarding::Snapshot;
 use super::index::index;
 use super::lb_ids::LbIds;
-use super::marks::compile_marks;
+use super::marks::{check_fwmark, compile_marks};
 use super::service::{Dest, Pin, Service};
 use crate::lb::mark::{check_rules, MarkRule};
 use crate::lb::sched::{stable_id, Prepared};
@@ -311,7 +311,10 @@ impl<'a> SnapshotBuilder<'a> {
                 return Err(BuildError::DuplicateService(k));
             }
             if k.is_fwmark() {
-                check_fwmark(spec, dests)?;
+                check_fwmark(spec, dests).map_err(|why| match why {
+                    None => BuildError::FwmarkKey(k),
+                    Some(what) => BuildError::FwmarkUnsupported(k, what),
+                })?;
             } else {
                 check_addr(k.vip)?;
             }
@@ -577,22 +580,6 @@ impl Snapshot {
             .build(&mut ids.clone(), 0)
             .unwrap_or_else(|_| unreachable!("an empty configuration always builds"))
     }
-}
-
-/// An fwmark service: its key is the mark alone, and it has neither the
-/// SYN proxy nor FullNAT (their paths look the service up by address).
-fn check_fwmark(spec: &ServiceSpec, dests: &[DestSpec]) -> Result<(), BuildError> {
-    let k = spec.key;
-    if !k.vip.is_unspecified() || k.port != 0 || k.proto != crate::lb::spec::Proto::Tcp {
-        return Err(BuildError::FwmarkKey(k));
-    }
-    if spec.synproxy {
-        return Err(BuildError::FwmarkUnsupported(k, "the SYN proxy"));
-    }
-    if dests.iter().any(|d| d.method == Method::FullNat) || !spec.local_addresses.is_empty() {
-        return Err(BuildError::FwmarkUnsupported(k, "FullNAT"));
-    }
-    Ok(())
 }
 
 fn check_addr(a: IpAddr) -> Result<(), BuildError> {
