@@ -58,7 +58,8 @@ struct Cli {
     /// the 1M one: the table in cache), `exception`, `metrics`, `newconn`,
     /// `synproxy`, `micro`, `memprobe`; and only when named here, the mark
     /// rules' `DR-marks 1k` (16 rules beside the ordinary service),
-    /// `DR-fwm 1k` (an fwmark service behind them) and `newconn-fwm`.
+    /// `DR-fwm 1k` (an fwmark service behind them), `newconn-marks` and
+    /// `newconn-fwm` (new connections beside and through them).
     /// testpmd runs on the pcaps they use only. For A/B comparisons
     /// without a full run.
     #[arg(long, value_delimiter = ',')]

@@ -196,7 +196,8 @@ impl Plan {
             || (label == nc
                 && (self.wants("newconn")
                     || self.wants("synproxy")
-                    || (!self.only.is_empty() && self.wants("newconn-fwm"))))
+                    || (!self.only.is_empty()
+                        && (self.wants("newconn-fwm") || self.wants("newconn-marks")))))
     }
 }
 

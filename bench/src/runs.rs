@@ -295,9 +295,10 @@ fn run_newconn(r: &Run, (_, path, n): &Pcap, agg: &mut Agg) -> Result<(), String
 /// The mark rules' cost (issue 52), only when `--only` names them: on the
 /// smallest pcap, `DR-marks` (16 rules that match nothing beside the
 /// ordinary service: what rules cost the services they do not serve) and
-/// `DR-fwm` (an fwmark service reached through a 17th rule); `newconn-fwm`
-/// the new-connection scenario to that fwmark service (every packet a new
-/// flow that scans the rules).
+/// `DR-fwm` (an fwmark service reached through a 17th rule); the
+/// new-connection scenario with those rules beside the ordinary service
+/// (`newconn-marks`) and to that fwmark service (`newconn-fwm`: every
+/// packet a new flow that scans the rules).
 fn run_marks(r: &Run, agg: &mut Agg) -> Result<(), String> {
     let Run {
         plan,
@@ -328,20 +329,23 @@ fn run_marks(r: &Run, agg: &mut Agg) -> Result<(), String> {
             r.mpps, r.tracked
         );
     }
-    if plan.wants("newconn-fwm") {
+    for (name, fwmark) in [("newconn-marks", false), ("newconn-fwm", true)] {
+        if !plan.wants(name) {
+            continue;
+        }
         let (_, path, n) = find(files, "newconn")?;
         let c = dut::DutCase {
             capacity: plan.newconn_capacity,
             embryonic_grace_ms: 0,
             marks: 16,
-            fwmark: true,
+            fwmark,
             ..dut_case(plan, bin, dir, path, *n, Method::Dr)
         };
-        let r = dut::run(&c, &format!("r{run}-newconn-fwm"))?;
-        agg.push("dirigo|newconn-fwm|mpps", r.mpps);
-        agg.push("dirigo|newconn-fwm|mconn", r.mconn_s);
+        let r = dut::run(&c, &format!("r{run}-{name}"))?;
+        agg.push(&format!("dirigo|{name}|mpps"), r.mpps);
+        agg.push(&format!("dirigo|{name}|mconn"), r.mconn_s);
         eprintln!(
-            "run {run}: dirigo newconn-fwm: {:.2} Mpps, {:.2} Mconn/s, tracked {}",
+            "run {run}: dirigo {name}: {:.2} Mpps, {:.2} Mconn/s, tracked {}",
             r.mpps, r.mconn_s, r.tracked
         );
     }

@@ -134,6 +134,21 @@ fn every_request_round_trips() {
         Request::Vips,
         Request::Census,
         Request::Handoff,
+        Request::Marks,
+        Request::MarkAdd {
+            rule: "udp 2001:db8::/64 53-60 from 2001:db8:1::/48 mark 7"
+                .parse()
+                .unwrap(),
+        },
+        Request::MarkDel {
+            rule: "tcp 10.0.0.0/8 80 mark 1".parse().unwrap(),
+        },
+        Request::Mutate(BatchCmd::AddService {
+            service: ServiceSpec {
+                key: ServiceKey::fwmark(9, true),
+                ..spec().0
+            },
+        }),
     ];
     for (i, req) in reqs.into_iter().enumerate() {
         let env = RequestEnvelope {
