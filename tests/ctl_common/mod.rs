@@ -321,6 +321,8 @@ impl Handler for Mock {
             }])),
             Request::Reload => Ok(Response::Done),
             Request::Sync => Ok(Response::Sync(None)),
+            Request::Marks => Ok(Response::Marks(Vec::new())),
+            Request::MarkAdd { .. } | Request::MarkDel { .. } => Ok(Response::Done),
             Request::Handoff => Ok(Response::Handoff(dirigo_proto::view::HandoffInfo {
                 file: None,
                 outcome: "none".into(),
