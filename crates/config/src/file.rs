@@ -426,6 +426,16 @@ pub struct ServiceConfig {
     pub check: Option<CheckConfig>,
 }
 
+impl ServiceConfig {
+    /// The service as messages name it: its `address`, or `fwmark N`.
+    pub fn label(&self) -> String {
+        match self.fwmark {
+            Some(m) => format!("fwmark {m}"),
+            None => self.address.clone(),
+        }
+    }
+}
+
 /// `[[mark]]`: a rule that gives packets a firewall mark for fwmark
 /// services (dirigo's own, in place of `iptables -t mangle ... -j MARK`).
 #[derive(Debug, Clone, Deserialize, PartialEq)]

@@ -450,7 +450,7 @@ pub(super) fn service_health(
     dests: &[DestSpec],
     at: &At,
 ) -> Result<ServiceHealth, (At, String)> {
-    let ctx = |e: String| format!("service {}: {e}", s.address);
+    let ctx = |e: String| format!("service {}: {e}", s.label());
     let mut h = ServiceHealth {
         quorum: s.quorum,
         ..Default::default()

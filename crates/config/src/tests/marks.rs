@@ -143,3 +143,12 @@ fn a_mark_without_its_service_is_allowed() {
     assert_eq!(c.marks.len(), 1);
     assert!(c.services.is_empty());
 }
+
+#[test]
+fn an_fwmark_services_problems_name_its_mark() {
+    let e = err(&with(
+        "[[service]]\nfwmark = 4\nscheduler = \"nope\"\n\
+         [[service.real_server]]\naddress = \"172.16.0.11\"\nweight = 70000\n",
+    ));
+    assert!(e.contains("service fwmark 4: "), "{e}");
+}

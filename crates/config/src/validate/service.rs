@@ -126,7 +126,7 @@ fn service(
     let sched: Option<SchedKind> = match s.scheduler.parse() {
         Ok(k) => Some(k),
         Err(e) => {
-            iss.add(at.k("scheduler"), format!("service {}: {e}", s.address));
+            iss.add(at.k("scheduler"), format!("service {}: {e}", s.label()));
             None
         }
     };
@@ -170,7 +170,7 @@ fn sched_flags(s: &ServiceConfig, at: &At, iss: &mut Issues) -> (SchedFlags, boo
                 ok = false;
                 iss.add(
                     at.k("flags").i(j),
-                    format!("service {}: unknown scheduler flag '{other}'", s.address),
+                    format!("service {}: unknown scheduler flag '{other}'", s.label()),
                 );
             }
         }
@@ -195,7 +195,7 @@ fn local_addresses(
             format!(
                 "service {}: a fullnat real server needs the service's local_addresses \
                  (the sources the real servers see)",
-                s.address
+                s.label()
             ),
         );
     }
@@ -206,7 +206,7 @@ fn local_addresses(
                 at.k("local_addresses").i(j),
                 format!(
                     "service {}: local address {a} is not of the real servers' family",
-                    s.address
+                    s.label()
                 ),
             );
         }
@@ -235,7 +235,7 @@ fn ops(s: &ServiceConfig, key: ServiceKey, at: &At, iss: &mut Issues) -> bool {
     };
     iss.add(
         at.k("ops"),
-        format!("service {}: one-packet scheduling (ops) {why}", s.address),
+        format!("service {}: one-packet scheduling (ops) {why}", s.label()),
     );
     false
 }
@@ -249,7 +249,7 @@ fn persistence(s: &ServiceConfig, key: ServiceKey, at: &At, iss: &mut Issues) ->
             at.k("netmask"),
             format!(
                 "service {}: an IPv6 service's persistence granularity is prefix6 (a prefix length)",
-                s.address
+                s.label()
             ),
         );
     }
@@ -260,7 +260,7 @@ fn persistence(s: &ServiceConfig, key: ServiceKey, at: &At, iss: &mut Issues) ->
                 at.k("prefix6"),
                 format!(
                     "service {}: prefix6 is an IPv6 service's persistence prefix length, 1..128",
-                    s.address
+                    s.label()
                 ),
             );
         }
@@ -296,7 +296,8 @@ fn real_servers(
                          address family (IPv4 and IPv6 are not mixed in one service, but for \
                          NAT64: an IPv6 VIP, IPv4 real servers with method = \"nat\" and \
                          [dataplane] nat64_pool)",
-                        s.address, r.address
+                        s.label(),
+                        r.address
                     ),
                 );
             }
@@ -304,7 +305,7 @@ fn real_servers(
                 ok = false;
                 iss.add(
                     rat.k("address"),
-                    format!("service {}: duplicate real server {}", s.address, r.address),
+                    format!("service {}: duplicate real server {}", s.label(), r.address),
                 );
             }
             Ok(d) => dests.push(d),
@@ -331,7 +332,8 @@ fn real_server(s: &ServiceConfig, port: u16, r: &RealServerConfig) -> Result<Des
                         "address",
                         format!(
                             "service {}: real server '{}' is not IP or IP:PORT",
-                            s.address, r.address
+                            s.label(),
+                            r.address
                         ),
                     )
                 })?,
@@ -344,7 +346,9 @@ fn real_server(s: &ServiceConfig, port: u16, r: &RealServerConfig) -> Result<Des
             "weight",
             format!(
                 "service {}: real server {}: weight {} is not 0..65535",
-                s.address, r.address, r.weight
+                s.label(),
+                r.address,
+                r.weight
             ),
         ));
     }
@@ -353,7 +357,8 @@ fn real_server(s: &ServiceConfig, port: u16, r: &RealServerConfig) -> Result<Des
             "address",
             format!(
                 "service {}: real server {}: only NAT and FullNAT can change the port",
-                s.address, r.address
+                s.label(),
+                r.address
             ),
         ));
     }
@@ -372,7 +377,7 @@ fn real_server(s: &ServiceConfig, port: u16, r: &RealServerConfig) -> Result<Des
         };
         return Err((
             k,
-            format!("service {}: real server {}: {why}", s.address, r.address),
+            format!("service {}: real server {}: {why}", s.label(), r.address),
         ));
     }
     Ok(DestSpec {
