@@ -53,7 +53,7 @@ fn converts_a_keepalived_conf_with_includes() {
         [
             "keepalived.conf:4: warning: global_defs skipped: keepalived's global settings have no dirigo equivalent",
             "keepalived.conf:11: warning: vrrp_instance VI_1 skipped: dirigo does not run VRRP (keepalived can go on doing it: VRRP reaches the kernel through dirigo's exception path)",
-            "conf.d/20-api.conf:35: warning: virtual_server fwmark 7 skipped: dirigo's services are a protocol, an address and a port",
+            "conf.d/20-api.conf:35: warning: virtual_server fwmark 7: keepalived takes the mark from iptables (-t mangle ... -j MARK), which dirigo does not read: add [[mark]] rules that give mark 7 to the service's packets (docs/CONFIG.md, [[mark]]); until then the service receives nothing",
         ]
     );
     assert!(
@@ -68,7 +68,16 @@ fn converts_a_keepalived_conf_with_includes() {
 
     let c = Config::parse(&format!("{PREFIX}{}", o.stdout), "converted.toml")
         .unwrap_or_else(|e| panic!("{e}\n{}", o.stdout));
-    assert_eq!(c.services.len(), 2);
+    assert_eq!(c.services.len(), 3);
+    // the fwmark service, its rules for the operator to add
+    let fwm = &c.services[2];
+    assert_eq!(fwm.spec.key, dirigo::lb::spec::ServiceKey::fwmark(7, false));
+    assert!(
+        o.stdout.contains("[[service]]\nfwmark = 7\n"),
+        "{}",
+        o.stdout
+    );
+    assert!(c.marks.is_empty());
     let web = &c.services[0];
     assert_eq!(web.spec.key.port, 80);
     assert!(web.dests.iter().all(|d| d.method == Method::Dr));

@@ -321,3 +321,185 @@ fn lab_threshold() {
     }
     lab.finish();
 }
+
+/// The client's connections to `port` through the VIP, `n` at once: the
+/// real servers that answered, in order.
+fn names_on(lab: &Lab, port: u16, n: usize) -> Vec<String> {
+    let out = lab.client(&[
+        "python3",
+        &common::support("lab_client.py"),
+        "conns",
+        VIP,
+        &port.to_string(),
+        &n.to_string(),
+    ]);
+    let names: Vec<String> = out
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert_eq!(v["ok"], true, "connection to :{port} failed: {l}");
+            v["name"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(names.len(), n, "{out}");
+    names
+}
+
+/// `dirigoctl ARGS` that must fail: its stderr.
+fn ctl_fails(lab: &Lab, args: &[&str]) -> String {
+    let o = std::process::Command::new(common::DIRIGOCTL)
+        .arg("--socket")
+        .arg(&lab.sock)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "dirigoctl {args:?} succeeded");
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// fwmark services (issue 52): a NAT fwmark service spanning ports 80 and
+/// 443 of the VIP, its marks set by dirigo's own rules. A `[[mark]]` of
+/// the config gives 443 the mark; rr rotates over the servers there (the
+/// NAT replies come back); a rule added at runtime with `dirigoctl mark
+/// add` takes port 80 once its ordinary service is gone; with `-p` one
+/// client sticks to one server on both ports (the template is the
+/// mark's); a mark without a service is a counted drop; bad rules are
+/// refused; and the rules, services and all, survive a restart through
+/// the state file.
+#[test]
+fn lab_fwmark() {
+    if !common::privileged("lab fwmark") {
+        return;
+    }
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let spec = LabSpec {
+        name: "lab_fwmark",
+        prefix: "dgtk",
+        mode: "nat",
+        method: "nat",
+        cores: &["-l", "0-1"],
+        nrs: 3,
+        env: &[],
+    };
+    let state = common::scratch("lab_fwmark").join("state");
+    let _ = std::fs::remove_file(&state);
+    let rs: String = (1..=3)
+        .map(|n| {
+            format!(
+                "[[service.real_server]]\naddress = \"{}\"\nmethod = \"nat\"\n",
+                lab_common::rip(n)
+            )
+        })
+        .collect();
+    let extra = format!(
+        "[[service]]\nfwmark = 1\nscheduler = \"rr\"\n{rs}\n\
+         [[mark]]\nprotocol = \"tcp\"\ndestination = \"{VIP}\"\nport = 443\nmark = 1\n"
+    );
+    let mut lab = Lab::start_with_config(&spec, 65536, |c| {
+        c.control(&format!("state_file = \"{}\"", state.display()))
+            .raw(&extra)
+    });
+    // a second HTTP server on each real server, on 443
+    let servers: Vec<_> = (1..=3)
+        .map(|n| {
+            lab.spawn(
+                &format!("rs{n}"),
+                &[
+                    "python3",
+                    &common::support("rs_server.py"),
+                    "--name",
+                    &format!("rs{n}"),
+                    "--port",
+                    "443",
+                ],
+            )
+        })
+        .collect();
+    lab.wait_for("the real servers on 443", 10, || {
+        (1..=3).all(|n| {
+            let o = lab.exec(&format!("rs{n}"), &["ss", "-Hltn", "sport = :443"]);
+            String::from_utf8_lossy(&o.stdout).contains("443")
+        })
+    });
+    let l = lab.adm(&["-L", "-n"]);
+    assert!(l.contains("FWM  1 rr\n"), "{l}");
+    assert!(lab.adm(&["-S", "-n"]).contains("-A -f 1 -s rr\n"));
+    // 443 has no ordinary service: the config's rule gives it mark 1
+    assert_round_robin(&names_on(&lab, 443, 6), 3);
+    // garbage and conflicts are refused, nothing changes
+    let e = ctl_fails(&lab, &["mark", "add", "tcp", "nowhere", "80", "mark", "1"]);
+    assert!(e.contains("not an address"), "{e}");
+    let e = ctl_fails(&lab, &["mark", "add", "tcp", VIP, "80", "mark", "0"]);
+    assert!(e.contains("mark 0"), "{e}");
+    let e = ctl_fails(
+        &lab,
+        &["mark", "add", "tcp", "10.99.0.0/24", "400-500", "mark", "2"],
+    );
+    assert!(e.contains("overlaps"), "{e}");
+    let e = ctl_fails(&lab, &["mark", "del", "tcp", VIP, "81", "mark", "1"]);
+    assert!(e.contains("no mark rule"), "{e}");
+    // port 80: its ordinary service goes, a runtime rule gives it mark 1
+    lab.adm(&["-D", "-t", &format!("{VIP}:80")]);
+    let c = common::DIRIGOCTL;
+    let o = std::process::Command::new(c)
+        .args([
+            "--socket", &lab.sock, "mark", "add", "tcp", VIP, "80", "mark", "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "mark add: {o:?}");
+    // a mark no service has: allowed, its packets a counted drop
+    lab.ctl_json(&["mark", "add", "udp", VIP, "6000", "mark", "9"]);
+    let list = lab.ctl_json(&["mark", "list"]);
+    assert_eq!(list.as_array().map(|a| a.len()), Some(3), "{list}");
+    assert_round_robin(&names_on(&lab, 80, 6), 3);
+    // persistence across the mark's ports: one template for 80 and 443
+    lab.adm(&["-E", "-f", "1", "-s", "rr", "-p", "60"]);
+    let mut names = names_on(&lab, 80, 4);
+    names.extend(names_on(&lab, 443, 4));
+    names.extend(names_on(&lab, 80, 2));
+    assert!(
+        names.iter().all(|n| n == &names[0]),
+        "persistence over 80 and 443: {names:?}"
+    );
+    lab.client(&[
+        "python3",
+        "-c",
+        &format!(
+            "import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); \
+             [s.sendto(b'x', ('{VIP}', 6000)) for _ in range(3)]"
+        ),
+    ]);
+    lab.wait_for("mark_no_service drops", 5, || {
+        lab.ctl_json(&["drops"])
+            .as_array()
+            .expect("drops")
+            .iter()
+            .any(|d| d["reason"] == "lb_mark_no_service" && d["count"].as_u64() >= Some(1))
+    });
+    // a restart: the state file brings back the rules and the table
+    let saved = std::fs::read_to_string(&state).expect("state file");
+    assert!(
+        saved.contains(&format!("#mark tcp {VIP}/32 80 mark 1\n")),
+        "{saved}"
+    );
+    lab.restart(|_| {});
+    let l = lab.adm(&["-L", "-n"]);
+    assert!(l.contains("FWM  1 rr persistent 60\n"), "{l}");
+    assert!(!l.contains(&format!("TCP  {VIP}:80")), "{l}");
+    let list = lab.ctl_json(&["mark", "list"]);
+    assert_eq!(list.as_array().map(|a| a.len()), Some(3), "{list}");
+    let after: Vec<String> = names_on(&lab, 80, 3)
+        .into_iter()
+        .chain(names_on(&lab, 443, 3))
+        .collect();
+    assert!(
+        after.iter().all(|n| n == &after[0]),
+        "after the restart: {after:?}"
+    );
+    for mut s in servers {
+        let _ = s.kill();
+        let _ = s.wait();
+    }
+    lab.finish();
+}

@@ -64,6 +64,14 @@ pub struct DutCase<'a> {
     /// IPv6 VIP's ([`crate::gen::VIP6`]) with those servers; the IPv6 connection
     /// table gets `capacity`, the IPv4 one its minimum.
     pub v6: bool,
+    /// Mark rules that match none of the pcap's packets (each a /32 of
+    /// its own, a mark without a service): the cost of rules configured
+    /// beside an ordinary service (`DR-marks`).
+    pub marks: u32,
+    /// The service is an fwmark service (mark 1), its packets given the
+    /// mark by one more rule after the `marks` others (`DR-fwm`,
+    /// `newconn-fwm`): every new flow scans them all.
+    pub fwmark: bool,
 }
 
 /// Where the metrics scenario's endpoint listens.

@@ -55,8 +55,12 @@ struct Cli {
     /// Only these daemon scenarios (comma-separated, case-insensitive):
     /// `DR 1M`, `NAT 1k`, ... (a method alone: all its sizes), `DR-2w 1k`,
     /// `DR 1k@1M`, `TUN 1k@1M`, `NAT 1k@1M` (1k flows on a pcap as large as
-    /// the 1M one: the table in cache), `exception`, `metrics`, `checkpoint`, `handoff`, `newconn`,
-    /// `synproxy`, `micro`, `memprobe`.
+    /// the 1M one: the table in cache), `exception`, `metrics`, `checkpoint`,
+    /// `handoff`, `newconn`, `synproxy`, `micro`, `memprobe`; and only when
+    /// named here, the mark rules' `DR-marks 1k` (16 rules beside the
+    /// ordinary service), `DR-fwm 1k` (an fwmark service behind them),
+    /// `newconn-marks` and `newconn-fwm` (new connections beside and
+    /// through them).
     /// testpmd runs on the pcaps they use only. For A/B comparisons
     /// without a full run.
     #[arg(long, value_delimiter = ',')]

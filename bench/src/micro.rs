@@ -143,6 +143,7 @@ fn snapshot(method: Method, servers: u8) -> (Snapshot, LbIds) {
     let spec = ServiceSpec {
         local_addresses: Vec::new(),
         key: ServiceKey {
+            fwmark: 0,
             proto: Proto::Tcp,
             vip: std::net::IpAddr::V4(Ipv4Addr::from(gen::VIP)),
             port: gen::VPORT,

@@ -184,13 +184,21 @@ impl Plan {
             && self.methods.iter().any(|&m| {
                 self.wants(&format!("{} {label}", mname(m)))
                     || self.wants(&format!("DR-2w {label}"))
-            });
+            })
+            || (label == self.sizes[0].0
+                && !self.only.is_empty()
+                && (self.wants(&format!("DR-marks {label}"))
+                    || self.wants(&format!("DR-fwm {label}"))));
         of_size
             || self.fnat_sizes().contains(&label)
             || (label == self.exception_size.0 && self.wants("exception"))
             || (Some(label) == self.sizes.last().map(|s| s.0)
                 && (self.wants("metrics") || self.wants("checkpoint") || self.wants("handoff")))
-            || (label == nc && (self.wants("newconn") || self.wants("synproxy")))
+            || (label == nc
+                && (self.wants("newconn")
+                    || self.wants("synproxy")
+                    || (!self.only.is_empty()
+                        && (self.wants("newconn-fwm") || self.wants("newconn-marks")))))
     }
 }
 

@@ -60,6 +60,7 @@ pub fn one_run(
     if plan.wants("newconn") || plan.wants("synproxy") {
         run_newconn(r, find(files, "newconn")?, agg)?;
     }
+    run_marks(r, agg)?;
     if plan.wants("micro") {
         run_micro(plan, agg, None, None);
     }
@@ -233,6 +234,8 @@ fn dut_case<'a>(
         checkpoint: false,
         handoff: false,
         v6: false,
+        marks: 0,
+        fwmark: false,
     }
 }
 
@@ -302,6 +305,66 @@ fn run_newconn(r: &Run, (_, path, n): &Pcap, agg: &mut Agg) -> Result<(), String
         r.wan_tx_mpps / base,
         r.tracked
     );
+    Ok(())
+}
+
+/// The mark rules' cost (issue 52), only when `--only` names them: on the
+/// smallest pcap, `DR-marks` (16 rules that match nothing beside the
+/// ordinary service: what rules cost the services they do not serve) and
+/// `DR-fwm` (an fwmark service reached through a 17th rule); the
+/// new-connection scenario with those rules beside the ordinary service
+/// (`newconn-marks`) and to that fwmark service (`newconn-fwm`: every
+/// packet a new flow that scans the rules).
+fn run_marks(r: &Run, agg: &mut Agg) -> Result<(), String> {
+    let Run {
+        plan,
+        run,
+        dir,
+        bin,
+        files,
+    } = *r;
+    if plan.only.is_empty() {
+        return Ok(());
+    }
+    let label = plan.sizes[0].0;
+    for (name, fwmark) in [("DR-marks", false), ("DR-fwm", true)] {
+        let name = format!("{name} {label}");
+        if !plan.wants(&name) {
+            continue;
+        }
+        let (_, path, n) = find(files, label)?;
+        let c = dut::DutCase {
+            marks: 16,
+            fwmark,
+            ..dut_case(plan, bin, dir, path, *n, Method::Dr)
+        };
+        let r = dut::run(&c, &format!("r{run}-{}", name.replace(' ', "-")))?;
+        let ratio = record_dut(agg, &format!("dirigo|{name}"), label, &r);
+        eprintln!(
+            "run {run}: dirigo {name}: {:.2} Mpps ({ratio:.2}x macswap), tracked {}",
+            r.mpps, r.tracked
+        );
+    }
+    for (name, fwmark) in [("newconn-marks", false), ("newconn-fwm", true)] {
+        if !plan.wants(name) {
+            continue;
+        }
+        let (_, path, n) = find(files, "newconn")?;
+        let c = dut::DutCase {
+            capacity: plan.newconn_capacity,
+            embryonic_grace_ms: 0,
+            marks: 16,
+            fwmark,
+            ..dut_case(plan, bin, dir, path, *n, Method::Dr)
+        };
+        let r = dut::run(&c, &format!("r{run}-{name}"))?;
+        agg.push(&format!("dirigo|{name}|mpps"), r.mpps);
+        agg.push(&format!("dirigo|{name}|mconn"), r.mconn_s);
+        eprintln!(
+            "run {run}: dirigo {name}: {:.2} Mpps, {:.2} Mconn/s, tracked {}",
+            r.mpps, r.mconn_s, r.tracked
+        );
+    }
     Ok(())
 }
 

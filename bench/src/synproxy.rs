@@ -114,6 +114,7 @@ fn worker6(capacity: u32) -> (Balancer, Snapshot) {
     let spec = ServiceSpec {
         local_addresses: Vec::new(),
         key: ServiceKey {
+            fwmark: 0,
             proto: Proto::Tcp,
             vip: std::net::IpAddr::V6(gen::VIP6.into()),
             port: gen::VPORT,
@@ -245,6 +246,7 @@ fn snapshot(ids: &mut LbIds, synproxy: bool, port: u16) -> Snapshot {
     let spec = ServiceSpec {
         local_addresses: Vec::new(),
         key: ServiceKey {
+            fwmark: 0,
             proto: Proto::Tcp,
             vip: std::net::IpAddr::V4(Ipv4Addr::from(gen::VIP)),
             port,

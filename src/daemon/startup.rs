@@ -194,6 +194,8 @@ pub fn initial_state(
         pending_garp: Vec::new(),
         pending_na6: Vec::new(),
         health: health_state(cfg),
+        marks: cfg.marks.clone(),
+        marks_saved: !cfg.marks.is_empty(),
         state_file: cfg
             .control
             .state_file
@@ -394,7 +396,14 @@ pub fn commit_services(ctl: &Ctl, cfg: &Config, saved: Option<Saved>) -> Result<
     };
     let loaded = saved.is_some();
     let (services, t) = match saved {
-        Some(s) => (s.services, s.timeouts),
+        Some(s) => {
+            // the saved mark rules replace the config's, as the services do
+            if let Some(m) = s.marks {
+                st.marks = m;
+                st.marks_saved = true;
+            }
+            (s.services, s.timeouts)
+        }
         None => (from_config(), st.timeouts),
     };
     let file = st.state_file.take();
@@ -409,8 +418,9 @@ pub fn commit_services(ctl: &Ctl, cfg: &Config, saved: Option<Saved>) -> Result<
         _ => DaemonError::Other(format!("config services: {}", e.msg)),
     })?;
     let (services, timeouts) = (st.services.clone(), st.timeouts);
+    let marks = st.marks_saved.then(|| st.marks.clone());
     if let Some(f) = &mut st.state_file {
-        f.mark_saved(&services, &timeouts);
+        f.mark_saved(&services, &timeouts, marks.as_deref());
         if loaded {
             eprintln!(
                 "dirigo: state file {}: {} service(s) loaded in place of the config's {} (dirigoctl reload applies the config's)",

@@ -321,6 +321,8 @@ impl Handler for Mock {
             }])),
             Request::Reload => Ok(Response::Done),
             Request::Sync => Ok(Response::Sync(None)),
+            Request::Marks => Ok(Response::Marks(Vec::new())),
+            Request::MarkAdd { .. } | Request::MarkDel { .. } => Ok(Response::Done),
             Request::Handoff => Ok(Response::Handoff(dirigo_proto::view::HandoffInfo {
                 file: None,
                 outcome: "none".into(),
@@ -331,6 +333,7 @@ impl Handler for Mock {
             Request::Health => Ok(Response::Health(HealthReport {
                 servers: vec![HealthInfo {
                     service: ServiceKey {
+                        fwmark: 0,
                         proto: dirigo::lb::spec::Proto::Tcp,
                         vip: std::net::IpAddr::V4(Ipv4Addr::new(10, 0, 0, 100)),
                         port: 80,

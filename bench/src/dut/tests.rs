@@ -29,6 +29,8 @@ fn generated_config_is_valid() {
             checkpoint: false,
             handoff: false,
             v6: false,
+            marks: 0,
+            fwmark: false,
         };
         let text = config(&c, "dg-bench", Path::new("ctl.sock"));
         let cfg = dirigo_config::Config::parse(&text, "bench").unwrap();
@@ -83,6 +85,8 @@ fn synproxy_config_is_valid() {
         checkpoint: false,
         handoff: false,
         v6: false,
+        marks: 0,
+        fwmark: false,
     };
     let text = config(&c, "dg-bench", Path::new("ctl.sock"));
     let cfg = dirigo_config::Config::parse(&text, "bench").unwrap();
@@ -110,6 +114,8 @@ fn checkpoint_config_is_valid() {
         checkpoint: true,
         handoff: false,
         v6: false,
+        marks: 0,
+        fwmark: false,
     };
     let text = config(&c, "dg-bench", Path::new("ctl.sock"));
     let cfg = dirigo_config::Config::parse(&text, "bench").unwrap();
@@ -147,6 +153,8 @@ fn ipv6_config_is_valid() {
             checkpoint: false,
             handoff: false,
             v6: true,
+            marks: 0,
+            fwmark: false,
         };
         let text = config(&c, "dg-bench", Path::new("ctl.sock"));
         let cfg = dirigo_config::Config::parse(&text, "bench")
@@ -200,6 +208,8 @@ fn fullnat_config_is_valid() {
             checkpoint: false,
             handoff: false,
             v6,
+            marks: 0,
+            fwmark: false,
         };
         let text = config(&c, "dg-bench", Path::new("ctl.sock"));
         let cfg = dirigo_config::Config::parse(&text, "bench")
@@ -214,5 +224,40 @@ fn fullnat_config_is_valid() {
         assert!(svc.spec.local_addresses.iter().all(|a| a.is_ipv6() == v6));
         assert!(svc.dests.iter().all(|d| d.method == Method::FullNat));
         assert_eq!(cfg.dataplane.connections6_per_worker, 1 << 20);
+    }
+}
+
+/// The mark scenarios' configuration: `marks` rules that match nothing
+/// beside the ordinary service, or an fwmark service behind one more.
+#[test]
+fn mark_configs_are_valid() {
+    for fwmark in [false, true] {
+        let c = DutCase {
+            bin: Path::new("dirigo"),
+            pcap: Path::new("flows.pcap"),
+            pcap_pkts: 1000,
+            method: Method::Dr,
+            capacity: 1 << 16,
+            embryonic_grace_ms: 0,
+            dir: Path::new("."),
+            warmup: Duration::from_secs(1),
+            measure: Duration::from_secs(1),
+            workers: 1,
+            exception: false,
+            metrics: false,
+            synproxy: false,
+            checkpoint: false,
+            handoff: false,
+            v6: false,
+            marks: 16,
+            fwmark,
+        };
+        let text = config(&c, "dg-bench", Path::new("ctl.sock"));
+        let cfg = dirigo_config::Config::parse(&text, "bench")
+            .unwrap_or_else(|e| panic!("fwmark {fwmark}: {e}\n{text}"));
+        assert_eq!(cfg.marks.len(), 16 + usize::from(fwmark));
+        assert_eq!(cfg.services[0].spec.key.is_fwmark(), fwmark);
+        let last = cfg.marks.last().unwrap();
+        assert_eq!(last.mark == 1, fwmark, "{last}");
     }
 }

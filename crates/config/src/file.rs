@@ -379,10 +379,20 @@ fn default_weight() -> u32 {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ServiceConfig {
-    /// `tcp` or `udp`.
-    pub protocol: Proto,
-    /// `VIP:port`.
+    /// `tcp` or `udp` (required but for an fwmark service).
+    #[serde(default)]
+    pub protocol: Option<Proto>,
+    /// `VIP:port` (required but for an fwmark service).
+    #[serde(default)]
     pub address: String,
+    /// An fwmark service (`ipvsadm -f MARK`): the packets the `[[mark]]`
+    /// rules give this mark, instead of `protocol` and `address`.
+    #[serde(default)]
+    pub fwmark: Option<u32>,
+    /// An fwmark service's family: `"ipv4"` (the default) or `"ipv6"`
+    /// (`ipvsadm -f MARK -6`).
+    #[serde(default)]
+    pub family: Option<String>,
     /// Scheduler name (default wlc).
     #[serde(default = "default_sched")]
     pub scheduler: String,
@@ -422,6 +432,34 @@ pub struct ServiceConfig {
     /// The check of every real server of the service.
     #[serde(default)]
     pub check: Option<CheckConfig>,
+}
+
+impl ServiceConfig {
+    /// The service as messages name it: its `address`, or `fwmark N`.
+    pub fn label(&self) -> String {
+        match self.fwmark {
+            Some(m) => format!("fwmark {m}"),
+            None => self.address.clone(),
+        }
+    }
+}
+
+/// `[[mark]]`: a rule that gives packets a firewall mark for fwmark
+/// services (dirigo's own, in place of `iptables -t mangle ... -j MARK`).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MarkConfig {
+    /// `tcp` or `udp`.
+    pub protocol: Proto,
+    /// Destination: an address (a host) or a prefix `ADDR/LEN`.
+    pub destination: String,
+    /// Destination port: a number or a range `"LO-HI"`.
+    pub port: toml::Value,
+    /// Source prefix (default: any source).
+    #[serde(default)]
+    pub source: Option<String>,
+    /// The mark, 1..=4294967295.
+    pub mark: u32,
 }
 
 /// `[service.check]` and a real server's `check`: keepalived's checkers.
@@ -628,6 +666,8 @@ pub(super) struct RawConfig {
     pub(super) timeouts: Option<TimeoutsConfig>,
     #[serde(default)]
     pub(super) service: Vec<ServiceConfig>,
+    #[serde(default)]
+    pub(super) mark: Vec<MarkConfig>,
     #[serde(default)]
     pub(super) exception: Option<ExceptionConfig>,
     #[serde(default)]

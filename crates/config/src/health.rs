@@ -450,7 +450,7 @@ pub(super) fn service_health(
     dests: &[DestSpec],
     at: &At,
 ) -> Result<ServiceHealth, (At, String)> {
-    let ctx = |e: String| format!("service {}: {e}", s.address);
+    let ctx = |e: String| format!("service {}: {e}", s.label());
     let mut h = ServiceHealth {
         quorum: s.quorum,
         ..Default::default()
@@ -472,7 +472,7 @@ pub(super) fn service_health(
         // server's method decides via_vip; NAT servers refuse it below)
         let first = dests.first().map_or(Method::Dr, |d| d.method);
         h.check = Some(
-            check_spec(c, s.protocol, first)
+            check_spec(c, s.protocol.unwrap_or(Proto::Tcp), first)
                 .map_err(|e| (at.k("check"), ctx(format!("check: {e}"))))?,
         );
     }
@@ -483,7 +483,7 @@ pub(super) fn service_health(
             None if s.check.is_some() => (base.clone(), at.k("check")),
             None => continue,
         };
-        let spec = check_spec(&c, s.protocol, d.method)
+        let spec = check_spec(&c, s.protocol.unwrap_or(Proto::Tcp), d.method)
             .and_then(|spec| same_family(&spec, d.key.addr).map(|()| spec))
             .map_err(|e| {
                 (

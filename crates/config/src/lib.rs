@@ -40,7 +40,7 @@ use file::RawConfig;
 use locate::{At, Issues};
 use std::net::Ipv4Addr;
 use std::path::Path;
-use validate::{dataplane, each, exception, health_path, neighbor, ports, route, services};
+use validate::{dataplane, each, exception, health_path, marks, neighbor, ports, route, services};
 
 /// `[[port]] role`: which side of the connections a port faces.
 #[derive(Debug, Clone, Copy, Default, serde::Deserialize, PartialEq, Eq)]
@@ -208,6 +208,8 @@ pub struct Config {
     pub timeouts: Timeouts,
     /// Start-up services.
     pub services: Vec<Service>,
+    /// Start-up mark rules (`[[mark]]`) for fwmark services.
+    pub marks: Vec<dirigo_core::lb::mark::MarkRule>,
     /// The exception path (`None`: no port has a kernel interface).
     pub exception: Option<ExceptionConfig>,
     /// Where health checks run: `Some(namespace)`, or `None` for
@@ -343,6 +345,7 @@ impl Config {
             udp: t.udp,
         });
         let services = services(&raw.service, !raw.dataplane.nat64_pool.is_empty(), iss);
+        let marks = marks(&raw.mark, iss);
         let health_netns = health_path(&raw, &ports, &services, iss);
         let metrics = metrics::metrics(raw.metrics.as_ref()).unwrap_or_else(|e| {
             let key = if e.contains("burst_histogram") {
@@ -353,7 +356,11 @@ impl Config {
             iss.add(At::key("metrics").k(key), e);
             None
         });
-        let vips: Vec<std::net::IpAddr> = services.iter().map(|s| s.spec.key.vip).collect();
+        let vips: Vec<std::net::IpAddr> = services
+            .iter()
+            .filter(|s| !s.spec.key.is_fwmark())
+            .map(|s| s.spec.key.vip)
+            .collect();
         let announce = announce::announce(
             raw.announce.as_ref(),
             &ports,
@@ -404,6 +411,7 @@ impl Config {
             dataplane: raw.dataplane,
             timeouts,
             services,
+            marks,
             exception: raw.exception,
             health_netns,
             metrics,

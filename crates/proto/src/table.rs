@@ -372,6 +372,7 @@ mod tests {
     fn fingerprints_print_ipv6_services_bracketed() {
         let info = |vip: &str, port, fp: Option<&str>| FingerprintInfo {
             service: ServiceKey {
+                fwmark: 0,
                 proto: Proto::Tcp,
                 vip: vip.parse().unwrap(),
                 port,

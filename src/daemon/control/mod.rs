@@ -10,6 +10,7 @@
 pub mod state_file;
 
 use crate::dataplane::shared::Shared;
+use crate::lb::mark::MarkRule;
 use crate::lb::snapshot::{BuildError, LbIds, Snapshot, SnapshotBuilder};
 use crate::lb::spec::Timeouts;
 use crate::net::addr::{Ipv4Cidr, Ipv6Cidr, OwnAddrs};
@@ -88,6 +89,13 @@ pub struct ControlState {
     /// Where the table is saved after every change (`[control]
     /// state_file`), when configured.
     pub state_file: Option<state_file::StateFile>,
+    /// The mark rules (`[[mark]]`, `dirigoctl mark`): what gives packets
+    /// to fwmark services.
+    pub marks: Vec<MarkRule>,
+    /// Whether the state file keeps the mark rules (a section, even an
+    /// empty one): once the config has some or they changed at runtime,
+    /// so that a restart brings back what was last set.
+    pub marks_saved: bool,
 }
 
 /// Map a snapshot build error to the protocol's error.
@@ -144,13 +152,28 @@ impl ControlState {
     pub fn announced(&self, services: &ServiceTable) -> HashSet<u32> {
         services
             .iter()
+            .filter(|(s, _)| !s.key.is_fwmark())
             .filter_map(|(s, _)| match s.key.vip {
                 std::net::IpAddr::V4(v) if !self.health.withdrawn.contains(&s.key.vip) => {
                     Some(u32::from(v))
                 }
                 _ => None,
             })
+            .chain(self.mark_hosts().filter_map(|a| match a {
+                std::net::IpAddr::V4(v) => Some(u32::from(v)),
+                _ => None,
+            }))
             .collect()
+    }
+
+    /// The destinations of host mark rules (/32, /128): dirigo answers
+    /// ARP (ND) and ping for them as for VIPs. A wider prefix is routed
+    /// to dirigo by the router.
+    fn mark_hosts(&self) -> impl Iterator<Item = std::net::IpAddr> + '_ {
+        self.marks
+            .iter()
+            .filter(|r| r.dst.len == if r.is_ipv6() { 128 } else { 32 })
+            .map(|r| r.dst.addr)
     }
 
     /// The IPv6 VIPs of `services` dirigo answers neighbour solicitations
@@ -158,12 +181,17 @@ impl ControlState {
     pub fn announced6(&self, services: &ServiceTable) -> HashSet<u128> {
         services
             .iter()
+            .filter(|(s, _)| !s.key.is_fwmark())
             .filter_map(|(s, _)| match s.key.vip {
                 std::net::IpAddr::V6(v) if !self.health.withdrawn.contains(&s.key.vip) => {
                     Some(u128::from(v))
                 }
                 _ => None,
             })
+            .chain(self.mark_hosts().filter_map(|a| match a {
+                std::net::IpAddr::V6(v) => Some(u128::from(v)),
+                _ => None,
+            }))
             .collect()
     }
 
@@ -189,6 +217,7 @@ impl ControlState {
             .threshold_divisor(self.settings.workers.max(1))
             .mh_table_size(self.settings.mh_table_size as usize)
             .synproxy(self.settings.synproxy)
+            .marks(&self.marks)
             .on_link(&on_link);
         // the workers forward with the effective table: health checks'
         // verdicts (inhibit, remove, sorry server) over the configured one
@@ -246,9 +275,24 @@ impl ControlState {
         // saved before the change is acknowledged (the caller answers
         // after this); a failed write is logged and counted, never fatal
         if let Some(f) = &mut self.state_file {
-            let _ = f.save(&self.services, &self.timeouts);
+            let marks = self.marks_saved.then_some(self.marks.as_slice());
+            let _ = f.save(&self.services, &self.timeouts, marks);
         }
         Ok(())
+    }
+
+    /// Validate and commit new mark rules (with the current table),
+    /// publishing the snapshot; on a refusal the rules stay as they were.
+    pub fn commit_marks(&mut self, shared: &Shared, marks: Vec<MarkRule>) -> Result<(), CtlError> {
+        let old = std::mem::replace(&mut self.marks, marks);
+        let was_saved = std::mem::replace(&mut self.marks_saved, true);
+        let (t, timeouts) = (self.services.clone(), self.timeouts);
+        let r = self.commit(shared, t, timeouts);
+        if r.is_err() {
+            self.marks = old;
+            self.marks_saved = was_saved;
+        }
+        r
     }
 
     /// Publish the current table again after health changed it (effective

@@ -6,11 +6,13 @@
 //! * `network` — ports, addresses, routes, neighbors;
 //! * `stats` — per-worker and drop counters, rate estimation;
 //! * `health` — health checks and maintenance;
-//! * `announce` — the VIP routes for a routing daemon (`dirigoctl vips`).
+//! * `announce` — the VIP routes for a routing daemon (`dirigoctl vips`);
+//! * `marks` — the mark rules of fwmark services (`dirigoctl mark`).
 
 mod announce;
 mod ctl;
 mod health;
+mod marks;
 mod network;
 mod services;
 mod stats;
@@ -60,6 +62,9 @@ impl Handler for Ctl {
             Request::Vips => Ok(self.vips()),
             Request::Census => self.census(),
             Request::Handoff => Ok(Response::Handoff(self.handoff.info())),
+            Request::Marks => Ok(Response::Marks(lock(&self.state).marks.clone())),
+            Request::MarkAdd { rule } => self.mark_add(rule),
+            Request::MarkDel { rule } => self.mark_del(rule),
             Request::Version => Ok(Response::Version(VersionInfo {
                 version: crate::version::VERSION.into(),
                 proto: dirigo_proto::proto::PROTO_VERSION,

@@ -238,8 +238,14 @@ impl Ctl {
             .filter(|s| s.health.active())
             .map(|s| (s.spec.key, s.health.clone()))
             .collect();
+        // the config's mark rules, as its services
+        let old_marks = std::mem::replace(&mut st.marks, cfg.marks.clone());
+        let old_saved = st.marks_saved;
+        st.marks_saved |= !st.marks.is_empty();
         if let Err(e) = st.commit(&self.shared, t, cfg.timeouts) {
             st.health.services = old;
+            st.marks = old_marks;
+            st.marks_saved = old_saved;
             return Err(e);
         }
         for n in &cfg.neighbors {

@@ -37,6 +37,7 @@ fn snapshot(servers: &[u32]) -> Snapshot {
     b.service(
         ServiceSpec {
             key: ServiceKey {
+                fwmark: 0,
                 proto: Proto::Tcp,
                 vip: IpAddr::V4(Ipv4Addr::from(VIP)),
                 port: 80,

@@ -16,6 +16,7 @@ fn svc(port: u16) -> ServiceSpec {
     ServiceSpec {
         local_addresses: Vec::new(),
         key: ServiceKey {
+            fwmark: 0,
             proto: Proto::Tcp,
             vip: std::net::IpAddr::V4(Ipv4Addr::new(10, 10, 10, 10)),
             port,

@@ -66,6 +66,7 @@ fn snapshot(order: &[usize]) -> Snapshot {
         ServiceSpec {
             local_addresses: Vec::new(),
             key: ServiceKey {
+                fwmark: 0,
                 proto: Proto::Tcp,
                 vip: std::net::IpAddr::V4(Ipv4Addr::from(VIP)),
                 port: 80,

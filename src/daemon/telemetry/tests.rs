@@ -29,6 +29,7 @@ fn receive(cmd: &str, d: &Dict) -> J {
 
 fn key(proto: Proto, n: u32, port: u16) -> ServiceKey {
     ServiceKey {
+        fwmark: 0,
         proto,
         vip: std::net::IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + n)),
         port,

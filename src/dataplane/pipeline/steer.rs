@@ -71,6 +71,14 @@ impl WorkerPipeline {
             k.src
         } else if self.snap.is_pool4(k.dst) {
             return k.dport as u32 % self.workers;
+        } else if self.snap.has_marks4()
+            && self
+                .snap
+                .mark_service(k.proto, k.src, k.dst, k.dport)
+                .is_some()
+        {
+            // a request to an fwmark service (its destination is no VIP)
+            k.src
         } else {
             k.dst
         };

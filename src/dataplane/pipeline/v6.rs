@@ -44,6 +44,9 @@ pub fn owner_meta6(snap: &Snapshot, meta: &PacketMeta6, mask: u128, workers: u32
         owner6(k.src & mask, workers)
     } else if snap.is_pool6(k.dst) {
         k.dport as u32 % workers
+    } else if snap.has_marks6() && snap.mark_service6(k.proto, k.src, k.dst, k.dport).is_some() {
+        // a request to an fwmark service (its destination is no VIP)
+        owner6(k.src & mask, workers)
     } else {
         owner6(k.dst & mask, workers)
     }

@@ -20,6 +20,7 @@ fn job(probe: Probe, target: SocketAddrV4, interval_ms: u64, timeout_ms: u64, n:
     Job {
         key: JobKey {
             service: ServiceKey {
+                fwmark: 0,
                 proto: Proto::Tcp,
                 vip: std::net::IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
                 port: 80,

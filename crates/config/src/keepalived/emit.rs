@@ -120,10 +120,28 @@ pub fn toml(services: &[Service], source: &str) -> String {
         let _ = writeln!(o, "#\n# (no virtual_server was converted)");
     }
     for s in services {
-        let _ = writeln!(o, "\n# virtual_server {} {} ({})", s.vip, s.port, s.loc);
-        let _ = writeln!(o, "[[service]]");
-        let _ = writeln!(o, "protocol = {}", string(s.proto));
-        let _ = writeln!(o, "address = {}", string(&format!("{}:{}", s.vip, s.port)));
+        if let Some(m) = s.fwmark {
+            let _ = writeln!(
+                o,
+                "\n# virtual_server fwmark {m} ({})\n\
+                 # keepalived's marks come from iptables (-t mangle ... -j MARK --set-mark {m}),\n\
+                 # which dirigo does not read: dirigo sets marks with its own rules. Add one\n\
+                 # [[mark]] per protocol, destination and port range that iptables marked {m}:\n\
+                 # [[mark]]\n\
+                 # protocol = \"tcp\"\n\
+                 # destination = \"192.0.2.10\"    # an address or a prefix ADDR/LEN\n\
+                 # port = \"80\"                   # a port or a range \"LO-HI\"\n\
+                 # mark = {m}",
+                s.loc
+            );
+            let _ = writeln!(o, "[[service]]");
+            let _ = writeln!(o, "fwmark = {m}");
+        } else {
+            let _ = writeln!(o, "\n# virtual_server {} {} ({})", s.vip, s.port, s.loc);
+            let _ = writeln!(o, "[[service]]");
+            let _ = writeln!(o, "protocol = {}", string(s.proto));
+            let _ = writeln!(o, "address = {}", string(&format!("{}:{}", s.vip, s.port)));
+        }
         let _ = writeln!(o, "scheduler = {}", string(&s.scheduler));
         if !s.flags.is_empty() {
             let _ = writeln!(o, "flags = {}", strings(&s.flags));

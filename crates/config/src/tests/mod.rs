@@ -425,6 +425,7 @@ mod announce;
 mod checkers;
 mod health;
 mod located;
+mod marks;
 mod metrics;
 mod tunnel;
 

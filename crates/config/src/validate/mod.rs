@@ -1,8 +1,11 @@
 //! The sections' validators: each checks its part of the file against
 //! what is valid so far and reports every problem at its key path.
 
+mod marks;
 mod refusal;
 mod service;
+
+pub(super) use marks::marks;
 
 pub(super) use service::services;
 
@@ -61,7 +64,9 @@ pub(super) fn health_path(
     if let (Some(s), false) = (checked, kernel) {
         let k = s.spec.key;
         let i = raw.service.iter().position(|r| {
-            r.protocol == k.proto && parse_ip_port(&r.address) == Some((k.vip, k.port))
+            (k.is_fwmark() && r.fwmark == Some(k.fwmark))
+                || (r.protocol == Some(k.proto)
+                    && parse_ip_port(&r.address) == Some((k.vip, k.port)))
         });
         let at = i.map_or(At::key("service"), |i| {
             let at = At::key("service").i(i);

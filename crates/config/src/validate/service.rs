@@ -18,22 +18,13 @@ pub(crate) fn services(raw: &[ServiceConfig], nat64: bool, iss: &mut Issues) -> 
     let mut services = Vec::new();
     for (i, s) in raw.iter().enumerate() {
         let at = At::key("service").i(i);
-        let Some((vip, port)) = parse_ip_port(&s.address) else {
-            iss.add(
-                at.k("address"),
-                format!("service '{}': address must be VIP:PORT", s.address),
-            );
+        let Some(key) = service_key(s, &at, iss) else {
             continue;
-        };
-        let key = ServiceKey {
-            proto: s.protocol,
-            vip,
-            port,
         };
         if !keys.insert(key) {
             iss.add(
-                at.k("address"),
-                format!("duplicate service {} {}", s.protocol.upper(), s.address),
+                at.k(if key.is_fwmark() { "fwmark" } else { "address" }),
+                format!("duplicate service {}", name(s)),
             );
             continue;
         }
@@ -42,6 +33,86 @@ pub(crate) fn services(raw: &[ServiceConfig], nat64: bool, iss: &mut Issues) -> 
         }
     }
     services
+}
+
+/// A service's name in messages: `TCP 192.0.2.1:80`, `fwmark 1`,
+/// `fwmark 1 (IPv6)`.
+fn name(s: &ServiceConfig) -> String {
+    match s.fwmark {
+        Some(m) if s.family.as_deref() == Some("ipv6") => format!("fwmark {m} (IPv6)"),
+        Some(m) => format!("fwmark {m}"),
+        None => format!("{} {}", s.protocol.map_or("?", |p| p.upper()), s.address),
+    }
+}
+
+/// A service's key: `protocol` and `address`, or `fwmark` (and `family`).
+fn service_key(s: &ServiceConfig, at: &At, iss: &mut Issues) -> Option<ServiceKey> {
+    let Some(mark) = s.fwmark else {
+        let Some(proto) = s.protocol else {
+            iss.add(
+                at.k("protocol"),
+                format!(
+                    "service '{}': protocol is required (tcp or udp), or fwmark for an fwmark service",
+                    s.address
+                ),
+            );
+            return None;
+        };
+        if s.family.is_some() {
+            iss.add(
+                at.k("family"),
+                format!(
+                    "service '{}': family is for fwmark services (an address has its family)",
+                    s.address
+                ),
+            );
+            return None;
+        }
+        let Some((vip, port)) = parse_ip_port(&s.address) else {
+            iss.add(
+                at.k("address"),
+                format!("service '{}': address must be VIP:PORT", s.address),
+            );
+            return None;
+        };
+        return Some(ServiceKey {
+            fwmark: 0,
+            proto,
+            vip,
+            port,
+        });
+    };
+    if !s.address.is_empty() || s.protocol.is_some() {
+        let k = if s.address.is_empty() {
+            "protocol"
+        } else {
+            "address"
+        };
+        iss.add(
+            at.k(k),
+            format!("service fwmark {mark}: an fwmark service has no protocol or address (its [[mark]] rules name them)"),
+        );
+        return None;
+    }
+    if mark == 0 {
+        iss.add(
+            at.k("fwmark"),
+            "service fwmark 0: a mark is 1..=4294967295".to_string(),
+        );
+        return None;
+    }
+    let v6 = match s.family.as_deref() {
+        None | Some("ipv4") => false,
+        Some("ipv6") => true,
+        Some(f) => {
+            iss.add(
+                at.k("family"),
+                format!("service fwmark {mark}: family {f:?}: \"ipv4\" or \"ipv6\""),
+            );
+            return None;
+        }
+    };
+    Some(ServiceKey::fwmark(mark, v6))
 }
 
 /// One `[[service]]` (its `key` parsed) and its `[[service.real_server]]`s.
@@ -55,7 +126,7 @@ fn service(
     let sched: Option<SchedKind> = match s.scheduler.parse() {
         Ok(k) => Some(k),
         Err(e) => {
-            iss.add(at.k("scheduler"), format!("service {}: {e}", s.address));
+            iss.add(at.k("scheduler"), format!("service {}: {e}", s.label()));
             None
         }
     };
@@ -99,7 +170,7 @@ fn sched_flags(s: &ServiceConfig, at: &At, iss: &mut Issues) -> (SchedFlags, boo
                 ok = false;
                 iss.add(
                     at.k("flags").i(j),
-                    format!("service {}: unknown scheduler flag '{other}'", s.address),
+                    format!("service {}: unknown scheduler flag '{other}'", s.label()),
                 );
             }
         }
@@ -124,7 +195,7 @@ fn local_addresses(
             format!(
                 "service {}: a fullnat real server needs the service's local_addresses \
                  (the sources the real servers see)",
-                s.address
+                s.label()
             ),
         );
     }
@@ -135,7 +206,7 @@ fn local_addresses(
                 at.k("local_addresses").i(j),
                 format!(
                     "service {}: local address {a} is not of the real servers' family",
-                    s.address
+                    s.label()
                 ),
             );
         }
@@ -164,7 +235,7 @@ fn ops(s: &ServiceConfig, key: ServiceKey, at: &At, iss: &mut Issues) -> bool {
     };
     iss.add(
         at.k("ops"),
-        format!("service {}: one-packet scheduling (ops) {why}", s.address),
+        format!("service {}: one-packet scheduling (ops) {why}", s.label()),
     );
     false
 }
@@ -178,7 +249,7 @@ fn persistence(s: &ServiceConfig, key: ServiceKey, at: &At, iss: &mut Issues) ->
             at.k("netmask"),
             format!(
                 "service {}: an IPv6 service's persistence granularity is prefix6 (a prefix length)",
-                s.address
+                s.label()
             ),
         );
     }
@@ -189,7 +260,7 @@ fn persistence(s: &ServiceConfig, key: ServiceKey, at: &At, iss: &mut Issues) ->
                 at.k("prefix6"),
                 format!(
                     "service {}: prefix6 is an IPv6 service's persistence prefix length, 1..128",
-                    s.address
+                    s.label()
                 ),
             );
         }
@@ -225,7 +296,8 @@ fn real_servers(
                          address family (IPv4 and IPv6 are not mixed in one service, but for \
                          NAT64: an IPv6 VIP, IPv4 real servers with method = \"nat\" and \
                          [dataplane] nat64_pool)",
-                        s.address, r.address
+                        s.label(),
+                        r.address
                     ),
                 );
             }
@@ -233,7 +305,7 @@ fn real_servers(
                 ok = false;
                 iss.add(
                     rat.k("address"),
-                    format!("service {}: duplicate real server {}", s.address, r.address),
+                    format!("service {}: duplicate real server {}", s.label(), r.address),
                 );
             }
             Ok(d) => dests.push(d),
@@ -260,7 +332,8 @@ fn real_server(s: &ServiceConfig, port: u16, r: &RealServerConfig) -> Result<Des
                         "address",
                         format!(
                             "service {}: real server '{}' is not IP or IP:PORT",
-                            s.address, r.address
+                            s.label(),
+                            r.address
                         ),
                     )
                 })?,
@@ -273,7 +346,9 @@ fn real_server(s: &ServiceConfig, port: u16, r: &RealServerConfig) -> Result<Des
             "weight",
             format!(
                 "service {}: real server {}: weight {} is not 0..65535",
-                s.address, r.address, r.weight
+                s.label(),
+                r.address,
+                r.weight
             ),
         ));
     }
@@ -282,7 +357,8 @@ fn real_server(s: &ServiceConfig, port: u16, r: &RealServerConfig) -> Result<Des
             "address",
             format!(
                 "service {}: real server {}: only NAT and FullNAT can change the port",
-                s.address, r.address
+                s.label(),
+                r.address
             ),
         ));
     }
@@ -301,7 +377,7 @@ fn real_server(s: &ServiceConfig, port: u16, r: &RealServerConfig) -> Result<Des
         };
         return Err((
             k,
-            format!("service {}: real server {}: {why}", s.address, r.address),
+            format!("service {}: real server {}: {why}", s.label(), r.address),
         ));
     }
     Ok(DestSpec {

@@ -24,6 +24,7 @@ pub mod balancer;
 pub mod conn;
 pub mod handoff;
 pub mod ids;
+pub mod mark;
 pub mod persist;
 pub mod sched;
 pub mod shift;

@@ -75,6 +75,39 @@ pub struct ServiceKey {
     pub vip: IpAddr,
     /// Virtual port.
     pub port: u16,
+    /// The firewall mark of an fwmark service (`ipvsadm -f MARK`), 0 for
+    /// an ordinary one. An fwmark service has no address or port of its
+    /// own: its `vip` is the unspecified address of its family (0.0.0.0,
+    /// or :: for `-f MARK -6`), its `port` 0 and its `proto` TCP; it
+    /// takes the packets dirigo's mark rules ([`crate::lb::mark`]) give
+    /// its mark, of either protocol. Left out of the JSON when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fwmark: u32,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
+impl ServiceKey {
+    /// The key of fwmark service `mark` (IPv6 when `v6`).
+    pub fn fwmark(mark: u32, v6: bool) -> ServiceKey {
+        ServiceKey {
+            proto: Proto::Tcp,
+            vip: if v6 {
+                IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED)
+            } else {
+                IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+            },
+            port: 0,
+            fwmark: mark,
+        }
+    }
+
+    /// Whether this is an fwmark service's key.
+    pub fn is_fwmark(&self) -> bool {
+        self.fwmark != 0
+    }
 }
 
 /// A virtual service as configured.

@@ -42,6 +42,8 @@ crate::counters::counter_enum! {
         /// (64 candidates of this worker's share taken); no connection is
         /// evicted for one.
         FullNatPortsExhausted: drop = "fullnat_ports_exhausted",
+        /// A mark rule gave it a mark no fwmark service has.
+        MarkNoService: drop = "mark_no_service",
     }
 }
 

@@ -6,7 +6,7 @@ use super::command::ListCmd;
 use super::defaults::IPVS_VERSION;
 use crate::view::{ConnInfo, DestInfo, ServiceInfo, ServiceList};
 use dirigo_core::lb::sched::SchedFlags;
-use dirigo_core::lb::spec::{Method, Proto, ServiceSpec, Timeouts};
+use dirigo_core::lb::spec::{Method, Proto, ServiceKey, ServiceSpec, Timeouts};
 use std::fmt::Write;
 use std::net::Ipv4Addr;
 
@@ -117,10 +117,35 @@ fn addr_port(a: std::net::IpAddr, port: u16) -> String {
     std::net::SocketAddr::new(a, port).to_string()
 }
 
+/// A service's name in `-L`: `TCP  192.0.2.1:80`, or ipvsadm's `FWM  1`
+/// (`FWM  1 IPv6`) for an fwmark service.
+fn service_name(k: &ServiceKey) -> String {
+    if k.is_fwmark() {
+        let v6 = if k.vip.is_ipv6() { " IPv6" } else { "" };
+        format!("FWM  {}{v6}", k.fwmark)
+    } else {
+        format!("{}  {}", k.proto.upper(), addr_port(k.vip, k.port))
+    }
+}
+
+/// A service as `-S` names it: `-t 192.0.2.1:80`, or `-f 1` (`-f 1 -6`).
+fn service_rule(k: &ServiceKey) -> String {
+    if k.is_fwmark() {
+        let v6 = if k.vip.is_ipv6() { " -6" } else { "" };
+        return format!("-f {}{v6}", k.fwmark);
+    }
+    let sw = match k.proto {
+        Proto::Tcp => "-t",
+        Proto::Udp => "-u",
+    };
+    format!("{sw} {}", addr_port(k.vip, k.port))
+}
+
 fn sorted_services<'a>(list: &'a ServiceList, o: &ListCmd) -> Vec<&'a ServiceInfo> {
     let mut v: Vec<&ServiceInfo> = list.services.iter().collect();
     if !o.nosort {
-        v.sort_by_key(|s| s.spec.key);
+        // fwmark services after the others, by mark, as ipvsadm sorts
+        v.sort_by_key(|s| (s.spec.key.fwmark, s.spec.key));
     }
     v
 }
@@ -143,8 +168,7 @@ pub fn dest_port(svc: &ServiceInfo, d: &DestInfo) -> u16 {
 }
 
 fn service_entry(out: &mut String, s: &ServiceInfo, o: &ListCmd) {
-    let k = &s.spec.key;
-    let name = format!("{}  {}", k.proto.upper(), addr_port(k.vip, k.port));
+    let name = service_name(&s.spec.key);
     let ex = o.exact;
     if o.stats {
         let st = &s.stats;
@@ -270,12 +294,7 @@ pub fn save(list: &ServiceList) -> String {
     let mut out = String::new();
     let o = ListCmd::default();
     for s in sorted_services(list, &o) {
-        let k = &s.spec.key;
-        let sw = match k.proto {
-            Proto::Tcp => "-t",
-            Proto::Udp => "-u",
-        };
-        let svc = format!("{sw} {}", addr_port(k.vip, k.port));
+        let svc = service_rule(&s.spec.key);
         let _ = write!(out, "-A {svc} -s {}", s.spec.sched.name());
         if let Some(f) = sched_flags_str(&s.spec) {
             let _ = write!(out, " -b {f}");
@@ -391,13 +410,13 @@ pub fn usage(prog: &str) -> String {
     let p = prog;
     format!(
         "Usage:\n\
-  {p} -A|E -t|u service-address [-s scheduler] [-p [timeout]] [-M netmask] [-b sched-flags] [-o] [--synproxy]\n\
-  {p} -D -t|u service-address\n\
+  {p} -A|E -t|u service-address|-f fwmark [-6] [-s scheduler] [-p [timeout]] [-M netmask] [-b sched-flags] [-o] [--synproxy]\n\
+  {p} -D -t|u service-address|-f fwmark [-6]\n\
   {p} -C\n\
   {p} -R\n\
   {p} -S [-n]\n\
-  {p} -a|e -t|u service-address -r server-address [options]\n\
-  {p} -d -t|u service-address -r server-address\n\
+  {p} -a|e -t|u service-address|-f fwmark [-6] -r server-address [options]\n\
+  {p} -d -t|u service-address|-f fwmark [-6] -r server-address\n\
   {p} -L|l [options]\n\
   {p} -Z [-t|u service-address]\n\
   {p} --set tcp tcpfin udp\n\
@@ -406,6 +425,9 @@ Options:\n\
   --socket PATH                       control socket (else $DIRIGO_SOCKET, else /run/dirigo/ctl.sock)\n\
   --tcp-service  -t service-address   service-address is host[:port]\n\
   --udp-service  -u service-address   service-address is host[:port]\n\
+  --fwmark-service -f fwmark          fwmark is an integer greater than zero, given to\n\
+                                      packets by dirigo's mark rules (dirigoctl mark)\n\
+  --ipv6         -6                   fwmark entry uses IPv6\n\
   --scheduler    -s scheduler         one of rr|wrr|lc|wlc|sed|nq|sh|dh|mh|fo,\n\
                                       the default scheduler is wlc.\n\
   --sched-flags  -b flags             sh-fallback,sh-port,mh-fallback,mh-port\n\

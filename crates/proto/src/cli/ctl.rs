@@ -91,6 +91,15 @@ pub enum Cmd {
     /// version, checksum or length; an entry for a service or real server
     /// that is gone), and the gap in forwarding between the two processes.
     Handoff,
+    /// Mark rules for fwmark services (dirigoadm -f MARK): each gives a
+    /// mark to the packets of a protocol to a destination prefix and port
+    /// range, optionally from a source prefix (dirigo's own, in place of
+    /// iptables -t mangle ... -j MARK). Consulted only for packets no
+    /// ordinary service takes. Changes are saved in the state file.
+    Mark {
+        #[command(subcommand)]
+        op: MarkOp,
+    },
     /// Client and daemon versions.
     Version,
     /// Per service, a fingerprint of its scheduler's lookup table (mh, sh,
@@ -160,6 +169,26 @@ pub struct AddrArgs {
     /// Port id.
     #[arg(long, default_value_t = 0)]
     pub port: u16,
+}
+
+#[derive(Subcommand)]
+pub enum MarkOp {
+    /// List the rules, one a line, as `add` and `del` take them.
+    List,
+    /// Add a rule: PROTO DST PORTS [from SRC] mark N, e.g.
+    /// `tcp 192.0.2.10 80-443 mark 1` (DST and SRC an address or
+    /// ADDR/LEN, PORTS a port or LO-HI). Refused when it overlaps a rule.
+    Add {
+        /// The rule's words.
+        #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
+        rule: Vec<String>,
+    },
+    /// Delete a rule, given as `list` shows it.
+    Del {
+        /// The rule's words.
+        #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
+        rule: Vec<String>,
+    },
 }
 
 #[derive(Subcommand)]

@@ -7,6 +7,7 @@ use crate::view::{
     LcoreInfo, MacAddr, NeighInfo, PortInfo, RouteInfo, ServiceList, SyncInfo, VersionInfo,
     VipReport,
 };
+use dirigo_core::lb::mark::MarkRule;
 use dirigo_core::lb::spec::{DestKey, ServiceKey, Timeouts};
 use serde::{Deserialize, Serialize};
 
@@ -144,6 +145,21 @@ pub enum Request {
     /// installed, refused by reason, and the gap. Answer:
     /// [`Response::Handoff`].
     Handoff,
+    /// The mark rules (`[[mark]]`, `dirigoctl mark`), in order. Answer:
+    /// [`Response::Marks`].
+    Marks,
+    /// Add a mark rule. Answer: [`Response::Done`]. Errors: `invalid`
+    /// (a bad rule, one overlapping another).
+    MarkAdd {
+        /// The rule.
+        rule: MarkRule,
+    },
+    /// Delete a mark rule (given exactly as listed). Answer:
+    /// [`Response::Done`]. Errors: `invalid` (no such rule).
+    MarkDel {
+        /// The rule.
+        rule: MarkRule,
+    },
 }
 
 impl From<BatchCmd> for Request {
@@ -191,6 +207,8 @@ pub enum Response {
     Census(Vec<CensusInfo>),
     /// The connection handoff.
     Handoff(HandoffInfo),
+    /// The mark rules.
+    Marks(Vec<MarkRule>),
 }
 
 impl Request {
@@ -221,6 +239,9 @@ impl Request {
             Request::Vips => "vips",
             Request::Census => "census",
             Request::Handoff => "handoff",
+            Request::Marks => "marks",
+            Request::MarkAdd { .. } => "mark_add",
+            Request::MarkDel { .. } => "mark_del",
         }
     }
 }

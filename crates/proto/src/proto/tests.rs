@@ -6,6 +6,7 @@ use std::net::Ipv4Addr;
 
 fn key() -> ServiceKey {
     ServiceKey {
+        fwmark: 0,
         proto: Proto::Tcp,
         vip: std::net::IpAddr::V4(Ipv4Addr::new(10, 0, 0, 100)),
         port: 80,
@@ -133,6 +134,21 @@ fn every_request_round_trips() {
         Request::Vips,
         Request::Census,
         Request::Handoff,
+        Request::Marks,
+        Request::MarkAdd {
+            rule: "udp 2001:db8::/64 53-60 from 2001:db8:1::/48 mark 7"
+                .parse()
+                .unwrap(),
+        },
+        Request::MarkDel {
+            rule: "tcp 10.0.0.0/8 80 mark 1".parse().unwrap(),
+        },
+        Request::Mutate(BatchCmd::AddService {
+            service: ServiceSpec {
+                key: ServiceKey::fwmark(9, true),
+                ..spec().0
+            },
+        }),
     ];
     for (i, req) in reqs.into_iter().enumerate() {
         let env = RequestEnvelope {
@@ -383,6 +399,21 @@ fn mutating_requests_golden_lines() {
             Request::Handoff,
             r#"{"v":1,"id":42,"req":{"op":"handoff"}}"#,
         ),
+        (Request::Marks, r#"{"v":1,"id":42,"req":{"op":"marks"}}"#),
+        (
+            Request::MarkAdd {
+                rule: "tcp 192.0.2.10/32 80-443 from 198.51.100.0/24 mark 1"
+                    .parse()
+                    .unwrap(),
+            },
+            r#"{"v":1,"id":42,"req":{"op":"mark_add","rule":{"proto":"tcp","dst":{"addr":"192.0.2.10","len":32},"port_lo":80,"port_hi":443,"src":{"addr":"198.51.100.0","len":24},"mark":1}}}"#,
+        ),
+        (
+            Request::MarkDel {
+                rule: "udp 2001:db8::/64 53 mark 2".parse().unwrap(),
+            },
+            r#"{"v":1,"id":42,"req":{"op":"mark_del","rule":{"proto":"udp","dst":{"addr":"2001:db8::","len":64},"port_lo":53,"port_hi":53,"mark":2}}}"#,
+        ),
     ];
     for (req, line) in others {
         assert_golden(req, line);
@@ -395,7 +426,7 @@ fn bad_request_golden_answers() {
     let cases = [
         (
             r#"{"v":1,"id":5,"req":{"op":"fly"}}"#,
-            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `fly`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `list`, `list_conns`, `zero`, `set_timeouts`, `get_timeouts`, `restore_batch`, `ports`, `addresses`, `addr_add`, `addr_del`, `routes`, `neighbors`, `neigh_add`, `neigh_flush`, `lcores`, `drops`, `reload`, `version`, `health`, `health_set`, `sync`, `fingerprint`, `vips`, `census`, `handoff`, `add_laddr`, `del_laddr`"}}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `fly`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `list`, `list_conns`, `zero`, `set_timeouts`, `get_timeouts`, `restore_batch`, `ports`, `addresses`, `addr_add`, `addr_del`, `routes`, `neighbors`, `neigh_add`, `neigh_flush`, `lcores`, `drops`, `reload`, `version`, `health`, `health_set`, `sync`, `fingerprint`, `vips`, `census`, `handoff`, `marks`, `mark_add`, `mark_del`, `add_laddr`, `del_laddr`"}}"#,
         ),
         (
             r#"{"v":1,"id":5,"req":{}}"#,

@@ -6,9 +6,10 @@
 //! servers as dirigo TOML on stdout, warnings on stderr.
 
 use dirigo_config::keepalived;
+use dirigo_core::lb::mark::MarkRule;
 use dirigo_core::lb::spec::{DestKey, Proto, ServiceKey};
 use dirigo_core::net::addr::{Ipv4Cidr, Ipv6Cidr};
-use dirigo_proto::cli::ctl::{AddrOp, Cli, Cmd, HealthOp, NeighOp, RouteOp, TopArgs};
+use dirigo_proto::cli::ctl::{AddrOp, Cli, Cmd, HealthOp, MarkOp, NeighOp, RouteOp, TopArgs};
 use dirigo_proto::client::{socket_path, Client, ClientError};
 use dirigo_proto::proto::{Request, Response, ResponseEnvelope};
 use dirigo_proto::table;
@@ -28,6 +29,7 @@ fn parse_service(s: &str) -> Result<ServiceKey, String> {
         .parse()
         .map_err(|_| format!("bad service '{s}': want [tcp:|udp:]VIP:PORT"))?;
     Ok(ServiceKey {
+        fwmark: 0,
         proto,
         vip: a.ip(),
         port: a.port(),
@@ -61,6 +63,12 @@ fn parse_cidr(s: &str) -> Result<(IpAddr, u8), String> {
     }
     let c: Ipv4Cidr = s.parse().map_err(|e| format!("bad address '{s}': {e}"))?;
     Ok((Ipv4Addr::from(c.addr).into(), c.len))
+}
+
+/// A mark rule from `dirigoctl mark add|del`'s words.
+fn mark_rule(words: &[String]) -> Result<MarkRule, String> {
+    let w: Vec<&str> = words.iter().map(String::as_str).collect();
+    MarkRule::from_words(&w).map_err(|e| format!("bad mark rule '{}': {e}", words.join(" ")))
 }
 
 fn request(cmd: &Cmd) -> Result<Request, String> {
@@ -114,6 +122,17 @@ fn request(cmd: &Cmd) -> Result<Request, String> {
         Cmd::Version => Request::Version,
         Cmd::Sync => Request::Sync,
         Cmd::Handoff => Request::Handoff,
+        Cmd::Mark { op: MarkOp::List } => Request::Marks,
+        Cmd::Mark {
+            op: MarkOp::Add { rule },
+        } => Request::MarkAdd {
+            rule: mark_rule(rule)?,
+        },
+        Cmd::Mark {
+            op: MarkOp::Del { rule },
+        } => Request::MarkDel {
+            rule: mark_rule(rule)?,
+        },
         Cmd::Fingerprint { service } => Request::Fingerprint {
             service: service.as_deref().map(parse_service).transpose()?,
         },
@@ -138,6 +157,7 @@ fn render(resp: Response) -> String {
         Response::Fingerprints(f) => table::fingerprints(&f),
         Response::Vips(v) => table::vips(&v),
         Response::Census(c) => table::census(&c),
+        Response::Marks(m) => m.iter().map(|r| format!("{r}\n")).collect(),
         other => format!("{other:?}\n"),
     }
 }

@@ -16,6 +16,7 @@
 //! the next change writes the whole table again.
 
 use super::apply::{apply, ServiceTable};
+use crate::lb::mark::{check_rules, MarkRule};
 use crate::lb::spec::Timeouts;
 use dirigo_config::Problem;
 use dirigo_proto::adm::{error_message, format, parse_rules};
@@ -50,7 +51,18 @@ pub struct Saved {
     pub services: ServiceTable,
     /// The timeouts: the configuration's, with the file's `--set` applied.
     pub timeouts: Timeouts,
+    /// The saved mark rules, when the file has a [`MARKS`] section (they
+    /// replace the configuration's `[[mark]]`s); None: the config's.
+    pub marks: Option<Vec<MarkRule>>,
 }
+
+/// The line that starts the mark rules' section. The section's lines are
+/// comments to `-R` (and to ipvsadm): the file stays an ipvsadm-restore
+/// file, and dirigo reads its own rules from them.
+pub const MARKS: &str = "#marks (dirigo's mark rules, dirigoctl mark)";
+
+/// The prefix of one saved mark rule's line.
+const MARK: &str = "#mark ";
 
 /// The rules `dirigoadm -S` prints for `services` (configured weights:
 /// the table as the operator set it, not health checks' verdicts).
@@ -81,15 +93,24 @@ pub fn rules(services: &ServiceTable) -> String {
 }
 
 /// The state file's whole text: [`HEADER`], `--set TCP TCPFIN UDP`, then
-/// the [`rules`].
-pub fn render(services: &ServiceTable, timeouts: &Timeouts) -> String {
-    format!(
+/// the [`rules`], then (when `marks` is given) the [`MARKS`] section, one
+/// `#mark RULE` line per rule.
+pub fn render(services: &ServiceTable, timeouts: &Timeouts, marks: Option<&[MarkRule]>) -> String {
+    let mut text = format!(
         "{HEADER}--set {} {} {}\n{}",
         timeouts.tcp,
         timeouts.tcpfin,
         timeouts.udp,
         rules(services)
-    )
+    );
+    if let Some(marks) = marks {
+        text.push_str(MARKS);
+        text.push('\n');
+        for r in marks {
+            text.push_str(&format!("{MARK}{r}\n"));
+        }
+    }
+    text
 }
 
 /// Parse state-file text: every rule applied in order to an empty table
@@ -98,7 +119,20 @@ pub fn parse(text: &str, timeouts: Timeouts) -> Result<Saved, (usize, String)> {
     let mut saved = Saved {
         services: Vec::new(),
         timeouts,
+        marks: None,
     };
+    for (n, line) in text.lines().enumerate() {
+        if line.trim_end() == MARKS {
+            saved.marks.get_or_insert_with(Vec::new);
+        } else if let Some(r) = line.strip_prefix(MARK) {
+            let rule: MarkRule = r.parse().map_err(|e| (n + 1, e))?;
+            let Some(marks) = saved.marks.as_mut() else {
+                return Err((n + 1, format!("a mark rule before the line {MARKS:?}")));
+            };
+            marks.push(rule);
+            check_rules(marks).map_err(|e| (n + 1, e))?;
+        }
+    }
     for (n, cmd) in parse_rules(text)? {
         if let Some(c) = cmd.mutation() {
             apply(&mut saved.services, &mut saved.timeouts, c)
@@ -210,15 +244,25 @@ impl StateFile {
     /// Take `services` and `timeouts` as saved without writing (at start:
     /// the table just loaded, or the configuration's, which is not written
     /// until something changes it).
-    pub fn mark_saved(&mut self, services: &ServiceTable, timeouts: &Timeouts) {
-        self.saved = Some(render(services, timeouts));
+    pub fn mark_saved(
+        &mut self,
+        services: &ServiceTable,
+        timeouts: &Timeouts,
+        marks: Option<&[MarkRule]>,
+    ) {
+        self.saved = Some(render(services, timeouts, marks));
     }
 
     /// Save `services` and `timeouts` unless they are what was last saved
     /// (a health check's refresh changes nothing here). A failure is
     /// logged and counted; the next save writes the whole table again.
-    pub fn save(&mut self, services: &ServiceTable, timeouts: &Timeouts) -> io::Result<()> {
-        let text = render(services, timeouts);
+    pub fn save(
+        &mut self,
+        services: &ServiceTable,
+        timeouts: &Timeouts,
+        marks: Option<&[MarkRule]>,
+    ) -> io::Result<()> {
+        let text = render(services, timeouts, marks);
         if self.saved.as_deref() == Some(text.as_str()) {
             return Ok(());
         }

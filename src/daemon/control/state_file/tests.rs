@@ -8,6 +8,7 @@ fn svc(proto: Proto, vip: [u8; 4], port: u16, sched: SchedKind) -> ServiceSpec {
     ServiceSpec {
         local_addresses: Vec::new(),
         key: ServiceKey {
+            fwmark: 0,
             proto,
             vip: std::net::IpAddr::V4(Ipv4Addr::from(vip)),
             port,
@@ -75,7 +76,7 @@ const TIMEOUTS: Timeouts = Timeouts {
 #[test]
 fn render_is_the_header_timeouts_and_dirigoadm_save() {
     let t = table();
-    let text = render(&t, &TIMEOUTS);
+    let text = render(&t, &TIMEOUTS, None);
     let rules = rules(&t);
     assert_eq!(text, format!("{HEADER}--set 1000 60 30\n{rules}"));
     assert_eq!(
@@ -95,11 +96,11 @@ fn render_is_the_header_timeouts_and_dirigoadm_save() {
 #[test]
 fn parse_of_render_gives_the_table_back() {
     let t = table();
-    let saved = parse(&render(&t, &TIMEOUTS), Timeouts::default()).unwrap();
+    let saved = parse(&render(&t, &TIMEOUTS, None), Timeouts::default()).unwrap();
     assert_eq!(saved.services, t);
     assert_eq!(saved.timeouts, TIMEOUTS);
     // empty table: the file still says so (and keeps the timeouts)
-    let saved = parse(&render(&Vec::new(), &TIMEOUTS), Timeouts::default()).unwrap();
+    let saved = parse(&render(&Vec::new(), &TIMEOUTS, None), Timeouts::default()).unwrap();
     assert!(saved.services.is_empty());
     assert_eq!(saved.timeouts, TIMEOUTS);
 }
@@ -118,7 +119,7 @@ fn parse_replaces_the_table_and_keeps_unset_timeouts() {
 
 #[test]
 fn a_bad_line_is_refused_with_its_number() {
-    let good = render(&table(), &TIMEOUTS);
+    let good = render(&table(), &TIMEOUTS, None);
     let lines: Vec<&str> = good.lines().collect();
     let n = lines.len();
     let with = |i: usize, bad: &str| {
@@ -156,7 +157,7 @@ fn load_missing_is_none_and_corrupt_is_file_line_message() {
     let p = dir.path().join("rules");
     let ps = p.display().to_string();
     assert_eq!(load(&ps, TIMEOUTS).unwrap(), None);
-    std::fs::write(&p, render(&table(), &TIMEOUTS)).unwrap();
+    std::fs::write(&p, render(&table(), &TIMEOUTS, None)).unwrap();
     assert_eq!(
         load(&ps, Timeouts::default()).unwrap().unwrap().services,
         table()
@@ -248,13 +249,13 @@ fn state_file_counts_failures_retries_and_skips_what_is_saved() {
     let mut f = StateFile::new(&p);
     let t = table();
     // at start: taken as saved, nothing written
-    f.mark_saved(&t, &TIMEOUTS);
-    f.save(&t, &TIMEOUTS).unwrap();
+    f.mark_saved(&t, &TIMEOUTS, None);
+    f.save(&t, &TIMEOUTS, None).unwrap();
     assert!(!p.exists());
     // a change is written
     let mut t2 = t.clone();
     t2.pop();
-    f.save(&t2, &TIMEOUTS).unwrap();
+    f.save(&t2, &TIMEOUTS, None).unwrap();
     assert_eq!(
         parse(&std::fs::read_to_string(&p).unwrap(), Timeouts::default())
             .unwrap()
@@ -264,7 +265,7 @@ fn state_file_counts_failures_retries_and_skips_what_is_saved() {
     // a failed write: counted, the file keeps the previous rules
     let tmp = dir.path().join(".rules.tmp");
     std::fs::create_dir(&tmp).unwrap();
-    assert!(f.save(&t, &TIMEOUTS).is_err());
+    assert!(f.save(&t, &TIMEOUTS, None).is_err());
     assert_eq!(f.failed(), 1);
     assert_eq!(
         parse(&std::fs::read_to_string(&p).unwrap(), Timeouts::default())
@@ -274,16 +275,16 @@ fn state_file_counts_failures_retries_and_skips_what_is_saved() {
     );
     // the next save of the same table writes it (not taken as saved)
     std::fs::remove_dir(&tmp).unwrap();
-    f.save(&t, &TIMEOUTS).unwrap();
+    f.save(&t, &TIMEOUTS, None).unwrap();
     assert_eq!(f.failed(), 1);
     let on_disk = std::fs::read_to_string(&p).unwrap();
-    assert_eq!(on_disk, render(&t, &TIMEOUTS));
+    assert_eq!(on_disk, render(&t, &TIMEOUTS, None));
     // timeouts alone are a change too
     let t3 = Timeouts {
         udp: 99,
         ..TIMEOUTS
     };
-    f.save(&t, &t3).unwrap();
+    f.save(&t, &t3, None).unwrap();
     assert!(std::fs::read_to_string(&p)
         .unwrap()
         .contains("--set 1000 60 99\n"));
@@ -359,6 +360,8 @@ weight = 7
         pending_na6: Vec::new(),
         health,
         state_file: Some(StateFile::new(&p)),
+        marks: Vec::new(),
+        marks_saved: false,
     };
     let mut addrs = OwnAddrs::new();
     addrs.add_port_addr(0, port_addr).unwrap();
@@ -401,4 +404,80 @@ weight = 7
     bad[0].1.push(rs([192, 168, 9, 9], 80, Method::Dr, 1));
     assert!(st.commit(&shared, bad, Timeouts::default()).is_err());
     assert!(!p.exists());
+    // mark rules: committed with the table, published, saved; refused
+    // ones change nothing
+    let r1: crate::lb::mark::MarkRule = "tcp 10.0.0.5/32 443 mark 1".parse().unwrap();
+    st.commit_marks(&shared, vec![r1]).unwrap();
+    assert!(shared.lb.load().has_marks4());
+    let on_disk = std::fs::read_to_string(&p).unwrap();
+    assert!(
+        on_disk.ends_with("#mark tcp 10.0.0.5/32 443 mark 1\n"),
+        "{on_disk}"
+    );
+    let overlap = "tcp 10.0.0.0/24 400-500 mark 2".parse().unwrap();
+    let e = st.commit_marks(&shared, vec![r1, overlap]).unwrap_err();
+    assert!(e.msg.contains("overlaps"), "{}", e.msg);
+    assert_eq!(st.marks, [r1]);
+    // a host rule's destination is answered like a VIP
+    assert!(st
+        .announced(&st.services)
+        .contains(&u32::from(Ipv4Addr::new(10, 0, 0, 5))));
+    st.commit_marks(&shared, vec![]).unwrap();
+    assert!(!shared.lb.load().has_marks4());
+    let on_disk = std::fs::read_to_string(&p).unwrap();
+    assert!(on_disk.ends_with(&format!("{MARKS}\n")), "{on_disk}");
+}
+
+#[test]
+fn mark_rules_are_saved_as_comments_to_r_and_read_back() {
+    use crate::lb::mark::MarkRule;
+    let mut t = table();
+    let mut fwm = svc(Proto::Tcp, [0, 0, 0, 0], 0, SchedKind::Rr);
+    fwm.key = ServiceKey::fwmark(1, false);
+    fwm.persistent = Some(300);
+    t.push((fwm, vec![rs([172, 16, 0, 9], 0, Method::Dr, 1)]));
+    let marks: Vec<MarkRule> = vec![
+        "tcp 10.0.0.100/32 80 mark 1".parse().unwrap(),
+        "tcp 10.0.0.100/32 443 from 198.51.100.0/24 mark 1"
+            .parse()
+            .unwrap(),
+    ];
+    let text = render(&t, &TIMEOUTS, Some(&marks));
+    assert!(
+        text.ends_with(&format!(
+            "-A -f 1 -s rr -p 300\n-a -f 1 -r 172.16.0.9:0 -g -w 1\n{MARKS}\n\
+             #mark tcp 10.0.0.100/32 80 mark 1\n\
+             #mark tcp 10.0.0.100/32 443 from 198.51.100.0/24 mark 1\n"
+        )),
+        "{text}"
+    );
+    let saved = parse(&text, Timeouts::default()).unwrap();
+    assert_eq!(saved.services, t);
+    assert_eq!(saved.marks.as_deref(), Some(marks.as_slice()));
+    // -R (and ipvsadm) read the same file: the marks are comments to it
+    assert_eq!(
+        parse_restore(&text).unwrap().len(),
+        parse_restore(&render(&t, &TIMEOUTS, None)).unwrap().len()
+    );
+    // an empty section: no rules (they replace the config's)
+    let saved = parse(&render(&t, &TIMEOUTS, Some(&[])), TIMEOUTS).unwrap();
+    assert_eq!(saved.marks, Some(vec![]));
+    // no section: the config's rules
+    assert_eq!(
+        parse(&render(&t, &TIMEOUTS, None), TIMEOUTS).unwrap().marks,
+        None
+    );
+    // a bad or overlapping rule, or one before the section: its line
+    let n = text.lines().count();
+    let bad = format!("{text}#mark tcp 10.0.0.100 80 mark zero\n");
+    let (l, msg) = parse(&bad, TIMEOUTS).unwrap_err();
+    assert_eq!((l, msg.contains("mark \"zero\"")), (n + 1, true), "{msg}");
+    let (l, msg) = parse(
+        &format!("{text}#mark tcp 10.0.0.0/24 80 mark 2\n"),
+        TIMEOUTS,
+    )
+    .unwrap_err();
+    assert_eq!((l, msg.contains("overlaps")), (n + 1, true), "{msg}");
+    let (l, msg) = parse("#mark tcp 10.0.0.1 80 mark 2\n", TIMEOUTS).unwrap_err();
+    assert_eq!((l, msg.contains("before the line")), (1, true), "{msg}");
 }

@@ -17,6 +17,7 @@ use std::net::Ipv4Addr;
 
 fn key(proto: Proto, vip: [u8; 4], port: u16) -> ServiceKey {
     ServiceKey {
+        fwmark: 0,
         proto,
         vip: std::net::IpAddr::V4(Ipv4Addr::from(vip)),
         port,

@@ -30,6 +30,7 @@ fn fullnat_service(vip: IpAddr, rs: IpAddr, laddr: IpAddr) -> Snapshot {
             local_addresses: vec![laddr],
             ops: false,
             key: ServiceKey {
+                fwmark: 0,
                 proto: Proto::Tcp,
                 vip,
                 port: 80,

@@ -141,6 +141,7 @@ fn service_of(rs: &[[u8; 4]], method: Method, rport: u16) -> Snapshot {
         ServiceSpec {
             local_addresses: Vec::new(),
             key: ServiceKey {
+                fwmark: 0,
                 proto: Proto::Tcp,
                 vip: std::net::IpAddr::V4(Ipv4Addr::from(VIP)),
                 port: 80,
@@ -174,6 +175,7 @@ fn run(pipes: &mut [WorkerPipeline], at: usize, buf: &mut VecBuf, port: u16) -> 
 
 mod burst;
 mod fullnat;
+mod fwmark;
 mod ipv6;
 mod kernel;
 mod local;

@@ -64,6 +64,7 @@ fn nat6_service() -> Snapshot {
         ServiceSpec {
             local_addresses: Vec::new(),
             key: ServiceKey {
+                fwmark: 0,
                 proto: Proto::Tcp,
                 vip: std::net::IpAddr::V6(VIP6.into()),
                 port: 80,

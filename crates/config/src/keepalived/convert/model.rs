@@ -36,6 +36,9 @@ pub const HTTP_STATUS: &str = "200-299";
 pub struct Service {
     /// Where its `virtual_server` is.
     pub loc: Loc,
+    /// `virtual_server fwmark N`: the mark (then `vip` is 0.0.0.0 and
+    /// `port` 0).
+    pub fwmark: Option<u32>,
     /// `tcp` or `udp`.
     pub proto: &'static str,
     /// VIP.

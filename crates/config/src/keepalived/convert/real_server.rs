@@ -54,12 +54,16 @@ pub(super) fn real_server(cx: &mut Cx, n: &Node, vs: &mut Vs) -> Result<Option<R
     let (method_, tunnel) = server_method(cx, n, k.method, vs);
     let mut probe_port = None;
     let port_ = if method_ != "nat" && rport != vs.port {
-        let msg = format!(
-            "{} does not change the port: real server {addr} port {rport} becomes {} (a check still probes {rport})",
-            method_.to_uppercase(),
-            vs.port
-        );
-        cx.warn(n, msg);
+        // (a service without a port, an fwmark one, keeps the client's
+        // port with DR and TUN: nothing changes, nothing to say)
+        if vs.port != 0 {
+            let msg = format!(
+                "{} does not change the port: real server {addr} port {rport} becomes {} (a check still probes {rport})",
+                method_.to_uppercase(),
+                vs.port
+            );
+            cx.warn(n, msg);
+        }
         probe_port = Some(rport);
         vs.port
     } else {

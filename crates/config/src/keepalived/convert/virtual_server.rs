@@ -24,8 +24,12 @@ struct VsKeys<'n> {
 
 /// One `virtual_server`; `None` when it is skipped (with a warning).
 pub(super) fn virtual_server(cx: &mut Cx, n: &Node) -> Result<Option<Service>, Diag> {
-    let Some((vip, vport, body)) = head(cx, n)? else {
+    let Some((vip, vport, fwmark, body)) = head(cx, n)? else {
         return Ok(None);
+    };
+    let name = match fwmark {
+        Some(m) => format!("fwmark {m}"),
+        None => format!("{vip} {vport}"),
     };
     let mut vs = Vs {
         vip,
@@ -55,7 +59,7 @@ pub(super) fn virtual_server(cx: &mut Cx, n: &Node) -> Result<Option<Service>, D
     if let Some(c) = k.sctp {
         cx.warn(
             c,
-            format!("virtual_server {vip} {vport} skipped: dirigo does not balance SCTP"),
+            format!("virtual_server {name} skipped: dirigo does not balance SCTP"),
         );
         return Ok(None);
     }
@@ -69,7 +73,9 @@ pub(super) fn virtual_server(cx: &mut Cx, n: &Node) -> Result<Option<Service>, D
     if servers.is_empty() {
         cx.warn(
             n,
-            format!("virtual_server {vip} {vport} has no real servers: skipped (keepalived ignores it too)"),
+            format!(
+                "virtual_server {name} has no real servers: skipped (keepalived ignores it too)"
+            ),
         );
         return Ok(None);
     }
@@ -82,8 +88,19 @@ pub(super) fn virtual_server(cx: &mut Cx, n: &Node) -> Result<Option<Service>, D
     let ops = k
         .ops
         .is_some_and(|c| ops(cx, c, vs.proto, persistent, &servers));
+    if let Some(m) = fwmark {
+        cx.warn(
+            n,
+            format!(
+                "virtual_server fwmark {m}: keepalived takes the mark from iptables (-t mangle ... -j MARK), \
+                 which dirigo does not read: add [[mark]] rules that give mark {m} to the service's \
+                 packets (docs/CONFIG.md, [[mark]]); until then the service receives nothing"
+            ),
+        );
+    }
     Ok(Some(Service {
         loc: n.loc.clone(),
+        fwmark,
         proto: vs.proto,
         vip,
         port: vport,
@@ -99,18 +116,39 @@ pub(super) fn virtual_server(cx: &mut Cx, n: &Node) -> Result<Option<Service>, D
     }))
 }
 
-/// A `virtual_server`'s address, port and block.
-type Head<'n> = (Ipv4Addr, u16, &'n [Node]);
+/// A `virtual_server`'s address, port, mark (an fwmark service: address
+/// 0.0.0.0, port 0) and block.
+type Head<'n> = (Ipv4Addr, u16, Option<u32>, &'n [Node]);
 
 /// The address, port and block of a `virtual_server`; `None` when it is
 /// skipped (with a warning).
 fn head<'n>(cx: &mut Cx, n: &'n Node) -> Result<Option<Head<'n>>, Diag> {
     let first = word(n, 0, "an address and a port (or fwmark N, group NAME)")?;
-    if first == "fwmark" || first == "group" {
+    if first == "fwmark" {
+        let m = word(n, 1, "a mark after fwmark")?;
+        let mark = m.parse::<u32>().ok().filter(|m| *m != 0).ok_or_else(|| {
+            Diag::error(
+                &n.loc,
+                format!("fwmark '{m}' is not a mark (1..4294967295)"),
+            )
+        })?;
+        let Some(body) = &n.block else {
+            cx.warn(
+                n,
+                format!("virtual_server fwmark {mark} has no block, so no real servers: skipped (keepalived ignores it too)"),
+            );
+            return Ok(None);
+        };
+        return Ok(Some((
+            Ipv4Addr::UNSPECIFIED,
+            0,
+            Some(mark),
+            body.as_slice(),
+        )));
+    }
+    if first == "group" {
         let what = n.args.join(" ");
-        let msg = format!(
-            "virtual_server {what} skipped: dirigo's services are a protocol, an address and a port"
-        );
+        let msg = format!("virtual_server {what} skipped: dirigo has no service groups");
         cx.warn(n, msg);
         return Ok(None);
     }
@@ -129,7 +167,7 @@ fn head<'n>(cx: &mut Cx, n: &'n Node) -> Result<Option<Head<'n>>, Diag> {
         );
         return Ok(None);
     };
-    Ok(Some((vip, vport, body.as_slice())))
+    Ok(Some((vip, vport, None, body.as_slice())))
 }
 
 impl<'n> VsKeys<'n> {

@@ -3,6 +3,7 @@
 //! config parser).
 
 mod checkers;
+mod fwmark;
 mod services;
 mod syntax;
 mod tunnels;

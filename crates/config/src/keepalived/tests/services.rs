@@ -446,7 +446,7 @@ fn schedulers_flags_persistence_and_notify() {
 #[test]
 fn what_dirigo_does_not_balance_is_one_warning_each() {
     let (toml, w) = convert_text(
-        "virtual_server fwmark 1 {\n real_server 172.16.0.1 80\n}\n\
+        "virtual_server fwmark 1\n\
          virtual_server_group G {\n 10.0.0.1 80\n}\n\
          virtual_server group G {\n real_server 172.16.0.1 80\n}\n\
          virtual_server 2001:db8::1 80 {\n real_server 2001:db8::2 80\n}\n\
@@ -467,16 +467,16 @@ fn what_dirigo_does_not_balance_is_one_warning_each() {
         lines,
         [
             "k.conf:1",
-            "k.conf:4",
-            "k.conf:7",
-            "k.conf:10",
-            "k.conf:14",
-            "k.conf:17",
-            "k.conf:18",
-            "k.conf:21",
-            "k.conf:24",
-            "k.conf:27",
-            "k.conf:28"
+            "k.conf:2",
+            "k.conf:5",
+            "k.conf:8",
+            "k.conf:12",
+            "k.conf:15",
+            "k.conf:16",
+            "k.conf:19",
+            "k.conf:22",
+            "k.conf:25",
+            "k.conf:26"
         ],
         "{w:#?}"
     );

@@ -9,6 +9,7 @@ use super::forward::Counted;
 use super::machine::Balancer;
 use crate::lb::conn::lines::LineProbe;
 use crate::lb::conn::{tick_reached, F_SP_PENDING};
+use crate::lb::snapshot::MarkHit;
 use crate::lb::spec::Method;
 use crate::lb::state::TcpState;
 use crate::lb::verdict::{LbDrop, LbVerdict};
@@ -136,12 +137,19 @@ impl Balancer {
         probe: Option<LineProbe>,
     ) -> LbVerdict {
         let snap = at.snap;
-        let Some((_, svc)) = snap.service(key.proto, key.dst, key.dport) else {
-            return if snap.is_vip(key.dst) {
-                self.drop(LbDrop::NotAService)
-            } else {
-                LbVerdict::NotForUs
-            };
+        let svc = match snap.service(key.proto, key.dst, key.dport) {
+            Some((_, svc)) => svc,
+            // only a miss asks the mark rules (fwmark services)
+            None if snap.has_marks4() => {
+                match snap.mark_service(key.proto, key.src, key.dst, key.dport) {
+                    Some(MarkHit::Service(_, svc)) => svc,
+                    Some(MarkHit::NoService(_)) => return self.drop(LbDrop::MarkNoService),
+                    None if snap.is_vip(key.dst) => return self.drop(LbDrop::NotAService),
+                    None => return LbVerdict::NotForUs,
+                }
+            }
+            None if snap.is_vip(key.dst) => return self.drop(LbDrop::NotAService),
+            None => return LbVerdict::NotForUs,
         };
         if svc.fullnat {
             return self.fullnat_flow(at, buf, meta, key, svc);

@@ -47,7 +47,7 @@ use super::synproxy::{lane::HasParts, resets};
 use crate::lb::conn::{mapped, tick_of, tick_reached, Conn6, ConnTable, FlowKey6, Nat64Leg, Probe};
 use crate::lb::conn::{F_SP_PENDING, F_SYNPROXY};
 use crate::lb::persist::client_key6;
-use crate::lb::snapshot::{fold6, Service};
+use crate::lb::snapshot::{fold6, MarkHit, Service};
 use crate::lb::spec::Method;
 use crate::lb::state::TcpState;
 use crate::lb::stats::bump;
@@ -246,12 +246,19 @@ impl Balancer {
             }
             probe = Some(self.table6.unprobed(hash));
         }
-        let Some((_, svc)) = snap.service6(key.proto, key.dst, key.dport) else {
-            return if snap.is_vip6(key.dst) {
-                self.drop(LbDrop::NotAService)
-            } else {
-                LbVerdict::NotForUs
-            };
+        let svc = match snap.service6(key.proto, key.dst, key.dport) {
+            Some((_, svc)) => svc,
+            // only a miss asks the mark rules (fwmark services)
+            None if snap.has_marks6() => {
+                match snap.mark_service6(key.proto, key.src, key.dst, key.dport) {
+                    Some(MarkHit::Service(_, svc)) => svc,
+                    Some(MarkHit::NoService(_)) => return self.drop(LbDrop::MarkNoService),
+                    None if snap.is_vip6(key.dst) => return self.drop(LbDrop::NotAService),
+                    None => return LbVerdict::NotForUs,
+                }
+            }
+            None if snap.is_vip6(key.dst) => return self.drop(LbDrop::NotAService),
+            None => return LbVerdict::NotForUs,
         };
         if svc.spec.synproxy && key.proto == PROTO_TCP {
             return self.synproxy_new::<V6, B, E>(at, svc, buf, meta, key);

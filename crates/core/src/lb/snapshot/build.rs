@@ -7,7 +7,9 @@ use super::addr::{fold6, v4_bits, v6_bits};
 use super::forwarding::Snapshot;
 use super::index::index;
 use super::lb_ids::LbIds;
+use super::marks::{check_fwmark, compile_marks};
 use super::service::{Dest, Pin, Service};
+use crate::lb::mark::{check_rules, MarkRule};
 use crate::lb::sched::{stable_id, Prepared};
 use crate::lb::spec::{DestKey, DestSpec, Method, ServiceKey, ServiceSpec, Timeouts};
 use crate::lb::state::TimeoutTable;
@@ -128,6 +130,15 @@ pub enum BuildError {
         .1.addr, std::net::SocketAddr::new(.0.vip, .0.port)
     )]
     OpsNat(ServiceKey, DestKey),
+    /// An fwmark service whose key has an address, a port or UDP.
+    #[error("fwmark service {}: its key is the mark alone (address unspecified, port 0)", .0.fwmark)]
+    FwmarkKey(ServiceKey),
+    /// A feature fwmark services do not have.
+    #[error("fwmark service {}: {1} is not available for fwmark services", .0.fwmark)]
+    FwmarkUnsupported(ServiceKey, &'static str),
+    /// Mark rules that are invalid or overlap ([`crate::lb::mark::check_rules`]).
+    #[error("{0}")]
+    Marks(String),
 }
 
 /// Builds and validates a [`Snapshot`].
@@ -143,6 +154,7 @@ pub struct SnapshotBuilder<'a> {
     on_link: Option<&'a dyn Fn(IpAddr) -> bool>,
     pins: Vec<(ServiceKey, std::net::SocketAddr, DestKey)>,
     synproxy: bool,
+    marks: Vec<MarkRule>,
 }
 
 impl Default for SnapshotBuilder<'_> {
@@ -166,7 +178,15 @@ impl<'a> SnapshotBuilder<'a> {
             on_link: None,
             pins: Vec::new(),
             synproxy: false,
+            marks: Vec::new(),
         }
+    }
+
+    /// The mark rules (`[[mark]]`, `dirigoctl mark`) that give packets
+    /// to fwmark services; validated by [`Self::build`].
+    pub fn marks(&mut self, rules: &[MarkRule]) -> &mut Self {
+        self.marks = rules.to_vec();
+        self
     }
 
     /// Whether the workers keep SYN proxy state (`[dataplane] synproxy`):
@@ -290,7 +310,14 @@ impl<'a> SnapshotBuilder<'a> {
             if !seen.insert(k) {
                 return Err(BuildError::DuplicateService(k));
             }
-            check_addr(k.vip)?;
+            if k.is_fwmark() {
+                check_fwmark(spec, dests).map_err(|why| match why {
+                    None => BuildError::FwmarkKey(k),
+                    Some(what) => BuildError::FwmarkUnsupported(k, what),
+                })?;
+            } else {
+                check_addr(k.vip)?;
+            }
             let mask_ok = if k.vip.is_ipv6() {
                 spec.netmask == Ipv4Addr::BROADCAST && (1..=128).contains(&spec.prefix6)
             } else {
@@ -299,7 +326,7 @@ impl<'a> SnapshotBuilder<'a> {
             if !mask_ok {
                 return Err(BuildError::MaskFamily(k));
             }
-            if k.port == 0 && spec.persistent.is_none() {
+            if k.port == 0 && spec.persistent.is_none() && !k.is_fwmark() {
                 return Err(BuildError::PortZero(k));
             }
             if spec.synproxy {
@@ -369,6 +396,7 @@ impl<'a> SnapshotBuilder<'a> {
                 all_dests.push((k, d.key));
             }
         }
+        check_rules(&self.marks).map_err(BuildError::Marks)?;
         if ids.services.missing(seen.iter()) > ids.services.available() {
             return Err(BuildError::TooManyServices(ids.services.capacity()));
         }
@@ -484,17 +512,20 @@ impl<'a> SnapshotBuilder<'a> {
 
         let svc_index = index(&services, true);
         let svc_index6 = index(&services, false);
-        let any_port_zero = services.iter().any(|s| s.spec.key.port == 0);
+        let any_port_zero = services
+            .iter()
+            .any(|s| s.spec.key.port == 0 && !s.spec.key.is_fwmark());
+        let (marks4, marks6) = compile_marks(&self.marks, &services);
         let mut vips: Vec<u32> = services
             .iter()
-            .filter(|s| s.spec.key.vip.is_ipv4())
+            .filter(|s| s.spec.key.vip.is_ipv4() && !s.spec.key.is_fwmark())
             .map(|s| s.vip4)
             .collect();
         vips.sort_unstable();
         vips.dedup();
         let mut vips6: Vec<u128> = services
             .iter()
-            .filter(|s| s.spec.key.vip.is_ipv6())
+            .filter(|s| s.spec.key.vip.is_ipv6() && !s.spec.key.is_fwmark())
             .map(|s| s.vip6)
             .collect();
         vips6.sort_unstable();
@@ -536,6 +567,8 @@ impl<'a> SnapshotBuilder<'a> {
             nat64_pool: self.nat64_pool.clone(),
             expire_nodest_conn: self.expire_nodest_conn,
             sloppy_tcp: self.sloppy_tcp,
+            marks4,
+            marks6,
         })
     }
 }

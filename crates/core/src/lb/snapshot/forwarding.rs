@@ -5,6 +5,7 @@
 use super::addr::fold6;
 use super::index::svc_hash;
 use super::service::{Dest, Service};
+use crate::lb::mark::Compiled;
 use crate::lb::spec::Timeouts;
 use crate::lb::state::TimeoutTable;
 use crate::lb::tunnel::Tunnel;
@@ -49,6 +50,20 @@ pub struct Snapshot {
     pub expire_nodest_conn: bool,
     /// IPVS `sloppy_tcp`.
     pub sloppy_tcp: bool,
+    /// The IPv4 mark rules, each with its fwmark service (read only
+    /// where the service lookup misses).
+    pub(super) marks4: Vec<Compiled<u32>>,
+    /// The IPv6 mark rules.
+    pub(super) marks6: Vec<Compiled<u128>>,
+}
+
+/// What the mark rules say of a packet no ordinary service takes.
+#[derive(Clone, Copy, Debug)]
+pub enum MarkHit<'a> {
+    /// A rule gave it a mark whose fwmark service is this one (its index).
+    Service(usize, &'a Service),
+    /// A rule gave it this mark, which no fwmark service of the family has.
+    NoService(u32),
 }
 
 impl Snapshot {
@@ -108,6 +123,54 @@ impl Snapshot {
             h = h.wrapping_add(1);
         }
         None
+    }
+
+    /// The fwmark service of an IPv4 packet the service lookup missed:
+    /// None when no mark rule matches it. Out of line: only a miss
+    /// reaches it, and the hot path keeps its size.
+    #[inline(never)]
+    pub fn mark_service(&self, proto: u8, src: u32, dst: u32, dport: u16) -> Option<MarkHit<'_>> {
+        let r = self
+            .marks4
+            .iter()
+            .find(|r| r.matches(proto, src, dst, dport))?;
+        Some(self.mark_hit(r.svc, r.mark))
+    }
+
+    /// [`Self::mark_service`] for IPv6.
+    #[inline(never)]
+    pub fn mark_service6(
+        &self,
+        proto: u8,
+        src: u128,
+        dst: u128,
+        dport: u16,
+    ) -> Option<MarkHit<'_>> {
+        let r = self
+            .marks6
+            .iter()
+            .find(|r| r.matches(proto, src, dst, dport))?;
+        Some(self.mark_hit(r.svc, r.mark))
+    }
+
+    fn mark_hit(&self, svc: u32, mark: u32) -> MarkHit<'_> {
+        match self.services.get(svc as usize) {
+            Some(s) => MarkHit::Service(svc as usize, s),
+            None => MarkHit::NoService(mark),
+        }
+    }
+
+    /// Whether any IPv4 mark rule exists (the steering asks before it
+    /// matches a packet that is not to a VIP).
+    #[inline(always)]
+    pub fn has_marks4(&self) -> bool {
+        !self.marks4.is_empty()
+    }
+
+    /// Whether any IPv6 mark rule exists.
+    #[inline(always)]
+    pub fn has_marks6(&self) -> bool {
+        !self.marks6.is_empty()
     }
 
     /// Whether `addr` is a NAT64 pool address or a FullNAT local address

@@ -8,12 +8,13 @@ use super::service::Service;
 pub(super) fn index(services: &[Service], v4: bool) -> Vec<u32> {
     let n = services
         .iter()
-        .filter(|s| s.spec.key.vip.is_ipv4() == v4)
+        .filter(|s| s.spec.key.vip.is_ipv4() == v4 && !s.spec.key.is_fwmark())
         .count();
     let tsize = (n * 2).next_power_of_two().max(8);
     let mut idx = vec![u32::MAX; tsize];
     for (i, s) in services.iter().enumerate() {
-        if s.spec.key.vip.is_ipv4() != v4 {
+        // an fwmark service is found by its mark, never by an address
+        if s.spec.key.vip.is_ipv4() != v4 || s.spec.key.is_fwmark() {
             continue;
         }
         let k = &s.spec.key;

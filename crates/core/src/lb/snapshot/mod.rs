@@ -20,12 +20,13 @@ mod fingerprint;
 mod forwarding;
 mod index;
 mod lb_ids;
+mod marks;
 mod service;
 
 pub use addr::{fold6, v4_bits, v6_bits};
 pub use build::{BuildError, SnapshotBuilder};
 pub use fingerprint::Fingerprint;
-pub use forwarding::Snapshot;
+pub use forwarding::{MarkHit, Snapshot};
 pub use lb_ids::LbIds;
 pub use service::{Dest, Pin, Service};
 

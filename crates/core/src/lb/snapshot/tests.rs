@@ -9,6 +9,7 @@ fn svc(proto: Proto, vip: [u8; 4], port: u16) -> ServiceSpec {
     ServiceSpec {
         local_addresses: Vec::new(),
         key: ServiceKey {
+            fwmark: 0,
             proto,
             vip: std::net::IpAddr::V4(Ipv4Addr::from(vip)),
             port,

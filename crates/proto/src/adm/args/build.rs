@@ -53,7 +53,7 @@ fn real_addr(g: &Given) -> Result<Option<(IpAddr, Option<u16>)>, AdmError> {
 fn masks(g: &Given) -> Result<(Ipv4Addr, u8), AdmError> {
     let (mut netmask, mut prefix6) = (Ipv4Addr::BROADCAST, 128u8);
     if let Some(m) = &g.netmask_arg {
-        if g.svc.is_some_and(|(_, vip, _)| vip.is_ipv6()) {
+        if g.svc.is_some_and(|(_, vip, _)| vip.is_ipv6()) || g.v6 {
             prefix6 = values::prefix6(m)?;
         } else {
             netmask = m
@@ -68,11 +68,15 @@ fn masks(g: &Given) -> Result<(Ipv4Addr, u8), AdmError> {
 pub(super) fn build(cmd: O, mut g: Given, pos: &[String]) -> Result<Command, AdmError> {
     let real = real_addr(&g)?;
     let (netmask, prefix6) = masks(&g)?;
-    let key = g.svc.map(|(proto, vip, port)| ServiceKey {
-        proto,
-        vip,
-        port: port.unwrap_or(0),
-    });
+    let key = match g.fwmark {
+        Some(m) => Some(ServiceKey::fwmark(m, g.v6)),
+        None => g.svc.map(|(proto, vip, port)| ServiceKey {
+            fwmark: 0,
+            proto,
+            vip,
+            port: port.unwrap_or(0),
+        }),
+    };
     let r = Resolved {
         key,
         real,
@@ -130,7 +134,7 @@ fn need_key(r: &Resolved) -> Result<ServiceKey, AdmError> {
 /// `-A` or `-E`.
 fn service_cmd(cmd: O, g: &Given, r: &Resolved) -> Result<Command, AdmError> {
     let key = need_key(r)?;
-    if key.port == 0 && g.persistent.is_none() {
+    if key.port == 0 && g.persistent.is_none() && !key.is_fwmark() {
         return Err(AdmError::usage(
             "Zero port specified for non-persistent service",
         ));

@@ -15,6 +15,10 @@ pub(super) struct Given {
     pub(super) cmd: Option<O>,
     pub(super) seen: Vec<O>,
     pub(super) svc: Option<(Proto, IpAddr, Option<u16>)>,
+    /// `-f`: an fwmark service's mark (then `svc` is None).
+    pub(super) fwmark: Option<u32>,
+    /// `-6` after `-f`: the fwmark service is IPv6.
+    pub(super) v6: bool,
     pub(super) sched: Option<SchedKind>,
     pub(super) flags_arg: Option<String>,
     pub(super) persistent: Option<u32>,
@@ -44,6 +48,8 @@ impl Default for Given {
             cmd: None,
             seen: Vec::new(),
             svc: None,
+            fwmark: None,
+            v6: false,
             sched: None,
             flags_arg: None,
             persistent: None,
@@ -92,6 +98,14 @@ impl Given {
             O::Help => return Ok(Some(Command::Help)),
             O::Version => return Ok(Some(Command::Version)),
             O::Sort => return Ok(None),
+            O::Ipv6 => {
+                // ipvsadm's words: -6 qualifies the -f before it
+                if self.fwmark.is_none() || self.v6 {
+                    return Err(AdmError::usage("-6 used before -f"));
+                }
+                self.v6 = true;
+                return Ok(None);
+            }
             _ => {}
         }
         if self.seen.iter().any(|s| class(*s) == class(o)) {
@@ -114,6 +128,14 @@ impl Given {
                     AdmError::usage("illegal virtual server address[:port] specified")
                 })?;
                 self.svc = Some((proto, a, p));
+            }
+            O::Fwmark => {
+                let m = v
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|m| *m != 0)
+                    .ok_or_else(|| AdmError::usage("illegal fwmark specified"))?;
+                self.fwmark = Some(m);
             }
             O::Sched => {
                 self.sched = Some(

@@ -34,6 +34,8 @@ pub(super) enum O {
     GetLaddr,
     Tcp,
     Udp,
+    Fwmark,
+    Ipv6,
     Sched,
     SchedFlags,
     Persistent,
@@ -153,6 +155,11 @@ pub(super) const TABLE: &[Opt] = &[
         "A TCP virtual service: host[:port]; a host name or a port name from /etc/services is resolved."),
     opt(Some('u'), "udp-service", Arg::Req, O::Udp, "service-address",
         "A UDP virtual service: host[:port]."),
+    opt(Some('f'), "fwmark-service", Arg::Req, O::Fwmark, "fwmark",
+        "An fwmark virtual service: the packets dirigo's mark rules ([[mark]], dirigoctl mark) \
+         give this mark (1..4294967295), of any address, port and protocol the rules name."),
+    opt(Some('6'), "ipv6", Arg::No, O::Ipv6, "",
+        "After -f: the fwmark service is IPv6 (its real servers and its rules are IPv6)."),
     opt(Some('s'), "scheduler", Arg::Req, O::Sched, "scheduler",
         "The scheduler: rr, wrr, lc, wlc (the default), sed, nq, sh, dh, mh or fo."),
     opt(Some('b'), "sched-flags", Arg::Req, O::SchedFlags, "sched-flags",
@@ -292,7 +299,7 @@ pub(super) const OPTNAMES: &[(O, &str)] = &[
 /// The option class of `o` (service and forwarding options share one).
 pub(super) fn class(o: O) -> O {
     match o {
-        O::Udp => O::Tcp,
+        O::Udp | O::Fwmark => O::Tcp,
         O::Masq | O::Ipip | O::FullNat => O::Gate,
         other => other,
     }

@@ -1,9 +1,7 @@
 //! The options of ipvsadm 1.31's man page that dirigoadm refuses, each
 //! with the one-line reason it prints (exit 2) and its man page lists
 //! (`REFUSED OPTIONS`). Every other option of that page is in
-//! [`super::options::TABLE`]; tests/ctl_adm_compat.rs walks the whole list.
-//! `-f/--fwmark-service` is in neither yet: fwmark services are being
-//! added separately.
+//! [`super::options::TABLE`]; `adm::tests::compat` walks the whole list.
 
 /// One refused option.
 pub struct Refused {
@@ -82,13 +80,6 @@ pub const REFUSED: &[Refused] = &[
         "pe",
         true,
         "dirigo has no persistence engines (IPVS's sip): persistence is by client address (-p, -M)",
-    ),
-    r(
-        Some('6'),
-        "ipv6",
-        false,
-        "it only marks an -f fwmark service as IPv6, and dirigoadm has no fwmark services \
-         (an IPv6 service is -t/-u [ADDR]:PORT)",
     ),
 ];
 

@@ -77,6 +77,7 @@ fn add_service_defaults_and_options() {
         BatchCmd::EditService { service: s }
     );
     let u = ServiceKey {
+        fwmark: 0,
         proto: Proto::Udp,
         vip: std::net::IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
         port: 53,
@@ -230,6 +231,7 @@ fn dest_commands() {
 #[test]
 fn real_server_before_service() {
     let u = ServiceKey {
+        fwmark: 0,
         proto: Proto::Udp,
         vip: std::net::IpAddr::V4(Ipv4Addr::new(1, 2, 3, 4)),
         port: 53,
@@ -488,6 +490,7 @@ fn ipv6_addresses_and_prefix_mask() {
         assert_eq!(parse_addr_port(bad, Proto::Tcp), None, "{bad}");
     }
     let k = ServiceKey {
+        fwmark: 0,
         proto: Proto::Tcp,
         vip: v6("2001:db8::10"),
         port: 80,
@@ -587,6 +590,7 @@ fn fullnat_and_local_addresses() {
 #[test]
 fn ops_option() {
     let k = ServiceKey {
+        fwmark: 0,
         proto: Proto::Udp,
         ..tkey([10, 0, 0, 53], 53)
     };

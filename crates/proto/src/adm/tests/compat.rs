@@ -2,8 +2,7 @@
 //! 1.31's man page, long and short form, in a command line that uses it,
 //! either parses or is refused with its own one-line reason (never
 //! "invalid option"); the refusals are exactly the options dirigoadm
-//! does not have. `-f/--fwmark-service` is left out: fwmark services are
-//! being added separately.
+//! does not have.
 
 use crate::adm::args::refused::{self, REFUSED};
 use crate::adm::args::{command, parse};
@@ -103,7 +102,8 @@ const IPVSADM_1_31: &[(Option<char>, &str, &str)] = &[
     (None, "nosort", "-L {}"),
     (Some('n'), "numeric", "-L {}"),
     (None, "exact", "-L {}"),
-    (Some('6'), "ipv6", "-A -t 10.0.0.1:80 {}"),
+    (Some('f'), "fwmark-service", "-A {} 1 -s rr"),
+    (Some('6'), "ipv6", "-A -f 1 {}"),
     (Some('o'), "ops", "-A -u 10.0.0.1:53 {}"),
     // PARAMETERS FOR SYNCHRONIZATION DAEMON
     (None, "syncid", "{} 3"),
@@ -145,9 +145,9 @@ fn every_ipvsadm_option_is_accepted_or_refused_with_its_reason() {
             }
         }
     }
-    // 76 forms accepted (long and short, --list twice: beside -L and -l),
-    // 12 refused (11 options, -6 in both forms)
-    assert_eq!((accepted, refusals), (76, 12));
+    // 80 forms accepted (long and short, --list twice: beside -L and -l),
+    // 10 refused (10 options, long form only)
+    assert_eq!((accepted, refusals), (80, 10));
 }
 
 /// The refusals are options of ipvsadm's man page, with the short name it

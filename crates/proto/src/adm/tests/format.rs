@@ -13,6 +13,7 @@ fn sample() -> ServiceList {
     let mut s1 = svc(k1, SchedKind::Wlc, Some(300));
     s1.netmask = Ipv4Addr::new(255, 255, 255, 0);
     let u = ServiceKey {
+        fwmark: 0,
         proto: Proto::Udp,
         vip: std::net::IpAddr::V4(Ipv4Addr::new(10, 0, 0, 53)),
         port: 53,
@@ -389,6 +390,7 @@ fn daemon_lines_are_ipvsadms() {
 fn ipv6_list_save_restore() {
     let v6 = |s: &str| std::net::IpAddr::V6(s.parse().unwrap());
     let k = ServiceKey {
+        fwmark: 0,
         proto: Proto::Tcp,
         vip: v6("2001:db8::10"),
         port: 80,

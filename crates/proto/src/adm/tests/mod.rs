@@ -8,6 +8,7 @@ use std::net::Ipv4Addr;
 /// A TCP service key.
 pub fn tkey(a: [u8; 4], port: u16) -> ServiceKey {
     ServiceKey {
+        fwmark: 0,
         proto: Proto::Tcp,
         vip: std::net::IpAddr::V4(Ipv4Addr::from(a)),
         port,
@@ -32,4 +33,5 @@ pub fn svc(key: ServiceKey, sched: SchedKind, persistent: Option<u32>) -> Servic
 mod args;
 mod compat;
 mod format;
+mod fwmark;
 mod tun;

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 /// TCP or UDP service `vip:port`.
 fn key(proto: Proto, vip: [u8; 4], port: u16) -> ServiceKey {
     ServiceKey {
+        fwmark: 0,
         proto,
         vip: std::net::IpAddr::V4(Ipv4Addr::from(vip)),
         port,

@@ -28,6 +28,7 @@ fn svc(proto: Proto, port: u16) -> ServiceSpec {
     ServiceSpec {
         local_addresses: Vec::new(),
         key: ServiceKey {
+            fwmark: 0,
             proto,
             vip: std::net::IpAddr::V4(Ipv4Addr::from(VIP)),
             port,
@@ -152,6 +153,7 @@ mod dests;
 mod drops;
 mod fullnat;
 mod fullnat6;
+mod fwmark;
 mod handoff;
 mod icmp_errors;
 mod loads;

@@ -21,6 +21,7 @@ fn svc(proto: Proto, persistent: Option<u32>, mask: [u8; 4]) -> ServiceSpec {
     ServiceSpec {
         local_addresses: Vec::new(),
         key: ServiceKey {
+            fwmark: 0,
             proto,
             vip: std::net::IpAddr::V4(Ipv4Addr::from(VIP)),
             port: 80,
