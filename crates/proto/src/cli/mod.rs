@@ -177,8 +177,11 @@ socket; changes apply at once, without pausing forwarding, and are lost when dir
 const DIRIGOADM: &[(&str, &str)] = &[
     (
         "DIFFERENCES FROM IPVSADM",
-        "- No firewall-mark services
--f/--fwmark-service is refused: a service is a protocol, an address and a port.
+        "- Firewall-mark services
+-f MARK [-6] as ipvsadm; dirigo has no iptables in front of it, so it gives the marks \
+itself: [[mark]] rules in its configuration, or dirigoctl mark add/del/list at runtime \
+(protocol, destination prefix and ports, an optional source prefix, the mark). A mark is \
+consulted only where no protocol/address/port service matches.
 
 - Schedulers
 rr, wrr, lc, wlc, sed, nq, sh, dh, mh and fo; IPVS's lblc, lblcr, ovf and twos are not \
