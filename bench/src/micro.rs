@@ -154,6 +154,7 @@ fn snapshot(method: Method, servers: u8) -> (Snapshot, LbIds) {
         prefix6: 128,
         synproxy: false,
         ops: false,
+        client_address: Default::default(),
     };
     let dests = (0..servers)
         .map(|i| DestSpec {

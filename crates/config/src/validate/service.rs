@@ -81,6 +81,7 @@ fn service(
             synproxy: s.synproxy,
             local_addresses: s.local_addresses.clone(),
             ops: s.ops,
+            client_address: s.client_address,
         },
         dests,
         health,

@@ -42,6 +42,11 @@ crate::counters::counter_enum! {
         /// (64 candidates of this worker's share taken); no connection is
         /// evicted for one.
         FullNatPortsExhausted: drop = "fullnat_ports_exhausted",
+        /// FullNAT `client_address`: a client segment that had to carry
+        /// the client's address (a PROXY header, a TOA option) could not
+        /// grow (no tailroom in the buffer; options that cannot take the
+        /// TOA option even pruned).
+        ClientAddrNoRoom: drop = "client_address_no_room",
     }
 }
 

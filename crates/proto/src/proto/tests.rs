@@ -215,6 +215,7 @@ fn spec() -> (ServiceSpec, DestSpec) {
         prefix6: 128,
         synproxy: false,
         ops: false,
+        client_address: Default::default(),
     };
     let dest = DestSpec {
         key: DestKey {

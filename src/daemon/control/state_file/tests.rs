@@ -19,6 +19,7 @@ fn svc(proto: Proto, vip: [u8; 4], port: u16, sched: SchedKind) -> ServiceSpec {
         prefix6: 128,
         synproxy: false,
         ops: false,
+        client_address: Default::default(),
     }
 }
 

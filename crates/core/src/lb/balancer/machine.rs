@@ -5,6 +5,7 @@
 //! construction, and the upkeep every path shares: counting a drop,
 //! releasing what a removed connection held, the amortized expiry.
 
+use super::client_addr::ClientAddrs;
 use super::load::release_counters;
 use super::nat64::ports::Nat64Ports;
 use super::persist::keys::{detach_conn, PersistCfg};
@@ -50,6 +51,9 @@ pub struct Balancer {
     pub(super) sync: Option<SyncOut>,
     /// NAT64's sub-machine: the source ports this worker owns (`nat64.rs`).
     pub(super) nat64: Nat64Ports,
+    /// FullNAT `client_address`'s per-record state (`client_addr.rs`;
+    /// None until a snapshot has such a service).
+    pub(super) cip: Option<ClientAddrs>,
 }
 
 impl Balancer {
@@ -94,6 +98,7 @@ impl Balancer {
             }),
             sync: None,
             nat64: Nat64Ports::new(cfg.seed, cfg.worker, cfg.workers),
+            cip: None,
         }
     }
 
@@ -190,6 +195,7 @@ impl Balancer {
     #[inline]
     pub(super) fn see_epoch(&mut self, snap: &Snapshot) {
         self.persist_sync_all(snap);
+        self.client_addrs_for(snap);
         if self.stats.epoch_seen.load(Relaxed) != snap.epoch {
             self.stats.epoch_seen.store(snap.epoch, Relaxed);
         }

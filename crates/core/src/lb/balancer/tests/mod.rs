@@ -39,6 +39,7 @@ fn svc(proto: Proto, port: u16) -> ServiceSpec {
         prefix6: 128,
         synproxy: false,
         ops: false,
+        client_address: Default::default(),
     }
 }
 
@@ -148,6 +149,7 @@ fn with_eth(mut f: Vec<u8>, dst: [u8; 6], src: [u8; 6]) -> Vec<u8> {
 mod burst;
 mod capacity;
 mod census;
+mod client_addr;
 mod dests;
 mod drops;
 mod fullnat;
