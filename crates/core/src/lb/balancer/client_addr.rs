@@ -30,6 +30,7 @@
 
 use super::machine::Balancer;
 use crate::lb::conn::Conn6;
+use crate::lb::shift::table::Inserts;
 use crate::lb::shift::{segment, HeaderInsert, Phase};
 use crate::lb::snapshot::{Service, Snapshot};
 use crate::lb::spec::ClientAddress;
@@ -44,19 +45,6 @@ use crate::net::wire::toa::{self, Toa};
 /// The longest header inserted (a version 1 line; version 2 for IPv6 is
 /// 52 bytes).
 const HEADER_MAX: usize = V1_MAX_LEN;
-
-/// The per-record state, beside the IPv6 table.
-pub(super) struct ClientAddrs {
-    ins: Box<[HeaderInsert]>,
-}
-
-impl ClientAddrs {
-    fn new(capacity: u32) -> ClientAddrs {
-        ClientAddrs {
-            ins: vec![HeaderInsert::new(0, 0); capacity as usize].into_boxed_slice(),
-        }
-    }
-}
 
 /// The client and the service of FullNAT connection `c` (IPv4 ones are
 /// held IPv4-mapped, with their local address in `laddr4`).
@@ -127,7 +115,7 @@ impl Balancer {
     #[cold]
     #[inline(never)]
     fn client_addrs_alloc(&mut self) {
-        self.cip = Some(ClientAddrs::new(self.table6.capacity()));
+        self.cip = Some(Inserts::new(self.table6.capacity()));
     }
 
     /// The [`Nat64Leg::cip`](crate::lb::conn::Nat64Leg::cip) of a new
@@ -166,7 +154,7 @@ impl Balancer {
             buf.len(),
         )
         .ok_or(LbDrop::Malformed)?;
-        let Some(h) = self.cip.as_mut().and_then(|s| s.ins.get_mut(idx as usize)) else {
+        let Some(h) = self.cip.as_mut().and_then(|s| s.get_mut(idx)) else {
             return Ok(()); // never: cip is set only while the state is kept
         };
         let d = buf.data_mut();

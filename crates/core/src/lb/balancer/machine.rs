@@ -5,7 +5,6 @@
 //! construction, and the upkeep every path shares: counting a drop,
 //! releasing what a removed connection held, the amortized expiry.
 
-use super::client_addr::ClientAddrs;
 use super::load::release_counters;
 use super::nat64::ports::Nat64Ports;
 use super::persist::keys::{detach_conn, PersistCfg};
@@ -16,6 +15,7 @@ use crate::lb::conn::lines::{slots_for as table_slots, LineInserted, LineTable};
 use crate::lb::conn::{tick_of, Conn6, ConnTable, F_SP_PENDING};
 use crate::lb::persist::{PersistStats, PersistTable};
 use crate::lb::sched::{Cursor, DestLoad};
+use crate::lb::shift::table::Inserts;
 use crate::lb::snapshot::Snapshot;
 use crate::lb::stats::{bump, Traffic, WorkerStats};
 use crate::lb::synproxy::SynProxy;
@@ -53,7 +53,7 @@ pub struct Balancer {
     pub(super) nat64: Nat64Ports,
     /// FullNAT `client_address`'s per-record state (`client_addr.rs`;
     /// None until a snapshot has such a service).
-    pub(super) cip: Option<ClientAddrs>,
+    pub(super) cip: Option<Inserts>,
 }
 
 impl Balancer {
