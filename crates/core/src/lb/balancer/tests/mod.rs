@@ -150,6 +150,7 @@ mod burst;
 mod capacity;
 mod census;
 mod client_addr;
+mod client_addr6;
 mod dests;
 mod drops;
 mod fullnat;
