@@ -109,7 +109,8 @@ fn sched_flags(s: &ServiceConfig, at: &At, iss: &mut Issues) -> (SchedFlags, boo
 }
 
 /// Whether the FullNAT local addresses fit: there are some when a real
-/// server is `fullnat`, each of the real servers' family (the VIP's).
+/// server is `fullnat`, each of the real servers' family (the VIP's);
+/// and `client_address` is on a TCP FullNAT service only.
 fn local_addresses(
     s: &ServiceConfig,
     key: ServiceKey,
@@ -126,6 +127,20 @@ fn local_addresses(
                 "service {}: a fullnat real server needs the service's local_addresses \
                  (the sources the real servers see)",
                 s.address
+            ),
+        );
+    }
+    if !s.client_address.is_none()
+        && (key.proto != Proto::Tcp || dests.iter().any(|d| d.method != Method::FullNat))
+    {
+        ok = false;
+        iss.add(
+            at.k("client_address"),
+            format!(
+                "service {}: client_address = \"{}\" is for TCP services whose real servers \
+                 are all fullnat (other methods keep the client's address as the source)",
+                s.address,
+                s.client_address.name()
             ),
         );
     }
