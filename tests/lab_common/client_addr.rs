@@ -78,6 +78,49 @@ fn start_haproxy(lab: &Lab, st: &str) {
     );
 }
 
+/// IPv6 FullNAT with `proxy-v2` (lab_ipv6_modes' `fullnat6`): a service
+/// `[vip6]:2527` from `laddr6` to the banner-first server on real server
+/// 3 (`rip6`); it gets the 52-byte TCP6 header naming `client6` before
+/// the client speaks, then 300 lines echoed byte for byte.
+pub fn proxy_v2_ipv6(lab: &Lab, vip6: &str, laddr6: &str, rip6: &str, client6: &str) {
+    let svc = format!("[{vip6}]:2527");
+    let rules = format!(
+        "-A -t {svc} -s rr --client-address proxy-v2\n-P -t {svc} -z {laddr6}\n\
+         -a -t {svc} -r [{rip6}]:2527 -b -w 1\n"
+    );
+    lab.adm_stdin(&["-R"], Some(&rules));
+    lab.spawn_support(
+        "rs3",
+        "rs3-banner6",
+        "banner_first.py",
+        &["--name", "rs3", "--bind", "::", "--port", "2527"],
+    );
+    let py = format!(
+        r#"
+import socket
+s = socket.create_connection(("{vip6}", 2527), timeout=10)
+f = s.makefile("rb")
+print(f.readline().decode().strip())
+print(f.readline().decode().strip())
+lines = [("line %d %s\n" % (i, "y" * (i % 89))).encode() for i in range(300)]
+s.sendall(b"".join(lines))
+for i, l in enumerate(lines):
+    got = f.readline()
+    assert got == b"250 " + l, (i, got, l)
+print("echo ok", len(lines))
+"#
+    );
+    let out = lab.client(&["python3", "-c", &py]);
+    assert!(
+        out.lines()
+            .nth(1)
+            .is_some_and(|h| h.starts_with(&format!("250 header v2 src={client6}:"))
+                && h.ends_with(" extra=0")),
+        "IPv6: the header did not come alone before the client spoke: {out}"
+    );
+    assert!(out.contains("echo ok 300"), "{out}");
+}
+
 /// Stop what [`client_address_checks`] started (by its pid files).
 fn stop(lab: &Lab, st: &str) {
     let _ = lab.exec(
@@ -92,6 +135,7 @@ fn stop(lab: &Lab, st: &str) {
 
 /// Every check of the module; `laddr` is the services' local address.
 pub fn client_address_checks(lab: &Lab, laddr: &str) {
+    let t0 = std::time::Instant::now();
     let st = lab.state_dir().display().to_string();
     let mut rules = String::new();
     for (port, how, rs, rport) in SERVICES {
@@ -273,4 +317,8 @@ print("echo ok", len(lines))
     }
     stop(lab, &st);
     std::thread::sleep(Duration::from_millis(100));
+    eprintln!(
+        "client_address: nginx, haproxy, banner-first, tshark checks done in {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
 }

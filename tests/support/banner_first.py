@@ -94,6 +94,7 @@ def main():
     class Server(socketserver.ThreadingTCPServer):
         allow_reuse_address = True
         daemon_threads = True
+        address_family = socket.AF_INET6 if ":" in args.bind else socket.AF_INET
 
     code = 0
     try:
