@@ -127,8 +127,8 @@ fn client_address_cases(plan: &Plan, agg: &mut Agg, flows: u32) {
         let k = format!("micro|FNAT {} {flows}|pkt", how.name());
         record_micro(agg, &k, &r);
         eprintln!(
-            "micro {k}: {:.2} Mpps, {:.1} ns/pkt, p50/p99/p99.9 {}/{}/{} ns, forwarded {:.3}",
-            r.mpps, r.ns_per_pkt, r.p50, r.p99, r.p999, r.fwd_ratio
+            "micro {k}: {:.2} Mpps, {:.1} ns/pkt, p50/p99/p99.9 {}/{}/{} ns, forwarded {:.3}, {} timed packets",
+            r.mpps, r.ns_per_pkt, r.p50, r.p99, r.p999, r.fwd_ratio, r.packets
         );
     }
 }

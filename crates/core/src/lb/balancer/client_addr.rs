@@ -102,6 +102,31 @@ fn growth(how: ClientAddress, c: &Conn6, h: &HeaderInsert) -> u16 {
     }
 }
 
+/// Whether a TOA connection's non-SYN segment may carry the option: a
+/// client segment with ACK, without RST, at the stream's start (its
+/// sequence number read from the frame: a segment too short for it is
+/// left to the full path's checks).
+#[inline]
+fn toa_candidate<A>(
+    ins: Option<&Inserts>,
+    frame: &[u8],
+    meta: &Meta<A>,
+    idx: u32,
+    reply: bool,
+) -> bool {
+    if reply || meta.tcp_flags & (tcp_flags::ACK | tcp_flags::RST) != tcp_flags::ACK {
+        return false;
+    }
+    let Some(seg) = frame.get(meta.l4_off as usize..) else {
+        return true;
+    };
+    if seg.len() < tcp::MIN_HEADER_LEN {
+        return true;
+    }
+    let seq = tcp::Packet::new_unchecked(seg).seq_number();
+    ins.and_then(|s| s.get(idx)).is_some_and(|h| h.at() == seq)
+}
+
 impl Balancer {
     /// Keep the per-record state once a snapshot has a service that needs
     /// it (`see_epoch`: once per packet, a flag and a pointer read).
@@ -145,6 +170,14 @@ impl Balancer {
         v6: bool,
     ) -> Result<(), LbDrop> {
         let how = ClientAddress::from_u8(c.ext.cip);
+        if how == ClientAddress::Toa
+            && meta.tcp_flags & tcp_flags::SYN == 0
+            && !toa_candidate(self.cip.as_ref(), buf.data(), meta, idx, reply)
+        {
+            // TOA's established segments: a look at the flags and the
+            // sequence number, nothing written
+            return Ok(());
+        }
         let l3 = meta.l3_off as usize;
         let at = SegAt::checked(
             l3,

@@ -18,6 +18,12 @@ impl Inserts {
         }
     }
 
+    /// Record `idx`'s state (None past the table's capacity).
+    #[inline]
+    pub fn get(&self, idx: u32) -> Option<&HeaderInsert> {
+        self.ins.get(idx as usize)
+    }
+
     /// Record `idx`'s state, mutable (None past the table's capacity).
     #[inline]
     pub fn get_mut(&mut self, idx: u32) -> Option<&mut HeaderInsert> {
