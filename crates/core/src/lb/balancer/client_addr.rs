@@ -31,7 +31,7 @@
 use super::machine::Balancer;
 use crate::lb::conn::Conn6;
 use crate::lb::shift::table::Inserts;
-use crate::lb::shift::{segment, HeaderInsert, Phase};
+use crate::lb::shift::{segment, HeaderInsert};
 use crate::lb::snapshot::{Service, Snapshot};
 use crate::lb::spec::ClientAddress;
 use crate::lb::verdict::LbDrop;
@@ -178,6 +178,22 @@ impl Balancer {
             // sequence number, nothing written
             return Ok(());
         }
+        if how != ClientAddress::Toa && !reply && meta.tcp_flags & tcp_flags::SYN == 0 {
+            // a PROXY client segment: its sequence number moved; only the
+            // segments at the header's place go on to grow
+            let Some(h) = self.cip.as_mut().and_then(|s| s.get_mut(idx)) else {
+                return Ok(()); // never: cip is set only while the state is kept
+            };
+            let seg = buf
+                .data_mut()
+                .get_mut(meta.l4_off as usize..)
+                .filter(|s| s.len() >= tcp::MIN_HEADER_LEN)
+                .ok_or(LbDrop::Malformed)?;
+            if !segment::client_segment(&mut tcp::Packet::new_unchecked(seg), h).prepend {
+                return Ok(());
+            }
+            return self.prepend_header(buf, meta, c, how, v6);
+        }
         let l3 = meta.l3_off as usize;
         let at = SegAt::checked(
             l3,
@@ -224,13 +240,29 @@ impl Balancer {
                 .map(|_| ())
                 .map_err(|_| LbDrop::ClientAddrNoRoom);
         }
-        if h.phase() == Phase::Done && h.is_empty() {
-            return Ok(());
-        }
-        let out = segment::client_segment(&mut t, h);
-        if !out.prepend {
-            return Ok(());
-        }
+        Ok(()) // not reached: PROXY's client segments are above
+    }
+
+    /// The PROXY header of connection `c` put before the payload of the
+    /// client segment `buf` (its numbers already written).
+    #[cold]
+    fn prepend_header<A, B: PacketBuf>(
+        &mut self,
+        buf: &mut B,
+        meta: &Meta<A>,
+        c: &Conn6,
+        how: ClientAddress,
+        v6: bool,
+    ) -> Result<(), LbDrop> {
+        let l3 = meta.l3_off as usize;
+        let at = SegAt::checked(
+            l3,
+            meta.l4_off as usize,
+            l3 + meta.ip_len as usize,
+            v6,
+            buf.len(),
+        )
+        .ok_or(LbDrop::Malformed)?;
         let mut b = [0u8; HEADER_MAX];
         let n = header(how, c, &mut b);
         let bytes = b.get(..n).ok_or(LbDrop::Malformed)?;
