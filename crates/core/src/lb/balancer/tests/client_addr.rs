@@ -379,3 +379,38 @@ fn client_address_is_for_tcp_fullnat_only() {
     b.service(u, vec![dest(RIP, 53, Method::FullNat, 1)]);
     assert!(b.build(&mut e.ids, 1).is_err());
 }
+
+/// An RST at the header's place never carries it; a FIN without data
+/// does (the server learns the client's address even for a connection
+/// the client closes at once).
+#[test]
+fn rst_never_fin_does_carry_the_header() {
+    let (mut e, s) = proxy_env(ClientAddress::ProxyV2);
+    handshake(&mut e, &s, 40010);
+    let base = ISN.wrapping_add(1);
+    let mut b = PacketBuilder::ethernet2(CLIENT_MAC, OUR_MAC)
+        .ipv4(CLIENT, VIP, 64)
+        .tcp(40010, 80, base, 64240)
+        .ack(SISN + 1);
+    b = b.rst();
+    let mut rst = Vec::new();
+    b.write(&mut rst, b"").unwrap();
+    let (v, out) = e.send(&s, &rst, S);
+    assert_eq!(v, LbVerdict::Tx { port: 1 });
+    let o = read(&out);
+    assert_eq!((o.seq, o.payload.len()), (base, 0), "an RST as it came");
+
+    handshake(&mut e, &s, 40011);
+    let mut fin = Vec::new();
+    PacketBuilder::ethernet2(CLIENT_MAC, OUR_MAC)
+        .ipv4(CLIENT, VIP, 64)
+        .tcp(40011, 80, base, 64240)
+        .ack(SISN + 1)
+        .fin()
+        .write(&mut fin, b"")
+        .unwrap();
+    let (_, out) = e.send(&s, &fin, S);
+    let o = read(&out);
+    assert_eq!(o.seq, base);
+    assert_eq!(proxy::parse_v2(&o.payload).unwrap().1, o.payload.len());
+}
