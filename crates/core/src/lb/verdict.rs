@@ -122,6 +122,11 @@ pub struct BalancerConfig {
     pub worker: u32,
     /// How many workers share the NAT64 pool.
     pub workers: u32,
+    /// Reserve FullNAT `client_address` state from the start (a
+    /// [`crate::lb::shift::HeaderInsert`] per IPv6 record): set when the
+    /// services dirigo starts with have one; a worker allocates it
+    /// anyway when a later snapshot has one.
+    pub client_address: bool,
 }
 
 impl BalancerConfig {
@@ -148,6 +153,7 @@ impl Default for BalancerConfig {
             conn6_capacity: 0,
             worker: 0,
             workers: 1,
+            client_address: false,
         }
     }
 }

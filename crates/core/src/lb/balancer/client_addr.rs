@@ -137,9 +137,11 @@ impl Balancer {
         }
     }
 
+    /// Allocate the per-record state (one [`HeaderInsert`] per record of
+    /// the IPv6 table).
     #[cold]
     #[inline(never)]
-    fn client_addrs_alloc(&mut self) {
+    pub(super) fn client_addrs_alloc(&mut self) {
         self.cip = Some(Inserts::new(self.table6.capacity()));
     }
 

@@ -65,7 +65,7 @@ impl Balancer {
             0 => (cfg.conn_capacity / 4).max(1024),
             n => n,
         };
-        Balancer {
+        let mut b = Balancer {
             table: {
                 let mut t = LineTable::new(cfg.conn_capacity, cfg.seed);
                 t.set_embryonic_grace(cfg.embryonic_grace_ms);
@@ -99,7 +99,11 @@ impl Balancer {
             sync: None,
             nat64: Nat64Ports::new(cfg.seed, cfg.worker, cfg.workers),
             cip: None,
+        };
+        if cfg.client_address {
+            b.client_addrs_alloc();
         }
+        b
     }
 
     /// The counters, to hand to the control thread.

@@ -414,3 +414,35 @@ fn rst_never_fin_does_carry_the_header() {
     assert_eq!(o.seq, base);
     assert_eq!(proxy::parse_v2(&o.payload).unwrap().1, o.payload.len());
 }
+
+/// The per-record state: none for plain FullNAT, allocated by the first
+/// snapshot with a `client_address` service (housekeeping's
+/// `see_snapshot`), or from the start when the configuration says so.
+#[test]
+fn state_only_when_a_service_needs_it() {
+    let mut e = env(1024);
+    let plain = e.snap(1, |b| {
+        b.service(
+            csvc(81, ClientAddress::None),
+            vec![dest(RIP, 81, Method::FullNat, 1)],
+        );
+    });
+    let syn = seg(CLIENT, 40020, VIP, 81, ISN, None, true, &[], b"");
+    assert_eq!(e.send(&plain, &syn, 0).0, LbVerdict::Tx { port: 1 });
+    assert!(e.w.cip.is_none(), "plain FullNAT keeps no state");
+    let proxied = e.snap(2, |b| {
+        b.service(
+            csvc(80, ClientAddress::ProxyV1),
+            vec![dest(RIP, 80, Method::FullNat, 1)],
+        );
+    });
+    e.w.see_snapshot(&proxied);
+    assert!(e.w.cip.is_some(), "housekeeping reserves it");
+    let cfg = BalancerConfig {
+        conn_capacity: 1024,
+        client_address: true,
+        ..BalancerConfig::default()
+    };
+    let w = Balancer::new(&cfg, 16, 16);
+    assert!(w.cip.is_some(), "reserved from the start");
+}
