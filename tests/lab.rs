@@ -255,7 +255,7 @@ fn lab_fullnat() {
     restart_keeps_connections(&mut lab, "fullnat");
     persistence(&lab);
     // the client's address through PROXY v1/v2 and TOA (issue 51)
-    lab_common::client_addr::client_address_checks(&lab, LADDR);
+    lab_common::client_addr::client_address_checks(&mut lab, LADDR);
     // the pool's and client_address's drop reasons are listed, and
     // nothing was refused
     let d = lab.ctl_json(&["drops"]);

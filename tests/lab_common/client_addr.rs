@@ -9,7 +9,9 @@
 //! the client says anything, then 3000 lines echoed byte for byte
 //! through the shifted stream; tshark, capturing on the real server,
 //! decodes the version 2 header dirigo sent, and the TOA option of a
-//! `toa` service is read byte for byte from the same capture.
+//! `toa` service is read byte for byte from the same capture; after a
+//! restart (the state file keeps `--client-address`) nginx still gets
+//! the client's address.
 
 use super::Lab;
 use crate::common::text;
@@ -134,7 +136,7 @@ fn stop(lab: &Lab, st: &str) {
 }
 
 /// Every check of the module; `laddr` is the services' local address.
-pub fn client_address_checks(lab: &Lab, laddr: &str) {
+pub fn client_address_checks(lab: &mut Lab, laddr: &str) {
     let t0 = std::time::Instant::now();
     let st = lab.state_dir().display().to_string();
     let mut rules = String::new();
@@ -315,6 +317,16 @@ print("echo ok", len(lines))
         assert!(o.len() >= 16, "{o}");
         assert_eq!(&o[8..16], want_tail, "the TOA option's address: {o}");
     }
+    // a restart: the state file brings the services back with their
+    // client_address, the workers reserve the state at start, and nginx
+    // still gets the client's address
+    lab.restart(|_| {});
+    let url = format!("http://{VIP}:8082/");
+    let out = lab.client(&["curl", "-sS", "-m", "5", "--retry", "3", &url]);
+    assert!(
+        out.starts_with(&format!("pp={CLIENT}:")),
+        "after the restart nginx saw {out:?}"
+    );
     stop(lab, &st);
     std::thread::sleep(Duration::from_millis(100));
     eprintln!(
