@@ -173,7 +173,9 @@ fn lab_nat() {
 /// up by one `-R` batch (`-P` local addresses, `-b` servers), saved with
 /// `-S`, cleared and restored; then rr, 2 MiB each way byte-exact, UDP,
 /// the servers seeing the local address as their peer, a SIGTERM restart
-/// that breaks no transfer (the handoff, issue 53), and persistence.
+/// that breaks no transfer (the handoff, issue 53), and persistence; then
+/// the client's address through PROXY v1/v2 (nginx, HAProxy, a server
+/// that speaks first) and TOA (`lab_common::client_addr`).
 #[test]
 fn lab_fullnat() {
     if !common::privileged("lab FullNAT") {
@@ -252,15 +254,20 @@ fn lab_fullnat() {
     // a SIGTERM restart keeps FullNAT's connections, local legs and all
     restart_keeps_connections(&mut lab, "fullnat");
     persistence(&lab);
-    // the pool's drop reason is listed, and nothing was refused
+    // the client's address through PROXY v1/v2 and TOA (issue 51)
+    lab_common::client_addr::client_address_checks(&mut lab, LADDR);
+    // the pool's and client_address's drop reasons are listed, and
+    // nothing was refused
     let d = lab.ctl_json(&["drops"]);
-    let ex = d
-        .as_array()
-        .expect("drops")
-        .iter()
-        .find(|d| d["reason"] == "lb_fullnat_ports_exhausted")
-        .unwrap_or_else(|| panic!("no lb_fullnat_ports_exhausted in {d}"));
-    assert_eq!(ex["count"], 0, "{ex}");
+    for reason in ["lb_fullnat_ports_exhausted", "lb_client_address_no_room"] {
+        let ex = d
+            .as_array()
+            .expect("drops")
+            .iter()
+            .find(|d| d["reason"] == reason)
+            .unwrap_or_else(|| panic!("no {reason} in {d}"));
+        assert_eq!(ex["count"], 0, "{ex}");
+    }
     lab.finish();
 }
 

@@ -544,7 +544,8 @@ const LADDR6: &str = "2001:db8:96::10";
 /// again (as in DR), the router routes the local network to dirigo; both
 /// IPv6 services switched to FullNAT in one `-R` batch, `-S`/`-C`/`-R`
 /// round trip; 1 MiB each way, rr, UDP, the servers' peer the local
-/// address, persistence.
+/// address, persistence; a `proxy-v2` service's header (TCP6) reaching a
+/// server that speaks first.
 fn fullnat6(lab: &Lab) {
     let t = std::time::Instant::now();
     for n in 1..=3 {
@@ -598,6 +599,7 @@ fn fullnat6(lab: &Lab) {
     lab.adm(&["-E", "-t", &svc6(), "-s", "rr", "-p", "60"]);
     let s = servers(lab, 4);
     assert!(s.iter().all(|n| n == &s[0]), "fullnat6 persistence: {s:?}");
+    lab_common::client_addr::proxy_v2_ipv6(lab, VIP6, LADDR6, &rip6(3), CLIENT6);
     eprintln!(
         "fullnat6: checks done in {:.1} s",
         t.elapsed().as_secs_f64()

@@ -76,7 +76,8 @@ enum Cmd {
         /// Seconds per case.
         #[arg(long, default_value_t = 1.0)]
         seconds: f64,
-        /// Only this method (dr, tun, nat).
+        /// Only this method (dr, tun, nat; fnat: FullNAT's established
+        /// requests without and with `client_address`, proxy-v2 and toa).
         #[arg(long)]
         method: Option<String>,
         /// Only this many flows.
@@ -274,6 +275,7 @@ fn micro_only(mut plan: Plan, cmd: &Cmd, agg: &mut Agg) {
     let only = method.as_deref().map(|m| match m {
         "tun" => Method::Tun,
         "nat" => Method::Nat,
+        "fnat" => Method::FullNat,
         _ => Method::Dr,
     });
     match api.as_deref() {

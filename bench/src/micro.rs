@@ -7,12 +7,15 @@ use crate::gen;
 use dirigo_core::lb::balancer::{Balancer, BalancerConfig, BurstCtx, LbVerdict};
 use dirigo_core::lb::sched::{SchedFlags, SchedKind};
 use dirigo_core::lb::snapshot::{LbIds, Snapshot, SnapshotBuilder};
-use dirigo_core::lb::spec::{DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec};
+use dirigo_core::lb::spec::{
+    ClientAddress, DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec,
+};
 use dirigo_core::lb::sync::{SyncPolicy, SyncQueue};
 use dirigo_core::net::buf::{PacketBuf, VecBuf};
 use dirigo_core::net::classify::{classify, Classified};
 use dirigo_core::net::egress::{Egress, Egress6, NextHop, Resolve, Resolve6};
 use dirigo_core::net::meta::PacketMeta;
+use dirigo_core::net::wire::tcp;
 use hdrhistogram::Histogram;
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::{Duration, Instant};
@@ -110,6 +113,10 @@ pub struct Case {
     /// Real servers of the service ([`N_RS`] unless asked; at most
     /// [`MAX_SERVERS`]): what a least-connection pick has to weigh.
     pub servers: u8,
+    /// FullNAT only: the service's `client_address` (its timed ACKs are
+    /// then past the header's place: each is shifted, as an established
+    /// segment of a PROXY connection is).
+    pub client_address: ClientAddress,
 }
 
 /// What one case measured.
@@ -137,11 +144,18 @@ pub struct MicroResult {
     pub fwd_ratio: f64,
 }
 
-fn snapshot(method: Method, servers: u8) -> (Snapshot, LbIds) {
+/// FullNAT's local address (on the lan).
+pub const LADDR: u32 = LAN_NET | 200;
+
+fn snapshot(method: Method, servers: u8, how: ClientAddress) -> (Snapshot, LbIds) {
     let servers = servers.clamp(1, MAX_SERVERS);
     let mut ids = LbIds::new(16, 256);
     let spec = ServiceSpec {
-        local_addresses: Vec::new(),
+        local_addresses: if method == Method::FullNat {
+            vec![IpAddr::V4(Ipv4Addr::from(LADDR))]
+        } else {
+            Vec::new()
+        },
         key: ServiceKey {
             fwmark: 0,
             proto: Proto::Tcp,
@@ -155,6 +169,7 @@ fn snapshot(method: Method, servers: u8) -> (Snapshot, LbIds) {
         prefix6: 128,
         synproxy: false,
         ops: false,
+        client_address: how,
     };
     let dests = (0..servers)
         .map(|i| DestSpec {
@@ -203,7 +218,7 @@ struct Runner {
 impl Runner {
     /// A balancer with `case`'s service, table and sync queue.
     fn new(case: &Case) -> Runner {
-        let (snap, ids) = snapshot(case.method, case.servers);
+        let (snap, ids) = snapshot(case.method, case.servers, case.client_address);
         let cfg = BalancerConfig {
             conn_capacity: case.capacity,
             seed: 0x1234_5678,
@@ -248,7 +263,16 @@ impl Runner {
                     self.burst(ch, now(clock));
                 }
                 drop(syn);
-                let ack = frames(case.flows, 0x10);
+                let mut ack = frames(case.flows, 0x10);
+                if case.method == Method::FullNat {
+                    // past the SYN's ISN + 1 (1000 + 1): where a PROXY
+                    // connection's segments are shifted
+                    for f in &mut ack {
+                        let l4 = 14 + 20;
+                        let mut t = tcp::Packet::new_unchecked(&mut f[l4..l4 + 20]);
+                        t.set_seq_number_update_checksum(1002);
+                    }
+                }
                 for ch in ack.chunks(BURST) {
                     self.burst(ch, now(clock));
                 }
@@ -409,6 +433,7 @@ mod tests {
                     burst_api: false,
                     sync: false,
                     servers: N_RS,
+                    client_address: ClientAddress::None,
                 },
                 Duration::from_millis(20),
             );
@@ -429,6 +454,7 @@ mod tests {
                 burst_api: true,
                 sync: false,
                 servers: N_RS,
+                client_address: ClientAddress::None,
             },
             Duration::from_millis(20),
         );

@@ -5,11 +5,15 @@
 use crate::agg::Agg;
 use crate::plan::Plan;
 use crate::{micro, mname, report, synproxy};
-use dirigo_core::lb::spec::Method;
+use dirigo_core::lb::spec::{ClientAddress, Method};
 
 /// Every micro-benchmark case of `plan` (only `only`'s method and
 /// `only_flows`' size when given), recorded into `agg`.
 pub fn run_micro(plan: &Plan, agg: &mut Agg, only: Option<Method>, only_flows: Option<u32>) {
+    if only == Some(Method::FullNat) {
+        client_address_cases(plan, agg, only_flows.unwrap_or(1000));
+        return;
+    }
     established(plan, agg, only, only_flows);
     if only_flows.is_none() && (only.is_none() || only == Some(Method::Dr)) {
         newconn(plan, agg);
@@ -39,6 +43,7 @@ fn established(plan: &Plan, agg: &mut Agg, only: Option<Method>, only_flows: Opt
                     burst_api,
                     sync: false,
                     servers: plan.micro_servers,
+                    client_address: ClientAddress::None,
                 };
                 let r = micro::run(case, plan.micro);
                 let k = format!(
@@ -67,6 +72,7 @@ fn newconn(plan: &Plan, agg: &mut Agg) {
             burst_api,
             sync: false,
             servers: plan.micro_servers,
+            client_address: ClientAddress::None,
         };
         let r = micro::run(case, plan.micro);
         let k = format!("micro|newconn|{}", if burst_api { "burst" } else { "pkt" });
@@ -86,6 +92,7 @@ fn newconn(plan: &Plan, agg: &mut Agg) {
             burst_api: true,
             sync: false,
             servers: micro::MAX_SERVERS,
+            client_address: ClientAddress::None,
         };
         let r = micro::run(case, plan.micro);
         let k = format!("micro|{}|burst", report::NEWCONN_MANY);
@@ -93,6 +100,35 @@ fn newconn(plan: &Plan, agg: &mut Agg) {
         eprintln!(
             "micro {k}: {:.2} Mpps, {:.2} Mconn/s, tracked {}, {} packets",
             r.mpps, r.mconn_s, r.tracked, r.packets
+        );
+    }
+}
+
+/// FullNAT's established requests per `client_address` (`dirigo-bench
+/// micro --method fnat`, not in the default plan): plain FullNAT beside a
+/// PROXY v2 and a TOA service on the same frames (the per-packet API).
+fn client_address_cases(plan: &Plan, agg: &mut Agg, flows: u32) {
+    for how in [
+        ClientAddress::None,
+        ClientAddress::ProxyV2,
+        ClientAddress::Toa,
+    ] {
+        let case = micro::Case {
+            method: Method::FullNat,
+            flows,
+            workload: micro::Workload::Established,
+            capacity: plan.capacity,
+            burst_api: false,
+            sync: false,
+            servers: plan.micro_servers,
+            client_address: how,
+        };
+        let r = micro::run(case, plan.micro);
+        let k = format!("micro|FNAT {} {flows}|pkt", how.name());
+        record_micro(agg, &k, &r);
+        eprintln!(
+            "micro {k}: {:.2} Mpps, {:.1} ns/pkt, p50/p99/p99.9 {}/{}/{} ns, forwarded {:.3}, {} timed packets",
+            r.mpps, r.ns_per_pkt, r.p50, r.p99, r.p999, r.fwd_ratio, r.packets
         );
     }
 }
@@ -110,6 +146,7 @@ fn sync(plan: &Plan, agg: &mut Agg) {
                 burst_api: true,
                 sync,
                 servers: plan.micro_servers,
+                client_address: ClientAddress::None,
             };
             let r = micro::run(case, plan.micro);
             let k = format!("micro|sync {label}|{}", if sync { "on" } else { "off" });

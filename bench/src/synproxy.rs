@@ -126,6 +126,7 @@ fn worker6(capacity: u32) -> (Balancer, Snapshot) {
         prefix6: 128,
         synproxy: true,
         ops: false,
+        client_address: Default::default(),
     };
     let dests = (0..N_RS)
         .map(|i| DestSpec {
@@ -258,6 +259,7 @@ fn snapshot(ids: &mut LbIds, synproxy: bool, port: u16) -> Snapshot {
         prefix6: 128,
         synproxy,
         ops: false,
+        client_address: Default::default(),
     };
     let dests = (0..N_RS)
         .map(|i| DestSpec {

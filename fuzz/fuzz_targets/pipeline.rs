@@ -114,6 +114,7 @@ fn service(proto: Proto, vip: [u8; 4], port: u16, sched: SchedKind, p: Option<u3
         synproxy: false,
         local_addresses: Vec::new(),
         ops: false,
+        client_address: Default::default(),
     }
 }
 

@@ -359,6 +359,13 @@ pub fn workers(
                 embryonic_grace_ms: cfg.dataplane.embryonic_grace_ms,
                 synproxy: cfg.dataplane.synproxy,
                 synproxy_secret: synproxy_secret(),
+                // FullNAT client_address state off the packet path when
+                // the services at start have it (a worker allocates it
+                // at its first such snapshot otherwise)
+                client_address: state
+                    .services
+                    .iter()
+                    .any(|(s, _)| !s.client_address.is_none()),
                 seed: 0x5eed_0000 ^ (i as u32).wrapping_mul(0x9e37_79b9) ^ (now_ns() as u32),
                 ..BalancerConfig::default()
             },

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod checks;
+pub mod client_addr;
 pub mod handoff;
 pub mod tun_types;
 

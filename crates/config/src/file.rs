@@ -3,7 +3,7 @@
 //! typo is an error with a line number rather than an ignored setting.
 
 use crate::PortRole;
-use dirigo_core::lb::spec::{Method, Proto, TunCsum, TunType};
+use dirigo_core::lb::spec::{ClientAddress, Method, Proto, TunCsum, TunType};
 use serde::Deserialize;
 use std::net::Ipv4Addr;
 
@@ -420,6 +420,10 @@ pub struct ServiceConfig {
     /// TUN real servers only, not with `persistent`.
     #[serde(default)]
     pub ops: bool,
+    /// How the real servers learn the client's address (TCP FullNAT
+    /// services only): "none" (default), "toa", "proxy-v1", "proxy-v2".
+    #[serde(default)]
+    pub client_address: ClientAddress,
     /// Real servers.
     #[serde(default)]
     pub real_server: Vec<RealServerConfig>,

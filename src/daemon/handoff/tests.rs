@@ -50,6 +50,7 @@ fn snapshot(servers: &[u32]) -> Snapshot {
             synproxy: false,
             local_addresses: Vec::new(),
             ops: false,
+            client_address: Default::default(),
         },
         dests,
     );

@@ -28,6 +28,7 @@ fn svc(port: u16) -> ServiceSpec {
         prefix6: 128,
         synproxy: false,
         ops: false,
+        client_address: Default::default(),
     }
 }
 

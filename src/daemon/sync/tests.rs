@@ -78,6 +78,7 @@ fn snapshot(order: &[usize]) -> Snapshot {
             prefix6: 128,
             synproxy: false,
             ops: false,
+            client_address: Default::default(),
         },
         dests,
     );

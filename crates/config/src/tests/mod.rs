@@ -168,6 +168,42 @@ method = "fullnat"
     assert!(err(&bad).contains("a fullnat real server needs the service's local_addresses"));
     let bad = t.replace(r#""10.0.0.201""#, r#""2001:db8::1""#);
     assert!(err(&bad).contains("local address 2001:db8::1 is not of the real servers' family"));
+    // client_address: read, and for TCP FullNAT services only
+    use dirigo_core::lb::spec::ClientAddress;
+    assert_eq!(s.spec.client_address, ClientAddress::None);
+    for how in ClientAddress::ALL {
+        let with = t.replace(
+            "scheduler = \"rr\"\nlocal",
+            &format!(
+                "scheduler = \"rr\"\nclient_address = \"{}\"\nlocal",
+                how.name()
+            ),
+        );
+        let c = Config::parse(&with, "t").unwrap();
+        assert_eq!(c.services[0].spec.client_address, how);
+    }
+    let bad = t.replace(
+        "scheduler = \"rr\"\nlocal",
+        "client_address = \"proxy\"\nlocal",
+    );
+    assert!(
+        err(&bad).contains(
+            "unknown variant `proxy`, expected one of `none`, `toa`, `proxy-v1`, `proxy-v2`"
+        ),
+        "{}",
+        err(&bad)
+    );
+    let nat = t
+        .replace(
+            "scheduler = \"rr\"\nlocal",
+            "client_address = \"toa\"\nlocal",
+        )
+        .replace("method = \"fullnat\"", "method = \"nat\"");
+    assert!(
+        err(&nat).contains("client_address = \"toa\" is for TCP services"),
+        "{}",
+        err(&nat)
+    );
 }
 
 #[test]

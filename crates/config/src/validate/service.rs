@@ -152,6 +152,7 @@ fn service(
             synproxy: s.synproxy,
             local_addresses: s.local_addresses.clone(),
             ops: s.ops,
+            client_address: s.client_address,
         },
         dests,
         health,
@@ -179,7 +180,8 @@ fn sched_flags(s: &ServiceConfig, at: &At, iss: &mut Issues) -> (SchedFlags, boo
 }
 
 /// Whether the FullNAT local addresses fit: there are some when a real
-/// server is `fullnat`, each of the real servers' family (the VIP's).
+/// server is `fullnat`, each of the real servers' family (the VIP's);
+/// and `client_address` is on a TCP FullNAT service only.
 fn local_addresses(
     s: &ServiceConfig,
     key: ServiceKey,
@@ -196,6 +198,20 @@ fn local_addresses(
                 "service {}: a fullnat real server needs the service's local_addresses \
                  (the sources the real servers see)",
                 s.label()
+            ),
+        );
+    }
+    if !s.client_address.is_none()
+        && (key.proto != Proto::Tcp || dests.iter().any(|d| d.method != Method::FullNat))
+    {
+        ok = false;
+        iss.add(
+            at.k("client_address"),
+            format!(
+                "service {}: client_address = \"{}\" is for TCP services whose real servers \
+                 are all fullnat (other methods keep the client's address as the source)",
+                s.address,
+                s.client_address.name()
             ),
         );
     }

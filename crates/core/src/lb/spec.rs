@@ -150,6 +150,73 @@ pub struct ServiceSpec {
     /// the control protocol's JSON when off.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ops: bool,
+    /// How a FullNAT service tells its real servers the client's address
+    /// (`--client-address`, TOML `client_address`; TCP FullNAT services
+    /// only). Left out of the JSON when `none`.
+    #[serde(default, skip_serializing_if = "ClientAddress::is_none")]
+    pub client_address: ClientAddress,
+}
+
+/// How a FullNAT service carries the client's address to its real
+/// servers, which see only the service's local address as the source.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[repr(u8)]
+pub enum ClientAddress {
+    /// Not at all (the default).
+    #[default]
+    #[serde(rename = "none")]
+    None = 0,
+    /// DPVS's TOA TCP option (kind 254) on the client's first segments,
+    /// read by the `toa` kernel module on the real server.
+    #[serde(rename = "toa")]
+    Toa = 1,
+    /// A PROXY protocol version 1 line before the client's first byte.
+    #[serde(rename = "proxy-v1")]
+    ProxyV1 = 2,
+    /// A PROXY protocol version 2 header before the client's first byte.
+    #[serde(rename = "proxy-v2")]
+    ProxyV2 = 3,
+}
+
+impl ClientAddress {
+    /// Every value, in the order of their numbers.
+    pub const ALL: [ClientAddress; 4] = [
+        ClientAddress::None,
+        ClientAddress::Toa,
+        ClientAddress::ProxyV1,
+        ClientAddress::ProxyV2,
+    ];
+
+    /// True for [`ClientAddress::None`].
+    pub fn is_none(&self) -> bool {
+        *self == ClientAddress::None
+    }
+
+    /// The word of the TOML key and of `--client-address`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientAddress::None => "none",
+            ClientAddress::Toa => "toa",
+            ClientAddress::ProxyV1 => "proxy-v1",
+            ClientAddress::ProxyV2 => "proxy-v2",
+        }
+    }
+
+    /// The value a word names ([`ClientAddress::name`]).
+    pub fn parse(s: &str) -> Option<ClientAddress> {
+        Self::ALL.into_iter().find(|c| c.name() == s)
+    }
+
+    /// The value of a record's byte (0 and unknown bytes: `None`).
+    #[inline]
+    pub fn from_u8(b: u8) -> ClientAddress {
+        match b {
+            1 => ClientAddress::Toa,
+            2 => ClientAddress::ProxyV1,
+            3 => ClientAddress::ProxyV2,
+            _ => ClientAddress::None,
+        }
+    }
 }
 
 fn default_netmask() -> Ipv4Addr {

@@ -44,6 +44,11 @@ crate::counters::counter_enum! {
         FullNatPortsExhausted: drop = "fullnat_ports_exhausted",
         /// A mark rule gave it a mark no fwmark service has.
         MarkNoService: drop = "mark_no_service",
+        /// FullNAT `client_address`: a client segment that had to carry
+        /// the client's address (a PROXY header, a TOA option) could not
+        /// grow (no tailroom in the buffer; options that cannot take the
+        /// TOA option even pruned).
+        ClientAddrNoRoom: drop = "client_address_no_room",
     }
 }
 
@@ -119,6 +124,11 @@ pub struct BalancerConfig {
     pub worker: u32,
     /// How many workers share the NAT64 pool.
     pub workers: u32,
+    /// Reserve FullNAT `client_address` state from the start (a
+    /// [`crate::lb::shift::HeaderInsert`] per IPv6 record): set when the
+    /// services dirigo starts with have one; a worker allocates it
+    /// anyway when a later snapshot has one.
+    pub client_address: bool,
 }
 
 impl BalancerConfig {
@@ -145,6 +155,7 @@ impl Default for BalancerConfig {
             conn6_capacity: 0,
             worker: 0,
             workers: 1,
+            client_address: false,
         }
     }
 }

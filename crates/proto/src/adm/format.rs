@@ -99,6 +99,9 @@ pub fn service_flags(spec: &ServiceSpec) -> String {
     if spec.synproxy {
         v.push("synproxy".into());
     }
+    if !spec.client_address.is_none() {
+        v.push(format!("client-address {}", spec.client_address.name()));
+    }
     v.join(" ")
 }
 
@@ -311,6 +314,9 @@ pub fn save(list: &ServiceList) -> String {
         if s.spec.synproxy {
             out.push_str(" --synproxy");
         }
+        if !s.spec.client_address.is_none() {
+            let _ = write!(out, " --client-address {}", s.spec.client_address.name());
+        }
         out.push('\n');
         // the local addresses before the FullNAT servers that need them
         for a in &s.spec.local_addresses {
@@ -410,7 +416,7 @@ pub fn usage(prog: &str) -> String {
     let p = prog;
     format!(
         "Usage:\n\
-  {p} -A|E -t|u service-address|-f fwmark [-6] [-s scheduler] [-p [timeout]] [-M netmask] [-b sched-flags] [-o] [--synproxy]\n\
+  {p} -A|E -t|u service-address|-f fwmark [-6] [-s scheduler] [-p [timeout]] [-M netmask] [-b sched-flags] [-o] [--synproxy] [--client-address how]\n\
   {p} -D -t|u service-address|-f fwmark [-6]\n\
   {p} -C\n\
   {p} -R\n\
@@ -434,6 +440,7 @@ Options:\n\
   --persistent   -p [timeout]         persistent service\n\
   --netmask      -M netmask           persistent granularity mask\n\
   --synproxy     -j [enable|disable]  SYN proxy with SYN cookies (NAT real servers only)\n\
+  --client-address how                none|toa|proxy-v1|proxy-v2 (FullNAT TCP services)\n\
   --ops          -o                   one-packet scheduling (UDP; DR and TUN real servers)\n\
   --real-server  -r server-address    server-address is host (and port)\n\
   --gatewaying   -g                   gatewaying (direct routing) (default)\n\

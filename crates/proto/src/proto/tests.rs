@@ -231,6 +231,7 @@ fn spec() -> (ServiceSpec, DestSpec) {
         prefix6: 128,
         synproxy: false,
         ops: false,
+        client_address: Default::default(),
     };
     let dest = DestSpec {
         key: DestKey {

@@ -20,6 +20,7 @@ fn svc(proto: Proto, vip: [u8; 4], port: u16, sched: SchedKind) -> ServiceSpec {
         prefix6: 128,
         synproxy: false,
         ops: false,
+        client_address: Default::default(),
     }
 }
 
@@ -48,6 +49,9 @@ fn table() -> ServiceTable {
     persistent.persistent = Some(600);
     persistent.netmask = Ipv4Addr::new(255, 255, 255, 0);
     persistent.synproxy = true;
+    let mut fullnat = svc(Proto::Tcp, [10, 0, 0, 7], 80, SchedKind::Rr);
+    fullnat.local_addresses = vec![std::net::IpAddr::V4(Ipv4Addr::new(172, 16, 0, 200))];
+    fullnat.client_address = crate::lb::spec::ClientAddress::ProxyV1;
     let mut thresholds = rs([172, 16, 0, 12], 8080, Method::Nat, 0);
     thresholds.upper = 100;
     thresholds.lower = 10;
@@ -63,6 +67,7 @@ fn table() -> ServiceTable {
             persistent,
             vec![rs([172, 16, 0, 11], 443, Method::Nat, 3), thresholds],
         ),
+        (fullnat, vec![rs([172, 16, 0, 13], 80, Method::FullNat, 1)]),
         (svc(Proto::Udp, [10, 0, 0, 6], 53, SchedKind::Wlc), vec![]),
     ]
 }
@@ -87,10 +92,13 @@ fn render_is_the_header_timeouts_and_dirigoadm_save() {
          -A -t 10.0.0.5:443 -s sh -b sh-fallback,sh-port -p 600 -M 255.255.255.0 --synproxy\n\
          -a -t 10.0.0.5:443 -r 172.16.0.11:443 -m -w 3\n\
          -a -t 10.0.0.5:443 -r 172.16.0.12:8080 -m -w 0 -x 100 -y 10\n\
+         -A -t 10.0.0.7:80 -s rr --client-address proxy-v1\n\
+         -P -t 10.0.0.7:80 -z 172.16.0.200\n\
+         -a -t 10.0.0.7:80 -r 172.16.0.13:80 -b -w 1\n\
          -A -u 10.0.0.6:53 -s wlc\n"
     );
     // what `dirigoadm -R` reads: the same batch
-    assert_eq!(parse_restore(&text).unwrap().len(), 8);
+    assert_eq!(parse_restore(&text).unwrap().len(), 11);
 }
 
 #[test]

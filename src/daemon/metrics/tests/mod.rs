@@ -67,6 +67,7 @@ fn service(k: ServiceKey, st: Stats, dests: Vec<DestInfo>) -> ServiceInfo {
             prefix6: 128,
             synproxy: false,
             ops: false,
+            client_address: Default::default(),
         },
         stats: st,
         rate: Default::default(),

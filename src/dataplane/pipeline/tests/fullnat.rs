@@ -29,6 +29,7 @@ fn fullnat_service(vip: IpAddr, rs: IpAddr, laddr: IpAddr) -> Snapshot {
         ServiceSpec {
             local_addresses: vec![laddr],
             ops: false,
+            client_address: Default::default(),
             key: ServiceKey {
                 fwmark: 0,
                 proto: Proto::Tcp,

@@ -33,6 +33,7 @@ fn marked_requests_are_owned_by_their_client_and_replies_meet_them() {
             prefix6: 128,
             synproxy: false,
             ops: false,
+            client_address: Default::default(),
         },
         vec![DestSpec {
             key: DestKey {

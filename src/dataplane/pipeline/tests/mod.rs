@@ -153,6 +153,7 @@ fn service_of(rs: &[[u8; 4]], method: Method, rport: u16) -> Snapshot {
             prefix6: 128,
             synproxy: false,
             ops: false,
+            client_address: Default::default(),
         },
         dests,
     );

@@ -76,6 +76,7 @@ fn nat6_service() -> Snapshot {
             prefix6: 128,
             synproxy: false,
             ops: false,
+            client_address: Default::default(),
         },
         vec![DestSpec {
             key: DestKey {

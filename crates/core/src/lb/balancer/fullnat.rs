@@ -141,6 +141,7 @@ impl Balancer {
             Nat64Leg {
                 laddr4,
                 lport,
+                cip: self.client_addr_byte(svc, key.proto, start == TcpState::None),
                 laddr6: [0; 4],
             },
             start,
@@ -180,6 +181,11 @@ impl Balancer {
         }
         let (src, dst) = ends(&c, reply);
         let res = fullnat(buf, meta, src, dst, at.egress);
+        if res.is_ok() && c.ext.cip != 0 {
+            if let Err(why) = self.client_addr(buf, meta, idx, &c, reply, false) {
+                return self.drop(why);
+            }
+        }
         self.fullnat_done(at, res, &c, reply, meta, buf, dst.addr)
     }
 

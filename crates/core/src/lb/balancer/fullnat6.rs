@@ -52,6 +52,7 @@ impl Balancer {
         at: &BurstCtx<E>,
         buf: &mut B,
         meta: &PacketMeta6,
+        idx: u32,
         c: &Conn6,
         reply: bool,
     ) -> LbVerdict {
@@ -82,6 +83,11 @@ impl Balancer {
             )
         };
         let res = fullnat(buf, meta, src, dst, at.egress);
+        if res.is_ok() && c.ext.cip != 0 {
+            if let Err(why) = self.client_addr(buf, meta, idx, c, reply, true) {
+                return self.drop(why);
+            }
+        }
         self.done6(at, res, c, reply, meta, buf, dst.addr)
     }
 

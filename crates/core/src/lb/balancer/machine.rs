@@ -15,6 +15,7 @@ use crate::lb::conn::lines::{slots_for as table_slots, LineInserted, LineTable};
 use crate::lb::conn::{tick_of, Conn6, ConnTable, F_SP_PENDING};
 use crate::lb::persist::{PersistStats, PersistTable};
 use crate::lb::sched::{Cursor, DestLoad};
+use crate::lb::shift::table::Inserts;
 use crate::lb::snapshot::Snapshot;
 use crate::lb::stats::{bump, Traffic, WorkerStats};
 use crate::lb::synproxy::SynProxy;
@@ -50,6 +51,9 @@ pub struct Balancer {
     pub(super) sync: Option<SyncOut>,
     /// NAT64's sub-machine: the source ports this worker owns (`nat64.rs`).
     pub(super) nat64: Nat64Ports,
+    /// FullNAT `client_address`'s per-record state (`client_addr.rs`;
+    /// None until a snapshot has such a service).
+    pub(super) cip: Option<Inserts>,
 }
 
 impl Balancer {
@@ -61,7 +65,7 @@ impl Balancer {
             0 => (cfg.conn_capacity / 4).max(1024),
             n => n,
         };
-        Balancer {
+        let mut b = Balancer {
             table: {
                 let mut t = LineTable::new(cfg.conn_capacity, cfg.seed);
                 t.set_embryonic_grace(cfg.embryonic_grace_ms);
@@ -94,7 +98,12 @@ impl Balancer {
             }),
             sync: None,
             nat64: Nat64Ports::new(cfg.seed, cfg.worker, cfg.workers),
+            cip: None,
+        };
+        if cfg.client_address {
+            b.client_addrs_alloc();
         }
+        b
     }
 
     /// The counters, to hand to the control thread.
@@ -190,6 +199,7 @@ impl Balancer {
     #[inline]
     pub(super) fn see_epoch(&mut self, snap: &Snapshot) {
         self.persist_sync_all(snap);
+        self.client_addrs_for(snap);
         if self.stats.epoch_seen.load(Relaxed) != snap.epoch {
             self.stats.epoch_seen.store(snap.epoch, Relaxed);
         }

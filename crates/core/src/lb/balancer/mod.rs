@@ -68,6 +68,7 @@
 
 mod burst;
 mod burst6;
+mod client_addr;
 mod established;
 mod forward;
 mod fullnat;

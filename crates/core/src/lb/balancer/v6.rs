@@ -320,12 +320,15 @@ impl Balancer {
             let leg = Nat64Leg {
                 laddr4,
                 lport,
+                cip: 0,
                 laddr6: [0; 4],
             };
             (mapped(d.addr), leg)
         } else if d.method == Method::FullNat {
             // FullNAT: from a local address and a port this worker owns
-            (d.addr6, self.take_local6(svc, d.addr6, dport, key.proto)?)
+            let mut leg = self.take_local6(svc, d.addr6, dport, key.proto)?;
+            leg.cip = self.client_addr_byte(svc, key.proto, start == TcpState::None);
+            (d.addr6, leg)
         } else {
             (d.addr6, Nat64Leg::default())
         };
@@ -377,7 +380,7 @@ impl Balancer {
         let egress = at.egress;
         if c.method == Method::FullNat {
             // IPv6 FullNAT (an IPv4 FullNAT connection has no IPv6 packet)
-            return self.transmit_fullnat6(at, buf, meta, c, reply);
+            return self.transmit_fullnat6(at, buf, meta, idx, c, reply);
         }
         if c.ext.laddr4 != 0 {
             // NAT64: a request leaves as IPv4 from the pool (its replies

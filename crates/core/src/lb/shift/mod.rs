@@ -14,6 +14,8 @@
 //!   place until the server has acknowledged it.
 //! * [`segment`] — the above applied to a `net::wire::tcp::Packet` in
 //!   place, with incremental checksums.
+//! * [`table`] — [`table::Inserts`], a [`HeaderInsert`] per record of a
+//!   connection table.
 //! * [`ftp`] — `PORT`, `EPRT`, `227` and `229`: found, rewritten, the
 //!   change in length and the data connection to expect.
 //!
@@ -25,6 +27,7 @@ pub mod ftp;
 pub mod once;
 pub mod segment;
 pub mod seq;
+pub mod table;
 
 pub use adjust::{Change, Dir, Recorded, SeqAdj, Shift, ShiftError};
 pub use once::{ClientSeg, HeaderInsert, Out, Phase};

@@ -85,6 +85,13 @@ pub enum BuildError {
         std::net::SocketAddr::new(.1.addr, .1.port)
     )]
     SynproxyNotNat(ServiceKey, DestKey, &'static str),
+    /// `client_address` on a service that is not TCP FullNAT.
+    #[error(
+        "service {}: client_address = \"{1}\" is for TCP FullNAT services (-b real \
+         servers): other methods keep the client's address as the source",
+        std::net::SocketAddr::new(.0.vip, .0.port)
+    )]
+    ClientAddressNotFullNat(ServiceKey, &'static str),
     /// A FullNAT real server in a service without local addresses.
     #[error(
         "service {}: a FullNAT (-b) real server needs the service's local addresses \
@@ -338,6 +345,15 @@ impl<'a> SnapshotBuilder<'a> {
                 }
             }
             self.check_fullnat(spec, dests)?;
+            if !spec.client_address.is_none()
+                && (k.proto != crate::lb::spec::Proto::Tcp
+                    || dests.iter().any(|d| d.method != Method::FullNat))
+            {
+                return Err(BuildError::ClientAddressNotFullNat(
+                    k,
+                    spec.client_address.name(),
+                ));
+            }
             if spec.ops {
                 if k.proto != crate::lb::spec::Proto::Udp {
                     return Err(BuildError::OpsNotUdp(k));
@@ -551,6 +567,7 @@ impl<'a> SnapshotBuilder<'a> {
             pool4,
             pool6,
             fullnat4,
+            client_address: services.iter().any(|s| !s.spec.client_address.is_none()),
             services,
             svc_index,
             svc_index6,

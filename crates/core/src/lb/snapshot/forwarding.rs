@@ -46,6 +46,10 @@ pub struct Snapshot {
     pub pool6: Vec<u128>,
     /// Whether a service forwards IPv4 by FullNAT.
     pub fullnat4: bool,
+    /// Whether a service carries the client's address to its real
+    /// servers (`client_address`): the workers then keep the per-record
+    /// state it needs (`lb::balancer::client_addr`).
+    pub client_address: bool,
     /// IPVS `expire_nodest_conn`.
     pub expire_nodest_conn: bool,
     /// IPVS `sloppy_tcp`.

@@ -21,6 +21,7 @@ fn svc(proto: Proto, vip: [u8; 4], port: u16) -> ServiceSpec {
         prefix6: 128,
         synproxy: false,
         ops: false,
+        client_address: Default::default(),
     }
 }
 

@@ -23,6 +23,7 @@ pub mod encap;
 mod error;
 mod frame;
 pub mod fullnat;
+pub mod grow;
 pub mod icmp;
 pub mod nat;
 mod route;

@@ -161,6 +161,7 @@ fn service_cmd(cmd: O, g: &Given, r: &Resolved) -> Result<Command, AdmError> {
         // -E keeps the service's local addresses (--add-laddr changes them)
         local_addresses: Vec::new(),
         ops: g.ops,
+        client_address: g.client_address,
     };
     Ok(Command::Mutate(if cmd == O::Add {
         BatchCmd::AddService { service: spec }

@@ -7,7 +7,7 @@ use crate::adm::command::{Command, ListCmd};
 use crate::adm::defaults::PERSISTENT_TIMEOUT;
 use crate::adm::error::AdmError;
 use dirigo_core::lb::sched::SchedKind;
-use dirigo_core::lb::spec::{Method, Proto, TunCsum, TunType};
+use dirigo_core::lb::spec::{ClientAddress, Method, Proto, TunCsum, TunType};
 use std::net::IpAddr;
 
 /// What the options gave.
@@ -26,6 +26,7 @@ pub(super) struct Given {
     /// prefix length).
     pub(super) netmask_arg: Option<String>,
     pub(super) synproxy: bool,
+    pub(super) client_address: ClientAddress,
     pub(super) ops: bool,
     pub(super) real_arg: Option<String>,
     pub(super) method: Method,
@@ -55,6 +56,7 @@ impl Default for Given {
             persistent: None,
             netmask_arg: None,
             synproxy: false,
+            client_address: ClientAddress::None,
             ops: false,
             real_arg: None,
             method: Method::Dr,
@@ -154,6 +156,13 @@ impl Given {
             O::Netmask => self.netmask_arg = Some(v),
             O::Synproxy => self.synproxy = synproxy(&v)?,
             O::Ops => self.ops = true,
+            O::ClientAddr => {
+                self.client_address = ClientAddress::parse(&v).ok_or_else(|| {
+                    AdmError::usage(
+                        "illegal client-address value specified (none, toa, proxy-v1 or proxy-v2)",
+                    )
+                })?
+            }
             _ => return self.take_dest_opt(o, v),
         }
         Ok(())

@@ -41,6 +41,7 @@ pub(super) enum O {
     Persistent,
     Netmask,
     Synproxy,
+    ClientAddr,
     Ops,
     Real,
     Masq,
@@ -175,6 +176,11 @@ pub(super) const TABLE: &[Opt] = &[
         "SYN proxy (dirigo's addition, DPVS's spelling): dirigo answers SYNs with SYN cookies and \
          opens a connection to the real server only for a client that completes the handshake; \
          NAT (-m) real servers only. --synproxy alone enables it, -j disable turns it off."),
+    opt(None, "client-address", Arg::Req, O::ClientAddr, "none|toa|proxy-v1|proxy-v2",
+        "How a FullNAT (--fullnat) TCP service's real servers learn the client's address \
+         (dirigo's option; TOML client_address): none (the default), toa (DPVS's TOA option, \
+         read by the toa kernel module), proxy-v1 or proxy-v2 (a PROXY protocol header before \
+         the client's first byte)."),
     opt(Some('o'), "ops", Arg::No, O::Ops, "",
         "One-packet scheduling, UDP services only: each datagram is scheduled on its own and \
          no connection entry is made (DNS, syslog). DR (-g) and TUN (-i) real servers only, \
@@ -272,6 +278,7 @@ pub(super) const OPTNAMES: &[(O, &str)] = &[
     (O::Persistent, "persistent"),
     (O::Netmask, "netmask"),
     (O::Synproxy, "synproxy"),
+    (O::ClientAddr, "client-address"),
     (O::Ops, "ops"),
     (O::Real, "real-server"),
     (O::Gate, "forwarding-method"),
@@ -340,7 +347,9 @@ fn rule(cmd: O, opt: O) -> char {
     use O::*;
     match (cmd, class(opt)) {
         (Add | Edit, Tcp) => '+',
-        (Add | Edit, Sched | Persistent | Netmask | SchedFlags | Synproxy | Ops) => ' ',
+        (Add | Edit, Sched | Persistent | Netmask | SchedFlags | Synproxy | Ops | ClientAddr) => {
+            ' '
+        }
         (Del, Tcp) => '+',
         (List, Numeric | Stats | Rate | Thresholds | PersistConn | NoSort | Exact | TunInfo) => ' ',
         (List, Conn | Tcp | Timeout | Daemon) => '1',

@@ -620,3 +620,27 @@ fn ops_option() {
     );
     assert!(err("-a -u 10.0.0.53:53 -r 10.0.0.1 -o").starts_with("Illegal 'ops'"));
 }
+
+#[test]
+fn client_address_option() {
+    use dirigo_core::lb::spec::ClientAddress;
+    let k = tkey([10, 0, 0, 100], 80);
+    let mut want = svc(k, SchedKind::Rr, None);
+    for how in ClientAddress::ALL {
+        want.client_address = how;
+        let args = format!("-A -t 10.0.0.100:80 -s rr --client-address {}", how.name());
+        assert_eq!(
+            m(&args),
+            BatchCmd::AddService {
+                service: want.clone()
+            },
+            "{args}"
+        );
+    }
+    assert_eq!(
+        err("-A -t 10.0.0.100:80 --client-address proxy"),
+        "illegal client-address value specified (none, toa, proxy-v1 or proxy-v2)"
+    );
+    assert!(err("-a -t 10.0.0.100:80 -r 10.0.0.1 --client-address toa")
+        .starts_with("Illegal 'client-address'"));
+}

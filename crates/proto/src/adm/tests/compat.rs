@@ -171,7 +171,8 @@ fn the_refusals_are_ipvsadm_options_dirigoadm_does_not_take() {
         );
     }
     // and every option dirigoadm describes (beyond its --socket and the
-    // additions from DPVS and FullNAT) is ipvsadm's
+    // additions from DPVS and FullNAT, and FullNAT's --client-address) is
+    // ipvsadm's
     let ours = [
         "socket",
         "add-laddr",
@@ -180,6 +181,7 @@ fn the_refusals_are_ipvsadm_options_dirigoadm_does_not_take() {
         "laddr",
         "synproxy",
         "fullnat",
+        "client-address",
     ];
     for a in cmd.get_arguments() {
         let long = a.get_long().unwrap_or_default();

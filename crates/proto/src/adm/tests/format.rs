@@ -545,3 +545,29 @@ fn ops_listed_and_saved() {
         .count();
     assert_eq!(ops, 1);
 }
+
+#[test]
+fn client_address_listed_saved_and_restored() {
+    use dirigo_core::lb::spec::ClientAddress;
+    let mut list = sample();
+    for s in &mut list.services {
+        if s.spec.key.proto == Proto::Tcp {
+            s.spec.client_address = ClientAddress::ProxyV2;
+        }
+    }
+    let l = format::list(&list, &ListCmd::default());
+    assert!(l.contains(" client-address proxy-v2\n"), "{l}");
+    let text = format::save(&list);
+    assert!(
+        text.starts_with(
+            "-A -t 10.0.0.100:80 -s wlc -p 300 -M 255.255.255.0 --client-address proxy-v2\n"
+        ),
+        "{text}"
+    );
+    let cmds = parse_restore(&text).unwrap();
+    let kept = cmds
+        .iter()
+        .filter(|c| matches!(c, BatchCmd::AddService { service } if service.client_address == ClientAddress::ProxyV2))
+        .count();
+    assert_eq!(kept, 1);
+}

@@ -40,6 +40,7 @@ fn svc(proto: Proto, port: u16) -> ServiceSpec {
         prefix6: 128,
         synproxy: false,
         ops: false,
+        client_address: Default::default(),
     }
 }
 
@@ -149,6 +150,8 @@ fn with_eth(mut f: Vec<u8>, dst: [u8; 6], src: [u8; 6]) -> Vec<u8> {
 mod burst;
 mod capacity;
 mod census;
+mod client_addr;
+mod client_addr6;
 mod dests;
 mod drops;
 mod fullnat;

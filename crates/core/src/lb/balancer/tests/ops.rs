@@ -14,6 +14,7 @@ fn ops_svc(sched: SchedKind) -> ServiceSpec {
     ServiceSpec {
         sched,
         ops: true,
+        client_address: Default::default(),
         ..svc(Proto::Udp, 53)
     }
 }
@@ -130,6 +131,7 @@ fn ipv6_dr_spreads_one_tuple() {
             ServiceSpec {
                 sched: SchedKind::Rr,
                 ops: true,
+                client_address: Default::default(),
                 ..svc6(Proto::Udp, 53)
             },
             ds,
@@ -160,6 +162,7 @@ fn refused_on_tcp_with_persistence_and_with_nat() {
     };
     let tcp = ServiceSpec {
         ops: true,
+        client_address: Default::default(),
         ..svc(Proto::Tcp, 80)
     };
     let k = tcp.key;

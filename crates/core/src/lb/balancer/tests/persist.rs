@@ -33,6 +33,7 @@ fn svc(proto: Proto, persistent: Option<u32>, mask: [u8; 4]) -> ServiceSpec {
         prefix6: 128,
         synproxy: false,
         ops: false,
+        client_address: Default::default(),
     }
 }
 

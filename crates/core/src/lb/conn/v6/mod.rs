@@ -68,6 +68,12 @@ pub struct Nat64Leg {
     pub laddr4: u32,
     /// The local port (0: a plain IPv6 connection).
     pub lport: u16,
+    /// FullNAT: how the client's address reaches the real server, a
+    /// [`crate::lb::spec::ClientAddress`] as its number (0: not at all;
+    /// else the worker keeps the connection's
+    /// [`crate::lb::shift::HeaderInsert`] beside the record). In the
+    /// padding after `lport`: the record stays 96 bytes.
+    pub cip: u8,
     /// IPv6 FullNAT: the local address, as four host-order words, most
     /// significant first ([`Nat64Leg::laddr6`]; an array of `u32`, not a
     /// `u128`, whose alignment would move it and grow the record).
@@ -81,6 +87,7 @@ impl Nat64Leg {
         Nat64Leg {
             laddr4: 0,
             lport,
+            cip: 0,
             laddr6: [
                 (laddr >> 96) as u32,
                 (laddr >> 64) as u32,
