@@ -92,6 +92,8 @@ fn entries(n: u32) -> Vec<Entry> {
                 left_ms: 600_000,
                 nat64: (0, 0),
                 laddr6: 0,
+                cip: 0,
+                insert: None,
                 sp: None,
             })
         })

@@ -10,7 +10,7 @@
 //! 16  stopped (Unix ns)       u64
 //! 24  entries                 u64
 //! 32  body length (bytes)     u64
-//! 40  entries: kind u8 (1 connection, 98 bytes; 2 template, 47 bytes)
+//! 40  entries: kind u8 (1 connection, 106 bytes; 2 template, 47 bytes)
 //! ```
 //!
 //! [`decode`] checks the whole file (header, length, checksum, every
@@ -24,7 +24,7 @@ use crate::lb::synproxy::Aux;
 /// The header's length.
 pub const HEADER_LEN: usize = 40;
 /// A connection entry's length, its kind byte included.
-pub const CONN_LEN: usize = 98;
+pub const CONN_LEN: usize = 106;
 /// A template entry's length, its kind byte included.
 pub const TEMPLATE_LEN: usize = 47;
 
@@ -35,6 +35,7 @@ const B_V6: u8 = 1;
 const B_SP: u8 = 2;
 const B_NAT64: u8 = 4;
 const B_LADDR6: u8 = 8;
+const B_INSERT: u8 = 16;
 
 /// The longest entry, its kind byte included.
 pub const MAX_ENTRY_LEN: usize = if CONN_LEN > TEMPLATE_LEN {
@@ -92,7 +93,8 @@ pub fn push_entry(b: &mut Vec<u8>, e: &Entry) {
             let bits = if c.v6 { B_V6 } else { 0 }
                 | if c.sp.is_some() { B_SP } else { 0 }
                 | if c.nat64 != (0, 0) { B_NAT64 } else { 0 }
-                | if c.laddr6 != 0 { B_LADDR6 } else { 0 };
+                | if c.laddr6 != 0 { B_LADDR6 } else { 0 }
+                | if c.insert.is_some() { B_INSERT } else { 0 };
             b.extend_from_slice(&[KIND_CONN, bits, c.proto, c.state, c.flags, c.method as u8]);
             for a in [c.caddr, c.vaddr, c.daddr] {
                 b.extend_from_slice(&a.to_le_bytes());
@@ -109,6 +111,11 @@ pub fn push_entry(b: &mut Vec<u8>, e: &Entry) {
             b.extend_from_slice(&sp.window.to_le_bytes());
             b.extend_from_slice(&[sp.wscale, sp.flags]);
             b.extend_from_slice(&c.laddr6.to_le_bytes());
+            let (at, len, phase) = c.insert.unwrap_or_default();
+            b.push(c.cip);
+            b.extend_from_slice(&at.to_le_bytes());
+            b.extend_from_slice(&len.to_le_bytes());
+            b.push(phase);
         }
         Entry::Template(t) => {
             b.extend_from_slice(&[KIND_TEMPLATE, if t.v6 { B_V6 } else { 0 }, t.proto]);
@@ -211,7 +218,7 @@ fn entry(b: &[u8]) -> Result<(Entry, usize), ()> {
     match b.first() {
         Some(&KIND_CONN) if b.len() >= CONN_LEN => {
             let bits = b[1];
-            if bits & !(B_V6 | B_SP | B_NAT64 | B_LADDR6) != 0 {
+            if bits & !(B_V6 | B_SP | B_NAT64 | B_LADDR6 | B_INSERT) != 0 {
                 return Err(());
             }
             let method = method_of(b[5]).ok_or(())?;
@@ -237,7 +244,15 @@ fn entry(b: &[u8]) -> Result<(Entry, usize), ()> {
                     flags: b[81],
                 }),
                 laddr6: u128_at(b, 82),
+                cip: b[98],
+                insert: (bits & B_INSERT != 0).then(|| (u32_at(b, 99), u16_at(b, 103), b[105])),
             };
+            // the client's address only for FullNAT, its state only with it
+            let known = c.cip <= 3 && c.insert.is_none_or(|i| i.2 <= 2);
+            let fullnat = c.method == Method::FullNat && c.v6;
+            if !known || (c.cip != 0 && !fullnat) || (c.insert.is_some() && c.cip == 0) {
+                return Err(());
+            }
             if (c.laddr6 != 0) != (bits & B_LADDR6 != 0) || (c.laddr6 != 0 && !c.v6) {
                 return Err(());
             }

@@ -48,6 +48,14 @@ pub struct ConnEntry {
     /// IPv6 FullNAT: the local address the requests leave from (0
     /// otherwise).
     pub laddr6: u128,
+    /// FullNAT: how the client's address reaches the real server
+    /// ([`crate::lb::spec::ClientAddress`] as its number; 0: not at all).
+    pub cip: u8,
+    /// With `cip`: where the connection's PROXY header (or TOA option)
+    /// stands — the client's sequence number it goes before, its length,
+    /// its [`crate::lb::shift::Phase`] number — from which the shift of
+    /// every later segment follows.
+    pub insert: Option<(u32, u16, u8)>,
     /// The SYN proxy's state of the connection (its sequence and
     /// timestamp deltas), when it was proxied.
     pub sp: Option<Aux>,

@@ -20,6 +20,8 @@ fn sample() -> Vec<Entry> {
             left_ms: 900_000,
             nat64: (0, 0),
             laddr6: 0,
+            cip: 0,
+            insert: None,
             sp: Some(Aux {
                 seq: 0xdead_beef,
                 ts: 7,
@@ -50,6 +52,8 @@ fn sample() -> Vec<Entry> {
             left_ms: 300_000,
             nat64: (0, 2049),
             laddr6: 0x2001_0db8_00aa << 80 | 1,
+            cip: 3,
+            insert: Some((0xffff_fff1, 28, 1)),
             ..Default::default()
         }),
         Entry::Template(TemplateEntry {
@@ -175,6 +179,15 @@ fn malformed_entries_refuse_the_file() {
     g[HEADER_LEN + 1] |= 8;
     g[HEADER_LEN + 82] = 1;
     assert_eq!(decode(&recrc(g)).err(), Some(FileRefusal::Malformed(0)));
+    // a client-address state on a connection that is not FullNAT's, and
+    // an unknown phase
+    let mut g = f.clone();
+    g[HEADER_LEN + 1] |= 16;
+    g[HEADER_LEN + 98] = 3;
+    assert_eq!(decode(&recrc(g)).err(), Some(FileRefusal::Malformed(0)));
+    let mut g = f.clone();
+    g[third + 105] = 3;
+    assert_eq!(decode(&recrc(g)).err(), Some(FileRefusal::Malformed(2)));
 }
 
 /// A file written in chunks (the checkpoint's way: each worker's

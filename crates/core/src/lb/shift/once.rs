@@ -53,6 +53,23 @@ pub enum Phase {
     Done,
 }
 
+impl Phase {
+    /// As a number (the connection handoff's byte): 0, 1, 2.
+    pub fn number(self) -> u8 {
+        self as u8
+    }
+
+    /// [`Phase::number`]'s inverse.
+    pub fn from_number(n: u8) -> Option<Phase> {
+        match n {
+            0 => Some(Phase::Pending),
+            1 => Some(Phase::Sent),
+            2 => Some(Phase::Done),
+            _ => None,
+        }
+    }
+}
+
 /// A client segment, as the machine needs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClientSeg {
@@ -104,6 +121,17 @@ impl HeaderInsert {
                 Phase::Pending
             },
         }
+    }
+
+    /// The state [`HeaderInsert::new`] makes for `at - 1` and `len`,
+    /// moved on to `phase`: a connection's insert taken over from another
+    /// process (the connection handoff), which kept these three.
+    pub fn resume(at: u32, len: u16, phase: Phase) -> HeaderInsert {
+        let mut h = HeaderInsert::new(at.wrapping_sub(1), len);
+        if len != 0 {
+            h.phase = phase;
+        }
+        h
     }
 
     /// Where the header stands.

@@ -47,6 +47,8 @@ fn conn_entry<A: Copy + Into<u128>, X>(
         left_ms,
         nat64: (leg.0, leg.1),
         laddr6: leg.2,
+        cip: 0,
+        insert: None,
         sp,
     }
 }
@@ -124,7 +126,15 @@ impl Balancer {
                 .then(|| sp.and_then(|s| s.lane::<V6>().aux(i6)).copied())
                 .flatten();
             let leg = (c.ext.laddr4, c.ext.lport, c.ext.laddr6());
-            return Some(Entry::Conn(conn_entry(c, true, l, leg, aux)));
+            let mut e = conn_entry(c, true, l, leg, aux);
+            if c.ext.cip != 0 {
+                // FullNAT's client address: where its header stands (a
+                // record without its state is not handed over half)
+                let h = self.cip.as_ref().and_then(|s| s.get(i6))?;
+                e.cip = c.ext.cip;
+                e.insert = Some((h.at(), h.len(), h.phase().number()));
+            }
+            return Some(Entry::Conn(e));
         }
         let t = self.persist.slot_info((i6 - cap6) as usize)?;
         if t.refs != 0 {

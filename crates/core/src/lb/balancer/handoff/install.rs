@@ -11,6 +11,7 @@ use crate::lb::conn::{mapped, tick_of, Conn, Conn6, ConnOf, Nat64Leg, F_ACTIVE, 
 use crate::lb::conn::{F_SP_PENDING, F_USED};
 use crate::lb::handoff::{ConnEntry, Entry, HandoffCount, TemplateEntry};
 use crate::lb::persist::client_key6;
+use crate::lb::shift::{HeaderInsert, Phase};
 use crate::lb::snapshot::{Dest, Service, Snapshot};
 use crate::lb::spec::Method;
 use crate::lb::state::TCP_STATES;
@@ -95,6 +96,7 @@ impl HandoffLane for u128 {
         // FullNAT's IPv6 one (0 when none)
         let leg = Nat64Leg {
             laddr4: e.nat64.0,
+            cip: e.cip,
             ..Nat64Leg::local6(e.laddr6, e.nat64.1)
         };
         record_of(
@@ -170,7 +172,9 @@ impl Balancer {
                 port == e.dport && addr == Some(e.daddr)
             })
             .ok_or(HandoffCount::NoDest)?;
-        if d.method != e.method {
+        // a connection whose client's address reaches the server another
+        // way now would be translated wrongly from here on
+        if d.method != e.method || (e.cip != 0 && e.cip != svc.spec.client_address as u8) {
             return Err(HandoffCount::MethodChanged);
         }
         // the local leg: an address of this service's pool (NAT64's, the
@@ -234,11 +238,26 @@ impl Balancer {
                 return HandoffCount::Unsupported;
             }
         }
+        // the client's address: its header's state goes in beside the
+        // record (the snapshot's service keeps the state allocated)
+        let insert = match (e.cip, e.insert) {
+            (0, _) => None,
+            (_, Some((at, len, phase))) if self.cip.is_some() => match Phase::from_number(phase) {
+                Some(p) => Some(HeaderInsert::resume(at, len, p)),
+                None => return HandoffCount::Unsupported,
+            },
+            _ => return HandoffCount::Unsupported,
+        };
         let expires = tick_of(now_ns).wrapping_add(e.left_ms);
         let rec = A::record(e, svc.id.slot as u16, d.id.slot, expires, flags);
         let Some(idx) = A::insert(self, rec, now_ns) else {
             return HandoffCount::TableFull;
         };
+        if let Some(h) = insert {
+            if let Some(slot) = self.cip.as_mut().and_then(|s| s.get_mut(idx)) {
+                *slot = h;
+            }
+        }
         if let (false, Some(aux)) = (persistent, e.sp) {
             A::set_aux(self, idx, aux);
         }

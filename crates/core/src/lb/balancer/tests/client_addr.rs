@@ -446,3 +446,57 @@ fn state_only_when_a_service_needs_it() {
     let w = Balancer::new(&cfg, 16, 16);
     assert!(w.cip.is_some(), "reserved from the start");
 }
+
+/// A PROXY connection handed to the next process (issue 53): its header's
+/// state goes with it — sent, not yet acknowledged — so the server's
+/// acknowledgment and the client's next segment are shifted there as
+/// they are here. A service that no longer sends the client's address
+/// that way refuses the entry.
+#[test]
+fn proxy_state_survives_a_handoff() {
+    use crate::lb::handoff::codec::{decode, encode};
+    use crate::lb::handoff::{Entry, HandoffCount};
+    let (mut a, sa) = proxy_env(ClientAddress::ProxyV2);
+    let (lport, _) = handshake(&mut a, &sa, 40000);
+    let hl = proxy::V2_LEN_INET as u32;
+    let base = ISN.wrapping_add(1);
+    // the handshake's last ACK carries the header: sent, not acknowledged
+    let o = client(&mut a, &sa, 40000, 0, b"");
+    assert_eq!(o.payload.len() as u32, hl);
+    let mut entries = Vec::new();
+    a.w.handoff_export(&sa, S, |e| entries.push(*e));
+    let f = encode(1, &entries);
+    let entries: Vec<Entry> = decode(&f).unwrap().entries().collect();
+    let Some(Entry::Conn(c)) = entries.first() else {
+        panic!("{entries:?}")
+    };
+    assert_eq!(c.cip, ClientAddress::ProxyV2 as u8);
+    assert_eq!(c.insert.map(|i| (i.0, i.1)), Some((base, hl as u16)));
+
+    let (mut b, sb) = proxy_env(ClientAddress::ProxyV2);
+    let got: Vec<_> = entries
+        .iter()
+        .map(|e| b.w.install_handoff(&sb, e, S))
+        .collect();
+    assert_eq!(got, [HandoffCount::Installed]);
+    // the client's first data, before the server acknowledged the header:
+    // the header again in both; then the server's acknowledgment and the
+    // next segment, shifted alike
+    for (e, s) in [(&mut a, &sa), (&mut b, &sb)] {
+        let o = client(e, s, 40000, 0, b"GET");
+        assert_eq!((o.seq, o.payload.len() as u32), (base, hl + 3));
+        let o = server_ack(e, s, lport, base.wrapping_add(hl + 3), None);
+        assert_eq!(o.ack, base.wrapping_add(3));
+        let o = client(e, s, 40000, 3, b" /");
+        assert_eq!(
+            (o.seq, o.payload.as_slice()),
+            (base.wrapping_add(3 + hl), &b" /"[..])
+        );
+    }
+    // the service now sends TOA instead: refused, never mistranslated
+    let (mut c, sc) = proxy_env(ClientAddress::Toa);
+    assert_eq!(
+        c.w.install_handoff(&sc, &entries[0], S),
+        HandoffCount::MethodChanged
+    );
+}

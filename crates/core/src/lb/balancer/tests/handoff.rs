@@ -54,6 +54,8 @@ fn entry() -> ConnEntry {
         left_ms: 60_000,
         nat64: (0, 0),
         laddr6: 0,
+        cip: 0,
+        insert: None,
         sp: None,
     }
 }
