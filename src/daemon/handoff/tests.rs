@@ -94,6 +94,7 @@ fn entries(n: u32) -> Vec<Entry> {
                 laddr6: 0,
                 cip: 0,
                 insert: None,
+                fwmark: 0,
                 sp: None,
             })
         })

@@ -10,7 +10,7 @@
 //! 16  stopped (Unix ns)       u64
 //! 24  entries                 u64
 //! 32  body length (bytes)     u64
-//! 40  entries: kind u8 (1 connection, 106 bytes; 2 template, 47 bytes)
+//! 40  entries: kind u8 (1 connection, 110 bytes; 2 template, 51 bytes)
 //! ```
 //!
 //! [`decode`] checks the whole file (header, length, checksum, every
@@ -24,9 +24,9 @@ use crate::lb::synproxy::Aux;
 /// The header's length.
 pub const HEADER_LEN: usize = 40;
 /// A connection entry's length, its kind byte included.
-pub const CONN_LEN: usize = 106;
+pub const CONN_LEN: usize = 110;
 /// A template entry's length, its kind byte included.
-pub const TEMPLATE_LEN: usize = 47;
+pub const TEMPLATE_LEN: usize = 51;
 
 const KIND_CONN: u8 = 1;
 const KIND_TEMPLATE: u8 = 2;
@@ -116,6 +116,7 @@ pub fn push_entry(b: &mut Vec<u8>, e: &Entry) {
             b.extend_from_slice(&at.to_le_bytes());
             b.extend_from_slice(&len.to_le_bytes());
             b.push(phase);
+            b.extend_from_slice(&c.fwmark.to_le_bytes());
         }
         Entry::Template(t) => {
             b.extend_from_slice(&[KIND_TEMPLATE, if t.v6 { B_V6 } else { 0 }, t.proto]);
@@ -125,6 +126,7 @@ pub fn push_entry(b: &mut Vec<u8>, e: &Entry) {
             b.extend_from_slice(&t.daddr.to_le_bytes());
             b.extend_from_slice(&t.dport.to_le_bytes());
             b.extend_from_slice(&t.left_ms.to_le_bytes());
+            b.extend_from_slice(&t.fwmark.to_le_bytes());
         }
     }
 }
@@ -246,6 +248,7 @@ fn entry(b: &[u8]) -> Result<(Entry, usize), ()> {
                 laddr6: u128_at(b, 82),
                 cip: b[98],
                 insert: (bits & B_INSERT != 0).then(|| (u32_at(b, 99), u16_at(b, 103), b[105])),
+                fwmark: u32_at(b, 106),
             };
             // the client's address only for FullNAT, its state only with it
             let known = c.cip <= 3 && c.insert.is_none_or(|i| i.2 <= 2);
@@ -275,6 +278,7 @@ fn entry(b: &[u8]) -> Result<(Entry, usize), ()> {
                 daddr: u128_at(b, 25),
                 dport: u16_at(b, 41),
                 left_ms: u32_at(b, 43),
+                fwmark: u32_at(b, 47),
             };
             Ok((Entry::Template(t), TEMPLATE_LEN))
         }

@@ -56,6 +56,9 @@ pub struct ConnEntry {
     /// its [`crate::lb::shift::Phase`] number — from which the shift of
     /// every later segment follows.
     pub insert: Option<(u32, u16, u8)>,
+    /// The connection's service is the fwmark service of this mark (0:
+    /// a protocol, address and port service, named by `vaddr`, `vport`).
+    pub fwmark: u32,
     /// The SYN proxy's state of the connection (its sequence and
     /// timestamp deltas), when it was proxied.
     pub sp: Option<Aux>,
@@ -90,6 +93,9 @@ pub struct TemplateEntry {
     pub dport: u16,
     /// Milliseconds the template had left.
     pub left_ms: u32,
+    /// The fwmark service of this mark (0: the service of `vip`,
+    /// `vport`).
+    pub fwmark: u32,
 }
 
 /// One entry of a handoff file.

@@ -22,6 +22,7 @@ fn sample() -> Vec<Entry> {
             laddr6: 0,
             cip: 0,
             insert: None,
+            fwmark: 0,
             sp: Some(Aux {
                 seq: 0xdead_beef,
                 ts: 7,
@@ -65,6 +66,7 @@ fn sample() -> Vec<Entry> {
             daddr: 0x0a00_0009,
             dport: 443,
             left_ms: 12_345,
+            fwmark: 0,
         }),
     ]
 }

@@ -24,6 +24,13 @@ fn left(expires: u32, now: u32) -> Option<u32> {
     (l > 0).then_some(l as u32)
 }
 
+/// The mark of the fwmark service real server slot `dest` is in (0: a
+/// service of a protocol, an address and a port, or none).
+fn fwmark_of(snap: &Snapshot, dest: u32) -> u32 {
+    snap.dest_by_slot(dest)
+        .map_or(0, |(s, _)| s.spec.key.fwmark)
+}
+
 /// A record as an entry, with what it has left and its SYN proxy state.
 fn conn_entry<A: Copy + Into<u128>, X>(
     c: &ConnOf<A, X>,
@@ -49,6 +56,7 @@ fn conn_entry<A: Copy + Into<u128>, X>(
         laddr6: leg.2,
         cip: 0,
         insert: None,
+        fwmark: 0,
         sp,
     }
 }
@@ -116,7 +124,9 @@ impl Balancer {
             let aux = (c.flags & F_SYNPROXY != 0)
                 .then(|| sp.and_then(|s| s.aux(idx)).copied())
                 .flatten();
-            return Some(Entry::Conn(conn_entry(c, false, l, (0, 0, 0), aux)));
+            let mut e = conn_entry(c, false, l, (0, 0, 0), aux);
+            e.fwmark = fwmark_of(snap, c.dest);
+            return Some(Entry::Conn(e));
         }
         let i6 = idx - cap4;
         if i6 < cap6 {
@@ -127,6 +137,7 @@ impl Balancer {
                 .flatten();
             let leg = (c.ext.laddr4, c.ext.lport, c.ext.laddr6());
             let mut e = conn_entry(c, true, l, leg, aux);
+            e.fwmark = fwmark_of(snap, c.dest);
             if c.ext.cip != 0 {
                 // FullNAT's client address: where its header stands (a
                 // record without its state is not handed over half)
@@ -154,6 +165,7 @@ impl Balancer {
             daddr: ip_bits(d.key.addr),
             dport: d.key.port,
             left_ms: (l / 1_000_000).min(u32::MAX as u64) as u32,
+            fwmark: s.spec.key.fwmark,
         }))
     }
 }

@@ -153,6 +153,8 @@ impl Balancer {
     ) -> Result<(&'s Service, &'s Dest), HandoffCount> {
         let leg = Leg::of(e);
         let svc = match leg {
+            // an fwmark service: by its mark, in the connection's family
+            _ if e.fwmark != 0 => fwmark_service(snap, e.fwmark, !e.ipv4_client()),
             // an IPv4 connection kept in the IPv6 table: the IPv4 service
             Leg::FullNat4 => snap
                 .service(e.proto, e.vaddr as u32, e.vport)
@@ -283,12 +285,14 @@ impl Balancer {
         t: &TemplateEntry,
         now_ns: u64,
     ) -> HandoffCount {
-        let svc = if t.v6 {
-            snap.service6(t.proto, t.vip, t.vport)
+        let svc = if t.fwmark != 0 {
+            fwmark_service(snap, t.fwmark, t.v6)
+        } else if t.v6 {
+            snap.service6(t.proto, t.vip, t.vport).map(|(_, s)| s)
         } else {
-            snap.service(t.proto, t.vip as u32, t.vport)
+            snap.service(t.proto, t.vip as u32, t.vport).map(|(_, s)| s)
         };
-        let Some((_, svc)) = svc.filter(|(_, s)| s.spec.persistent.is_some()) else {
+        let Some(svc) = svc.filter(|s| s.spec.persistent.is_some()) else {
             return HandoffCount::NoService;
         };
         let Some(d) = svc
@@ -313,6 +317,13 @@ impl Balancer {
         self.persist.detach(ks, t.client, now_ns);
         HandoffCount::TemplatesInstalled
     }
+}
+
+/// The fwmark service of `mark` in family `v6`.
+fn fwmark_service(snap: &Snapshot, mark: u32, v6: bool) -> Option<&Service> {
+    snap.services()
+        .iter()
+        .find(|s| s.spec.key.fwmark == mark && s.spec.key.vip.is_ipv6() == v6)
 }
 
 /// The local leg an entry carries.

@@ -188,3 +188,76 @@ fn bad_fwmark_services_and_rules_are_refused() {
     b.service(fwm(1, None), vec![dr(RIP)]).service(v6, vec![d6]);
     assert!(b.build(&mut LbIds::new(16, 64), 1).is_ok());
 }
+
+/// A persistent fwmark service's connections across a restart (issue 53):
+/// the entries name the service by its mark (it has no address or port),
+/// so the next process installs them, their template attached again: the
+/// client's next connection, on the other port of the mark, goes to the
+/// same server. Without the fwmark service they are refused.
+#[test]
+fn fwmark_connections_survive_a_handoff() {
+    use crate::lb::handoff::codec::{decode, encode};
+    use crate::lb::handoff::{Entry, HandoffCount};
+    let world = |with_service: bool| {
+        let mut ids = LbIds::new(16, 64);
+        let cfg = BalancerConfig {
+            conn_capacity: 1024,
+            persist_capacity: 1024,
+            ..BalancerConfig::default()
+        };
+        let mut e = env(1024);
+        e.w = Balancer::new(&cfg, ids.dests.capacity(), ids.services.capacity());
+        let mut b = SnapshotBuilder::new();
+        if with_service {
+            b.service(fwm(1, Some(300)), vec![dr(RIP), dr(RIP2)]);
+        } else {
+            b.service(svc(Proto::Tcp, 80), vec![dr(RIP)]);
+        }
+        b.marks(&[
+            rule(Proto::Tcp, "192.0.2.10/32", 80, 80, 1),
+            rule(Proto::Tcp, "192.0.2.10/32", 443, 443, 1),
+        ]);
+        let s = b.build(&mut ids, 1).unwrap();
+        e.ids = ids;
+        (e, s)
+    };
+    let (mut a, sa) = world(true);
+    let client = [198, 51, 100, 7];
+    let syn = |port, cport| tcp_frame(client, cport, VIP, port, SYN, b"", 64, true);
+    let (v, first) = a.send(&sa, &syn(80, 1000), S);
+    assert_eq!(v, LbVerdict::Tx { port: 1 });
+    let mut entries = Vec::new();
+    a.w.handoff_export(&sa, 2 * S, |e| entries.push(*e));
+    let entries: Vec<Entry> = decode(&encode(1, &entries)).unwrap().entries().collect();
+    assert!(
+        matches!(entries.as_slice(), [Entry::Conn(c)] if c.fwmark == 1),
+        "{entries:?}"
+    );
+
+    let (mut b, sb) = world(true);
+    let got: Vec<_> = entries
+        .iter()
+        .map(|e| b.w.install_handoff(&sb, e, S))
+        .collect();
+    assert_eq!(got, [HandoffCount::Installed]);
+    // the same connection, and the client's next one on 443: one server
+    let ack = tcp_frame(client, 1000, VIP, 80, ACK, b"", 64, true);
+    let (v, again) = b.send(&sb, &ack, 2 * S);
+    assert_eq!(v, LbVerdict::Tx { port: 1 });
+    assert_eq!(again[0..6], first[0..6]);
+    for cport in 2000..2004 {
+        let (_, next) = b.send(&sb, &syn(443, cport), 2 * S);
+        assert_eq!(
+            next[0..6],
+            first[0..6],
+            "persistence across the mark's ports"
+        );
+    }
+    // the mark's service is gone: refused, counted
+    let (mut c, sc) = world(false);
+    let got: Vec<_> = entries
+        .iter()
+        .map(|e| c.w.install_handoff(&sc, e, S))
+        .collect();
+    assert_eq!(got, [HandoffCount::NoService]);
+}

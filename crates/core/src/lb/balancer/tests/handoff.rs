@@ -56,6 +56,7 @@ fn entry() -> ConnEntry {
         laddr6: 0,
         cip: 0,
         insert: None,
+        fwmark: 0,
         sp: None,
     }
 }
@@ -357,6 +358,7 @@ fn persistence_templates_come_back() {
         daddr: ip(RIP2).into(),
         dport: 80,
         left_ms: 30_000,
+        fwmark: 0,
     };
     assert_eq!(
         b.w.install_handoff(&sb, &Entry::Template(lone), NOW),
