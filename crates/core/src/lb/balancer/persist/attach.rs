@@ -3,8 +3,7 @@
 //! new connection.
 
 use super::keys::{
-    template_dest, template_dest_id, template_svc, PersistCfg, F_PERSIST, NS_PER_S, TAG_BITS,
-    TAG_SHIFT,
+    template_dest, template_dest_id, template_svc, PersistCfg, NS_PER_S, TAGS, TAG_BITS, TAG_SHIFT,
 };
 use crate::lb::balancer::load::dest_load;
 use crate::lb::balancer::machine::Balancer;
@@ -48,7 +47,7 @@ impl Balancer {
         let had = cfg.persistent;
         cfg.mask = mask;
         cfg.prefix6 = prefix6;
-        cfg.tag = (cfg.tag + 1) & (TAG_BITS >> TAG_SHIFT);
+        cfg.tag = (cfg.tag + 1) % TAGS;
         cfg.persistent = true;
         if had {
             self.persist.remove_service(key);
@@ -141,6 +140,6 @@ impl Balancer {
         self.persist
             .attach(tsvc, ckey, template_dest(d.id), timeout, now_ns)
             .ok()?;
-        Some(F_PERSIST | (tag << TAG_SHIFT))
+        Some((tag + 1) << TAG_SHIFT)
     }
 }

@@ -7,11 +7,17 @@ use crate::lb::conn::{Conn, Conn6};
 use crate::lb::ids::SlotId;
 use crate::lb::persist::{client_key, client_key6, PersistTable};
 use crate::lb::spec::Method;
-/// `Conn::flags` bit: the connection is attached to a persistence template.
-pub const F_PERSIST: u8 = 8;
-/// `Conn::flags` bits holding the netmask tag the connection attached under.
-pub(super) const TAG_SHIFT: u32 = 4;
-pub(in crate::lb::balancer) const TAG_BITS: u8 = 0xF0;
+/// `Conn::flags` bits: the connection is attached to a persistence
+/// template when any is set; they hold the netmask tag it attached under
+/// plus one (1 to 3). The two bits the connection's own flags leave free
+/// (`conn::F_*` use the low six): a persistent connection's flags must
+/// never read as SYN-proxied, pending or synced.
+pub const F_PERSIST: u8 = 0xC0;
+/// Where the tag (plus one) sits in `Conn::flags`.
+pub(super) const TAG_SHIFT: u32 = 6;
+pub(in crate::lb::balancer) const TAG_BITS: u8 = F_PERSIST;
+/// Netmask tags (0 to 2; a connection's flags hold the tag plus one).
+pub(super) const TAGS: u8 = 3;
 
 pub(super) const NS_PER_S: u64 = 1_000_000_000;
 
@@ -48,7 +54,7 @@ pub(in crate::lb::balancer) struct PersistCfg {
     pub(super) mask: u32,
     /// The IPv6 prefix length connections of this slot attach under.
     pub(super) prefix6: u8,
-    /// Bumped (mod 16) at each netmask change.
+    /// Bumped (mod [`TAGS`]) at each netmask change.
     pub(super) tag: u8,
     /// The slot has been seen at all.
     pub(super) known: bool,
@@ -105,7 +111,7 @@ fn detach(
     let Some(cfg) = cfgs.get(svc as usize) else {
         return;
     };
-    if (flags & TAG_BITS) >> TAG_SHIFT != cfg.tag {
+    if (flags & TAG_BITS) >> TAG_SHIFT != cfg.tag + 1 {
         return; // attached under a former netmask: that template is gone
     }
     persist.detach(cfg.key, client(cfg), now_ns);

@@ -10,8 +10,8 @@
 //!   quiesced (weight 0) server keeps its persistent clients, as in IPVS.
 //!   A template naming a removed server is a miss (dropped on the spot when
 //!   no connection is attached, otherwise re-pointed by the next attach).
-//! * A connection that attached gets [`F_PERSIST`] and the service's
-//!   current 4-bit netmask tag in its `flags`; when it ends (expiry on
+//! * A connection that attached gets the service's current netmask tag
+//!   (plus one, in the [`F_PERSIST`] bits) in its `flags`; when it ends (expiry on
 //!   packet or sweep, reuse, eviction, `expire_nodest_conn`) it detaches
 //!   with the key recomputed from its service slot and client address.
 //! * Netmask change of a live service: its templates are dropped and the

@@ -795,3 +795,40 @@ fn spliced_connections_move_the_tree_too() {
     }
     assert_eq!(count(&e, SynproxyCount::Opened), answered);
 }
+
+/// A persistent connection is never taken for a SYN-proxied one: the
+/// persistence bits are none of a connection's own flags, so whatever the
+/// proxy keeps for its slot (here a stale sequence delta), its segments
+/// pass untranslated. (The persistence flag once shared F_SYNPROXY's bit,
+/// and its netmask tag F_SP_PENDING's and F_SYNCED's.)
+#[test]
+fn a_persistent_connection_is_never_translated_by_the_proxy() {
+    use crate::lb::balancer::F_PERSIST;
+    use crate::lb::conn::{F_ACTIVE, F_NOOUTPUT, F_SP_PENDING, F_SYNCED, F_SYNPROXY, F_USED};
+    let own = F_USED | F_NOOUTPUT | F_ACTIVE | F_SYNPROXY | F_SP_PENDING | F_SYNCED;
+    assert_eq!(F_PERSIST & own, 0);
+    let mut e = sp_env_of(1024);
+    let s = e.snap(1, |b| {
+        b.service(
+            ServiceSpec {
+                persistent: Some(300),
+                ..svc(Proto::Tcp, 80)
+            },
+            vec![dest(RIP, 8080, Method::Nat, 1)],
+        );
+    });
+    let syn = tcp_frame(CLIENT, 1000, VIP, 80, SYN, b"", 64, true);
+    assert!(matches!(e.send(&s, &syn, 0).0, LbVerdict::Tx { .. }));
+    let t = e.w.table();
+    let idx = (0..t.slots())
+        .find(|&i| t.get(i).is_some())
+        .expect("a record");
+    assert_ne!(t.get(idx).unwrap().flags & F_PERSIST, 0, "attached");
+    if let Some(a) = e.w.sp.as_mut().and_then(|p| p.aux_mut(idx)) {
+        a.seq = 1000; // a former SYN-proxied connection's, say
+    }
+    let data = tcp_frame(CLIENT, 1000, VIP, 80, ACK, b"data", 64, true);
+    let (v, out) = e.send(&s, &data, S);
+    assert!(matches!(v, LbVerdict::Tx { .. }), "{v:?}");
+    assert_eq!(out[38..42], data[38..42], "the sequence number untouched");
+}
