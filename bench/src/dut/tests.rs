@@ -4,6 +4,30 @@
 use super::*;
 use dirigo_config::ExceptionBackend;
 
+/// DR on a 1,000-packet pcap with a 64k table, one worker, nothing else.
+fn base() -> DutCase<'static> {
+    DutCase {
+        bin: Path::new("dirigo"),
+        pcap: Path::new("flows.pcap"),
+        pcap_pkts: 1000,
+        method: Method::Dr,
+        capacity: 65536,
+        embryonic_grace_ms: 0,
+        dir: Path::new("."),
+        warmup: Duration::from_secs(1),
+        measure: Duration::from_secs(1),
+        workers: 1,
+        exception: false,
+        metrics: false,
+        synproxy: false,
+        checkpoint: false,
+        handoff: false,
+        v6: false,
+        marks: 0,
+        fwmark: false,
+    }
+}
+
 #[test]
 fn generated_config_is_valid() {
     for (workers, exception, metrics) in [
@@ -13,24 +37,11 @@ fn generated_config_is_valid() {
         (1, false, true),
     ] {
         let c = DutCase {
-            bin: Path::new("dirigo"),
-            pcap: Path::new("flows.pcap"),
-            pcap_pkts: 1000,
             method: Method::Tun,
-            capacity: 65536,
-            embryonic_grace_ms: 0,
-            dir: Path::new("."),
-            warmup: Duration::from_secs(1),
-            measure: Duration::from_secs(1),
             workers,
             exception,
             metrics,
-            synproxy: false,
-            checkpoint: false,
-            handoff: false,
-            v6: false,
-            marks: 0,
-            fwmark: false,
+            ..base()
         };
         let text = config(&c, "dg-bench", Path::new("ctl.sock"));
         let cfg = dirigo_config::Config::parse(&text, "bench").unwrap();
@@ -69,24 +80,10 @@ fn generated_config_is_valid() {
 #[test]
 fn synproxy_config_is_valid() {
     let c = DutCase {
-        bin: Path::new("dirigo"),
         pcap: Path::new("syn.pcap"),
-        pcap_pkts: 1000,
         method: Method::Nat,
-        capacity: 65536,
-        embryonic_grace_ms: 0,
-        dir: Path::new("."),
-        warmup: Duration::from_secs(1),
-        measure: Duration::from_secs(1),
-        workers: 1,
-        exception: false,
-        metrics: false,
         synproxy: true,
-        checkpoint: false,
-        handoff: false,
-        v6: false,
-        marks: 0,
-        fwmark: false,
+        ..base()
     };
     let text = config(&c, "dg-bench", Path::new("ctl.sock"));
     let cfg = dirigo_config::Config::parse(&text, "bench").unwrap();
@@ -98,24 +95,11 @@ fn synproxy_config_is_valid() {
 #[test]
 fn checkpoint_config_is_valid() {
     let c = DutCase {
-        bin: Path::new("dirigo"),
-        pcap: Path::new("flows.pcap"),
-        pcap_pkts: 1000,
-        method: Method::Dr,
         capacity: 1 << 20,
         embryonic_grace_ms: 2000,
         dir: Path::new("/tmp/bench"),
-        warmup: Duration::from_secs(1),
-        measure: Duration::from_secs(1),
-        workers: 1,
-        exception: false,
-        metrics: false,
-        synproxy: false,
         checkpoint: true,
-        handoff: false,
-        v6: false,
-        marks: 0,
-        fwmark: false,
+        ..base()
     };
     let text = config(&c, "dg-bench", Path::new("ctl.sock"));
     let cfg = dirigo_config::Config::parse(&text, "bench").unwrap();
@@ -137,24 +121,13 @@ fn checkpoint_config_is_valid() {
 fn ipv6_config_is_valid() {
     for method in [Method::Dr, Method::Tun, Method::Nat] {
         let c = DutCase {
-            bin: Path::new("dirigo"),
             pcap: Path::new("v6.pcap"),
             pcap_pkts: 2000,
             method,
             capacity: 1 << 20,
             embryonic_grace_ms: 2000,
-            dir: Path::new("."),
-            warmup: Duration::from_secs(1),
-            measure: Duration::from_secs(1),
-            workers: 1,
-            exception: false,
-            metrics: false,
-            synproxy: false,
-            checkpoint: false,
-            handoff: false,
             v6: true,
-            marks: 0,
-            fwmark: false,
+            ..base()
         };
         let text = config(&c, "dg-bench", Path::new("ctl.sock"));
         let cfg = dirigo_config::Config::parse(&text, "bench")
@@ -192,24 +165,10 @@ fn ipv6_config_is_valid() {
 fn fullnat_config_is_valid() {
     for v6 in [false, true] {
         let c = DutCase {
-            bin: Path::new("dirigo"),
-            pcap: Path::new("flows.pcap"),
-            pcap_pkts: 1000,
             method: Method::FullNat,
             capacity: 1 << 20,
-            embryonic_grace_ms: 0,
-            dir: Path::new("."),
-            warmup: Duration::from_secs(1),
-            measure: Duration::from_secs(1),
-            workers: 1,
-            exception: false,
-            metrics: false,
-            synproxy: false,
-            checkpoint: false,
-            handoff: false,
             v6,
-            marks: 0,
-            fwmark: false,
+            ..base()
         };
         let text = config(&c, "dg-bench", Path::new("ctl.sock"));
         let cfg = dirigo_config::Config::parse(&text, "bench")
@@ -233,24 +192,10 @@ fn fullnat_config_is_valid() {
 fn mark_configs_are_valid() {
     for fwmark in [false, true] {
         let c = DutCase {
-            bin: Path::new("dirigo"),
-            pcap: Path::new("flows.pcap"),
-            pcap_pkts: 1000,
-            method: Method::Dr,
             capacity: 1 << 16,
-            embryonic_grace_ms: 0,
-            dir: Path::new("."),
-            warmup: Duration::from_secs(1),
-            measure: Duration::from_secs(1),
-            workers: 1,
-            exception: false,
-            metrics: false,
-            synproxy: false,
-            checkpoint: false,
-            handoff: false,
-            v6: false,
             marks: 16,
             fwmark,
+            ..base()
         };
         let text = config(&c, "dg-bench", Path::new("ctl.sock"));
         let cfg = dirigo_config::Config::parse(&text, "bench")
