@@ -129,7 +129,7 @@ fn toa_candidate<A>(
 
 impl Balancer {
     /// Keep the per-record state once a snapshot has a service that needs
-    /// it (`see_epoch`: once per packet, a flag and a pointer read).
+    /// it (`see_epoch`, at a new snapshot: never per packet).
     #[inline]
     pub(super) fn client_addrs_for(&mut self, snap: &Snapshot) {
         if snap.client_address && self.cip.is_none() {

@@ -199,8 +199,9 @@ impl Balancer {
     #[inline]
     pub(super) fn see_epoch(&mut self, snap: &Snapshot) {
         self.persist_sync_all(snap);
-        self.client_addrs_for(snap);
         if self.stats.epoch_seen.load(Relaxed) != snap.epoch {
+            // a new snapshot: what it may need kept beside the tables
+            self.client_addrs_for(snap);
             self.stats.epoch_seen.store(snap.epoch, Relaxed);
         }
     }
