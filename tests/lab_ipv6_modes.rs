@@ -175,10 +175,15 @@ fn curl(lab: &Lab, args: &[&str]) -> String {
 /// 1 MiB down (sha256 against the server's header and labutil's own), 1
 /// MiB up (the server reports its sha256); returns the servers.
 fn transfer6(lab: &Lab, tag: &str) -> (String, String) {
+    transfer6_to(lab, tag, &format!("[{VIP6}]"))
+}
+
+/// [`transfer6`] to `vip` (`[VIP6]` or `[VIP6]:PORT`).
+fn transfer6_to(lab: &Lab, tag: &str, vip: &str) -> (String, String) {
     let size = 1 << 20;
     let body = lab.dir.join(format!("d6-{tag}.bin")).display().to_string();
     let hdr = lab.dir.join(format!("d6-{tag}.hdr")).display().to_string();
-    let url = format!("http://[{VIP6}]/blob?size={size}");
+    let url = format!("http://{vip}/blob?size={size}");
     curl(lab, &["-D", &hdr, "-o", &body, &url]);
     let headers = std::fs::read_to_string(&hdr).unwrap();
     let field = |k: &str| {
@@ -222,7 +227,7 @@ fn transfer6(lab: &Lab, tag: &str) -> (String, String) {
             "Content-Type: application/octet-stream",
             "--data-binary",
             &data,
-            &format!("http://[{VIP6}]/upload"),
+            &format!("http://{vip}/upload"),
         ],
     );
     let f: Vec<&str> = out.split_whitespace().collect();
@@ -606,6 +611,42 @@ fn fullnat6(lab: &Lab) {
     );
 }
 
+/// The IPv4 local address of [`fullnat64`]'s service (on the servers'
+/// network: dirigo answers ARP for it).
+const LADDR4: &str = "10.98.0.201";
+
+/// IPv6 clients to IPv4 FullNAT servers (issue 51): the NAT64 service's
+/// servers switched to FullNAT, leaving from an IPv4 local address of the
+/// service (not the NAT64 pool); 1 MiB each way byte-exact, the servers'
+/// peer that local address; a client_address refused for them.
+fn fullnat64(lab: &Lab) {
+    let svc = nat64_svc();
+    let mut rules = format!("-P -t {svc} -z {LADDR4}\n");
+    for n in 1..=3 {
+        rules += &format!("-e -t {svc} -r {}:80 -b -w 1\n", lab_common::rip(n));
+    }
+    lab.adm_stdin(&["-R"], Some(&rules));
+    let l = lab.adm(&["-L", "-n"]);
+    assert!(
+        l.contains(&format!("  -> {:<28} FullNat 1", "10.98.0.11:80")),
+        "{l}"
+    );
+    let (down, up) = transfer6_to(lab, "fullnat64", &svc);
+    let who = curl(lab, &[&format!("http://{svc}/whoami")]);
+    assert!(who.contains(&format!("peer={LADDR4}:")), "{who}");
+    let o = std::process::Command::new(common::DIRIGOADM)
+        .args(["--socket", &lab.sock, "-E", "-t", &svc, "-s", "rr"])
+        .args(["--client-address", "proxy-v2"])
+        .output()
+        .unwrap();
+    assert!(
+        !o.status.success()
+            && String::from_utf8_lossy(&o.stderr).contains("not carried to IPv4 real servers"),
+        "{o:?}"
+    );
+    eprintln!("fullnat64: 1 MiB down via {down}, 1 MiB up via {up} from {LADDR4}: checksums ok");
+}
+
 fn stats_conns(lab: &Lab, which: &str) -> u64 {
     let s = lab.adm(&["-L", "-n", "--stats", "--exact"]);
     let line = s
@@ -699,6 +740,7 @@ fn lab_ipv6_dr_tun_nat_dual_stack() {
         "IPv6 connections on the IPv6 service"
     );
     fullnat6(&lab);
+    fullnat64(&lab);
     let drops = lab.ctl_json(&["drops"]);
     eprintln!("drops: {drops}");
     lab.finish();

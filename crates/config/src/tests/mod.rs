@@ -168,6 +168,24 @@ method = "fullnat"
     assert!(err(&bad).contains("a fullnat real server needs the service's local_addresses"));
     let bad = t.replace(r#""10.0.0.201""#, r#""2001:db8::1""#);
     assert!(err(&bad).contains("local address 2001:db8::1 is not of the real servers' family"));
+    // an IPv6 VIP's IPv4 fullnat servers leave from its IPv4 local
+    // addresses (NAT64's translation), and need one
+    let v64 = t
+        .replace("10.0.0.100:80", "[2001:db8::100]:80")
+        .replace(r#""10.0.0.201""#, r#""2001:db8::201""#);
+    let c64 = Config::parse(&v64, "t").unwrap();
+    assert_eq!(c64.services[0].dests[0].key.addr.to_string(), "172.16.0.11");
+    let bad = v64.replace(r#""10.0.0.200", "#, "");
+    assert!(
+        err(&bad).contains("fullnat real server 172.16.0.11 needs a local address of its family"),
+        "{}",
+        err(&bad)
+    );
+    let bad = v64.replace(
+        "scheduler = \"rr\"\nlocal",
+        "scheduler = \"rr\"\nclient_address = \"toa\"\nlocal",
+    );
+    assert!(err(&bad).contains("client_address is not carried to IPv4 real servers"));
     // client_address: read, and for TCP FullNAT services only
     use dirigo_core::lb::spec::ClientAddress;
     assert_eq!(s.spec.client_address, ClientAddress::None);

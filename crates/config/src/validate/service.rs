@@ -216,7 +216,9 @@ fn local_addresses(
         );
     }
     for (j, a) in s.local_addresses.iter().enumerate() {
-        if a.is_ipv4() != key.vip.is_ipv4() {
+        // an IPv6 service's IPv4 local addresses are for its IPv4 fullnat
+        // real servers (IPv6 clients translated to IPv4, as NAT64 does)
+        if a.is_ipv4() != key.vip.is_ipv4() && !key.vip.is_ipv6() {
             ok = false;
             iss.add(
                 at.k("local_addresses").i(j),
@@ -226,6 +228,41 @@ fn local_addresses(
                 ),
             );
         }
+    }
+    // each family of fullnat real servers leaves from local addresses of
+    // its own
+    for d in dests.iter().filter(|d| d.method == Method::FullNat) {
+        let v4 = d.key.addr.is_ipv4();
+        if !s.local_addresses.is_empty() && !s.local_addresses.iter().any(|a| a.is_ipv4() == v4) {
+            ok = false;
+            iss.add(
+                at.k("local_addresses"),
+                format!(
+                    "service {}: fullnat real server {} needs a local address of its family \
+                     ({}) among local_addresses",
+                    s.label(),
+                    d.key.addr,
+                    if v4 { "IPv4" } else { "IPv6" }
+                ),
+            );
+            break;
+        }
+    }
+    if !s.client_address.is_none()
+        && key.vip.is_ipv6()
+        && dests
+            .iter()
+            .any(|d| d.method == Method::FullNat && d.key.addr.is_ipv4())
+    {
+        ok = false;
+        iss.add(
+            at.k("client_address"),
+            format!(
+                "service {}: client_address is not carried to IPv4 real servers behind an IPv6 \
+                 VIP (the translation to IPv4 does not insert it yet)",
+                s.label()
+            ),
+        );
     }
     ok
 }
@@ -302,7 +339,8 @@ fn real_servers(
             // NAT64, on purpose: an IPv6 VIP, IPv4 NAT real servers, a pool
             Ok(d)
                 if d.key.addr.is_ipv4() != key.vip.is_ipv4()
-                    && !(nat64 && key.vip.is_ipv6() && d.method == Method::Nat) =>
+                    && !(key.vip.is_ipv6()
+                        && (nat64 && d.method == Method::Nat || d.method == Method::FullNat)) =>
             {
                 ok = false;
                 iss.add(
@@ -311,7 +349,8 @@ fn real_servers(
                         "service {}: real server {}: Operation not supported with specified \
                          address family (IPv4 and IPv6 are not mixed in one service, but for \
                          NAT64: an IPv6 VIP, IPv4 real servers with method = \"nat\" and \
-                         [dataplane] nat64_pool)",
+                         [dataplane] nat64_pool, or method = \"fullnat\" and IPv4 \
+                         local_addresses)",
                         s.label(),
                         r.address
                     ),

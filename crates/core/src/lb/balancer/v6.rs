@@ -311,12 +311,19 @@ impl Balancer {
         let d = d.ok_or(LbDrop::NoDest)?;
         let dport = if d.port == 0 { key.dport } else { d.port };
         // NAT64: an IPv4 real server, reached from a pool address and a
-        // port this worker owns
+        // port this worker owns; a FullNAT one from the service's IPv4
+        // local addresses (the same translation: its record is NAT64's)
+        let fullnat64 = d.key.addr.is_ipv4() && d.method == Method::FullNat;
         let (daddr, leg) = if d.key.addr.is_ipv4() {
+            let (pool, exhausted) = if fullnat64 {
+                (&svc.local4[..], LbDrop::FullNatPortsExhausted)
+            } else {
+                (&snap.nat64_pool[..], LbDrop::Nat64PortsExhausted)
+            };
             let (laddr4, lport) = self
                 .nat64
-                .take(&snap.nat64_pool, &self.table6, d.addr, dport, key.proto)
-                .ok_or(LbDrop::Nat64PortsExhausted)?;
+                .take(pool, &self.table6, d.addr, dport, key.proto)
+                .ok_or(exhausted)?;
             let leg = Nat64Leg {
                 laddr4,
                 lport,
@@ -332,7 +339,10 @@ impl Balancer {
         } else {
             (d.addr6, Nat64Leg::default())
         };
-        let conn = record(at, svc, d, key, daddr, leg, start);
+        let mut conn = record(at, svc, d, key, daddr, leg, start);
+        if fullnat64 {
+            conn.method = Method::Nat;
+        }
         let ins = self.table6.insert_probed(conn, probe, now);
         if let Some(ev) = ins.evicted {
             self.release(&ev, now_ns);

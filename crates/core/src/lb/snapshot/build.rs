@@ -50,7 +50,8 @@ pub enum BuildError {
     /// (ipvsadm's words for the kernel's EAFNOSUPPORT).
     #[error(
         "Operation not supported with specified address family: real server {} of service {} \
-         (an IPv6 VIP takes IPv4 real servers only by NAT64: -m and [dataplane] nat64_pool)",
+         (an IPv6 VIP takes IPv4 real servers only by NAT64: -m and [dataplane] nat64_pool, \
+         or -b and an IPv4 local address)",
         .1.addr, .0.vip
     )]
     MixedFamily(ServiceKey, DestKey),
@@ -99,6 +100,21 @@ pub enum BuildError {
         std::net::SocketAddr::new(.0.vip, .0.port)
     )]
     FullNatNoLaddr(ServiceKey),
+    /// FullNAT real servers of a family no local address of the service
+    /// is of (an IPv6 service's IPv4 servers leave from IPv4 ones).
+    #[error(
+        "service {}: FullNAT (-b) real server {} needs a local address of its family \
+         (dirigoadm --add-laddr -z ADDR, TOML local_addresses)",
+        std::net::SocketAddr::new(.0.vip, .0.port), .1.addr
+    )]
+    FullNatNoLaddrOfFamily(ServiceKey, DestKey),
+    /// `client_address` for IPv4 FullNAT real servers of an IPv6 VIP.
+    #[error(
+        "service {}: client_address is not carried to IPv4 real servers behind an IPv6 VIP \
+         (the translation to IPv4 does not insert it)",
+        std::net::SocketAddr::new(.0.vip, .0.port)
+    )]
+    ClientAddress64(ServiceKey),
     /// FullNAT and another method in one service.
     #[error(
         "service {}: FullNAT real server {} and real server {} of another method: \
@@ -282,15 +298,16 @@ impl<'a> SnapshotBuilder<'a> {
         self
     }
 
-    /// FullNAT's rules for one service: its local addresses are of the
-    /// real servers' family (the VIP's), valid unicast and not a VIP;
-    /// a FullNAT real server needs at least one and shares its service
-    /// with no other method.
+    /// FullNAT's rules for one service: its local addresses are valid
+    /// unicast, not a VIP, and of the VIP's family (an IPv6 service may
+    /// have IPv4 ones too, for IPv4 real servers: NAT64's translation);
+    /// a FullNAT real server needs at least one of its own family and
+    /// shares its service with no other method.
     fn check_fullnat(&self, spec: &ServiceSpec, dests: &[DestSpec]) -> Result<(), BuildError> {
         let k = spec.key;
         for &a in &spec.local_addresses {
             check_addr(a)?;
-            if a.is_ipv4() != k.vip.is_ipv4() {
+            if a.is_ipv6() && k.vip.is_ipv4() {
                 return Err(BuildError::LaddrFamily(k, a));
             }
             if self.services.iter().any(|(s, _)| s.key.vip == a) {
@@ -305,6 +322,18 @@ impl<'a> SnapshotBuilder<'a> {
         }
         if let Some(d) = dests.iter().find(|d| d.method != Method::FullNat) {
             return Err(BuildError::FullNatMixed(k, f.key, d.key));
+        }
+        if let Some(d) = dests.iter().find(|d| {
+            let v4 = d.key.addr.is_ipv4();
+            !spec.local_addresses.iter().any(|a| a.is_ipv4() == v4)
+        }) {
+            return Err(BuildError::FullNatNoLaddrOfFamily(k, d.key));
+        }
+        if !spec.client_address.is_none()
+            && k.vip.is_ipv6()
+            && dests.iter().any(|d| d.key.addr.is_ipv4())
+        {
+            return Err(BuildError::ClientAddress64(k));
         }
         Ok(())
     }
@@ -381,8 +410,11 @@ impl<'a> SnapshotBuilder<'a> {
                 if d.key.addr.is_ipv4() != k.vip.is_ipv4() {
                     // NAT64, on purpose: an IPv6 VIP, an IPv4 NAT server,
                     // a pool to leave from
-                    let nat64 =
-                        k.vip.is_ipv6() && d.method == Method::Nat && !self.nat64_pool.is_empty();
+                    // (or FullNAT from the service's IPv4 local addresses,
+                    // by the same translation: check_fullnat)
+                    let nat64 = k.vip.is_ipv6()
+                        && (d.method == Method::Nat && !self.nat64_pool.is_empty()
+                            || d.method == Method::FullNat);
                     if !nat64 {
                         return Err(BuildError::MixedFamily(k, d.key));
                     }

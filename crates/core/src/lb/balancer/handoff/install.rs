@@ -176,7 +176,10 @@ impl Balancer {
             .ok_or(HandoffCount::NoDest)?;
         // a connection whose client's address reaches the server another
         // way now would be translated wrongly from here on
-        if d.method != e.method || (e.cip != 0 && e.cip != svc.spec.client_address as u8) {
+        // (an IPv4 FullNAT server behind an IPv6 VIP: its records are NAT64's)
+        let fullnat64 = leg == Leg::Nat64 && d.method == Method::FullNat;
+        let method = if fullnat64 { Method::Nat } else { d.method };
+        if method != e.method || (e.cip != 0 && e.cip != svc.spec.client_address as u8) {
             return Err(HandoffCount::MethodChanged);
         }
         // the local leg: an address of this service's pool (NAT64's, the
@@ -184,6 +187,7 @@ impl Balancer {
         let (laddr4, lport) = e.nat64;
         let pool = match leg {
             Leg::None => true,
+            Leg::Nat64 if fullnat64 => svc.local4.contains(&laddr4),
             Leg::Nat64 => snap.is_pool4(laddr4),
             Leg::FullNat4 => svc.local4.contains(&laddr4),
             Leg::FullNat6 => svc.local6.contains(&e.laddr6),

@@ -156,6 +156,7 @@ mod dests;
 mod drops;
 mod fullnat;
 mod fullnat6;
+mod fullnat64;
 mod fwmark;
 mod handoff;
 mod icmp_errors;
