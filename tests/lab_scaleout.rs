@@ -20,6 +20,14 @@
 //! * SIGKILL on director B during long IPv6 transfers: its taps go with
 //!   the process and the kernel deletes its VIP routes (/32 and /128); the
 //!   router drops B's next hops; no transfer breaks (mh + `sloppy_tcp`).
+//! * FullNAT (issue 51): a FullNAT service on the VIP's port 8080, each
+//!   director with a local address of its own on the back segment (the
+//!   real servers reply to the director that made the connection, with
+//!   nothing configured on them): 200 downloads through both, byte-exact,
+//!   each director's local address seen by the servers. SIGKILL of B
+//!   during long transfers breaks exactly the transfers B carried (their
+//!   state and B's local address went with it; A's continue), counted
+//!   and printed.
 //! * Then both directors again with `[sync]` and without `sloppy_tcp`:
 //!   SIGKILL of A and its BIRD (a machine gone, only BFD tells the router)
 //!   during long IPv6 transfers breaks none — B has A's IPv6 connections
@@ -71,6 +79,7 @@ fn lab_scaleout() {
     for vip in VIPS {
         ecmp_spreads_flows(&lab, vip);
     }
+    fullnat_through_both(&mut lab);
     health_withdraws_one_director(&lab);
     sigterm_withdraws_then_drains(&mut lab);
     sigkill_withdraws_too(&mut lab);
@@ -119,6 +128,130 @@ fn ecmp_spreads_flows(lab: &ScaleLab, vip: &str) {
         "{vip}: both directors serve: {per:?}"
     );
     assert!(per[0] + per[1] >= 200, "{vip}: {per:?}");
+}
+
+/// The FullNAT service's port on the VIP.
+const FNAT_PORT: u16 = 8080;
+/// Each director's FullNAT local address (on the back segment: the real
+/// servers reach it by ARP, dirigo answers for it).
+const LADDRS: [&str; 2] = ["10.93.0.51", "10.93.0.52"];
+
+/// Connections director `i` scheduled for the FullNAT service.
+fn fnat_conns(lab: &ScaleLab, i: usize) -> u64 {
+    let out = lab.adm(i, &["-L", "-n", "--stats"]);
+    let svc = format!(" {VIP}:{FNAT_PORT}");
+    out.lines()
+        .find(|l| l.starts_with("TCP") && l.contains(&svc))
+        .and_then(|l| l.split_whitespace().nth(2))
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no FullNAT service line in:\n{out}"))
+}
+
+/// The client ports of director `i`'s established FullNAT connections
+/// (`-L -n -c`).
+fn fnat_client_ports(lab: &ScaleLab, i: usize) -> std::collections::BTreeSet<u64> {
+    let out = lab.adm(i, &["-L", "-n", "-c"]);
+    let svc = format!("{VIP}:{FNAT_PORT}");
+    out.lines()
+        .filter(|l| l.contains("ESTABLISHED") && l.split_whitespace().any(|w| w == svc))
+        .filter_map(|l| {
+            let src = l.split_whitespace().find(|w| w.starts_with("10.91.0.2:"))?;
+            src.rsplit(':').next()?.parse().ok()
+        })
+        .collect()
+}
+
+/// Requests the real servers logged from `peer` (their logs name the
+/// peer of every request).
+fn served_from(lab: &ScaleLab, peer: &str) -> usize {
+    (1..=3)
+        .map(|n| {
+            std::fs::read_to_string(format!("{}/rs{n}.log", lab.state))
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| l.contains(&format!("] {peer}:")))
+                .count()
+        })
+        .sum()
+}
+
+/// FullNAT scaled out (issue 51): see the file's header.
+fn fullnat_through_both(lab: &mut ScaleLab) {
+    let svc = format!("{VIP}:{FNAT_PORT}");
+    for (i, laddr) in LADDRS.iter().enumerate() {
+        lab.adm(i, &["-A", "-t", &svc, "-s", "mh"]);
+        lab.adm(i, &["-P", "-t", &svc, "-z", laddr]);
+        for n in 1..=3 {
+            let rs = format!("{}:80", scaleout_common::rip(n));
+            lab.adm(i, &["-a", "-t", &svc, "-r", &rs, "-b", "-w", "1"]);
+        }
+    }
+    let seen0 = [served_from(lab, LADDRS[0]), served_from(lab, LADDRS[1])];
+    let before = [fnat_conns(lab, 0), fnat_conns(lab, 1)];
+    let r = lab.burst_port(VIP, FNAT_PORT, 200, 20_000, 8);
+    if r["ok"] != 200 {
+        // what each director and a real server saw, for the failure
+        for i in 0..2 {
+            eprintln!("director {i}: {}", lab.adm(i, &["-L", "-n", "--stats"]));
+            eprintln!("director {i} drops: {}", lab.ctl_json(i, &["drops"]));
+        }
+        let o = lab.in_ns(&lab.ns("rs1"), &["ip", "neigh"]);
+        eprintln!("rs1's neighbours: {}", String::from_utf8_lossy(&o.stdout));
+    }
+    assert_eq!(r["ok"], 200, "FullNAT: {r}");
+    let per = [
+        fnat_conns(lab, 0) - before[0],
+        fnat_conns(lab, 1) - before[1],
+    ];
+    let seen = [
+        served_from(lab, LADDRS[0]) - seen0[0],
+        served_from(lab, LADDRS[1]) - seen0[1],
+    ];
+    eprintln!(
+        "FullNAT: 200 downloads: director a {}, b {}; the servers saw {} from a's local address, {} from b's",
+        per[0], per[1], seen[0], seen[1]
+    );
+    assert!(per[0] > 0 && per[1] > 0, "FullNAT through both: {per:?}");
+    assert!(
+        seen[0] as u64 >= per[0] && seen[1] as u64 >= per[1] && seen[0] + seen[1] >= 200,
+        "each director's connections leave from its own local address: {seen:?} for {per:?}"
+    );
+    // SIGKILL of B during long transfers: B's transfers break, A's do not
+    let t = lab.long_transfers_port(VIP, FNAT_PORT, 30, 1_200_000, 300_000);
+    std::thread::sleep(Duration::from_millis(800));
+    let on_b = fnat_client_ports(lab, 1);
+    lab.kill_director(1, false);
+    lab.wait_nexthops_of(VIP, 1, 10);
+    let results = t.finish();
+    assert_eq!(results.len(), 30);
+    let broken: std::collections::BTreeSet<u64> = Transfers::broken(&results)
+        .iter()
+        .filter_map(|r| r["lport"].as_u64())
+        .collect();
+    let ports: std::collections::BTreeSet<u64> =
+        results.iter().filter_map(|r| r["lport"].as_u64()).collect();
+    let on_b: std::collections::BTreeSet<u64> = on_b.intersection(&ports).copied().collect();
+    eprintln!(
+        "FullNAT SIGKILL of B: {} of 30 transfers on B; {} broke, all of them B's: {}",
+        on_b.len(),
+        broken.len(),
+        broken.is_subset(&on_b)
+    );
+    assert!(!on_b.is_empty(), "B carried some of the FullNAT transfers");
+    assert!(
+        broken.is_subset(&on_b),
+        "only B's transfers break: broken {broken:?}, B's {on_b:?}"
+    );
+    assert!(
+        !broken.is_empty(),
+        "B's transfers cannot survive it (its state and local address are gone)"
+    );
+    // B back; A's FullNAT service goes (the later checks know one service
+    // per VIP)
+    lab.adm(0, &["-D", "-t", &svc]);
+    lab.start_director(1);
+    lab.wait_all_nexthops(2, 20);
+    lab.wait_healthy(1, 15);
 }
 
 fn health_withdraws_one_director(lab: &ScaleLab) {

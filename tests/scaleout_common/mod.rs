@@ -217,6 +217,9 @@ impl ScaleLab {
             .port_keys("front", &format!("kernel_interface = \"{p}-{l}kf\""))
             .port("back", "net_tap1", &format!("10.93.0.{}/24", i + 1))
             .port_keys("back", &format!("kernel_interface = \"{p}-{l}kb\""))
+            // the clients through the router: FullNAT's replies go there
+            // (DR's go from the real servers)
+            .route("10.91.0.0/24", "10.92.0.254")
             .edit(
                 &format!("addresses = [\"10.92.0.{}/24\"]", i + 1),
                 &format!(
@@ -499,6 +502,18 @@ impl ScaleLab {
 
     /// [`ScaleLab::burst`] to `vip`.
     pub fn burst_to(&self, vip: &str, n: usize, size: usize, parallel: usize) -> serde_json::Value {
+        self.burst_port(vip, 80, n, size, parallel)
+    }
+
+    /// [`ScaleLab::burst`] to `vip`'s port `port`.
+    pub fn burst_port(
+        &self,
+        vip: &str,
+        port: u16,
+        n: usize,
+        size: usize,
+        parallel: usize,
+    ) -> serde_json::Value {
         let o = self.in_ns(
             &self.ns("cl"),
             &[
@@ -511,6 +526,8 @@ impl ScaleLab {
                 &size.to_string(),
                 "--parallel",
                 &parallel.to_string(),
+                "--port",
+                &port.to_string(),
             ],
         );
         serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("burst: {}", text(&o)))
@@ -525,6 +542,18 @@ impl ScaleLab {
 
     /// [`ScaleLab::long_transfers`] to `vip`.
     pub fn long_transfers_to(&self, vip: &str, n: usize, size: usize, rate: usize) -> Transfers {
+        self.long_transfers_port(vip, 80, n, size, rate)
+    }
+
+    /// [`ScaleLab::long_transfers`] to `vip`'s port `port`.
+    pub fn long_transfers_port(
+        &self,
+        vip: &str,
+        port: u16,
+        n: usize,
+        size: usize,
+        rate: usize,
+    ) -> Transfers {
         let ready = self.dir.join(format!(
             "long-{}-{}.ready",
             vip.replace(':', "_"),
@@ -534,7 +563,8 @@ impl ScaleLab {
             .args(["netns", "exec", &self.ns("cl"), "python3"])
             .arg(support("scaleout_client.py"))
             .args(["long", vip, &n.to_string(), "--size", &size.to_string()])
-            .args(["--rate", &rate.to_string(), "--ready-file"])
+            .args(["--rate", &rate.to_string(), "--port", &port.to_string()])
+            .arg("--ready-file")
             .arg(&ready)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

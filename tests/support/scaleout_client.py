@@ -13,6 +13,7 @@ of its own (so from its own source port: the router's ECMP hash spreads them).
       {"i", "lport", "server", "received", "exact", "error", "seconds"}, and
       "retried" (the first attempt's error) for a connection that got no
       headers the first time and was tried again.
+--port P (both): the service's port (80).
 Exit 0 when every transfer was byte-exact, else 1.
 """
 
@@ -27,9 +28,12 @@ import time
 sys.dont_write_bytecode = True
 
 
+PORT = 80
+
+
 def get(host, size, rate=None, on_headers=None, timeout=30):
-    """One GET /blob on a fresh connection: (lport, server, received, exact)."""
-    s = socket.create_connection((host, 80), timeout=timeout)
+    """One GET /blob on a fresh connection to PORT: (lport, server, received, exact)."""
+    s = socket.create_connection((host, PORT), timeout=timeout)
     try:
         lport = s.getsockname()[1]
         s.sendall(f"GET /blob?size={size} HTTP/1.1\r\nHost: vip\r\nConnection: close\r\n\r\n".encode())
@@ -156,6 +160,7 @@ def main():
     b.add_argument("n", type=int)
     b.add_argument("--size", type=int, default=4096)
     b.add_argument("--parallel", type=int, default=8)
+    b.add_argument("--port", type=int, default=80)
     lg = sub.add_parser("long")
     lg.add_argument("host")
     lg.add_argument("n", type=int)
@@ -163,7 +168,10 @@ def main():
     lg.add_argument("--rate", type=int, required=True)
     lg.add_argument("--ready-file", required=True)
     lg.add_argument("--timeout", type=float, default=10)
+    lg.add_argument("--port", type=int, default=80)
     a = ap.parse_args()
+    global PORT
+    PORT = a.port
     return burst(a) if a.cmd == "burst" else long(a)
 
 

@@ -121,31 +121,35 @@ impl ControlState {
         for (p, c) in &self.port_addrs6 {
             let _ = a.add_port_addr6(*p, *c);
         }
-        // NAT64 pool addresses and FullNAT local addresses are answered
-        // like VIPs (ARP, ping): the real servers' replies come back to them
-        let laddrs4 = services
-            .iter()
-            .flat_map(|(s, _)| s.local_addresses.iter())
-            .filter_map(|a| match a {
+        let (v4, v6) = self.answered(services);
+        a.set_vips(v4);
+        a.set_vips6(v6);
+        a
+    }
+
+    /// The addresses the workers answer ARP (ND) and ping for besides the
+    /// ports' own: the announced VIPs, the NAT64 pool and every FullNAT
+    /// local address (the real servers' replies come back to them).
+    pub fn answered(&self, services: &ServiceTable) -> (HashSet<u32>, HashSet<u128>) {
+        let laddrs = || services.iter().flat_map(|(s, _)| s.local_addresses.iter());
+        let v4 = self
+            .announced(services)
+            .into_iter()
+            .chain(self.settings.nat64_pool.iter().map(|&p| u32::from(p)))
+            .chain(laddrs().filter_map(|a| match a {
                 std::net::IpAddr::V4(v) => Some(u32::from(*v)),
                 _ => None,
-            });
-        a.set_vips(
-            self.announced(services)
-                .into_iter()
-                .chain(self.settings.nat64_pool.iter().map(|&p| u32::from(p)))
-                .chain(laddrs4),
-        );
-        // and IPv6 FullNAT local addresses like IPv6 VIPs (ND)
-        let laddrs6 = services
-            .iter()
-            .flat_map(|(s, _)| s.local_addresses.iter())
-            .filter_map(|a| match a {
+            }))
+            .collect();
+        let v6 = self
+            .announced6(services)
+            .into_iter()
+            .chain(laddrs().filter_map(|a| match a {
                 std::net::IpAddr::V6(v) => Some(u128::from(*v)),
                 _ => None,
-            });
-        a.set_vips6(self.announced6(services).into_iter().chain(laddrs6));
-        a
+            }))
+            .collect();
+        (v4, v6)
     }
 
     /// The VIPs of `services` dirigo answers ARP and ping for.
@@ -255,8 +259,8 @@ impl ControlState {
                 return Err(e);
             }
         };
-        let new_vips = self.announced(&services);
-        let new_vips6 = self.announced6(&services);
+        // (a local address added to a service changes them as a VIP does)
+        let (new_vips, new_vips6) = self.answered(&services);
         self.services = services;
         self.timeouts = timeouts;
         self.epoch = epoch;
