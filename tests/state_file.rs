@@ -428,15 +428,18 @@ fn sigkill_at_random_points_keeps_the_last_acknowledged_table() {
     adm_ok(&s.sock, "-A -u 10.0.0.200:53 -s rr");
     assert!(adm_ok(&s.sock, "-S -n").contains("-A -u 10.0.0.200:53 -s rr"));
     assert_eq!(std::fs::read_to_string(&s.state).unwrap(), before);
-    assert_eq!(drops_failed(&ctl), 1);
+    // (at least one: a commit of the control loop's own meanwhile, a
+    // health refresh, tries the unsaved table again and fails again)
+    assert!(drops_failed(&ctl) >= 1);
     assert!(d.has_line("cannot save the change"), "{}", d.output());
     std::fs::remove_dir(&blocker).unwrap();
     adm_ok(&s.sock, "-D -u 10.0.0.200:53");
+    let failed = drops_failed(&ctl);
     adm_ok(&s.sock, "-A -u 10.0.0.201:53 -s rr");
     assert!(std::fs::read_to_string(&s.state)
         .unwrap()
         .ends_with("-A -u 10.0.0.201:53 -s rr\n"));
-    assert_eq!(drops_failed(&ctl), 1);
+    assert_eq!(drops_failed(&ctl), failed, "writes succeed again");
     ctl(&["reload"]);
     let toml_rules = "-A -t 10.0.0.100:80 -s rr\n-a -t 10.0.0.100:80 -r 172.16.0.50:80 -m -w 1\n";
     assert!(std::fs::read_to_string(&s.state)
