@@ -254,6 +254,7 @@ fn lab_fullnat() {
     // a SIGTERM restart keeps FullNAT's connections, local legs and all
     restart_keeps_connections(&mut lab, "fullnat");
     persistence(&lab);
+    every_scheduler(&lab);
     // the client's address through PROXY v1/v2 and TOA (issue 51)
     lab_common::client_addr::client_address_checks(&mut lab, LADDR);
     // the pool's and client_address's drop reasons are listed, and
@@ -269,6 +270,25 @@ fn lab_fullnat() {
         assert_eq!(ex["count"], 0, "{ex}");
     }
     lab.finish();
+}
+
+/// Every scheduler through FullNAT (issue 51): whole connections on
+/// each, the hashing ones (one client, one VIP) on one server, rr and wrr
+/// (equal weights) over all three; the service goes back to rr.
+fn every_scheduler(lab: &Lab) {
+    let svc = format!("{VIP}:80");
+    for s in dirigo_core::lb::sched::SchedKind::ALL {
+        lab.adm(&["-E", "-t", &svc, "-s", s.name()]);
+        let names: Vec<String> = conns(lab, 6, None).into_iter().map(|a| a.name).collect();
+        let distinct: std::collections::BTreeSet<&String> = names.iter().collect();
+        match s.name() {
+            "rr" | "wrr" => assert_eq!(distinct.len(), 3, "{}: {names:?}", s.name()),
+            "sh" | "dh" | "mh" | "fo" => assert_eq!(distinct.len(), 1, "{}: {names:?}", s.name()),
+            _ => assert!(!distinct.is_empty(), "{}: {names:?}", s.name()),
+        }
+    }
+    lab.adm(&["-E", "-t", &svc, "-s", "rr"]);
+    eprintln!("fullnat: every scheduler ok");
 }
 
 /// FullNAT's local address in [`lab_fullnat`], and its network (behind
