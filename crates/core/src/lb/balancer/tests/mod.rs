@@ -26,6 +26,7 @@ const S: u64 = 1_000_000_000;
 
 fn svc(proto: Proto, port: u16) -> ServiceSpec {
     ServiceSpec {
+        members: Vec::new(),
         local_addresses: Vec::new(),
         key: ServiceKey {
             fwmark: 0,
