@@ -158,6 +158,7 @@ mod drops;
 mod fullnat;
 mod fullnat6;
 mod fwmark;
+mod groups;
 mod handoff;
 mod icmp_errors;
 mod loads;
