@@ -461,6 +461,7 @@ mod announce;
 mod checkers;
 mod health;
 mod located;
+mod groups;
 mod marks;
 mod metrics;
 mod tunnel;
