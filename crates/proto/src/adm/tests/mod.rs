@@ -36,4 +36,5 @@ mod args;
 mod compat;
 mod format;
 mod fwmark;
+mod groups;
 mod tun;
