@@ -8,6 +8,8 @@ pub(super) struct Cx<'w> {
     pub(super) warnings: &'w mut Vec<Diag>,
     /// The top-level `track_file` blocks, by name.
     pub(super) track_files: std::collections::HashMap<String, TrackFile>,
+    /// The top-level `virtual_server_group` blocks, by name.
+    pub(super) groups: std::collections::HashMap<String, Vec<super::group::Entry>>,
 }
 
 /// A top-level `track_file NAME { file ...; weight N [reverse] }`.
