@@ -44,7 +44,9 @@ fn health_config(extra_rs1: &str) -> impl FnOnce(common::DaemonConfig) -> common
     move |c| {
         c.port_keys("wan", &format!("kernel_interface = \"{P}-kwan\""))
             .port_keys("lan", &format!("kernel_interface = \"{P}-klan\""))
-            .raw(&format!("[exception]\nbackend = \"tap\"\nnetns = \"{P}-dir\"\n"))
+            .raw(&format!(
+                "[exception]\nbackend = \"tap\"\nnetns = \"{P}-dir\"\n"
+            ))
             .edit(
                 &format!("address = \"{VIP}:80\"\nscheduler = \"rr\"\n"),
                 &format!(

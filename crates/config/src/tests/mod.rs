@@ -459,9 +459,9 @@ fn exception_errors_are_one_readable_line() {
 
 mod announce;
 mod checkers;
+mod groups;
 mod health;
 mod located;
-mod groups;
 mod marks;
 mod metrics;
 mod tunnel;

@@ -4,13 +4,13 @@ use super::refusal::Refusal;
 use crate::file::{RealServerConfig, ServiceConfig};
 use crate::locate::{At, Issues};
 use crate::{health, parse_ip_port, Service};
+use dirigo_core::lb::group::parse_member;
 use dirigo_core::lb::sched::{SchedFlags, SchedKind};
+use dirigo_core::lb::snapshot::key_text;
+use dirigo_core::lb::spec::MAX_MEMBERS;
 use dirigo_core::lb::spec::{
     DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec, TunType, Tunnel,
 };
-use dirigo_core::lb::group::parse_member;
-use dirigo_core::lb::snapshot::key_text;
-use dirigo_core::lb::spec::MAX_MEMBERS;
 use std::collections::{HashMap, HashSet};
 use std::net::Ipv4Addr;
 
@@ -71,7 +71,12 @@ fn raw_index(raw: &[ServiceConfig], k: &ServiceKey) -> usize {
 }
 
 /// A service's `members`, each entry expanded (ranges), in order.
-fn members(s: &ServiceConfig, key: ServiceKey, at: &At, iss: &mut Issues) -> Option<Vec<ServiceKey>> {
+fn members(
+    s: &ServiceConfig,
+    key: ServiceKey,
+    at: &At,
+    iss: &mut Issues,
+) -> Option<Vec<ServiceKey>> {
     let mut out = Vec::new();
     let mut ok = true;
     for (j, m) in s.members.iter().enumerate() {
@@ -79,10 +84,7 @@ fn members(s: &ServiceConfig, key: ServiceKey, at: &At, iss: &mut Issues) -> Opt
             Ok(keys) => out.extend(keys),
             Err(e) => {
                 ok = false;
-                iss.add(
-                    at.k("members").i(j),
-                    format!("service {}: {e}", s.label()),
-                );
+                iss.add(at.k("members").i(j), format!("service {}: {e}", s.label()));
             }
         }
     }

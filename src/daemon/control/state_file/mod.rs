@@ -16,8 +16,8 @@
 //! the next change writes the whole table again.
 
 use super::apply::{apply, ServiceTable};
-use crate::lb::mark::{check_rules, MarkRule};
 use crate::lb::group::parse_member;
+use crate::lb::mark::{check_rules, MarkRule};
 use crate::lb::spec::Timeouts;
 use dirigo_config::Problem;
 use dirigo_proto::adm::{error_message, format, parse_rules};

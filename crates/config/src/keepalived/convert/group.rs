@@ -2,22 +2,13 @@
 //! fwmark N }` blocks, and what a `virtual_server group NAME` takes of
 //! one: the first key as its service's, the others as its `members`.
 
-use super::cx::Cx;
+use super::cx::{Cx, Entry};
 use super::values::{port, word};
 use crate::keepalived::diag::Diag;
 use crate::keepalived::parse::Node;
 use dirigo_core::lb::group::parse_range;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-
-/// One entry of a `virtual_server_group`.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) enum Entry {
-    /// `VIP PORT` or `VIP-END PORT` (the range expanded).
-    Addrs(Vec<IpAddr>, u16),
-    /// `fwmark N`.
-    Mark(u32),
-}
 
 /// A group's keys as a service takes them: its own key (`vip`, `port`,
 /// `fwmark`) and its members, as the config's `members` writes them.
@@ -39,12 +30,17 @@ pub(super) fn groups(cx: &mut Cx, tree: &[Node]) -> Result<HashMap<String, Vec<E
             if c.key == "fwmark" {
                 let m = word(c, 0, "a mark after fwmark")?;
                 let mark = m.parse::<u32>().ok().filter(|m| *m != 0).ok_or_else(|| {
-                    Diag::error(&c.loc, format!("fwmark '{m}' is not a mark (1..4294967295)"))
+                    Diag::error(
+                        &c.loc,
+                        format!("fwmark '{m}' is not a mark (1..4294967295)"),
+                    )
                 })?;
                 entries.push(Entry::Mark(mark));
                 continue;
             }
-            if c.key.starts_with(|ch: char| ch.is_ascii_hexdigit() || ch == ':') {
+            if c.key
+                .starts_with(|ch: char| ch.is_ascii_hexdigit() || ch == ':')
+            {
                 let addrs = parse_range(&c.key).map_err(|e| Diag::error(&c.loc, e))?;
                 let p = port(c, word(c, 0, "a port after the address")?)?;
                 entries.push(Entry::Addrs(addrs, p));

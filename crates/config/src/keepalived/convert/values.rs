@@ -75,12 +75,8 @@ pub(super) fn flag(n: &Node) -> Result<bool, Diag> {
 
 /// An address, IPv4 or IPv6; anything else is an error.
 pub(super) fn address(n: &Node, s: &str) -> Result<IpAddr, Diag> {
-    s.parse::<IpAddr>().map_err(|_| {
-        Diag::error(
-            &n.loc,
-            format!("{}: '{s}' is not an IP address", n.key),
-        )
-    })
+    s.parse::<IpAddr>()
+        .map_err(|_| Diag::error(&n.loc, format!("{}: '{s}' is not an IP address", n.key)))
 }
 
 /// A port number.

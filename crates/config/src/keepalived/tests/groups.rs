@@ -29,7 +29,10 @@ fn a_group_of_addresses_ranges_and_marks_is_one_service() {
     )
     .unwrap();
     assert!(w.is_empty(), "{w:?}");
-    assert!(toml.contains("# virtual_server group WEB (k.conf:7)"), "{toml}");
+    assert!(
+        toml.contains("# virtual_server group WEB (k.conf:7)"),
+        "{toml}"
+    );
     assert!(
         toml.contains(
             "address = \"192.0.2.10:80\"\n\
@@ -77,8 +80,14 @@ fn an_ipv6_group_with_a_range_converts() {
     let s = &c.services[0].spec;
     assert!(s.key.vip.is_ipv6());
     assert_eq!(s.members.len(), 16);
-    assert!(s.members.iter().all(|k| k.proto == Proto::Tcp && k.vip.is_ipv6()));
-    assert_eq!(c.services[0].dests[1].key.addr.to_string(), "2001:db8:1::12");
+    assert!(s
+        .members
+        .iter()
+        .all(|k| k.proto == Proto::Tcp && k.vip.is_ipv6()));
+    assert_eq!(
+        c.services[0].dests[1].key.addr.to_string(),
+        "2001:db8:1::12"
+    );
 }
 
 #[test]
@@ -93,7 +102,10 @@ fn a_range_first_a_mark_first_and_a_udp_group() {
     .unwrap();
     let c = dirigo(&toml);
     assert_eq!(c.services[0].spec.key.proto, Proto::Udp);
-    assert_eq!(members(&c, 0), ["10.1.0.2:53", "10.1.0.3:53", "10.1.0.4:53"]);
+    assert_eq!(
+        members(&c, 0),
+        ["10.1.0.2:53", "10.1.0.3:53", "10.1.0.4:53"]
+    );
     assert_eq!(c.services[1].spec.key, ServiceKey::fwmark(9, false));
     assert_eq!(members(&c, 1), ["10.1.0.9:25"]);
 }
@@ -116,7 +128,10 @@ fn bad_groups_are_errors_or_warnings() {
          virtual_server group E {\n lb_kind DR\n real_server 172.16.0.1 80\n}\n",
     )
     .unwrap();
-    assert!(w[0].contains("[2001:db8::1]:80 skipped: a dirigo service group is of one family"), "{w:?}");
+    assert!(
+        w[0].contains("[2001:db8::1]:80 skipped: a dirigo service group is of one family"),
+        "{w:?}"
+    );
     assert!(w[1].contains("the group has no entries"), "{w:?}");
     let c = dirigo(&toml);
     assert_eq!(c.services.len(), 1);

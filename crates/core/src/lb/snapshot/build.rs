@@ -5,7 +5,7 @@
 
 use super::addr::{fold6, v4_bits, v6_bits};
 use super::forwarding::Snapshot;
-use super::group::{check_group, keys, members};
+use super::group::{check_group, keys, members, GroupError};
 use super::index::index;
 use super::lb_ids::LbIds;
 use super::marks::{check_fwmark, compile_marks};
@@ -336,7 +336,10 @@ impl<'a> SnapshotBuilder<'a> {
             if !seen.insert(k) {
                 return Err(BuildError::DuplicateService(k));
             }
-            check_group(spec, dests, &mut owners)?;
+            check_group(spec, dests, &mut owners).map_err(|e| match e {
+                GroupError::Taken(k, m, owner) => BuildError::MemberTaken(k, m, owner),
+                GroupError::Rule(k, why) => BuildError::Group(k, why),
+            })?;
             for m in spec.members.iter().filter(|m| !m.is_fwmark()) {
                 check_addr(m.vip)?;
             }

@@ -4,7 +4,6 @@
 
 use super::addr::{v4_bits, v6_bits};
 use super::marks::check_fwmark;
-use super::build::BuildError;
 use super::service::Service;
 use crate::lb::spec::{DestSpec, ServiceKey, ServiceSpec, MAX_MEMBERS};
 
@@ -18,6 +17,15 @@ pub(super) struct Member {
     pub port: u16,
     pub v6: bool,
     pub svc: u32,
+}
+
+/// Why a service group is refused: a member key taken (the group's
+/// service, the member, the service that has it) or a rule broken (the
+/// group's service, the reason).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum GroupError {
+    Taken(ServiceKey, ServiceKey, ServiceKey),
+    Rule(ServiceKey, String),
 }
 
 /// Why a group's member key is refused (the caller names the service).
@@ -97,18 +105,22 @@ pub fn key_text(k: &ServiceKey) -> String {
         let v6 = if k.vip.is_ipv6() { " (IPv6)" } else { "" };
         format!("fwmark {}{v6}", k.fwmark)
     } else {
-        format!("{} {}", k.proto.upper(), std::net::SocketAddr::new(k.vip, k.port))
+        format!(
+            "{} {}",
+            k.proto.upper(),
+            std::net::SocketAddr::new(k.vip, k.port)
+        )
     }
 }
 
-    /// A service group's member keys: the group's rules, and each key
+/// A service group's member keys: the group's rules, and each key
 /// nobody else's (`owners` holds every key
 /// seen so far with its service's).
 pub(super) fn check_group(
     spec: &ServiceSpec,
     dests: &[DestSpec],
     owners: &mut std::collections::HashMap<ServiceKey, ServiceKey>,
-) -> Result<(), BuildError> {
+) -> Result<(), GroupError> {
     let k = spec.key;
     let family = |m: &ServiceKey| if m.vip.is_ipv6() { "IPv6" } else { "IPv4" };
     check_members(spec, dests).map_err(|e| {
@@ -137,13 +149,12 @@ pub(super) fn check_group(
                 key_text(&m)
             ),
         };
-        BuildError::Group(k, why)
+        GroupError::Rule(k, why)
     })?;
     for m in &spec.members {
         if let Some(owner) = owners.insert(*m, k) {
-            return Err(BuildError::MemberTaken(k, *m, owner));
+            return Err(GroupError::Taken(k, *m, owner));
         }
     }
     Ok(())
 }
-

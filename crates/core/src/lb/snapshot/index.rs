@@ -17,7 +17,10 @@ pub(super) fn index(services: &[Service], members: &[Member], v4: bool) -> Vec<u
         .filter(|(_, s)| s.spec.key.vip.is_ipv4() == v4 && !s.spec.key.is_fwmark())
         .map(|(i, s)| {
             let k = &s.spec.key;
-            (i, svc_hash(k.proto.number(), s.vip4 ^ fold6(s.vip6), k.port))
+            (
+                i,
+                svc_hash(k.proto.number(), s.vip4 ^ fold6(s.vip6), k.port),
+            )
         });
     let n = services.len();
     let grouped = members

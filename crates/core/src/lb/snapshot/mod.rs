@@ -26,9 +26,9 @@ mod service;
 
 pub use addr::{fold6, v4_bits, v6_bits};
 pub use build::{BuildError, SnapshotBuilder};
-pub use group::key_text;
 pub use fingerprint::Fingerprint;
 pub use forwarding::{MarkHit, Snapshot};
+pub use group::key_text;
 pub use lb_ids::LbIds;
 pub use service::{Dest, Pin, Service};
 

@@ -72,11 +72,7 @@ fn every_member_reaches_the_group_and_shares_its_scheduler() {
     rs.sort();
     assert_eq!(rs, [80, 80, 80, 8080], "DR's server port is the member's");
     // a non-member of the group's addresses is still no service
-    let (v, _) = e.send(
-        &s,
-        &tcp_frame(CLIENT, 9, M1, 81, SYN, b"", 64, true),
-        0,
-    );
+    let (v, _) = e.send(&s, &tcp_frame(CLIENT, 9, M1, 81, SYN, b"", 64, true), 0);
     assert_eq!(v, LbVerdict::Drop(LbDrop::NotAService));
 }
 
@@ -86,11 +82,7 @@ fn nat_replies_come_from_the_member_the_client_used() {
     let s = e.snap(1, |b| {
         b.service(group(), vec![dest(RIP, 8000, Method::Nat, 1)]);
     });
-    let (v, out) = e.send(
-        &s,
-        &tcp_frame(CLIENT, 40000, M2, 80, SYN, b"", 64, true),
-        0,
-    );
+    let (v, out) = e.send(&s, &tcp_frame(CLIENT, 40000, M2, 80, SYN, b"", 64, true), 0);
     assert_eq!(v, LbVerdict::Tx { port: 1 });
     let want = with_eth(
         tcp_frame(CLIENT, 40000, RIP, 8000, SYN, b"", 63, true),
@@ -194,7 +186,9 @@ fn members_that_collide_or_do_not_fit_are_refused() {
     assert!(e.to_string().contains("is not TCP"), "{e}");
     // too many
     let mut big = svc(Proto::Tcp, 80);
-    big.members = (0..=MAX_MEMBERS as u16).map(|p| key(M1, 1000 + p)).collect();
+    big.members = (0..=MAX_MEMBERS as u16)
+        .map(|p| key(M1, 1000 + p))
+        .collect();
     let e = build(vec![big]).unwrap_err();
     assert!(e.to_string().contains("at most 256"), "{e}");
     // a bad address
