@@ -205,3 +205,33 @@ fn members_that_collide_or_do_not_fit_are_refused() {
     let s = b.build(&mut LbIds::new(16, 64), 1).unwrap();
     assert!(s.service(6, u32::from_be_bytes(M1), 80).is_none());
 }
+
+#[test]
+fn ipv6_members_are_looked_up_and_are_vips() {
+    let mut spec = svc(Proto::Tcp, 80);
+    spec.key.vip = std::net::IpAddr::V6(VIP6.into());
+    spec.members = parse_member("[2001:db8:f0::20-21]:80", Proto::Tcp, true).unwrap();
+    let d6 = DestSpec {
+        key: crate::lb::spec::DestKey {
+            addr: std::net::IpAddr::V6(RIP6.into()),
+            port: 0,
+        },
+        ..dest(RIP, 0, Method::Dr, 1)
+    };
+    let mut b = SnapshotBuilder::new();
+    b.service(spec, vec![d6]);
+    let s = b.build(&mut LbIds::new(16, 64), 1).unwrap();
+    let m: u128 = "2001:db8:f0::21"
+        .parse::<std::net::Ipv6Addr>()
+        .unwrap()
+        .into();
+    let (i, svc) = s.service6(6, m, 80).unwrap();
+    assert_eq!(
+        (i, svc.spec.key.vip),
+        (0, std::net::IpAddr::V6(VIP6.into()))
+    );
+    assert!(s.service6(6, m, 81).is_none());
+    assert!(s.service6(17, m, 80).is_none());
+    assert!(s.is_vip6(m) && s.is_vip6(VIP6));
+    assert!(s.service(6, u32::from_be_bytes(VIP), 80).is_none());
+}
