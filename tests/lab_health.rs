@@ -13,6 +13,10 @@
 //!   another server in the same state passes; the same for an IPv6 DR
 //!   service (TCP checks from dirigo's lan IPv6 address, the kernel's
 //!   solicitation for the IPv6 VIP answered by the exception thread);
+//! * a service group (keepalived's `virtual_server_group`): the checked
+//!   service is also reached at a range of two more VIPs; traffic to
+//!   every member reaches the group's servers, and a failed check takes
+//!   the server out of every member at once (one `dirigoadm -L -n`);
 //! * quorum: all servers down — dirigo stops answering ping (and ARP) for
 //!   the VIP and the sorry server takes new connections; one back — the
 //!   VIP answers again;
@@ -40,13 +44,18 @@ fn health_config(extra_rs1: &str) -> impl FnOnce(common::DaemonConfig) -> common
     move |c| {
         c.port_keys("wan", &format!("kernel_interface = \"{P}-kwan\""))
             .port_keys("lan", &format!("kernel_interface = \"{P}-klan\""))
-            .raw(&format!("[exception]\nbackend = \"tap\"\nnetns = \"{P}-dir\"\n"))
+            .raw(&format!(
+                "[exception]\nbackend = \"tap\"\nnetns = \"{P}-dir\"\n"
+            ))
             .edit(
                 &format!("address = \"{VIP}:80\"\nscheduler = \"rr\"\n"),
                 &format!(
-                    "address = \"{VIP}:80\"\nscheduler = \"rr\"\nquorum = 1\nsorry_server = \"{}:80\"\n\
+                    "address = \"{VIP}:80\"\nscheduler = \"rr\"\nmembers = [\"{}-{}:80\"]\n\
+                     quorum = 1\nsorry_server = \"{}:80\"\n\
                      [service.check]\ntype = \"http\"\npath = \"/health\"\nexpect = \"ok\"\n\
                      interval = 0.5\ntimeout = 0.45\nrise = 2\nfall = 3\n",
+                    MEMBERS[0],
+                    MEMBERS[1].rsplit('.').next().unwrap(),
                     rip(4)
                 ),
             )
@@ -54,6 +63,94 @@ fn health_config(extra_rs1: &str) -> impl FnOnce(common::DaemonConfig) -> common
                 &format!("address = \"{}\"\nmethod = \"dr\"\n", rip(1)),
                 &format!("address = \"{}\"\nmethod = \"dr\"\n{extra}\n", rip(1)),
             )
+    }
+}
+
+/// The other keys of the checked service's group: a range of two VIPs.
+const MEMBERS: [&str; 2] = ["10.99.0.101", "10.99.0.102"];
+
+/// The real servers that answer `n` new connections to `vip`:80.
+fn served_via(lab: &Lab, vip: &str, n: usize) -> Vec<String> {
+    let support = common::support("lab_client.py");
+    let out = lab.client(&["python3", &support, "conns", vip, "80", &n.to_string()]);
+    let names: Vec<String> = out
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert_eq!(v["ok"], true, "{vip}: {l}");
+            v["name"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(names.len(), n, "{vip}: {out}");
+    names
+}
+
+/// Every key of the checked group in one `dirigoadm -L -n`: the service
+/// line's address, and its real servers' weights (rsN -> weight).
+fn group_weights(lab: &Lab) -> Vec<(String, Vec<(usize, u32)>)> {
+    let l = lab.adm(&["-L", "-n"]);
+    let mut out: Vec<(String, Vec<(usize, u32)>)> = Vec::new();
+    for line in l.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        match f.first() {
+            Some(&"TCP") if f[1].starts_with("10.99.0.") && f[1].ends_with(":80") => {
+                out.push((f[1].to_string(), Vec::new()))
+            }
+            Some(&"TCP") | Some(&"UDP") | Some(&"FWM") => out.push((String::new(), Vec::new())),
+            Some(&"->") if f.len() >= 4 => {
+                let Some(n) = (1..=4).find(|&n| f[1] == format!("{}:80", rip(n))) else {
+                    continue;
+                };
+                if let Some(last) = out.last_mut() {
+                    last.1.push((n, f[3].parse().unwrap()));
+                }
+            }
+            _ => {}
+        }
+    }
+    out.retain(|(k, _)| !k.is_empty());
+    out
+}
+
+/// The group: each member a service line with the group's servers, and
+/// traffic to each member reaching them (round robin: all three).
+fn group_serves(lab: &Lab) {
+    for m in MEMBERS {
+        for n in 1..=4 {
+            ok(lab.exec(
+                &format!("rs{n}"),
+                &["ip", "addr", "add", &format!("{m}/32"), "dev", "lo"],
+            ));
+        }
+    }
+    let g = group_weights(lab);
+    let keys: Vec<&str> = g.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        ["10.99.0.100:80", "10.99.0.101:80", "10.99.0.102:80"],
+        "{g:?}"
+    );
+    for (k, w) in &g {
+        assert_eq!(w, &vec![(1, 1), (2, 1), (3, 1)], "{k}");
+    }
+    for m in MEMBERS {
+        let names = served_via(lab, m, 6);
+        let seen = lab_common::checks::count(names.clone());
+        assert_eq!(seen.len(), 3, "{m}: {names:?}");
+    }
+}
+
+/// rs3 down: out of every member at once (one listing), and no member's
+/// traffic reaches it.
+fn group_lost_rs3(lab: &Lab) {
+    let g = group_weights(lab);
+    assert_eq!(g.len(), 3, "{g:?}");
+    for (k, w) in &g {
+        assert_eq!(w, &vec![(1, 1), (2, 1), (3, 0)], "{k}");
+    }
+    for m in MEMBERS {
+        let names = served_via(lab, m, 6);
+        assert!(!names.iter().any(|n| n == "rs3"), "{m}: {names:?}");
     }
 }
 
@@ -298,11 +395,13 @@ fn lab_health_checks() {
     });
     assert_eq!(server(&lab, 1)["check"], "http via VIP");
     assert_eq!(weights(&lab), vec![(1, 1), (2, 1), (3, 1)]);
+    group_serves(&lab);
 
     // HTTP: 503, then 200 with the wrong body: down; 200 "ok": up
     set_health_file(3, Some("503 down"));
     wait_state(&lab, 3, "down", DOWN_WITHIN);
     assert_eq!(weights(&lab), vec![(1, 1), (2, 1), (3, 0)]);
+    group_lost_rs3(&lab);
     let names = served_by(&lab, 20);
     assert!(!names.iter().any(|n| n == "rs3"), "{names:?}");
     assert_eq!(server(&lab, 3)["last"], "status 503");

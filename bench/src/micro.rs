@@ -151,6 +151,7 @@ fn snapshot(method: Method, servers: u8, how: ClientAddress) -> (Snapshot, LbIds
     let servers = servers.clamp(1, MAX_SERVERS);
     let mut ids = LbIds::new(16, 256);
     let spec = ServiceSpec {
+        members: Vec::new(),
         local_addresses: if method == Method::FullNat {
             vec![IpAddr::V4(Ipv4Addr::from(LADDR))]
         } else {

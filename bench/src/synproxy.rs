@@ -112,6 +112,7 @@ fn syn6(i: u32) -> Vec<u8> {
 fn worker6(capacity: u32) -> (Balancer, Snapshot) {
     let mut ids = LbIds::new(16, 64);
     let spec = ServiceSpec {
+        members: Vec::new(),
         local_addresses: Vec::new(),
         key: ServiceKey {
             fwmark: 0,
@@ -245,6 +246,7 @@ fn frame(
 
 fn snapshot(ids: &mut LbIds, synproxy: bool, port: u16) -> Snapshot {
     let spec = ServiceSpec {
+        members: Vec::new(),
         local_addresses: Vec::new(),
         key: ServiceKey {
             fwmark: 0,

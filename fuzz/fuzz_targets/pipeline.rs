@@ -96,6 +96,7 @@ fn dest(last: u8, port: u16, method: Method, weight: u32) -> DestSpec {
 
 fn service(proto: Proto, vip: [u8; 4], port: u16, sched: SchedKind, p: Option<u32>) -> ServiceSpec {
     ServiceSpec {
+        members: Vec::new(),
         key: ServiceKey {
             fwmark: 0,
             proto,

@@ -424,6 +424,13 @@ pub struct ServiceConfig {
     /// services only): "none" (default), "toa", "proxy-v1", "proxy-v2".
     #[serde(default)]
     pub client_address: ClientAddress,
+    /// The service group's other keys (keepalived's
+    /// `virtual_server_group`): `"VIP:PORT"`, a range of the last octet
+    /// `"192.0.2.3-10:80"`, `"[2001:db8::2]:80"`, `"[2001:db8::1-1f]:80"`
+    /// (the last group, hexadecimal), `"fwmark 7"`; the service's
+    /// protocol and family. One service, reached under every key.
+    #[serde(default)]
+    pub members: Vec<String>,
     /// Real servers.
     #[serde(default)]
     pub real_server: Vec<RealServerConfig>,

@@ -471,12 +471,20 @@ pub fn wants_of(
     let mut by_vip: BTreeMap<IpAddr, Vec<String>> = BTreeMap::new();
     let mut lost_of: BTreeMap<IpAddr, Vec<String>> = BTreeMap::new();
     for (s, dests) in services {
-        let vip = s.key.vip;
         let text = service_health(health, s, dests);
-        if health.quorum_lost.contains(&s.key) {
-            lost_of.entry(vip).or_default().push(text.clone());
+        // a service group's member VIPs follow its service
+        let mut vips = vec![s.key.vip];
+        for m in s.members.iter().filter(|m| !m.is_fwmark()) {
+            if !vips.contains(&m.vip) {
+                vips.push(m.vip);
+            }
         }
-        by_vip.entry(vip).or_default().push(text);
+        for vip in vips {
+            if health.quorum_lost.contains(&s.key) {
+                lost_of.entry(vip).or_default().push(text.clone());
+            }
+            by_vip.entry(vip).or_default().push(text.clone());
+        }
     }
     by_vip
         .into_iter()

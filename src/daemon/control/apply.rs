@@ -1,6 +1,7 @@
 //! The service table as the control side keeps it, and one mutation
 //! applied to a copy of it.
 
+use crate::lb::snapshot::key_text;
 use crate::lb::spec::{DestKey, DestSpec, ServiceKey, ServiceSpec, Timeouts};
 use dirigo_proto::proto::{BatchCmd, CtlError, ErrCode};
 
@@ -9,6 +10,27 @@ pub type ServiceTable = Vec<(ServiceSpec, Vec<DestSpec>)>;
 
 fn find_service(t: &ServiceTable, k: &ServiceKey) -> Option<usize> {
     t.iter().position(|(s, _)| s.key == *k)
+}
+
+/// [`find_service`], or the error for a key that is none: "No such
+/// service", or, for a service group's member, which service to name
+/// instead (ipvsadm has no group verb: a member is changed through its
+/// group's service, in the config file or the state file).
+fn service_at(t: &ServiceTable, k: &ServiceKey) -> Result<usize, CtlError> {
+    if let Some(i) = find_service(t, k) {
+        return Ok(i);
+    }
+    match t.iter().find(|(s, _)| s.members.contains(k)) {
+        Some((s, _)) => Err(CtlError::new(
+            ErrCode::NoService,
+            format!(
+                "{} is a member of the service group of {}: change that service",
+                key_text(k),
+                key_text(&s.key)
+            ),
+        )),
+        None => Err(CtlError::no_service()),
+    }
 }
 
 fn dest_pos(d: &[DestSpec], svc: &ServiceSpec, k: &DestKey) -> Option<usize> {
@@ -39,21 +61,26 @@ pub fn apply(
             t.push((service.clone(), Vec::new()));
         }
         BatchCmd::EditService { service } => {
-            let i = find_service(t, &service.key).ok_or_else(CtlError::no_service)?;
-            // -E leaves the local addresses alone (--add-laddr, --del-laddr)
+            let i = service_at(t, &service.key)?;
+            // -E leaves the local addresses alone (--add-laddr, --del-laddr),
+            // and a group's members (ipvsadm has no group verb)
             let keep = std::mem::take(&mut t[i].0.local_addresses);
+            let members = std::mem::take(&mut t[i].0.members);
             t[i].0 = service.clone();
             if t[i].0.local_addresses.is_empty() {
                 t[i].0.local_addresses = keep;
             }
+            if t[i].0.members.is_empty() {
+                t[i].0.members = members;
+            }
         }
         BatchCmd::DelService { key } => {
-            let i = find_service(t, key).ok_or_else(CtlError::no_service)?;
+            let i = service_at(t, key)?;
             t.remove(i);
         }
         BatchCmd::Clear => t.clear(),
         BatchCmd::AddDest { service, dest } => {
-            let i = find_service(t, service).ok_or_else(CtlError::no_service)?;
+            let i = service_at(t, service)?;
             let (spec, dests) = &mut t[i];
             if dest_pos(dests, spec, &dest.key).is_some() {
                 return Err(CtlError::dest_exists());
@@ -63,7 +90,7 @@ pub fn apply(
             dests.push(d);
         }
         BatchCmd::EditDest { service, dest } => {
-            let i = find_service(t, service).ok_or_else(CtlError::no_service)?;
+            let i = service_at(t, service)?;
             let (spec, dests) = &mut t[i];
             let j = dest_pos(dests, spec, &dest.key).ok_or_else(CtlError::no_dest)?;
             let mut d = dest.clone();
@@ -71,7 +98,7 @@ pub fn apply(
             dests[j] = d;
         }
         BatchCmd::DelDest { service, dest } => {
-            let i = find_service(t, service).ok_or_else(CtlError::no_service)?;
+            let i = service_at(t, service)?;
             let (spec, dests) = &mut t[i];
             let j = dest_pos(dests, spec, dest).ok_or_else(CtlError::no_dest)?;
             dests.remove(j);
@@ -88,7 +115,7 @@ pub fn apply(
             }
         }
         BatchCmd::AddLaddr { service, addr } => {
-            let i = find_service(t, service).ok_or_else(CtlError::no_service)?;
+            let i = service_at(t, service)?;
             let l = &mut t[i].0.local_addresses;
             if l.contains(addr) {
                 return Err(CtlError::new(
@@ -99,7 +126,7 @@ pub fn apply(
             l.push(*addr);
         }
         BatchCmd::DelLaddr { service, addr } => {
-            let i = find_service(t, service).ok_or_else(CtlError::no_service)?;
+            let i = service_at(t, service)?;
             let l = &mut t[i].0.local_addresses;
             let j = l
                 .iter()

@@ -156,11 +156,12 @@ impl ControlState {
     pub fn announced(&self, services: &ServiceTable) -> HashSet<u32> {
         services
             .iter()
-            .filter(|(s, _)| !s.key.is_fwmark())
-            .filter_map(|(s, _)| match s.key.vip {
-                std::net::IpAddr::V4(v) if !self.health.withdrawn.contains(&s.key.vip) => {
-                    Some(u32::from(v))
-                }
+            // a service group's member VIPs too, withdrawn with its service
+            .filter(|(s, _)| !self.health.withdrawn.contains(&s.key.vip))
+            .flat_map(|(s, _)| std::iter::once(&s.key).chain(&s.members))
+            .filter(|k| !k.is_fwmark())
+            .filter_map(|k| match k.vip {
+                std::net::IpAddr::V4(v) => Some(u32::from(v)),
                 _ => None,
             })
             .chain(self.mark_hosts().filter_map(|a| match a {
@@ -185,11 +186,12 @@ impl ControlState {
     pub fn announced6(&self, services: &ServiceTable) -> HashSet<u128> {
         services
             .iter()
-            .filter(|(s, _)| !s.key.is_fwmark())
-            .filter_map(|(s, _)| match s.key.vip {
-                std::net::IpAddr::V6(v) if !self.health.withdrawn.contains(&s.key.vip) => {
-                    Some(u128::from(v))
-                }
+            // a service group's member VIPs too, withdrawn with its service
+            .filter(|(s, _)| !self.health.withdrawn.contains(&s.key.vip))
+            .flat_map(|(s, _)| std::iter::once(&s.key).chain(&s.members))
+            .filter(|k| !k.is_fwmark())
+            .filter_map(|k| match k.vip {
+                std::net::IpAddr::V6(v) => Some(u128::from(v)),
                 _ => None,
             })
             .chain(self.mark_hosts().filter_map(|a| match a {

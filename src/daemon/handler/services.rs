@@ -37,7 +37,8 @@ impl Ctl {
         let effective = st.health.effective(&st.services);
         for (spec, dests) in effective.iter() {
             if let Some(k) = &opts.service {
-                if *k != spec.key {
+                // a group's member lists as the group's service
+                if *k != spec.key && !spec.members.contains(k) {
                     continue;
                 }
             }

@@ -36,6 +36,7 @@ fn snapshot(servers: &[u32]) -> Snapshot {
     let mut b = SnapshotBuilder::new();
     b.service(
         ServiceSpec {
+            members: Vec::new(),
             key: ServiceKey {
                 fwmark: 0,
                 proto: Proto::Tcp,

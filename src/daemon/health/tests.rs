@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 fn svc(port: u16) -> ServiceSpec {
     ServiceSpec {
+        members: Vec::new(),
         local_addresses: Vec::new(),
         key: ServiceKey {
             fwmark: 0,

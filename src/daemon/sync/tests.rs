@@ -64,6 +64,7 @@ fn snapshot(order: &[usize]) -> Snapshot {
     let mut b = SnapshotBuilder::new();
     b.service(
         ServiceSpec {
+            members: Vec::new(),
             local_addresses: Vec::new(),
             key: ServiceKey {
                 fwmark: 0,

@@ -66,6 +66,7 @@ fn dest(n: u32, port: u16, method: Method, weight: u32) -> DestInfo {
 fn service(k: ServiceKey, sched: SchedKind, dests: Vec<DestInfo>) -> ServiceInfo {
     ServiceInfo {
         spec: ServiceSpec {
+            members: Vec::new(),
             local_addresses: Vec::new(),
             key: k,
             sched,

@@ -136,11 +136,28 @@ pub fn toml(services: &[Service], source: &str) -> String {
             );
             let _ = writeln!(o, "[[service]]");
             let _ = writeln!(o, "fwmark = {m}");
+            // an fwmark service's family: its group's, or its servers'
+            let v6 = s.vip.is_ipv6()
+                || (!s.servers.is_empty() && s.servers.iter().all(|r| r.addr.is_ipv6()));
+            if v6 {
+                let _ = writeln!(o, "family = \"ipv6\"");
+            }
         } else {
-            let _ = writeln!(o, "\n# virtual_server {} {} ({})", s.vip, s.port, s.loc);
+            match &s.group {
+                Some(g) => {
+                    let _ = writeln!(o, "\n# virtual_server group {g} ({})", s.loc);
+                }
+                None => {
+                    let _ = writeln!(o, "\n# virtual_server {} {} ({})", s.vip, s.port, s.loc);
+                }
+            }
             let _ = writeln!(o, "[[service]]");
             let _ = writeln!(o, "protocol = {}", string(s.proto));
-            let _ = writeln!(o, "address = {}", string(&format!("{}:{}", s.vip, s.port)));
+            let addr = std::net::SocketAddr::new(s.vip, s.port).to_string();
+            let _ = writeln!(o, "address = {}", string(&addr));
+        }
+        if !s.members.is_empty() {
+            let _ = writeln!(o, "members = {}", strings(&s.members));
         }
         let _ = writeln!(o, "scheduler = {}", string(&s.scheduler));
         if !s.flags.is_empty() {

@@ -477,6 +477,7 @@ fn exception_errors_are_one_readable_line() {
 
 mod announce;
 mod checkers;
+mod groups;
 mod health;
 mod located;
 mod marks;

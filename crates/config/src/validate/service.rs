@@ -4,11 +4,14 @@ use super::refusal::Refusal;
 use crate::file::{RealServerConfig, ServiceConfig};
 use crate::locate::{At, Issues};
 use crate::{health, parse_ip_port, Service};
+use dirigo_core::lb::group::parse_member;
 use dirigo_core::lb::sched::{SchedFlags, SchedKind};
+use dirigo_core::lb::snapshot::key_text;
+use dirigo_core::lb::spec::MAX_MEMBERS;
 use dirigo_core::lb::spec::{
     DestKey, DestSpec, Method, Proto, ServiceKey, ServiceSpec, TunType, Tunnel,
 };
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::net::Ipv4Addr;
 
 /// `[[service]]`s: unique keys, each validated with its real servers;
@@ -32,7 +35,82 @@ pub(crate) fn services(raw: &[ServiceConfig], nat64: bool, iss: &mut Issues) -> 
             services.push(svc);
         }
     }
+    // a group's member key is nobody else's
+    let mut owners: HashMap<ServiceKey, ServiceKey> =
+        services.iter().map(|s| (s.spec.key, s.spec.key)).collect();
+    let mut taken = HashSet::new();
+    for svc in &services {
+        for m in &svc.spec.members {
+            if let Some(o) = owners.insert(*m, svc.spec.key) {
+                let i = raw_index(raw, &svc.spec.key);
+                iss.add(
+                    At::key("service").i(i).k("members"),
+                    format!(
+                        "service {}: member {} is taken by service {}",
+                        key_text(&svc.spec.key),
+                        key_text(m),
+                        key_text(&o)
+                    ),
+                );
+                taken.insert(svc.spec.key);
+            }
+        }
+    }
+    services.retain(|s| !taken.contains(&s.spec.key));
     services
+}
+
+/// The index in `raw` of the service with key `k` (0 if none).
+fn raw_index(raw: &[ServiceConfig], k: &ServiceKey) -> usize {
+    raw.iter()
+        .position(|s| {
+            let mut iss = Issues::default();
+            service_key(s, &At::key("service"), &mut iss).as_ref() == Some(k)
+        })
+        .unwrap_or(0)
+}
+
+/// A service's `members`, each entry expanded (ranges), in order.
+fn members(
+    s: &ServiceConfig,
+    key: ServiceKey,
+    at: &At,
+    iss: &mut Issues,
+) -> Option<Vec<ServiceKey>> {
+    let mut out = Vec::new();
+    let mut ok = true;
+    for (j, m) in s.members.iter().enumerate() {
+        match parse_member(m, key.proto, key.vip.is_ipv6()) {
+            Ok(keys) => out.extend(keys),
+            Err(e) => {
+                ok = false;
+                iss.add(at.k("members").i(j), format!("service {}: {e}", s.label()));
+            }
+        }
+    }
+    if out.len() > MAX_MEMBERS {
+        ok = false;
+        iss.add(
+            at.k("members"),
+            format!(
+                "service {}: {} members, a group has at most {MAX_MEMBERS}",
+                s.label(),
+                out.len()
+            ),
+        );
+    }
+    let mut seen = HashSet::new();
+    for m in &out {
+        if *m == key || !seen.insert(*m) {
+            ok = false;
+            iss.add(
+                at.k("members"),
+                format!("service {}: member {} twice", s.label(), key_text(m)),
+            );
+            break;
+        }
+    }
+    ok.then_some(out)
 }
 
 /// A service's name in messages: `TCP 192.0.2.1:80`, `fwmark 1`,
@@ -134,7 +212,9 @@ fn service(
     let persistence_ok = persistence(s, key, at, iss) && ops(s, key, at, iss);
     let (dests, dests_ok) = real_servers(s, key, nat64, at, iss);
     let laddrs_ok = local_addresses(s, key, &dests, at, iss);
+    let members = members(s, key, at, iss);
     let sched = sched?;
+    let members = members?;
     if !(flags_ok && persistence_ok && dests_ok && laddrs_ok) {
         return None;
     }
@@ -153,6 +233,7 @@ fn service(
             local_addresses: s.local_addresses.clone(),
             ops: s.ops,
             client_address: s.client_address,
+            members,
         },
         dests,
         health,

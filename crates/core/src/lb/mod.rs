@@ -22,6 +22,7 @@
 
 pub mod balancer;
 pub mod conn;
+pub mod group;
 pub mod handoff;
 pub mod ids;
 pub mod mark;

@@ -155,7 +155,19 @@ pub struct ServiceSpec {
     /// only). Left out of the JSON when `none`.
     #[serde(default, skip_serializing_if = "ClientAddress::is_none")]
     pub client_address: ClientAddress,
+    /// The other keys of a service group (keepalived's
+    /// `virtual_server_group`): VIP:port entries and fwmarks under which
+    /// this one service, with its one real-server list, scheduler state
+    /// and checks, is reached as well. Of the key's family; the address
+    /// members of the key's protocol. Empty for an ordinary service; at
+    /// most [`MAX_MEMBERS`]. Left out of the JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<ServiceKey>,
 }
+
+/// The most member keys one service group has (keepalived's ranges make
+/// many at once: `192.0.2.1-254 80` is 254).
+pub const MAX_MEMBERS: usize = 256;
 
 /// How a FullNAT service carries the client's address to its real
 /// servers, which see only the service's local address as the source.

@@ -5,6 +5,7 @@
 use super::command::ListCmd;
 use super::defaults::IPVS_VERSION;
 use crate::view::{ConnInfo, DestInfo, ServiceInfo, ServiceList};
+use dirigo_core::lb::group::member_text;
 use dirigo_core::lb::sched::SchedFlags;
 use dirigo_core::lb::spec::{Method, Proto, ServiceKey, ServiceSpec, Timeouts};
 use std::fmt::Write;
@@ -132,7 +133,7 @@ fn service_name(k: &ServiceKey) -> String {
 }
 
 /// A service as `-S` names it: `-t 192.0.2.1:80`, or `-f 1` (`-f 1 -6`).
-fn service_rule(k: &ServiceKey) -> String {
+pub fn service_rule(k: &ServiceKey) -> String {
     if k.is_fwmark() {
         let v6 = if k.vip.is_ipv6() { " -6" } else { "" };
         return format!("-f {}{v6}", k.fwmark);
@@ -263,10 +264,29 @@ pub fn list(list: &ServiceList, o: &ListCmd) -> String {
         );
     }
     out.push_str(&title(o));
-    for s in sorted_services(list, o) {
-        service_entry(&mut out, s, o);
+    let shown = with_members(list);
+    for s in sorted_services(&shown, o) {
+        if o.service.is_none_or(|k| k == s.spec.key) {
+            service_entry(&mut out, s, o);
+        }
     }
     out
+}
+
+/// `list` with each service group's member keys as services of their
+/// own, the group's real servers (and counts) under each, as ipvsadm
+/// shows the services keepalived makes of a `virtual_server_group`.
+fn with_members(list: &ServiceList) -> ServiceList {
+    let mut shown = list.clone();
+    for s in &list.services {
+        for m in &s.spec.members {
+            let mut one = s.clone();
+            one.spec.key = *m;
+            one.spec.members.clear();
+            shown.services.push(one);
+        }
+    }
+    shown
 }
 
 /// `--get-laddr` output (DPVS's columns, less its per-address conflict
@@ -347,9 +367,20 @@ pub fn save(list: &ServiceList) -> String {
             }
             out.push('\n');
         }
+        // a service group's members: ipvsadm has no rule for them, so
+        // they are comments to -R (and to ipvsadm); the state file reads
+        // them back (`MEMBER`)
+        for m in &s.spec.members {
+            let _ = writeln!(out, "{MEMBER}{svc} {}", member_text(m));
+        }
     }
     out
 }
+
+/// The prefix of a `-S` line naming a member of a service group:
+/// `#member -t 192.0.2.1:80 192.0.2.2:80` (the service, then the member
+/// as the config file's `members` writes it).
+pub const MEMBER: &str = "#member ";
 
 /// `-L -c` output.
 pub fn conns(conns: &[ConnInfo]) -> String {

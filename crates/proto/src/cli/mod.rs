@@ -183,6 +183,14 @@ itself: [[mark]] rules in its configuration, or dirigoctl mark add/del/list at r
 (protocol, destination prefix and ports, an optional source prefix, the mark). A mark is \
 consulted only where no protocol/address/port service matches.
 
+- Service groups
+A service group (keepalived's virtual_server_group, the configuration's members) is one \
+service reached under several keys: -L lists each member as its own service line with the \
+group's real servers, as ipvsadm lists what keepalived creates. ipvsadm has no group verb: \
+-E, -D, -a, -e and -d on a member are refused naming the group's service, -E of that \
+service keeps its members, and -S writes them as #member comment lines (ignored by -R, \
+read back from dirigo's state file).
+
 - Schedulers
 rr, wrr, lc, wlc, sed, nq, sh, dh, mh and fo; IPVS's lblc, lblcr, ovf and twos are not \
 there.

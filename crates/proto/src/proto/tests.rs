@@ -219,6 +219,7 @@ fn batch_error_index_on_the_wire() {
 
 fn spec() -> (ServiceSpec, DestSpec) {
     let svc = ServiceSpec {
+        members: Vec::new(),
         local_addresses: Vec::new(),
         key: key(),
         sched: SchedKind::Mh,

@@ -16,6 +16,7 @@
 //! the next change writes the whole table again.
 
 use super::apply::{apply, ServiceTable};
+use crate::lb::group::parse_member;
 use crate::lb::mark::{check_rules, MarkRule};
 use crate::lb::spec::Timeouts;
 use dirigo_config::Problem;
@@ -139,7 +140,27 @@ pub fn parse(text: &str, timeouts: Timeouts) -> Result<Saved, (usize, String)> {
                 .map_err(|e| (n, error_message(&cmd, &e)))?;
         }
     }
+    // a service group's members, after every service is there
+    for (n, line) in text.lines().enumerate() {
+        if let Some(m) = line.strip_prefix(format::MEMBER) {
+            member(&mut saved.services, m).map_err(|e| (n + 1, e))?;
+        }
+    }
     Ok(saved)
+}
+
+/// Add the member of one `#member SERVICE MEMBER` line (`-S`'s form,
+/// [`format::MEMBER`]) to its service in `services`.
+fn member(services: &mut ServiceTable, line: &str) -> Result<(), String> {
+    let (spec, _) = services
+        .iter_mut()
+        .filter(|(s, _)| line.starts_with(&format!("{} ", format::service_rule(&s.key))))
+        .max_by_key(|(s, _)| format::service_rule(&s.key).len())
+        .ok_or_else(|| format!("a group member of no service above: {line:?}"))?;
+    let text = &line[format::service_rule(&spec.key).len() + 1..];
+    let keys = parse_member(text, spec.key.proto, spec.key.vip.is_ipv6())?;
+    spec.members.extend(keys);
+    Ok(())
 }
 
 /// Load the state file at `path` over the configuration's `timeouts`.

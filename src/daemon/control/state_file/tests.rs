@@ -6,6 +6,7 @@ use std::net::Ipv4Addr;
 
 fn svc(proto: Proto, vip: [u8; 4], port: u16, sched: SchedKind) -> ServiceSpec {
     ServiceSpec {
+        members: Vec::new(),
         local_addresses: Vec::new(),
         key: ServiceKey {
             fwmark: 0,
@@ -488,4 +489,68 @@ fn mark_rules_are_saved_as_comments_to_r_and_read_back() {
     assert_eq!((l, msg.contains("overlaps")), (n + 1, true), "{msg}");
     let (l, msg) = parse("#mark tcp 10.0.0.1 80 mark 2\n", TIMEOUTS).unwrap_err();
     assert_eq!((l, msg.contains("before the line")), (1, true), "{msg}");
+}
+
+/// A service group saves as its service's rules and one `#member` line
+/// per member (comments to `-R` and ipvsadm), and loads back whole;
+/// ipvsadm's verbs on a member name the group's service instead, and
+/// `-E` of the service keeps its members.
+#[test]
+fn service_groups_round_trip_and_members_take_no_verbs() {
+    use dirigo_proto::proto::BatchCmd;
+    let mut g = svc(Proto::Tcp, [10, 0, 0, 5], 80, SchedKind::Rr);
+    g.members = crate::lb::group::parse_member("10.0.0.8-9:80", Proto::Tcp, false).unwrap();
+    g.members.push(ServiceKey::fwmark(4, false));
+    let mut six = svc(Proto::Udp, [10, 0, 0, 5], 53, SchedKind::Rr);
+    six.key.vip = "2001:db8::5".parse().unwrap();
+    six.members = vec![ServiceKey {
+        vip: "2001:db8::6".parse().unwrap(),
+        ..six.key
+    }];
+    let t: ServiceTable = vec![
+        (g.clone(), vec![rs([172, 16, 0, 11], 80, Method::Nat, 1)]),
+        (six, vec![]),
+    ];
+    let text = render(&t, &TIMEOUTS, None);
+    assert!(
+        text.contains(
+            "-a -t 10.0.0.5:80 -r 172.16.0.11:80 -m -w 1\n\
+             #member -t 10.0.0.5:80 10.0.0.8:80\n\
+             #member -t 10.0.0.5:80 10.0.0.9:80\n\
+             #member -t 10.0.0.5:80 fwmark 4\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("#member -u [2001:db8::5]:53 [2001:db8::6]:53\n"),
+        "{text}"
+    );
+    // -R reads the rules alone: two services
+    assert_eq!(parse_restore(&text).unwrap().len(), 4);
+    let saved = parse(&text, Timeouts::default()).unwrap();
+    assert_eq!(saved.services, t);
+    // a member of no service is refused at its line
+    let e = parse("#member -t 10.9.9.9:80 10.0.0.8:80\n", TIMEOUTS).unwrap_err();
+    assert_eq!(e.0, 1);
+    // -D, -E, -a on a member: the group's service is named
+    let member = g.members[0];
+    let mut tt = t.clone();
+    let mut to = TIMEOUTS;
+    let e = apply(&mut tt, &mut to, &BatchCmd::DelService { key: member }).unwrap_err();
+    assert_eq!(
+        e.msg,
+        "TCP 10.0.0.8:80 is a member of the service group of TCP 10.0.0.5:80: change that service"
+    );
+    let edit = ServiceSpec {
+        key: member,
+        ..g.clone()
+    };
+    assert!(apply(&mut tt, &mut to, &BatchCmd::EditService { service: edit }).is_err());
+    // -E of the service (ipvsadm sends no members) keeps them
+    let mut plain = g.clone();
+    plain.members.clear();
+    plain.sched = SchedKind::Wlc;
+    apply(&mut tt, &mut to, &BatchCmd::EditService { service: plain }).unwrap();
+    assert_eq!(tt[0].0.members, g.members);
+    assert_eq!(tt[0].0.sched, SchedKind::Wlc);
 }

@@ -58,6 +58,7 @@ fn stats(conns: u64, inpkts: u64, outpkts: u64, inbytes: u64, outbytes: u64) -> 
 fn service(k: ServiceKey, st: Stats, dests: Vec<DestInfo>) -> ServiceInfo {
     ServiceInfo {
         spec: ServiceSpec {
+            members: Vec::new(),
             local_addresses: Vec::new(),
             key: k,
             sched: SchedKind::Rr,

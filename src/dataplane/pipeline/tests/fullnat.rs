@@ -27,6 +27,7 @@ fn fullnat_service(vip: IpAddr, rs: IpAddr, laddr: IpAddr) -> Snapshot {
     let mut b = SnapshotBuilder::new();
     b.service(
         ServiceSpec {
+            members: Vec::new(),
             local_addresses: vec![laddr],
             ops: false,
             client_address: Default::default(),

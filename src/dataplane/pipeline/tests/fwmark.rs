@@ -24,6 +24,7 @@ fn marked_requests_are_owned_by_their_client_and_replies_meet_them() {
     let mut b = SnapshotBuilder::new();
     b.service(
         ServiceSpec {
+            members: Vec::new(),
             local_addresses: Vec::new(),
             key: ServiceKey::fwmark(1, false),
             sched: SchedKind::Rr,

@@ -139,6 +139,7 @@ fn service_of(rs: &[[u8; 4]], method: Method, rport: u16) -> Snapshot {
     let mut b = SnapshotBuilder::new();
     b.service(
         ServiceSpec {
+            members: Vec::new(),
             local_addresses: Vec::new(),
             key: ServiceKey {
                 fwmark: 0,

@@ -62,6 +62,7 @@ fn nat6_service() -> Snapshot {
     let mut b = SnapshotBuilder::new();
     b.service(
         ServiceSpec {
+            members: Vec::new(),
             local_addresses: Vec::new(),
             key: ServiceKey {
                 fwmark: 0,

@@ -8,6 +8,8 @@ pub(super) struct Cx<'w> {
     pub(super) warnings: &'w mut Vec<Diag>,
     /// The top-level `track_file` blocks, by name.
     pub(super) track_files: std::collections::HashMap<String, TrackFile>,
+    /// The top-level `virtual_server_group` blocks, by name.
+    pub(super) groups: std::collections::HashMap<String, Vec<Entry>>,
 }
 
 /// A top-level `track_file NAME { file ...; weight N [reverse] }`.
@@ -53,6 +55,15 @@ impl Cx<'_> {
         };
         self.warn(n, msg);
     }
+}
+
+/// One entry of a `virtual_server_group`.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Entry {
+    /// `VIP PORT` or `VIP-END PORT` (the range expanded).
+    Addrs(Vec<std::net::IpAddr>, u16),
+    /// `fwmark N`.
+    Mark(u32),
 }
 
 /// Why `alpha` is skipped.

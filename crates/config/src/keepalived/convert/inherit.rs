@@ -5,7 +5,6 @@ use super::model::Tunnel;
 use super::values::{arg, flag, seconds, uint};
 use crate::keepalived::diag::Diag;
 use crate::keepalived::parse::Node;
-use std::net::Ipv4Addr;
 
 /// What a virtual server or real server hands down to its checks.
 #[derive(Debug, Clone, Default)]
@@ -53,7 +52,7 @@ impl Inherit {
 
 /// A virtual server's settings its real servers need.
 pub(super) struct Vs {
-    pub(super) vip: Ipv4Addr,
+    pub(super) vip: std::net::IpAddr,
     pub(super) port: u16,
     pub(super) proto: &'static str,
     /// `lb_kind` and its tunnel.

@@ -28,15 +28,18 @@
 //! * dirigo runs one check per real server and one url per HTTP check:
 //!   the first, with a warning for the others;
 //! * DR and TUN do not change the port: a real server's other port
-//!   becomes the service's, and its check keeps probing the port it had.
+//!   becomes the service's, and its check keeps probing the port it had;
+//! * a `virtual_server group NAME` is one service: the group's first key
+//!   is its own, the others its `members` (a dirigo group is of one
+//!   family: entries of the other are skipped with a warning).
 //!
-//! Everything else (VRRP, `global_defs`, fwmark and group services, IPv6,
-//! SCTP, the keywords dirigo has no equivalent for) is one warning each
+//! Everything else (VRRP, `global_defs`, SCTP, the keywords dirigo has no equivalent for) is one warning each
 //! and skipped. Malformed input (a keyword without its value, a bad
 //! address, port or number) is an error.
 
 mod check;
 mod cx;
+mod group;
 mod inherit;
 mod model;
 mod real_server;
@@ -85,7 +88,9 @@ pub fn services(tree: &[Node], warnings: &mut Vec<Diag>) -> Result<Vec<Service>,
     let mut cx = Cx {
         warnings,
         track_files: track_files(tree)?,
+        groups: Default::default(),
     };
+    cx.groups = group::groups(&mut cx, tree)?;
     let mut out: Vec<Service> = Vec::new();
     for n in tree {
         match n.key.as_str() {
@@ -126,14 +131,8 @@ pub fn services(tree: &[Node], warnings: &mut Vec<Diag>) -> Result<Vec<Service>,
                 n,
                 "dirigo's own addresses and routes are [[port]] addresses and [[route]]s",
             ),
-            "virtual_server_group" => {
-                let name = n.args.first().map(|a| format!(" {a}")).unwrap_or_default();
-                let msg = format!(
-                    "virtual_server_group{name} skipped: dirigo has no service groups \
-                     (write a virtual_server per address)"
-                );
-                cx.warn(n, msg);
-            }
+            // read by group::groups(); a `virtual_server group NAME` uses one
+            "virtual_server_group" => {}
             "SSL" => cx.unsupported(n, "dirigo's https checks present no client certificate"),
             "linkbeat_interfaces"
             | "net_namespace"

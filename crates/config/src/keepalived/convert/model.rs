@@ -1,7 +1,7 @@
 //! The converted services, and keepalived's defaults.
 
 use crate::keepalived::diag::Loc;
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 /// keepalived's `delay_loop` (KEEPALIVED_DEFAULT_DELAY), seconds.
 pub const DELAY_LOOP: f64 = 60.0;
@@ -41,8 +41,14 @@ pub struct Service {
     pub fwmark: Option<u32>,
     /// `tcp` or `udp`.
     pub proto: &'static str,
-    /// VIP.
-    pub vip: Ipv4Addr,
+    /// VIP (0.0.0.0 for an fwmark service).
+    pub vip: IpAddr,
+    /// `virtual_server group NAME`: the group's other keys, as the
+    /// config's `members` writes them (`"192.0.2.2:80"`,
+    /// `"192.0.2.3-10:80"`, `"[2001:db8::1-1f]:80"`, `"fwmark 7"`).
+    pub members: Vec<String>,
+    /// `virtual_server group NAME`: the group's name.
+    pub group: Option<String>,
     /// Port.
     pub port: u16,
     /// dirigo's scheduler name.
@@ -56,7 +62,7 @@ pub struct Service {
     /// Minimum live weight.
     pub quorum: Option<u32>,
     /// Sorry server.
-    pub sorry: Option<SocketAddrV4>,
+    pub sorry: Option<SocketAddr>,
     /// One-packet scheduling (`ops`).
     pub ops: bool,
     /// The check of every real server, when they all have the same one.
@@ -71,7 +77,7 @@ pub struct RealServer {
     /// Where its `real_server` is.
     pub loc: Loc,
     /// Address and port.
-    pub addr: SocketAddrV4,
+    pub addr: SocketAddr,
     /// `dr`, `tun` or `nat`.
     pub method: &'static str,
     /// TUN's tunnel (the default IPIP otherwise).

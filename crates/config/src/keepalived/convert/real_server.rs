@@ -7,7 +7,7 @@ use super::model::{Check, RealServer, Tunnel};
 use super::values::{address, command, method, port, uint, word};
 use crate::keepalived::diag::Diag;
 use crate::keepalived::parse::Node;
-use std::net::SocketAddrV4;
+use std::net::SocketAddr;
 use std::path::Path;
 
 /// The checker keywords dirigo converts.
@@ -41,10 +41,16 @@ struct RsKeys<'n> {
 /// One `real_server` of `vs`; `None` when it is skipped (with a warning).
 pub(super) fn real_server(cx: &mut Cx, n: &Node, vs: &mut Vs) -> Result<Option<RealServer>, Diag> {
     let ip = word(n, 0, "an address")?;
-    let Some(addr) = address(n, ip)? else {
-        cx.warn(n, format!("real_server {ip} skipped: dirigo balances IPv4"));
+    let addr = address(n, ip)?;
+    // (an fwmark service has no address: its servers say its family)
+    if !vs.vip.is_unspecified() && addr.is_ipv4() != vs.vip.is_ipv4() {
+        let msg = format!(
+            "real_server {ip} skipped: not of the family of virtual server {}",
+            vs.vip
+        );
+        cx.warn(n, msg);
         return Ok(None);
-    };
+    }
     let rport = match n.args.get(1) {
         Some(p) => Some(port(n, p)?).filter(|&p| p != 0),
         None => None,
@@ -74,7 +80,7 @@ pub(super) fn real_server(cx: &mut Cx, n: &Node, vs: &mut Vs) -> Result<Option<R
     notify(cx, &mut check, k.notify_up, k.notify_down);
     Ok(Some(RealServer {
         loc: n.loc.clone(),
-        addr: SocketAddrV4::new(addr, port_),
+        addr: SocketAddr::new(addr, port_),
         method: method_,
         tunnel,
         weight: k.weight,

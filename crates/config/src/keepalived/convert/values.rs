@@ -73,17 +73,10 @@ pub(super) fn flag(n: &Node) -> Result<bool, Diag> {
     }
 }
 
-/// An address: IPv4, or `None` for IPv6 (dirigo balances IPv4; the
-/// caller warns); anything else is an error.
-pub(super) fn address(n: &Node, s: &str) -> Result<Option<Ipv4Addr>, Diag> {
-    match s.parse::<IpAddr>() {
-        Ok(IpAddr::V4(a)) => Ok(Some(a)),
-        Ok(IpAddr::V6(_)) => Ok(None),
-        Err(_) => Err(Diag::error(
-            &n.loc,
-            format!("{}: '{s}' is not an IP address", n.key),
-        )),
-    }
+/// An address, IPv4 or IPv6; anything else is an error.
+pub(super) fn address(n: &Node, s: &str) -> Result<IpAddr, Diag> {
+    s.parse::<IpAddr>()
+        .map_err(|_| Diag::error(&n.loc, format!("{}: '{s}' is not an IP address", n.key)))
 }
 
 /// A port number.

@@ -1,13 +1,14 @@
 //! keepalived's `virtual_server` blocks.
 
 use super::cx::{Cx, ALPHA};
+use super::group::{keys as group_keys, GroupKeys};
 use super::inherit::{Inherit, Vs};
 use super::model::{Check, RealServer, Service, PERSISTENCE_TIMEOUT, SCHEDULER};
 use super::real_server::real_server;
 use super::values::{address, arg, leaf, method, netmask, port, scheduler, uint, word};
 use crate::keepalived::diag::Diag;
 use crate::keepalived::parse::Node;
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 /// The keywords of a `virtual_server` block, as read.
 struct VsKeys<'n> {
@@ -15,7 +16,7 @@ struct VsKeys<'n> {
     persistent: Option<u32>,
     mask: Option<Ipv4Addr>,
     quorum: Option<u32>,
-    sorry: Option<(Ipv4Addr, u16)>,
+    sorry: Option<(IpAddr, u16)>,
     sctp: Option<&'n Node>,
     flags: Vec<(&'n Node, &'static str)>,
     ops: Option<&'n Node>,
@@ -24,12 +25,14 @@ struct VsKeys<'n> {
 
 /// One `virtual_server`; `None` when it is skipped (with a warning).
 pub(super) fn virtual_server(cx: &mut Cx, n: &Node) -> Result<Option<Service>, Diag> {
-    let Some((vip, vport, fwmark, body)) = head(cx, n)? else {
+    let Some(Head { keys, group, body }) = head(cx, n)? else {
         return Ok(None);
     };
-    let name = match fwmark {
-        Some(m) => format!("fwmark {m}"),
-        None => format!("{vip} {vport}"),
+    let (vip, vport, fwmark) = (keys.vip, keys.port, keys.fwmark);
+    let name = match (&group, fwmark) {
+        (Some(g), _) => format!("group {g}"),
+        (None, Some(m)) => format!("fwmark {m}"),
+        (None, None) => format!("{vip} {vport}"),
     };
     let mut vs = Vs {
         vip,
@@ -81,7 +84,7 @@ pub(super) fn virtual_server(cx: &mut Cx, n: &Node) -> Result<Option<Service>, D
     }
     let sorry = k
         .sorry
-        .map(|(a, p)| SocketAddrV4::new(a, if p == 0 { vport } else { p }));
+        .map(|(a, p)| SocketAddr::new(a, if p == 0 { vport } else { p }));
     // keepalived's quorum is 1 unless set; say so where it matters
     let quorum = k.quorum.or(sorry.map(|_| 1));
     let check = common_check(&mut servers);
@@ -100,6 +103,8 @@ pub(super) fn virtual_server(cx: &mut Cx, n: &Node) -> Result<Option<Service>, D
     }
     Ok(Some(Service {
         loc: n.loc.clone(),
+        members: keys.members,
+        group,
         fwmark,
         proto: vs.proto,
         vip,
@@ -116,15 +121,19 @@ pub(super) fn virtual_server(cx: &mut Cx, n: &Node) -> Result<Option<Service>, D
     }))
 }
 
-/// A `virtual_server`'s address, port, mark (an fwmark service: address
-/// 0.0.0.0, port 0) and block.
-type Head<'n> = (Ipv4Addr, u16, Option<u32>, &'n [Node]);
+/// A `virtual_server`'s keys (an fwmark service: address 0.0.0.0, port
+/// 0; a group's: its first key, and its members) and block.
+struct Head<'n> {
+    keys: GroupKeys,
+    group: Option<String>,
+    body: &'n [Node],
+}
 
-/// The address, port and block of a `virtual_server`; `None` when it is
-/// skipped (with a warning).
+/// The keys and block of a `virtual_server`; `None` when it is skipped
+/// (with a warning).
 fn head<'n>(cx: &mut Cx, n: &'n Node) -> Result<Option<Head<'n>>, Diag> {
     let first = word(n, 0, "an address and a port (or fwmark N, group NAME)")?;
-    if first == "fwmark" {
+    let (keys, group) = if first == "fwmark" {
         let m = word(n, 1, "a mark after fwmark")?;
         let mark = m.parse::<u32>().ok().filter(|m| *m != 0).ok_or_else(|| {
             Diag::error(
@@ -132,42 +141,52 @@ fn head<'n>(cx: &mut Cx, n: &'n Node) -> Result<Option<Head<'n>>, Diag> {
                 format!("fwmark '{m}' is not a mark (1..4294967295)"),
             )
         })?;
-        let Some(body) = &n.block else {
+        let keys = GroupKeys {
+            vip: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            port: 0,
+            fwmark: Some(mark),
+            members: Vec::new(),
+        };
+        (keys, None)
+    } else if first == "group" {
+        let name = word(n, 1, "a group name after group")?;
+        let Some(entries) = cx.groups.get(name).cloned() else {
             cx.warn(
                 n,
-                format!("virtual_server fwmark {mark} has no block, so no real servers: skipped (keepalived ignores it too)"),
+                format!("virtual_server group {name} skipped: no virtual_server_group {name}"),
             );
             return Ok(None);
         };
-        return Ok(Some((
-            Ipv4Addr::UNSPECIFIED,
-            0,
-            Some(mark),
-            body.as_slice(),
-        )));
-    }
-    if first == "group" {
-        let what = n.args.join(" ");
-        let msg = format!("virtual_server {what} skipped: dirigo has no service groups");
-        cx.warn(n, msg);
-        return Ok(None);
-    }
-    let Some(vip) = address(n, first)? else {
-        cx.warn(
-            n,
-            format!("virtual_server {first} skipped: dirigo balances IPv4"),
-        );
-        return Ok(None);
+        let Some(keys) = group_keys(cx, n, name, &entries) else {
+            return Ok(None);
+        };
+        (keys, Some(name.to_string()))
+    } else {
+        let vip = address(n, first)?;
+        let vport = port(n, word(n, 1, "a port after the address")?)?;
+        let keys = GroupKeys {
+            vip,
+            port: vport,
+            fwmark: None,
+            members: Vec::new(),
+        };
+        (keys, None)
     };
-    let vport = port(n, word(n, 1, "a port after the address")?)?;
     let Some(body) = &n.block else {
         cx.warn(
             n,
-            format!("virtual_server {vip} {vport} has no block, so no real servers: skipped (keepalived ignores it too)"),
+            format!(
+                "virtual_server {} has no block, so no real servers: skipped (keepalived ignores it too)",
+                n.args.join(" ")
+            ),
         );
         return Ok(None);
     };
-    Ok(Some((vip, vport, None, body.as_slice())))
+    Ok(Some(Head {
+        keys,
+        group,
+        body: body.as_slice(),
+    }))
 }
 
 impl<'n> VsKeys<'n> {
@@ -227,19 +246,13 @@ impl<'n> VsKeys<'n> {
     fn sorry_server(&mut self, cx: &mut Cx, c: &Node) -> Result<(), Diag> {
         leaf(c)?;
         let ip = word(c, 0, "an address and a port")?;
-        match address(c, ip)? {
-            Some(a) => {
-                let p = match c.args.get(1) {
-                    Some(p) => port(c, p)?,
-                    None => 0,
-                };
-                self.sorry = Some((a, p));
-            }
-            None => cx.warn(
-                c,
-                format!("sorry_server {ip} skipped: dirigo balances IPv4"),
-            ),
-        }
+        let a = address(c, ip)?;
+        let p = match c.args.get(1) {
+            Some(p) => port(c, p)?,
+            None => 0,
+        };
+        let _ = cx;
+        self.sorry = Some((a, p));
         Ok(())
     }
 }

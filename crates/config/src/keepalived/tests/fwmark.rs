@@ -82,7 +82,7 @@ fn an_fwmark_virtual_server_becomes_an_fwmark_service() {
 }
 
 #[test]
-fn bad_fwmarks_are_errors_and_groups_still_skipped() {
+fn bad_fwmarks_are_errors_and_an_undefined_group_is_skipped() {
     let e = convert_err("virtual_server fwmark 0 {\n real_server 172.16.0.1 80\n}\n");
     assert!(e.contains("fwmark '0' is not a mark"), "{e}");
     let e = convert_err("virtual_server fwmark x {\n real_server 172.16.0.1 80\n}\n");
@@ -90,5 +90,5 @@ fn bad_fwmarks_are_errors_and_groups_still_skipped() {
     let e = convert_err("virtual_server fwmark {\n real_server 172.16.0.1 80\n}\n");
     assert!(e.contains("a mark after fwmark"), "{e}");
     let (_, w) = convert_text("virtual_server group G {\n real_server 172.16.0.1 80\n}\n").unwrap();
-    assert!(w[0].contains("dirigo has no service groups"), "{w:?}");
+    assert!(w[0].contains("no virtual_server_group G"), "{w:?}");
 }

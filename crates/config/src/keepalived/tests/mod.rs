@@ -4,6 +4,7 @@
 
 mod checkers;
 mod fwmark;
+mod groups;
 mod services;
 mod syntax;
 mod tunnels;

@@ -5,6 +5,7 @@
 
 use super::addr::{fold6, v4_bits, v6_bits};
 use super::forwarding::Snapshot;
+use super::group::{check_group, keys, members, GroupError};
 use super::index::index;
 use super::lb_ids::LbIds;
 use super::marks::{check_fwmark, compile_marks};
@@ -162,6 +163,16 @@ pub enum BuildError {
     /// Mark rules that are invalid or overlap ([`crate::lb::mark::check_rules`]).
     #[error("{0}")]
     Marks(String),
+    /// A service group's member key that is already a service's key or
+    /// another member (the second key is that service's).
+    #[error(
+        "service group {}: member {} is taken by service {}",
+        super::group::key_text(.0), super::group::key_text(.1), super::group::key_text(.2)
+    )]
+    MemberTaken(ServiceKey, ServiceKey, ServiceKey),
+    /// A service group's member that breaks a group's rules.
+    #[error("service group {}: {1}", super::group::key_text(.0))]
+    Group(ServiceKey, String),
 }
 
 /// Builds and validates a [`Snapshot`].
@@ -310,7 +321,11 @@ impl<'a> SnapshotBuilder<'a> {
             if a.is_ipv6() && k.vip.is_ipv4() {
                 return Err(BuildError::LaddrFamily(k, a));
             }
-            if self.services.iter().any(|(s, _)| s.key.vip == a) {
+            if self
+                .services
+                .iter()
+                .any(|(s, _)| keys(s).any(|k| k.vip == a))
+            {
                 return Err(BuildError::LaddrIsVip(k, a));
             }
         }
@@ -341,10 +356,21 @@ impl<'a> SnapshotBuilder<'a> {
     fn validate(&self, ids: &LbIds) -> Result<(), BuildError> {
         let mut seen = HashSet::new();
         let mut all_dests = Vec::new();
+        let mut owners = std::collections::HashMap::new();
+        for (spec, _) in &self.services {
+            owners.insert(spec.key, spec.key);
+        }
         for (spec, dests) in &self.services {
             let k = spec.key;
             if !seen.insert(k) {
                 return Err(BuildError::DuplicateService(k));
+            }
+            check_group(spec, dests, &mut owners).map_err(|e| match e {
+                GroupError::Taken(k, m, owner) => BuildError::MemberTaken(k, m, owner),
+                GroupError::Rule(k, why) => BuildError::Group(k, why),
+            })?;
+            for m in spec.members.iter().filter(|m| !m.is_fwmark()) {
+                check_addr(m.vip)?;
             }
             if k.is_fwmark() {
                 check_fwmark(spec, dests).map_err(|why| match why {
@@ -477,6 +503,9 @@ impl<'a> SnapshotBuilder<'a> {
                     .ok_or(BuildError::TooManyDests(ids.dests.capacity()))?;
                 let port = match d.method {
                     Method::Nat | Method::FullNat if d.key.port != 0 => d.key.port,
+                    // a group's connections keep the port of the member
+                    // the client sent to
+                    _ if !spec.members.is_empty() => 0,
                     _ => k.port,
                 };
                 if let Some(e) = dest_by_slot.get_mut(did.slot as usize) {
@@ -558,23 +587,27 @@ impl<'a> SnapshotBuilder<'a> {
         ids.services.retire_except(epoch, |k| svc_keys.contains(k));
         ids.dests.retire_except(epoch, |k| dest_keys.contains(k));
 
-        let svc_index = index(&services, true);
-        let svc_index6 = index(&services, false);
+        let members = members(&services);
+        let svc_index = index(&services, &members, true);
+        let svc_index6 = index(&services, &members, false);
         let any_port_zero = services
             .iter()
-            .any(|s| s.spec.key.port == 0 && !s.spec.key.is_fwmark());
+            .flat_map(|s| keys(&s.spec))
+            .any(|k| k.port == 0 && !k.is_fwmark());
         let (marks4, marks6) = compile_marks(&self.marks, &services);
         let mut vips: Vec<u32> = services
             .iter()
-            .filter(|s| s.spec.key.vip.is_ipv4() && !s.spec.key.is_fwmark())
-            .map(|s| s.vip4)
+            .flat_map(|s| keys(&s.spec))
+            .filter(|k| k.vip.is_ipv4() && !k.is_fwmark())
+            .map(|k| v4_bits(k.vip))
             .collect();
         vips.sort_unstable();
         vips.dedup();
         let mut vips6: Vec<u128> = services
             .iter()
-            .filter(|s| s.spec.key.vip.is_ipv6() && !s.spec.key.is_fwmark())
-            .map(|s| s.vip6)
+            .flat_map(|s| keys(&s.spec))
+            .filter(|k| k.vip.is_ipv6() && !k.is_fwmark())
+            .map(|k| v6_bits(k.vip))
             .collect();
         vips6.sort_unstable();
         vips6.dedup();
@@ -601,6 +634,7 @@ impl<'a> SnapshotBuilder<'a> {
             fullnat4,
             client_address: services.iter().any(|s| !s.spec.client_address.is_none()),
             services,
+            members,
             svc_index,
             svc_index6,
             vips,

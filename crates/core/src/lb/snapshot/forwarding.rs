@@ -3,6 +3,7 @@
 //! sorted array, real servers in a slot-indexed array.
 
 use super::addr::fold6;
+use super::group::Member;
 use super::index::svc_hash;
 use super::service::{Dest, Service};
 use crate::lb::mark::Compiled;
@@ -16,6 +17,9 @@ pub struct Snapshot {
     /// Monotonic version given by the control thread.
     pub epoch: u64,
     pub(super) services: Vec<Service>,
+    /// The address member keys of service groups, each with its
+    /// service's index (the index's entries past the services).
+    pub(super) members: Vec<Member>,
     pub(super) svc_index: Vec<u32>,
     pub(super) svc_index6: Vec<u32>,
     pub(super) vips: Vec<u32>,
@@ -93,15 +97,33 @@ impl Snapshot {
         let mask = self.svc_index.len() - 1;
         let mut h = svc_hash(proto, vip, port) as usize;
         for _ in 0..self.svc_index.len() {
-            let i = *self.svc_index.get(h & mask)?;
-            let s = self.services.get(i as usize)?;
-            let k = &s.spec.key;
-            if k.proto.number() == proto && s.vip4 == vip && k.port == port {
-                return Some((i as usize, s));
+            let i = *self.svc_index.get(h & mask)? as usize;
+            match self.services.get(i) {
+                Some(s) => {
+                    let k = &s.spec.key;
+                    if k.proto.number() == proto && s.vip4 == vip && k.port == port {
+                        return Some((i, s));
+                    }
+                }
+                // a group's member key, or the empty slot that ends the
+                // probe (no member there)
+                None => {
+                    let m = self.members.get(i - self.services.len())?;
+                    if m.proto == proto && !m.v6 && m.vip4 == vip && m.port == port {
+                        return self.member_service(m);
+                    }
+                }
             }
             h = h.wrapping_add(1);
         }
         None
+    }
+
+    /// The service a group's member key `m` reaches.
+    #[inline(never)]
+    fn member_service(&self, m: &Member) -> Option<(usize, &Service)> {
+        let s = self.services.get(m.svc as usize)?;
+        Some((m.svc as usize, s))
     }
 
     /// [`Self::service`] for an IPv6 VIP.
@@ -118,11 +140,24 @@ impl Snapshot {
         let mask = self.svc_index6.len() - 1;
         let mut h = svc_hash(proto, fold6(vip), port) as usize;
         for _ in 0..self.svc_index6.len() {
-            let i = *self.svc_index6.get(h & mask)?;
-            let s = self.services.get(i as usize)?;
-            let k = &s.spec.key;
-            if k.proto.number() == proto && k.vip.is_ipv6() && s.vip6 == vip && k.port == port {
-                return Some((i as usize, s));
+            let i = *self.svc_index6.get(h & mask)? as usize;
+            match self.services.get(i) {
+                Some(s) => {
+                    let k = &s.spec.key;
+                    if k.proto.number() == proto
+                        && k.vip.is_ipv6()
+                        && s.vip6 == vip
+                        && k.port == port
+                    {
+                        return Some((i, s));
+                    }
+                }
+                None => {
+                    let m = self.members.get(i - self.services.len())?;
+                    if m.proto == proto && m.v6 && m.vip6 == vip && m.port == port {
+                        return self.member_service(m);
+                    }
+                }
             }
             h = h.wrapping_add(1);
         }

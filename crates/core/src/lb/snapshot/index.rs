@@ -2,23 +2,37 @@
 //! from the services and the hash both it and the lookups use.
 
 use super::addr::fold6;
+use super::group::Member;
 use super::service::Service;
 
-/// The open-addressing index of the services of one family.
-pub(super) fn index(services: &[Service], v4: bool) -> Vec<u32> {
-    let n = services
+/// The open-addressing index of the services of one family. An entry
+/// below `services.len()` is a service's index; one at or above it is
+/// `services.len()` plus the index of a service group's member key in
+/// `members` (so a snapshot without groups looks up as before).
+pub(super) fn index(services: &[Service], members: &[Member], v4: bool) -> Vec<u32> {
+    let own = services
         .iter()
-        .filter(|s| s.spec.key.vip.is_ipv4() == v4 && !s.spec.key.is_fwmark())
-        .count();
-    let tsize = (n * 2).next_power_of_two().max(8);
-    let mut idx = vec![u32::MAX; tsize];
-    for (i, s) in services.iter().enumerate() {
+        .enumerate()
         // an fwmark service is found by its mark, never by an address
-        if s.spec.key.vip.is_ipv4() != v4 || s.spec.key.is_fwmark() {
-            continue;
-        }
-        let k = &s.spec.key;
-        let mut h = svc_hash(k.proto.number(), s.vip4 ^ fold6(s.vip6), k.port) as usize;
+        .filter(|(_, s)| s.spec.key.vip.is_ipv4() == v4 && !s.spec.key.is_fwmark())
+        .map(|(i, s)| {
+            let k = &s.spec.key;
+            (
+                i,
+                svc_hash(k.proto.number(), s.vip4 ^ fold6(s.vip6), k.port),
+            )
+        });
+    let n = services.len();
+    let grouped = members
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.v6 != v4)
+        .map(|(j, m)| (n + j, svc_hash(m.proto, m.vip4 ^ fold6(m.vip6), m.port)));
+    let entries: Vec<(usize, u32)> = own.chain(grouped).collect();
+    let tsize = (entries.len() * 2).next_power_of_two().max(8);
+    let mut idx = vec![u32::MAX; tsize];
+    for (i, h) in entries {
+        let mut h = h as usize;
         loop {
             let slot = &mut idx[h & (tsize - 1)];
             if *slot == u32::MAX {

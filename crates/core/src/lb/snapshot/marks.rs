@@ -33,9 +33,12 @@ pub(super) fn compile_marks(
 ) -> (Vec<Compiled<u32>>, Vec<Compiled<u128>>) {
     let find = |v6: bool| {
         move |mark: u32| {
-            services
-                .iter()
-                .position(|s| s.spec.key.fwmark == mark && s.spec.key.vip.is_ipv6() == v6)
+            services.iter().position(|s| {
+                // a group's fwmark member takes its mark's packets too
+                std::iter::once(&s.spec.key)
+                    .chain(s.spec.members.iter())
+                    .any(|k| k.fwmark == mark && k.vip.is_ipv6() == v6)
+            })
         }
     };
     (

@@ -18,6 +18,7 @@ mod addr;
 mod build;
 mod fingerprint;
 mod forwarding;
+mod group;
 mod index;
 mod lb_ids;
 mod marks;
@@ -27,6 +28,7 @@ pub use addr::{fold6, v4_bits, v6_bits};
 pub use build::{BuildError, SnapshotBuilder};
 pub use fingerprint::Fingerprint;
 pub use forwarding::{MarkHit, Snapshot};
+pub use group::key_text;
 pub use lb_ids::LbIds;
 pub use service::{Dest, Pin, Service};
 

@@ -7,6 +7,7 @@ use std::net::Ipv4Addr;
 
 fn svc(proto: Proto, vip: [u8; 4], port: u16) -> ServiceSpec {
     ServiceSpec {
+        members: Vec::new(),
         local_addresses: Vec::new(),
         key: ServiceKey {
             fwmark: 0,

@@ -162,6 +162,9 @@ fn service_cmd(cmd: O, g: &Given, r: &Resolved) -> Result<Command, AdmError> {
         local_addresses: Vec::new(),
         ops: g.ops,
         client_address: g.client_address,
+        // ipvsadm has no group verb: -E keeps a group's members (the
+        // config file and the state file set them)
+        members: Vec::new(),
     };
     Ok(Command::Mutate(if cmd == O::Add {
         BatchCmd::AddService { service: spec }

@@ -18,6 +18,7 @@ pub fn tkey(a: [u8; 4], port: u16) -> ServiceKey {
 /// A service spec with default flags and netmask.
 pub fn svc(key: ServiceKey, sched: SchedKind, persistent: Option<u32>) -> ServiceSpec {
     ServiceSpec {
+        members: Vec::new(),
         local_addresses: Vec::new(),
         key,
         sched,
@@ -35,4 +36,5 @@ mod args;
 mod compat;
 mod format;
 mod fwmark;
+mod groups;
 mod tun;

@@ -58,6 +58,7 @@ fn service(k: ServiceKey, sched: SchedKind, dests: Vec<DestInfo>) -> ServiceInfo
     let n = dests.iter().map(|d| d.stats.conns).sum();
     ServiceInfo {
         spec: ServiceSpec {
+            members: Vec::new(),
             local_addresses: Vec::new(),
             key: k,
             sched,

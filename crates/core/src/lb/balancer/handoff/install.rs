@@ -323,11 +323,14 @@ impl Balancer {
     }
 }
 
-/// The fwmark service of `mark` in family `v6`.
+/// The fwmark service of `mark` in family `v6` (or the service group
+/// that has the mark as a member).
 fn fwmark_service(snap: &Snapshot, mark: u32, v6: bool) -> Option<&Service> {
-    snap.services()
-        .iter()
-        .find(|s| s.spec.key.fwmark == mark && s.spec.key.vip.is_ipv6() == v6)
+    snap.services().iter().find(|s| {
+        std::iter::once(&s.spec.key)
+            .chain(&s.spec.members)
+            .any(|k| k.fwmark == mark && k.vip.is_ipv6() == v6)
+    })
 }
 
 /// The local leg an entry carries.

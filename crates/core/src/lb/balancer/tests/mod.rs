@@ -26,6 +26,7 @@ const S: u64 = 1_000_000_000;
 
 fn svc(proto: Proto, port: u16) -> ServiceSpec {
     ServiceSpec {
+        members: Vec::new(),
         local_addresses: Vec::new(),
         key: ServiceKey {
             fwmark: 0,
@@ -158,6 +159,7 @@ mod fullnat;
 mod fullnat6;
 mod fullnat64;
 mod fwmark;
+mod groups;
 mod handoff;
 mod icmp_errors;
 mod loads;

@@ -19,6 +19,7 @@ const HOST: [u8; 4] = [255, 255, 255, 255];
 
 fn svc(proto: Proto, persistent: Option<u32>, mask: [u8; 4]) -> ServiceSpec {
     ServiceSpec {
+        members: Vec::new(),
         local_addresses: Vec::new(),
         key: ServiceKey {
             fwmark: 0,
