@@ -13,11 +13,12 @@
 
 use super::error::XmitError;
 use super::nat::{fits, route_ip, set_addr, NatHeader, Side};
+use super::quote::QuoteAt;
 use super::route::{next_hop, set_eth};
 use crate::net::buf::PacketBuf;
 use crate::net::checksum;
 use crate::net::egress::{Egress, EgressTo};
-use crate::net::meta::{Meta, PacketMeta, PROTO_TCP, PROTO_UDP};
+use crate::net::meta::{Meta, PacketMeta, PROTO_ICMP, PROTO_TCP, PROTO_UDP};
 use crate::net::wire::{get, icmp, ipv4, set, tcp, udp};
 
 /// An address and a port: one side of a rewritten packet.
@@ -110,21 +111,20 @@ pub fn fullnat_icmp<B: PacketBuf>(
     q_dst: End<u32>,
     egress: &impl Egress,
 ) -> Result<u16, XmitError> {
-    let q = meta.icmp.ok_or(XmitError::Malformed)?;
-    let l3 = meta.l3_off as usize;
-    let l4 = meta.l4_off as usize;
-    let il3 = q.inner_l3_off as usize;
-    let il4 = q.inner_l4_off as usize;
-    let end = l3 + meta.ip_len as usize;
-    // the quote holds at least the two ports
-    if l4 < l3 + ipv4::MIN_HEADER_LEN
-        || il3 < l4 + icmp::HEADER_LEN
-        || il4 < il3 + ipv4::MIN_HEADER_LEN
-        || il4 + udp::field::DST_PORT.end > end
-        || buf.len() < end
-    {
-        return Err(XmitError::Malformed);
-    }
+    let QuoteAt {
+        l3,
+        l4,
+        il3,
+        il4,
+        end,
+        ..
+    } = QuoteAt::checked(
+        meta,
+        buf.len(),
+        PROTO_ICMP,
+        ipv4::MIN_HEADER_LEN,
+        icmp::HEADER_LEN,
+    )?;
     let nh = next_hop(egress, to)?;
     let d = buf.data_mut();
     let ip = d.get_mut(l3..l4).ok_or(XmitError::Malformed)?;

@@ -26,6 +26,7 @@ pub mod fullnat;
 pub mod grow;
 pub mod icmp;
 pub mod nat;
+mod quote;
 mod route;
 mod token_bucket;
 pub mod tun;

@@ -2,12 +2,13 @@
 //! (RFC 1624), for TCP/UDP packets and for ICMP errors quoting them.
 
 use super::error::XmitError;
+use super::quote::QuoteAt;
 use super::route::{next_hop, set_eth};
 use crate::net::buf::PacketBuf;
 use crate::net::checksum;
 use crate::net::egress::{Egress, EgressTo};
 use crate::net::family::Addr;
-use crate::net::meta::{Meta, PacketMeta, PROTO_TCP, PROTO_UDP};
+use crate::net::meta::{Meta, PacketMeta, PROTO_ICMP, PROTO_TCP, PROTO_UDP};
 use crate::net::wire::{be16_at, be32_at, ethernet, get, icmp, ipv4, ipv6, set, tcp, udp};
 
 /// Which side of the packet to rewrite.
@@ -289,21 +290,20 @@ pub fn nat_icmp<B: PacketBuf>(
     port: u16,
     egress: &impl Egress,
 ) -> Result<u16, XmitError> {
-    let q = meta.icmp.ok_or(XmitError::Malformed)?;
-    let l3 = meta.l3_off as usize;
-    let l4 = meta.l4_off as usize;
-    let il3 = q.inner_l3_off as usize;
-    let il4 = q.inner_l4_off as usize;
-    let end = l3 + meta.ip_len as usize;
-    // the quote holds at least the two ports
-    if l4 < l3 + ipv4::MIN_HEADER_LEN
-        || il3 < l4 + icmp::HEADER_LEN
-        || il4 < il3 + ipv4::MIN_HEADER_LEN
-        || il4 + udp::field::DST_PORT.end > end
-        || buf.len() < end
-    {
-        return Err(XmitError::Malformed);
-    }
+    let QuoteAt {
+        l3,
+        l4,
+        il3,
+        il4,
+        end,
+        proto: quoted_proto,
+    } = QuoteAt::checked(
+        meta,
+        buf.len(),
+        PROTO_ICMP,
+        ipv4::MIN_HEADER_LEN,
+        icmp::HEADER_LEN,
+    )?;
     let route_to = match side {
         Side::Dst => addr,
         Side::Src => {
@@ -319,7 +319,7 @@ pub fn nat_icmp<B: PacketBuf>(
     set_addr(&mut ipv4::Packet::new_unchecked(inner), side.quoted(), addr);
     // TCP and UDP ports sit at the same place; the quoted checksum is left
     let ports = d.get_mut(il4..end).ok_or(XmitError::Malformed)?;
-    match (q.inner_key.proto, side.quoted()) {
+    match (quoted_proto, side.quoted()) {
         (PROTO_TCP, Side::Dst) => tcp::Packet::new_unchecked(ports).set_dst_port(port),
         (PROTO_TCP, Side::Src) => tcp::Packet::new_unchecked(ports).set_src_port(port),
         (_, Side::Dst) => udp::Packet::new_unchecked(ports).set_dst_port(port),

@@ -5,11 +5,12 @@ use super::nat::{next_hop_limit, set_addr, set_port};
 use crate::lb::xmit::error::XmitError;
 use crate::lb::xmit::fullnat::End;
 use crate::lb::xmit::nat::Side;
+use crate::lb::xmit::quote::QuoteAt;
 use crate::lb::xmit::route::{next_hop, set_eth};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::Egress6;
 use crate::net::meta::{PacketMeta6, PROTO_ICMPV6};
-use crate::net::wire::{ethernet, icmpv6, ipv6, udp};
+use crate::net::wire::{icmpv6, ipv6};
 
 /// Translate an ICMPv6 error quoting a packet of an IPv6 FullNAT
 /// connection: the outer source becomes `outer_src` and the destination
@@ -31,23 +32,20 @@ pub fn fullnat6_icmp<B: PacketBuf>(
     q_dst: End<u128>,
     egress: &impl Egress6,
 ) -> Result<u16, XmitError> {
-    let q = meta.icmp.ok_or(XmitError::Malformed)?;
-    let l3 = meta.l3_off as usize;
-    let l4 = meta.l4_off as usize;
-    let il3 = q.inner_l3_off as usize;
-    let il4 = q.inner_l4_off as usize;
-    let end = l3 + meta.ip_len as usize;
-    // the quote holds at least the two ports
-    if meta.key.proto != PROTO_ICMPV6
-        || l3 < ethernet::HEADER_LEN
-        || l4 < l3 + ipv6::HEADER_LEN
-        || il3 < l4 + icmpv6::HEADER_LEN
-        || il4 < il3 + ipv6::HEADER_LEN
-        || il4 + udp::field::DST_PORT.end > end
-        || buf.len() < end
-    {
-        return Err(XmitError::Malformed);
-    }
+    let QuoteAt {
+        l3,
+        l4,
+        il3,
+        il4,
+        end,
+        proto: quoted_proto,
+    } = QuoteAt::checked(
+        meta,
+        buf.len(),
+        PROTO_ICMPV6,
+        ipv6::HEADER_LEN,
+        icmpv6::HEADER_LEN,
+    )?;
     let nh = next_hop(egress, to)?;
     let d = buf.data_mut();
     let mut ip = ipv6::Packet::new_unchecked(d.get_mut(l3..l4).ok_or(XmitError::Malformed)?);
@@ -60,7 +58,7 @@ pub fn fullnat6_icmp<B: PacketBuf>(
     let old_src = set_addr(&mut inner, Side::Src, q_src.addr);
     let old_dst = set_addr(&mut inner, Side::Dst, q_dst.addr);
     let seg = d.get_mut(il4..end).ok_or(XmitError::Malformed)?;
-    let proto = q.inner_key.proto;
+    let proto = quoted_proto;
     set_port(seg, proto, Side::Src, q_src.port, old_src, q_src.addr);
     set_port(seg, proto, Side::Dst, q_dst.port, old_dst, q_dst.addr);
     let msg = d.get_mut(l4..end).ok_or(XmitError::Malformed)?;

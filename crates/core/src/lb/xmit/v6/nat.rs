@@ -3,11 +3,12 @@
 
 use crate::lb::xmit::error::XmitError;
 use crate::lb::xmit::nat::Side;
+use crate::lb::xmit::quote::QuoteAt;
 use crate::lb::xmit::route::{next_hop, set_eth};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::Egress6;
 use crate::net::meta::{PacketMeta6, PROTO_ICMPV6, PROTO_TCP};
-use crate::net::wire::{ethernet, icmpv6, ipv6, tcp, udp};
+use crate::net::wire::{icmpv6, ipv6, tcp, udp};
 
 /// The side of a packet quoted in an ICMPv6 error about this one: the
 /// quote travelled the other way.
@@ -93,23 +94,20 @@ pub fn nat6_icmp<B: PacketBuf>(
     port: u16,
     egress: &impl Egress6,
 ) -> Result<u16, XmitError> {
-    let q = meta.icmp.ok_or(XmitError::Malformed)?;
-    let l3 = meta.l3_off as usize;
-    let l4 = meta.l4_off as usize;
-    let il3 = q.inner_l3_off as usize;
-    let il4 = q.inner_l4_off as usize;
-    let end = l3 + meta.ip_len as usize;
-    // the quote holds at least the two ports
-    if meta.key.proto != PROTO_ICMPV6
-        || l3 < ethernet::HEADER_LEN
-        || l4 < l3 + ipv6::HEADER_LEN
-        || il3 < l4 + icmpv6::HEADER_LEN
-        || il4 < il3 + ipv6::HEADER_LEN
-        || il4 + udp::field::DST_PORT.end > end
-        || buf.len() < end
-    {
-        return Err(XmitError::Malformed);
-    }
+    let QuoteAt {
+        l3,
+        l4,
+        il3,
+        il4,
+        end,
+        proto: quoted_proto,
+    } = QuoteAt::checked(
+        meta,
+        buf.len(),
+        PROTO_ICMPV6,
+        ipv6::HEADER_LEN,
+        icmpv6::HEADER_LEN,
+    )?;
     let (src, dst) = {
         let ip = buf.data().get(l3..l4).ok_or(XmitError::Malformed)?;
         let ip = ipv6::Packet::new_unchecked(ip);
@@ -132,7 +130,7 @@ pub fn nat6_icmp<B: PacketBuf>(
     let inner = d.get_mut(il3..il4).ok_or(XmitError::Malformed)?;
     let old = set_addr(&mut ipv6::Packet::new_unchecked(inner), quoted(side), addr);
     let seg = d.get_mut(il4..end).ok_or(XmitError::Malformed)?;
-    set_port(seg, q.inner_key.proto, quoted(side), port, old, addr);
+    set_port(seg, quoted_proto, quoted(side), port, old, addr);
     let msg = d.get_mut(l4..end).ok_or(XmitError::Malformed)?;
     icmpv6::Packet::new_unchecked(msg).fill_checksum(src, dst);
     set_eth(d, &nh)?;
