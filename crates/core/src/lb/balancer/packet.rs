@@ -139,6 +139,10 @@ impl Balancer {
         let snap = at.snap;
         let svc = match snap.service(key.proto, key.dst, key.dport) {
             Some((_, svc)) => svc,
+            // an FTP data connection the helper expects (`ftp.rs`)
+            None if self.ftp.is_some() && self.ftp_expects(key, meta, at.now) => {
+                return self.ftp_data(at, buf, meta, key);
+            }
             // only a miss asks the mark rules (fwmark services)
             None if snap.has_marks4() => {
                 match snap.mark_service(key.proto, key.src, key.dst, key.dport) {
