@@ -9,8 +9,8 @@
 //! Arrays are indexed by [`crate::lb::ids::SlotId::slot`]; records are
 //! cache-line aligned so workers' and readers' lines never share.
 
-use crate::lb::sync::SyncCount;
 use crate::lb::shift::ftp_state::FtpCount;
+use crate::lb::sync::SyncCount;
 use crate::lb::synproxy::SynproxyCount;
 use crate::lb::verdict::LbDrop;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};

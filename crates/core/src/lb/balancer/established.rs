@@ -6,7 +6,7 @@
 
 use super::machine::Balancer;
 use crate::lb::conn::{
-    tick_reached, Conn, F_ACTIVE, F_FTP, F_NOOUTPUT, F_SP_PENDING, F_SYNCED, F_SYNPROXY,
+    tick_reached, Conn, F_ACTIVE, F_NOOUTPUT, F_SP_PENDING, F_SYNCED, F_SYNPROXY,
 };
 use crate::lb::snapshot::Snapshot;
 use crate::lb::spec::Method;
@@ -94,13 +94,13 @@ pub(super) fn direct_word(c: &Conn) -> u32 {
 
 /// What of [`direct_word`] the shortcut looks at: the protocol, the state,
 /// the flags [`keeps_established`] watches (for a reply when `reply`) and
-/// [`F_SYNPROXY`] and [`F_FTP`] (their segments are translated), the method.
+/// [`F_SYNPROXY`], the method.
 #[inline(always)]
 pub(super) fn direct_mask(reply: bool) -> u32 {
     const BASE: u32 = u32::from_le_bytes([
         0xff,
         0xff,
-        F_SYNCED | F_SP_PENDING | F_ACTIVE | F_SYNPROXY | F_FTP,
+        F_SYNCED | F_SP_PENDING | F_ACTIVE | F_SYNPROXY,
         0xff,
     ]);
     BASE | (reply as u32) << (16 + F_NOOUTPUT.trailing_zeros())

@@ -4,10 +4,11 @@
 //! verdict ([`Balancer::finish_to`], [`Balancer::xmit_failed`]).
 
 use super::burst::BurstCtx;
+use super::ftp::FTP_PORT;
 use super::lane::Lane;
 use super::machine::Balancer;
 use super::sync::out as sync;
-use crate::lb::conn::{Conn, ConnOf, F_ACTIVE, F_FTP, F_NOOUTPUT, F_SYNCED, F_SYNPROXY};
+use crate::lb::conn::{Conn, ConnOf, F_ACTIVE, F_NOOUTPUT, F_SYNCED, F_SYNPROXY};
 use crate::lb::spec::Method;
 use crate::lb::state::{tcp_next, Dir, TcpState};
 use crate::lb::stats::bump;
@@ -170,7 +171,7 @@ impl Balancer {
                 xmit::nat::nat(buf, meta, Side::Dst, c.daddr, c.dport, c.daddr, egress)
             };
             // an FTP control connection's line and numbers (`ftp.rs`)
-            if c.flags & F_FTP != 0 && res.is_ok() {
+            if self.ftp.is_some() && c.vport == FTP_PORT && res.is_ok() {
                 if let Err(why) = self.ftp_segment(at.now, buf, meta, c, reply) {
                     return self.drop(why);
                 }

@@ -2,13 +2,14 @@
 //! on for every TCP service on port 21 whose real servers are NAT ones.
 //!
 //! * A control connection (a SYN to such a service, to a NAT real
-//!   server) gets [`F_FTP`] in its record and a slot in the worker's side
-//!   table ([`Controls`]: its [`FtpShift`], keyed by the client → VIP
-//!   tuple; `Conn` stays 32 bytes). A full table leaves the connection
-//!   without the helper, counted ([`FtpCount::ControlsFull`]). Its
-//!   segments leave the established shortcut (the shortcut's mask tests
-//!   [`F_FTP`]) and come here after xmit's rewrite
-//!   ([`Balancer::ftp_segment`]).
+//!   server) gets a slot in the worker's side table ([`Controls`]: its
+//!   shift, keyed by the client → VIP tuple; `Conn` stays 32 bytes and
+//!   has no flag bit left, so the record says nothing). A full table
+//!   leaves the connection without the helper, counted
+//!   ([`FtpCount::ControlsFull`]). While the helper is on, NAT segments
+//!   of port 21 leave the established shortcut and come here after
+//!   xmit's rewrite ([`Balancer::ftp_segment`]); one without a slot
+//!   passes unchanged.
 //! * The server's `227 (h1,h2,h3,h4,p1,p2)` names the real server: it is
 //!   rewritten to name the VIP, with the same port; the change in length
 //!   is recorded in the server → client direction's shift
@@ -32,12 +33,13 @@
 //!   address, so it is this worker's too (ownership by client address).
 //!
 //! All of it is allocated when a snapshot first has such a service, never
-//! otherwise; a packet of any other connection pays nothing but the
-//! shortcut's mask (a constant) and, on the general path, one flag test.
+//! otherwise. A NAT packet of another port pays one test (the helper's
+//! state is allocated) in the established shortcut and on the general
+//! path, and a port compare while the helper is on; DR and TUN nothing.
 
 use super::burst::BurstCtx;
 use super::machine::Balancer;
-use crate::lb::conn::{Conn, F_FTP};
+use crate::lb::conn::Conn;
 use crate::lb::shift::ftp::{self, Endpoint, Found, Kind, Scan, Side};
 use crate::lb::shift::ftp_state::{Added, Controls, Expect, Expects, FtpCount};
 use crate::lb::shift::{segment, Change, Dir};
@@ -131,39 +133,35 @@ impl Balancer {
         }));
     }
 
-    /// The flag a new connection of `svc` for `key` to real server `d`
-    /// starting in `start` gets from the helper: [`F_FTP`] for a control
-    /// connection opened by a SYN, with its slot claimed; else 0.
+    /// A new connection of `svc` for `key` to real server `d`, starting
+    /// in `start`: a control connection opened by a SYN gets a slot (a
+    /// shift of nothing), counted; a full table is counted and the
+    /// connection goes without the helper.
     #[inline]
-    pub(super) fn ftp_flag(&mut self, svc: &Service, key: &FlowKey, d: &Dest, start: TcpState) -> u8 {
+    pub(super) fn ftp_claim(&mut self, svc: &Service, key: &FlowKey, d: &Dest, start: TcpState) {
         if d.method != Method::Nat
             || key.proto != PROTO_TCP
             || start != TcpState::None
             || !is_ftp_service(svc)
         {
-            return 0;
+            return;
         }
         let Some(f) = self.ftp.as_deref_mut() else {
-            return 0;
+            return;
         };
+        // a slot is taken back once its connection has left the table
         let table = &self.table;
-        let live = |k: &FlowKey| {
-            table
-                .lookup(k)
-                .and_then(|h| table.get(h.idx))
-                .is_some_and(|c| c.flags & F_FTP != 0)
-        };
-        if f.controls.claim(key, live) {
-            bump(&self.stats.ftp[FtpCount::Controls.index()], 1);
-            F_FTP
+        let live = |k: &FlowKey| table.lookup(k).is_some();
+        let c = if f.controls.claim(key, live) {
+            FtpCount::Controls
         } else {
-            bump(&self.stats.ftp[FtpCount::ControlsFull.index()], 1);
-            0
-        }
+            FtpCount::ControlsFull
+        };
+        bump(&self.stats.ftp[c.index()], 1);
     }
 
-    /// A segment of FTP control connection `c` (IPv4 NAT, [`F_FTP`]) that
-    /// xmit has rewritten (`reply`: from the real server): the line it
+    /// A segment of NAT connection `c` to port 21 (while the helper is
+    /// on) that xmit has rewritten (`reply`: from the real server): the line it
     /// starts with looked at, rewritten and its data connection expected;
     /// its numbers shifted.
     #[inline(never)]
@@ -183,7 +181,7 @@ impl Balancer {
             return Ok(());
         };
         let Some(shift) = f.controls.get_mut(&c.in_key()) else {
-            return Ok(()); // a record handed over without its state
+            return Ok(()); // not a control connection the helper follows
         };
         let l3 = meta.l3_off as usize;
         let end = l3 + meta.ip_len as usize;
@@ -200,18 +198,16 @@ impl Balancer {
             let t = tcp::Packet::new_checked(seg).map_err(|_| LbDrop::Malformed)?;
             let hl = t.header_len();
             let payload = seg.get(hl..).unwrap_or(&[]);
-            let ask = if payload.is_empty()
-                || t.flags() & (tcp_flags::SYN | tcp_flags::RST) != 0
-            {
+            let ask = if payload.is_empty() || t.flags() & (tcp_flags::SYN | tcp_flags::RST) != 0 {
                 None
             } else {
                 match ftp::scan(payload, side) {
                     Scan::Found(fd) => match plan(c, &fd) {
                         Some((e, to)) => {
                             let text = match to {
-                                Some(to) => Some(
-                                    ftp::replacement(&fd, to).map_err(|_| LbDrop::Malformed)?,
-                                ),
+                                Some(to) => {
+                                    Some(ftp::replacement(&fd, to).map_err(|_| LbDrop::Malformed)?)
+                                }
                                 None => None,
                             };
                             let same = text.is_some_and(|t| {
@@ -354,7 +350,10 @@ impl Balancer {
 
     /// A control connection's shift, for tests.
     #[cfg(test)]
-    pub(crate) fn ftp_shift(&mut self, key: &FlowKey) -> Option<crate::lb::shift::ftp_state::FtpShift> {
+    pub(crate) fn ftp_shift(
+        &mut self,
+        key: &FlowKey,
+    ) -> Option<crate::lb::shift::ftp_state::FtpShift> {
         self.ftp
             .as_deref_mut()
             .and_then(|f| f.controls.get_mut(key).copied())

@@ -36,9 +36,9 @@ impl Balancer {
             None => self.sched_pick(snap, svc, key),
         };
         let d = d.ok_or(LbDrop::NoDest)?;
-        let mut conn = record(at, svc, d, key, d.addr, (), start);
+        let conn = record(at, svc, d, key, d.addr, (), start);
         if self.ftp.is_some() {
-            conn.flags |= self.ftp_flag(svc, key, d, start);
+            self.ftp_claim(svc, key, d, start);
         }
         let ins = self.table.insert_probed(conn, probe, now);
         self.follow_moves(&ins);

@@ -6,6 +6,7 @@
 use super::burst::{BurstCtx, Prepared};
 use super::established::{established_keeps, is_new_syn, keeps_direct, reusable};
 use super::forward::Counted;
+use super::ftp::FTP_PORT;
 use super::machine::Balancer;
 use crate::lb::conn::lines::LineProbe;
 use crate::lb::conn::{tick_reached, F_SP_PENDING};
@@ -63,8 +64,12 @@ impl Balancer {
             }
             // NAT's, either direction (a reply only to a record without
             // F_NOOUTPUT; SYN proxy connections, whose segments are
-            // translated, take the general path)
-            Ok((h, c)) if keeps_direct(plain, h.reply, c, Method::Nat, meta, now) => {
+            // translated, take the general path; so do FTP control
+            // connections while the FTP helper is on, `ftp.rs`)
+            Ok((h, c))
+                if keeps_direct(plain, h.reply, c, Method::Nat, meta, now)
+                    && !(self.ftp.is_some() && c.vport == FTP_PORT) =>
+            {
                 let to = Counted::of(c);
                 let (side, addr, port, route) = if h.reply {
                     (Side::Src, c.vaddr, c.vport, c.caddr)

@@ -93,8 +93,8 @@ pub use clock::{tick_of, tick_reached};
 pub use limits::{EMBRYONIC_GRACE_MS, EVICT_SCAN, MAX_EMBRYONIC_GRACE_MS};
 pub use probe::Probe;
 pub use record::{
-    Conn, ConnExt, ConnOf, Record, TableKey, F_ACTIVE, F_FTP, F_NOOUTPUT, F_SP_PENDING,
-    F_SYNCED, F_SYNPROXY, F_USED,
+    Conn, ConnExt, ConnOf, Record, TableKey, F_ACTIVE, F_NOOUTPUT, F_SP_PENDING, F_SYNCED,
+    F_SYNPROXY, F_USED,
 };
 pub use table::{ConnTable, Hit, InsertError, Inserted};
 pub use v6::{mapped, Conn6, FlowKey6, Nat64Leg};

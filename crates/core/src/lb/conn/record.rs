@@ -89,10 +89,6 @@ pub const F_SP_PENDING: u8 = 16;
 /// Installed from another director's sync message and not yet used here
 /// (see [`crate::lb::sync`]).
 pub const F_SYNCED: u8 = 32;
-/// An FTP control connection the FTP helper follows (IPv4 NAT): its
-/// shift is in the worker's side table (`lb::shift::ftp_state`), and its
-/// segments take the general path.
-pub const F_FTP: u8 = 64;
 
 impl<A: Copy, X: ConnExt<A>> ConnOf<A, X> {
     /// The client → VIP tuple.
