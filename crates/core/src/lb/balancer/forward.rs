@@ -4,11 +4,11 @@
 //! verdict ([`Balancer::finish_to`], [`Balancer::xmit_failed`]).
 
 use super::burst::BurstCtx;
-use super::ftp::FTP_PORT;
 use super::lane::Lane;
 use super::machine::Balancer;
 use super::sync::out as sync;
 use crate::lb::conn::{Conn, ConnOf, F_ACTIVE, F_NOOUTPUT, F_SYNCED, F_SYNPROXY};
+use crate::lb::shift::ftp_state::FTP_PORT;
 use crate::lb::spec::Method;
 use crate::lb::state::{tcp_next, Dir, TcpState};
 use crate::lb::stats::bump;

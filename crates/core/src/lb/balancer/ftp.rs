@@ -41,7 +41,7 @@ use super::burst::BurstCtx;
 use super::machine::Balancer;
 use crate::lb::conn::Conn;
 use crate::lb::shift::ftp::{self, Endpoint, Found, Kind, Scan, Side};
-use crate::lb::shift::ftp_state::{Added, Controls, Expect, Expects, FtpCount};
+use crate::lb::shift::ftp_state::{Added, Controls, Expect, Expects, FtpCount, FtpState, FTP_PORT};
 use crate::lb::shift::{segment, Change, Dir};
 use crate::lb::snapshot::{Dest, Service, Snapshot};
 use crate::lb::spec::{Method, Proto};
@@ -54,15 +54,6 @@ use crate::net::egress::{Egress, Egress6};
 use crate::net::meta::{tcp_flags, FlowKey, PacketMeta, PROTO_TCP};
 use crate::net::wire::tcp;
 use std::net::IpAddr;
-
-/// The control port the helper is on.
-pub const FTP_PORT: u16 = 21;
-
-/// A worker's FTP helper state.
-pub(crate) struct FtpState {
-    controls: Controls,
-    expects: Expects,
-}
 
 /// Whether `s` is a service the helper is on: TCP, IPv4, port 21 (not an
 /// fwmark service), not FullNAT.

@@ -5,7 +5,6 @@
 //! construction, and the upkeep every path shares: counting a drop,
 //! releasing what a removed connection held, the amortized expiry.
 
-use super::ftp::FtpState;
 use super::load::release_counters;
 use super::nat64::ports::Nat64Ports;
 use super::persist::keys::{detach_conn, PersistCfg};
@@ -16,6 +15,7 @@ use crate::lb::conn::lines::{slots_for as table_slots, LineInserted, LineTable};
 use crate::lb::conn::{tick_of, Conn6, ConnTable, F_SP_PENDING};
 use crate::lb::persist::{PersistStats, PersistTable};
 use crate::lb::sched::{Cursor, DestLoad};
+use crate::lb::shift::ftp_state::FtpState;
 use crate::lb::shift::table::Inserts;
 use crate::lb::snapshot::Snapshot;
 use crate::lb::stats::{bump, Traffic, WorkerStats};

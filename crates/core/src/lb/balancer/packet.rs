@@ -6,10 +6,10 @@
 use super::burst::{BurstCtx, Prepared};
 use super::established::{established_keeps, is_new_syn, keeps_direct, reusable};
 use super::forward::Counted;
-use super::ftp::FTP_PORT;
 use super::machine::Balancer;
 use crate::lb::conn::lines::LineProbe;
 use crate::lb::conn::{tick_reached, F_SP_PENDING};
+use crate::lb::shift::ftp_state::FTP_PORT;
 use crate::lb::snapshot::MarkHit;
 use crate::lb::spec::Method;
 use crate::lb::state::TcpState;

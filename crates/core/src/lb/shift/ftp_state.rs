@@ -10,12 +10,24 @@
 //! * [`Expects`] — the data connections a `PORT`/`EPRT` or `227`/`229`
 //!   made expected, each for [`EXPECT_MS`], at most [`EXPECT_SLOTS`]:
 //!   consulted only where the service lookup misses.
-//! * [`FtpCount`] — what the helper counts.
+//! * [`FtpCount`] — what the helper counts; [`FtpState`] — both tables,
+//!   a worker's.
 
 use super::adjust::Shift;
 use super::seq::at_or_after;
 use crate::counters::counter_enum;
 use crate::net::meta::{FlowKey, Seed};
+
+/// The control port the helper is on.
+pub const FTP_PORT: u16 = 21;
+
+/// A worker's FTP helper state: the balancer's (`lb::balancer::ftp`).
+pub struct FtpState {
+    /// The control connections' shifts.
+    pub controls: Controls,
+    /// The expected data connections.
+    pub expects: Expects,
+}
 
 /// Changes kept per direction of a control connection (a retransmitted
 /// reply of the last two rewritten maps exactly).
