@@ -74,6 +74,7 @@ fn server_tree(dir: &Path, n: usize) -> PathBuf {
 
 /// The checks (see the module docs); `dir`: a scratch directory.
 pub fn ftp(lab: &Lab, dir: &Path) {
+    let t0 = std::time::Instant::now();
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).unwrap();
     // the trees readable by vsftpd's unprivileged users, the upload
@@ -165,7 +166,10 @@ pub fn ftp(lab: &Lab, dir: &Path) {
     let opened = lab.counter("ftp_data_opened");
     assert!(rewritten >= 1, "no 227 rewritten");
     assert!(opened >= 8, "data connections opened: {opened}");
-    eprintln!("ftp: {rewritten} 227 rewritten, {opened} data connections");
+    eprintln!(
+        "ftp: {rewritten} 227 rewritten, {opened} data connections, in {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
     for mut s in servers {
         let _ = s.kill();
         let _ = s.wait();
