@@ -13,7 +13,8 @@ pkgs=(libdpdk-dev dpdk dpdk-dev clang libclang-dev pkg-config build-essential
       dpkg-dev systemd man-db   # the package test: dpkg-shlibdeps, systemd-analyze, man
       openssh-server openssh-client   # the exception lab: sshd on the ports' addresses
       dnsmasq-base   # the DNS server the DNS health check is tested against
-      nginx-light haproxy)   # FullNAT's PROXY protocol lab: real servers that read the header
+      nginx-light haproxy   # FullNAT's PROXY protocol lab: real servers that read the header
+      vsftpd)   # the FTP helper's lab: the real servers' FTP server (curl is the client)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

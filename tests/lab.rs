@@ -164,6 +164,8 @@ fn lab_nat() {
         who.contains("local=10.98.0.1") && who.contains("peer=10.99.0.2:"),
         "{who}"
     );
+    // the FTP helper: vsftpd behind VIP:21, curl in all four modes
+    lab_common::ftp::ftp(&lab, std::path::Path::new("/tmp/dirigo-lab-nat-ftp"));
     lab.finish();
 }
 

@@ -6,6 +6,7 @@
 
 pub mod checks;
 pub mod client_addr;
+pub mod ftp;
 pub mod handoff;
 pub mod tun_types;
 

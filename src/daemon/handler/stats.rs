@@ -181,6 +181,12 @@ impl Ctl {
                                         value: v,
                                     }),
                             )
+                            .chain(w.lb.ftp_counts().filter(|(_, v)| *v > 0).map(|(n, v)| {
+                                NamedCounter {
+                                    name: n.into(),
+                                    value: v,
+                                }
+                            }))
                             .collect(),
                         // the worker loop's busy time (polls that carried packets)
                         busy_ns: Some(w.loop_stats.read().busy_ns),

@@ -9,6 +9,7 @@
 //! Arrays are indexed by [`crate::lb::ids::SlotId::slot`]; records are
 //! cache-line aligned so workers' and readers' lines never share.
 
+use crate::lb::shift::ftp_state::FtpCount;
 use crate::lb::sync::SyncCount;
 use crate::lb::synproxy::SynproxyCount;
 use crate::lb::verdict::LbDrop;
@@ -141,6 +142,8 @@ pub struct WorkerStats {
     pub synproxy: [AtomicU64; SynproxyCount::COUNT],
     /// What connection sync did, by [`SyncCount`].
     pub sync: [AtomicU64; SyncCount::COUNT],
+    /// What the FTP helper did, by [`FtpCount`].
+    pub ftp: [AtomicU64; FtpCount::COUNT],
 }
 
 impl WorkerStats {
@@ -162,6 +165,7 @@ impl WorkerStats {
             icmp_frag_sent: AtomicU64::new(0),
             synproxy: std::array::from_fn(|_| AtomicU64::new(0)),
             sync: std::array::from_fn(|_| AtomicU64::new(0)),
+            ftp: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 
@@ -177,6 +181,13 @@ impl WorkerStats {
         SyncCount::ALL
             .iter()
             .map(|c| (c.name(), self.sync[c.index()].load(Relaxed)))
+    }
+
+    /// The FTP helper's counters as (name, count).
+    pub fn ftp_counts(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        FtpCount::ALL
+            .iter()
+            .map(|c| (c.name(), self.ftp[c.index()].load(Relaxed)))
     }
 
     /// Drop counters as (name, count).

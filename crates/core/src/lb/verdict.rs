@@ -49,6 +49,13 @@ crate::counters::counter_enum! {
         /// grow (no tailroom in the buffer; options that cannot take the
         /// TOA option even pruned).
         ClientAddrNoRoom: drop = "client_address_no_room",
+        /// FTP helper: a control segment whose rewritten line could not
+        /// grow (no tailroom in the buffer).
+        FtpNoRoom: drop = "ftp_no_room",
+        /// FTP helper: a control segment rewritten otherwise than before
+        /// at the same place, or a retransmission older than the changes
+        /// kept ([`crate::lb::shift::ShiftError`]).
+        FtpShift: drop = "ftp_shift",
     }
 }
 

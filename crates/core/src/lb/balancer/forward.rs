@@ -8,6 +8,7 @@ use super::lane::Lane;
 use super::machine::Balancer;
 use super::sync::out as sync;
 use crate::lb::conn::{Conn, ConnOf, F_ACTIVE, F_NOOUTPUT, F_SYNCED, F_SYNPROXY};
+use crate::lb::shift::ftp_state::FTP_PORT;
 use crate::lb::spec::Method;
 use crate::lb::state::{tcp_next, Dir, TcpState};
 use crate::lb::stats::bump;
@@ -164,11 +165,18 @@ impl Balancer {
             if c.flags & F_SYNPROXY != 0 {
                 self.sp_translate::<V4, B>(buf, meta, idx, reply);
             }
-            if reply {
+            let res = if reply {
                 xmit::nat::nat(buf, meta, Side::Src, c.vaddr, c.vport, c.caddr, egress)
             } else {
                 xmit::nat::nat(buf, meta, Side::Dst, c.daddr, c.dport, c.daddr, egress)
+            };
+            // an FTP control connection's line and numbers (`ftp.rs`)
+            if self.ftp.is_some() && c.vport == FTP_PORT && res.is_ok() {
+                if let Err(why) = self.ftp_segment(at.now, buf, meta, c, reply) {
+                    return self.drop(why);
+                }
             }
+            res
         } else if reply {
             Err(XmitError::Malformed) // DR and TUN see no replies
         } else if c.method == Method::Tun {

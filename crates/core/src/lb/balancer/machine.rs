@@ -15,6 +15,7 @@ use crate::lb::conn::lines::{slots_for as table_slots, LineInserted, LineTable};
 use crate::lb::conn::{tick_of, Conn6, ConnTable, F_SP_PENDING};
 use crate::lb::persist::{PersistStats, PersistTable};
 use crate::lb::sched::{Cursor, DestLoad};
+use crate::lb::shift::ftp_state::FtpState;
 use crate::lb::shift::table::Inserts;
 use crate::lb::snapshot::Snapshot;
 use crate::lb::stats::{bump, Traffic, WorkerStats};
@@ -54,6 +55,9 @@ pub struct Balancer {
     /// FullNAT `client_address`'s per-record state (`client_addr.rs`;
     /// None until a snapshot has such a service).
     pub(super) cip: Option<Inserts>,
+    /// The FTP helper's state (`ftp.rs`; None until a snapshot has a
+    /// service it is on).
+    pub(super) ftp: Option<Box<FtpState>>,
 }
 
 impl Balancer {
@@ -99,6 +103,7 @@ impl Balancer {
             sync: None,
             nat64: Nat64Ports::new(cfg.seed, cfg.worker, cfg.workers),
             cip: None,
+            ftp: None,
         };
         if cfg.client_address {
             b.client_addrs_alloc();
@@ -202,6 +207,7 @@ impl Balancer {
         if self.stats.epoch_seen.load(Relaxed) != snap.epoch {
             // a new snapshot: what it may need kept beside the tables
             self.client_addrs_for(snap);
+            self.ftp_for(snap);
             self.stats.epoch_seen.store(snap.epoch, Relaxed);
         }
     }

@@ -71,6 +71,7 @@ mod burst6;
 mod client_addr;
 mod established;
 mod forward;
+mod ftp;
 mod fullnat;
 mod fullnat6;
 mod handoff;

@@ -37,6 +37,9 @@ impl Balancer {
         };
         let d = d.ok_or(LbDrop::NoDest)?;
         let conn = record(at, svc, d, key, d.addr, (), start);
+        if self.ftp.is_some() {
+            self.ftp_claim(svc, key, d, start);
+        }
         let ins = self.table.insert_probed(conn, probe, now);
         self.follow_moves(&ins);
         if let Some(ev) = ins.evicted {

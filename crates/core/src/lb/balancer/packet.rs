@@ -9,6 +9,7 @@ use super::forward::Counted;
 use super::machine::Balancer;
 use crate::lb::conn::lines::LineProbe;
 use crate::lb::conn::{tick_reached, F_SP_PENDING};
+use crate::lb::shift::ftp_state::FTP_PORT;
 use crate::lb::snapshot::MarkHit;
 use crate::lb::spec::Method;
 use crate::lb::state::TcpState;
@@ -63,8 +64,12 @@ impl Balancer {
             }
             // NAT's, either direction (a reply only to a record without
             // F_NOOUTPUT; SYN proxy connections, whose segments are
-            // translated, take the general path)
-            Ok((h, c)) if keeps_direct(plain, h.reply, c, Method::Nat, meta, now) => {
+            // translated, take the general path; so do FTP control
+            // connections while the FTP helper is on, `ftp.rs`)
+            Ok((h, c))
+                if keeps_direct(plain, h.reply, c, Method::Nat, meta, now)
+                    && !(self.ftp.is_some() && c.vport == FTP_PORT) =>
+            {
                 let to = Counted::of(c);
                 let (side, addr, port, route) = if h.reply {
                     (Side::Src, c.vaddr, c.vport, c.caddr)
@@ -139,6 +144,10 @@ impl Balancer {
         let snap = at.snap;
         let svc = match snap.service(key.proto, key.dst, key.dport) {
             Some((_, svc)) => svc,
+            // an FTP data connection the helper expects (`ftp.rs`)
+            None if self.ftp.is_some() && self.ftp_expects(key, meta, at.now) => {
+                return self.ftp_data(at, buf, meta, key);
+            }
             // only a miss asks the mark rules (fwmark services)
             None if snap.has_marks4() => {
                 match snap.mark_service(key.proto, key.src, key.dst, key.dport) {

@@ -474,3 +474,31 @@ pub fn rewrite(
         new_len: new.len() as u16,
     })
 }
+
+/// [`rewrite`] in place: `buf[..len]` holds the payload (with room after
+/// it for a longer text); `f`'s bytes are replaced by `text` and the rest
+/// of the payload moved after it. Returns what changed (its `len` the
+/// payload's new length).
+pub fn rewrite_in_place(
+    buf: &mut [u8],
+    len: usize,
+    f: &Found,
+    text: &Text,
+) -> Result<Rewritten, FtpError> {
+    let new = text.as_bytes();
+    if f.start > f.end || f.end > len || len > buf.len() {
+        return Err(FtpError::Range);
+    }
+    let new_len = len - (f.end - f.start) + new.len();
+    if new_len > buf.len() {
+        return Err(FtpError::NoRoom);
+    }
+    buf.copy_within(f.end..len, f.start + new.len());
+    buf[f.start..f.start + new.len()].copy_from_slice(new);
+    Ok(Rewritten {
+        len: new_len,
+        offset: f.start,
+        old_len: (f.end - f.start) as u16,
+        new_len: new.len() as u16,
+    })
+}

@@ -18,12 +18,16 @@
 //!   connection table.
 //! * [`ftp`] — `PORT`, `EPRT`, `227` and `229`: found, rewritten, the
 //!   change in length and the data connection to expect.
+//! * [`ftp_state`] — the FTP helper's per-worker state: the control
+//!   connections' shifts ([`ftp_state::Controls`]) and the expected data
+//!   connections ([`ftp_state::Expects`]), both bounded.
 //!
 //! The headers themselves are wire formats: `net::wire::proxy` (PROXY v1
 //! and v2) and `net::wire::toa` (DPVS's TOA option, the MSS clamp).
 
 pub mod adjust;
 pub mod ftp;
+pub mod ftp_state;
 pub mod once;
 pub mod segment;
 pub mod seq;

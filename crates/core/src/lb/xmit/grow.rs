@@ -54,7 +54,7 @@ pub enum GrowError {
 /// Grow the TCP segment at `at` by at most `extra` bytes: `edit` gets the
 /// segment's bytes with `extra` bytes of room after them and the
 /// segment's length, and returns its new length (at most the old plus
-/// `extra`). Then the packet is cut to the new length, the IP length set
+/// `extra`; shorter than the old one when the edit shortened it). Then the packet is cut to the new length, the IP length set
 /// (IPv4: its header checksum computed again) and the TCP checksum
 /// computed over the new segment and the packet's addresses. Returns the
 /// new segment length. On an error the frame may have lost its Ethernet
@@ -78,7 +78,8 @@ pub fn grow_segment<B: PacketBuf>(
     }
     let d = buf.data_mut();
     let new_len = match d.get_mut(at.l4..at.end + extra) {
-        Some(seg) => edit(seg, seg_len).filter(|&n| n >= seg_len && n <= seg_len + extra),
+        // (an FTP line rewritten may also be shorter than it was)
+        Some(seg) => edit(seg, seg_len).filter(|&n| n <= seg_len + extra),
         None => None,
     };
     let Some(new_len) = new_len else {

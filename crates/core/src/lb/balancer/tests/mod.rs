@@ -155,6 +155,7 @@ mod client_addr;
 mod client_addr6;
 mod dests;
 mod drops;
+mod ftp;
 mod fullnat;
 mod fullnat6;
 mod fullnat64;

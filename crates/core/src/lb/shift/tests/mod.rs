@@ -4,6 +4,7 @@
 
 mod adjust;
 mod ftp;
+mod ftp_state;
 mod once;
 mod sim;
 mod sim_ftp;
