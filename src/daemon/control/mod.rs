@@ -43,6 +43,9 @@ pub struct LbSettings {
     pub synproxy: bool,
     /// NAT64 pool addresses (`[dataplane] nat64_pool`).
     pub nat64_pool: Vec<std::net::Ipv4Addr>,
+    /// SNAT rules (`[[snat]]`): the real servers' own connections
+    /// masqueraded through a pool address.
+    pub snat: Vec<crate::lb::snat::SnatRule>,
 }
 
 /// The control thread's IPv6 routes and neighbours.
@@ -218,6 +221,7 @@ impl ControlState {
             .mh_table_size(self.settings.mh_table_size as usize)
             .synproxy(self.settings.synproxy)
             .marks(&self.marks)
+            .snat(&self.settings.snat)
             .on_link(&on_link);
         // the workers forward with the effective table: health checks'
         // verdicts (inhibit, remove, sorry server) over the configured one

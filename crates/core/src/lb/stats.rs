@@ -141,6 +141,11 @@ pub struct WorkerStats {
     pub synproxy: [AtomicU64; SynproxyCount::COUNT],
     /// What connection sync did, by [`SyncCount`].
     pub sync: [AtomicU64; SyncCount::COUNT],
+    /// Per SNAT rule (by its index, [`crate::lb::snat::MAX_SNAT_RULES`]):
+    /// `conns` created, `live` in the table (the rest unused).
+    pub snat: Box<[Traffic]>,
+    /// SNAT connections in the table, all rules together.
+    pub snat_live: AtomicU32,
 }
 
 impl WorkerStats {
@@ -162,6 +167,29 @@ impl WorkerStats {
             icmp_frag_sent: AtomicU64::new(0),
             synproxy: std::array::from_fn(|_| AtomicU64::new(0)),
             sync: std::array::from_fn(|_| AtomicU64::new(0)),
+            snat: (0..crate::lb::snat::MAX_SNAT_RULES)
+                .map(|_| Traffic::default())
+                .collect(),
+            snat_live: AtomicU32::new(0),
+        }
+    }
+
+    /// SNAT rule `rule`'s connection gone (owner only).
+    #[inline]
+    pub fn snat_release(&self, rule: usize) {
+        if let Some(t) = self.snat.get(rule) {
+            t.adjust(0, 0, -1);
+            add32(&self.snat_live, -1);
+        }
+    }
+
+    /// SNAT rule `rule`'s new connection (owner only).
+    #[inline]
+    pub fn snat_new(&self, rule: usize) {
+        if let Some(t) = self.snat.get(rule) {
+            bump(&t.conns, 1);
+            t.adjust(0, 0, 1);
+            add32(&self.snat_live, 1);
         }
     }
 
