@@ -463,6 +463,7 @@ mod health;
 mod located;
 mod marks;
 mod metrics;
+mod snat;
 mod tunnel;
 
 #[test]
