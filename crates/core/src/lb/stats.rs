@@ -146,6 +146,9 @@ pub struct WorkerStats {
     pub snat: Box<[Traffic]>,
     /// SNAT connections in the table, all rules together.
     pub snat_live: AtomicU32,
+    /// The most SNAT connections the worker keeps, all rules together
+    /// (half its IPv6 table; set once by the balancer).
+    pub snat_bound: AtomicU32,
 }
 
 impl WorkerStats {
@@ -171,6 +174,7 @@ impl WorkerStats {
                 .map(|_| Traffic::default())
                 .collect(),
             snat_live: AtomicU32::new(0),
+            snat_bound: AtomicU32::new(0),
         }
     }
 

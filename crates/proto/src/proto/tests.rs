@@ -135,6 +135,7 @@ fn every_request_round_trips() {
         Request::Census,
         Request::Handoff,
         Request::Marks,
+        Request::Snat,
         Request::MarkAdd {
             rule: "udp 2001:db8::/64 53-60 from 2001:db8:1::/48 mark 7"
                 .parse()
@@ -401,6 +402,7 @@ fn mutating_requests_golden_lines() {
             r#"{"v":1,"id":42,"req":{"op":"handoff"}}"#,
         ),
         (Request::Marks, r#"{"v":1,"id":42,"req":{"op":"marks"}}"#),
+        (Request::Snat, r#"{"v":1,"id":42,"req":{"op":"snat"}}"#),
         (
             Request::MarkAdd {
                 rule: "tcp 192.0.2.10/32 80-443 from 198.51.100.0/24 mark 1"
