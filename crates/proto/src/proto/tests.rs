@@ -429,7 +429,7 @@ fn bad_request_golden_answers() {
     let cases = [
         (
             r#"{"v":1,"id":5,"req":{"op":"fly"}}"#,
-            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `fly`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `list`, `list_conns`, `zero`, `set_timeouts`, `get_timeouts`, `restore_batch`, `ports`, `addresses`, `addr_add`, `addr_del`, `routes`, `neighbors`, `neigh_add`, `neigh_flush`, `lcores`, `drops`, `reload`, `version`, `health`, `health_set`, `sync`, `fingerprint`, `vips`, `census`, `handoff`, `marks`, `mark_add`, `mark_del`, `add_laddr`, `del_laddr`"}}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `fly`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `list`, `list_conns`, `zero`, `set_timeouts`, `get_timeouts`, `restore_batch`, `ports`, `addresses`, `addr_add`, `addr_del`, `routes`, `neighbors`, `neigh_add`, `neigh_flush`, `lcores`, `drops`, `reload`, `version`, `health`, `health_set`, `sync`, `fingerprint`, `vips`, `census`, `handoff`, `marks`, `mark_add`, `mark_del`, `add_laddr`, `del_laddr`, `snat`"}}"#,
         ),
         (
             r#"{"v":1,"id":5,"req":{}}"#,
