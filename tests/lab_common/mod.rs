@@ -7,6 +7,7 @@
 pub mod checks;
 pub mod client_addr;
 pub mod handoff;
+pub mod snat;
 pub mod tun_types;
 
 use crate::common::{self, stop_stale_daemon};

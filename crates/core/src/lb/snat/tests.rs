@@ -16,7 +16,7 @@ fn rules_match_and_overlap() {
     assert!(a.overlaps(&rule("10.0.0.0/8", &["203.0.113.11"])));
     assert!(!a.overlaps(&rule("10.1.1.0/24", &["203.0.113.11"])));
     assert!(check_rules(&[a.clone(), rule("10.1.1.0/24", &["203.0.113.10"])]).is_ok());
-    let c = compile4(&[a.clone()]);
+    let c = compile4(std::slice::from_ref(&a));
     assert!(c[0].matches(u32::from(std::net::Ipv4Addr::new(10, 1, 0, 200))));
     assert!(!c[0].matches(u32::from(std::net::Ipv4Addr::new(10, 1, 2, 200))));
     assert_eq!(a.to_string(), "10.1.0.0/24 -> 203.0.113.10");

@@ -81,7 +81,7 @@ impl Env {
         (v, b.to_vec())
     }
     /// A packet to a pool address, as the pipeline hands it.
-    fn to_pool(&mut self, s: &Snapshot, frame: &[u8], now: u64) -> (LbVerdict, Vec<u8>) {
+    fn reply_in(&mut self, s: &Snapshot, frame: &[u8], now: u64) -> (LbVerdict, Vec<u8>) {
         let m = meta_of(frame);
         let mut b = VecBuf::with_room(frame, 128, 0);
         let v = self
@@ -117,7 +117,7 @@ fn snat_tcp_both_ways_and_counted() {
     assert_eq!(&out[0..6], &GW_MAC, "routed toward the outside");
     // the reply to the pool address: back to the real server
     let synack = tcp_frame(OUT, 443, POOL, lport, SYN | ACK, b"", 64, true);
-    let (v, back) = e.to_pool(&s, &synack, S);
+    let (v, back) = e.reply_in(&s, &synack, S);
     assert_eq!(v, LbVerdict::Tx { port: 1 });
     assert_eq!(seen(&back), (OUT, 443, RIP, 33000, 63));
     assert_eq!(&back[0..6], &mac_of(RIP));
@@ -128,7 +128,7 @@ fn snat_tcp_both_ways_and_counted() {
     assert_eq!(seen(&out), (POOL, lport, OUT, 443, 63));
     assert!(out.ends_with(b"GET /"));
     let resp = tcp_frame(OUT, 443, POOL, lport, ACK | PSH, b"200 OK", 64, true);
-    let (v, back) = e.to_pool(&s, &resp, S);
+    let (v, back) = e.reply_in(&s, &resp, S);
     assert_eq!(v, LbVerdict::Tx { port: 1 });
     assert!(back.ends_with(b"200 OK"));
     let c: Vec<_> = e.w.conns(S).collect();
@@ -149,7 +149,7 @@ fn snat_tcp_both_ways_and_counted() {
     // a reply to a port of no connection: counted, not passed on
     let stray = tcp_frame(OUT, 443, POOL, lport ^ 1, ACK, b"", 64, true);
     assert_eq!(
-        e.to_pool(&s, &stray, S).0,
+        e.reply_in(&s, &stray, S).0,
         LbVerdict::Drop(LbDrop::NotTracked)
     );
     // the real server's own VIP traffic still goes to the service (the
@@ -183,7 +183,7 @@ fn snat_udp_worker_ports_and_pool_addresses() {
         assert_eq!(lport % 1000, 3, "this worker's port");
         assert!(used.insert((src, lport)), "a pool address and port once");
         let a = udp_frame(OUT, 53, src, lport, b"answer");
-        let (v, back) = e.to_pool(&s, &a, S);
+        let (v, back) = e.reply_in(&s, &a, S);
         assert_eq!(v, LbVerdict::Tx { port: 1 });
         assert_eq!(seen(&back), (OUT, 53, RIP, sport, 63));
         assert!(back.ends_with(b"answer"));
@@ -197,7 +197,7 @@ fn snat_udp_worker_ports_and_pool_addresses() {
     let (src, lport) = *used.iter().next().unwrap();
     let a = udp_frame(OUT, 53, src, lport, b"answer");
     assert_eq!(
-        w4.to_pool(&s4, &a, S).0,
+        w4.reply_in(&s4, &a, S).0,
         LbVerdict::Drop(LbDrop::NotTracked)
     );
 }
@@ -295,7 +295,7 @@ fn snat_icmp_error_translated() {
     let (_, sent) = e.out(&s, &syn, 0);
     let lport = seen(&sent).1;
     let err = icmp_error(GW, POOL, 3, 4, [0, 0, 5, 0xdc], &sent[14..54]);
-    let (v, out) = e.to_pool(&s, &err, S);
+    let (v, out) = e.reply_in(&s, &err, S);
     assert_eq!(v, LbVerdict::Tx { port: 1 });
     verify(&out);
     let m = meta_of(&out);
