@@ -1,9 +1,9 @@
 //! SNAT in the NAT lab (issue 51): the real servers' default gateway is
 //! dirigo, so their own connections to the outside go through it. Two
-//! rules: rs1's network leaves from 10.95.0.10, rs2's and rs3's from
-//! 10.95.0.11-12 with at most 100 connections. The client's namespace
-//! plays the outside (a web server and a UDP echo; the pool routed to
-//! dirigo). rs1's `curl` works, byte-exact, the outside server sees the
+//! rules: rs1's network leaves from 10.99.0.50 (on the client's network:
+//! dirigo answers ARP for it), rs2's and rs3's from 10.95.0.11-12 (routed
+//! to dirigo by the client) with at most 100 connections. The client's
+//! namespace plays the outside (a web server and a UDP echo). rs1's `curl` works, byte-exact, the outside server sees the
 //! pool address; UDP too; then a flood of 400 UDP flows from rs3 stays
 //! within its rule's bound with the refusals counted, and rs1 still gets
 //! out.
@@ -15,7 +15,7 @@ use crate::common::{support, text};
 pub const SNAT_RULES: &str = r#"
 [[snat]]
 source = "10.98.0.8/30"
-pool = ["10.95.0.10"]
+pool = ["10.99.0.50"]
 
 [[snat]]
 source = "10.98.0.12/30"
@@ -53,7 +53,7 @@ pub fn snat_checks(lab: &Lab) {
     let who = get(lab, "/whoami");
     eprintln!("SNAT: the outside server answered rs1: {}", who.trim());
     assert!(
-        who.starts_with("outside ") && who.contains("peer=10.95.0.10:"),
+        who.starts_with("outside ") && who.contains("peer=10.99.0.50:"),
         "{who}"
     );
     // 1 MiB down, byte-exact (the server's sha256 in X-Sha256)
@@ -120,5 +120,5 @@ pub fn snat_checks(lab: &Lab) {
         "the flood's flows past the bound are counted: {limit}"
     );
     // rs1's rule is not the flooded one: it still gets out
-    assert!(get(lab, "/whoami").contains("peer=10.95.0.10:"));
+    assert!(get(lab, "/whoami").contains("peer=10.99.0.50:"));
 }

@@ -124,8 +124,9 @@ impl ControlState {
         for (p, c) in &self.port_addrs6 {
             let _ = a.add_port_addr6(*p, *c);
         }
-        // NAT64 pool addresses and FullNAT local addresses are answered
-        // like VIPs (ARP, ping): the real servers' replies come back to them
+        // NAT64 pool addresses, FullNAT local addresses and SNAT pool
+        // addresses are answered like VIPs (ARP, ping): the replies of
+        // the connections they carry come back to them
         let laddrs4 = services
             .iter()
             .flat_map(|(s, _)| s.local_addresses.iter())
@@ -137,7 +138,13 @@ impl ControlState {
             self.announced(services)
                 .into_iter()
                 .chain(self.settings.nat64_pool.iter().map(|&p| u32::from(p)))
-                .chain(laddrs4),
+                .chain(laddrs4)
+                .chain(self.settings.snat.iter().flat_map(|r| {
+                    r.pool.iter().filter_map(|a| match a {
+                        std::net::IpAddr::V4(v) => Some(u32::from(*v)),
+                        _ => None,
+                    })
+                })),
         );
         // and IPv6 FullNAT local addresses like IPv6 VIPs (ND)
         let laddrs6 = services
