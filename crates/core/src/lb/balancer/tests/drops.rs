@@ -56,7 +56,8 @@ fn drop_reason_names() {
         "not_a_service no_dest table_full no_route not_tracked too_big \
          icmp_rate_limited ttl_exceeded no_room malformed dest_removed \
          synproxy_cookie_invalid synproxy_cookie_expired nat64_ports_exhausted \
-         fullnat_ports_exhausted mark_no_service client_address_no_room"
+         fullnat_ports_exhausted mark_no_service client_address_no_room \
+         snat_ports_exhausted snat_limit"
     );
 }
 
