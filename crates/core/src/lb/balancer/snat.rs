@@ -22,7 +22,7 @@
 //! took (no connection, no service, no VIP, no pool, none of dirigo's
 //! addresses) while the snapshot has SNAT rules.
 
-use super::burst::BurstCtx;
+use super::burst::{lookup_key, BurstCtx};
 use super::fullnat::widen;
 use super::machine::Balancer;
 use crate::lb::conn::{mapped, tick_reached, Conn6, FlowKey6, Nat64Leg, Probe};
@@ -54,7 +54,13 @@ impl Balancer {
         meta: &PacketMeta,
     ) -> LbVerdict {
         let key = &meta.key;
-        if meta.icmp.is_some() || (key.proto != PROTO_TCP && key.proto != PROTO_UDP) {
+        if meta.icmp.is_some() {
+            // an ICMP error from a real server about a reply: FullNAT's
+            // translation (from the pool address, quoting destination →
+            // pool address and port) when it quotes an SNAT connection
+            return self.snat_icmp_out(at, buf, meta);
+        }
+        if key.proto != PROTO_TCP && key.proto != PROTO_UDP {
             return LbVerdict::NotForUs;
         }
         let Some((ri, rule)) = at.snap.snat_rule4(key.src) else {
@@ -161,6 +167,26 @@ impl Balancer {
         self.store_conns();
         let c = self.table6.get(idx).copied().ok_or(LbDrop::Malformed)?;
         Ok((idx, c))
+    }
+
+    /// An ICMP error from a source of an SNAT rule quoting a packet of one
+    /// of its connections (destination → real server): translated as
+    /// FullNAT's errors about replies are ([`Balancer::fullnat_icmp_in`]);
+    /// else not ours.
+    fn snat_icmp_out<B: PacketBuf, E: Egress + Egress6>(
+        &mut self,
+        at: &BurstCtx<E>,
+        buf: &mut B,
+        meta: &PacketMeta,
+    ) -> LbVerdict {
+        let key = lookup_key(meta);
+        if (key.proto != PROTO_TCP && key.proto != PROTO_UDP)
+            || at.snap.snat_rule4(meta.key.src).is_none()
+        {
+            return LbVerdict::NotForUs;
+        }
+        self.see_epoch(at.snap);
+        self.fullnat_icmp_in(at, buf, meta, &key)
     }
 
     /// The most SNAT connections this worker keeps, all rules together:

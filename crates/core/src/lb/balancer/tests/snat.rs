@@ -282,9 +282,12 @@ fn snat_bounds_refuse_and_count() {
     assert_eq!(e.out(&s, &q, 302 * S).0, LbVerdict::Tx { port: 0 });
 }
 
-/// An ICMP error about a connection out (fragmentation needed from a
-/// router, to the pool address) reaches the real server quoting its own
-/// packet (real server → destination).
+/// ICMP errors both ways: one about a connection's packet out
+/// (fragmentation needed from a router, to the pool address) reaches the
+/// real server from that router, quoting its own packet (real server →
+/// destination); one from the real server about a reply (port
+/// unreachable) leaves from the pool address quoting destination → pool
+/// address and port.
 #[test]
 fn snat_icmp_error_translated() {
     let mut e = env_of(1024, 0, 1);
@@ -299,14 +302,34 @@ fn snat_icmp_error_translated() {
     assert_eq!(v, LbVerdict::Tx { port: 1 });
     verify(&out);
     let m = meta_of(&out);
-    assert_eq!(m.key.dst, ip(RIP));
+    assert_eq!((m.key.src, m.key.dst), (ip(GW), ip(RIP)));
     let q = m.icmp.expect("a quote").inner_key;
     assert_eq!(
         (q.src, q.sport, q.dst, q.dport),
         (ip(RIP), 33000, ip(OUT), 443)
     );
     assert_eq!(&out[(m.l4_off as usize) + 4..][..4], &[0, 0, 5, 0xdc]);
-    assert_ne!(lport, 0);
+    // the reply as dirigo sent it to the real server, and the real
+    // server's error about it
+    let reply = tcp_frame(OUT, 443, POOL, lport, SYN | ACK, b"", 64, true);
+    let (_, back) = e.reply_in(&s, &reply, S);
+    let err = icmp_error(RIP, OUT, 3, 3, [0; 4], &back[14..54]);
+    let (v, out) = e.out(&s, &err, S);
+    assert_eq!(v, LbVerdict::Tx { port: 0 });
+    verify(&out);
+    let m = meta_of(&out);
+    assert_eq!((m.key.src, m.key.dst), (ip(POOL), ip(OUT)));
+    let q = m.icmp.expect("a quote").inner_key;
+    assert_eq!(
+        (q.src, q.sport, q.dst, q.dport),
+        (ip(OUT), 443, ip(POOL), lport)
+    );
+    // an error quoting no connection, or from a source of no rule: not ours
+    let other = tcp_frame(OUT, 443, RIP, 1, ACK, b"", 64, true);
+    let err = icmp_error(RIP, OUT, 3, 3, [0; 4], &other[14..54]);
+    assert_eq!(e.out(&s, &err, S).0, LbVerdict::NotForUs);
+    let err = icmp_error([10, 0, 9, 9], OUT, 3, 3, [0; 4], &back[14..54]);
+    assert_eq!(e.out(&s, &err, S).0, LbVerdict::NotForUs);
 }
 
 #[test]
