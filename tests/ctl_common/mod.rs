@@ -328,6 +328,8 @@ impl Handler for Mock {
                         source: "10.1.0.0/24".parse().unwrap(),
                         pool: vec!["203.0.113.10".parse().unwrap()],
                         max_conns: 100,
+                        port_lo: 1024,
+                        port_hi: 65535,
                     },
                     conns: 7,
                     live: 3,

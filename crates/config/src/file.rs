@@ -481,6 +481,9 @@ pub struct SnatConfig {
     /// its IPv6 table).
     #[serde(default)]
     pub max_conns: u32,
+    /// The source ports used: `"LO-HI"` (default `"1024-65535"`).
+    #[serde(default)]
+    pub ports: Option<String>,
 }
 
 /// `[service.check]` and a real server's `check`: keepalived's checkers.

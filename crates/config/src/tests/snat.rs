@@ -12,7 +12,8 @@ fn snat_rules_parse() {
     let c = Config::parse(
         &with(
             "[[snat]]\nsource = \"172.16.0.0/24\"\npool = [\"203.0.113.10\", \"203.0.113.11\"]\n\
-             max_conns = 5000\n\n[[snat]]\nsource = \"172.16.1.0/24\"\npool = \"203.0.113.20-203.0.113.23\"\n",
+             max_conns = 5000\n\n[[snat]]\nsource = \"172.16.1.0/24\"\npool = \"203.0.113.20-203.0.113.23\"\n\
+             ports = \"20000-29999\"\n",
         ),
         "t.toml",
     )
@@ -22,7 +23,7 @@ fn snat_rules_parse() {
         rules,
         [
             "172.16.0.0/24 -> 203.0.113.10,203.0.113.11 max 5000",
-            "172.16.1.0/24 -> 203.0.113.20,203.0.113.21,203.0.113.22,203.0.113.23",
+            "172.16.1.0/24 -> 203.0.113.20,203.0.113.21,203.0.113.22,203.0.113.23 ports 20000-29999",
         ]
     );
     assert!(Config::parse(ISSUE_EXAMPLE, "t.toml")
@@ -52,6 +53,10 @@ fn bad_snat_rules_are_refused_at_their_line() {
     assert!(e.contains("IPv6 SNAT is not supported"), "{e}");
     let e = rule("source = \"172.16.0.0/24\"\npool = [\"203.0.113.10\"]\nport = 5");
     assert!(e.contains("port"), "{e}");
+    let e = rule("source = \"172.16.0.0/24\"\npool = [\"203.0.113.10\"]\nports = \"9-1\"");
+    assert!(e.contains("not a range"), "{e}");
+    let e = rule("source = \"172.16.0.0/24\"\npool = [\"203.0.113.10\"]\nports = \"x\"");
+    assert!(e.contains("a range \"LO-HI\""), "{e}");
     // a pool address of dirigo's own port
     let text = with("[[snat]]\nsource = \"172.16.0.0/24\"\npool = [\"10.0.0.1\"]\n");
     let e = err(&text);

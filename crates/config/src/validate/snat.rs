@@ -6,7 +6,7 @@ use crate::file::SnatConfig;
 use crate::locate::{At, Issues};
 use crate::Port;
 use dirigo_core::lb::mark::Prefix;
-use dirigo_core::lb::snat::{check_rules, SnatRule, MAX_SNAT_POOL};
+use dirigo_core::lb::snat::{check_rules, SnatRule, DEFAULT_PORTS, MAX_SNAT_POOL};
 use std::net::{IpAddr, Ipv4Addr};
 
 /// The `[[snat]]` rules: each valid, none overlapping another, no pool
@@ -79,13 +79,35 @@ fn rule(c: &SnatConfig) -> Result<SnatRule, Refusal> {
             ))
         }
     };
+    let (port_lo, port_hi) = match &c.ports {
+        None => DEFAULT_PORTS,
+        Some(s) => {
+            let bad = || {
+                (
+                    "ports",
+                    format!("ports {s:?}: a range \"LO-HI\" of 1..=65535"),
+                )
+            };
+            let (a, b) = s.split_once('-').ok_or_else(bad)?;
+            let n = |x: &str| x.trim().parse::<u16>().map_err(|_| bad());
+            (n(a)?, n(b)?)
+        }
+    };
     let r = SnatRule {
         source,
         pool,
         max_conns: c.max_conns,
+        port_lo,
+        port_hi,
     };
     r.check().map_err(|e| {
-        let key = if e.contains("pool") { "pool" } else { "source" };
+        let key = if e.contains("ports") {
+            "ports"
+        } else if e.contains("pool") {
+            "pool"
+        } else {
+            "source"
+        };
         (key, e)
     })?;
     Ok(r)

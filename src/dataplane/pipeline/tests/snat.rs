@@ -28,6 +28,8 @@ fn snat_out_and_replies_steered_by_port() {
         source: "172.16.0.0/24".parse::<Prefix>().unwrap(),
         pool: vec![IpAddr::V4(Ipv4Addr::from(POOL))],
         max_conns: 0,
+        port_lo: 1024,
+        port_hi: 65535,
     }]);
     shared.lb.store(Arc::new(b.build(&mut ids, 5).unwrap()));
     for p in pipes.iter_mut() {

@@ -127,9 +127,16 @@ impl Balancer {
         if live >= self.snat_bound() || (rule.max_conns != 0 && rule_live >= rule.max_conns) {
             return Err(LbDrop::SnatLimit);
         }
+        let (dst, dport, proto) = (key.dst, key.dport, key.proto);
         let (laddr4, lport) = self
             .nat64
-            .take(&rule.pool, &self.table6, key.dst, key.dport, key.proto)
+            .take_range(&rule.pool, &self.table6, rule.ports, |a, p| FlowKey6 {
+                src: mapped(dst),
+                dst: mapped(a),
+                sport: dport,
+                dport: p,
+                proto,
+            })
             .ok_or(LbDrop::SnatPortsExhausted)?;
         let init = if key.proto == PROTO_TCP {
             at.snap.timeouts.tcp(start)

@@ -53,6 +53,23 @@ pub struct SnatRule {
     /// IPv6 table).
     #[serde(default)]
     pub max_conns: u32,
+    /// The first source port its connections use (default 1024).
+    #[serde(default = "port_lo")]
+    pub port_lo: u16,
+    /// The last (default 65535).
+    #[serde(default = "port_hi")]
+    pub port_hi: u16,
+}
+
+/// The source ports of a rule that says none: 1024..=65535 (FullNAT's).
+pub const DEFAULT_PORTS: (u16, u16) = (1024, 65535);
+
+fn port_lo() -> u16 {
+    DEFAULT_PORTS.0
+}
+
+fn port_hi() -> u16 {
+    DEFAULT_PORTS.1
 }
 
 fn width(p: &Prefix) -> u8 {
@@ -97,6 +114,12 @@ impl SnatRule {
         }
         if self.pool.is_empty() {
             return Err(format!("{s}: the pool has no address"));
+        }
+        if self.port_lo == 0 || self.port_lo > self.port_hi {
+            return Err(format!(
+                "{s}: ports {}-{} are not a range of 1..=65535",
+                self.port_lo, self.port_hi
+            ));
         }
         if self.pool.len() > MAX_SNAT_POOL {
             return Err(format!(
@@ -145,6 +168,9 @@ impl fmt::Display for SnatRule {
         for (i, a) in self.pool.iter().enumerate() {
             write!(f, "{}{a}", if i == 0 { " " } else { "," })?;
         }
+        if (self.port_lo, self.port_hi) != DEFAULT_PORTS {
+            write!(f, " ports {}-{}", self.port_lo, self.port_hi)?;
+        }
         if self.max_conns != 0 {
             write!(f, " max {}", self.max_conns)?;
         }
@@ -188,6 +214,8 @@ pub struct Snat4 {
     pub pool: Vec<u32>,
     /// The most of its connections one worker keeps (0: no own limit).
     pub max_conns: u32,
+    /// The source ports its connections use (first, last).
+    pub ports: (u16, u16),
 }
 
 impl Snat4 {
@@ -217,6 +245,7 @@ pub fn compile4(rules: &[SnatRule]) -> Vec<Snat4> {
                         })
                         .collect(),
                     max_conns: r.max_conns,
+                    ports: (r.port_lo, r.port_hi),
                 })
             }
             IpAddr::V6(_) => None,

@@ -5,6 +5,8 @@ fn rule(src: &str, pool: &[&str]) -> SnatRule {
         source: src.parse().unwrap(),
         pool: pool.iter().map(|a| a.parse().unwrap()).collect(),
         max_conns: 0,
+        port_lo: 1024,
+        port_hi: 65535,
     }
 }
 

@@ -25,6 +25,8 @@ fn rule(src: &str, pool: &[[u8; 4]], max_conns: u32) -> SnatRule {
             .map(|a| std::net::IpAddr::V4(Ipv4Addr::from(*a)))
             .collect(),
         max_conns,
+        port_lo: 1024,
+        port_hi: 65535,
     }
 }
 
@@ -368,6 +370,8 @@ fn snat_rules_refused_by_the_snapshot() {
             source: "2001:db8::/64".parse().unwrap(),
             pool: vec!["2001:db8:1::1".parse().unwrap()],
             max_conns: 0,
+            port_lo: 1024,
+            port_hi: 65535,
         }]);
     });
     assert!(m.contains("IPv6"), "{m}");
@@ -376,7 +380,36 @@ fn snat_rules_refused_by_the_snapshot() {
             source: "10.0.0.0/24".parse().unwrap(),
             pool: vec!["2001:db8:1::1".parse().unwrap()],
             max_conns: 0,
+            port_lo: 1024,
+            port_hi: 65535,
         }]);
     });
     assert!(m.contains("different families"), "{m}");
+}
+
+/// A rule's own port range: worker 1 of 2 takes only its ports of
+/// 20000..=20019 (the odd ones, 10 per pool address), then refuses.
+#[test]
+fn snat_port_range_of_the_rule() {
+    let mut e = env_of(1024, 1, 2);
+    let mut r = rule("10.0.0.0/24", &[POOL], 0);
+    (r.port_lo, r.port_hi) = (20000, 20019);
+    let s = e.snap(1, |b| {
+        b.snat(&[r]);
+    });
+    let mut ports = std::collections::BTreeSet::new();
+    let mut refused = 0;
+    for sport in 3000..3020 {
+        let q = udp_frame(RIP, sport, OUT, 53, b"q");
+        match e.out(&s, &q, 0) {
+            (LbVerdict::Tx { .. }, out) => {
+                ports.insert(seen(&out).1);
+            }
+            (LbVerdict::Drop(LbDrop::SnatPortsExhausted), _) => refused += 1,
+            (v, _) => panic!("{v:?}"),
+        }
+    }
+    let want: std::collections::BTreeSet<u16> = (20000..=20019).filter(|p| p % 2 == 1).collect();
+    assert_eq!(ports, want);
+    assert_eq!(refused, 10);
 }
