@@ -1,7 +1,7 @@
 //! SNAT in the NAT lab (issue 51): the real servers' default gateway is
 //! dirigo, so their own connections to the outside go through it. Two
 //! rules: rs1's network leaves from 10.99.0.50 (on the client's network:
-//! dirigo answers ARP for it), rs2's and rs3's from 10.95.0.11-12 (routed
+//! dirigo answers ARP for it) and a port of 40000-49999, rs2's and rs3's from 10.95.0.11-12 (routed
 //! to dirigo by the client) with at most 100 connections. The client's
 //! namespace plays the outside (a web server and a UDP echo). rs1's `curl` works, byte-exact, the outside server sees the
 //! pool address; UDP too; then a flood of 400 UDP flows from rs3 stays
@@ -16,6 +16,7 @@ pub const SNAT_RULES: &str = r#"
 [[snat]]
 source = "10.98.0.8/30"
 pool = ["10.99.0.50"]
+ports = "40000-49999"
 
 [[snat]]
 source = "10.98.0.12/30"
@@ -32,6 +33,7 @@ fn get(lab: &Lab, path: &str) -> String {
 }
 
 pub fn snat_checks(lab: &Lab) {
+    let t0 = std::time::Instant::now();
     let o = lab.exec(
         "client",
         &["ip", "route", "add", "10.95.0.0/24", "via", "10.99.0.1"],
@@ -56,6 +58,13 @@ pub fn snat_checks(lab: &Lab) {
         who.starts_with("outside ") && who.contains("peer=10.99.0.50:"),
         "{who}"
     );
+    let port: u16 = who
+        .trim()
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no peer port in {who}"));
+    assert!((40000..=49999).contains(&port), "the rule's ports: {who}");
     // 1 MiB down, byte-exact (the server's sha256 in X-Sha256)
     let dir = lab.dir.display().to_string();
     let script = format!(
@@ -121,4 +130,5 @@ pub fn snat_checks(lab: &Lab) {
     );
     // rs1's rule is not the flooded one: it still gets out
     assert!(get(lab, "/whoami").contains("peer=10.99.0.50:"));
+    eprintln!("SNAT: checks took {:.1} s", t0.elapsed().as_secs_f64());
 }
