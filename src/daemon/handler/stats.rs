@@ -216,13 +216,15 @@ impl Ctl {
 }
 
 /// Active and inactive connections of one worker, summed over every
-/// real-server slot (removed servers' slots included).
+/// real-server slot (removed servers' slots included), SNAT's as inactive.
 fn dest_totals(w: &WorkerStats) -> (u64, u64) {
     use std::sync::atomic::Ordering::Relaxed;
-    w.dests.iter().fold((0, 0), |(a, i), t| {
+    let (a, i) = w.dests.iter().fold((0, 0), |(a, i), t| {
         (
             a + u64::from(t.active.load(Relaxed)),
             i + u64::from(t.inactive.load(Relaxed)),
         )
-    })
+    });
+    // SNAT's connections have no real server: counted as inactive here
+    (a, i + u64::from(w.snat_live.load(Relaxed)))
 }

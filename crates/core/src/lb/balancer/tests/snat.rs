@@ -413,3 +413,25 @@ fn snat_port_range_of_the_rule() {
     assert_eq!(ports, want);
     assert_eq!(refused, 10);
 }
+
+/// The census counts SNAT connections every way too (their rules'
+/// counter standing for a real server's), established ones as active.
+#[test]
+fn snat_census_consistent() {
+    let mut e = env_of(1024, 0, 1);
+    let s = e.snap(1, |b| {
+        b.service(svc(Proto::Tcp, 80), vec![dest(RIP, 0, Method::Nat, 1)]);
+        b.snat(&[rule("10.0.0.0/24", &[POOL], 0)]);
+    });
+    let syn = tcp_frame(RIP, 33000, OUT, 443, SYN, b"", 64, true);
+    let lport = seen(&e.out(&s, &syn, 0).1).1;
+    let synack = tcp_frame(OUT, 443, POOL, lport, SYN | ACK, b"", 64, true);
+    e.reply_in(&s, &synack, 0);
+    let ack = tcp_frame(RIP, 33000, OUT, 443, ACK, b"", 64, true);
+    e.out(&s, &ack, 0);
+    e.out(&s, &udp_frame(RIP, 5000, OUT, 53, b"q"), 0);
+    e.send(&s, &tcp(SYN, 7000), 0);
+    let c = e.w.census();
+    assert_eq!((c.entries, c.walked_active, c.active), (3, 1, 1), "{c:?}");
+    assert!(c.consistent(), "{c:?}");
+}
