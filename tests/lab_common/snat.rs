@@ -128,6 +128,11 @@ pub fn snat_checks(lab: &Lab) {
         limit >= 250,
         "the flood's flows past the bound are counted: {limit}"
     );
+    // every count of the connections agrees, SNAT's included
+    let c = lab.ctl_json(&["census"]);
+    for w in c.as_array().expect("census") {
+        assert_eq!(w["consistent"], true, "{c}");
+    }
     // rs1's rule is not the flooded one: it still gets out
     assert!(get(lab, "/whoami").contains("peer=10.99.0.50:"));
     eprintln!("SNAT: checks took {:.1} s", t0.elapsed().as_secs_f64());
