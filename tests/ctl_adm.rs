@@ -360,6 +360,13 @@ fn dirigoctl_commands() {
     let o = ctl(s, &["drops"]);
     assert!(o.stdout.contains("no_service"));
     assert!(o.stdout.contains("42"));
+    let o = ctl(s, &["snat", "list"]);
+    assert_eq!(
+        o.stdout,
+        "10.1.0.0/24 -> 203.0.113.10 max 100  conns 7 live 3\nsnat connections 3 of 4096\n",
+        "{}",
+        o.stderr
+    );
     assert_eq!(ctl(s, &["reload"]).code, 0);
     let o = ctl(s, &["version"]);
     assert!(

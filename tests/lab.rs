@@ -11,7 +11,9 @@
 //! then proves a handoff file of another version or a bad checksum is
 //! refused, and entries of a removed real server refused alone; NAT, that
 //! a SIGKILL after a crash checkpoint keeps them too; FullNAT, that a
-//! restart keeps its connections (local address and port).
+//! restart keeps its connections (local address and port). NAT also
+//! masquerades the real servers' own connections out (`[[snat]]`, issue
+//! 51; lab_common/snat.rs).
 //! Needs root and hugepages (skips outside CI, fails in CI).
 
 mod common;
@@ -147,6 +149,7 @@ fn lab_nat() {
         with_checkpoint(c, name)
             .dataplane("synproxy", "true")
             .control(&format!("state_file = \"{}/rules\"", dir.display()))
+            .raw(lab_common::snat::SNAT_RULES)
     });
     // the handoff of SYN-proxied NAT connections (their sequence deltas)
     let web = format!("{VIP}:80");
@@ -166,6 +169,8 @@ fn lab_nat() {
     );
     // the FTP helper: vsftpd behind VIP:21, curl in all four modes
     lab_common::ftp::ftp(&lab, std::path::Path::new("/tmp/dirigo-lab-nat-ftp"));
+    // the real servers' own connections out, masqueraded (issue 51)
+    lab_common::snat::snat_checks(&lab);
     lab.finish();
 }
 

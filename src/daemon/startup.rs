@@ -271,6 +271,7 @@ fn settings(cfg: &Config, workers: u32) -> LbSettings {
         mh_table_size: cfg.dataplane.mh_table_size,
         synproxy: cfg.dataplane.synproxy,
         nat64_pool: cfg.dataplane.nat64_pool.clone(),
+        snat: cfg.snat.clone(),
     }
 }
 

@@ -322,6 +322,21 @@ impl Handler for Mock {
             Request::Reload => Ok(Response::Done),
             Request::Sync => Ok(Response::Sync(None)),
             Request::Marks => Ok(Response::Marks(Vec::new())),
+            Request::Snat => Ok(Response::Snat(dirigo_proto::view::SnatReport {
+                rules: vec![dirigo_proto::view::SnatInfo {
+                    rule: dirigo_core::lb::snat::SnatRule {
+                        source: "10.1.0.0/24".parse().unwrap(),
+                        pool: vec!["203.0.113.10".parse().unwrap()],
+                        max_conns: 100,
+                        port_lo: 1024,
+                        port_hi: 65535,
+                    },
+                    conns: 7,
+                    live: 3,
+                }],
+                live: 3,
+                bound: 4096,
+            })),
             Request::MarkAdd { .. } | Request::MarkDel { .. } => Ok(Response::Done),
             Request::Handoff => Ok(Response::Handoff(dirigo_proto::view::HandoffInfo {
                 file: None,

@@ -8,6 +8,7 @@ pub mod checks;
 pub mod client_addr;
 pub mod ftp;
 pub mod handoff;
+pub mod snat;
 pub mod tun_types;
 
 use crate::common::{self, stop_stale_daemon};

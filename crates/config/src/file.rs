@@ -473,6 +473,26 @@ pub struct MarkConfig {
     pub mark: u32,
 }
 
+/// `[[snat]]`: the real servers' own outbound connections from `source`
+/// masqueraded through an address of `pool`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SnatConfig {
+    /// The sources masqueraded: a prefix `ADDR/LEN` (or one address).
+    pub source: String,
+    /// The addresses their connections leave from: a list of addresses,
+    /// or one string `"FIRST-LAST"` (a range of at most 256).
+    pub pool: toml::Value,
+    /// The most connections of this rule one worker keeps (default: no
+    /// limit of its own; all SNAT connections of a worker stay within half
+    /// its IPv6 table).
+    #[serde(default)]
+    pub max_conns: u32,
+    /// The source ports used: `"LO-HI"` (default `"1024-65535"`).
+    #[serde(default)]
+    pub ports: Option<String>,
+}
+
 /// `[service.check]` and a real server's `check`: keepalived's checkers.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -679,6 +699,8 @@ pub(super) struct RawConfig {
     pub(super) service: Vec<ServiceConfig>,
     #[serde(default)]
     pub(super) mark: Vec<MarkConfig>,
+    #[serde(default)]
+    pub(super) snat: Vec<SnatConfig>,
     #[serde(default)]
     pub(super) exception: Option<ExceptionConfig>,
     #[serde(default)]

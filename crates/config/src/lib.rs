@@ -40,7 +40,9 @@ use file::RawConfig;
 use locate::{At, Issues};
 use std::net::Ipv4Addr;
 use std::path::Path;
-use validate::{dataplane, each, exception, health_path, marks, neighbor, ports, route, services};
+use validate::{
+    dataplane, each, exception, health_path, marks, neighbor, ports, route, services, snat,
+};
 
 /// `[[port]] role`: which side of the connections a port faces.
 #[derive(Debug, Clone, Copy, Default, serde::Deserialize, PartialEq, Eq)]
@@ -210,6 +212,9 @@ pub struct Config {
     pub services: Vec<Service>,
     /// Start-up mark rules (`[[mark]]`) for fwmark services.
     pub marks: Vec<dirigo_core::lb::mark::MarkRule>,
+    /// Start-up SNAT rules (`[[snat]]`): the real servers' own
+    /// connections masqueraded through a pool address.
+    pub snat: Vec<dirigo_core::lb::snat::SnatRule>,
     /// The exception path (`None`: no port has a kernel interface).
     pub exception: Option<ExceptionConfig>,
     /// Where health checks run: `Some(namespace)`, or `None` for
@@ -361,6 +366,7 @@ impl Config {
             .filter(|s| !s.spec.key.is_fwmark())
             .map(|s| s.spec.key.vip)
             .collect();
+        let snat = snat(&raw.snat, &ports, &vips, iss);
         let announce = announce::announce(
             raw.announce.as_ref(),
             &ports,
@@ -412,6 +418,7 @@ impl Config {
             timeouts,
             services,
             marks,
+            snat,
             exception: raw.exception,
             health_netns,
             metrics,

@@ -329,6 +329,30 @@ pub struct CensusInfo {
     pub consistent: bool,
 }
 
+/// One SNAT rule (`[[snat]]`) and its connections, summed over the
+/// workers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnatInfo {
+    /// The rule as configured.
+    pub rule: dirigo_core::lb::snat::SnatRule,
+    /// Connections it made since start.
+    pub conns: u64,
+    /// Its connections in the tables now.
+    pub live: u64,
+}
+
+/// The SNAT rules and the table use of their connections.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnatReport {
+    /// Each rule, in order.
+    pub rules: Vec<SnatInfo>,
+    /// SNAT connections in the tables now, all rules.
+    pub live: u64,
+    /// The most SNAT connections the workers keep together (each worker
+    /// half its IPv6 table).
+    pub bound: u64,
+}
+
 /// A drop reason and how often it happened.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DropCount {

@@ -43,6 +43,9 @@ pub struct LbSettings {
     pub synproxy: bool,
     /// NAT64 pool addresses (`[dataplane] nat64_pool`).
     pub nat64_pool: Vec<std::net::Ipv4Addr>,
+    /// SNAT rules (`[[snat]]`): the real servers' own connections
+    /// masqueraded through a pool address.
+    pub snat: Vec<crate::lb::snat::SnatRule>,
 }
 
 /// The control thread's IPv6 routes and neighbours.
@@ -128,18 +131,23 @@ impl ControlState {
     }
 
     /// The addresses the workers answer ARP (ND) and ping for besides the
-    /// ports' own: the announced VIPs, the NAT64 pool and every FullNAT
-    /// local address (the real servers' replies come back to them).
+    /// ports' own: the announced VIPs, the NAT64 pool, every FullNAT
+    /// local address and every SNAT pool address (the replies of the
+    /// connections they carry come back to them).
     pub fn answered(&self, services: &ServiceTable) -> (HashSet<u32>, HashSet<u128>) {
         let laddrs = || services.iter().flat_map(|(s, _)| s.local_addresses.iter());
         let v4 = self
             .announced(services)
             .into_iter()
             .chain(self.settings.nat64_pool.iter().map(|&p| u32::from(p)))
-            .chain(laddrs().filter_map(|a| match a {
-                std::net::IpAddr::V4(v) => Some(u32::from(*v)),
-                _ => None,
-            }))
+            .chain(
+                laddrs()
+                    .chain(self.settings.snat.iter().flat_map(|r| r.pool.iter()))
+                    .filter_map(|a| match a {
+                        std::net::IpAddr::V4(v) => Some(u32::from(*v)),
+                        _ => None,
+                    }),
+            )
             .collect();
         let v6 = self
             .announced6(services)
@@ -224,6 +232,7 @@ impl ControlState {
             .mh_table_size(self.settings.mh_table_size as usize)
             .synproxy(self.settings.synproxy)
             .marks(&self.marks)
+            .snat(&self.settings.snat)
             .on_link(&on_link);
         // the workers forward with the effective table: health checks'
         // verdicts (inhibit, remove, sorry server) over the configured one

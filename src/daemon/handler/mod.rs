@@ -63,6 +63,7 @@ impl Handler for Ctl {
             Request::Census => self.census(),
             Request::Handoff => Ok(Response::Handoff(self.handoff.info())),
             Request::Marks => Ok(Response::Marks(lock(&self.state).marks.clone())),
+            Request::Snat => Ok(self.snat()),
             Request::MarkAdd { rule } => self.mark_add(rule),
             Request::MarkDel { rule } => self.mark_del(rule),
             Request::Version => Ok(Response::Version(VersionInfo {

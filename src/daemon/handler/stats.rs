@@ -3,7 +3,9 @@
 
 use super::ctl::{lock, Ctl, RateEst};
 use dirigo_proto::proto::Response;
-use dirigo_proto::view::{DropCount, LcoreInfo, NamedCounter, Rate, SyncInfo};
+use dirigo_proto::view::{
+    DropCount, LcoreInfo, NamedCounter, Rate, SnatInfo, SnatReport, SyncInfo,
+};
 
 /// How many counters the sync thread lists before the workers' start.
 const SYNC_THREAD_COUNTERS: usize =
@@ -115,6 +117,28 @@ impl Ctl {
         )
     }
 
+    /// The SNAT rules with their connections, summed over the workers.
+    pub(super) fn snat(&self) -> Response {
+        use std::sync::atomic::Ordering::Relaxed;
+        let rules = lock(&self.state).settings.snat.clone();
+        let ws = &self.shared.workers;
+        let sum = |f: &dyn Fn(&WorkerStats) -> u64| ws.iter().map(|w| f(&w.lb)).sum::<u64>();
+        let rules = rules
+            .into_iter()
+            .enumerate()
+            .map(|(i, rule)| SnatInfo {
+                rule,
+                conns: sum(&|s| s.snat.get(i).map_or(0, |t| t.conns.load(Relaxed))),
+                live: sum(&|s| s.snat.get(i).map_or(0, |t| t.live.load(Relaxed) as u64)),
+            })
+            .collect();
+        Response::Snat(SnatReport {
+            rules,
+            live: sum(&|s| s.snat_live.load(Relaxed) as u64),
+            bound: sum(&|s| s.snat_bound.load(Relaxed) as u64),
+        })
+    }
+
     pub(super) fn lcores(&self) -> Response {
         Response::Lcores(
             self.shared
@@ -198,13 +222,15 @@ impl Ctl {
 }
 
 /// Active and inactive connections of one worker, summed over every
-/// real-server slot (removed servers' slots included).
+/// real-server slot (removed servers' slots included), SNAT's as inactive.
 fn dest_totals(w: &WorkerStats) -> (u64, u64) {
     use std::sync::atomic::Ordering::Relaxed;
-    w.dests.iter().fold((0, 0), |(a, i), t| {
+    let (a, i) = w.dests.iter().fold((0, 0), |(a, i), t| {
         (
             a + u64::from(t.active.load(Relaxed)),
             i + u64::from(t.inactive.load(Relaxed)),
         )
-    })
+    });
+    // SNAT's connections have no real server: counted as inactive here
+    (a, i + u64::from(w.snat_live.load(Relaxed)))
 }

@@ -170,6 +170,10 @@ impl WorkerPipeline {
                 }
                 let addrs = self.net.addrs();
                 if !addrs.is_local(meta.key.dst) {
+                    // a real server's own connection out (`[[snat]]`)
+                    if self.snap.has_snat4() {
+                        return self.snat_out(buf, meta, now);
+                    }
                     self.counters.own[Count::NotForUs] += 1;
                     return Verdict::Drop;
                 }
@@ -636,6 +640,7 @@ mod arp;
 mod mac;
 mod nd;
 mod nh_cache;
+mod snat;
 mod state;
 mod steer;
 #[cfg(test)]

@@ -482,6 +482,7 @@ mod health;
 mod located;
 mod marks;
 mod metrics;
+mod snat;
 mod tunnel;
 
 #[test]

@@ -4,10 +4,12 @@
 mod marks;
 mod refusal;
 mod service;
+mod snat;
 
 pub(super) use marks::marks;
 
 pub(super) use service::services;
+pub(super) use snat::snat;
 
 use super::file::{
     CaptureConfig, DataplaneConfig, EalConfig, ExceptionConfig, NeighborConfig, PortConfig,

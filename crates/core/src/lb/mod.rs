@@ -17,6 +17,9 @@
 //! * [`shift`] — payload changes that move a TCP stream's numbers (the
 //!   PROXY protocol's header inserted once, the FTP helper's rewrites):
 //!   the sequence/acknowledgment shift of both directions.
+//! * [`snat`] — `[[snat]]` rules: the real servers' own connections
+//!   masqueraded through a pool address (FullNAT's records and rewrite,
+//!   the destination left as it was).
 //! * [`sync`] — connection sync with other directors (what a worker sends
 //!   and installs; the IPVS messages are `net::wire::ipvs_sync`).
 
@@ -30,6 +33,7 @@ pub mod persist;
 pub mod sched;
 pub mod shift;
 pub mod snapshot;
+pub mod snat;
 pub mod spec;
 pub mod state;
 pub mod stats;

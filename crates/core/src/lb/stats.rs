@@ -144,6 +144,14 @@ pub struct WorkerStats {
     pub sync: [AtomicU64; SyncCount::COUNT],
     /// What the FTP helper did, by [`FtpCount`].
     pub ftp: [AtomicU64; FtpCount::COUNT],
+    /// Per SNAT rule (by its index, [`crate::lb::snat::MAX_SNAT_RULES`]):
+    /// `conns` created, `live` in the table (the rest unused).
+    pub snat: Box<[Traffic]>,
+    /// SNAT connections in the table, all rules together.
+    pub snat_live: AtomicU32,
+    /// The most SNAT connections the worker keeps, all rules together
+    /// (half its IPv6 table; set once by the balancer).
+    pub snat_bound: AtomicU32,
 }
 
 impl WorkerStats {
@@ -166,6 +174,30 @@ impl WorkerStats {
             synproxy: std::array::from_fn(|_| AtomicU64::new(0)),
             sync: std::array::from_fn(|_| AtomicU64::new(0)),
             ftp: std::array::from_fn(|_| AtomicU64::new(0)),
+            snat: (0..crate::lb::snat::MAX_SNAT_RULES)
+                .map(|_| Traffic::default())
+                .collect(),
+            snat_live: AtomicU32::new(0),
+            snat_bound: AtomicU32::new(0),
+        }
+    }
+
+    /// SNAT rule `rule`'s connection gone (owner only).
+    #[inline]
+    pub fn snat_release(&self, rule: usize) {
+        if let Some(t) = self.snat.get(rule) {
+            t.adjust(0, 0, -1);
+            add32(&self.snat_live, -1);
+        }
+    }
+
+    /// SNAT rule `rule`'s new connection (owner only).
+    #[inline]
+    pub fn snat_new(&self, rule: usize) {
+        if let Some(t) = self.snat.get(rule) {
+            bump(&t.conns, 1);
+            t.adjust(0, 0, 1);
+            add32(&self.snat_live, 1);
         }
     }
 

@@ -56,6 +56,14 @@ crate::counters::counter_enum! {
         /// at the same place, or a retransmission older than the changes
         /// kept ([`crate::lb::shift::ShiftError`]).
         FtpShift: drop = "ftp_shift",
+        /// SNAT: no free pool address and port for a new connection (64
+        /// candidates of this worker's share taken); no connection is
+        /// evicted for one.
+        SnatPortsExhausted: drop = "snat_ports_exhausted",
+        /// SNAT: a new connection over the bound (the rule's `max_conns`
+        /// per worker, or half the worker's IPv6 table for all rules
+        /// together); no connection is evicted for one.
+        SnatLimit: drop = "snat_limit",
     }
 }
 

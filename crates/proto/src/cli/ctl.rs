@@ -100,6 +100,13 @@ pub enum Cmd {
         #[command(subcommand)]
         op: MarkOp,
     },
+    /// SNAT rules ([[snat]] in the configuration): the real servers' own
+    /// connections masqueraded through a pool address. Changed by a
+    /// restart with a new configuration.
+    Snat {
+        #[command(subcommand)]
+        op: SnatOp,
+    },
     /// Client and daemon versions.
     Version,
     /// Per service, a fingerprint of its scheduler's lookup table (mh, sh,
@@ -189,6 +196,14 @@ pub enum MarkOp {
         #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
         rule: Vec<String>,
     },
+}
+
+#[derive(Subcommand)]
+pub enum SnatOp {
+    /// List the rules, one a line, with the connections each made since
+    /// start and has now, then all rules' connections against their bound
+    /// (each worker half its IPv6 table).
+    List,
 }
 
 #[derive(Subcommand)]

@@ -4,8 +4,8 @@
 use super::batch::BatchCmd;
 use crate::view::{
     AddrInfo, CensusInfo, ConnInfo, DropCount, FingerprintInfo, HandoffInfo, HealthReport,
-    LcoreInfo, MacAddr, NeighInfo, PortInfo, RouteInfo, ServiceList, SyncInfo, VersionInfo,
-    VipReport,
+    LcoreInfo, MacAddr, NeighInfo, PortInfo, RouteInfo, ServiceList, SnatReport, SyncInfo,
+    VersionInfo, VipReport,
 };
 use dirigo_core::lb::mark::MarkRule;
 use dirigo_core::lb::spec::{DestKey, ServiceKey, Timeouts};
@@ -160,6 +160,9 @@ pub enum Request {
         /// The rule.
         rule: MarkRule,
     },
+    /// The SNAT rules (`[[snat]]`) with their connections. Answer:
+    /// [`Response::Snat`].
+    Snat,
 }
 
 impl From<BatchCmd> for Request {
@@ -209,6 +212,8 @@ pub enum Response {
     Handoff(HandoffInfo),
     /// The mark rules.
     Marks(Vec<MarkRule>),
+    /// The SNAT rules and their connections.
+    Snat(SnatReport),
 }
 
 impl Request {
@@ -242,6 +247,7 @@ impl Request {
             Request::Marks => "marks",
             Request::MarkAdd { .. } => "mark_add",
             Request::MarkDel { .. } => "mark_del",
+            Request::Snat => "snat",
         }
     }
 }

@@ -135,6 +135,7 @@ fn every_request_round_trips() {
         Request::Census,
         Request::Handoff,
         Request::Marks,
+        Request::Snat,
         Request::MarkAdd {
             rule: "udp 2001:db8::/64 53-60 from 2001:db8:1::/48 mark 7"
                 .parse()
@@ -402,6 +403,7 @@ fn mutating_requests_golden_lines() {
             r#"{"v":1,"id":42,"req":{"op":"handoff"}}"#,
         ),
         (Request::Marks, r#"{"v":1,"id":42,"req":{"op":"marks"}}"#),
+        (Request::Snat, r#"{"v":1,"id":42,"req":{"op":"snat"}}"#),
         (
             Request::MarkAdd {
                 rule: "tcp 192.0.2.10/32 80-443 from 198.51.100.0/24 mark 1"
@@ -428,7 +430,7 @@ fn bad_request_golden_answers() {
     let cases = [
         (
             r#"{"v":1,"id":5,"req":{"op":"fly"}}"#,
-            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `fly`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `list`, `list_conns`, `zero`, `set_timeouts`, `get_timeouts`, `restore_batch`, `ports`, `addresses`, `addr_add`, `addr_del`, `routes`, `neighbors`, `neigh_add`, `neigh_flush`, `lcores`, `drops`, `reload`, `version`, `health`, `health_set`, `sync`, `fingerprint`, `vips`, `census`, `handoff`, `marks`, `mark_add`, `mark_del`, `add_laddr`, `del_laddr`"}}"#,
+            r#"{"v":1,"id":5,"err":{"code":"unknown_request","msg":"bad request: unknown variant `fly`, expected one of `add_service`, `edit_service`, `del_service`, `clear`, `add_dest`, `edit_dest`, `del_dest`, `list`, `list_conns`, `zero`, `set_timeouts`, `get_timeouts`, `restore_batch`, `ports`, `addresses`, `addr_add`, `addr_del`, `routes`, `neighbors`, `neigh_add`, `neigh_flush`, `lcores`, `drops`, `reload`, `version`, `health`, `health_set`, `sync`, `fingerprint`, `vips`, `census`, `handoff`, `marks`, `mark_add`, `mark_del`, `add_laddr`, `del_laddr`, `snat`"}}"#,
         ),
         (
             r#"{"v":1,"id":5,"req":{}}"#,

@@ -85,7 +85,7 @@ pub(super) fn other_ops() -> &'static [&'static str] {
 /// Every request's `op`, in the order protocol v1 has always listed them
 /// when a request names an unknown one (a test checks that these are
 /// exactly the enums' own names).
-pub(super) const ALL_OPS: [&str; 37] = [
+pub(super) const ALL_OPS: [&str; 38] = [
     "add_service",
     "edit_service",
     "del_service",
@@ -123,4 +123,5 @@ pub(super) const ALL_OPS: [&str; 37] = [
     "mark_del",
     "add_laddr",
     "del_laddr",
+    "snat",
 ];

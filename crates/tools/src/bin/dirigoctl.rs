@@ -9,7 +9,9 @@ use dirigo_config::keepalived;
 use dirigo_core::lb::mark::MarkRule;
 use dirigo_core::lb::spec::{DestKey, Proto, ServiceKey};
 use dirigo_core::net::addr::{Ipv4Cidr, Ipv6Cidr};
-use dirigo_proto::cli::ctl::{AddrOp, Cli, Cmd, HealthOp, MarkOp, NeighOp, RouteOp, TopArgs};
+use dirigo_proto::cli::ctl::{
+    AddrOp, Cli, Cmd, HealthOp, MarkOp, NeighOp, RouteOp, SnatOp, TopArgs,
+};
 use dirigo_proto::client::{socket_path, Client, ClientError};
 use dirigo_proto::proto::{Request, Response, ResponseEnvelope};
 use dirigo_proto::table;
@@ -123,6 +125,7 @@ fn request(cmd: &Cmd) -> Result<Request, String> {
         Cmd::Sync => Request::Sync,
         Cmd::Handoff => Request::Handoff,
         Cmd::Mark { op: MarkOp::List } => Request::Marks,
+        Cmd::Snat { op: SnatOp::List } => Request::Snat,
         Cmd::Mark {
             op: MarkOp::Add { rule },
         } => Request::MarkAdd {
@@ -158,6 +161,15 @@ fn render(resp: Response) -> String {
         Response::Vips(v) => table::vips(&v),
         Response::Census(c) => table::census(&c),
         Response::Marks(m) => m.iter().map(|r| format!("{r}\n")).collect(),
+        Response::Snat(s) => {
+            let mut out: String = s
+                .rules
+                .iter()
+                .map(|r| format!("{}  conns {} live {}\n", r.rule, r.conns, r.live))
+                .collect();
+            out += &format!("snat connections {} of {}\n", s.live, s.bound);
+            out
+        }
         other => format!("{other:?}\n"),
     }
 }

@@ -364,6 +364,7 @@ weight = 7
             mh_table_size: 251,
             synproxy: false,
             nat64_pool: Vec::new(),
+            snat: Vec::new(),
         },
         pending_garp: Vec::new(),
         pending_na6: Vec::new(),

@@ -182,5 +182,6 @@ mod ipv6;
 mod kernel;
 mod local;
 mod next_hop;
+mod snat;
 mod steer;
 mod v6nat;

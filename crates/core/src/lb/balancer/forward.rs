@@ -98,7 +98,11 @@ impl Balancer {
         tcp_flags: u8,
     ) -> Result<(), LbVerdict> {
         let snap = at.snap;
-        if snap.expire_nodest_conn && snap.dest_by_slot(c.dest).is_none() {
+        // (an SNAT connection has no real server: its slot is none)
+        if snap.expire_nodest_conn
+            && snap.dest_by_slot(c.dest).is_none()
+            && c.svc != crate::lb::snat::SNAT_SVC
+        {
             self.expire_idx::<A>(idx, at.now_ns);
             return Err(self.drop(LbDrop::DestRemoved));
         }

@@ -205,10 +205,16 @@ impl Balancer {
             return self.fullnat_forward(at, buf, meta, idx, c, true);
         }
         let (vip, client) = (c.vaddr as u32, c.caddr as u32);
+        // SNAT's (the destination is no VIP): from the router that said it
+        let from = if crate::lb::snat::rule_of(c.svc, c.dest).is_some() {
+            meta.key.src
+        } else {
+            vip
+        };
         let res = fullnat_icmp(
             buf,
             meta,
-            vip,
+            from,
             client,
             End {
                 addr: client,

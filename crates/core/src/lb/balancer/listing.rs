@@ -3,6 +3,7 @@
 
 use super::machine::Balancer;
 use crate::lb::conn::{tick_of, Record, F_ACTIVE};
+use crate::lb::snat::rule_of;
 use crate::lb::spec::{Method, Proto};
 use crate::lb::state::TcpState;
 use crate::lb::verdict::ConnEntry;
@@ -65,12 +66,24 @@ impl Balancer {
             walked += 1;
             walked_active += u64::from(f & F_ACTIVE != 0);
         }
-        let (active, inactive) = self.stats.dests.iter().fold((0, 0), |(a, i), t| {
+        let (mut active, mut inactive) = self.stats.dests.iter().fold((0, 0), |(a, i), t| {
             (
                 a + u64::from(t.active.load(Relaxed)),
                 i + u64::from(t.inactive.load(Relaxed)),
             )
         });
+        // SNAT's connections have no real server: their rules' counter
+        // stands for one (the active ones by flag)
+        let snat = self.stats.snat_live.load(Relaxed);
+        if snat != 0 {
+            let snat_active = self
+                .table6
+                .iter()
+                .filter(|c| rule_of(c.svc, c.dest).is_some() && c.flags & F_ACTIVE != 0)
+                .count() as u64;
+            active += snat_active;
+            inactive += u64::from(snat).saturating_sub(snat_active);
+        }
         Census {
             entries: u64::from(self.table.len()) + u64::from(self.table6.len()),
             walked,

@@ -23,6 +23,8 @@ pub(super) fn release_counters<A, X>(stats: &WorkerStats, trees: &mut LoadTrees,
     }
     if let Some(t) = stats.services.get(svc as usize) {
         t.adjust(0, 0, -1);
+    } else if let Some(r) = crate::lb::snat::rule_of(svc, dest) {
+        stats.snat_release(r);
     }
 }
 

@@ -108,6 +108,8 @@ impl Balancer {
         if cfg.client_address {
             b.client_addrs_alloc();
         }
+        let bound = b.snat_bound();
+        b.stats.snat_bound.store(bound, Relaxed);
         b
     }
 

@@ -85,6 +85,7 @@ mod new_conn;
 mod ops;
 mod packet;
 mod persist;
+mod snat;
 mod sync;
 mod synproxy;
 mod trees;

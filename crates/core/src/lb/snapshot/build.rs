@@ -12,6 +12,7 @@ use super::marks::{check_fwmark, compile_marks};
 use super::service::{Dest, Pin, Service};
 use crate::lb::mark::{check_rules, MarkRule};
 use crate::lb::sched::{stable_id, Prepared};
+use crate::lb::snat::{self, SnatRule};
 use crate::lb::spec::{DestKey, DestSpec, Method, ServiceKey, ServiceSpec, Timeouts};
 use crate::lb::state::TimeoutTable;
 use crate::lb::tunnel::Tunnel;
@@ -173,6 +174,10 @@ pub enum BuildError {
     /// A service group's member that breaks a group's rules.
     #[error("service group {}: {1}", super::group::key_text(.0))]
     Group(ServiceKey, String),
+    /// SNAT rules that are invalid or overlap
+    /// ([`crate::lb::snat::check_rules`]), or a pool address that is a VIP.
+    #[error("{0}")]
+    Snat(String),
 }
 
 /// Builds and validates a [`Snapshot`].
@@ -189,6 +194,7 @@ pub struct SnapshotBuilder<'a> {
     pins: Vec<(ServiceKey, std::net::SocketAddr, DestKey)>,
     synproxy: bool,
     marks: Vec<MarkRule>,
+    snat: Vec<SnatRule>,
 }
 
 impl Default for SnapshotBuilder<'_> {
@@ -213,6 +219,7 @@ impl<'a> SnapshotBuilder<'a> {
             pins: Vec::new(),
             synproxy: false,
             marks: Vec::new(),
+            snat: Vec::new(),
         }
     }
 
@@ -220,6 +227,13 @@ impl<'a> SnapshotBuilder<'a> {
     /// to fwmark services; validated by [`Self::build`].
     pub fn marks(&mut self, rules: &[MarkRule]) -> &mut Self {
         self.marks = rules.to_vec();
+        self
+    }
+
+    /// The SNAT rules (`[[snat]]`) that masquerade the real servers' own
+    /// connections; validated by [`Self::build`].
+    pub fn snat(&mut self, rules: &[SnatRule]) -> &mut Self {
+        self.snat = rules.to_vec();
         self
     }
 
@@ -471,6 +485,18 @@ impl<'a> SnapshotBuilder<'a> {
             }
         }
         check_rules(&self.marks).map_err(BuildError::Marks)?;
+        snat::check_rules(&self.snat).map_err(BuildError::Snat)?;
+        for r in &self.snat {
+            if let Some(a) = r
+                .pool
+                .iter()
+                .find(|a| self.services.iter().any(|(s, _)| s.key.vip == **a))
+            {
+                return Err(BuildError::Snat(format!(
+                    "SNAT pool address {a} is a VIP (a pool address takes the replies of the connections it masquerades)"
+                )));
+            }
+        }
         if ids.services.missing(seen.iter()) > ids.services.available() {
             return Err(BuildError::TooManyServices(ids.services.capacity()));
         }
@@ -611,10 +637,12 @@ impl<'a> SnapshotBuilder<'a> {
             .collect();
         vips6.sort_unstable();
         vips6.dedup();
+        let snat4 = snat::compile4(&self.snat);
         let mut pool4: Vec<u32> = services
             .iter()
             .flat_map(|s| s.local4.iter().copied())
             .chain(self.nat64_pool.iter().copied())
+            .chain(snat4.iter().flat_map(|r| r.pool.iter().copied()))
             .collect();
         pool4.sort_unstable();
         pool4.dedup();
@@ -652,6 +680,7 @@ impl<'a> SnapshotBuilder<'a> {
             sloppy_tcp: self.sloppy_tcp,
             marks4,
             marks6,
+            snat4,
         })
     }
 }

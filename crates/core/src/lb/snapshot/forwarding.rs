@@ -7,6 +7,7 @@ use super::group::Member;
 use super::index::svc_hash;
 use super::service::{Dest, Service};
 use crate::lb::mark::Compiled;
+use crate::lb::snat::Snat4;
 use crate::lb::spec::Timeouts;
 use crate::lb::state::TimeoutTable;
 use crate::lb::tunnel::Tunnel;
@@ -42,8 +43,9 @@ pub struct Snapshot {
     /// NAT64 pool addresses (host order, sorted).
     pub nat64_pool: Vec<u32>,
     /// The IPv4 addresses replies come back to from a port dirigo chose,
-    /// each worker's ports its own: the NAT64 pool and every service's
-    /// FullNAT local addresses (host order, sorted, no duplicates).
+    /// each worker's ports its own: the NAT64 pool, every service's
+    /// FullNAT local addresses and the SNAT pools (host order, sorted, no
+    /// duplicates).
     pub pool4: Vec<u32>,
     /// Every IPv6 service's FullNAT local addresses (sorted, no
     /// duplicates): their replies' owner is the worker of their port.
@@ -63,6 +65,9 @@ pub struct Snapshot {
     pub(super) marks4: Vec<Compiled<u32>>,
     /// The IPv6 mark rules.
     pub(super) marks6: Vec<Compiled<u128>>,
+    /// The IPv4 SNAT rules, in order (read only where the IPv4 path
+    /// misses: no connection, no service, no VIP).
+    pub(super) snat4: Vec<Snat4>,
 }
 
 /// What the mark rules say of a packet no ordinary service takes.
@@ -206,15 +211,35 @@ impl Snapshot {
         !self.marks4.is_empty()
     }
 
+    /// Whether any IPv4 SNAT rule exists (asked before the rules are
+    /// matched, only where the IPv4 path missed).
+    #[inline(always)]
+    pub fn has_snat4(&self) -> bool {
+        !self.snat4.is_empty()
+    }
+
+    /// The SNAT rule (its index, the rule) whose source prefix holds
+    /// `src`. Out of line: only a miss reaches it.
+    #[inline(never)]
+    pub fn snat_rule4(&self, src: u32) -> Option<(usize, &Snat4)> {
+        self.snat4.iter().enumerate().find(|(_, r)| r.matches(src))
+    }
+
+    /// The IPv4 SNAT rules, in order.
+    pub fn snat4(&self) -> &[Snat4] {
+        &self.snat4
+    }
+
     /// Whether any IPv6 mark rule exists.
     #[inline(always)]
     pub fn has_marks6(&self) -> bool {
         !self.marks6.is_empty()
     }
 
-    /// Whether `addr` is a NAT64 pool address or a FullNAT local address
-    /// (the replies of NAT64 and IPv4 FullNAT connections come back to
-    /// it, to the worker owning their destination port).
+    /// Whether `addr` is a NAT64 pool address, a FullNAT local address or
+    /// an SNAT pool address (the replies of NAT64, IPv4 FullNAT and SNAT
+    /// connections come back to it, to the worker owning their
+    /// destination port).
     #[inline]
     pub fn is_pool4(&self, addr: u32) -> bool {
         !self.pool4.is_empty() && self.pool4.binary_search(&addr).is_ok()

@@ -131,6 +131,10 @@ impl Balancer {
         let i6 = idx - cap4;
         if i6 < cap6 {
             let c = self.table6.get(i6)?;
+            if crate::lb::snat::rule_of(c.svc, c.dest).is_some() {
+                // SNAT's: no service to install it under (not handed over)
+                return None;
+            }
             let l = left(c.expires, now)?;
             let aux = (c.flags & F_SYNPROXY != 0)
                 .then(|| sp.and_then(|s| s.lane::<V6>().aux(i6)).copied())

@@ -55,13 +55,25 @@ impl Nat64Ports {
         table: &ConnTable<Conn6>,
         reply: impl Fn(A, u16) -> FlowKey6,
     ) -> Option<(A, u16)> {
+        self.take_range(pool, table, (1024, 65535), reply)
+    }
+
+    /// [`Self::take_with`] from the ports `lo..=hi` only (SNAT's `ports`).
+    pub(in crate::lb::balancer) fn take_range<A: Copy>(
+        &mut self,
+        pool: &[A],
+        table: &ConnTable<Conn6>,
+        (lo, hi): (u16, u16),
+        reply: impl Fn(A, u16) -> FlowKey6,
+    ) -> Option<(A, u16)> {
         if pool.is_empty() {
             return None;
         }
         let (w, i) = (self.workers, self.worker);
-        // ports p = i + w * k within 1024..=65535
-        let kmin = (1024u32.saturating_sub(i)).div_ceil(w);
-        let kmax = (65535 - i.min(65535)) / w;
+        let (lo, hi) = (lo as u32, hi as u32);
+        // ports p = i + w * k within lo..=hi
+        let kmin = (lo.saturating_sub(i)).div_ceil(w);
+        let kmax = hi.checked_sub(i)? / w;
         let n = kmax.checked_sub(kmin)? + 1;
         for _ in 0..64 {
             let c = self.cursor;

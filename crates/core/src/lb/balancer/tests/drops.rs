@@ -57,7 +57,8 @@ fn drop_reason_names() {
          icmp_rate_limited ttl_exceeded no_room malformed dest_removed \
          synproxy_cookie_invalid synproxy_cookie_expired nat64_ports_exhausted \
          fullnat_ports_exhausted mark_no_service client_address_no_room \
-         ftp_no_room ftp_shift"
+         ftp_no_room ftp_shift \
+         snat_ports_exhausted snat_limit"
     );
 }
 

@@ -170,6 +170,7 @@ mod ops;
 mod persist;
 mod pins;
 mod robust;
+mod snat;
 mod sync;
 mod synproxy;
 mod synproxy6;
