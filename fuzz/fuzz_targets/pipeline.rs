@@ -230,6 +230,35 @@ fn world() -> World {
             dest(12, 80, Method::Nat, 1),
         ],
     );
+    // the FTP helper (a NAT service on port 21): control segments'
+    // lines rewritten and shifted, expected data connections
+    b.service(
+        service(Proto::Tcp, VIP, 21, SchedKind::Rr, None),
+        vec![dest(11, 21, Method::Nat, 1), dest(12, 21, Method::Nat, 1)],
+    );
+    // FullNAT with the PROXY header inserted and shifted
+    let mut fnat = service(Proto::Tcp, VIP2, 443, SchedKind::Rr, None);
+    fnat.local_addresses = vec![Ipv4Addr::new(172, 16, 0, 200).into()];
+    fnat.client_address = dirigo::lb::spec::ClientAddress::ProxyV2;
+    b.service(
+        fnat,
+        vec![
+            dest(11, 443, Method::FullNat, 1),
+            dest(13, 443, Method::FullNat, 1),
+        ],
+    );
+    // SNAT: the real servers' own connections out, through the clients'
+    // network
+    b.snat(&[dirigo::lb::snat::SnatRule {
+        source: dirigo::lb::mark::Prefix {
+            addr: Ipv4Addr::new(172, 16, 0, 0).into(),
+            len: 24,
+        },
+        pool: vec![Ipv4Addr::new(10, 0, 0, 200).into()],
+        max_conns: 8,
+        port_lo: 1024,
+        port_hi: 65535,
+    }]);
     // IPv6: NAT and DR (one real server never resolved), UDP by TUN
     let v6 = |a: u128| std::net::IpAddr::V6(a.into());
     let mut s6 = service(Proto::Tcp, VIP, 80, SchedKind::Rr, None);
