@@ -618,7 +618,8 @@ const LADDR4: &str = "10.98.0.201";
 /// IPv6 clients to IPv4 FullNAT servers (issue 51): the NAT64 service's
 /// servers switched to FullNAT, leaving from an IPv4 local address of the
 /// service (not the NAT64 pool); 1 MiB each way byte-exact, the servers'
-/// peer that local address; a client_address refused for them.
+/// peer that local address; TOA refused for them, PROXY v2 carrying the
+/// IPv6 client to an IPv4 server that speaks first.
 fn fullnat64(lab: &Lab) {
     let svc = nat64_svc();
     let mut rules = format!("-P -t {svc} -z {LADDR4}\n");
@@ -636,13 +637,24 @@ fn fullnat64(lab: &Lab) {
     assert!(who.contains(&format!("peer={LADDR4}:")), "{who}");
     let o = std::process::Command::new(common::DIRIGOADM)
         .args(["--socket", &lab.sock, "-E", "-t", &svc, "-s", "rr"])
-        .args(["--client-address", "proxy-v2"])
+        .args(["--client-address", "toa"])
         .output()
         .unwrap();
     assert!(
         !o.status.success()
-            && String::from_utf8_lossy(&o.stderr).contains("not carried to IPv4 real servers"),
+            && String::from_utf8_lossy(&o.stderr).contains("TOA does not carry an IPv6 client"),
         "{o:?}"
+    );
+    // the IPv6 client's address by PROXY v2 to an IPv4 server that
+    // speaks first: the header alone, first, then a byte-exact echo
+    lab_common::client_addr::proxy_v2_from_ipv6(
+        lab,
+        VIP6,
+        2528,
+        LADDR4,
+        &lab_common::rip(3),
+        "0.0.0.0",
+        CLIENT6,
     );
     eprintln!("fullnat64: 1 MiB down via {down}, 1 MiB up via {up} from {LADDR4}: checksums ok");
 }

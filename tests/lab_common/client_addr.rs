@@ -85,22 +85,36 @@ fn start_haproxy(lab: &Lab, st: &str) {
 /// 3 (`rip6`); it gets the 52-byte TCP6 header naming `client6` before
 /// the client speaks, then 300 lines echoed byte for byte.
 pub fn proxy_v2_ipv6(lab: &Lab, vip6: &str, laddr6: &str, rip6: &str, client6: &str) {
-    let svc = format!("[{vip6}]:2527");
+    proxy_v2_from_ipv6(lab, vip6, 2527, laddr6, &format!("[{rip6}]"), "::", client6);
+}
+
+/// [`proxy_v2_ipv6`] on `vip6`'s `port`, its real server `rs` (as `-r`
+/// takes it: `[IPv6]` or an IPv4 address, whose server binds `bind`).
+pub fn proxy_v2_from_ipv6(
+    lab: &Lab,
+    vip6: &str,
+    port: u16,
+    laddr: &str,
+    rs: &str,
+    bind: &str,
+    client6: &str,
+) {
+    let svc = format!("[{vip6}]:{port}");
     let rules = format!(
-        "-A -t {svc} -s rr --client-address proxy-v2\n-P -t {svc} -z {laddr6}\n\
-         -a -t {svc} -r [{rip6}]:2527 -b -w 1\n"
+        "-A -t {svc} -s rr --client-address proxy-v2\n-P -t {svc} -z {laddr}\n\
+         -a -t {svc} -r {rs}:{port} -b -w 1\n"
     );
     lab.adm_stdin(&["-R"], Some(&rules));
     lab.spawn_support(
         "rs3",
-        "rs3-banner6",
+        &format!("rs3-banner-{port}"),
         "banner_first.py",
-        &["--name", "rs3", "--bind", "::", "--port", "2527"],
+        &["--name", "rs3", "--bind", bind, "--port", &port.to_string()],
     );
     let py = format!(
         r#"
 import socket
-s = socket.create_connection(("{vip6}", 2527), timeout=10)
+s = socket.create_connection(("{vip6}", {port}), timeout=10)
 f = s.makefile("rb")
 print(f.readline().decode().strip())
 print(f.readline().decode().strip())

@@ -185,7 +185,15 @@ method = "fullnat"
         "scheduler = \"rr\"\nlocal",
         "scheduler = \"rr\"\nclient_address = \"toa\"\nlocal",
     );
-    assert!(err(&bad).contains("client_address is not carried to IPv4 real servers"));
+    assert!(err(&bad).contains("TOA does not carry an IPv6 client's address to IPv4 real servers"));
+    let good = v64.replace(
+        "scheduler = \"rr\"\nlocal",
+        "scheduler = \"rr\"\nclient_address = \"proxy-v2\"\nlocal",
+    );
+    assert!(
+        Config::parse(&good, "t").is_ok(),
+        "proxy-v2 to IPv4 servers of an IPv6 VIP"
+    );
     // client_address: read, and for TCP FullNAT services only
     use dirigo_core::lb::spec::ClientAddress;
     assert_eq!(s.spec.client_address, ClientAddress::None);

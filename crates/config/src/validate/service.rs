@@ -329,7 +329,7 @@ fn local_addresses(
             break;
         }
     }
-    if !s.client_address.is_none()
+    if s.client_address == dirigo_core::lb::spec::ClientAddress::Toa
         && key.vip.is_ipv6()
         && dests
             .iter()
@@ -339,8 +339,8 @@ fn local_addresses(
         iss.add(
             at.k("client_address"),
             format!(
-                "service {}: client_address is not carried to IPv4 real servers behind an IPv6 \
-                 VIP (the translation to IPv4 does not insert it yet)",
+                "service {}: TOA does not carry an IPv6 client's address to IPv4 real servers \
+                 (their toa module reads an IPv4 one): use proxy-v1 or proxy-v2",
                 s.label()
             ),
         );

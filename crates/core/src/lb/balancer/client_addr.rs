@@ -37,19 +37,28 @@ use crate::lb::spec::ClientAddress;
 use crate::lb::verdict::LbDrop;
 use crate::lb::xmit::grow::{grow_segment, SegAt};
 use crate::net::buf::PacketBuf;
-use crate::net::meta::{tcp_flags, Meta, PROTO_TCP};
+use crate::net::meta::{tcp_flags, FlowKey, Meta, PacketMeta, PacketMeta6, PROTO_TCP};
 use crate::net::wire::proxy::{Addrs, V1_MAX_LEN};
-use crate::net::wire::tcp;
 use crate::net::wire::toa::{self, Toa};
+use crate::net::wire::{ipv4, tcp};
 
 /// The longest header inserted (a version 1 line; version 2 for IPv6 is
 /// 52 bytes).
 const HEADER_MAX: usize = V1_MAX_LEN;
 
-/// The client and the service of FullNAT connection `c` (IPv4 ones are
-/// held IPv4-mapped, with their local address in `laddr4`).
+/// Whether FullNAT connection `c`'s client is an IPv4 one (held
+/// IPv4-mapped, `::ffff:a.b.c.d`); an IPv6 client of an IPv4 server
+/// (NAT64's translation) is not.
+#[inline]
+fn v4_client(c: &Conn6) -> bool {
+    c.caddr >> 32 == 0xffff
+}
+
+/// The client and the service of FullNAT connection `c`: IPv4 ones are
+/// held IPv4-mapped; an IPv6 client's addresses are IPv6 whatever the
+/// real server's family.
 fn addrs(c: &Conn6) -> Addrs {
-    if c.ext.laddr4 != 0 {
+    if v4_client(c) {
         Addrs::V4 {
             src: c.caddr as u32,
             dst: c.vaddr as u32,
@@ -68,7 +77,7 @@ fn addrs(c: &Conn6) -> Addrs {
 
 /// The TOA option naming `c`'s client.
 fn toa_of(c: &Conn6) -> Toa {
-    if c.ext.laddr4 != 0 {
+    if v4_client(c) {
         Toa::V4 {
             port: c.cport,
             addr: c.caddr as u32,
@@ -243,6 +252,45 @@ impl Balancer {
                 .map_err(|_| LbDrop::ClientAddrNoRoom);
         }
         Ok(()) // not reached: PROXY's client segments are above
+    }
+
+    /// [`Self::client_addr`] for a request of an IPv6 client's connection
+    /// to an IPv4 FullNAT server once NAT64's translation has written it
+    /// (`meta6` said where the IPv6 packet's parts were; the IPv4 header
+    /// of 20 bytes now stands where the IPv6 one and its extension headers
+    /// were).
+    pub(super) fn client_addr_to4<B: PacketBuf>(
+        &mut self,
+        buf: &mut B,
+        meta6: &PacketMeta6,
+        idx: u32,
+        c: &Conn6,
+    ) -> Result<(), LbDrop> {
+        let hdr = meta6
+            .l4_off
+            .checked_sub(meta6.l3_off)
+            .ok_or(LbDrop::Malformed)?;
+        let seg = meta6.ip_len.checked_sub(hdr).ok_or(LbDrop::Malformed)?;
+        let ip4 = ipv4::MIN_HEADER_LEN as u16;
+        let meta = PacketMeta {
+            port: meta6.port,
+            vlan: meta6.vlan,
+            l3_off: meta6.l3_off,
+            l4_off: meta6.l3_off + ip4,
+            ip_len: seg.checked_add(ip4).ok_or(LbDrop::Malformed)?,
+            key: FlowKey {
+                src: 0,
+                dst: 0,
+                sport: meta6.key.sport,
+                dport: meta6.key.dport,
+                proto: meta6.key.proto,
+            },
+            tcp_flags: meta6.tcp_flags,
+            ttl: meta6.ttl,
+            df: meta6.df,
+            icmp: None,
+        };
+        self.client_addr(buf, &meta, idx, c, false, false)
     }
 
     /// The PROXY header of connection `c` put before the payload of the

@@ -327,7 +327,11 @@ impl Balancer {
             let leg = Nat64Leg {
                 laddr4,
                 lport,
-                cip: 0,
+                cip: if fullnat64 {
+                    self.client_addr_byte(svc, key.proto, start == TcpState::None)
+                } else {
+                    0
+                },
                 laddr6: [0; 4],
             };
             (mapped(d.addr), leg)
@@ -399,6 +403,13 @@ impl Balancer {
                 return self.drop(LbDrop::Malformed); // not reached: IPv4 replies
             }
             let res = x6::nat64::to4(buf, meta, leg4(c), &mut self.ip_id, egress);
+            // FullNAT to an IPv4 server: the client's address, in the
+            // translated packet
+            if res.is_ok() && c.ext.cip != 0 {
+                if let Err(why) = self.client_addr_to4(buf, meta, idx, c) {
+                    return self.drop(why);
+                }
+            }
             return self.finish64(at, res, c, meta, buf);
         }
         if c.flags & F_SYNPROXY != 0 {

@@ -110,10 +110,11 @@ pub enum BuildError {
         std::net::SocketAddr::new(.0.vip, .0.port), .1.addr
     )]
     FullNatNoLaddrOfFamily(ServiceKey, DestKey),
-    /// `client_address` for IPv4 FullNAT real servers of an IPv6 VIP.
+    /// `client_address = "toa"` for IPv4 FullNAT real servers of an IPv6
+    /// VIP.
     #[error(
-        "service {}: client_address is not carried to IPv4 real servers behind an IPv6 VIP \
-         (the translation to IPv4 does not insert it)",
+        "service {}: TOA does not carry an IPv6 client's address to IPv4 real servers \
+         (their toa module reads an IPv4 one): use proxy-v1 or proxy-v2",
         std::net::SocketAddr::new(.0.vip, .0.port)
     )]
     ClientAddress64(ServiceKey),
@@ -358,7 +359,7 @@ impl<'a> SnapshotBuilder<'a> {
         }) {
             return Err(BuildError::FullNatNoLaddrOfFamily(k, d.key));
         }
-        if !spec.client_address.is_none()
+        if spec.client_address == crate::lb::spec::ClientAddress::Toa
             && k.vip.is_ipv6()
             && dests.iter().any(|d| d.key.addr.is_ipv4())
         {

@@ -76,6 +76,13 @@ impl Balancer {
         if let Err(v) = self.touch(at, h.idx, &c, true, meta.tcp_flags) {
             return v;
         }
+        // an IPv4 FullNAT server's reply to an IPv6 client carrying its
+        // address: the numbers shifted back, the SYN/ACK's MSS clamped
+        if c.ext.cip != 0 {
+            if let Err(why) = self.client_addr(buf, meta, h.idx, &c, true, false) {
+                return self.drop(why);
+            }
+        }
         match x6::nat64::to6(buf, meta, c.vaddr, c.vport, c.caddr, c.cport, egress) {
             Ok(port) => {
                 let bytes = meta.ip_len as u64;

@@ -10,6 +10,8 @@ use crate::lb::handoff::codec::{decode, encode};
 use crate::lb::handoff::{Entry, HandoffCount};
 use crate::lb::snapshot::BuildError;
 use crate::lb::spec::ClientAddress;
+use crate::net::wire::proxy;
+use etherparse::{NetSlice, PacketBuilder, SlicedPacket, TcpOptionElement, TransportSlice};
 
 const LADDR4: [u8; 4] = [10, 0, 0, 211];
 
@@ -101,10 +103,10 @@ fn the_snapshot_keeps_fullnat64s_rules() {
         b.build(&mut e.ids, 1),
         Err(BuildError::FullNatNoLaddrOfFamily(..))
     ));
-    // the client's address is not carried through the translation
+    // TOA cannot carry an IPv6 client to an IPv4 server
     let mut b = SnapshotBuilder::new();
     let mut spec = svc64(80, &["10.0.0.211"]);
-    spec.client_address = ClientAddress::ProxyV2;
+    spec.client_address = ClientAddress::Toa;
     b.service(spec, vec![full4.clone()]);
     assert!(matches!(
         b.build(&mut e.ids, 1),
@@ -168,4 +170,129 @@ fn a_fullnat64_connection_survives_a_handoff() {
         c.w.install_handoff(&sc, &entries[0], 100 * S),
         HandoffCount::Nat64Pool
     );
+}
+
+/// (seq, ack, payload, source port, MSS) of a TCP frame dirigo wrote,
+/// either family, its TCP checksum compared with etherparse's.
+fn read(frame: &[u8]) -> (u32, u32, Vec<u8>, u16, Option<u16>) {
+    let p = SlicedPacket::from_ethernet(frame).expect("parse");
+    let Some(TransportSlice::Tcp(t)) = &p.transport else {
+        panic!("not TCP")
+    };
+    let want = match &p.net {
+        Some(NetSlice::Ipv4(ip)) => t
+            .to_header()
+            .calc_checksum_ipv4(&ip.header().to_header(), t.payload())
+            .unwrap(),
+        Some(NetSlice::Ipv6(ip)) => t
+            .to_header()
+            .calc_checksum_ipv6(&ip.header().to_header(), t.payload())
+            .unwrap(),
+        _ => panic!("not IP"),
+    };
+    assert_eq!(t.checksum(), want, "TCP checksum");
+    let mss = t.options_iterator().find_map(|o| match o {
+        Ok(TcpOptionElement::MaximumSegmentSize(m)) => Some(m),
+        _ => None,
+    });
+    (
+        t.sequence_number(),
+        t.acknowledgment_number(),
+        t.payload().to_vec(),
+        t.source_port(),
+        mss,
+    )
+}
+
+/// A TCP segment of the client (IPv6, to the VIP) or of the real server
+/// (IPv4, to the local address and port `lport`).
+fn seg(
+    from_client: bool,
+    lport: u16,
+    seq: u32,
+    ack: Option<u32>,
+    syn: bool,
+    pay: &[u8],
+) -> Vec<u8> {
+    let mss = [TcpOptionElement::MaximumSegmentSize(1440)];
+    let b = PacketBuilder::ethernet2(CLIENT_MAC, OUR_MAC);
+    let mut b = if from_client {
+        b.ipv6(CLIENT6.to_be_bytes(), VIP6.to_be_bytes(), 64)
+            .tcp(40000, 80, seq, 64240)
+    } else {
+        b.ipv4(RIP, LADDR4, 64).tcp(8080, lport, seq, 64240)
+    };
+    if syn {
+        b = b.syn();
+    }
+    if let Some(a) = ack {
+        b = b.ack(a);
+    }
+    let b = b.options(if syn { &mss[..] } else { &[] }).unwrap();
+    let mut v = Vec::new();
+    b.write(&mut v, pay).unwrap();
+    v
+}
+
+#[test]
+fn an_ipv6_clients_address_reaches_an_ipv4_server_by_proxy_v2() {
+    const ISN: u32 = 7_000;
+    const SISN: u32 = 90_000;
+    let mut e = env(1024);
+    let s = e.snap(1, |b| {
+        let mut spec = svc64(80, &["10.0.0.211"]);
+        spec.client_address = ClientAddress::ProxyV2;
+        b.service(spec, vec![dest(RIP, 8080, Method::FullNat, 1)]);
+    });
+    let (v, out) = e.send6(&s, &seg(true, 0, ISN, None, true, b""), 0);
+    assert_eq!(v, LbVerdict::Tx { port: 1 });
+    let lport = read(&out).3;
+    // the server's SYN/ACK: back to the client as IPv6, its MSS lowered
+    // by the header's length
+    let hl = proxy::V2_LEN_INET6 as u32;
+    let to_laddr = |e: &mut Env, f: &[u8]| {
+        let mut b = VecBuf::with_room(f, 128, 64);
+        let v =
+            e.w.nat64_reply(&BurstCtx::new(&s, &e.eg, S), &mut b, &meta_of(f));
+        (v, b.to_vec())
+    };
+    let (v, out) = to_laddr(&mut e, &seg(false, lport, SISN, Some(ISN + 1), true, b""));
+    assert_eq!(v, LbVerdict::Tx { port: 0 });
+    assert_eq!(read(&out).4, Some(1440 - hl as u16));
+    // the handshake's last ACK carries the header, as IPv4, from the
+    // local address: the IPv6 client and VIP in it
+    let mut b = VecBuf::with_room(&seg(true, 0, ISN + 1, Some(SISN + 1), false, b""), 128, 128);
+    let m = meta6(&b.to_vec());
+    let v = e.w.process6(&BurstCtx::new(&s, &e.eg, S), &mut b, &m);
+    assert_eq!(v, LbVerdict::Tx { port: 1 });
+    let out = b.to_vec();
+    let (seq, _, payload, sport, _) = read(&out);
+    assert_eq!((seq, sport), (ISN + 1, lport));
+    assert_eq!(
+        proxy::parse_v2(&payload).unwrap(),
+        (
+            proxy::Addrs::V6 {
+                src: CLIENT6,
+                dst: VIP6,
+                sport: 40000,
+                dport: 80
+            },
+            hl as usize
+        )
+    );
+    // the server acknowledges the header and 4 bytes: the client hears
+    // of its 4
+    let (_, out) = to_laddr(
+        &mut e,
+        &seg(false, lport, SISN + 1, Some(ISN + 1 + hl + 4), false, b""),
+    );
+    assert_eq!(read(&out).1, ISN + 1 + 4);
+    // the client's next bytes go shifted by the header
+    let (_, out) = e.send6(
+        &s,
+        &seg(true, 0, ISN + 5, Some(SISN + 1), false, b"more"),
+        S,
+    );
+    let (seq, _, payload, _, _) = read(&out);
+    assert_eq!((seq, payload.as_slice()), (ISN + 5 + hl, &b"more"[..]));
 }
