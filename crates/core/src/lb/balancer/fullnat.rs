@@ -51,6 +51,14 @@ pub(super) fn widen(k: &FlowKey) -> FlowKey6 {
     }
 }
 
+/// What [`Balancer::request4_in6`] found.
+pub(super) enum Request4 {
+    /// A live record: its index and a copy.
+    Known(u32, Conn6),
+    /// None: where a new one goes, and its first state.
+    New(Probe, TcpState),
+}
+
 /// Whether `c` is an IPv4 FullNAT connection (in the IPv6 table).
 #[inline]
 pub(super) fn is_fullnat4(c: &Conn6) -> bool {
@@ -71,16 +79,40 @@ impl Balancer {
         svc: &Service,
     ) -> LbVerdict {
         let k6 = widen(key);
-        let hash = self.table6.hash(&k6);
-        let probe = match self.table6.lookup_probe(&k6, hash) {
+        match self.request4_in6(at, meta, &k6, is_fullnat4) {
+            Ok(Request4::Known(idx, c)) => self.fullnat_forward(at, buf, meta, idx, c, false),
+            Ok(Request4::New(probe, start)) => {
+                match self.fullnat_conn(at, svc, key, &k6, probe, start) {
+                    Ok((idx, c)) => self.fullnat_forward(at, buf, meta, idx, c, false),
+                    Err(why) => self.drop(why),
+                }
+            }
+            Err(why) => self.drop(why),
+        }
+    }
+
+    /// A client's request of an IPv4 connection the IPv6 table keeps
+    /// (FullNAT's, SNAT's: `k6` its tuple widened, `kind` whether a record
+    /// is one): a live record of that kind, or where a new one goes and
+    /// the state it starts in (an expired or reusable record is expired
+    /// first); a TCP segment that may not open one is
+    /// [`LbDrop::NotTracked`].
+    #[inline]
+    pub(super) fn request4_in6<E>(
+        &mut self,
+        at: &BurstCtx<E>,
+        meta: &PacketMeta,
+        k6: &FlowKey6,
+        kind: fn(&Conn6) -> bool,
+    ) -> Result<Request4, LbDrop> {
+        let hash = self.table6.hash(k6);
+        let probe = match self.table6.lookup_probe(k6, hash) {
             Ok(h) if !h.reply => {
-                let Some(c) = self.table6.get(h.idx).copied() else {
-                    return self.drop(LbDrop::Malformed);
-                };
+                let c = self.table6.get(h.idx).copied().ok_or(LbDrop::Malformed)?;
                 let expired = tick_reached(at.now, c.expires);
                 let reuse = is_new_syn(meta) && reusable(&c);
-                if !(expired || reuse) && is_fullnat4(&c) {
-                    return self.fullnat_forward(at, buf, meta, h.idx, c, false);
+                if !(expired || reuse) && kind(&c) {
+                    return Ok(Request4::Known(h.idx, c));
                 }
                 self.expire_idx::<u128>(h.idx, at.now_ns);
                 self.table6.unprobed(hash)
@@ -88,21 +120,19 @@ impl Balancer {
             Ok(_) => self.table6.unprobed(hash),
             Err(p) => p,
         };
-        if key.proto == PROTO_TCP
+        let tcp = meta.key.proto == PROTO_TCP;
+        if tcp
             && (meta.tcp_flags & tcp_flags::RST != 0
                 || (meta.tcp_flags & tcp_flags::SYN == 0 && !at.snap.sloppy_tcp))
         {
-            return self.drop(LbDrop::NotTracked);
+            return Err(LbDrop::NotTracked);
         }
-        let start = if key.proto == PROTO_TCP && meta.tcp_flags & tcp_flags::SYN == 0 {
+        let start = if tcp && meta.tcp_flags & tcp_flags::SYN == 0 {
             TcpState::Established
         } else {
             TcpState::None
         };
-        match self.fullnat_conn(at, svc, key, &k6, probe, start) {
-            Ok((idx, c)) => self.fullnat_forward(at, buf, meta, idx, c, false),
-            Err(why) => self.drop(why),
-        }
+        Ok(Request4::New(probe, start))
     }
 
     /// Schedule (pinned client, persistence template, scheduler) and

@@ -23,9 +23,9 @@
 //! addresses) while the snapshot has SNAT rules.
 
 use super::burst::{lookup_key, BurstCtx};
-use super::fullnat::widen;
+use super::fullnat::{widen, Request4};
 use super::machine::Balancer;
-use crate::lb::conn::{mapped, tick_reached, Conn6, FlowKey6, Nat64Leg, Probe};
+use crate::lb::conn::{mapped, Conn6, FlowKey6, Nat64Leg, Probe};
 use crate::lb::snat::{rule_of, Snat4, SNAT_DEST_BASE, SNAT_SVC};
 use crate::lb::spec::Method;
 use crate::lb::state::TcpState;
@@ -33,7 +33,7 @@ use crate::lb::stats::bump;
 use crate::lb::verdict::{LbDrop, LbVerdict};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::{Egress, Egress6};
-use crate::net::meta::{tcp_flags, FlowKey, PacketMeta, PROTO_TCP, PROTO_UDP};
+use crate::net::meta::{FlowKey, PacketMeta, PROTO_TCP, PROTO_UDP};
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Whether `c` is an SNAT connection.
@@ -68,41 +68,14 @@ impl Balancer {
         };
         self.see_epoch(at.snap);
         let k6 = widen(key);
-        let hash = self.table6.hash(&k6);
-        let probe = match self.table6.lookup_probe(&k6, hash) {
-            Ok(h) if !h.reply => {
-                let Some(c) = self.table6.get(h.idx).copied() else {
-                    return self.drop(LbDrop::Malformed);
-                };
-                let expired = tick_reached(at.now, c.expires);
-                let reuse = c.proto == PROTO_TCP
-                    && meta.tcp_flags & (tcp_flags::SYN | tcp_flags::ACK) == tcp_flags::SYN
-                    && matches!(
-                        TcpState::from_u8(c.state),
-                        TcpState::TimeWait | TcpState::Close
-                    );
-                if !(expired || reuse) && is_snat(&c) {
-                    return self.fullnat_forward(at, buf, meta, h.idx, c, false);
+        match self.request4_in6(at, meta, &k6, is_snat) {
+            Ok(Request4::Known(idx, c)) => self.fullnat_forward(at, buf, meta, idx, c, false),
+            Ok(Request4::New(probe, start)) => {
+                match self.snat_conn(at, ri, rule, key, &k6, probe, start) {
+                    Ok((idx, c)) => self.fullnat_forward(at, buf, meta, idx, c, false),
+                    Err(why) => self.drop(why),
                 }
-                self.expire_idx::<u128>(h.idx, at.now_ns);
-                self.table6.unprobed(hash)
             }
-            Ok(_) => self.table6.unprobed(hash),
-            Err(p) => p,
-        };
-        if key.proto == PROTO_TCP
-            && (meta.tcp_flags & tcp_flags::RST != 0
-                || (meta.tcp_flags & tcp_flags::SYN == 0 && !at.snap.sloppy_tcp))
-        {
-            return self.drop(LbDrop::NotTracked);
-        }
-        let start = if key.proto == PROTO_TCP && meta.tcp_flags & tcp_flags::SYN == 0 {
-            TcpState::Established
-        } else {
-            TcpState::None
-        };
-        match self.snat_conn(at, ri, rule, key, &k6, probe, start) {
-            Ok((idx, c)) => self.fullnat_forward(at, buf, meta, idx, c, false),
             Err(why) => self.drop(why),
         }
     }

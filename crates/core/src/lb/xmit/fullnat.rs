@@ -18,7 +18,7 @@ use super::route::{next_hop, set_eth};
 use crate::net::buf::PacketBuf;
 use crate::net::checksum;
 use crate::net::egress::{Egress, EgressTo};
-use crate::net::meta::{Meta, PacketMeta, PROTO_ICMP, PROTO_TCP, PROTO_UDP};
+use crate::net::meta::{Meta, PacketMeta, PROTO_TCP, PROTO_UDP};
 use crate::net::wire::{get, icmp, ipv4, set, tcp, udp};
 
 /// An address and a port: one side of a rewritten packet.
@@ -118,13 +118,7 @@ pub fn fullnat_icmp<B: PacketBuf>(
         il4,
         end,
         ..
-    } = QuoteAt::checked(
-        meta,
-        buf.len(),
-        PROTO_ICMP,
-        ipv4::MIN_HEADER_LEN,
-        icmp::HEADER_LEN,
-    )?;
+    } = QuoteAt::v4(meta, buf.len())?;
     let nh = next_hop(egress, to)?;
     let d = buf.data_mut();
     let ip = d.get_mut(l3..l4).ok_or(XmitError::Malformed)?;

@@ -8,7 +8,7 @@ use crate::net::buf::PacketBuf;
 use crate::net::checksum;
 use crate::net::egress::{Egress, EgressTo};
 use crate::net::family::Addr;
-use crate::net::meta::{Meta, PacketMeta, PROTO_ICMP, PROTO_TCP, PROTO_UDP};
+use crate::net::meta::{Meta, PacketMeta, PROTO_TCP, PROTO_UDP};
 use crate::net::wire::{be16_at, be32_at, ethernet, get, icmp, ipv4, ipv6, set, tcp, udp};
 
 /// Which side of the packet to rewrite.
@@ -297,13 +297,7 @@ pub fn nat_icmp<B: PacketBuf>(
         il4,
         end,
         proto: quoted_proto,
-    } = QuoteAt::checked(
-        meta,
-        buf.len(),
-        PROTO_ICMP,
-        ipv4::MIN_HEADER_LEN,
-        icmp::HEADER_LEN,
-    )?;
+    } = QuoteAt::v4(meta, buf.len())?;
     let route_to = match side {
         Side::Dst => addr,
         Side::Src => {

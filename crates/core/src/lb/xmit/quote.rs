@@ -3,8 +3,8 @@
 //! header, the quoted header and the quoted ports in place.
 
 use super::error::XmitError;
-use crate::net::meta::Meta;
-use crate::net::wire::{ethernet, udp};
+use crate::net::meta::{Meta, PROTO_ICMP, PROTO_ICMPV6};
+use crate::net::wire::{ethernet, icmp, icmpv6, ipv4, ipv6, udp};
 
 /// The offsets of an ICMP (ICMPv6) error and the packet it quotes, each
 /// checked against the others and the frame: the outer IP header at
@@ -54,5 +54,29 @@ impl QuoteAt {
             return Err(XmitError::Malformed);
         }
         Ok(at)
+    }
+
+    /// [`Self::checked`] for an ICMPv4 error.
+    #[inline]
+    pub(crate) fn v4<A>(meta: &Meta<A>, frame_len: usize) -> Result<QuoteAt, XmitError> {
+        Self::checked(
+            meta,
+            frame_len,
+            PROTO_ICMP,
+            ipv4::MIN_HEADER_LEN,
+            icmp::HEADER_LEN,
+        )
+    }
+
+    /// [`Self::checked`] for an ICMPv6 error.
+    #[inline]
+    pub(crate) fn v6<A>(meta: &Meta<A>, frame_len: usize) -> Result<QuoteAt, XmitError> {
+        Self::checked(
+            meta,
+            frame_len,
+            PROTO_ICMPV6,
+            ipv6::HEADER_LEN,
+            icmpv6::HEADER_LEN,
+        )
     }
 }

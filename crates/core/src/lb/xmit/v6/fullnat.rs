@@ -9,7 +9,7 @@ use crate::lb::xmit::quote::QuoteAt;
 use crate::lb::xmit::route::{next_hop, set_eth};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::Egress6;
-use crate::net::meta::{PacketMeta6, PROTO_ICMPV6};
+use crate::net::meta::PacketMeta6;
 use crate::net::wire::{icmpv6, ipv6};
 
 /// Translate an ICMPv6 error quoting a packet of an IPv6 FullNAT
@@ -39,13 +39,7 @@ pub fn fullnat6_icmp<B: PacketBuf>(
         il4,
         end,
         proto: quoted_proto,
-    } = QuoteAt::checked(
-        meta,
-        buf.len(),
-        PROTO_ICMPV6,
-        ipv6::HEADER_LEN,
-        icmpv6::HEADER_LEN,
-    )?;
+    } = QuoteAt::v6(meta, buf.len())?;
     let nh = next_hop(egress, to)?;
     let d = buf.data_mut();
     let mut ip = ipv6::Packet::new_unchecked(d.get_mut(l3..l4).ok_or(XmitError::Malformed)?);

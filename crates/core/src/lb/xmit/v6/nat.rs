@@ -7,7 +7,7 @@ use crate::lb::xmit::quote::QuoteAt;
 use crate::lb::xmit::route::{next_hop, set_eth};
 use crate::net::buf::PacketBuf;
 use crate::net::egress::Egress6;
-use crate::net::meta::{PacketMeta6, PROTO_ICMPV6, PROTO_TCP};
+use crate::net::meta::{PacketMeta6, PROTO_TCP};
 use crate::net::wire::{icmpv6, ipv6, tcp, udp};
 
 /// The side of a packet quoted in an ICMPv6 error about this one: the
@@ -101,13 +101,7 @@ pub fn nat6_icmp<B: PacketBuf>(
         il4,
         end,
         proto: quoted_proto,
-    } = QuoteAt::checked(
-        meta,
-        buf.len(),
-        PROTO_ICMPV6,
-        ipv6::HEADER_LEN,
-        icmpv6::HEADER_LEN,
-    )?;
+    } = QuoteAt::v6(meta, buf.len())?;
     let (src, dst) = {
         let ip = buf.data().get(l3..l4).ok_or(XmitError::Malformed)?;
         let ip = ipv6::Packet::new_unchecked(ip);
