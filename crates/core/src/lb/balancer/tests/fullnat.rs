@@ -43,7 +43,7 @@ fn env_of(cap: u32, worker: u32, workers: u32) -> Env {
 
 /// The frame's addresses and ports (etherparse's reading), its TTL; every
 /// checksum verified.
-fn seen(frame: &[u8]) -> ([u8; 4], u16, [u8; 4], u16, u8) {
+pub(super) fn seen(frame: &[u8]) -> ([u8; 4], u16, [u8; 4], u16, u8) {
     verify(frame);
     let p = SlicedPacket::from_ethernet(frame).expect("parse");
     let Some(NetSlice::Ipv4(ip)) = &p.net else {

@@ -5,11 +5,11 @@
 //! exhausted pool and the bound are counted refusals that evict nothing;
 //! the rule's counters follow its connections; what the snapshot refuses.
 
+use super::fullnat::seen;
 use super::*;
 use crate::lb::mark::Prefix;
 use crate::lb::snapshot::BuildError;
 use crate::lb::snat::SnatRule;
-use etherparse::{NetSlice, SlicedPacket, TransportSlice};
 
 /// The pool address (the client's side: 203.0.113.0/24 is the gateway's).
 const POOL: [u8; 4] = [203, 0, 113, 50];
@@ -50,23 +50,6 @@ fn env_of(cap6: u32, worker: u32, workers: u32) -> Env {
         w,
         eg: FakeEgress::default(),
     }
-}
-
-/// The frame's addresses and ports (etherparse's reading), its TTL; every
-/// checksum verified.
-fn seen(frame: &[u8]) -> ([u8; 4], u16, [u8; 4], u16, u8) {
-    verify(frame);
-    let p = SlicedPacket::from_ethernet(frame).expect("parse");
-    let Some(NetSlice::Ipv4(ip)) = &p.net else {
-        panic!("not IPv4")
-    };
-    let h = ip.header().to_header();
-    let (sp, dp) = match &p.transport {
-        Some(TransportSlice::Tcp(t)) => (t.source_port(), t.destination_port()),
-        Some(TransportSlice::Udp(u)) => (u.source_port(), u.destination_port()),
-        other => panic!("{other:?}"),
-    };
-    (h.source, sp, h.destination, dp, h.time_to_live)
 }
 
 impl Env {
